@@ -1,0 +1,185 @@
+/* main.c: phantom-fcgi, a thin command line over libphantom. Picks the front
+ * (FastCGI on fd 0 or on its own socket, CGI, stdio), the process model
+ * (master with workers, or a single process) and runs it. */
+#include "first.h"
+#include "ph_front.h"
+#include "ph_util.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: phantom-fcgi [-c FILE] [--listen HOST:PORT|unix:PATH] [--workers N]\n"
+	"       phantom-fcgi [-c FILE] --stdio\n"
+	"       phantom-fcgi [-c FILE] -t\n"
+	"       phantom-fcgi -V | -h\n"
+	"\n"
+	"  -c, --config FILE   configuration (default: $PHANTOM_CONFIG, else built-in defaults)\n"
+	"      --listen SPEC   bind HOST:PORT, [ADDR]:PORT or unix:PATH instead of using fd 0\n"
+	"  -w, --workers N     worker processes under a master (1: a single process)\n"
+	"      --stdio         newline-delimited JSON-RPC on stdin/stdout\n"
+	"  -t, --test          check the configuration, print every problem, exit 0 or 1\n"
+	"  -V, --version       print the version\n"
+	"  -h, --help          print this help\n"
+	"\n"
+	"Without --listen or --stdio, FastCGI is served on the socket inherited on fd 0\n"
+	"(spawn-fcgi, lighttpd bin-path, mod_fcgid); with GATEWAY_INTERFACE set and fd 0\n"
+	"not a socket, one CGI request is served.\n";
+
+static void bad_usage(const char *what, const char *arg) __attribute__((noreturn));
+
+/* One line on stderr, exit status 2: "phantom-fcgi: WHAT 'ARG' (see -h)". */
+static void
+bad_usage(const char *what, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "phantom-fcgi: %s '%s' (see phantom-fcgi -h)\n", what, arg);
+	else
+		fprintf(stderr, "phantom-fcgi: %s (see phantom-fcgi -h)\n", what);
+	exit(2);
+}
+
+static int
+check_config(const char *path)
+{
+	struct ph_conf_problems probs = {0};
+	struct ph_config *c = ph_conf_load(path, &probs);
+	struct ph_server *s = NULL;
+	int rc;
+	if (c != NULL)
+		s = ph_server_new(c, &probs);
+	for (size_t i = 0; i < probs.n; i++)
+		fprintf(stderr, "%s\n", probs.v[i]);
+	rc = (s != NULL && probs.n == 0) ? 0 : 1;
+	if (rc == 0)
+		fprintf(stderr, "%s: configuration OK\n", path ? path : "(built-in defaults)");
+	ph_conf_problems_free(&probs);
+	ph_server_free(s);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"listen", required_argument, NULL, 'l'},
+		{"workers", required_argument, NULL, 'w'},
+		{"stdio", no_argument, NULL, 's'},
+		{"test", no_argument, NULL, 't'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *conf_path = getenv("PHANTOM_CONFIG");
+	const char *listen_spec = NULL;
+	long long workers = 0;
+	bool stdio_mode = false, test = false;
+	struct ph_server *srv;
+	struct ph_run run;
+	int opt, rc;
+
+	if (conf_path != NULL && *conf_path == '\0')
+		conf_path = NULL;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:w:tVh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			conf_path = optarg;
+			break;
+		case 'l':
+			listen_spec = optarg;
+			break;
+		case 'w': {
+			const char *e;
+			if (ph_strtonum(optarg, 1, 256, &workers, &e) != 0)
+				bad_usage("--workers must be an integer from 1 to 256, not", optarg);
+			break;
+		}
+		case 's':
+			stdio_mode = true;
+			break;
+		case 't':
+			test = true;
+			break;
+		case 'V':
+			printf("phantom-fcgi %s (MCP %s, %s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
+			       PH_LEGACY_LATEST);
+			return 0;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			bad_usage("missing value for option", argv[optind - 1]);
+			break;
+		default:
+			bad_usage("unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		bad_usage("unexpected argument", argv[optind]);
+	if (stdio_mode && listen_spec)
+		bad_usage("--stdio and --listen exclude each other", NULL);
+	if (test)
+		return check_config(conf_path);
+
+	srv = ph_server_load(conf_path);
+	if (srv == NULL) {
+		ph_log("error", "cannot start: the configuration has problems (check with -t)");
+		return 1;
+	}
+	if (stdio_mode) {
+		rc = ph_stdio_run(srv);
+		ph_server_free(srv);
+		return rc;
+	}
+
+	memset(&run, 0, sizeof run);
+	run.conf_path = conf_path;
+	run.max_requests = srv->conf->max_requests;
+	run.shutdown_timeout = srv->conf->shutdown_timeout;
+	if (listen_spec == NULL)
+		listen_spec = srv->conf->listen;
+	if (listen_spec != NULL) {
+		char err[512];
+		run.listen_fd = ph_listen_open(listen_spec, err, sizeof err);
+		if (run.listen_fd < 0) {
+			ph_log("error", "%s", err);
+			ph_server_free(srv);
+			return 1;
+		}
+		/* our own socket: the configuration decides how many workers */
+		run.workers = workers ? workers : srv->conf->workers;
+	} else if (ph_fd_is_listener(0)) {
+		/* inherited socket: lighttpd and mod_fcgid count processes
+		 * themselves, so one process unless asked for more */
+		run.listen_fd = 0;
+		run.workers = workers ? workers : 1;
+	} else if (getenv("GATEWAY_INTERFACE") != NULL && !ph_fd_is_socket(0)) {
+		rc = ph_cgi_once(srv);
+		ph_server_free(srv);
+		return rc;
+	} else {
+		ph_log("error", "no listening socket on fd 0: use --listen, --stdio, or start under "
+			"spawn-fcgi or a web server");
+		ph_server_free(srv);
+		return 2;
+	}
+	if (run.workers <= 1) {
+		/* a single process: no master, max_requests does not apply (nothing
+		 * would start a replacement) */
+		run.max_requests = 0;
+		rc = ph_fcgi_serve(&srv, &run, true);
+		ph_server_free(srv);
+		return rc;
+	}
+	{
+		long long w = run.workers;
+		run.workers = workers; /* 0: follow the configuration on reload */
+		if (workers == 0)
+			srv->conf->workers = w;
+	}
+	return ph_master_run(srv, &run);
+}

@@ -1,0 +1,62 @@
+/* ph_conf.h: phantom.yaml. One table of keys (name, type, bounds, default,
+ * reloadable, documentation) drives loading, checking (-t) and the reference.
+ * Feature sections that hold lists of objects (tools, prompts, ...) register
+ * a parser for their key in the same table. */
+#ifndef PH_CONF_H
+#define PH_CONF_H
+#include "first.h"
+#include "ph_yaml.h"
+
+struct ph_strlist {
+	char **v;
+	size_t n;
+	bool any; /* written as "*" */
+};
+
+struct ph_config {
+	char *file; /* as given, NULL for built-in defaults */
+	char *dir;  /* directory that relative paths are resolved against */
+	struct {
+		char *name, *version, *title, *instructions;
+		long long page_size, ttl_ms;
+		char *scope; /* "public" | "private" */
+	} server;
+	long long workers, max_requests, shutdown_timeout;
+	char *listen;
+	struct {
+		struct ph_strlist origins, hosts;
+		long long max_body;
+	} http;
+	struct {
+		long long json_depth, yaml_depth;
+	} limits;
+	struct {
+		bool json; /* log lines as JSON objects rather than key=value */
+	} log;
+	void *ext[8]; /* feature modules' parsed sections, indexed by enum ph_conf_ext */
+};
+
+/* A problem found while loading: "FILE:LINE: message". */
+struct ph_conf_problems {
+	char **v;
+	size_t n;
+};
+
+/* Loads a configuration. path NULL gives the built-in defaults. Every problem
+ * is appended to probs (caller frees with ph_conf_problems_free). Returns the
+ * config (caller frees with ph_conf_free) only when there were no problems. */
+struct ph_config *ph_conf_load(const char *path, struct ph_conf_problems *probs);
+/* Same, from a buffer; name is used in messages and dir for relative paths. */
+struct ph_config *ph_conf_load_buf(const char *name, const char *dir, const char *buf,
+				   size_t len, struct ph_conf_problems *probs);
+void ph_conf_free(struct ph_config *c);
+void ph_conf_problems_free(struct ph_conf_problems *p);
+void ph_conf_problem(struct ph_conf_problems *p, const char *file, int line, const char *fmt, ...)
+	PH_PRINTF(4, 5);
+/* Names of non-reloadable keys whose values differ; caller frees the list items
+ * and the array. Returns the count. */
+size_t ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_config *b,
+				    char ***names);
+/* Prints the key table as documentation (name, type, default, bounds). */
+void ph_conf_dump_keys(void *fp);
+#endif

@@ -1,0 +1,943 @@
+/* ph_core.c: one exchange from bytes to response. The HTTP rules, the
+ * JSON-RPC envelope, era selection and the validation ladder of mcp-wire
+ * §6.7, dispatch to the method table, result normalisation and the writer
+ * (JSON, or SSE once a notification precedes the result). */
+#include "first.h"
+#include "ph_core.h"
+#include "ph_server.h"
+#include "ph_util.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const modern_versions[] = {PH_MODERN_VERSION};
+static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_INFO "io.modelcontextprotocol/clientInfo"
+#define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
+#define META_SERVERINFO "io.modelcontextprotocol/serverInfo"
+
+void
+ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	json_object_put(o->result);
+	o->result = NULL;
+	free(o->message);
+	json_object_put(o->data);
+	o->err = e;
+	o->message = ph_xstrdup(tmp);
+	o->data = data;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static const char *
+to_json(struct json_object *o, size_t *len)
+{
+	return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+						 len);
+}
+
+static struct json_object *
+rpc_error(struct json_object *id, int code, const char *message, struct json_object *data)
+{
+	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	if (data)
+		json_object_object_add(e, "data", data);
+	json_object_object_add(o, "error", e);
+	return o;
+}
+
+/* Sends msg (consumed) as the final response with the given status. */
+static void
+send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
+{
+	size_t len;
+	const char *s = to_json(msg, &len);
+	static const struct ph_header none[] = {{NULL, NULL}};
+	if (r->streaming) {
+		if (r->ex->ops->stream_send(r->ex, s, len) != 0)
+			r->ex->cancelled = 1;
+		r->status = 200;
+	} else {
+		if (r->ex->ops->respond(r->ex, status, "application/json", extra ? extra : none, s, len) != 0)
+			r->ex->cancelled = 1;
+		r->status = status;
+	}
+	json_object_put(msg);
+}
+
+static void
+send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_object *data)
+{
+	int code = ph_err_rpc_code(e, r->legacy);
+	int status = ph_err_http_status(e, r->legacy);
+	static const struct ph_header allow[] = {{"Allow", "POST"}, {NULL, NULL}};
+	if (!r->ex->http)
+		status = 200;
+	r->rpc_code = code;
+	send_final(r, status, rpc_error(r->id, code, message ? message : ph_err_message(e), data),
+		   e == PH_E_HTTP_METHOD ? allow : NULL);
+}
+
+static void
+send_accepted(struct ph_req *r)
+{
+	static const struct ph_header none[] = {{NULL, NULL}};
+	r->status = 202;
+	if (r->ex->http)
+		r->ex->ops->respond(r->ex, 202, NULL, none, NULL, 0);
+}
+
+int
+ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
+{
+	static const struct ph_header sse[] = {
+		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
+	struct json_object *n;
+	size_t len;
+	const char *s;
+	int rc;
+	if (r->ex->cancelled) {
+		json_object_put(params);
+		return -1;
+	}
+	n = json_object_new_object();
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(n, "params", params);
+	if (r->ex->http && !r->streaming) {
+		if (r->ex->ops->stream_start(r->ex, sse) != 0) {
+			r->ex->cancelled = 1;
+			json_object_put(n);
+			return -1;
+		}
+		r->streaming = true;
+	}
+	s = to_json(n, &len);
+	rc = r->ex->ops->stream_send(r->ex, s, len);
+	json_object_put(n);
+	if (rc != 0)
+		r->ex->cancelled = 1;
+	return rc;
+}
+
+int
+ph_req_progress(struct ph_req *r, double progress, double total, const char *message)
+{
+	struct json_object *p;
+	if (r->progress_token == NULL)
+		return 0;
+	if (r->last_progress >= 0 && progress <= r->last_progress)
+		return 0; /* progress MUST increase */
+	r->last_progress = progress;
+	p = json_object_new_object();
+	json_object_object_add(p, "progressToken", json_object_get(r->progress_token));
+	json_object_object_add(p, "progress", json_object_new_double(progress));
+	if (total > 0)
+		json_object_object_add(p, "total", json_object_new_double(total));
+	if (message)
+		json_object_object_add(p, "message", json_object_new_string(message));
+	return ph_req_notify(r, "notifications/progress", p);
+}
+
+int
+ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger, struct json_object *data)
+{
+	struct json_object *p;
+	if (r->log_level == PH_LOG_NONE || level < r->log_level) {
+		json_object_put(data);
+		return 0;
+	}
+	p = json_object_new_object();
+	json_object_object_add(p, "level", json_object_new_string(ph_log_level_name(level)));
+	if (logger)
+		json_object_object_add(p, "logger", json_object_new_string(logger));
+	json_object_object_add(p, "data", data);
+	return ph_req_notify(r, "notifications/message", p);
+}
+
+static const char *const level_names[] = {"debug", "info", "notice", "warning",
+					  "error", "critical", "alert", "emergency"};
+
+enum ph_log_level
+ph_log_level_parse(const char *s)
+{
+	for (size_t i = 0; i < PH_ARRAY_LEN(level_names); i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return (enum ph_log_level)i;
+	return PH_LOG_NONE;
+}
+
+const char *
+ph_log_level_name(enum ph_log_level l)
+{
+	if (l < 0 || (size_t)l >= PH_ARRAY_LEN(level_names))
+		return "none";
+	return level_names[l];
+}
+
+/* ---- HTTP rules (mcp-wire §6.7 step 1) ---------------------------------- */
+
+static const char *
+param(struct ph_req *r, const char *name)
+{
+	return r->ex->ops->param(r->ex, name);
+}
+
+/* Host part of "host", "host:port", "[v6]", "[v6]:port", copied into out. */
+static void
+host_part(const char *hp, size_t n, char *out, size_t outsz)
+{
+	size_t l;
+	if (n > 0 && hp[0] == '[') {
+		const char *close = memchr(hp, ']', n);
+		l = close ? (size_t)(close - hp) + 1 : n;
+	} else {
+		const char *colon = memchr(hp, ':', n);
+		l = colon ? (size_t)(colon - hp) : n;
+	}
+	if (l >= outsz)
+		l = outsz - 1;
+	memcpy(out, hp, l);
+	out[l] = '\0';
+}
+
+static bool
+host_allowed(const struct ph_strlist *hosts, const char *host)
+{
+	if (hosts->any)
+		return true;
+	for (size_t i = 0; i < hosts->n; i++)
+		if (ph_strcaseeq(hosts->v[i], host))
+			return true;
+	return false;
+}
+
+static bool
+origin_allowed(const struct ph_config *c, const char *origin)
+{
+	const struct ph_strlist *o = &c->http.origins;
+	if (o->any)
+		return true;
+	for (size_t i = 0; i < o->n; i++)
+		if (ph_strcaseeq(o->v[i], origin))
+			return true;
+	if (o->n == 0) {
+		/* No list configured: an Origin on an allowed host (any port) is
+		 * same-site for a local server; anything else is DNS rebinding. */
+		const char *p = strstr(origin, "://");
+		char host[256];
+		if (p == NULL)
+			return false;
+		p += 3;
+		host_part(p, strcspn(p, "/"), host, sizeof host);
+		return host_allowed(&c->http.hosts, host);
+	}
+	return false;
+}
+
+static bool
+content_type_json(const char *ct)
+{
+	static const char want[] = "application/json";
+	size_t n = sizeof want - 1;
+	if (ct == NULL)
+		return false;
+	while (*ct == ' ')
+		ct++;
+	if (strncasecmp(ct, want, n) != 0)
+		return false;
+	ct += n;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == '\0' || *ct == ';';
+}
+
+/* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
+ * *body (caller frees) or the error to send. */
+static enum ph_err
+http_rules(struct ph_req *r, char **body, size_t *blen)
+{
+	const struct ph_config *c = r->srv->conf;
+	const char *m = param(r, "REQUEST_METHOD");
+	const char *origin = param(r, "HTTP_ORIGIN");
+	const char *host = param(r, "HTTP_HOST");
+	const char *cl = param(r, "CONTENT_LENGTH");
+	long long max = c->http.max_body, n = 0;
+	struct ph_buf b;
+
+	if (m == NULL || strcmp(m, "POST") != 0)
+		return PH_E_HTTP_METHOD;
+	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
+		return PH_E_ORIGIN;
+	if (host != NULL && *host != '\0') {
+		char h[256];
+		host_part(host, strlen(host), h, sizeof h);
+		if (!host_allowed(&c->http.hosts, h))
+			return PH_E_HOST;
+	}
+	if (!content_type_json(param(r, "CONTENT_TYPE")))
+		return PH_E_CONTENT_TYPE;
+	if (cl != NULL && *cl != '\0') {
+		const char *err;
+		if (ph_strtonum(cl, 0, INT64_MAX, &n, &err) != 0)
+			return PH_E_INVALID_REQUEST;
+		if (n > max)
+			return PH_E_TOO_LARGE;
+	}
+	ph_buf_init(&b);
+	for (;;) {
+		char chunk[8192];
+		long got = r->ex->ops->read(r->ex, chunk, sizeof chunk);
+		if (got < 0) {
+			ph_buf_free(&b);
+			return PH_E_INVALID_REQUEST;
+		}
+		if (got == 0)
+			break;
+		if ((long long)(b.len + (size_t)got) > max) {
+			ph_buf_free(&b);
+			return PH_E_TOO_LARGE;
+		}
+		ph_buf_add(&b, chunk, (size_t)got);
+	}
+	*blen = b.len;
+	*body = ph_buf_steal(&b);
+	return PH_OK;
+}
+
+/* ---- envelope (steps 2-4) ----------------------------------------------- */
+
+/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after. */
+static struct json_object *
+parse_json(const char *s, size_t len, int depth)
+{
+	struct json_tokener *tok = json_tokener_new_ex(depth);
+	struct json_object *o;
+	size_t end;
+	if (tok == NULL)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, s, (int)len);
+	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success) {
+		/* also covers a document cut short (json_tokener_continue) */
+		if (o == NULL && json_tokener_get_error(tok) == json_tokener_continue) {
+			/* "null" is the only complete document that yields NULL */
+		}
+		json_object_put(o);
+		json_tokener_free(tok);
+		return NULL;
+	}
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	for (; end < len; end++) {
+		char ch = s[end];
+		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static struct json_object *
+get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
+		return v;
+	return NULL;
+}
+
+static bool
+valid_id(struct json_object *id)
+{
+	return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int);
+}
+
+/* ---- method table -------------------------------------------------------- */
+
+enum {
+	M_MODERN = 1 << 0,    /* served in 2026-07-28 */
+	M_LEGACY = 1 << 1,    /* served in 2025-11-25 */
+	M_NAME = 1 << 2,      /* Mcp-Name carries params.name */
+	M_URI = 1 << 3,       /* Mcp-Name carries params.uri */
+	M_CACHEABLE = 1 << 4, /* ttlMs/cacheScope on a complete result */
+};
+
+struct method {
+	const char *name;
+	unsigned flags;
+	void (*fn)(struct ph_req *r, struct ph_outcome *o);
+	bool (*available)(const struct ph_server *s);
+};
+
+static struct json_object *
+capabilities(const struct ph_server *s, bool legacy)
+{
+	struct json_object *caps = json_object_new_object();
+	(void)s;
+	(void)legacy;
+	json_object_object_add(caps, "logging", json_object_new_object());
+	return caps;
+}
+
+static struct json_object *
+version_list(const char *const *v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+static void
+m_discover(struct ph_req *r, struct ph_outcome *o)
+{
+	const struct ph_config *c = r->srv->conf;
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "supportedVersions",
+			       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
+	json_object_object_add(o->result, "capabilities", capabilities(r->srv, false));
+	if (c->server.instructions)
+		json_object_object_add(o->result, "instructions",
+				       json_object_new_string(c->server.instructions));
+}
+
+static bool
+looks_like_version(const char *v)
+{
+	/* YYYY-MM-DD */
+	if (strlen(v) != 10)
+		return false;
+	for (int i = 0; i < 10; i++) {
+		if (i == 4 || i == 7) {
+			if (v[i] != '-')
+				return false;
+		} else if (v[i] < '0' || v[i] > '9') {
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+m_initialize(struct ph_req *r, struct ph_outcome *o)
+{
+	const struct ph_config *c = r->srv->conf;
+	struct json_object *pv = get(r->params, "protocolVersion");
+	const char *want, *chosen = PH_LEGACY_LATEST;
+	if (pv == NULL || !json_object_is_type(pv, json_type_string)) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: protocolVersion must be a string");
+		return;
+	}
+	want = json_object_get_string(pv);
+	if (!looks_like_version(want)) {
+		struct json_object *d = json_object_new_object();
+		json_object_object_add(d, "supported",
+				       version_list(legacy_versions, PH_ARRAY_LEN(legacy_versions)));
+		json_object_object_add(d, "requested", json_object_new_string(want));
+		ph_outcome_error(o, PH_E_PARAMS, d, "Unsupported protocol version: %s", want);
+		return;
+	}
+	for (size_t i = 0; i < PH_ARRAY_LEN(legacy_versions); i++)
+		if (strcmp(want, legacy_versions[i]) == 0)
+			chosen = legacy_versions[i];
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
+	json_object_object_add(o->result, "capabilities", capabilities(r->srv, true));
+	json_object_object_add(o->result, "serverInfo", json_object_get(r->srv->server_info));
+	if (c->server.instructions)
+		json_object_object_add(o->result, "instructions",
+				       json_object_new_string(c->server.instructions));
+}
+
+static void
+m_ping(struct ph_req *r, struct ph_outcome *o)
+{
+	(void)r;
+	o->result = json_object_new_object();
+}
+
+static void
+m_set_level(struct ph_req *r, struct ph_outcome *o)
+{
+	struct json_object *l = get(r->params, "level");
+	if (l == NULL || !json_object_is_type(l, json_type_string) ||
+	    ph_log_level_parse(json_object_get_string(l)) == PH_LOG_NONE) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: level must be one of debug, info, "
+				 "notice, warning, error, critical, alert, emergency");
+		return;
+	}
+	/* No session: the level applies to nothing later (stateless workers). */
+	o->result = json_object_new_object();
+}
+
+static const struct method methods[] = {
+	{"server/discover", M_MODERN | M_CACHEABLE, m_discover, NULL},
+	{"initialize", M_LEGACY, m_initialize, NULL},
+	{"ping", M_LEGACY, m_ping, NULL},
+	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
+};
+
+static const struct method *
+find_method(const char *name, bool legacy, const struct ph_server *s)
+{
+	for (size_t i = 0; i < PH_ARRAY_LEN(methods); i++) {
+		const struct method *m = &methods[i];
+		if (strcmp(m->name, name) != 0)
+			continue;
+		if (!(m->flags & (legacy ? M_LEGACY : M_MODERN)))
+			return NULL;
+		if (m->available && !m->available(s))
+			return NULL;
+		return m;
+	}
+	return NULL;
+}
+
+/* ---- the ladder (steps 3-11) --------------------------------------------- */
+
+static bool
+is_modern_version(const char *v)
+{
+	for (size_t i = 0; i < PH_ARRAY_LEN(modern_versions); i++)
+		if (strcmp(v, modern_versions[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Checks the request _meta (step 4). Returns false after setting *e and msg. */
+static bool
+check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
+{
+	struct json_object *v, *caps, *info, *lvl, *tok;
+	if (r->params == NULL || !json_object_is_type(r->params, json_type_object)) {
+		snprintf(msg, msz, "Invalid params: params with _meta is required");
+		return false;
+	}
+	if (meta == NULL || !json_object_is_type(meta, json_type_object)) {
+		snprintf(msg, msz, "Invalid params: params._meta is required");
+		return false;
+	}
+	v = get(meta, META_VERSION);
+	if (v == NULL || !json_object_is_type(v, json_type_string)) {
+		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] is required and must be a string",
+			 META_VERSION);
+		return false;
+	}
+	caps = get(meta, META_CAPS);
+	if (caps == NULL || !json_object_is_type(caps, json_type_object)) {
+		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] is required and must be an object",
+			 META_CAPS);
+		return false;
+	}
+	info = get(meta, META_INFO);
+	if (info != NULL && !json_object_is_type(info, json_type_object)) {
+		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] must be an object", META_INFO);
+		return false;
+	}
+	lvl = get(meta, META_LOGLEVEL);
+	if (lvl != NULL) {
+		if (!json_object_is_type(lvl, json_type_string) ||
+		    ph_log_level_parse(json_object_get_string(lvl)) == PH_LOG_NONE) {
+			snprintf(msg, msz, "Invalid params: _meta[\"%s\"] must be a logging level",
+				 META_LOGLEVEL);
+			return false;
+		}
+		r->log_level = ph_log_level_parse(json_object_get_string(lvl));
+	}
+	tok = get(meta, "progressToken");
+	if (tok != NULL) {
+		if (!valid_id(tok)) {
+			snprintf(msg, msz, "Invalid params: _meta.progressToken must be a string or integer");
+			return false;
+		}
+		r->progress_token = tok;
+	}
+	r->version = json_object_get_string(v);
+	r->client_caps = caps;
+	return true;
+}
+
+/* Decodes a header value in the =?base64?...?= sentinel form. Returns 0 with
+ * *out (caller frees), 1 when the value is literal, -1 when the base64 is bad. */
+int
+ph_header_decode(const char *v, size_t n, char **out)
+{
+	static const char pre[] = "=?base64?", suf[] = "?=";
+	const size_t pl = sizeof pre - 1, sl = sizeof suf - 1;
+	size_t in, o = 0;
+	unsigned acc = 0;
+	int bits = 0, pad = 0;
+	char *buf;
+	if (n < pl + sl || memcmp(v, pre, pl) != 0 || memcmp(v + n - sl, suf, sl) != 0)
+		return 1;
+	in = n - pl - sl;
+	v += pl;
+	if (in % 4 != 0)
+		return -1;
+	buf = ph_xmalloc(in / 4 * 3 + 1);
+	for (size_t i = 0; i < in; i++) {
+		char ch = v[i];
+		int d;
+		if (ch >= 'A' && ch <= 'Z') d = ch - 'A';
+		else if (ch >= 'a' && ch <= 'z') d = ch - 'a' + 26;
+		else if (ch >= '0' && ch <= '9') d = ch - '0' + 52;
+		else if (ch == '+') d = 62;
+		else if (ch == '/') d = 63;
+		else if (ch == '=' && i >= in - 2) { pad++; continue; }
+		else { free(buf); return -1; }
+		if (pad) { free(buf); return -1; }
+		acc = (acc << 6) | (unsigned)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			buf[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	buf[o] = '\0';
+	if (memchr(buf, '\0', o) != NULL) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* Compares a header against the body value after trimming and decoding.
+ * Returns 0 when equal, 1 when different, -1 when malformed. */
+static int
+header_cmp(const char *hv, const char *body)
+{
+	size_t n;
+	const char *t = ph_trim(hv, &n);
+	char *dec = NULL;
+	int rc = ph_header_decode(t, n, &dec);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		int d = strcmp(dec, body) != 0;
+		free(dec);
+		return d;
+	}
+	return (strlen(body) == n && memcmp(t, body, n) == 0) ? 0 : 1;
+}
+
+/* Modern step 5 and 7: the standard routing headers. */
+static bool
+check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg, size_t msz)
+{
+	const char *pv = param(r, "HTTP_MCP_PROTOCOL_VERSION");
+	const char *mm = param(r, "HTTP_MCP_METHOD");
+	if (pv != NULL) {
+		if (header_cmp(pv, r->version) != 0) {
+			snprintf(msg, msz, "Header mismatch: MCP-Protocol-Version header value '%s' does not "
+				 "match body value '%s'", pv, r->version);
+			return false;
+		}
+	} else if (presence) {
+		snprintf(msg, msz, "Header mismatch: required MCP-Protocol-Version header is missing");
+		return false;
+	}
+	if (mm != NULL) {
+		if (header_cmp(mm, r->method) != 0) {
+			snprintf(msg, msz, "Header mismatch: Mcp-Method header value '%s' does not match "
+				 "body value '%s'", mm, r->method);
+			return false;
+		}
+	} else if (presence) {
+		snprintf(msg, msz, "Header mismatch: required Mcp-Method header is missing");
+		return false;
+	}
+	if (presence && m != NULL && (m->flags & (M_NAME | M_URI))) {
+		const char *nh = param(r, "HTTP_MCP_NAME");
+		struct json_object *bv = get(r->params, (m->flags & M_NAME) ? "name" : "uri");
+		const char *body = bv && json_object_is_type(bv, json_type_string)
+					   ? json_object_get_string(bv) : NULL;
+		if (body != NULL) {
+			int rc;
+			if (nh == NULL) {
+				snprintf(msg, msz, "Header mismatch: required Mcp-Name header is missing");
+				return false;
+			}
+			rc = header_cmp(nh, body);
+			if (rc < 0) {
+				snprintf(msg, msz, "Header mismatch: Mcp-Name header has invalid base64 encoding");
+				return false;
+			}
+			if (rc > 0) {
+				snprintf(msg, msz, "Header mismatch: Mcp-Name header value '%s' does not match "
+					 "body value '%s'", nh, body);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+static void
+finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
+{
+	struct json_object *msg = json_object_new_object();
+	if (!r->legacy) {
+		struct json_object *meta, *rt = get(res, "resultType");
+		const struct ph_config *c = r->srv->conf;
+		if (rt == NULL)
+			json_object_object_add(res, "resultType", json_object_new_string("complete"));
+		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
+		if ((m->flags & M_CACHEABLE) && complete) {
+			if (get(res, "ttlMs") == NULL)
+				json_object_object_add(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
+			if (get(res, "cacheScope") == NULL)
+				json_object_object_add(res, "cacheScope", json_object_new_string(c->server.scope));
+		}
+		meta = get(res, "_meta");
+		if (meta == NULL) {
+			meta = json_object_new_object();
+			json_object_object_add(res, "_meta", meta);
+		}
+		json_object_object_add(meta, META_SERVERINFO, json_object_get(r->srv->server_info));
+	}
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "id", json_object_get(r->id));
+	json_object_object_add(msg, "result", res);
+	send_final(r, 200, msg, NULL);
+}
+
+static void
+handle_notification(struct ph_req *r)
+{
+	/* notifications/initialized, notifications/cancelled and anything else:
+	 * accepted and dropped; a front that can cancel does it before this. */
+	send_accepted(r);
+}
+
+static void
+ladder(struct ph_req *r)
+{
+	char msg[512];
+	struct json_object *meta = get(r->params, "_meta");
+	struct json_object *claim = get(meta, META_VERSION);
+	const char *hdr_version = r->ex->http ? param(r, "HTTP_MCP_PROTOCOL_VERSION") : NULL;
+	const struct method *m;
+	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+
+	/* step 3: era */
+	r->legacy = true;
+	if (claim != NULL)
+		r->legacy = false;
+	else if (hdr_version != NULL) {
+		size_t n;
+		const char *t = ph_trim(hdr_version, &n);
+		char v[32];
+		snprintf(v, sizeof v, "%.*s", (int)(n < 31 ? n : 31), t);
+		if (is_modern_version(v) || (looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
+			r->legacy = false;
+	}
+	if (r->legacy && strcmp(r->method, "initialize") != 0 && get(meta, META_CAPS) != NULL)
+		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
+
+	if (r->id == NULL) {
+		handle_notification(r);
+		return;
+	}
+
+	if (!r->legacy) {
+		/* step 4 */
+		if (!check_meta(r, meta, msg, sizeof msg)) {
+			send_error(r, PH_E_ENVELOPE, msg, NULL);
+			return;
+		}
+		m = find_method(r->method, false, r->srv);
+		/* step 5: present headers must match */
+		if (r->ex->http && !check_headers(r, NULL, false, msg, sizeof msg)) {
+			send_error(r, PH_E_HEADER, msg, NULL);
+			return;
+		}
+		/* step 6 */
+		if (!is_modern_version(r->version)) {
+			struct json_object *d = json_object_new_object();
+			json_object_object_add(d, "supported",
+					       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
+			json_object_object_add(d, "requested", json_object_new_string(r->version));
+			send_error(r, PH_E_VERSION, "Unsupported protocol version", d);
+			return;
+		}
+		/* step 7 */
+		if (r->ex->http && !check_headers(r, m, true, msg, sizeof msg)) {
+			send_error(r, PH_E_HEADER, msg, NULL);
+			return;
+		}
+		/* step 8 */
+		if (m == NULL) {
+			snprintf(msg, sizeof msg, "Method not found: %s", r->method);
+			send_error(r, PH_E_NO_METHOD, msg, NULL);
+			return;
+		}
+	} else {
+		m = find_method(r->method, true, r->srv);
+		if (m == NULL) {
+			snprintf(msg, sizeof msg, "Method not found: %s", r->method);
+			send_error(r, PH_E_NO_METHOD, msg, NULL);
+			return;
+		}
+		if (r->params != NULL && !json_object_is_type(r->params, json_type_object)) {
+			send_error(r, PH_E_PARAMS, "Invalid params: params must be an object", NULL);
+			return;
+		}
+		if (meta != NULL) {
+			struct json_object *tok = get(meta, "progressToken");
+			if (tok && valid_id(tok))
+				r->progress_token = tok;
+		}
+	}
+	if (meta != NULL) {
+		struct json_object *t;
+		if ((t = get(meta, "traceparent")) && json_object_is_type(t, json_type_string))
+			r->traceparent = json_object_get_string(t);
+		if ((t = get(meta, "tracestate")) && json_object_is_type(t, json_type_string))
+			r->tracestate = json_object_get_string(t);
+		if ((t = get(meta, "baggage")) && json_object_is_type(t, json_type_string))
+			r->baggage = json_object_get_string(t);
+	}
+	if (r->traceparent == NULL && r->ex->http)
+		r->traceparent = param(r, "HTTP_TRACEPARENT");
+
+	/* steps 9-11 happen in the handler, which knows its capabilities and schema */
+	m->fn(r, &o);
+	if (r->ex->cancelled) {
+		/* the client is gone: nothing more may be sent for this request */
+		json_object_put(o.result);
+		free(o.message);
+		json_object_put(o.data);
+		r->status = 499;
+		return;
+	}
+	if (o.result != NULL) {
+		finish_result(r, m, o.result);
+	} else {
+		send_error(r, o.err ? o.err : PH_E_INTERNAL, o.message, o.data);
+		free(o.message);
+	}
+}
+
+void
+ph_serve(struct ph_server *srv, struct ph_exchange *ex)
+{
+	struct ph_req r;
+	char *body = NULL;
+	size_t blen = 0;
+	const char *logmethod = "-";
+	enum ph_err e;
+	struct json_object *jv;
+
+	memset(&r, 0, sizeof r);
+	r.srv = srv;
+	r.ex = ex;
+	r.t0 = ph_now_us();
+	r.log_level = PH_LOG_NONE;
+	r.last_progress = -1;
+	r.legacy = false;
+
+	if (ex->http) {
+		e = http_rules(&r, &body, &blen);
+		if (e != PH_OK) {
+			send_error(&r, e, NULL, NULL);
+			goto out;
+		}
+	} else if (ex->too_large) {
+		send_error(&r, PH_E_TOO_LARGE, "Message too large", NULL);
+		goto out;
+	} else {
+		body = ph_xstrndup(ex->body, ex->body_len);
+		blen = ex->body_len;
+	}
+	/* step 2: JSON and the shape of one message */
+	r.msg = parse_json(body, blen, (int)srv->conf->limits.json_depth);
+	if (r.msg == NULL) {
+		send_error(&r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
+		goto out;
+	}
+	if (json_object_is_type(r.msg, json_type_array)) {
+		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported", NULL);
+		goto out;
+	}
+	if (!json_object_is_type(r.msg, json_type_object)) {
+		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
+		goto out;
+	}
+	jv = get(r.msg, "id");
+	if (jv != NULL && valid_id(jv))
+		r.id = jv;
+	if (get(r.msg, "method") == NULL && (get(r.msg, "result") || get(r.msg, "error"))) {
+		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
+			   NULL);
+		goto out;
+	}
+	jv = get(r.msg, "jsonrpc");
+	if (jv == NULL || !json_object_is_type(jv, json_type_string) ||
+	    strcmp(json_object_get_string(jv), "2.0") != 0) {
+		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
+		goto out;
+	}
+	jv = get(r.msg, "method");
+	if (jv == NULL || !json_object_is_type(jv, json_type_string)) {
+		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
+		goto out;
+	}
+	r.method = logmethod = json_object_get_string(jv);
+	if (json_object_object_get_ex(r.msg, "id", &jv) && !valid_id(jv)) {
+		r.id = NULL;
+		send_error(&r, PH_E_INVALID_REQUEST,
+			   "Invalid Request: id must be a string or an integer", NULL);
+		goto out;
+	}
+	r.params = get(r.msg, "params");
+	ladder(&r);
+out:
+	ph_log_request(&r, logmethod);
+	json_object_put(r.msg);
+	free(body);
+}
+
+/* ---- the server object --------------------------------------------------- */
+
+struct ph_server *
+ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
+{
+	struct ph_server *s = ph_xcalloc(1, sizeof *s);
+	(void)probs;
+	s->conf = conf;
+	s->server_info = json_object_new_object();
+	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
+	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));
+	if (conf->server.title)
+		json_object_object_add(s->server_info, "title", json_object_new_string(conf->server.title));
+	return s;
+}
+
+void
+ph_server_free(struct ph_server *s)
+{
+	if (s == NULL)
+		return;
+	json_object_put(s->server_info);
+	ph_conf_free(s->conf);
+	free(s);
+}

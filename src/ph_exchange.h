@@ -1,0 +1,40 @@
+/* ph_exchange.h: the boundary between a front (FastCGI, CGI, stdio) and the
+ * MCP core. A front turns bytes into an exchange and implements these few
+ * operations; the core never sees a socket, and a front never sees JSON-RPC. */
+#ifndef PH_EXCHANGE_H
+#define PH_EXCHANGE_H
+#include "first.h"
+
+struct ph_exchange;
+
+struct ph_header {
+	const char *name;
+	const char *value;
+};
+
+struct ph_front_ops {
+	/* A request variable by its CGI name ("REQUEST_METHOD", "CONTENT_TYPE",
+	 * "HTTP_ORIGIN"); borrowed until the exchange ends, or NULL. */
+	const char *(*param)(struct ph_exchange *ex, const char *name);
+	/* Reads up to len body bytes: returns the count, 0 at the end, -1 on error. */
+	long (*read)(struct ph_exchange *ex, char *buf, size_t len);
+	/* Sends a complete response. body may be NULL (len 0) for 202. hdrs ends
+	 * with a {NULL, NULL} entry. Returns -1 when the client is gone. */
+	int (*respond)(struct ph_exchange *ex, int status, const char *content_type,
+		       const struct ph_header *hdrs, const char *body, size_t len);
+	/* Starts a streamed (SSE) response with status 200. */
+	int (*stream_start)(struct ph_exchange *ex, const struct ph_header *hdrs);
+	/* Sends one JSON-RPC message on the stream and flushes it. */
+	int (*stream_send)(struct ph_exchange *ex, const char *json, size_t len);
+};
+
+struct ph_exchange {
+	const struct ph_front_ops *ops;
+	void *front;              /* the front's own state */
+	bool http;                /* false on stdio: no HTTP rules, no headers */
+	const char *body;         /* stdio: the line; HTTP: NULL, read through ops->read */
+	size_t body_len;
+	bool too_large;           /* stdio: the line was over the body limit */
+	volatile int cancelled;   /* set when the client went away or cancelled */
+};
+#endif

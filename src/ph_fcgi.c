@@ -1,0 +1,343 @@
+/* ph_fcgi.c: the FastCGI front (libfcgi) and the plain CGI front.
+ *
+ * Signals: stop and reload signals stay blocked while a request runs and are
+ * taken only inside ppoll() before accept, because libfcgi does not retry a
+ * read interrupted by a signal and would hand us a silently truncated body.
+ * The listening socket is non-blocking, so a worker that loses the race for
+ * a connection returns to ppoll() instead of sleeping in accept(). */
+#include "first.h"
+#include "ph_front.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <fcgiapp.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+volatile sig_atomic_t ph_stop_requested;
+volatile sig_atomic_t ph_reload_requested;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	ph_stop_requested = 1;
+}
+
+static void
+on_reload(int sig)
+{
+	(void)sig;
+	ph_reload_requested = 1;
+}
+
+static sigset_t worker_blocked;
+
+void
+ph_signals_worker_init(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_reload;
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&worker_blocked);
+	sigaddset(&worker_blocked, SIGTERM);
+	sigaddset(&worker_blocked, SIGINT);
+	sigaddset(&worker_blocked, SIGUSR1);
+	sigaddset(&worker_blocked, SIGHUP);
+	sigprocmask(SIG_SETMASK, &worker_blocked, NULL);
+}
+
+struct ph_server *
+ph_server_load(const char *path)
+{
+	struct ph_conf_problems probs = {0};
+	struct ph_config *c = ph_conf_load(path, &probs);
+	struct ph_server *s = NULL;
+	if (c != NULL)
+		s = ph_server_new(c, &probs);
+	for (size_t i = 0; i < probs.n; i++)
+		ph_log("error", "%s", probs.v[i]);
+	ph_conf_problems_free(&probs);
+	return s;
+}
+
+/* ---- FastCGI exchange ---------------------------------------------------- */
+
+struct fcgi_front {
+	FCGX_Request *req;
+};
+
+static const char *
+fcgi_param(struct ph_exchange *ex, const char *name)
+{
+	struct fcgi_front *f = ex->front;
+	return FCGX_GetParam(name, f->req->envp);
+}
+
+static long
+fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
+{
+	struct fcgi_front *f = ex->front;
+	int n = FCGX_GetStr(buf, (int)len, f->req->in);
+	if (n < 0 || (n == 0 && FCGX_GetError(f->req->in) != 0))
+		return -1;
+	return n;
+}
+
+static void
+head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs)
+{
+	ph_buf_printf(b, "Status: %d %s\r\n", status, ph_http_reason(status));
+	if (ctype)
+		ph_buf_printf(b, "Content-Type: %s\r\n", ctype);
+	for (; hdrs && hdrs->name; hdrs++)
+		ph_buf_printf(b, "%s: %s\r\n", hdrs->name, hdrs->value);
+}
+
+static int
+fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	     const char *body, size_t len)
+{
+	struct fcgi_front *f = ex->front;
+	struct ph_buf b;
+	int rc = 0;
+	ph_buf_init(&b);
+	head(&b, status, ctype, hdrs);
+	ph_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
+	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
+	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
+		rc = -1;
+	ph_buf_free(&b);
+	return rc;
+}
+
+static int
+fcgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	struct fcgi_front *f = ex->front;
+	struct ph_buf b;
+	int rc = 0;
+	ph_buf_init(&b);
+	head(&b, 200, "text/event-stream", hdrs);
+	ph_buf_adds(&b, "\r\n");
+	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0)
+		rc = -1;
+	ph_buf_free(&b);
+	return rc;
+}
+
+static int
+fcgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
+{
+	struct fcgi_front *f = ex->front;
+	static const char pre[] = "event: message\ndata: ";
+	if (FCGX_PutStr(pre, (int)sizeof pre - 1, f->req->out) < 0 ||
+	    FCGX_PutStr(json, (int)len, f->req->out) < 0 ||
+	    FCGX_PutStr("\n\n", 2, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0 ||
+	    FCGX_GetError(f->req->out) != 0)
+		return -1;
+	return 0;
+}
+
+static const struct ph_front_ops fcgi_ops = {
+	fcgi_param, fcgi_read, fcgi_respond, fcgi_stream_start, fcgi_stream_send,
+};
+
+static void
+reload_in_place(struct ph_server **srv, const char *path)
+{
+	struct ph_server *n = ph_server_load(path);
+	if (n == NULL) {
+		ph_log("error", "reload failed: keeping the running configuration");
+		return;
+	}
+	ph_server_free(*srv);
+	*srv = n;
+	ph_log("notice", "configuration reloaded");
+}
+
+int
+ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
+{
+	FCGX_Request req;
+	long long served = 0;
+	sigset_t open_mask;
+	int fl;
+
+	ph_signals_worker_init();
+	sigemptyset(&open_mask);
+	if (FCGX_Init() != 0) {
+		ph_log("error", "FCGX_Init failed");
+		return 1;
+	}
+	fl = fcntl(r->listen_fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(r->listen_fd, F_SETFL, fl | O_NONBLOCK);
+	if (FCGX_InitRequest(&req, r->listen_fd, 0) != 0) {
+		ph_log("error", "FCGX_InitRequest failed");
+		return 1;
+	}
+	while (!ph_stop_requested) {
+		struct pollfd pfd = {r->listen_fd, POLLIN, 0};
+		int rc;
+		if (ph_reload_requested) {
+			ph_reload_requested = 0;
+			if (own_reload)
+				reload_in_place(srv, r->conf_path);
+		}
+		/* the only place stop/reload signals are delivered */
+		rc = ppoll(&pfd, 1, NULL, &open_mask);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			ph_log("error", "poll on the listening socket: %s", strerror(errno));
+			return 1;
+		}
+		if (ph_stop_requested)
+			break;
+		if (pfd.revents & (POLLERR | POLLNVAL)) {
+			ph_log("error", "the listening socket failed");
+			return 1;
+		}
+		rc = FCGX_Accept_r(&req);
+		if (rc < 0) {
+			if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR || rc == -ECONNABORTED)
+				continue;
+			ph_log("error", "FastCGI accept failed: %s", strerror(-rc));
+			return 1;
+		}
+		{
+			struct fcgi_front f = {&req};
+			struct ph_exchange ex;
+			memset(&ex, 0, sizeof ex);
+			ex.ops = &fcgi_ops;
+			ex.front = &f;
+			ex.http = true;
+			ph_serve(*srv, &ex);
+		}
+		FCGX_Finish_r(&req);
+		served++;
+		if (ph_served_counter)
+			*ph_served_counter = served;
+		if (r->max_requests > 0 && served >= r->max_requests)
+			break;
+	}
+	FCGX_Free(&req, 1);
+	return 0;
+}
+
+/* ---- CGI ------------------------------------------------------------------ */
+
+static const char *
+cgi_param(struct ph_exchange *ex, const char *name)
+{
+	(void)ex;
+	return getenv(name);
+}
+
+static long
+cgi_read(struct ph_exchange *ex, char *buf, size_t len)
+{
+	(void)ex;
+	for (;;) {
+		ssize_t n = read(0, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return (long)n;
+	}
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	    const char *body, size_t len)
+{
+	struct ph_buf b;
+	int rc;
+	(void)ex;
+	ph_buf_init(&b);
+	head(&b, status, ctype, hdrs);
+	ph_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
+	ph_buf_add(&b, body, len);
+	rc = write_all(1, b.data, b.len);
+	ph_buf_free(&b);
+	return rc;
+}
+
+static int
+cgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	struct ph_buf b;
+	int rc;
+	(void)ex;
+	ph_buf_init(&b);
+	head(&b, 200, "text/event-stream", hdrs);
+	ph_buf_adds(&b, "\r\n");
+	rc = write_all(1, b.data, b.len);
+	ph_buf_free(&b);
+	return rc;
+}
+
+static int
+cgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
+{
+	struct ph_buf b;
+	int rc;
+	(void)ex;
+	ph_buf_init(&b);
+	ph_buf_adds(&b, "event: message\ndata: ");
+	ph_buf_add(&b, json, len);
+	ph_buf_adds(&b, "\n\n");
+	rc = write_all(1, b.data, b.len);
+	ph_buf_free(&b);
+	return rc;
+}
+
+static const struct ph_front_ops cgi_ops = {
+	cgi_param, cgi_read, cgi_respond, cgi_stream_start, cgi_stream_send,
+};
+
+int
+ph_cgi_once(struct ph_server *srv)
+{
+	struct ph_exchange ex;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &cgi_ops;
+	ex.http = true;
+	ph_serve(srv, &ex);
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* ph_front.h: the fronts (FastCGI, CGI, stdio), the prefork master and the
+ * listening socket. None of them knows MCP; they hand exchanges to ph_serve. */
+#ifndef PH_FRONT_H
+#define PH_FRONT_H
+#include "first.h"
+#include "ph_server.h"
+#include <signal.h>
+
+struct ph_run {
+	const char *conf_path;   /* for reloads; NULL = built-in defaults */
+	int listen_fd;           /* FastCGI listening socket */
+	long long workers;       /* 0/1: single process, no master */
+	long long max_requests;  /* per worker, 0 = unlimited */
+	long long shutdown_timeout; /* seconds */
+};
+
+/* Set by signal handlers; checked between requests. */
+extern volatile sig_atomic_t ph_stop_requested;
+extern volatile sig_atomic_t ph_reload_requested;
+/* This worker's slot in the master's shared scoreboard (NULL without a master). */
+extern volatile long long *ph_served_counter;
+
+/* Loads a configuration and builds a server, logging every problem.
+ * Returns NULL when the configuration is not usable. */
+struct ph_server *ph_server_load(const char *path);
+
+/* Serves FastCGI on r->listen_fd until stopped or max_requests is reached.
+ * own_reload: handle SIGHUP in this process (single-process mode).
+ * *srv may be replaced by a reload. Returns the process exit status. */
+int ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload);
+/* Serves one CGI request from the environment and stdin. Returns exit status. */
+int ph_cgi_once(struct ph_server *srv);
+/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. */
+int ph_stdio_run(struct ph_server *srv);
+/* The prefork master: forks r->workers workers, supervises, reloads, stops. */
+int ph_master_run(struct ph_server *srv, const struct ph_run *r);
+
+/* Opens a listening socket for "HOST:PORT", "[V6]:PORT" or "unix:PATH".
+ * Returns the fd or -1 with *err (static or caller-freed message in errbuf). */
+int ph_listen_open(const char *spec, char *errbuf, size_t errsz);
+/* True when fd is a listening socket (the FastCGI convention for fd 0). */
+bool ph_fd_is_listener(int fd);
+/* True when fd is any socket. */
+bool ph_fd_is_socket(int fd);
+
+/* Signal helpers shared by the worker and single-process loops. */
+void ph_signals_worker_init(void);
+#endif

@@ -1,0 +1,303 @@
+/* ph_master.c: the prefork master. Forks N workers that share the listening
+ * socket, replaces a worker that dies (at once if it had served requests,
+ * with a gentle back-off when new workers keep dying before serving), recycles
+ * workers after max_requests (they exit 0 and are replaced), stops gracefully
+ * on SIGTERM and reloads on SIGHUP by starting a new generation of workers
+ * while the old one finishes what it is doing. The master never serves. */
+#include "first.h"
+#include "ph_front.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile long long *ph_served_counter; /* this worker's scoreboard slot */
+
+struct slot {
+	pid_t pid;            /* 0 = empty */
+	unsigned gen;         /* generation the worker belongs to */
+	int64_t started_us;
+	int64_t respawn_at_us;/* when an empty slot of the current generation refills */
+	int64_t term_at_us;   /* when SIGTERM was sent (0 = not) */
+};
+
+struct master {
+	struct ph_server *srv;
+	const struct ph_run *run;
+	struct slot *slots;
+	size_t nslots;        /* capacity: current + draining generations */
+	size_t want;          /* workers in the current generation */
+	unsigned gen;
+	volatile long long *board; /* shared served counters, one per slot */
+	int64_t backoff_us;
+	bool stopping;
+};
+
+static void
+nop_handler(int sig)
+{
+	(void)sig;
+}
+
+static void
+spawn(struct master *m, size_t i)
+{
+	pid_t pid;
+	m->board[i] = 0;
+	pid = fork();
+	if (pid < 0) {
+		ph_log("error", "fork failed: %s; retrying", strerror(errno));
+		m->slots[i].pid = 0;
+		m->slots[i].respawn_at_us = ph_now_us() + 1000000;
+		return;
+	}
+	if (pid == 0) {
+		struct ph_server *srv = m->srv;
+		int rc;
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1)
+			_exit(0); /* the master died before we got here */
+		ph_served_counter = &m->board[i];
+		rc = ph_fcgi_serve(&srv, m->run, false);
+		_exit(rc);
+	}
+	m->slots[i].pid = pid;
+	m->slots[i].gen = m->gen;
+	m->slots[i].started_us = ph_now_us();
+	m->slots[i].respawn_at_us = 0;
+	m->slots[i].term_at_us = 0;
+}
+
+static size_t
+live(const struct master *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->nslots; i++)
+		if (m->slots[i].pid > 0)
+			n++;
+	return n;
+}
+
+static size_t
+free_slot(struct master *m)
+{
+	for (size_t i = 0; i < m->nslots; i++)
+		if (m->slots[i].pid == 0 && m->slots[i].respawn_at_us == 0)
+			return i;
+	return (size_t)-1;
+}
+
+static void
+reap(struct master *m)
+{
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+		if (pid <= 0)
+			return;
+		for (size_t i = 0; i < m->nslots; i++) {
+			struct slot *s = &m->slots[i];
+			long long served;
+			if (s->pid != pid)
+				continue;
+			served = m->board[i];
+			s->pid = 0;
+			if (WIFSIGNALED(st))
+				ph_log("warning", "worker %d killed by signal %d after %lld requests", (int)pid,
+				       WTERMSIG(st), served);
+			else if (WEXITSTATUS(st) != 0)
+				ph_log("warning", "worker %d exited with status %d after %lld requests",
+				       (int)pid, WEXITSTATUS(st), served);
+			if (m->stopping || s->gen != m->gen || s->term_at_us != 0) {
+				s->respawn_at_us = 0;
+				break;
+			}
+			if (served > 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+				/* it worked for a while, or was recycled: replace at once */
+				m->backoff_us = 0;
+				s->respawn_at_us = ph_now_us();
+			} else {
+				/* died before serving anything: a start-up crash loop */
+				m->backoff_us = m->backoff_us ? m->backoff_us * 2 : 100000;
+				if (m->backoff_us > 5000000)
+					m->backoff_us = 5000000;
+				s->respawn_at_us = ph_now_us() + m->backoff_us;
+				ph_log("warning", "worker died before serving; next start in %lld ms",
+				       (long long)(m->backoff_us / 1000));
+			}
+			break;
+		}
+	}
+}
+
+static void
+terminate_generation(struct master *m, unsigned gen_below)
+{
+	int64_t now = ph_now_us();
+	for (size_t i = 0; i < m->nslots; i++) {
+		struct slot *s = &m->slots[i];
+		if (s->gen < gen_below) {
+			s->respawn_at_us = 0;
+			if (s->pid > 0 && s->term_at_us == 0) {
+				kill(s->pid, SIGTERM);
+				s->term_at_us = now;
+			}
+		}
+	}
+}
+
+static void
+reload(struct master *m)
+{
+	struct ph_server *n = ph_server_load(m->run->conf_path);
+	char **names = NULL;
+	size_t changed;
+	if (n == NULL) {
+		ph_log("error", "reload failed: the running configuration keeps serving");
+		return;
+	}
+	changed = ph_conf_unreloadable_changes(m->srv->conf, n->conf, &names);
+	for (size_t i = 0; i < changed; i++) {
+		ph_log("warning", "reload: '%s' changed; it takes effect on restart", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	ph_server_free(m->srv);
+	m->srv = n;
+	m->gen++;
+	if (m->run->workers == 0 && n->conf->workers > 0) {
+		/* the scoreboard is sized at start: a reload may use half of it,
+		 * leaving room for the generation that is draining */
+		size_t w = (size_t)n->conf->workers;
+		m->want = w * 2 <= m->nslots ? w : m->nslots / 2;
+	}
+	/* new generation first, so the socket always has someone accepting */
+	for (size_t k = 0; k < m->want; k++) {
+		size_t i = free_slot(m);
+		if (i == (size_t)-1) {
+			ph_log("warning", "reload: no free worker slot; waiting for old workers");
+			break;
+		}
+		spawn(m, i);
+	}
+	terminate_generation(m, m->gen);
+	ph_log("notice", "configuration reloaded; generation %u started", m->gen);
+}
+
+int
+ph_master_run(struct ph_server *srv, const struct ph_run *run)
+{
+	struct master m;
+	sigset_t set;
+	struct sigaction sa;
+
+	memset(&m, 0, sizeof m);
+	m.srv = srv;
+	m.run = run;
+	m.want = (size_t)(run->workers > 0 ? run->workers : srv->conf->workers);
+	if (m.want < 1)
+		m.want = 1;
+	/* room for the current generation and draining ones, and for a reload
+	 * that raises the worker count */
+	m.nslots = m.want * 4 > 64 ? m.want * 4 : 64;
+	m.slots = ph_xcalloc(m.nslots, sizeof *m.slots);
+	m.board = mmap(NULL, m.nslots * sizeof *m.board, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m.board == MAP_FAILED) {
+		ph_log("error", "mmap: %s", strerror(errno));
+		return 1;
+	}
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = nop_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	for (size_t i = 0; i < m.want; i++)
+		spawn(&m, i);
+	ph_log("notice", "master %d started %zu workers", (int)getpid(), m.want);
+
+	for (;;) {
+		int64_t now = ph_now_us(), wake = now + 1000000;
+		struct timespec ts;
+		siginfo_t si;
+		int sig;
+
+		/* refill the current generation, kill stragglers past the timeout */
+		for (size_t i = 0; i < m.nslots; i++) {
+			struct slot *s = &m.slots[i];
+			if (!m.stopping && s->pid == 0 && s->gen == m.gen && s->respawn_at_us > 0) {
+				if (s->respawn_at_us <= now)
+					spawn(&m, i);
+				else if (s->respawn_at_us < wake)
+					wake = s->respawn_at_us;
+			}
+			if (s->pid > 0 && s->term_at_us > 0) {
+				int64_t dl = s->term_at_us + run->shutdown_timeout * 1000000;
+				if (dl <= now) {
+					ph_log("warning", "worker %d did not finish in %llds; killing it",
+					       (int)s->pid, run->shutdown_timeout);
+					kill(s->pid, SIGKILL);
+					s->term_at_us = INT64_MAX / 2;
+				} else if (dl < wake) {
+					wake = dl;
+				}
+			}
+		}
+		if (m.stopping && live(&m) == 0)
+			break;
+
+		if (wake < now)
+			wake = now;
+		ts.tv_sec = (time_t)((wake - now) / 1000000);
+		ts.tv_nsec = (long)((wake - now) % 1000000) * 1000;
+		sig = sigtimedwait(&set, &si, &ts);
+		if (sig < 0)
+			continue; /* timeout or EINTR */
+		switch (sig) {
+		case SIGCHLD:
+			reap(&m);
+			break;
+		case SIGTERM:
+		case SIGINT:
+		case SIGUSR1:
+			if (!m.stopping) {
+				ph_log("notice", "stopping: letting %zu workers finish", live(&m));
+				m.stopping = true;
+				terminate_generation(&m, m.gen + 1);
+			}
+			break;
+		case SIGHUP:
+			if (!m.stopping)
+				reload(&m);
+			break;
+		default:
+			break;
+		}
+	}
+	munmap((void *)m.board, m.nslots * sizeof *m.board);
+	free(m.slots);
+	ph_server_free(m.srv);
+	ph_log("notice", "master %d exiting", (int)getpid());
+	return 0;
+}

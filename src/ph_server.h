@@ -1,0 +1,90 @@
+/* ph_server.h: the loaded server (configuration plus everything built from it
+ * at start or reload) and the per-request context the MCP core passes to
+ * method handlers. */
+#ifndef PH_SERVER_H
+#define PH_SERVER_H
+#include "first.h"
+#include "ph_conf.h"
+#include "ph_err.h"
+#include "ph_exchange.h"
+#include <json-c/json.h>
+
+#define PH_MODERN_VERSION "2026-07-28"
+#define PH_LEGACY_LATEST "2025-11-25"
+
+struct ph_server {
+	struct ph_config *conf; /* owned */
+	struct json_object *server_info; /* Implementation object, built once */
+};
+
+/* Builds a server from a loaded configuration (takes ownership of conf).
+ * Returns NULL and appends to probs when something derived from it is wrong. */
+struct ph_server *ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs);
+void ph_server_free(struct ph_server *s);
+
+enum ph_log_level {
+	PH_LOG_NONE = -1,
+	PH_LOG_DEBUG, PH_LOG_INFO, PH_LOG_NOTICE, PH_LOG_WARNING,
+	PH_LOG_ERROR, PH_LOG_CRITICAL, PH_LOG_ALERT, PH_LOG_EMERGENCY
+};
+
+/* One request as the core sees it after the envelope is parsed. */
+struct ph_req {
+	struct ph_server *srv;          /* borrowed */
+	struct ph_exchange *ex;         /* borrowed */
+	struct json_object *msg;        /* owned: the parsed request */
+	struct json_object *id;         /* borrowed from msg; NULL for notifications */
+	const char *method;             /* borrowed from msg */
+	struct json_object *params;     /* borrowed from msg, may be NULL */
+	bool legacy;                    /* 2025-11-25 semantics */
+	const char *version;            /* the version claimed in _meta (modern) */
+	struct json_object *client_caps;/* borrowed; NULL on legacy HTTP */
+	struct json_object *progress_token; /* borrowed, may be NULL */
+	enum ph_log_level log_level;
+	const char *traceparent, *tracestate, *baggage;
+	const char *target;             /* tool name, prompt name or uri, for the log */
+	const char *principal;          /* authenticated principal, NULL when none */
+	/* response state */
+	int status;                     /* HTTP status sent */
+	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
+	bool streaming;                 /* an SSE stream was started */
+	double last_progress;
+	int64_t t0;
+};
+
+/* What a method handler returns: a result object (transferred to the core) or
+ * an error with a message and optional data (both transferred). */
+struct ph_outcome {
+	struct json_object *result;
+	enum ph_err err;
+	char *message;
+	struct json_object *data;
+};
+
+void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data,
+		      const char *fmt, ...) PH_PRINTF(4, 5);
+
+/* Sends a notification related to the request (progress, message). On HTTP
+ * the first one turns the response into an SSE stream. Takes ownership of
+ * params. Returns -1 when the client has gone (the request is cancelled). */
+int ph_req_notify(struct ph_req *r, const char *method, struct json_object *params);
+/* Emits notifications/progress if the request carries a progressToken and
+ * progress increases. */
+int ph_req_progress(struct ph_req *r, double progress, double total, const char *message);
+/* Emits notifications/message if the request asked for this level or lower. */
+int ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger,
+	       struct json_object *data);
+
+/* Serves one exchange from start to end: HTTP rules, envelope, era, dispatch,
+ * response and the log line. Never fails; every problem becomes a response. */
+void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
+
+/* Parses a level name; returns PH_LOG_NONE when unknown. */
+enum ph_log_level ph_log_level_parse(const char *s);
+const char *ph_log_level_name(enum ph_log_level l);
+
+/* The request log line (ph_log.c). */
+void ph_log_request(const struct ph_req *r, const char *method);
+/* A server log message on stderr: "phantom[pid]: level: message". */
+void ph_log(const char *level, const char *fmt, ...) PH_PRINTF(2, 3);
+#endif

@@ -1,0 +1,296 @@
+/* ph_util.c: allocation wrappers, buffers and small helpers shared by every module. */
+#include "first.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void
+oom(size_t n)
+{
+	/* Nothing sane can follow; the master replaces this worker. */
+	char msg[96];
+	int len = snprintf(msg, sizeof msg, "phantom: out of memory (%zu bytes)\n", n);
+	if (len > 0 && write(2, msg, (size_t)len) < 0) {
+		/* nothing more to do */
+	}
+	abort();
+}
+
+void *
+ph_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (p == NULL)
+		oom(n);
+	return p;
+}
+
+void *
+ph_xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (p == NULL)
+		oom(n * sz);
+	return p;
+}
+
+void *
+ph_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (q == NULL)
+		oom(n);
+	return q;
+}
+
+char *
+ph_xstrdup(const char *s)
+{
+	return ph_xstrndup(s, strlen(s));
+}
+
+char *
+ph_xstrndup(const char *s, size_t n)
+{
+	char *p = ph_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+ph_xasprintf(const char *fmt, ...)
+{
+	struct ph_buf b;
+	va_list ap;
+	ph_buf_init(&b);
+	va_start(ap, fmt);
+	{
+		va_list ap2;
+		int n;
+		va_copy(ap2, ap);
+		n = vsnprintf(NULL, 0, fmt, ap2);
+		va_end(ap2);
+		if (n < 0)
+			n = 0;
+		b.data = ph_xmalloc((size_t)n + 1);
+		b.cap = (size_t)n + 1;
+		vsnprintf(b.data, b.cap, fmt, ap);
+		b.len = (size_t)n;
+	}
+	va_end(ap);
+	return b.data;
+}
+
+void
+ph_buf_init(struct ph_buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void
+ph_buf_free(struct ph_buf *b)
+{
+	free(b->data);
+	ph_buf_init(b);
+}
+
+void
+ph_buf_reset(struct ph_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+static void
+buf_reserve(struct ph_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	b->data = ph_xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void
+ph_buf_add(struct ph_buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+ph_buf_adds(struct ph_buf *b, const char *s)
+{
+	ph_buf_add(b, s, strlen(s));
+}
+
+void
+ph_buf_addc(struct ph_buf *b, char c)
+{
+	ph_buf_add(b, &c, 1);
+}
+
+void
+ph_buf_printf(struct ph_buf *b, const char *fmt, ...)
+{
+	va_list ap, ap2;
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n > 0) {
+		buf_reserve(b, (size_t)n);
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+		b->len += (size_t)n;
+	}
+	va_end(ap);
+}
+
+char *
+ph_buf_steal(struct ph_buf *b)
+{
+	char *p = b->data ? b->data : ph_xstrdup("");
+	ph_buf_init(b);
+	return p;
+}
+
+int
+ph_strtonum(const char *s, long long min, long long max, long long *out, const char **err)
+{
+	char *end;
+	long long v;
+	if (s == NULL || *s == '\0') {
+		*err = "is empty";
+		return -1;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || end == s) {
+		*err = "is not an integer";
+		return -1;
+	}
+	if (errno == ERANGE || v < min) {
+		*err = v < min ? "is too small" : "is out of range";
+		return -1;
+	}
+	if (v > max) {
+		*err = "is too large";
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+bool
+ph_strcaseeq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = *a, y = *b;
+		if (x >= 'A' && x <= 'Z')
+			x = (char)(x - 'A' + 'a');
+		if (y >= 'A' && y <= 'Z')
+			y = (char)(y - 'A' + 'a');
+		if (x != y)
+			return false;
+	}
+	return *a == *b;
+}
+
+const char *
+ph_trim(const char *s, size_t *len)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	*len = n;
+	return s;
+}
+
+int64_t
+ph_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t
+ph_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *
+ph_path_join(const char *dir, const char *path)
+{
+	if (path[0] == '/' || dir == NULL || dir[0] == '\0')
+		return ph_xstrdup(path);
+	return ph_xasprintf("%s/%s", dir, path);
+}
+
+char *
+ph_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL)
+		return ph_xstrdup(".");
+	if (slash == path)
+		return ph_xstrdup("/");
+	return ph_xstrndup(path, (size_t)(slash - path));
+}
+
+int
+ph_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	struct ph_buf b;
+	char chunk[8192];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ph_buf_init(&b);
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			ph_buf_free(&b);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > max) {
+			close(fd);
+			ph_buf_free(&b);
+			errno = EFBIG;
+			return -1;
+		}
+		ph_buf_add(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	*len = b.len;
+	*out = ph_buf_steal(&b);
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* ph_util.h: allocation, growable buffers, bounded number parsing, small string helpers. */
+#ifndef PH_UTIL_H
+#define PH_UTIL_H
+#include "first.h"
+#include <stdarg.h>
+
+/* Allocation failure aborts the process: in a worker the master starts a new
+ * one, so request paths never carry NULL checks for memory. */
+void *ph_xmalloc(size_t n) PH_NONNULL_RET;
+void *ph_xcalloc(size_t n, size_t sz) PH_NONNULL_RET;
+void *ph_xrealloc(void *p, size_t n) __attribute__((returns_nonnull));
+char *ph_xstrdup(const char *s) PH_NONNULL_RET;
+char *ph_xstrndup(const char *s, size_t n) PH_NONNULL_RET;
+char *ph_xasprintf(const char *fmt, ...) PH_PRINTF(1, 2) PH_NONNULL_RET;
+
+/* A growable byte buffer, always NUL-terminated. */
+struct ph_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+void ph_buf_init(struct ph_buf *b);
+void ph_buf_free(struct ph_buf *b);
+void ph_buf_reset(struct ph_buf *b);
+void ph_buf_add(struct ph_buf *b, const void *p, size_t n);
+void ph_buf_adds(struct ph_buf *b, const char *s);
+void ph_buf_addc(struct ph_buf *b, char c);
+void ph_buf_printf(struct ph_buf *b, const char *fmt, ...) PH_PRINTF(2, 3);
+/* Hands the data to the caller (caller frees) and leaves b empty. */
+char *ph_buf_steal(struct ph_buf *b);
+
+/* strtonum-like: parses a whole decimal string within [min, max].
+ * Returns 0 and stores the value, or -1 with *err set to a static message. */
+int ph_strtonum(const char *s, long long min, long long max, long long *out,
+		const char **err) PH_WUR;
+
+/* Case-insensitive ASCII comparison of header names. */
+bool ph_strcaseeq(const char *a, const char *b);
+/* Returns a pointer into s past leading blanks, and sets *len to the length
+ * without trailing blanks (RFC 9110 OWS: space and tab). */
+const char *ph_trim(const char *s, size_t *len);
+
+/* Monotonic clock in microseconds. */
+int64_t ph_now_us(void);
+/* Wall clock in milliseconds since the epoch. */
+int64_t ph_wall_ms(void);
+
+/* Joins dir and a relative path (absolute paths are returned as they are).
+ * Caller frees. */
+char *ph_path_join(const char *dir, const char *path) PH_NONNULL_RET;
+/* Directory part of a path ("." when it has none). Caller frees. */
+char *ph_dirname(const char *path) PH_NONNULL_RET;
+
+/* Reads a whole file up to max bytes. Returns 0, or -1 with errno set
+ * (EFBIG when larger than max). *out is NUL-terminated; caller frees. */
+int ph_read_file(const char *path, size_t max, char **out, size_t *len) PH_WUR;
+#endif
