@@ -15,6 +15,7 @@ enum ktype {
 	K_BOOL,
 	K_ENUM,    /* one of the words in .enums, separated by '|' */
 	K_LIST,    /* "*" or a list of strings */
+	K_CUSTOM,  /* parsed by a feature module's parser */
 };
 
 struct key {
@@ -26,6 +27,8 @@ struct key {
 	size_t off;
 	const char *enums;
 	const char *doc;
+	ph_conf_parse_fn parse; /* K_CUSTOM */
+	ph_conf_free_fn free;   /* K_CUSTOM, may be NULL */
 };
 
 #define OFF(f) offsetof(struct ph_config, f)
@@ -226,6 +229,10 @@ set_value(struct ctx *x, const struct key *k, const struct ph_ynode *n)
 		}
 		return 0;
 	}
+	case K_CUSTOM: {
+		struct ph_conf_ctx cx = {x->c, x->probs, x->file};
+		return k->parse(&cx, k->name, n);
+	}
 	case K_SECTION:
 		break;
 	}
@@ -344,6 +351,8 @@ ph_conf_free(struct ph_config *c)
 			free(*(char **)(base + k->off));
 		else if (k->type == K_LIST)
 			strlist_free((struct ph_strlist *)(base + k->off));
+		else if (k->type == K_CUSTOM && k->free)
+			k->free(c);
 	}
 	free(c->file);
 	free(c->dir);
@@ -374,6 +383,7 @@ value_equal(const struct key *k, const struct ph_config *a, const struct ph_conf
 		return true;
 	}
 	case K_SECTION:
+	case K_CUSTOM:
 		return true;
 	}
 	return true;
@@ -398,7 +408,8 @@ ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_config *
 void
 ph_conf_dump_keys(void *fp)
 {
-	static const char *const tn[] = {"section", "string", "integer", "boolean", "enum", "list"};
+	static const char *const tn[] = {"section", "string", "integer", "boolean", "enum", "list",
+					 "custom"};
 	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++) {
 		const struct key *k = &keys[i];
 		fprintf(fp, "%s\t%s", k->name, tn[k->type]);

@@ -33,8 +33,26 @@ struct ph_config {
 	struct {
 		bool json; /* log lines as JSON objects rather than key=value */
 	} log;
-	void *ext[8]; /* feature modules' parsed sections, indexed by enum ph_conf_ext */
+	/* Sections owned by feature modules, parsed by the parser their row in
+	 * the key table names (K_CUSTOM) and freed by its free function. */
+	struct ph_registry *registry;   /* tools, prompts, resources, templates */
+	struct ph_skills_conf *skills;  /* skills.manifest and what it describes */
+	struct ph_auth_conf *auth;      /* auth */
+	struct ph_state_conf *request_state; /* request_state */
 };
+
+/* What a K_CUSTOM parser gets: the config being built, where problems go and
+ * the file name for messages. */
+struct ph_conf_ctx {
+	struct ph_config *c;
+	struct ph_conf_problems *probs;
+	const char *file;
+};
+/* Parses the node of one custom key; reports problems with ph_conf_problem
+ * (x->file, node line). Returns 0 or -1. */
+typedef int (*ph_conf_parse_fn)(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+/* Frees what the parser stored in the config. */
+typedef void (*ph_conf_free_fn)(struct ph_config *c);
 
 /* A problem found while loading: "FILE:LINE: message". */
 struct ph_conf_problems {

@@ -355,13 +355,111 @@ parse_json(const char *s, size_t len, int depth)
 	return o;
 }
 
-static struct json_object *
-get(struct json_object *o, const char *key)
+struct json_object *
+ph_jget(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
 	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
 		return v;
 	return NULL;
+}
+
+const char *
+ph_jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v = ph_jget(o, key);
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+#define get ph_jget
+
+/* ---- pagination ------------------------------------------------------------ */
+
+/* Cursors are "p1:<offset>" in base64url: opaque to clients, stable across
+ * workers and restarts for an unchanged configuration. */
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static char *
+cursor_encode(size_t offset)
+{
+	char raw[32], *out;
+	size_t n = (size_t)snprintf(raw, sizeof raw, "p1:%zu", offset), o = 0;
+	out = ph_xmalloc(n * 2 + 4);
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)raw[i] << 16;
+		if (i + 1 < n) v |= (unsigned char)raw[i + 1] << 8;
+		if (i + 2 < n) v |= (unsigned char)raw[i + 2];
+		out[o++] = b64url[(v >> 18) & 63];
+		out[o++] = b64url[(v >> 12) & 63];
+		if (i + 1 < n) out[o++] = b64url[(v >> 6) & 63];
+		if (i + 2 < n) out[o++] = b64url[v & 63];
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int
+cursor_decode(const char *c, size_t *offset)
+{
+	char raw[48];
+	size_t n = strlen(c), o = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	long long v;
+	const char *err;
+	if (n == 0 || n > 40)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *p = strchr(b64url, c[i]);
+		if (p == NULL || c[i] == '\0')
+			return -1;
+		acc = (acc << 6) | (unsigned)(p - b64url);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			raw[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	raw[o] = '\0';
+	if (strncmp(raw, "p1:", 3) != 0 || ph_strtonum(raw + 3, 0, INT32_MAX, &v, &err) != 0)
+		return -1;
+	*offset = (size_t)v;
+	return 0;
+}
+
+int
+ph_page_begin(struct ph_req *r, size_t total, size_t *offset, struct ph_outcome *o)
+{
+	struct json_object *c = get(r->params, "cursor");
+	*offset = 0;
+	if (c == NULL)
+		return 0;
+	if (!json_object_is_type(c, json_type_string) ||
+	    cursor_decode(json_object_get_string(c), offset) != 0 || *offset > total) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid cursor");
+		return -1;
+	}
+	return 0;
+}
+
+size_t
+ph_page_count(const struct ph_req *r, size_t total, size_t offset)
+{
+	size_t ps = (size_t)r->srv->conf->server.page_size;
+	if (offset >= total)
+		return 0;
+	return total - offset < ps ? total - offset : ps;
+}
+
+void
+ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count, size_t total)
+{
+	(void)r;
+	if (offset + count < total) {
+		char *c = cursor_encode(offset + count);
+		json_object_object_add(result, "nextCursor", json_object_new_string(c));
+		free(c);
+	}
 }
 
 static bool
@@ -387,12 +485,13 @@ struct method {
 	bool (*available)(const struct ph_server *s);
 };
 
+/* Capabilities derived from what is configured and visible to this
+ * request's principal; each feature adds its own. */
 static struct json_object *
-capabilities(const struct ph_server *s, bool legacy)
+capabilities(struct ph_req *r)
 {
 	struct json_object *caps = json_object_new_object();
-	(void)s;
-	(void)legacy;
+	(void)r;
 	json_object_object_add(caps, "logging", json_object_new_object());
 	return caps;
 }
@@ -413,7 +512,7 @@ m_discover(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "supportedVersions",
 			       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-	json_object_object_add(o->result, "capabilities", capabilities(r->srv, false));
+	json_object_object_add(o->result, "capabilities", capabilities(r));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
 				       json_object_new_string(c->server.instructions));
@@ -460,7 +559,7 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 			chosen = legacy_versions[i];
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
-	json_object_object_add(o->result, "capabilities", capabilities(r->srv, true));
+	json_object_object_add(o->result, "capabilities", capabilities(r));
 	json_object_object_add(o->result, "serverInfo", json_object_get(r->srv->server_info));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
@@ -706,6 +805,8 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 				json_object_object_add(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
 			if (get(res, "cacheScope") == NULL)
 				json_object_object_add(res, "cacheScope", json_object_new_string(c->server.scope));
+			if (ph_access_restricted(r))
+				json_object_object_add(res, "cacheScope", json_object_new_string("private"));
 		}
 		meta = get(res, "_meta");
 		if (meta == NULL) {

@@ -79,6 +79,31 @@ int ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger,
  * response and the log line. Never fails; every problem becomes a response. */
 void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
 
+/* ---- helpers for method handlers (ph_core.c) ---- */
+
+/* Borrowed member of an object, or NULL (also when o is not an object). */
+struct json_object *ph_jget(struct json_object *o, const char *key);
+/* Borrowed string member, or NULL when absent or not a string. */
+const char *ph_jstr(struct json_object *o, const char *key);
+
+/* Pagination (mcp-wire §11): reads params.cursor. Returns 0 with *offset, or
+ * -1 after setting o to -32602 "Invalid cursor". */
+int ph_page_begin(struct ph_req *r, size_t total, size_t *offset, struct ph_outcome *o);
+/* The number of items on a page starting at offset. */
+size_t ph_page_count(const struct ph_req *r, size_t total, size_t offset);
+/* Adds nextCursor to result when items remain after offset+count. */
+void ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count,
+		 size_t total);
+
+/* ---- access control (ph_auth.c) ---- */
+enum ph_kind { PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE, PH_KIND_SKILL };
+/* True when the request's principal may see and use this item. Anything not
+ * allowed must be indistinguishable from absent. */
+bool ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name);
+/* True when an allow-list shapes what this principal sees (results must then
+ * be cacheScope "private"). */
+bool ph_access_restricted(const struct ph_req *r);
+
 /* Parses a level name; returns PH_LOG_NONE when unknown. */
 enum ph_log_level ph_log_level_parse(const char *s);
 const char *ph_log_level_name(enum ph_log_level l);
