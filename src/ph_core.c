@@ -4,6 +4,7 @@
  * (JSON, or SSE once a notification precedes the result). */
 #include "first.h"
 #include "ph_core.h"
+#include "ph_features.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include <stdarg.h>
@@ -491,9 +492,42 @@ static struct json_object *
 capabilities(struct ph_req *r)
 {
 	struct json_object *caps = json_object_new_object();
-	(void)r;
 	json_object_object_add(caps, "logging", json_object_new_object());
+	ph_resources_capabilities(r, caps);
+	ph_skills_capabilities(r, caps);
 	return caps;
+}
+
+void
+ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri)
+{
+	struct json_object *d = json_object_new_object();
+	json_object_object_add(d, "uri", json_object_new_string(uri));
+	ph_outcome_error(o, PH_E_NOT_FOUND, d, "Resource not found: %s", uri);
+}
+
+static bool
+has_resources(const struct ph_server *s)
+{
+	(void)s;
+	return true; /* answered per uri: not found when nothing serves it */
+}
+
+/* resources/read: skill:// uris belong to the skills extension, the rest to
+ * configured resources and templates. */
+static void
+m_resources_read(struct ph_req *r, struct ph_outcome *o)
+{
+	const char *uri = ph_jstr(r->params, "uri");
+	if (uri == NULL) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: uri must be a string");
+		return;
+	}
+	r->target = uri;
+	if (strncmp(uri, "skill://", 8) == 0)
+		ph_skills_read(r, uri, o);
+	else
+		ph_resources_read(r, uri, o);
 }
 
 static struct json_object *
@@ -592,6 +626,7 @@ static const struct method methods[] = {
 	{"initialize", M_LEGACY, m_initialize, NULL},
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
+	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
 };
 
 static const struct method *
@@ -829,6 +864,21 @@ handle_notification(struct ph_req *r)
 	send_accepted(r);
 }
 
+/* Runs authentication; sends the 401/403 and returns false when it fails. */
+static bool
+authenticate(struct ph_req *r)
+{
+	char msg[512] = "";
+	const struct ph_header *hdrs = NULL;
+	enum ph_err e = ph_auth_check(r, msg, sizeof msg, &hdrs);
+	if (e == PH_OK)
+		return true;
+	r->rpc_code = ph_err_rpc_code(e, r->legacy);
+	send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
+		   rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
+	return false;
+}
+
 static void
 ladder(struct ph_req *r)
 {
@@ -866,6 +916,8 @@ ladder(struct ph_req *r)
 			return;
 		}
 		m = find_method(r->method, false, r->srv);
+		if (!authenticate(r))
+			return;
 		/* step 5: present headers must match */
 		if (r->ex->http && !check_headers(r, NULL, false, msg, sizeof msg)) {
 			send_error(r, PH_E_HEADER, msg, NULL);
@@ -892,6 +944,8 @@ ladder(struct ph_req *r)
 			return;
 		}
 	} else {
+		if (!authenticate(r))
+			return;
 		m = find_method(r->method, true, r->srv);
 		if (m == NULL) {
 			snprintf(msg, sizeof msg, "Method not found: %s", r->method);

@@ -1,0 +1,29 @@
+/* ph_features.h: the entry points the MCP core calls in feature modules.
+ * Each feature owns its file (ph_tools.c, ph_prompts.c, ph_resources.c,
+ * ph_skills.c, ph_auth.c, ...) and adds its declarations here. */
+#ifndef PH_FEATURES_H
+#define PH_FEATURES_H
+#include "first.h"
+#include "ph_server.h"
+
+/* Sets o to "resource not found" for uri: -32602 with data.uri (modern) or
+ * -32002 (legacy). (ph_core.c) */
+void ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri);
+
+/* resources/read of a uri that is not skill:// (ph_resources.c). */
+void ph_resources_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
+/* Adds "resources" to caps when resources or templates are visible. */
+void ph_resources_capabilities(struct ph_req *r, struct json_object *caps);
+
+/* resources/read of a skill:// uri (ph_skills.c). */
+void ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
+/* Adds "resources" and extensions["io.modelcontextprotocol/skills"] to caps
+ * when a skill is visible. */
+void ph_skills_capabilities(struct ph_req *r, struct json_object *caps);
+
+/* Authentication (ph_auth.c): runs after the envelope is parsed and before
+ * the routing headers are checked. Sets r->principal. Returns PH_OK, or
+ * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers
+ * to add (static or owned by the server; borrowed). */
+enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs);
+#endif
