@@ -137,6 +137,16 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 	return rc;
 }
 
+bool
+ph_req_alive(struct ph_req *r)
+{
+	if (r->ex->cancelled)
+		return false;
+	if (r->streaming && r->ex->ops->stream_ping(r->ex) != 0)
+		r->ex->cancelled = 1;
+	return !r->ex->cancelled;
+}
+
 int
 ph_req_progress(struct ph_req *r, double progress, double total, const char *message)
 {

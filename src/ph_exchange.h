@@ -26,6 +26,8 @@ struct ph_front_ops {
 	int (*stream_start)(struct ph_exchange *ex, const struct ph_header *hdrs);
 	/* Sends one JSON-RPC message on the stream and flushes it. */
 	int (*stream_send)(struct ph_exchange *ex, const char *json, size_t len);
+	/* Sends an SSE comment (keep-alive) and flushes; -1 when the client is gone. */
+	int (*stream_ping)(struct ph_exchange *ex);
 };
 
 struct ph_exchange {

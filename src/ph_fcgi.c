@@ -154,8 +154,18 @@ fcgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	return 0;
 }
 
+static int
+fcgi_stream_ping(struct ph_exchange *ex)
+{
+	struct fcgi_front *f = ex->front;
+	if (FCGX_PutStr(": keepalive\n\n", 13, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0 ||
+	    FCGX_GetError(f->req->out) != 0)
+		return -1;
+	return 0;
+}
+
 static const struct ph_front_ops fcgi_ops = {
-	fcgi_param, fcgi_read, fcgi_respond, fcgi_stream_start, fcgi_stream_send,
+	fcgi_param, fcgi_read, fcgi_respond, fcgi_stream_start, fcgi_stream_send, fcgi_stream_ping,
 };
 
 static void
@@ -323,8 +333,15 @@ cgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	return rc;
 }
 
+static int
+cgi_stream_ping(struct ph_exchange *ex)
+{
+	(void)ex;
+	return write_all(1, ": keepalive\n\n", 13);
+}
+
 static const struct ph_front_ops cgi_ops = {
-	cgi_param, cgi_read, cgi_respond, cgi_stream_start, cgi_stream_send,
+	cgi_param, cgi_read, cgi_respond, cgi_stream_start, cgi_stream_send, cgi_stream_ping,
 };
 
 int

@@ -68,6 +68,11 @@ void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *d
  * the first one turns the response into an SSE stream. Takes ownership of
  * params. Returns -1 when the client has gone (the request is cancelled). */
 int ph_req_notify(struct ph_req *r, const char *method, struct json_object *params);
+/* Long-running handlers call this about once a second: on an SSE stream it
+ * sends a keep-alive comment, which is how a closed client is noticed.
+ * Returns false when the request is cancelled (client gone, or
+ * notifications/cancelled on stdio); the handler must stop its work. */
+bool ph_req_alive(struct ph_req *r);
 /* Emits notifications/progress if the request carries a progressToken and
  * progress increases. */
 int ph_req_progress(struct ph_req *r, double progress, double total, const char *message);

@@ -63,8 +63,16 @@ stdio_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	return put_line(json, len);
 }
 
+static int
+stdio_stream_ping(struct ph_exchange *ex)
+{
+	(void)ex;
+	return 0;
+}
+
 static const struct ph_front_ops stdio_ops = {
 	stdio_param, stdio_read, stdio_respond, stdio_stream_start, stdio_stream_send,
+	stdio_stream_ping,
 };
 
 int
