@@ -287,6 +287,7 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 	const struct ph_ynode *pn, *sn, *an;
 	struct ph_token t;
 	const char *s;
+	char nm[96];
 	memset(&t, 0, sizeof t);
 	if (n->kind != PH_Y_MAP) {
 		problem(p, n->line, "%s[%zu]: expected {principal: NAME, sha256: HEX} or "
@@ -304,7 +305,8 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 		problem(p, n->line, "%s[%zu]: principal is required", what, idx);
 		return;
 	}
-	s = scalar(p, pn, "principal", 1, PH_AUTH_PRINCIPAL_MAX);
+	snprintf(nm, sizeof nm, "%s[%zu].principal", what, idx);
+	s = scalar(p, pn, nm, 1, PH_AUTH_PRINCIPAL_MAX);
 	if (s == NULL)
 		return;
 	if (!principal_ok(s)) {
@@ -318,10 +320,13 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 	if (sn != NULL) {
 		size_t bin = 0;
 		const char *end = NULL;
-		const char *hex = scalar(p, sn, "sha256", 64, 64);
+		const char *hex;
+		snprintf(nm, sizeof nm, "%s[%zu].sha256", what, idx);
+		hex = scalar(p, sn, nm, 1, 1024);
 		if (hex == NULL)
 			return;
-		if (sodium_hex2bin(t.sha256, sizeof t.sha256, hex, 64, NULL, &bin, &end) != 0 ||
+		if (sn->len != 64 ||
+		    sodium_hex2bin(t.sha256, sizeof t.sha256, hex, 64, NULL, &bin, &end) != 0 ||
 		    bin != sizeof t.sha256 || end != hex + 64) {
 			problem(p, sn->line, "%s[%zu].sha256: expected 64 hex digits", what, idx);
 			return;
@@ -334,7 +339,9 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 				return;
 			}
 	} else {
-		const char *h = scalar(p, an, "argon2", 1, crypto_pwhash_STRBYTES - 1);
+		const char *h;
+		snprintf(nm, sizeof nm, "%s[%zu].argon2", what, idx);
+		h = scalar(p, an, nm, 1, crypto_pwhash_STRBYTES - 1);
 		if (h == NULL)
 			return;
 		memcpy(t.argon2_str, h, strlen(h) + 1);
