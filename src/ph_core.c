@@ -142,9 +142,41 @@ ph_req_alive(struct ph_req *r)
 {
 	if (r->ex->cancelled)
 		return false;
-	if (r->streaming && r->ex->ops->stream_ping(r->ex) != 0)
+	/* HTTP: only an open SSE stream can tell; stdio: looks for a cancel */
+	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
 		r->ex->cancelled = 1;
 	return !r->ex->cancelled;
+}
+
+static bool
+same_id(struct json_object *a, struct json_object *b)
+{
+	if (a == NULL || b == NULL || json_object_get_type(a) != json_object_get_type(b))
+		return false;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
+}
+
+bool
+ph_cancels(const char *line, size_t len, struct json_object *id)
+{
+	struct json_tokener *tok = json_tokener_new_ex(8);
+	struct json_object *o, *p, *rid;
+	bool yes = false;
+	if (tok == NULL)
+		return false;
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	json_tokener_free(tok);
+	if (o == NULL)
+		return false;
+	p = ph_jget(o, "params");
+	rid = ph_jget(p, "requestId");
+	if (ph_jget(o, "id") == NULL && ph_jstr(o, "method") != NULL &&
+	    strcmp(ph_jstr(o, "method"), "notifications/cancelled") == 0 && same_id(rid, id))
+		yes = true;
+	json_object_put(o);
+	return yes;
 }
 
 int
@@ -845,7 +877,9 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		if (rt == NULL)
 			json_object_object_add(res, "resultType", json_object_new_string("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
-		if ((m->flags & M_CACHEABLE) && complete) {
+		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
+		bool retry = get(r->params, "requestState") || get(r->params, "inputResponses");
+		if ((m->flags & M_CACHEABLE) && complete && !retry) {
 			if (get(res, "ttlMs") == NULL)
 				json_object_object_add(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
 			if (get(res, "cacheScope") == NULL)
@@ -1049,7 +1083,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	}
 	jv = get(r.msg, "id");
 	if (jv != NULL && valid_id(jv))
-		r.id = jv;
+		r.id = ex->req_id = jv;
 	if (get(r.msg, "method") == NULL && (get(r.msg, "result") || get(r.msg, "error"))) {
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
 			   NULL);
