@@ -1061,7 +1061,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 			goto out;
 		}
 	} else if (ex->too_large) {
-		send_error(&r, PH_E_TOO_LARGE, "Message too large", NULL);
+		send_error(&r, PH_E_TOO_LARGE, NULL, NULL);
 		goto out;
 	} else {
 		body = ph_xstrndup(ex->body, ex->body_len);
