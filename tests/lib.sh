@@ -137,3 +137,30 @@ mpost() {
 jqr() { printf '%s' "$BODY" | jq -r "$1"; }
 # header NAME: value of a response header of the last post (case-insensitive)
 header() { printf '%s\n' "$HEADERS" | grep -i "^$1:" | head -1 | sed 's/^[^:]*: *//'; }
+
+# node_setup: finds the npm packages of tests/node/package.json (installed by
+# scripts/test.sh into PHANTOM_NPM_DIR) and copies our client scripts next to
+# their node_modules, where bare imports resolve. Sets NODE_DIR.
+node_setup() {
+	NODE_DIR=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
+	command -v node >/dev/null || return 1
+	[ -d "$NODE_DIR/node_modules/@modelcontextprotocol/client" ] || return 1
+	mkdir -p "$NODE_DIR/phantom-clients"
+	cp "$top_srcdir"/tests/clients/*.mjs "$NODE_DIR/phantom-clients/"
+}
+# node_client SCRIPT ARGS...: runs one of tests/clients/*.mjs and turns its
+# "ok - x" / "not ok - x" lines into numbered TAP checks
+node_client() {
+	local script=$1 line out rc; shift
+	out=$(timeout 120 node "$NODE_DIR/phantom-clients/$script" "$@" 2>&1); rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) T_N=$((T_N + 1)); echo "ok $T_N - ${line#ok - }" ;;
+		"not ok - "*) T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - ${line#not ok - }" ;;
+		*) echo "# $line" ;;
+		esac
+	done <<<"$out"
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $script $* exited $rc"
+	fi
+}
