@@ -530,13 +530,21 @@ struct method {
 
 /* Capabilities derived from what is configured and visible to this
  * request's principal; each feature adds its own. */
-static struct json_object *
-capabilities(struct ph_req *r)
+struct json_object *
+ph_capabilities(struct ph_req *r)
 {
+	static const char *const listed[] = {"tools", "prompts", "resources"};
 	struct json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
+	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
+	 * legacy session has no stream to carry them, so it is not promised */
+	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {
+		struct json_object *c = ph_jget(caps, listed[i]);
+		if (c != NULL)
+			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
+	}
 	return caps;
 }
 
@@ -588,7 +596,7 @@ m_discover(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "supportedVersions",
 			       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-	json_object_object_add(o->result, "capabilities", capabilities(r));
+	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
 				       json_object_new_string(c->server.instructions));
@@ -635,7 +643,7 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 			chosen = legacy_versions[i];
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
-	json_object_object_add(o->result, "capabilities", capabilities(r));
+	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
 	json_object_object_add(o->result, "serverInfo", json_object_get(r->srv->server_info));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
@@ -669,6 +677,7 @@ static const struct method methods[] = {
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
+	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
 };
 
 static const struct method *
@@ -1026,6 +1035,12 @@ ladder(struct ph_req *r)
 		free(o.message);
 		json_object_put(o.data);
 		r->status = 499;
+		return;
+	}
+	if (r->detached) {
+		json_object_put(o.result);
+		free(o.message);
+		json_object_put(o.data);
 		return;
 	}
 	if (o.result != NULL) {
