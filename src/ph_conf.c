@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_util.h"
+#include "ph_state.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +79,11 @@ static const struct key keys[] = {
 	 OFF(subscriptions.keepalive_ms), NULL, "keep-alive comment interval on listen streams"},
 	{"subscriptions.max_streams", K_INT, 0, 4096, "0", true, OFF(subscriptions.max_streams), NULL,
 	 "listen streams open at once across all workers (0: half the workers, at least 1)"},
+	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
+	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "
+	 "previous_secret_files (accepted for opening only); without a secret a random key is made "
+	 "at each start", ph_state_conf_parse, ph_state_conf_free},
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "write each request log line as a JSON object"},

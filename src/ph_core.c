@@ -7,6 +7,7 @@
 #include "ph_features.h"
 #include "ph_server.h"
 #include "ph_util.h"
+#include "ph_state.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1138,6 +1139,10 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	struct ph_server *s = ph_xcalloc(1, sizeof *s);
 	(void)probs;
 	s->conf = conf;
+	ph_state_conf_default(conf);
+	if (conf->request_state->ephemeral)
+		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
+		       "host until the next start or reload");
 	s->server_info = json_object_new_object();
 	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
 	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));
