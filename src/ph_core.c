@@ -367,36 +367,45 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
-/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after. */
-static struct json_object *
-parse_json(const char *s, size_t len, int depth)
+/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after.
+ * Returns true for a valid document with the value in *out (caller puts;
+ * NULL for the document "null"), false for anything that is not JSON. */
+static bool
+parse_json(const char *s, size_t len, int depth, struct json_object **out)
 {
 	struct json_tokener *tok = json_tokener_new_ex(depth);
 	struct json_object *o;
+	enum json_tokener_error jerr;
 	size_t end;
+	*out = NULL;
 	if (tok == NULL)
-		return NULL;
+		return false;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, s, (int)len);
-	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success) {
-		/* also covers a document cut short (json_tokener_continue) */
-		if (o == NULL && json_tokener_get_error(tok) == json_tokener_continue) {
-			/* "null" is the only complete document that yields NULL */
-		}
-		json_object_put(o);
-		json_tokener_free(tok);
-		return NULL;
-	}
+	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
+	if (o == NULL && jerr == json_tokener_continue) {
+		/* the tokener cannot tell "1" from the start of "12": a NUL marks
+		 * the end of the input, so a bare number completes and a document
+		 * cut short fails */
+		o = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
 	json_tokener_free(tok);
+	if (jerr != json_tokener_success) {
+		json_object_put(o);
+		return false;
+	}
 	for (; end < len; end++) {
 		char ch = s[end];
 		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
 			json_object_put(o);
-			return NULL;
+			return false;
 		}
 	}
-	return o;
+	*out = o;
+	return true;
 }
 
 struct json_object *
@@ -1084,8 +1093,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		blen = ex->body_len;
 	}
 	/* step 2: JSON and the shape of one message */
-	r.msg = parse_json(body, blen, (int)srv->conf->limits.json_depth);
-	if (r.msg == NULL) {
+	if (!parse_json(body, blen, (int)srv->conf->limits.json_depth, &r.msg)) {
 		send_error(&r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
 		goto out;
 	}
