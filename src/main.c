@@ -159,7 +159,9 @@ main(int argc, char **argv)
 		 * themselves, so one process unless asked for more */
 		run.listen_fd = 0;
 		run.workers = workers ? workers : 1;
-	} else if (getenv("GATEWAY_INTERFACE") != NULL && !ph_fd_is_socket(0)) {
+	} else if (getenv("GATEWAY_INTERFACE") != NULL) {
+		/* CGI: stdin is a pipe (mod_cgi, lighttpd) or a connected
+		 * socket (Apache mod_cgid), never a listening one */
 		rc = ph_cgi_once(srv);
 		ph_server_free(srv);
 		return rc;
