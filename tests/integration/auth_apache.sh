@@ -1,69 +1,64 @@
 #!/bin/bash
-# Authentication through Apache mod_proxy_fcgi (tests/apache-auth.conf):
-# Authorization reaches Phantom only with CGIPassAuth On (or SetEnvIf),
-# Apache Basic auth gives auth.mode remote_user its REMOTE_USER, the 401
-# challenge and body pass through unchanged, and the RFC 9728 metadata
-# route works.
+# Authentication through Apache: the shipped conf/apache.conf (mod_proxy_fcgi,
+# CGIPassAuth On) and the shared-hosting pair conf/apache-fcgid.conf +
+# conf/htaccess pass the bearer token on, and the 401 challenge and body come
+# back unchanged; tests/apache-auth.conf shows that without CGIPassAuth the
+# token never arrives, that SetEnvIf works instead, and that Apache Basic auth
+# gives auth.mode remote_user its REMOTE_USER.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/auth-lib.sh"
 command -v apache2 >/dev/null || skip_all "apache2 not installed"
+[ -e /usr/lib/apache2/modules/mod_proxy_fcgi.so ] || skip_all "mod_proxy_fcgi missing"
 command -v openssl >/dev/null || skip_all "openssl not installed"
-[ "$(id -u)" = 0 ] || skip_all "Apache is started as root (it switches to www-data)"
-chmod 755 "$T_DIR" # www-data reads the htpasswd file at request time
+[ -n "$T_ROOT" ] || skip_all "Apache is started as root (it switches to www-data)"
 
 TOKEN=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')
 HASH=$(printf '%s' "$TOKEN" | "$PHANTOM" --hash-token=sha256)
-cat >"$T_DIR/bearer.yaml" <<YAML
-server: { name: apache-auth, version: "1.0" }
-workers: 2
-http: { hosts: "*" }
-auth:
-  mode: bearer
-  realm: apache-test
-  tokens: [ { principal: alice, sha256: $HASH } ]
-  metadata:
-    path: /.well-known/oauth-protected-resource/mcp
-    document: { resource: "http://127.0.0.1/mcp", authorization_servers: ["https://as.example.com"] }
-YAML
-cat >"$T_DIR/remote.yaml" <<YAML
-server: { name: apache-remote-user, version: "1.0" }
-workers: 1
-http: { hosts: "*" }
-auth: { mode: remote_user }
-YAML
+test_conf "$T_DIR/bearer.yaml" apache-auth 'workers: 2' \
+	"auth: { mode: bearer, realm: apache-test, tokens: [ { principal: alice, sha256: $HASH } ] }"
+test_conf "$T_DIR/remote.yaml" apache-remote-user 'workers: 1' 'auth: { mode: remote_user }'
 printf 'carol:%s\n' "$(openssl passwd -apr1 'carol-pass')" >"$T_DIR/htpasswd"
-chmod 644 "$T_DIR/htpasswd"
+chmod 0644 "$T_DIR/htpasswd"
+CHALLENGE='Bearer realm="apache-test"'
 
-phantom_listen "$T_DIR/remote.yaml" || { echo "not ok 1 - phantom (remote_user) starts"; exit 1; }
-REMOTE_ADDR=$PH_ADDR REMOTE_LOG=$PH_LOG
-phantom_listen "$T_DIR/bearer.yaml" || { echo "not ok 1 - phantom (bearer) starts"; exit 1; }
-apache_start_auth "BEARER=$PH_ADDR" "REMOTE=$REMOTE_ADDR" "HTPASSWD=$T_DIR/htpasswd" ||
-	{ echo "not ok 1 - apache starts"; exit 1; }
+# bearer_checks URL NAME LOG: the token passes, its absence gives 401 exactly
+bearer_checks() {
+	local U=$1 n=$2 log=$3
+	mpost "$U" 1 server/discover '{}' -H "Authorization: Bearer $TOKEN"
+	is "$STATUS" 200 "$n: the token reaches Phantom"
+	PH_LOG=$log in_log 'status=200 .*principal=alice'; ok "$n: principal alice in the log"
+	mpost "$U" 2 server/discover '{}'
+	is "$STATUS" 401 "$n: no token, 401"
+	is "$(header WWW-Authenticate)" "$CHALLENGE" "$n: WWW-Authenticate passed on unchanged"
+	is "$BODY" '{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Unauthorized"}}' \
+		"$n: the JSON-RPC body passed on unchanged"
+	mpost "$U" 3 server/discover '{}' -H "Authorization: Bearer ${TOKEN}x"
+	is "$(header WWW-Authenticate)" 'Bearer realm="apache-test", error="invalid_token"' \
+		"$n: wrong token, invalid_token"
+	mpost "$U" 4 server/discover '{}' -H "Authorization: Bearer $TOKEN"
+	is "$STATUS" 200 "$n: next request after a 401 still served"
+}
+
+# ---- the shipped conf/apache.conf
+phantom_unix "$T_DIR/bearer.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+BEARER_LOG=$PH_LOG
+apache_start "$top_srcdir/conf/apache.conf" "" -e "s#unix:/run/phantom/phantom.sock|#unix:$PH_SOCK|#" ||
+	{ echo "not ok 1 - apache (proxy_fcgi) starts"; exit 1; }
+bearer_checks "$APACHE_URL" "conf/apache.conf (CGIPassAuth On)" "$BEARER_LOG"
+kill "$APACHE_PID"; wait_gone "$APACHE_PID"
+
+# ---- variants: no CGIPassAuth, SetEnvIf, Basic auth with remote_user
+phantom_listen "$T_DIR/remote.yaml" || { echo "not ok - phantom (remote_user) starts"; exit 1; }
+REMOTE_LOG=$PH_LOG REMOTE=$PH_ADDR
+phantom_listen "$T_DIR/bearer.yaml" || { echo "not ok - phantom (bearer, TCP) starts"; exit 1; }
+apache_start_auth "BEARER=$PH_ADDR" "REMOTE=$REMOTE" "HTPASSWD=$T_DIR/htpasswd" ||
+	{ echo "not ok - apache (tests/apache-auth.conf) starts"; exit 1; }
 B=$APACHE_BASE
-
-mpost "$B/mcp" 1 server/discover '{}' -H "Authorization: Bearer $TOKEN"
-is "$STATUS" 200 "CGIPassAuth On: the token reaches Phantom"
-in_log 'status=200 .*principal=alice'; ok "CGIPassAuth On: principal alice in the log"
-
-mpost "$B/mcp" 2 server/discover '{}'
-is "$STATUS" 401 "no token through Apache: 401"
-is "$(header WWW-Authenticate)" 'Bearer realm="apache-test"' "Apache passes WWW-Authenticate on"
-is "$BODY" '{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Unauthorized"}}' \
-	"Apache passes the JSON-RPC body on"
-
-mpost "$B/plain/mcp" 3 server/discover '{}' -H "Authorization: Bearer $TOKEN"
+mpost "$B/plain/mcp" 5 server/discover '{}' -H "Authorization: Bearer $TOKEN"
 is "$STATUS" 401 "without CGIPassAuth Apache drops Authorization: 401"
-is "$(jqr .error.message)" Unauthorized "without CGIPassAuth: treated as missing"
-
-mpost "$B/setenvif/mcp" 4 server/discover '{}' -H "Authorization: Bearer $TOKEN"
+is "$(header WWW-Authenticate)" "$CHALLENGE" "without CGIPassAuth: treated as no credentials"
+mpost "$B/setenvif/mcp" 6 server/discover '{}' -H "Authorization: Bearer $TOKEN"
 is "$STATUS" 200 "SetEnvIf Authorization: the token reaches Phantom"
-
-mpost "$B/mcp" 5 server/discover '{}' -H "Authorization: Bearer ${TOKEN}x"
-is "$(header WWW-Authenticate)" 'Bearer realm="apache-test", error="invalid_token"' \
-	"wrong token through Apache: invalid_token"
-mpost "$B/mcp" 6 server/discover '{}' -H "Authorization: Bearer $TOKEN"
-is "$STATUS" 200 "next request after a 401 still served"
-
 mpost "$B/basic/mcp" 7 server/discover '{}'
 is "$STATUS" 401 "Apache Basic: no credentials, Apache answers 401"
 like "$(header WWW-Authenticate)" '^Basic realm="phantom-test"' "Apache Basic: Apache's own challenge"
@@ -72,13 +67,18 @@ is "$STATUS" 401 "Apache Basic: wrong password, 401"
 mpost "$B/basic/mcp" 9 server/discover '{}' -u carol:carol-pass
 is "$STATUS" 200 "Apache Basic: good credentials reach Phantom"
 PH_LOG=$REMOTE_LOG in_log 'status=200 .*principal=carol'
-ok "remote_user: REMOTE_USER=carol is the principal"
+ok "remote_user: Apache's REMOTE_USER (carol) is the principal"
+kill "$APACHE_PID"; wait_gone "$APACHE_PID"
 
-get "$B/.well-known/oauth-protected-resource/mcp"
-is "$STATUS" 200 "metadata route through Apache: 200"
-is "$BODY" '{"resource":"http://127.0.0.1/mcp","authorization_servers":["https://as.example.com"]}' \
-	"metadata route through Apache: the document"
-is "$(header Content-Type)" application/json "metadata: application/json"
-get "$B/mcp"
-is "$STATUS" 405 "GET on the endpoint is still 405"
+# ---- shared hosting: mod_fcgid starts Phantom, the shipped .htaccess
+if [ -e /usr/lib/apache2/modules/mod_fcgid.so ]; then
+	PH_CONF=$T_DIR/bearer.yaml
+	dir=$(run_dir apache-fcgid)
+	htaccess_site "$dir"
+	apache_start "$top_srcdir/conf/apache-fcgid.conf" "$dir" ||
+		{ echo "not ok - apache (mod_fcgid) starts"; exit 1; }
+	bearer_checks "$APACHE_URL" "conf/htaccess (mod_fcgid)" "$APACHE_DIR/apache-error.log"
+else
+	diag "mod_fcgid not installed: shared-hosting checks skipped"
+fi
 done_testing
