@@ -44,6 +44,7 @@ static const char *const kind_names[PH_ACCESS_KINDS] = {"tools", "prompts", "res
 #define METADATA_MAX (64 << 10)
 #define COMMAND_ARGS_MAX 64
 #define EXEC_MESSAGE_MAX 256
+#define EXEC_GRACE_MS 100        /* between SIGTERM and SIGKILL */
 
 /* Request headers an exec authenticator gets unless auth.headers says
  * otherwise: credentials, where the request came from, what it is for. */
@@ -963,23 +964,40 @@ child_exec(char *const argv[], int in_fd, int out_fd)
 	_exit(127);
 }
 
-/* Stops the command's process group and reaps it. */
-static void
-stop_child(pid_t pid)
+/* True once pid has exited. It is not reaped (WNOWAIT): as a zombie it keeps
+ * its pid, so its process group id cannot be handed to anyone else before
+ * reap() has signalled the group. */
+static bool
+exited(pid_t pid)
 {
-	int status;
-	kill(-pid, SIGTERM);
-	for (int i = 0; i < 100; i++) {
-		struct timespec ms = {0, 1000000};
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			kill(-pid, SIGKILL); /* anything it left behind */
-			return;
-		}
-		nanosleep(&ms, NULL);
-	}
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/* Kills whatever is left of the command's process group, then reaps the
+ * command. Returns its wait status. */
+static int
+reap(pid_t pid)
+{
+	int status = 0;
 	kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	return status;
+}
+
+/* Asks the command's process group to stop, gives it EXEC_GRACE_MS, then
+ * kills and reaps it. */
+static void
+stop_child(pid_t pid)
+{
+	kill(-pid, SIGTERM);
+	for (int i = 0; i < EXEC_GRACE_MS && !exited(pid); i++) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	reap(pid);
 }
 
 /* Runs the authenticator with in on stdin. Returns 0 with its stdout in out
@@ -990,14 +1008,18 @@ run_command(const struct ph_auth_conf *a, const char *in, size_t inlen, struct p
 {
 	int ip[2] = {-1, -1}, op[2] = {-1, -1}, status = 0, rc = -1;
 	int64_t deadline = ph_now_us() + a->timeout_ms * 1000;
-	struct sigaction dfl, old;
+	struct sigaction dfl, ign, old_chld, old_pipe;
 	size_t off = 0;
 	pid_t pid;
 
-	/* waitpid needs SIGCHLD not ignored (a CGI parent may pass SIG_IGN on) */
+	/* waiting needs SIGCHLD not ignored (a CGI parent may pass SIG_IGN on);
+	 * a command that stops reading must give EPIPE, not kill the worker */
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGCHLD, &dfl, &old);
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	ign = dfl;
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	if (pipe2(ip, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
 		goto out;
@@ -1064,15 +1086,8 @@ run_command(const struct ph_auth_conf *a, const char *in, size_t inlen, struct p
 		}
 	}
 	/* stdout is closed: the exit must follow within the same deadline */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
+	while (!exited(pid)) {
 		struct timespec ms = {0, 1000000};
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			snprintf(err, errsz, "waitpid: %s", strerror(errno));
-			goto out;
-		}
 		if (ph_now_us() >= deadline) {
 			snprintf(err, errsz, "did not exit within %lld ms", a->timeout_ms);
 			stop_child(pid);
@@ -1080,7 +1095,7 @@ run_command(const struct ph_auth_conf *a, const char *in, size_t inlen, struct p
 		}
 		nanosleep(&ms, NULL);
 	}
-	kill(-pid, SIGKILL); /* no stray children of the authenticator */
+	status = reap(pid); /* and no stray children of the authenticator */
 	if (WIFSIGNALED(status))
 		snprintf(err, errsz, "killed by signal %d", WTERMSIG(status));
 	else if (WEXITSTATUS(status) != 0)
@@ -1094,7 +1109,8 @@ out:
 		if (op[i] >= 0)
 			close(op[i]);
 	}
-	sigaction(SIGCHLD, &old, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	return rc;
 }
 

@@ -537,6 +537,23 @@ test_exec(void)
 	is_int(r.e, PH_OK, "the next exec request still works");
 	ph_auth_end(&req);
 	ph_server_free(s);
+
+	/* an authenticator that answers without reading 300 KB of input */
+	write_file("noread.sh", "#!/bin/sh\necho '{\"decision\":\"allow\",\"principal\":\"quick\"}'\n", 0755);
+	s = load("auth: { mode: exec, command: [noread.sh], headers: [cookie] }\n", probs, sizeof probs);
+	if (!ok(s != NULL, "exec configuration with a non-reading command loads"))
+		show(probs);
+	if (s != NULL) {
+		char *big = ph_xmalloc(300001);
+		memset(big, 'c', 300000);
+		big[300000] = '\0';
+		r = check(s, (const char *const[]){"HTTP_COOKIE", big, NULL});
+		ok(r.e == PH_OK && strcmp(r.principal, "quick") == 0,
+		   "a command that does not read its input: EPIPE is not fatal, its answer counts");
+		ph_auth_end(&req);
+		free(big);
+		ph_server_free(s);
+	}
 }
 
 static void
