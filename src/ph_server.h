@@ -109,11 +109,9 @@ struct ph_access;
 /* True when the request's principal may see and use this item. Anything not
  * allowed must be indistinguishable from absent. name is:
  *  - PH_KIND_TOOL, PH_KIND_PROMPT: the tool or prompt name;
- *  - PH_KIND_RESOURCE: one identifier of a static resource (its uri or its
- *    name) or of a resource template (its uri_template or its name); an
- *    allow-list entry matches when it equals the string exactly. An item is
- *    allowed when any of its identifiers is, so check both:
- *    allowed(r, K, uri) || allowed(r, K, name). A resources/read of a
+ *  - PH_KIND_RESOURCE: a static resource's uri, or a resource template's
+ *    uri_template, compared exactly (names are not identifiers: a resource
+ *    and a template may share one). A resources/read or completion of a
  *    concrete uri is allowed when the resource or template serving it is;
  *  - PH_KIND_SKILL: the skill path as written in the manifest
  *    ("acme/billing/refunds", "studies/:study_id/study-review"); an entry

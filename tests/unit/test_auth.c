@@ -382,7 +382,7 @@ test_remote_user_and_stdio(void)
 	struct result r;
 	char probs[1024];
 	s = load("auth:\n  mode: remote_user\n  stdio_principal: alice\n  allow:\n"
-		 "    alice: { skills: [acme/billing, git-workflow/], resources: [\"file:///a\", notes], "
+		 "    alice: { skills: [acme/billing, git-workflow/], resources: [\"file:///a\", \"notes://{id}\"], "
 		 "prompts: [] }\n",
 		 probs, sizeof probs);
 	if (!ok(s != NULL, "remote_user configuration loads"))
@@ -412,7 +412,8 @@ test_remote_user_and_stdio(void)
 	ok(ph_access_allowed(&req, PH_KIND_SKILL, "git-workflow"), "skill: trailing slash in an entry ignored");
 	ok(!ph_access_allowed(&req, PH_KIND_SKILL, NULL), "skill: NULL name refused when restricted");
 	ok(ph_access_allowed(&req, PH_KIND_RESOURCE, "file:///a"), "resource: by uri");
-	ok(ph_access_allowed(&req, PH_KIND_RESOURCE, "notes"), "resource: by name");
+	ok(ph_access_allowed(&req, PH_KIND_RESOURCE, "notes://{id}"), "resource: template by uri_template");
+	ok(!ph_access_allowed(&req, PH_KIND_RESOURCE, "notes://1"), "resource: a concrete uri is not its template");
 	ok(!ph_access_allowed(&req, PH_KIND_RESOURCE, "file:///b"), "resource: other uri hidden");
 	ok(!ph_access_allowed(&req, PH_KIND_PROMPT, "greet"), "prompts: [] hides every prompt");
 	ok(ph_access_allowed(&req, PH_KIND_TOOL, "anything"), "tools: no list, no restriction");
