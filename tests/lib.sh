@@ -328,8 +328,10 @@ cgi_env() {
 	local len=$1
 	printf '%s\n' GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
 		"CONTENT_LENGTH=$len" REQUEST_URI=/mcp SCRIPT_NAME=/mcp SERVER_PROTOCOL=HTTP/1.1 \
-		HTTP_HOST=localhost "HTTP_MCP_PROTOCOL_VERSION=$MODERN"
+		HTTP_HOST=localhost
 }
+# mhdr METHOD: the 2026-07-28 routing headers as FastCGI/CGI variables
+mhdr() { echo "HTTP_MCP_PROTOCOL_VERSION=$MODERN HTTP_MCP_METHOD=$1"; }
 
 # fcgi_post TARGET BODY [VAR=VALUE...]: one FastCGI request with cgi-fcgi (no
 # web server); TARGET is a unix socket path or HOST:PORT. Sets STATUS, HEADERS, BODY.
@@ -348,6 +350,26 @@ cgi_post() {
 	printf '%s' "$body" | env -i "${env[@]}" "$@" "$PHANTOM" ${CGI_ARGS:-} >"$out" 2>"$out.err"
 	CGI_RC=$?
 	cgi_parse "$out"
+}
+
+# ---- load ------------------------------------------------------------------------
+
+# wrk_start SECONDS URL OUT: wrk in the background (2 threads, 8 connections)
+# POSTing a 2026-07-28 server/discover; sets WRK_PID
+wrk_start() {
+	WRK_BODY=$(req 1 server/discover) WRK_METHOD=server/discover \
+		wrk -t2 -c8 -d"$1"s -s "$top_srcdir/tests/wrk-status.lua" "$2" >"$3" 2>&1 &
+	WRK_PID=$!
+	T_PIDS+=("$WRK_PID")
+}
+# wrk_result OUT: waits for wrk and sets OK200, NON200, SOCKERR from its report
+wrk_result() {
+	wait "$WRK_PID" 2>/dev/null
+	OK200=$(sed -n 's/.*ok200=\([0-9]*\).*/\1/p' "$1")
+	NON200=$(sed -n 's/.*non200=\([0-9]*\).*/\1/p' "$1")
+	SOCKERR=$(sed -n 's/.*socket_errors=\([0-9]*\).*/\1/p' "$1")
+	OK200=${OK200:-0} NON200=${NON200:--1} SOCKERR=${SOCKERR:--1}
+	diag "wrk: $OK200 x 200, $NON200 other, $SOCKERR socket errors"
 }
 
 # ---- the HTTP rules, checked through any front ----------------------------------
