@@ -190,6 +190,12 @@ spawn_fcgi_tcp() {
 workers_of() { pgrep -P "$1" | sort -n; }
 # nworkers PID: how many workers a master has
 nworkers() { pgrep -c -P "$1" || true; }
+# workers_are PID N DESCRIPTION: checks that PID has N workers, giving a
+# master that is still forking (or exiting) up to 3 s to get there
+workers_are() {
+	wait_for 3 test "$(nworkers "$1")" = "$2"
+	is "$(nworkers "$1")" "$2" "$3"
+}
 
 # ---- web servers running the shipped configurations -----------------------------
 

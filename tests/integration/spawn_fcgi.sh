@@ -36,8 +36,9 @@ stop() {
 
 spawn_fcgi_unix "$T_DIR/phantom.yaml" --workers 3 || { echo "not ok 1 - spawn-fcgi starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
-is "$(ps -o comm= -p "$PH_PID")" phantom-fcgi "unix, --workers 3: spawn-fcgi -n execs Phantom in place"
-is "$(nworkers "$PH_PID")" 3 "unix, --workers 3: the master runs 3 workers"
+wait_for 3 test "$(ps -o comm= -p "$PH_PID")" = phantom-fcgi
+ok "unix, --workers 3: spawn-fcgi -n execs Phantom in place"
+workers_are "$PH_PID" 3 "unix, --workers 3: the master runs 3 workers"
 like "$(stat -c %a "$PH_SOCK")" '^666$' "unix: the socket has the mode given with -M"
 round "unix, --workers 3"
 log=$(grep -o 'phantom\[[0-9]*\] method=server/discover' "$PH_LOG" | sort -u | wc -l)
@@ -47,13 +48,13 @@ wait_for 2 sh -c "! pgrep -P $PH_PID >/dev/null"; ok "unix, --workers 3: no work
 
 spawn_fcgi_unix "$T_DIR/phantom.yaml" || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
-is "$(nworkers "$PH_PID")" 0 "unix, no --workers: one process, no master"
 round "unix, single process"
+is "$(nworkers "$PH_PID")" 0 "unix, no --workers: one process, no master"
 stop "unix, single process"
 
 spawn_fcgi_tcp "$T_DIR/phantom.yaml" --workers 2 || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
-is "$(nworkers "$PH_PID")" 2 "TCP, --workers 2: the master runs 2 workers"
+workers_are "$PH_PID" 2 "TCP, --workers 2: the master runs 2 workers"
 # bound to 0.0.0.0 it would also answer on 127.0.0.2
 ! (exec 3<>"/dev/tcp/127.0.0.2/${PH_ADDR##*:}") 2>/dev/null
 ok "TCP: spawn-fcgi -a 127.0.0.1 listens on 127.0.0.1 only"
@@ -62,7 +63,7 @@ stop "TCP, --workers 2"
 
 spawn_fcgi_tcp "$T_DIR/phantom.yaml" || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
-is "$(nworkers "$PH_PID")" 0 "TCP, no --workers: one process, no master"
 round "TCP, single process"
+is "$(nworkers "$PH_PID")" 0 "TCP, no --workers: one process, no master"
 stop "TCP, single process"
 done_testing
