@@ -112,6 +112,30 @@ run_dir() {
 	echo "$d"
 }
 
+# www_phantom: prints a phantom-fcgi that the web server user can run (for
+# lighttpd bin-path, mod_fcgid and CGI). As root with the build tree out of
+# that user's reach (a checkout under /root), the binary and libphantom are
+# copied into the test directory once.
+www_phantom() {
+	local d=$T_DIR/www-bin
+	if [ -z "$T_ROOT" ] || [ -x "$d/phantom-fcgi" ] ||
+	   runuser -u "$WWW_USER" -- "$PHANTOM" -V >/dev/null 2>&1; then
+		if [ -x "$d/phantom-fcgi" ]; then echo "$d/phantom-fcgi"; else echo "$PHANTOM"; fi
+		return
+	fi
+	mkdir -p "$d/lib"
+	if [ -x "$top_builddir/.libs/phantom-fcgi" ]; then
+		cp "$top_builddir/.libs/phantom-fcgi" "$d/lib/phantom-fcgi"
+		cp -P "$top_builddir"/.libs/libphantom.so* "$d/lib/"
+	else
+		cp "$PHANTOM" "$d/lib/phantom-fcgi"
+	fi
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$d/lib" "$d/lib/phantom-fcgi" >"$d/phantom-fcgi"
+	chmod -R a+rX "$d"
+	chmod 0755 "$d/phantom-fcgi"
+	echo "$d/phantom-fcgi"
+}
+
 # conf_subst SRC DST PORT DIR [SED-ARGS...]: copies a shipped configuration
 # with only its port and paths replaced: 8080 -> PORT, /run/phantom -> DIR,
 # the installed binary -> $PHANTOM, the installed configuration -> $PH_CONF.
@@ -119,7 +143,7 @@ conf_subst() {
 	local src=$1 dst=$2 port=$3 dir=$4; shift 4
 	sed -e "s#127\\.0\\.0\\.1:8080#127.0.0.1:$port#g" \
 	    -e "s#^server\\.port = 8080#server.port = $port#" \
-	    -e "s#/usr/local/bin/phantom-fcgi#$PHANTOM#g" \
+	    -e "s#/usr/local/bin/phantom-fcgi#$(www_phantom)#g" \
 	    -e "s#/etc/phantom/phantom\\.yaml#${PH_CONF:-/nonexistent}#g" \
 	    -e "s#/home/user/phantom/phantom\\.yaml#${PH_CONF:-/nonexistent}#g" \
 	    "$@" -e "s#/run/phantom#$dir#g" "$src" >"$dst"
@@ -272,7 +296,7 @@ apache_start() {
 htaccess_site() {
 	local dir=$1
 	conf_subst "$top_srcdir/conf/mcp.fcgi" "$dir/www/mcp.fcgi" 0 "$dir" \
-		-e "s#/home/user/phantom/bin/phantom-fcgi#$PHANTOM#"
+		-e "s#/home/user/phantom/bin/phantom-fcgi#$(www_phantom)#"
 	chmod 0755 "$dir/www/mcp.fcgi"
 	conf_subst "$top_srcdir/conf/htaccess" "$dir/www/.htaccess" 0 "$dir"
 	chmod 0644 "$dir/www/.htaccess"
