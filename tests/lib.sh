@@ -51,7 +51,14 @@ like() {
 		T_FAIL=$((T_FAIL + 1)); fi
 }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-done_testing() { echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]; }
+done_testing() {
+	# every log in the test directory: a sanitizer build reports there
+	local rep
+	rep=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error: ' "$T_DIR" 2>/dev/null)
+	is "$rep" "" "no sanitizer report in the server logs"
+	[ -n "$rep" ] && grep -rhE -A20 'ERROR: (Address|Leak)Sanitizer|runtime error: ' $rep | sed 's/^/#   /'
+	echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]
+}
 diag() { echo "# $*"; }
 
 # free_port: prints a TCP port on 127.0.0.1 that nothing listens on
