@@ -31,7 +31,7 @@ static const char usage_text[] =
 	"\n"
 	"Without --listen or --stdio, FastCGI is served on the socket inherited on fd 0\n"
 	"(spawn-fcgi, lighttpd bin-path, mod_fcgid); with GATEWAY_INTERFACE set and fd 0\n"
-	"not a socket, one CGI request is served.\n";
+	"not a listening socket, one CGI request is served.\n";
 
 static void bad_usage(const char *what, const char *arg) __attribute__((noreturn));
 
