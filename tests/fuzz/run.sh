@@ -9,6 +9,7 @@
 #   make fuzz
 #   mkdir -p /tmp/rpc && tests/fuzz/fuzz_rpc -close_fd_mask=2 -jobs=2 \
 #       -dict=$srcdir/tests/fuzz/rpc.dict /tmp/rpc $srcdir/tests/fuzz/corpus/rpc
+# (each harness NAME has its seeds in corpus/NAME and maybe NAME.dict).
 # A crash leaves its input in tests/fuzz/artifacts-NAME/; replay it with
 #   tests/fuzz/fuzz_NAME tests/fuzz/artifacts-NAME/crash-...
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -16,24 +17,21 @@
 secs=${FUZZ_SECONDS:-10}
 runs=${FUZZ_RUNS:-500000}   # 0: no limit but the time
 fdir=$top_builddir/tests/fuzz
+# every harness that was built: fuzz_NAME with seeds in corpus/NAME
 names=""
-for n in conf rpc yaml; do
-	[ -x "$fdir/fuzz_$n" ] && names="$names $n"
+for b in "$fdir"/fuzz_*; do
+	n=${b##*/fuzz_}
+	[ -x "$b" ] && [ -d "$top_srcdir/tests/fuzz/corpus/$n" ] && names="$names $n"
 done
 [ -n "$names" ] || skip_all "fuzz harnesses not built (configure did not find clang)"
-
-dict_for() {
-	case $1 in
-	rpc) echo "$top_srcdir/tests/fuzz/rpc.dict" ;;
-	*) echo "$top_srcdir/tests/fuzz/yaml.dict" ;;
-	esac
-}
 
 for n in $names; do
 	work=$T_DIR/$n
 	mkdir -p "$work/corpus" "$work/artifacts"
 	limit=""
 	[ "$runs" != 0 ] && limit="-runs=$runs"
+	dict=""
+	[ -f "$top_srcdir/tests/fuzz/$n.dict" ] && dict="-dict=$top_srcdir/tests/fuzz/$n.dict"
 	# -close_fd_mask=2: the request log of fuzz_rpc goes nowhere; libFuzzer
 	# and the sanitizers keep a private copy of stderr for their reports.
 	# New inputs go to the scratch corpus, never into the source tree.
@@ -41,7 +39,7 @@ for n in $names; do
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
 	"$fdir/fuzz_$n" -max_total_time="$secs" $limit -timeout=10 -rss_limit_mb=2048 \
 		-max_len=16384 -close_fd_mask=2 -print_final_stats=1 \
-		-dict="$(dict_for "$n")" -artifact_prefix="$work/artifacts/" \
+		$dict -artifact_prefix="$work/artifacts/" \
 		"$work/corpus" "$top_srcdir/tests/fuzz/corpus/$n" >"$work/log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
