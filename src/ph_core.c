@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_core.h"
 #include "ph_features.h"
+#include "ph_registry.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include <stdarg.h>
@@ -503,6 +504,9 @@ capabilities(struct ph_req *r)
 {
 	struct json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
+	ph_tools_capabilities(r, caps);
+	ph_prompts_capabilities(r, caps);
+	ph_complete_capabilities(r, caps);
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
 	return caps;
@@ -637,6 +641,13 @@ static const struct method methods[] = {
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
+	{"tools/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
+	{"tools/call", M_MODERN | M_LEGACY | M_NAME, ph_tools_call, ph_tools_available},
+	{"prompts/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_prompts_list, ph_prompts_available},
+	{"prompts/get", M_MODERN | M_LEGACY | M_NAME, ph_prompts_get, ph_prompts_available},
+	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
+	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
+	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
 };
 
 static const struct method *
@@ -1087,7 +1098,11 @@ struct ph_server *
 ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
 	struct ph_server *s = ph_xcalloc(1, sizeof *s);
-	(void)probs;
+	if (ph_registry_prepare(conf, probs) != 0) {
+		ph_conf_free(conf);
+		free(s);
+		return NULL;
+	}
 	s->conf = conf;
 	s->server_info = json_object_new_object();
 	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
