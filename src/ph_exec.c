@@ -342,6 +342,32 @@ terminate(pid_t pid, int *wstatus, bool *reaped, long long grace_ms)
 	*reaped = true;
 }
 
+/* write() to the command's stdin without dying of SIGPIPE when it has
+ * exited: the server ignores SIGPIPE, a program embedding libphantom may
+ * not. A SIGPIPE raised here is taken back before the mask is restored. */
+static ssize_t
+write_nopipe(int fd, const void *p, size_t n)
+{
+	sigset_t pipe_set, old, pending;
+	bool was_pending;
+	ssize_t w;
+	int e;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	w = write(fd, p, n);
+	e = errno;
+	if (w < 0 && e == EPIPE && !was_pending) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return w;
+}
+
 static void
 close_fd(int *fd)
 {
@@ -442,7 +468,7 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc > 0 && iin >= 0 && (pf[iin].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write(pin[1], input + written, input_len - written);
+			ssize_t w = write_nopipe(pin[1], input + written, input_len - written);
 			if (w > 0)
 				written += (size_t)w;
 			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == input_len)

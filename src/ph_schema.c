@@ -1401,17 +1401,18 @@ dsl_field(struct dsl *d, const char *name, const struct ph_ynode *n, bool *requi
 		json_object_put(o);
 		return NULL;
 	}
-	/* a default and the allowed values must satisfy the field itself */
+	/* the field must compile (patterns) and its default fit it */
 	{
 		struct json_object *def;
-		if (json_object_object_get_ex(o, "default", &def)) {
-			char cerr[256];
-			struct ph_schema *s = ph_schema_compile(o, cerr, sizeof cerr);
+		char cerr[256];
+		struct ph_schema *s = ph_schema_compile(o, cerr, sizeof cerr);
+		{
 			struct ph_buf e;
 			ph_buf_init(&e);
 			if (s == NULL)
 				dfail(d, name, n->line, "%s", cerr);
-			else if (ph_schema_validate(s, def, &e, 1) != 0)
+			else if (json_object_object_get_ex(o, "default", &def) &&
+				 ph_schema_validate(s, def, &e, 1) != 0)
 				dfail(d, name, n->line, "default does not fit the field (%s)", e.data);
 			ph_buf_free(&e);
 			ph_schema_free(s);
