@@ -3,6 +3,7 @@
 #include "first.h"
 #include "ph_call.h"
 #include "ph_mime.h"
+#include "ph_schema.h"
 #include "ph_util.h"
 #include <math.h>
 #include <stdarg.h>
@@ -69,7 +70,7 @@ phantom_arg_int(const phantom_call *c, const char *name, long long def)
 		return json_object_get_int64(v);
 	if (json_object_is_type(v, json_type_double)) {
 		double d = json_object_get_double(v);
-		if (d == floor(d) && fabs(d) < 9.2e18)
+		if (ph_integral(d) && fabs(d) < 9.2e18)
 			return (long long)d;
 	}
 	return def;

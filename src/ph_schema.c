@@ -84,15 +84,31 @@ is_number(struct json_object *v)
 	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
 }
 
+bool
+ph_integral(double d)
+{
+	if (!isfinite(d))
+		return false;
+	if (fabs(d) >= 9.0e18)
+		return true; /* past 2^63 every double is an integer */
+	return d == (double)(long long)d;
+}
+
+/* The nearest integer, for |q| < 9e18 (no libm: one library less mapped in
+ * every worker). */
+static double
+nearest(double q)
+{
+	return (double)(long long)(q < 0 ? q - 0.5 : q + 0.5);
+}
+
 static bool
 is_integer(struct json_object *v)
 {
 	if (json_object_is_type(v, json_type_int))
 		return true;
-	if (json_object_is_type(v, json_type_double)) {
-		double d = json_object_get_double(v);
-		return isfinite(d) && d == floor(d);
-	}
+	if (json_object_is_type(v, json_type_double))
+		return ph_integral(json_object_get_double(v));
 	return false;
 }
 
@@ -910,7 +926,7 @@ type_ok(unsigned types, struct json_object *i)
 static void
 fmt_num(char *buf, size_t n, double d)
 {
-	if (d == floor(d) && fabs(d) < 1e15)
+	if (fabs(d) < 1e15 && ph_integral(d))
 		snprintf(buf, n, "%.0f", d);
 	else
 		snprintf(buf, n, "%.17g", d);
@@ -971,7 +987,7 @@ v_number(struct vctx *v, const struct node *s, struct json_object *inst, const s
 	}
 	if (s->multiple > 0) {
 		double q = d / s->multiple;
-		if (!isfinite(q) || fabs(q - nearbyint(q)) > 1e-9) {
+		if (!isfinite(q) || (fabs(q) < 9.0e18 && fabs(q - nearest(q)) > 1e-9)) {
 			fmt_num(b, sizeof b, s->multiple);
 			verr(v, path, "must be a multiple of %s", b);
 		}

@@ -66,6 +66,8 @@ int ph_schema_headers(struct json_object *schema, struct ph_param_header **out, 
 		      char *err, size_t errsz);
 void ph_param_headers_free(struct ph_param_header *h, size_t n);
 
+/* True when d is a finite number without fractional part. */
+bool ph_integral(double d);
 /* JSON equality as JSON Schema defines it (1 == 1.0, objects unordered). */
 bool ph_json_equal(struct json_object *a, struct json_object *b);
 /* Appends a short rendering of v (compact JSON, cut at max bytes with "..."). */

@@ -69,3 +69,13 @@ wait_gone() {
 	for _ in $(seq 1 "${2:-50}"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
 	return 1
 }
+# phantom_up CONF [ARGS...]: phantom_listen, tried again when the free port
+# was taken in the meantime (other test runs share the machine)
+phantom_up() {
+	local i
+	for i in 1 2 3; do
+		phantom_listen "$@" 2>/dev/null && return 0
+		grep -q "Address already in use" "$PH_LOG" 2>/dev/null || break
+	done
+	phantom_listen "$@"
+}

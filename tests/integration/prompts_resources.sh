@@ -107,7 +107,7 @@ resource_templates:
       symbol: resource
       complete: {id: {module: testmod.so, symbol: many_values}}
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 U=$NGINX_URL
 

@@ -51,7 +51,7 @@ resource_templates:
   - { uri_template: "docs://{page}", dir: $E/docs }
   - { uri_template: "example://rot13/{text}", mime_type: text/plain, module: phantom_example.so, symbol: rot13 }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 
 run() { # LABEL ARGS...: one TAP line per check the client made
