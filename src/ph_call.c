@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define META_CAPS_EMPTY "{}"
 
 struct phantom_call {
 	struct ph_req *r;

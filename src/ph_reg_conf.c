@@ -728,7 +728,6 @@ parse_resource(struct rc *r, const struct ph_ynode *item)
 	res->annotations = json_key(r, item, "annotations", PH_Y_MAP);
 	res->icons = json_key(r, item, "icons", PH_Y_SEQ);
 	parse_cache(r, item, &res->cache);
-	res->cache.ttl_ms = res->cache.ttl_ms; /* -1 when unset */
 	sources += ph_yaml_get(item, "file") != NULL;
 	sources += ph_yaml_get(item, "text") != NULL;
 	sources += has_handler_keys(item);
