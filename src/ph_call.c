@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 struct phantom_call {
 	struct ph_req *r;
 	const struct ph_invocation *inv;
