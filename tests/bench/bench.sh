@@ -189,6 +189,6 @@ if [ -n "$PEER_URL" ]; then
 	PEER_RSS=$(maxcol 4 peer_tool peer_resource)
 	PEER_PSS=$(maxcol 6 peer_tool peer_resource)
 	echo "Phantom / peer, peak RSS         $(ratio "$(maxcol 4 module script resource)" "$PEER_RSS")   (target <= 0.10; nginx + master + $W workers)"
-	echo "Phantom / peer, peak RSS w/o nginx $(ratio "$(maxcol 5 module script resource)" "$PEER_RSS")"
+	echo "Phantom / peer, peak RSS, no nginx $(ratio "$(maxcol 5 module script resource)" "$PEER_RSS")"
 	echo "Phantom / peer, peak PSS         $(ratio "$(maxcol 6 module script resource)" "$PEER_PSS")"
 fi
