@@ -16,7 +16,7 @@ call() { local id=$1 p=$2; shift 2; mcall "$U" "$id" tools/call "$p" "$@"; }
 mcall "$U" 1 server/discover '{}'
 is "$(jqr '.result.capabilities|[has("tools"),has("prompts"),has("resources"),has("completions")]|all')" true \
 	"tools, prompts, resources and completions are advertised"
-like "$(jqr .result.instructions)" "Example Phantom server" "instructions"
+is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" phantom "the sample configuration keeps the default server name"
 mcall "$U" 2 tools/list '{}'
 is "$(jqr '[.result.tools[].name]|join(",")')" "echo,text_stats,count_to,host_info,echo_script,countdown" "the example tools"
 is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" "300000/public" "tools list cache hints"
