@@ -1,24 +1,13 @@
 #!/bin/bash
 # The official TypeScript SDK v2 client (@modelcontextprotocol/client
 # 2.4.0) calls every kind of tool, prompt and resource: behind nginx in the
-# auto, 2026-07-28 and legacy eras, and over stdio. The client is installed
-# from the npm registry into a cache directory the first time
-# ($PHANTOM_TEST_CACHE, default ~/.cache/phantom-tests); without node, npm
-# or the registry the test is skipped.
+# auto, 2026-07-28 and legacy eras, and over stdio. The client comes from the
+# pinned npm packages scripts/test.sh installs (tests/node/package.json).
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
-command -v node >/dev/null && command -v npm >/dev/null || skip_all "node and npm are needed"
-CACHE=${PHANTOM_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/phantom-tests}/sdk-client-2.4.0
-if [ ! -f "$CACHE/node_modules/@modelcontextprotocol/client/package.json" ]; then
-	mkdir -p "$CACHE"
-	printf '{"private":true,"type":"module"}\n' >"$CACHE/package.json"
-	(cd "$CACHE" && timeout 300 npm install --no-audit --no-fund --loglevel=error \
-		@modelcontextprotocol/client@2.4.0 >"$T_DIR/npm.log" 2>&1) ||
-		skip_all "could not install @modelcontextprotocol/client 2.4.0 ($(tail -1 "$T_DIR/npm.log"))"
-fi
-# bare imports resolve from the script's own directory upwards
-cp "$top_srcdir/tests/integration/sdk_client.mjs" "$CACHE/"
+node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
+CACHE=$NODE_DIR/phantom-clients
 
 E=$top_srcdir/examples
 cat >"$T_DIR/phantom.yaml" <<YAML
@@ -56,7 +45,7 @@ nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 
 run() { # LABEL ARGS...: one TAP line per check the client made
 	local label=$1 line; shift
-	(cd "$CACHE" && timeout 120 node sdk_client.mjs "$@") >"$T_DIR/out" 2>"$T_DIR/err"
+	(cd "$CACHE" && timeout 120 node sdk-v2-features.mjs "$@") >"$T_DIR/out" 2>"$T_DIR/err"
 	[ -s "$T_DIR/out" ] || { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1));
 		echo "not ok $T_N - $label: the client ran"; sed 's/^/#   /' "$T_DIR/err" | tail -5; return; }
 	while IFS= read -r line; do
