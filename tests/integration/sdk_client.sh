@@ -45,7 +45,7 @@ nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 
 run() { # LABEL ARGS...: one TAP line per check the client made
 	local label=$1 line; shift
-	(cd "$CACHE" && timeout 120 node sdk-v2-features.mjs "$@") >"$T_DIR/out" 2>"$T_DIR/err"
+	(cd "$CACHE" && timeout 120 "$NODE" sdk-v2-features.mjs "$@") >"$T_DIR/out" 2>"$T_DIR/err"
 	[ -s "$T_DIR/out" ] || { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1));
 		echo "not ok $T_N - $label: the client ran"; sed 's/^/#   /' "$T_DIR/err" | tail -5; return; }
 	while IFS= read -r line; do
