@@ -1,6 +1,7 @@
 /* ph_conf.c: the configuration key table and the loader that walks it. */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_skills.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -73,6 +74,9 @@ static const struct key keys[] = {
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "write each request log line as a JSON object"},
+	{"skills", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "skills manifest and limits: manifest, max_files, max_bytes, max_depth, digest_cache",
+	 ph_skills_conf_parse, ph_skills_conf_free},
 };
 
 void

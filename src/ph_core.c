@@ -637,6 +637,11 @@ static const struct method methods[] = {
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
+	{"skills/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
+	{"skills/get", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
+	/* cacheable too: the SDK client (2.4.0) requires ttlMs/cacheScope here */
+	{"resources/directory/read", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_directory_read,
+	 ph_skills_configured},
 };
 
 static const struct method *

@@ -1,16 +1,980 @@
-/* ph_skills.c: the skills extension (io.modelcontextprotocol/skills). */
+/* ph_skills.c: the skills extension at request time: skills/list,
+ * skills/get, resources/read of skill:// files, resources/directory/read,
+ * and the capability. Everything was loaded by ph_skill_load.c; here
+ * requests are resolved against that index, files are read below their
+ * skill directory only, templates are rendered and files digested (static
+ * files once per worker, until they change).
+ *
+ * Presence: a skill is served to a request when the principal may see it
+ * (it or a skill it is nested in is allowed) and its SKILL.md can be read
+ * and still has valid frontmatter. A skill that is not served still owns
+ * its directory: the files there are not its parent's. A request is served
+ * by the deepest served skill on the route's chain, so a folder whose own
+ * skill is absent but that holds a deeper served skill is listed by the
+ * parent and readable as a directory, consistently. */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_skills.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define HAVE_OPENAT2 1
+#endif
+
+#define EXT_ID "io.modelcontextprotocol/skills"
+
+unsigned long ph_skills_hash_count;
+
+/* ---- templates --------------------------------------------------------------- */
+
+/* Parses a placeholder at s ("{{ name }}"). Returns its length and the
+ * name's place, or 0 when s does not start one. */
+static size_t
+placeholder(const char *s, size_t n, size_t *noff, size_t *nlen)
+{
+	size_t i = 2;
+	if (n < 4 || s[0] != '{' || s[1] != '{')
+		return 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	*noff = i;
+	if (i >= n || !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'))
+		return 0;
+	while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+			 (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+		i++;
+	*nlen = i - *noff;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i + 1 >= n || s[i] != '}' || s[i + 1] != '}')
+		return 0;
+	return i + 2;
+}
+
+/* Which value a placeholder name stands for: a parameter index, -1 for the
+ * principal, -2 when unknown. */
+static long
+placeholder_value(const char *name, size_t len, char *const *pnames, size_t np)
+{
+	if ((len == 9 && memcmp(name, "principal", 9) == 0) || (len == 4 && memcmp(name, "user", 4) == 0))
+		return -1;
+	for (size_t i = 0; i < np; i++)
+		if (strlen(pnames[i]) == len && memcmp(pnames[i], name, len) == 0)
+			return (long)i;
+	return -2;
+}
+
+char *
+ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size_t np, int *line,
+		    bool *principal)
+{
+	int ln = 1;
+	*principal = false;
+	for (size_t i = 0; i < len; i++) {
+		size_t noff, nlen, pl;
+		if (src[i] == '\n')
+			ln++;
+		if (src[i] != '{' || i + 1 >= len || src[i + 1] != '{')
+			continue;
+		*line = ln;
+		pl = placeholder(src + i, len - i, &noff, &nlen);
+		if (pl == 0)
+			return ph_xstrdup("'{{' does not start a {{name}} placeholder");
+		switch (placeholder_value(src + i + noff, nlen, pnames, np)) {
+		case -2:
+			return ph_xasprintf("unknown placeholder {{%.*s}} (known: principal, user and "
+					    "the path parameters)", (int)nlen, src + i + noff);
+		case -1:
+			*principal = true;
+			break;
+		default:
+			break;
+		}
+		i += pl - 1;
+	}
+	return NULL;
+}
+
+void
+ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *const *pnames,
+		     char *const *vals, size_t np, const char *principal)
+{
+	size_t lit = 0;
+	for (size_t i = 0; i < len; i++) {
+		size_t noff, nlen, pl;
+		long v;
+		if (src[i] != '{' || (pl = placeholder(src + i, len - i, &noff, &nlen)) == 0)
+			continue;
+		v = placeholder_value(src + i + noff, nlen, pnames, np);
+		if (v == -2)
+			continue;
+		ph_buf_add(out, src + lit, i - lit);
+		if (v == -1) {
+			if (principal)
+				ph_buf_adds(out, principal);
+		} else if (vals && vals[v]) {
+			ph_buf_adds(out, vals[v]);
+		}
+		i += pl - 1;
+		lit = i + 1;
+	}
+	ph_buf_add(out, src + lit, len - lit);
+}
+
+/* ---- reading below a skill directory ------------------------------------------- */
+
+/* Opens rel below root without leaving it (no "..", no symbolic link that
+ * ends outside). Returns an fd or -1 with errno. */
+static int
+open_beneath(const char *root, const char *rel)
+{
+	char *joined, *real;
+	size_t rl = strlen(root);
+	int fd;
+#ifdef HAVE_OPENAT2
+	{
+		struct open_how how;
+		int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int e;
+		if (dfd < 0)
+			return -1;
+		memset(&how, 0, sizeof how);
+		how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+		fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
+		e = errno;
+		close(dfd);
+		errno = e;
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+			return fd;
+	}
+#endif
+	/* without openat2: resolve, check, and open what was checked */
+	joined = ph_xasprintf("%s/%s", root, rel);
+	real = realpath(joined, NULL);
+	free(joined);
+	if (real == NULL)
+		return -1;
+	if (strncmp(real, root, rl) != 0 || real[rl] != '/') {
+		free(real);
+		errno = EXDEV;
+		return -1;
+	}
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	free(real);
+	return fd;
+}
+
+/* Reads a regular file opened as fd (closed here) up to max bytes. */
+static int
+read_fd(int fd, size_t max, struct ph_buf *out, struct stat *st)
+{
+	char chunk[16384];
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0) {
+			int e = errno;
+			if (e == EINTR)
+				continue;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (out->len + (size_t)n > max) {
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+		ph_buf_add(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+read_file(const struct ph_skills_conf *sc, const struct ph_skill *owner,
+	  const struct ph_skill_file *f, struct ph_buf *out, struct stat *st)
+{
+	int fd = open_beneath(owner->dir, f->disk_rel);
+	if (fd < 0)
+		return -1;
+	return read_fd(fd, (size_t)sc->max_bytes, out, st);
+}
+
+static bool
+same_file(const struct ph_fcache *c, const struct stat *st)
+{
+	return c->valid && c->dev == st->st_dev && c->ino == st->st_ino && c->size == st->st_size &&
+	       c->mtim.tv_sec == st->st_mtim.tv_sec && c->mtim.tv_nsec == st->st_mtim.tv_nsec &&
+	       c->ctim.tv_sec == st->st_ctim.tv_sec && c->ctim.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* Brings f's cache up to date with the file on disk: the digest of a static
+ * file, the source of a template, the frontmatter of SKILL.md. A stat()
+ * decides whether anything must be read. Returns 0, or -1 with errno
+ * (EINVAL: SKILL.md no longer has valid frontmatter). */
+static int
+refresh(const struct ph_skills_conf *sc, const struct ph_skill *owner, struct ph_skill_file *f)
+{
+	struct ph_fcache *c = &f->c;
+	struct stat st;
+	struct ph_buf b;
+	if (sc->digest_cache && stat(f->disk, &st) == 0 && same_file(c, &st))
+		return 0;
+	free(c->src);
+	c->src = NULL;
+	json_object_put(c->fm);
+	c->fm = NULL;
+	c->valid = false;
+	ph_buf_init(&b);
+	if (read_file(sc, owner, f, &b, &st) != 0) {
+		int e = errno;
+		ph_buf_free(&b);
+		errno = e;
+		return -1;
+	}
+	if ((off_t)b.len != st.st_size) {
+		/* it changed while we read: serve nothing stale */
+		ph_buf_free(&b);
+		errno = EAGAIN;
+		return -1;
+	}
+	if (f->skill_md) {
+		char *err = NULL;
+		const char *why = NULL;
+		struct json_object *fm = ph_skill_frontmatter(b.data ? b.data : "", b.len, sc->yaml_depth, &err);
+		if (fm == NULL || (why = ph_skill_fm_check(fm)) != NULL ||
+		    strcmp(json_object_get_string(json_object_object_get(fm, "name")),
+			   owner->segs[owner->nsegs - 1]) != 0) {
+			ph_log("error", "skill '%s': %s: %s", owner->path, f->disk,
+			       err ? err : why ? why : "frontmatter name differs from the path");
+			free(err);
+			json_object_put(fm);
+			ph_buf_free(&b);
+			errno = EINVAL;
+			return -1;
+		}
+		c->fm = fm;
+	}
+	if (f->tmpl) {
+		c->srclen = b.len;
+		c->src = ph_buf_steal(&b);
+	} else {
+		crypto_hash_sha256(c->digest, (const unsigned char *)(b.data ? b.data : ""), b.len);
+		ph_skills_hash_count++;
+	}
+	ph_buf_free(&b);
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->size = st.st_size;
+	c->mtim = st.st_mtim;
+	c->ctim = st.st_ctim;
+	c->valid = true;
+	return 0;
+}
+
+static char **
+param_names(const struct ph_skill *k, char **buf, size_t cap)
+{
+	for (size_t i = 0; i < k->nparams && i < cap; i++)
+		buf[i] = k->params[i].name;
+	return buf;
+}
+
+int
+ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *owner,
+		     struct ph_skill_file *f, char *const *vals, const char *principal,
+		     struct ph_buf *out)
+{
+	struct stat st;
+	if (f->tmpl) {
+		char *pn[PH_SKILL_MAX_SEGS];
+		if (refresh(sc, owner, f) != 0)
+			return -1;
+		ph_skill_tmpl_render(out, f->c.src, f->c.srclen, param_names(owner, pn, PH_SKILL_MAX_SEGS),
+				     vals, owner->nparams, principal);
+		return 0;
+	}
+	return read_file(sc, owner, f, out, &st);
+}
+
+int
+ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *owner,
+		      struct ph_skill_file *f, char *const *vals, const char *principal,
+		      unsigned char digest[32], size_t *size)
+{
+	if (refresh(sc, owner, f) != 0)
+		return -1;
+	if (f->tmpl) {
+		struct ph_buf b;
+		char *pn[PH_SKILL_MAX_SEGS];
+		ph_buf_init(&b);
+		ph_skill_tmpl_render(&b, f->c.src, f->c.srclen, param_names(owner, pn, PH_SKILL_MAX_SEGS),
+				     vals, owner->nparams, principal);
+		crypto_hash_sha256(digest, (const unsigned char *)(b.data ? b.data : ""), b.len);
+		ph_skills_hash_count++;
+		*size = b.len;
+		ph_buf_free(&b);
+		return 0;
+	}
+	memcpy(digest, f->c.digest, 32);
+	*size = (size_t)f->c.size;
+	return 0;
+}
+
+/* ---- the index ------------------------------------------------------------------- */
+
+static bool
+seg_is_param(const char *s)
+{
+	return s[0] == ':';
+}
+
+long
+ph_skills_match(const struct ph_skills_conf *sc, char *const *segs, size_t n, size_t *used)
+{
+	for (size_t o = 0; o < sc->n; o++) {
+		const struct ph_skill *k = &sc->skills[sc->match_order[o]];
+		bool ok = k->nsegs <= n;
+		for (size_t i = 0; ok && i < k->nsegs; i++) {
+			if (!seg_is_param(k->segs[i])) {
+				ok = strcmp(k->segs[i], segs[i]) == 0;
+			} else {
+				for (size_t p = 0; p < k->nparams; p++)
+					if (k->params[p].seg == i)
+						ok = k->params[p].re_ok &&
+						     ph_utf8_valid(segs[i], strlen(segs[i])) &&
+						     regexec(&k->params[p].re, segs[i], 0, NULL, 0) == 0;
+			}
+		}
+		if (ok) {
+			*used = k->nsegs;
+			return (long)sc->match_order[o];
+		}
+	}
+	return -1;
+}
+
+const struct ph_tree_ent *
+ph_skills_tree_find(const struct ph_skill *k, const char *rel)
+{
+	size_t lo = 0, hi = k->ntree;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(k->tree[mid].rel, rel);
+		if (c == 0)
+			return &k->tree[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- one request ------------------------------------------------------------------ */
+
+enum { UNKNOWN = 0, YES, NO };
+
+struct rq {
+	struct ph_req *r;
+	struct ph_skills_conf *sc;
+	unsigned char *vis;     /* per skill: visible to the principal */
+	unsigned char *present; /* per skill: visible and its SKILL.md is good */
+};
+
+static void
+rq_init(struct rq *q, struct ph_req *r)
+{
+	q->r = r;
+	q->sc = r->srv->conf->skills;
+	q->vis = ph_xcalloc(q->sc->n ? q->sc->n : 1, 1);
+	q->present = ph_xcalloc(q->sc->n ? q->sc->n : 1, 1);
+}
+
+static void
+rq_free(struct rq *q)
+{
+	free(q->vis);
+	free(q->present);
+}
+
+static bool
+visible(struct rq *q, size_t k)
+{
+	const struct ph_skill *s = &q->sc->skills[k];
+	if (q->vis[k] == UNKNOWN) {
+		/* a skill it is nested in grants it */
+		bool v = ph_access_allowed(q->r, PH_KIND_SKILL, s->path);
+		for (size_t i = 0; !v && i < s->nanc; i++)
+			v = ph_access_allowed(q->r, PH_KIND_SKILL, q->sc->skills[s->anc[i]].path);
+		q->vis[k] = v ? YES : NO;
+	}
+	return q->vis[k] == YES;
+}
+
+static struct ph_skill_file *
+skill_md(struct ph_skill *k)
+{
+	for (size_t i = 0; i < k->nfiles; i++)
+		if (k->files[i].skill_md)
+			return &k->files[i];
+	return NULL;
+}
+
+static bool
+present(struct rq *q, size_t k)
+{
+	if (q->present[k] == UNKNOWN) {
+		struct ph_skill *s = &q->sc->skills[k];
+		struct ph_skill_file *md = skill_md(s);
+		bool ok = visible(q, k) && md != NULL;
+		if (ok && refresh(q->sc, s, md) != 0) {
+			if (errno != ENOENT && errno != EINVAL)
+				ph_log("warning", "skill '%s': cannot read %s: %s", s->path, md->disk,
+				       strerror(errno));
+			ok = false;
+		}
+		q->present[k] = ok ? YES : NO;
+	}
+	return q->present[k] == YES;
+}
+
+/* Appends skill://<concrete path of k> to b. */
+static void
+base_uri(struct ph_buf *b, const struct ph_skill *k, char *const *vals)
+{
+	ph_buf_adds(b, "skill://");
+	for (size_t i = 0; i < k->nsegs; i++) {
+		const char *seg = k->segs[i];
+		if (i)
+			ph_buf_addc(b, '/');
+		if (seg_is_param(seg))
+			for (size_t p = 0; p < k->nparams; p++)
+				if (k->params[p].seg == i)
+					seg = vals[p];
+		ph_skill_uri_encode(b, seg, strlen(seg));
+	}
+}
+
+static char *
+file_uri(const struct ph_skill *k, char *const *vals, const char *rel)
+{
+	struct ph_buf b;
+	ph_buf_init(&b);
+	base_uri(&b, k, vals);
+	if (rel[0]) {
+		ph_buf_addc(&b, '/');
+		ph_skill_uri_encode_path(&b, rel);
+	}
+	return ph_buf_steal(&b);
+}
+
+/* A URI resolved to the skill that serves it. */
+struct loc {
+	char **segs;
+	size_t nsegs;
+	size_t skill;   /* the deepest served skill on the route's chain */
+	char **vals;    /* its parameter values (point into segs) */
+	char *rel;      /* the rest of the path, "" for the skill root */
+};
+
+static void
+loc_free(struct loc *l)
+{
+	ph_skill_segs_free(l->segs, l->nsegs);
+	free(l->vals);
+	free(l->rel);
+	memset(l, 0, sizeof *l);
+}
+
+/* Resolves a canonical skill:// URI. Returns 0, or -1 when no served skill
+ * covers it (which callers report as "not served", never in detail). */
+static int
+resolve(struct rq *q, const char *uri, size_t len, struct loc *l)
+{
+	int n;
+	size_t used;
+	long m;
+	const struct ph_skill *k;
+	struct ph_buf rel;
+	memset(l, 0, sizeof *l);
+	n = ph_skill_uri_split(uri, len, &l->segs);
+	if (n < 0)
+		return -1;
+	l->nsegs = (size_t)n;
+	m = ph_skills_match(q->sc, l->segs, l->nsegs, &used);
+	if (m < 0)
+		goto fail;
+	k = &q->sc->skills[m];
+	if (present(q, (size_t)m)) {
+		l->skill = (size_t)m;
+	} else {
+		size_t i;
+		for (i = 0; i < k->nanc && !present(q, k->anc[i]); i++)
+			;
+		if (i == k->nanc)
+			goto fail;
+		l->skill = k->anc[i];
+	}
+	k = &q->sc->skills[l->skill];
+	l->vals = ph_xcalloc(k->nparams + 1, sizeof *l->vals);
+	for (size_t p = 0; p < k->nparams; p++)
+		l->vals[p] = l->segs[k->params[p].seg];
+	ph_buf_init(&rel);
+	for (size_t i = k->nsegs; i < l->nsegs; i++) {
+		if (i > k->nsegs)
+			ph_buf_addc(&rel, '/');
+		ph_buf_adds(&rel, l->segs[i]);
+	}
+	l->rel = ph_buf_steal(&rel);
+	return 0;
+fail:
+	loc_free(l);
+	return -1;
+}
+
+/* Caching hints combined over a set of skills (phantom-behaviour §1.9). */
+struct hints {
+	size_t n;
+	long long ttl;
+	bool pub;
+};
+
+static void
+hints_init(struct hints *h)
+{
+	h->n = 0;
+	h->ttl = LLONG_MAX;
+	h->pub = true;
+}
+
+static void
+hints_add(struct hints *h, const struct ph_skill *k)
+{
+	h->n++;
+	if (!k->has_cache) {
+		h->ttl = 0;
+		h->pub = false;
+		return;
+	}
+	if (k->ttl_ms < h->ttl)
+		h->ttl = k->ttl_ms;
+	if (!k->pub)
+		h->pub = false;
+}
+
+static void
+hints_put(struct rq *q, const struct hints *h, struct json_object *res)
+{
+	bool pub = h->n > 0 && h->pub && !ph_access_restricted(q->r);
+	json_object_object_add(res, "ttlMs", json_object_new_int64(h->n > 0 ? h->ttl : 0));
+	json_object_object_add(res, "cacheScope", json_object_new_string(pub ? "public" : "private"));
+}
+
+/* Adds the hints of skill k's tree as served to this request: k and every
+ * present nested skill; a template that names the principal makes it
+ * private. */
+static void
+tree_hints(struct rq *q, size_t k, struct hints *h)
+{
+	const struct ph_skill *s = &q->sc->skills[k];
+	hints_add(h, s);
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].uses_principal)
+			h->pub = false;
+	for (size_t i = 0; i < s->ndesc; i++) {
+		const struct ph_skill *d = &q->sc->skills[s->desc[i]];
+		if (!present(q, s->desc[i]))
+			continue;
+		hints_add(h, d);
+		for (size_t j = 0; j < d->nfiles; j++)
+			if (d->files[j].uses_principal)
+				h->pub = false;
+	}
+}
+
+static bool
+ent_served(struct rq *q, size_t serving, const struct ph_tree_ent *e)
+{
+	return e->owner == serving || present(q, e->owner);
+}
+
+static void
+hex_digest(char out[72], const unsigned char d[32])
+{
+	static const char hex[] = "0123456789abcdef";
+	memcpy(out, "sha256:", 7);
+	for (int i = 0; i < 32; i++) {
+		out[7 + 2 * i] = hex[d[i] >> 4];
+		out[8 + 2 * i] = hex[d[i] & 15];
+	}
+	out[71] = '\0';
+}
+
+/* The skill entry of present skill k with parameter values vals. Returns
+ * it (caller puts) and adds to h, or NULL with *e set (PH_E_PARAMS when the
+ * skill is not served, PH_E_HANDLER when it cannot be: over the limits). */
+static struct json_object *
+skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_err *e)
+{
+	struct ph_skill *s = &q->sc->skills[k];
+	struct ph_skill_file *md = skill_md(s);
+	struct json_object *o, *res;
+	char *uri;
+	long long total = 0;
+	size_t count = 0;
+	if (md == NULL || !present(q, k)) {
+		*e = PH_E_PARAMS;
+		return NULL;
+	}
+	res = json_object_new_array();
+	for (size_t i = 0; i < s->ntree; i++) {
+		const struct ph_tree_ent *t = &s->tree[i];
+		const struct ph_skill *owner = &q->sc->skills[t->owner];
+		unsigned char d[32];
+		char hex[72];
+		size_t size;
+		struct json_object *ent;
+		if (!ent_served(q, k, t))
+			continue;
+		if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
+			ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
+			       strerror(errno));
+			continue;
+		}
+		count++;
+		total += (long long)size;
+		hex_digest(hex, d);
+		ent = json_object_new_object();
+		uri = file_uri(s, vals, t->rel);
+		json_object_object_add(ent, "uri", json_object_new_string(uri));
+		free(uri);
+		json_object_object_add(ent, "digest", json_object_new_string(hex));
+		json_object_object_add(ent, "size", json_object_new_int64((int64_t)size));
+		json_object_array_add(res, ent);
+	}
+	if ((long long)count > q->sc->max_files || total > q->sc->max_bytes) {
+		ph_log("error", "skill '%s' can't be served: more than %lld files or %lld bytes",
+		       s->path, q->sc->max_files, q->sc->max_bytes);
+		json_object_put(res);
+		*e = PH_E_HANDLER;
+		return NULL;
+	}
+	o = json_object_new_object();
+	uri = file_uri(s, vals, "SKILL.md");
+	json_object_object_add(o, "uri", json_object_new_string(uri));
+	free(uri);
+	json_object_object_add(o, "frontmatter", json_object_get(md->c.fm));
+	json_object_object_add(o, "resources", res);
+	tree_hints(q, k, h);
+	return o;
+}
+
+/* The uri parameter as a string without NUL, or NULL. */
+static const char *
+uri_param(struct ph_req *r, size_t *len)
+{
+	struct json_object *u = ph_jget(r->params, "uri");
+	const char *s;
+	if (u == NULL || !json_object_is_type(u, json_type_string))
+		return NULL;
+	s = json_object_get_string(u);
+	*len = (size_t)json_object_get_string_len(u);
+	return s;
+}
+
+static void
+uri_required(struct ph_outcome *o)
+{
+	struct json_object *d = json_object_new_object();
+	json_object_object_add(d, "uri", json_object_new_string("is required"));
+	ph_outcome_error(o, PH_E_PARAMS, d, "Invalid params: uri is required");
+}
+
+/* ---- methods ------------------------------------------------------------------------ */
+
+bool
+ph_skills_configured(const struct ph_server *s)
+{
+	return s->conf->skills != NULL;
+}
+
+void
+ph_skills_list(struct ph_req *r, struct ph_outcome *o)
+{
+	struct rq q;
+	struct hints h;
+	size_t *vis, nvis = 0, off, cnt;
+	bool complete = true;
+	struct json_object *skills;
+	rq_init(&q, r);
+	vis = ph_xcalloc(q.sc->nlisting ? q.sc->nlisting : 1, sizeof *vis);
+	for (size_t i = 0; i < q.sc->nlisting; i++)
+		if (visible(&q, q.sc->listing[i].skill))
+			vis[nvis++] = i;
+	if (ph_page_begin(r, nvis, &off, o) != 0)
+		goto out;
+	cnt = ph_page_count(r, nvis, off);
+	hints_init(&h);
+	skills = json_object_new_array();
+	for (size_t i = off; i < off + cnt; i++) {
+		const struct ph_listing *l = &q.sc->listing[vis[i]];
+		enum ph_err e;
+		struct json_object *ent = skill_entry(&q, l->skill, l->vals, &h, &e);
+		if (ent == NULL) {
+			complete = false; /* left out; the page is not cacheable */
+			continue;
+		}
+		json_object_array_add(skills, ent);
+	}
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "skills", skills);
+	ph_page_end(r, o->result, off, cnt, nvis);
+	if (!complete)
+		h.n = 0;
+	hints_put(&q, &h, o->result);
+out:
+	free(vis);
+	rq_free(&q);
+}
+
+void
+ph_skills_get(struct ph_req *r, struct ph_outcome *o)
+{
+	struct rq q;
+	struct loc l;
+	struct hints h;
+	size_t len;
+	const char *uri = uri_param(r, &len);
+	enum ph_err e = PH_E_PARAMS;
+	struct json_object *ent = NULL;
+	if (uri == NULL) {
+		uri_required(o);
+		return;
+	}
+	r->target = uri;
+	rq_init(&q, r);
+	hints_init(&h);
+	if (resolve(&q, uri, len, &l) == 0) {
+		if (strcmp(l.rel, "SKILL.md") == 0)
+			ent = skill_entry(&q, l.skill, l.vals, &h, &e);
+		loc_free(&l);
+	}
+	if (ent != NULL) {
+		o->result = json_object_new_object();
+		json_object_object_add(o->result, "skill", ent);
+		hints_put(&q, &h, o->result);
+	} else if (e == PH_E_HANDLER) {
+		ph_outcome_error(o, PH_E_HANDLER, NULL, "Internal error");
+	} else {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "No skill is served at %s", uri);
+	}
+	rq_free(&q);
+}
 
 void
 ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 {
-	ph_outcome_not_found(r, o, uri);
+	struct rq q;
+	struct loc l;
+	size_t len;
+	const char *u = uri_param(r, &len);
+	const struct ph_tree_ent *t;
+	struct ph_buf b;
+	if (u == NULL || strlen(uri) != len || r->srv->conf->skills == NULL) {
+		ph_outcome_not_found(r, o, uri);
+		return;
+	}
+	rq_init(&q, r);
+	if (resolve(&q, u, len, &l) != 0) {
+		ph_outcome_not_found(r, o, uri);
+		rq_free(&q);
+		return;
+	}
+	t = l.rel[0] ? ph_skills_tree_find(&q.sc->skills[l.skill], l.rel) : NULL;
+	ph_buf_init(&b);
+	if (t == NULL || !ent_served(&q, l.skill, t) ||
+	    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
+		if (t != NULL && errno != ENOENT)
+			ph_log("warning", "skill file %s is not served: %s", t->f->disk, strerror(errno));
+		ph_outcome_not_found(r, o, uri);
+	} else {
+		struct json_object *c = json_object_new_object(), *arr = json_object_new_array();
+		struct hints h;
+		const char *data = b.data ? b.data : "";
+		json_object_object_add(c, "uri", json_object_new_string(uri));
+		json_object_object_add(c, "mimeType", json_object_new_string(t->f->mime));
+		if (ph_utf8_valid(data, b.len)) {
+			json_object_object_add(c, "text", json_object_new_string_len(data, (int)b.len));
+		} else {
+			size_t bl = sodium_base64_encoded_len(b.len, sodium_base64_VARIANT_ORIGINAL);
+			char *enc = ph_xmalloc(bl);
+			sodium_bin2base64(enc, bl, (const unsigned char *)data, b.len,
+					  sodium_base64_VARIANT_ORIGINAL);
+			json_object_object_add(c, "blob", json_object_new_string(enc));
+			free(enc);
+		}
+		json_object_array_add(arr, c);
+		o->result = json_object_new_object();
+		json_object_object_add(o->result, "contents", arr);
+		hints_init(&h);
+		hints_add(&h, &q.sc->skills[t->owner]);
+		if (t->f->uses_principal)
+			h.pub = false;
+		hints_put(&q, &h, o->result);
+	}
+	ph_buf_free(&b);
+	loc_free(&l);
+	rq_free(&q);
+}
+
+struct child {
+	const char *name; /* borrowed from a tree entry */
+	size_t nlen;
+	const struct ph_tree_ent *file; /* NULL for a directory */
+};
+
+static int
+child_cmp(const void *a, const void *b)
+{
+	const struct child *x = a, *y = b;
+	size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
+	int c = memcmp(x->name, y->name, n);
+	if (c != 0)
+		return c;
+	return x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
+}
+
+void
+ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o)
+{
+	struct rq q;
+	struct loc l;
+	size_t len, nch = 0, plen, off, cnt;
+	const char *uri = uri_param(r, &len);
+	struct child *ch = NULL;
+	const struct ph_skill *s;
+	if (uri == NULL) {
+		uri_required(o);
+		return;
+	}
+	r->target = uri;
+	if (strncmp(uri, "skill://", 8) != 0 || r->srv->conf->skills == NULL) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource", uri);
+		return;
+	}
+	rq_init(&q, r);
+	if (resolve(&q, uri, len, &l) != 0) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource", uri);
+		rq_free(&q);
+		return;
+	}
+	s = &q.sc->skills[l.skill];
+	plen = strlen(l.rel);
+	for (size_t i = 0; i < s->ntree; i++) {
+		const struct ph_tree_ent *t = &s->tree[i];
+		const char *rest, *slash;
+		if (plen && (strncmp(t->rel, l.rel, plen) != 0 || t->rel[plen] != '/'))
+			continue;
+		if (!ent_served(&q, l.skill, t))
+			continue;
+		rest = t->rel + (plen ? plen + 1 : 0);
+		slash = strchr(rest, '/');
+		if (slash && nch > 0 && ch[nch - 1].file == NULL &&
+		    ch[nch - 1].nlen == (size_t)(slash - rest) && memcmp(ch[nch - 1].name, rest, ch[nch - 1].nlen) == 0)
+			continue; /* more of the same subdirectory */
+		ch = ph_xrealloc(ch, (nch + 1) * sizeof *ch);
+		ch[nch].name = rest;
+		ch[nch].nlen = slash ? (size_t)(slash - rest) : strlen(rest);
+		ch[nch].file = slash ? NULL : t;
+		nch++;
+	}
+	if (nch == 0) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource", uri);
+		goto out;
+	}
+	qsort(ch, nch, sizeof *ch, child_cmp);
+	if (ph_page_begin(r, nch, &off, o) != 0)
+		goto out;
+	cnt = ph_page_count(r, nch, off);
+	{
+		struct json_object *arr = json_object_new_array();
+		struct hints h;
+		for (size_t i = off; i < off + cnt; i++) {
+			struct json_object *e = json_object_new_object();
+			char *rel = plen ? ph_xasprintf("%s/%.*s", l.rel, (int)ch[i].nlen, ch[i].name)
+					 : ph_xstrndup(ch[i].name, ch[i].nlen);
+			char *curi = file_uri(s, l.vals, rel);
+			json_object_object_add(e, "uri", json_object_new_string(curi));
+			if (ch[i].file && ch[i].file->f->skill_md) {
+				/* a skill's own SKILL.md carries that skill's name and description */
+				struct json_object *fm = ch[i].file->f->c.fm;
+				json_object_object_add(e, "name", json_object_get(json_object_object_get(fm, "name")));
+				json_object_object_add(e, "description",
+						       json_object_get(json_object_object_get(fm, "description")));
+				json_object_object_add(e, "mimeType", json_object_new_string("text/markdown"));
+			} else {
+				json_object_object_add(e, "name", json_object_new_string_len(ch[i].name, (int)ch[i].nlen));
+				json_object_object_add(e, "mimeType", json_object_new_string(
+					ch[i].file ? ch[i].file->f->mime : "inode/directory"));
+			}
+			json_object_array_add(arr, e);
+			free(curi);
+			free(rel);
+		}
+		o->result = json_object_new_object();
+		json_object_object_add(o->result, "resources", arr);
+		ph_page_end(r, o->result, off, cnt, nch);
+		hints_init(&h);
+		tree_hints(&q, l.skill, &h);
+		hints_put(&q, &h, o->result);
+	}
+out:
+	free(ch);
+	loc_free(&l);
+	rq_free(&q);
 }
 
 void
 ph_skills_capabilities(struct ph_req *r, struct json_object *caps)
 {
-	(void)r;
-	(void)caps;
+	struct ph_skills_conf *sc = r->srv->conf->skills;
+	struct json_object *ext, *v;
+	struct rq q;
+	bool any = false;
+	if (sc == NULL || sc->n == 0)
+		return;
+	rq_init(&q, r);
+	for (size_t i = 0; i < sc->n && !any; i++)
+		any = visible(&q, i);
+	rq_free(&q);
+	if (!any)
+		return;
+	if (ph_jget(caps, "resources") == NULL)
+		json_object_object_add(caps, "resources", json_object_new_object());
+	ext = ph_jget(caps, "extensions");
+	if (ext == NULL) {
+		ext = json_object_new_object();
+		json_object_object_add(caps, "extensions", ext);
+	}
+	v = json_object_new_object();
+	json_object_object_add(v, "directoryRead", json_object_new_boolean(1));
+	json_object_object_add(ext, EXT_ID, v);
 }
