@@ -874,6 +874,10 @@ scan_skill(struct lctx *L, size_t idx)
 		s.skip_rels[s.nskip_rels++] = ph_buf_steal(&b);
 	}
 	walk_dir(&s, k->dir, "", 1);
+	if (!s.failed && s.bytes > L->sc->max_bytes) {
+		PROB(L, k->line, "skill '%s' has more than %lld bytes of files", k->path, L->sc->max_bytes);
+		s.failed = true;
+	}
 	if (!s.failed) {
 		qsort(k->files, k->nfiles, sizeof *k->files, file_cmp);
 		check_files(&s);
