@@ -25,6 +25,19 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	for s in nginx lighttpd apache2; do service "$s" stop >/dev/null 2>&1 || true; done
 fi
 
+# The independent MCP clients and the conformance suite (pinned versions in
+# tests/node/package.json) go to a cache directory outside the tree.
+export PHANTOM_NPM_DIR=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
+if [ "${SKIP_INSTALL:-}" = "" ] || [ ! -d "$PHANTOM_NPM_DIR/node_modules" ]; then
+	mkdir -p "$PHANTOM_NPM_DIR"
+	if ! cmp -s tests/node/package.json "$PHANTOM_NPM_DIR/package.json" ||
+	   [ ! -d "$PHANTOM_NPM_DIR/node_modules" ]; then
+		cp tests/node/package.json "$PHANTOM_NPM_DIR/package.json"
+		( cd "$PHANTOM_NPM_DIR" && npm install --no-audit --no-fund --loglevel=error ) ||
+			{ echo "npm install failed"; echo "0 passed, 1 failed"; exit 1; }
+	fi
+fi
+
 build=$top/build-test
 rm -rf "$build"
 mkdir -p "$build"

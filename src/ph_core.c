@@ -7,6 +7,7 @@
 #include "ph_features.h"
 #include "ph_server.h"
 #include "ph_util.h"
+#include "ph_state.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,9 +143,41 @@ ph_req_alive(struct ph_req *r)
 {
 	if (r->ex->cancelled)
 		return false;
-	if (r->streaming && r->ex->ops->stream_ping(r->ex) != 0)
+	/* HTTP: only an open SSE stream can tell; stdio: looks for a cancel */
+	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
 		r->ex->cancelled = 1;
 	return !r->ex->cancelled;
+}
+
+static bool
+same_id(struct json_object *a, struct json_object *b)
+{
+	if (a == NULL || b == NULL || json_object_get_type(a) != json_object_get_type(b))
+		return false;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
+}
+
+bool
+ph_cancels(const char *line, size_t len, struct json_object *id)
+{
+	struct json_tokener *tok = json_tokener_new_ex(8);
+	struct json_object *o, *p, *rid;
+	bool yes = false;
+	if (tok == NULL)
+		return false;
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	json_tokener_free(tok);
+	if (o == NULL)
+		return false;
+	p = ph_jget(o, "params");
+	rid = ph_jget(p, "requestId");
+	if (ph_jget(o, "id") == NULL && ph_jstr(o, "method") != NULL &&
+	    strcmp(ph_jstr(o, "method"), "notifications/cancelled") == 0 && same_id(rid, id))
+		yes = true;
+	json_object_put(o);
+	return yes;
 }
 
 int
@@ -334,36 +367,45 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
-/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after. */
-static struct json_object *
-parse_json(const char *s, size_t len, int depth)
+/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after.
+ * Returns true for a valid document with the value in *out (caller puts;
+ * NULL for the document "null"), false for anything that is not JSON. */
+static bool
+parse_json(const char *s, size_t len, int depth, struct json_object **out)
 {
 	struct json_tokener *tok = json_tokener_new_ex(depth);
 	struct json_object *o;
+	enum json_tokener_error jerr;
 	size_t end;
+	*out = NULL;
 	if (tok == NULL)
-		return NULL;
+		return false;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, s, (int)len);
-	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success) {
-		/* also covers a document cut short (json_tokener_continue) */
-		if (o == NULL && json_tokener_get_error(tok) == json_tokener_continue) {
-			/* "null" is the only complete document that yields NULL */
-		}
-		json_object_put(o);
-		json_tokener_free(tok);
-		return NULL;
-	}
+	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
+	if (o == NULL && jerr == json_tokener_continue) {
+		/* the tokener cannot tell "1" from the start of "12": a NUL marks
+		 * the end of the input, so a bare number completes and a document
+		 * cut short fails */
+		o = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
 	json_tokener_free(tok);
+	if (jerr != json_tokener_success) {
+		json_object_put(o);
+		return false;
+	}
 	for (; end < len; end++) {
 		char ch = s[end];
 		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
 			json_object_put(o);
-			return NULL;
+			return false;
 		}
 	}
-	return o;
+	*out = o;
+	return true;
 }
 
 struct json_object *
@@ -498,13 +540,21 @@ struct method {
 
 /* Capabilities derived from what is configured and visible to this
  * request's principal; each feature adds its own. */
-static struct json_object *
-capabilities(struct ph_req *r)
+struct json_object *
+ph_capabilities(struct ph_req *r)
 {
+	static const char *const listed[] = {"tools", "prompts", "resources"};
 	struct json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
+	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
+	 * legacy session has no stream to carry them, so it is not promised */
+	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {
+		struct json_object *c = ph_jget(caps, listed[i]);
+		if (c != NULL)
+			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
+	}
 	return caps;
 }
 
@@ -556,7 +606,7 @@ m_discover(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "supportedVersions",
 			       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-	json_object_object_add(o->result, "capabilities", capabilities(r));
+	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
 				       json_object_new_string(c->server.instructions));
@@ -603,7 +653,7 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 			chosen = legacy_versions[i];
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
-	json_object_object_add(o->result, "capabilities", capabilities(r));
+	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
 	json_object_object_add(o->result, "serverInfo", json_object_get(r->srv->server_info));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
@@ -637,6 +687,7 @@ static const struct method methods[] = {
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
+	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
 	{"skills/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
 	{"skills/get", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
 	/* cacheable too: the SDK client (2.4.0) requires ttlMs/cacheScope here */
@@ -850,7 +901,9 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		if (rt == NULL)
 			json_object_object_add(res, "resultType", json_object_new_string("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
-		if ((m->flags & M_CACHEABLE) && complete) {
+		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
+		bool retry = get(r->params, "requestState") || get(r->params, "inputResponses");
+		if ((m->flags & M_CACHEABLE) && complete && !retry) {
 			if (get(res, "ttlMs") == NULL)
 				json_object_object_add(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
 			if (get(res, "cacheScope") == NULL)
@@ -999,6 +1052,12 @@ ladder(struct ph_req *r)
 		r->status = 499;
 		return;
 	}
+	if (r->detached) {
+		json_object_put(o.result);
+		free(o.message);
+		json_object_put(o.data);
+		return;
+	}
 	if (o.result != NULL) {
 		finish_result(r, m, o.result);
 	} else {
@@ -1032,15 +1091,14 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 			goto out;
 		}
 	} else if (ex->too_large) {
-		send_error(&r, PH_E_TOO_LARGE, "Message too large", NULL);
+		send_error(&r, PH_E_TOO_LARGE, NULL, NULL);
 		goto out;
 	} else {
 		body = ph_xstrndup(ex->body, ex->body_len);
 		blen = ex->body_len;
 	}
 	/* step 2: JSON and the shape of one message */
-	r.msg = parse_json(body, blen, (int)srv->conf->limits.json_depth);
-	if (r.msg == NULL) {
+	if (!parse_json(body, blen, (int)srv->conf->limits.json_depth, &r.msg)) {
 		send_error(&r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
 		goto out;
 	}
@@ -1054,7 +1112,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	}
 	jv = get(r.msg, "id");
 	if (jv != NULL && valid_id(jv))
-		r.id = jv;
+		r.id = ex->req_id = jv;
 	if (get(r.msg, "method") == NULL && (get(r.msg, "result") || get(r.msg, "error"))) {
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
 			   NULL);
@@ -1094,6 +1152,10 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	struct ph_server *s = ph_xcalloc(1, sizeof *s);
 	(void)probs;
 	s->conf = conf;
+	ph_state_conf_default(conf);
+	if (conf->request_state->ephemeral)
+		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
+		       "host until the next start or reload");
 	s->server_info = json_object_new_object();
 	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
 	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));

@@ -38,5 +38,10 @@ struct ph_exchange {
 	size_t body_len;
 	bool too_large;           /* stdio: the line was over the body limit */
 	volatile int cancelled;   /* set when the client went away or cancelled */
+	struct json_object *req_id; /* the request's id once known (borrowed), for
+				     * fronts that match notifications/cancelled */
 };
+
+/* True when line is a notifications/cancelled naming request id (ph_core.c). */
+bool ph_cancels(const char *line, size_t len, struct json_object *id);
 #endif

@@ -1,14 +1,25 @@
 /* ph_stdio.c: the stdio front. One JSON-RPC message per line on stdin, one
- * per line on stdout, logs only on stderr, exit on EOF. */
+ * per line on stdout, logs only on stderr, exit on EOF.
+ *
+ * Input is read with read(2) into our own buffer so that, while a request
+ * runs, ph_req_alive() can look ahead for a notifications/cancelled naming
+ * it; every other line read ahead stays queued, in order, for later. */
 #include "first.h"
 #include "ph_front.h"
 #include "ph_util.h"
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+struct stdio_front {
+	struct ph_buf in; /* bytes read, not yet served */
+	size_t max_line;
+	bool eof;
+};
 
 static const char *
 stdio_param(struct ph_exchange *ex, const char *name)
@@ -63,10 +74,53 @@ stdio_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	return put_line(json, len);
 }
 
+/* Reads whatever is available (blocking when wait is set). Returns the bytes
+ * read, 0 at EOF, -1 on error or when nothing was available. */
+static long
+fill(struct stdio_front *f, bool wait)
+{
+	char chunk[65536];
+	ssize_t n;
+	if (!wait) {
+		struct pollfd p = {0, POLLIN, 0};
+		if (poll(&p, 1, 0) <= 0)
+			return -1;
+	}
+	for (;;) {
+		n = read(0, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (n == 0)
+		f->eof = true;
+	if (n > 0)
+		ph_buf_add(&f->in, chunk, (size_t)n);
+	return (long)n;
+}
+
+/* The look-ahead: consumes a queued notifications/cancelled for this request. */
 static int
 stdio_stream_ping(struct ph_exchange *ex)
 {
-	(void)ex;
+	struct stdio_front *f = ex->front;
+	size_t start = 0;
+	if (!f->eof)
+		fill(f, false);
+	while (start < f->in.len) {
+		char *nl = memchr(f->in.data + start, '\n', f->in.len - start);
+		size_t end;
+		if (nl == NULL)
+			break;
+		end = (size_t)(nl - f->in.data);
+		if (ex->req_id && ph_cancels(f->in.data + start, end - start, ex->req_id)) {
+			memmove(f->in.data + start, nl + 1, f->in.len - end - 1);
+			f->in.len -= end + 1 - start;
+			f->in.data[f->in.len] = '\0';
+			return -1;
+		}
+		start = end + 1;
+	}
 	return 0;
 }
 
@@ -75,45 +129,98 @@ static const struct ph_front_ops stdio_ops = {
 	stdio_stream_ping,
 };
 
+/* Takes the next complete line out of the buffer (reading as needed).
+ * Returns its length (line NUL-terminated in *out, caller frees), -1 at
+ * EOF. A line over max_line is returned as too long with *too_long set and
+ * only its first bytes kept. */
+static long
+next_line(struct stdio_front *f, char **out, bool *too_long)
+{
+	size_t scanned = 0;
+	*too_long = false;
+	for (;;) {
+		char *nl = memchr(f->in.data ? f->in.data + scanned : "", '\n', f->in.len - scanned);
+		if (nl != NULL) {
+			size_t len = (size_t)(nl - f->in.data);
+			*out = ph_xstrndup(f->in.data, len);
+			memmove(f->in.data, nl + 1, f->in.len - len - 1);
+			f->in.len -= len + 1;
+			f->in.data[f->in.len] = '\0';
+			if (len > f->max_line)
+				*too_long = true;
+			return (long)len;
+		}
+		scanned = f->in.len;
+		if (f->eof) {
+			if (f->in.len == 0)
+				return -1;
+			/* a last line without a newline still counts */
+			*out = ph_buf_steal(&f->in);
+			return (long)strlen(*out);
+		}
+		if (f->in.len > f->max_line + 1) {
+			/* drop the excess of an over-long line but remember it */
+			f->in.len = f->max_line + 1;
+			f->in.data[f->in.len] = '\0';
+			scanned = f->in.len;
+			for (;;) {
+				char chunk[65536];
+				ssize_t n = read(0, chunk, sizeof chunk);
+				char *e;
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0) {
+					f->eof = true;
+					break;
+				}
+				e = memchr(chunk, '\n', (size_t)n);
+				if (e) {
+					ph_buf_add(&f->in, e, (size_t)(n - (e - chunk)));
+					break;
+				}
+			}
+			continue;
+		}
+		fill(f, true);
+	}
+}
+
 int
 ph_stdio_run(struct ph_server *srv)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	struct stdio_front f;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	memset(&f, 0, sizeof f);
+	ph_buf_init(&f.in);
+	f.max_line = (size_t)srv->conf->http.max_body;
 	for (;;) {
-		ssize_t n;
 		struct ph_exchange ex;
-		errno = 0;
-		n = getline(&line, &cap, stdin);
-		if (n < 0) {
-			if (errno == EINTR && !ferror(stdin))
-				continue;
+		char *line = NULL;
+		bool too_long;
+		long n = next_line(&f, &line, &too_long);
+		if (n < 0)
 			break; /* EOF: the client is done */
-		}
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		while (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
-		if (n == 0)
+		if (n == 0) {
+			free(line);
 			continue;
+		}
 		memset(&ex, 0, sizeof ex);
 		ex.ops = &stdio_ops;
+		ex.front = &f;
 		ex.http = false;
 		ex.body = line;
 		ex.body_len = (size_t)n;
-		ex.too_large = (long long)n > srv->conf->http.max_body;
+		ex.too_large = too_long;
 		ph_serve(srv, &ex);
+		free(line);
 		if (ferror(stdout))
 			break;
-		/* a line far over the limit should not keep its memory */
-		if (cap > (size_t)srv->conf->http.max_body * 2) {
-			free(line);
-			line = NULL;
-			cap = 0;
-		}
 	}
-	free(line);
+	ph_buf_free(&f.in);
 	return 0;
 }

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Golden request/response files (tests/golden/*.json) for every step of the
+# validation ladder and every protocol error: each is sent through nginx and,
+# where it does not depend on HTTP headers, through --stdio, and the response
+# is compared with the expected one as JSON.
+#
+# A golden file: {description, headers, body | raw, http_method?, content_type?,
+#                 pad?, status, stdio, response | null}
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+command -v jq >/dev/null || skip_all "jq not installed"
+
+cat >"$T_DIR/phantom.yaml" <<YAML
+server:
+  name: golden
+  version: "9.9"
+  instructions: Golden instructions.
+workers: 2
+http:
+  max_body: 4096
+YAML
+phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+
+# body_of FILE: the request bytes of a golden file
+body_of() {
+	local f=$1
+	if jq -e 'has("raw")' "$f" >/dev/null; then
+		jq -j .raw "$f"
+	elif jq -e 'has("pad")' "$f" >/dev/null; then
+		jq -c '.body + {pad: ("x" * .pad)}' "$f"
+	else
+		jq -c .body "$f"
+	fi
+}
+
+for f in "$top_srcdir"/tests/golden/*.json; do
+	name=$(basename "$f" .json)
+	want_status=$(jq -r .status "$f")
+	want=$(jq -S -c .response "$f")
+	args=()
+	while IFS= read -r h; do [ -n "$h" ] && args+=(-H "$h"); done \
+		< <(jq -r '.headers | to_entries[] | "\(.key): \(.value)"' "$f")
+	body=$(body_of "$f")
+	if [ "$(jq -r '.http_method // "POST"' "$f")" = GET ]; then
+		STATUS=$(curl -s -o "$T_DIR/out" -w '%{http_code}' "${args[@]}" "$NGINX_URL")
+		BODY=$(cat "$T_DIR/out")
+	else
+		CT=$(jq -r '.content_type // "application/json"' "$f") post "$NGINX_URL" "$body" "${args[@]}"
+	fi
+	is "$STATUS" "$want_status" "$name (nginx): HTTP status"
+	if [ "$want" = null ]; then
+		is "$BODY" "" "$name (nginx): no body"
+	else
+		is "$(printf '%s' "$BODY" | jq -S -c . 2>/dev/null)" "$want" "$name (nginx): response"
+	fi
+	is "$(header Mcp-Session-Id)" "" "$name (nginx): no Mcp-Session-Id"
+
+	if [ "$(jq -r .stdio "$f")" = true ]; then
+		got=$(printf '%s\n' "$body" | "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>/dev/null)
+		if [ "$want" = null ]; then
+			is "$got" "" "$name (stdio): no output"
+		else
+			is "$(printf '%s' "$got" | jq -S -c . 2>/dev/null)" "$want" "$name (stdio): response"
+		fi
+	fi
+done
+mpost "$NGINX_URL" 99 server/discover '{}'
+is "$STATUS" 200 "the server still serves after every golden case"
+done_testing

@@ -1,0 +1,24 @@
+#!/bin/bash
+# The official TypeScript SDK clients against Phantom: SDK v2 in the three
+# eras (auto, pinned 2026-07-28, legacy initialize) over HTTP through nginx
+# and over stdio, and SDK v1 (2025-11-25) over both.
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
+
+cat >"$T_DIR/phantom.yaml" <<YAML
+server: { name: sdk-test, version: "1.0" }
+workers: 2
+YAML
+phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+
+for era in auto:modern 2026-07-28:modern legacy:legacy; do
+	e=${era%%:*}; want=${era##*:}
+	node_client sdk-v2.mjs --url "$NGINX_URL" --era "$e" --expect-era "$want" --name sdk-test
+	node_client sdk-v2.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio \
+		--era "$e" --expect-era "$want" --name sdk-test
+done
+node_client sdk-v1.mjs --url "$NGINX_URL" --name sdk-test
+node_client sdk-v1.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio --name sdk-test
+done_testing
