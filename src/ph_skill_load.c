@@ -491,19 +491,20 @@ push_idx(size_t **v, size_t *n, size_t x)
 	(*v)[(*n)++] = x;
 }
 
-static struct ph_skills_conf *match_sc; /* qsort context */
-
+/* Match order: deeper routes first, then a literal segment before a
+ * parameter (segment by segment), then by path. */
 static int
-match_cmp(const void *pa, const void *pb)
+match_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const struct ph_skill *a = &match_sc->skills[*(const size_t *)pa];
-	const struct ph_skill *b = &match_sc->skills[*(const size_t *)pb];
+	const struct ph_skills_conf *sc = ctx;
+	const struct ph_skill *a = &sc->skills[*(const size_t *)pa];
+	const struct ph_skill *b = &sc->skills[*(const size_t *)pb];
 	if (a->nsegs != b->nsegs)
 		return a->nsegs > b->nsegs ? -1 : 1;
 	for (size_t i = 0; i < a->nsegs; i++) {
 		bool x = is_param(a->segs[i]), y = is_param(b->segs[i]);
 		if (x != y)
-			return x ? 1 : -1; /* a literal segment wins */
+			return x ? 1 : -1;
 	}
 	return strcmp(a->path, b->path);
 }
@@ -557,9 +558,7 @@ routes(struct lctx *L)
 	sc->match_order = ph_xcalloc(sc->n, sizeof *sc->match_order);
 	for (size_t i = 0; i < sc->n; i++)
 		sc->match_order[i] = i;
-	match_sc = sc;
-	qsort(sc->match_order, sc->n, sizeof *sc->match_order, match_cmp);
-	match_sc = NULL;
+	qsort_r(sc->match_order, sc->n, sizeof *sc->match_order, match_cmp, sc);
 	return rc;
 }
 

@@ -670,6 +670,12 @@ skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_
 		json_object_object_add(ent, "size", json_object_new_int64((int64_t)size));
 		json_object_array_add(res, ent);
 	}
+	if (md->c.fm == NULL) {
+		/* SKILL.md changed into something invalid while this entry was built */
+		json_object_put(res);
+		*e = PH_E_PARAMS;
+		return NULL;
+	}
 	if ((long long)count > q->sc->max_files || total > q->sc->max_bytes) {
 		ph_log("error", "skill '%s' can't be served: more than %lld files or %lld bytes",
 		       s->path, q->sc->max_files, q->sc->max_bytes);
