@@ -285,6 +285,71 @@ else
 	T_N=$((T_N + 1)); echo "ok $T_N # SKIP seed with principal Ada: auth (bearer) not in this build yet"
 fi
 
+# ---- allow-lists (5, 6, 12, 28, 31; auth.allow, issue 7) ----------------------------------
+# A parent skill on the list grants its nested skills; anything else is
+# indistinguishable from absent, and every result shaped by an allow-list
+# is private.
+acfg=$T_DIR/allow.yaml
+{
+	echo "server: { name: skills-allow, version: \"1.0\" }"
+	echo "workers: 1"
+	echo "skills: { manifest: skills/manifest.yaml }"
+	echo "auth:"
+	echo "  mode: bearer"
+	echo "  tokens:"
+	for p in gw pr outer inner none admin; do
+		echo "    - { principal: $p, sha256: $(printf 'tok-%s' "$p" | sha256sum | cut -d' ' -f1) }"
+	done
+	echo "  allow:"
+	echo "    gw: { skills: [git-workflow] }"
+	echo "    pr: { skills: [git-workflow, acme/billing/refunds/partial-refunds] }"
+	echo "    outer: { skills: [nest/outer] }"
+	echo "    inner: { skills: [nest/outer/inner] }"
+	echo "    none: { skills: [] }"
+} >"$acfg"
+if "$PHANTOM" -c "$acfg" -t >"$T_DIR/allow.t" 2>&1; then
+	SAVE_ADDR=$PH_ADDR SAVE_PID=$PH_PID SAVE_LOG=$PH_LOG SAVE_U=$U
+	phantom_listen "$acfg" && nginx_start "$PH_ADDR"
+	U=$NGINX_URL
+	as() { echo "Authorization: Bearer tok-$1"; }
+	mpost "$U" 1 skills/list '{}' -H "$(as gw)"
+	is "$(jqr '([.result.skills[].uri] | join(" ")) + " " + (.result.ttlMs|tostring) + " " + .result.cacheScope')" \
+		"skill://git-workflow/SKILL.md 300000 private" "5: allowed [git-workflow]: only it, 300000, private"
+	get skill://acme/billing/refunds/SKILL.md -H "$(as gw)"
+	is "$(jqr .error.message)" "No skill is served at skill://acme/billing/refunds/SKILL.md" \
+		"12: a skill outside the allow-list is not served"
+	rd skill://acme/billing/refunds/SKILL.md -H "$(as gw)"
+	is "$(jqr .error.code)" -32602 "12: nor readable"
+	dread skill://acme/billing/refunds -H "$(as gw)"
+	is "$(jqr .error.code)" -32602 "12: nor a directory"
+	mpost "$U" 2 skills/list '{}' -H "$(as pr)"
+	is "$(jqr '([.result.skills[].uri] | join(" ")) + " " + (.result.ttlMs|tostring)')" \
+		"skill://acme/billing/refunds/partial-refunds/SKILL.md skill://git-workflow/SKILL.md 60000" \
+		"6: allowed [git-workflow, partial-refunds]: ttlMs is the smaller, 60000"
+	get skill://nest/outer/inner/SKILL.md -H "$(as outer)"
+	is "$(jqr .result.skill.frontmatter.name)" inner "28: allowed [nest/outer] grants the nested inner"
+	rd skill://nest/outer/inner/notes.md -H "$(as outer)"
+	is "$(jqr '.result.contents[0].text')" hello "31: and its files"
+	rd skill://nest/outer/SKILL.md -H "$(as inner)"
+	is "$(jqr .error.code)" -32602 "31: allowed [nest/outer/inner]: the parent's SKILL.md is not readable"
+	rd skill://nest/outer/inner/notes.md -H "$(as inner)"
+	is "$(jqr '.result.contents[0].text')" hello "31: the nested skill's own files are"
+	rd skill://nest/outer/SKILL.md -H "$(as gw)"
+	is "$(jqr .error.code)" -32602 "31: allowed [git-workflow]: nest/outer is not readable"
+	mpost "$U" 3 server/discover '{}' -H "$(as none)"
+	is "$(jqr '.result.capabilities | has("extensions")')" false \
+		"21: a principal who sees no skill gets no skills extension"
+	mpost "$U" 4 skills/list '{}' -H "$(as none)"
+	is "$(jqr '.result.skills | length')" 0 "and an empty listing"
+	mpost "$U" 5 skills/list '{}' -H "$(as admin)"
+	is "$(jqr '.result.skills | length')" 12 "a principal without an allow entry sees every skill"
+	get skill://git-workflow/SKILL.md -H "$(as admin)"
+	is "$(jqr .result.cacheScope)" private "with allow-lists configured, results stay private (ph_access_restricted)"
+	U=$SAVE_U PH_ADDR=$SAVE_ADDR PH_PID=$SAVE_PID PH_LOG=$SAVE_LOG
+else
+	T_N=$((T_N + 1)); echo "ok $T_N # SKIP allow-lists: auth.allow not in this build ($(head -1 "$T_DIR/allow.t"))"
+fi
+
 # ---- absent nested skills (25, 26, 27) and the Elixir gaps -------------------------------------
 # A skill whose SKILL.md disappears is no longer served (until reload),
 # but still owns its directory.
