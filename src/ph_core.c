@@ -372,6 +372,35 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
+/* json-c's strict mode still accepts two things that are not JSON: raw
+ * control characters inside strings (RFC 8259 §7) and the literals NaN,
+ * Infinity and -Infinity (§6), which it would later print back as invalid
+ * JSON. Outside strings valid JSON has no letters but those of true, false,
+ * null and exponents. Returns false when s has either. */
+static bool
+json_text_clean(const char *s, size_t len)
+{
+	bool in_str = false, esc = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			else if (c < 0x20)
+				return false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && strchr("truefalsnE", c) == NULL) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after.
  * Returns true for a valid document with the value in *out (caller puts;
  * NULL for the document "null"), false for anything that is not JSON. */
@@ -385,6 +414,10 @@ parse_json(const char *s, size_t len, int depth, struct json_object **out)
 	*out = NULL;
 	if (tok == NULL)
 		return false;
+	if (!json_text_clean(s, len)) {
+		json_tokener_free(tok);
+		return false;
+	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, s, (int)len);
 	jerr = json_tokener_get_error(tok);
