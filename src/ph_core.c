@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_core.h"
 #include "ph_features.h"
+#include "ph_registry.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "ph_state.h"
@@ -584,6 +585,9 @@ ph_capabilities(struct ph_req *r)
 	static const char *const listed[] = {"tools", "prompts", "resources"};
 	struct json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
+	ph_tools_capabilities(r, caps);
+	ph_prompts_capabilities(r, caps);
+	ph_complete_capabilities(r, caps);
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
 	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
@@ -726,6 +730,13 @@ static const struct method methods[] = {
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
 	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
+	{"tools/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
+	{"tools/call", M_MODERN | M_LEGACY | M_NAME, ph_tools_call, ph_tools_available},
+	{"prompts/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_prompts_list, ph_prompts_available},
+	{"prompts/get", M_MODERN | M_LEGACY | M_NAME, ph_prompts_get, ph_prompts_available},
+	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
+	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
+	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
 	{"skills/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
 	{"skills/get", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
 	/* cacheable too: the SDK client (2.4.0) requires ttlMs/cacheScope here */
@@ -1193,7 +1204,11 @@ struct ph_server *
 ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
 	struct ph_server *s = ph_xcalloc(1, sizeof *s);
-	(void)probs;
+	if (ph_registry_prepare(conf, probs) != 0) {
+		ph_conf_free(conf);
+		free(s);
+		return NULL;
+	}
 	s->conf = conf;
 	ph_state_conf_default(conf);
 	if (conf->request_state->ephemeral)

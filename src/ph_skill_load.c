@@ -730,7 +730,7 @@ add_file(struct scan *s, const char *rel_disk, const char *abs, off_t size)
 	f->disk_rel = ph_xstrdup(rel_disk);
 	f->tmpl = tmpl;
 	f->skill_md = strcmp(served, "SKILL.md") == 0;
-	f->mime = ph_skill_mime(served);
+	f->mime = ph_mime_guess(served);
 	s->bytes += (long long)size;
 }
 

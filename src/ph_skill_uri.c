@@ -1,5 +1,5 @@
-/* ph_skill_uri.c: skill:// URIs in their one canonical spelling, and the
- * small text helpers skills need (MIME types, UTF-8 checks).
+/* ph_skill_uri.c: skill:// URIs in their one canonical spelling, and
+ * counting UTF-8 characters.
  *
  * A skill URI is never mapped to a disk path: its decoded segments are
  * looked up among the files enumerated at load. The canonical check makes
@@ -141,84 +141,6 @@ ph_skill_uri_split(const char *uri, size_t len, char ***segs)
 bad:
 	ph_skill_segs_free(v, n);
 	return -1;
-}
-
-const char *
-ph_skill_mime(const char *name)
-{
-	/* phantom-behaviour §1.11: the extension after the last '.', lowercased */
-	static const struct {
-		const char *ext, *type;
-	} table[] = {
-		{"md", "text/markdown"}, {"markdown", "text/markdown"}, {"txt", "text/plain"},
-		{"text", "text/plain"}, {"json", "application/json"}, {"js", "text/javascript"},
-		{"mjs", "text/javascript"}, {"xml", "text/xml"}, {"html", "text/html"},
-		{"htm", "text/html"}, {"css", "text/css"}, {"csv", "text/csv"},
-		{"sh", "application/x-sh"}, {"pdf", "application/pdf"}, {"png", "image/png"},
-		{"jpg", "image/jpeg"}, {"jpeg", "image/jpeg"}, {"gif", "image/gif"},
-		{"svg", "image/svg+xml"}, {"webp", "image/webp"}, {"zip", "application/zip"},
-		{"wav", "audio/wav"}, {"mp3", "audio/mpeg"},
-	};
-	const char *base = strrchr(name, '/'), *dot;
-	char ext[16];
-	size_t n;
-	base = base ? base + 1 : name;
-	dot = strrchr(base, '.');
-	if (dot == NULL || dot == base)
-		return "application/octet-stream";
-	n = strlen(dot + 1);
-	if (n == 0 || n >= sizeof ext)
-		return "application/octet-stream";
-	for (size_t i = 0; i <= n; i++) {
-		char c = dot[1 + i];
-		ext[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-	}
-	for (size_t i = 0; i < PH_ARRAY_LEN(table); i++)
-		if (strcmp(ext, table[i].ext) == 0)
-			return table[i].type;
-	return "application/octet-stream";
-}
-
-bool
-ph_utf8_valid(const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t need;
-		uint32_t cp, min;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF) {
-			need = 1;
-			cp = c & 0x1F;
-			min = 0x80;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			need = 2;
-			cp = c & 0x0F;
-			min = 0x800;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			need = 3;
-			cp = c & 0x07;
-			min = 0x10000;
-		} else {
-			return false;
-		}
-		if (len - i <= need)
-			return false;
-		for (size_t k = 1; k <= need; k++) {
-			if ((s[i + k] & 0xC0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3F);
-		}
-		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-			return false;
-		i += need + 1;
-	}
-	return true;
 }
 
 size_t

@@ -830,10 +830,7 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		if (ph_utf8_valid(data, b.len)) {
 			json_object_object_add(c, "text", json_object_new_string_len(data, (int)b.len));
 		} else {
-			size_t bl = sodium_base64_encoded_len(b.len, sodium_base64_VARIANT_ORIGINAL);
-			char *enc = ph_xmalloc(bl);
-			sodium_bin2base64(enc, bl, (const unsigned char *)data, b.len,
-					  sodium_base64_VARIANT_ORIGINAL);
+			char *enc = ph_base64(data, b.len);
 			json_object_object_add(c, "blob", json_object_new_string(enc));
 			free(enc);
 		}

@@ -13,6 +13,7 @@
 #define PH_SKILLS_H
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_mime.h"
 #include "ph_util.h"
 #include <json-c/json.h>
 #include <regex.h>
@@ -130,11 +131,6 @@ void ph_skill_segs_free(char **segs, size_t n);
 void ph_skill_uri_encode(struct ph_buf *b, const char *seg, size_t len);
 /* Appends a '/'-separated relative path, each segment encoded. */
 void ph_skill_uri_encode_path(struct ph_buf *b, const char *rel);
-/* The MIME type for a file name (static string). */
-const char *ph_skill_mime(const char *name);
-/* True when s (len bytes) is valid UTF-8 (no overlongs, surrogates or
- * code points above U+10FFFF). */
-bool ph_utf8_valid(const char *s, size_t len);
 
 /* ---- SKILL.md frontmatter (ph_skill_fm.c) ---- */
 
