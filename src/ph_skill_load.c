@@ -54,9 +54,13 @@ skill_free(struct ph_skill *k)
 	}
 	free(k->params);
 	free(k->dir);
-	for (size_t i = 0; i < k->nexec; i++)
-		free(k->exec[i]);
-	free(k->exec);
+	if (k->h.exec.argv) {
+		for (size_t i = 0; k->h.exec.argv[i]; i++)
+			free(k->h.exec.argv[i]);
+		free(k->h.exec.argv);
+	}
+	free(k->h.exec.env);
+	free(k->h.exec.cwd);
 	json_object_put(k->fm);
 	for (size_t i = 0; i < k->nfiles; i++) {
 		free(k->files[i].rel);
@@ -369,10 +373,71 @@ parse_cache(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 	return 0;
 }
 
+/* A dynamic skill: exec (argv, the program relative to the manifest or on
+ * the default PATH), timeout_ms, max_output; no dir. */
+static int
+parse_exec(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
+{
+	const struct ph_ynode *v = ph_yaml_get(n, "exec");
+	char **argv;
+	long long t = 0, m = 0;
+	const char *err;
+	if (!k->dynamic) {
+		PROB(L, n->line, "skill '%s': exec is only for dynamic skills (dynamic: true)", k->path);
+		return -1;
+	}
+	if (ph_yaml_get(n, "dir") != NULL) {
+		PROB(L, n->line, "skill '%s': a dynamic skill has no dir; its exec handler makes the "
+		     "files", k->path);
+		return -1;
+	}
+	if (v == NULL || v->kind != PH_Y_SEQ || v->n == 0) {
+		PROB(L, v ? v->line : n->line, "skill '%s': a dynamic skill needs exec: [program, args...]",
+		     k->path);
+		return -1;
+	}
+	argv = ph_xcalloc(v->n + 1, sizeof *argv);
+	k->h.kind = PH_HANDLER_EXEC;
+	k->h.exec.argv = argv;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ph_ynode *a = v->vals[i];
+		if (a->kind != PH_Y_SCALAR || a->len == 0 || strlen(a->str) != a->len) {
+			PROB(L, a->line, "exec[%zu]: expected a string", i);
+			return -1;
+		}
+		argv[i] = ph_xstrdup(a->str);
+	}
+	{
+		char *resolved = ph_exec_resolve(argv[0], mdir, PH_EXEC_DEFAULT_PATH);
+		if (resolved == NULL) {
+			PROB(L, v->line, "skill '%s': cannot run '%s': %s", k->path, argv[0], strerror(errno));
+			return -1;
+		}
+		free(argv[0]);
+		argv[0] = resolved;
+	}
+	k->h.exec.cwd = ph_xstrdup(mdir);
+	if ((v = ph_yaml_get(n, "timeout_ms")) != NULL &&
+	    (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, 1, 86400000, &t, &err) != 0)) {
+		PROB(L, v->line, "timeout_ms: expected an integer from 1 to 86400000");
+		return -1;
+	}
+	if ((v = ph_yaml_get(n, "max_output")) != NULL &&
+	    (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, 1, 1LL << 30, &m, &err) != 0)) {
+		PROB(L, v->line, "max_output: expected an integer from 1 to 1073741824");
+		return -1;
+	}
+	k->h.exec.timeout_ms = t;
+	k->h.exec.max_output = m;
+	k->dir = ph_xstrdup("");
+	return 0;
+}
+
 static int
 parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
 {
-	static const char *const known[] = {"path", "dir", "cache", "params", "list", "dynamic", "exec"};
+	static const char *const known[] = {"path", "dir", "cache", "params", "list", "dynamic", "exec",
+					    "timeout_ms", "max_output"};
 	const struct ph_ynode *v;
 	int rc = 0;
 	k->line = n->line;
@@ -407,32 +472,11 @@ parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const 
 		PROB(L, v->line, "dynamic: expected true or false");
 		rc = -1;
 	}
-	if ((v = ph_yaml_get(n, "exec")) != NULL) {
-		if (v->kind != PH_Y_SEQ || v->n == 0) {
-			PROB(L, v->line, "exec: expected a command as a list of strings");
+	if (ph_yaml_get(n, "exec") != NULL || ph_yaml_get(n, "timeout_ms") != NULL ||
+	    ph_yaml_get(n, "max_output") != NULL || k->dynamic) {
+		if (parse_exec(L, k, n, mdir) != 0)
 			rc = -1;
-		} else {
-			for (size_t i = 0; i < v->n; i++) {
-				const struct ph_ynode *a = v->vals[i];
-				if (a->kind != PH_Y_SCALAR || strlen(a->str) != a->len) {
-					PROB(L, a->line, "exec[%zu]: expected a string", i);
-					rc = -1;
-					break;
-				}
-				k->exec = ph_xrealloc(k->exec, (k->nexec + 1) * sizeof *k->exec);
-				k->exec[k->nexec++] = ph_xstrdup(a->str);
-			}
-		}
-	}
-	if (k->dynamic) {
-		/* Dynamic skills need the exec handler runner (ph_exec.c), which
-		 * this build does not have yet. */
-		PROB(L, n->line, "skill '%s': dynamic skills are not supported by this build", k->path);
-		return -1;
-	}
-	if (k->nexec > 0) {
-		PROB(L, n->line, "skill '%s': exec is only for dynamic skills", k->path);
-		rc = -1;
+		return rc;
 	}
 	v = ph_yaml_get(n, "dir");
 	if (v == NULL || v->kind != PH_Y_SCALAR || v->len == 0 || strlen(v->str) != v->len) {
@@ -542,6 +586,14 @@ routes(struct lctx *L)
 				push_idx(&b->anc, &b->nanc, i);
 				push_idx(&a->desc, &a->ndesc, j);
 			}
+		}
+	}
+	for (size_t i = 0; i < sc->n; i++) {
+		struct ph_skill *k = &sc->skills[i];
+		if (k->dynamic && k->ndesc > 0) {
+			PROB(L, sc->skills[k->desc[0]].line, "skill '%s' cannot be nested in the dynamic "
+			     "skill '%s' (line %d)", sc->skills[k->desc[0]].path, k->path, k->line);
+			rc = -1;
 		}
 	}
 	/* ancestors deepest first */
@@ -854,7 +906,7 @@ scan_skill(struct lctx *L, size_t idx)
 	/* each file belongs to the deepest skill whose directory holds it ... */
 	for (size_t i = 0; i < sc->n; i++) {
 		const char *od = sc->skills[i].dir;
-		if (i != idx && od && strncmp(od, k->dir, dl) == 0 && od[dl] == '/') {
+		if (i != idx && od && od[0] && strncmp(od, k->dir, dl) == 0 && od[dl] == '/') {
 			s.skip_dirs = ph_xrealloc(s.skip_dirs, (s.nskip_dirs + 1) * sizeof *s.skip_dirs);
 			s.skip_dirs[s.nskip_dirs++] = sc->skills[i].dir;
 		}
@@ -1030,7 +1082,8 @@ load_manifest(struct lctx *L)
 	if (routes(L) != 0)
 		return;
 	for (size_t i = 0; i < sc->n; i++)
-		scan_skill(L, i);
+		if (!sc->skills[i].dynamic)
+			scan_skill(L, i);
 	if ((int)L->probs->n != L->before)
 		return;
 	for (size_t i = 0; i < sc->n; i++)

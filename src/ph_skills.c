@@ -13,6 +13,7 @@
  * skill is absent but that holds a deeper served skill is listed by the
  * parent and readable as a directory, consistently. */
 #include "first.h"
+#include "ph_call.h"
 #include "ph_features.h"
 #include "ph_skills.h"
 #include <errno.h>
@@ -392,25 +393,63 @@ ph_skills_tree_find(const struct ph_skill *k, const char *rel)
 
 enum { UNKNOWN = 0, YES, NO };
 
+/* One file a dynamic skill's handler produced. */
+struct dfile {
+	char *rel;
+	char *data;
+	size_t len;
+};
+
+/* What a dynamic skill's handler produced for this request. */
+struct dyn {
+	char *key;      /* the parameter values it ran with */
+	bool ok;        /* served */
+	bool failed;    /* not served because the handler failed (not: said "no skill") */
+	struct dfile *files; /* sorted by rel */
+	size_t n;
+	struct json_object *fm;
+};
+
 struct rq {
 	struct ph_req *r;
 	struct ph_skills_conf *sc;
 	unsigned char *vis;     /* per skill: visible to the principal */
-	unsigned char *present; /* per skill: visible and its SKILL.md is good */
+	unsigned char *present; /* per static skill: visible and its SKILL.md is good */
+	struct dyn **dyn;       /* per dynamic skill: its handler's answer */
 };
 
 static void
 rq_init(struct rq *q, struct ph_req *r)
 {
+	size_t n = r->srv->conf->skills->n ? r->srv->conf->skills->n : 1;
 	q->r = r;
 	q->sc = r->srv->conf->skills;
-	q->vis = ph_xcalloc(q->sc->n ? q->sc->n : 1, 1);
-	q->present = ph_xcalloc(q->sc->n ? q->sc->n : 1, 1);
+	q->vis = ph_xcalloc(n, 1);
+	q->present = ph_xcalloc(n, 1);
+	q->dyn = ph_xcalloc(n, sizeof *q->dyn);
+}
+
+static void
+dyn_free(struct dyn *d)
+{
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->files[i].rel);
+		free(d->files[i].data);
+	}
+	free(d->files);
+	json_object_put(d->fm);
+	free(d->key);
+	free(d);
 }
 
 static void
 rq_free(struct rq *q)
 {
+	for (size_t i = 0; i < q->sc->n; i++)
+		dyn_free(q->dyn[i]);
+	free(q->dyn);
 	free(q->vis);
 	free(q->present);
 }
@@ -438,11 +477,164 @@ skill_md(struct ph_skill *k)
 	return NULL;
 }
 
+static void base_uri(struct ph_buf *b, const struct ph_skill *k, char *const *vals);
+
+/* A path a dynamic handler may name: segments that are not empty, ".",
+ * "..", hidden, and hold no backslash, control character or invalid UTF-8. */
 static bool
-present(struct rq *q, size_t k)
+dyn_rel_ok(const char *rel, size_t len)
 {
+	const char *p = rel, *end = rel + len;
+	if (len == 0 || !ph_utf8_valid(rel, len))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)rel[i] < 0x20 || rel[i] == 0x7f || rel[i] == '\\')
+			return false;
+	while (p < end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		size_t n = slash ? (size_t)(slash - p) : (size_t)(end - p);
+		if (n == 0 || p[0] == '.')
+			return false;
+		if (slash == NULL)
+			break;
+		p = slash + 1;
+		if (p == end)
+			return false;
+	}
+	return true;
+}
+
+static int
+dfile_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dfile *)a)->rel, ((const struct dfile *)b)->rel);
+}
+
+/* Reads the handler's answer {files: {path: text | {blob: base64}} | null}
+ * into d. Returns NULL, or why it is not a skill (for the log). */
+static const char *
+dyn_take(struct rq *q, const struct ph_skill *k, struct json_object *res, struct dyn *d)
+{
+	struct json_object *files = ph_jget(res, "files");
+	long long total = 0;
+	char *err = NULL;
+	const char *why;
+	if (files == NULL || json_object_is_type(files, json_type_null))
+		return ""; /* no skill here for this request */
+	if (!json_object_is_type(files, json_type_object))
+		return "'files' must be an object of path: content";
+	d->files = ph_xcalloc((size_t)json_object_object_length(files) + 1, sizeof *d->files);
+	json_object_object_foreach(files, rel, v) {
+		struct dfile *f = &d->files[d->n];
+		if (!dyn_rel_ok(rel, strlen(rel)))
+			return "a file path is empty, hidden, has '.' or '..' segments or invalid characters";
+		if (json_object_is_type(v, json_type_string)) {
+			f->len = (size_t)json_object_get_string_len(v);
+			f->data = ph_xstrndup(json_object_get_string(v), f->len);
+		} else {
+			const char *b64 = ph_jstr(v, "blob");
+			unsigned char *bin;
+			if (b64 == NULL || ph_base64_decode(b64, strlen(b64), &bin, &f->len) != 0)
+				return "a file must be a string or {\"blob\": base64}";
+			f->data = ph_xstrndup((const char *)bin, f->len);
+			free(bin);
+		}
+		f->rel = ph_xstrdup(rel);
+		d->n++;
+		total += (long long)f->len;
+	}
+	if ((long long)d->n > q->sc->max_files || total > q->sc->max_bytes)
+		return "more files or bytes than skills.max_files / skills.max_bytes";
+	qsort(d->files, d->n, sizeof *d->files, dfile_cmp);
+	for (size_t i = 0; i < d->n; i++) {
+		if (strcmp(d->files[i].rel, "SKILL.md") != 0)
+			continue;
+		d->fm = ph_skill_frontmatter(d->files[i].data, d->files[i].len, q->sc->yaml_depth, &err);
+		if (d->fm == NULL) {
+			ph_log("error", "skill '%s': SKILL.md: %s", k->path, err);
+			free(err);
+			return "SKILL.md has no valid frontmatter";
+		}
+		if ((why = ph_skill_fm_check(d->fm)) != NULL)
+			return why;
+		if (strcmp(json_object_get_string(json_object_object_get(d->fm, "name")),
+			   k->segs[k->nsegs - 1]) != 0)
+			return "the frontmatter name differs from the last path segment";
+		return NULL;
+	}
+	return "no SKILL.md among the files";
+}
+
+/* Runs dynamic skill k's handler once per request and parameter values. */
+static struct dyn *
+dyn_run(struct rq *q, size_t k, char *const *vals)
+{
+	const struct ph_skill *s = &q->sc->skills[k];
+	struct ph_buf key, uri;
+	struct dyn *d;
+	struct json_object *args, *extra, *res;
+	struct ph_invocation inv;
+	char *label;
+	const char *why;
+	ph_buf_init(&key);
+	for (size_t p = 0; p < s->nparams; p++) {
+		ph_buf_adds(&key, vals[p]);
+		ph_buf_addc(&key, '\x1f');
+	}
+	if (key.data == NULL)
+		ph_buf_adds(&key, "");
+	if (q->dyn[k] != NULL && strcmp(q->dyn[k]->key, key.data) == 0) {
+		ph_buf_free(&key);
+		return q->dyn[k];
+	}
+	dyn_free(q->dyn[k]);
+	d = q->dyn[k] = ph_xcalloc(1, sizeof *d);
+	d->key = ph_buf_steal(&key);
+	args = json_object_new_object();
+	for (size_t p = 0; p < s->nparams; p++)
+		json_object_object_add(args, s->params[p].name, json_object_new_string(vals[p]));
+	extra = json_object_new_object();
+	json_object_object_add(extra, "path", json_object_new_string(s->path));
+	ph_buf_init(&uri);
+	base_uri(&uri, s, vals);
+	ph_buf_adds(&uri, "/SKILL.md");
+	label = ph_xasprintf("skill %s", s->path);
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "skill";
+	inv.label = label;
+	inv.uri = uri.data;
+	inv.arguments = args;
+	inv.extra = extra;
+	res = ph_call_handler(q->r, &s->h, &inv);
+	if (res == NULL) {
+		d->failed = true; /* the runner logged why */
+	} else if (ph_jget(res, "inputRequired") != NULL) {
+		ph_log("warning", "%s: a skill handler cannot ask for client input", label);
+		d->failed = true;
+	} else if ((why = dyn_take(q, s, res, d)) != NULL) {
+		if (why[0] != '\0') {
+			ph_log("error", "%s: %s", label, why);
+			d->failed = true;
+		}
+	} else {
+		d->ok = true;
+	}
+	json_object_put(res);
+	json_object_put(args);
+	json_object_put(extra);
+	ph_buf_free(&uri);
+	free(label);
+	return d;
+}
+
+/* Whether skill k is served to this request with parameter values vals. */
+static bool
+present(struct rq *q, size_t k, char *const *vals)
+{
+	struct ph_skill *s = &q->sc->skills[k];
+	if (s->dynamic)
+		return visible(q, k) && dyn_run(q, k, vals)->ok;
 	if (q->present[k] == UNKNOWN) {
-		struct ph_skill *s = &q->sc->skills[k];
 		struct ph_skill_file *md = skill_md(s);
 		bool ok = visible(q, k) && md != NULL;
 		if (ok && refresh(q->sc, s, md) != 0) {
@@ -454,6 +646,37 @@ present(struct rq *q, size_t k)
 		q->present[k] = ok ? YES : NO;
 	}
 	return q->present[k] == YES;
+}
+
+/* The frontmatter of present skill k (borrowed). */
+static struct json_object *
+frontmatter(struct rq *q, size_t k)
+{
+	struct ph_skill *s = &q->sc->skills[k];
+	struct ph_skill_file *md;
+	if (s->dynamic)
+		return q->dyn[k] ? q->dyn[k]->fm : NULL;
+	md = skill_md(s);
+	return md ? md->c.fm : NULL;
+}
+
+/* A file of dynamic skill k (present), or NULL. */
+static const struct dfile *
+dyn_find(struct rq *q, size_t k, const char *rel)
+{
+	const struct dyn *d = q->dyn[k];
+	size_t lo = 0, hi = d ? d->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(d->files[mid].rel, rel);
+		if (c == 0)
+			return &d->files[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* Appends skill://<concrete path of k> to b. */
@@ -488,6 +711,7 @@ file_uri(const struct ph_skill *k, char *const *vals, const char *rel)
 
 /* A URI resolved to the skill that serves it. */
 struct loc {
+	bool failed;    /* the route's own skill is dynamic and its handler failed */
 	char **segs;
 	size_t nsegs;
 	size_t skill;   /* the deepest served skill on the route's chain */
@@ -498,10 +722,19 @@ struct loc {
 static void
 loc_free(struct loc *l)
 {
+	bool failed = l->failed;
 	ph_skill_segs_free(l->segs, l->nsegs);
 	free(l->vals);
 	free(l->rel);
 	memset(l, 0, sizeof *l);
+	l->failed = failed;
+}
+
+/* True when dynamic skill k was run for this request and its handler failed. */
+static bool
+dyn_failed(struct rq *q, size_t k)
+{
+	return q->sc->skills[k].dynamic && q->dyn[k] != NULL && q->dyn[k]->failed;
 }
 
 /* Resolves a canonical skill:// URI. Returns 0, or -1 when no served skill
@@ -523,20 +756,23 @@ resolve(struct rq *q, const char *uri, size_t len, struct loc *l)
 	if (m < 0)
 		goto fail;
 	k = &q->sc->skills[m];
-	if (present(q, (size_t)m)) {
+	/* the skills a route is nested in have the same parameters at the
+	 * same places, so one set of values serves the whole chain */
+	l->vals = ph_xcalloc(k->nparams + 1, sizeof *l->vals);
+	for (size_t p = 0; p < k->nparams; p++)
+		l->vals[p] = l->segs[k->params[p].seg];
+	if (present(q, (size_t)m, l->vals)) {
 		l->skill = (size_t)m;
 	} else {
+		l->failed = dyn_failed(q, (size_t)m);
 		size_t i;
-		for (i = 0; i < k->nanc && !present(q, k->anc[i]); i++)
+		for (i = 0; i < k->nanc && !present(q, k->anc[i], l->vals); i++)
 			;
 		if (i == k->nanc)
 			goto fail;
 		l->skill = k->anc[i];
 	}
 	k = &q->sc->skills[l->skill];
-	l->vals = ph_xcalloc(k->nparams + 1, sizeof *l->vals);
-	for (size_t p = 0; p < k->nparams; p++)
-		l->vals[p] = l->segs[k->params[p].seg];
 	ph_buf_init(&rel);
 	for (size_t i = k->nsegs; i < l->nsegs; i++) {
 		if (i > k->nsegs)
@@ -592,7 +828,7 @@ hints_put(struct rq *q, const struct hints *h, struct json_object *res)
  * present nested skill; a template that names the principal makes it
  * private. */
 static void
-tree_hints(struct rq *q, size_t k, struct hints *h)
+tree_hints(struct rq *q, size_t k, char *const *vals, struct hints *h)
 {
 	const struct ph_skill *s = &q->sc->skills[k];
 	hints_add(h, s);
@@ -601,7 +837,7 @@ tree_hints(struct rq *q, size_t k, struct hints *h)
 			h->pub = false;
 	for (size_t i = 0; i < s->ndesc; i++) {
 		const struct ph_skill *d = &q->sc->skills[s->desc[i]];
-		if (!present(q, s->desc[i]))
+		if (!present(q, s->desc[i], vals))
 			continue;
 		hints_add(h, d);
 		for (size_t j = 0; j < d->nfiles; j++)
@@ -611,9 +847,23 @@ tree_hints(struct rq *q, size_t k, struct hints *h)
 }
 
 static bool
-ent_served(struct rq *q, size_t serving, const struct ph_tree_ent *e)
+ent_served(struct rq *q, size_t serving, const struct ph_tree_ent *e, char *const *vals)
 {
-	return e->owner == serving || present(q, e->owner);
+	return e->owner == serving || present(q, e->owner, vals);
+}
+
+/* True when k or a skill served below it is dynamic: its entry then lists
+ * "dynamic" instead of files. */
+static bool
+tree_dynamic(struct rq *q, size_t k, char *const *vals)
+{
+	const struct ph_skill *s = &q->sc->skills[k];
+	if (s->dynamic)
+		return true;
+	for (size_t i = 0; i < s->ndesc; i++)
+		if (q->sc->skills[s->desc[i]].dynamic && present(q, s->desc[i], vals))
+			return true;
+	return false;
 }
 
 static void
@@ -635,42 +885,55 @@ static struct json_object *
 skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_err *e)
 {
 	struct ph_skill *s = &q->sc->skills[k];
-	struct ph_skill_file *md = skill_md(s);
-	struct json_object *o, *res;
+	struct json_object *o, *res, *fm;
 	char *uri;
 	long long total = 0;
 	size_t count = 0;
-	if (md == NULL || !present(q, k)) {
-		*e = PH_E_PARAMS;
+	if (!present(q, k, vals)) {
+		/* a dynamic handler that failed is an error; no skill is "not served" */
+		*e = dyn_failed(q, k) ? PH_E_HANDLER : PH_E_PARAMS;
 		return NULL;
 	}
-	res = json_object_new_array();
-	for (size_t i = 0; i < s->ntree; i++) {
-		const struct ph_tree_ent *t = &s->tree[i];
-		const struct ph_skill *owner = &q->sc->skills[t->owner];
-		unsigned char d[32];
-		char hex[72];
-		size_t size;
-		struct json_object *ent;
-		if (!ent_served(q, k, t))
-			continue;
-		if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
-			ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
-			       strerror(errno));
-			continue;
+	for (size_t i = 0; i < s->ndesc; i++) {
+		/* so is one nested in it (phantom-behaviour §1.4) */
+		if (q->sc->skills[s->desc[i]].dynamic && !present(q, s->desc[i], vals) &&
+		    dyn_failed(q, s->desc[i])) {
+			*e = PH_E_HANDLER;
+			return NULL;
 		}
-		count++;
-		total += (long long)size;
-		hex_digest(hex, d);
-		ent = json_object_new_object();
-		uri = file_uri(s, vals, t->rel);
-		json_object_object_add(ent, "uri", json_object_new_string(uri));
-		free(uri);
-		json_object_object_add(ent, "digest", json_object_new_string(hex));
-		json_object_object_add(ent, "size", json_object_new_int64((int64_t)size));
-		json_object_array_add(res, ent);
 	}
-	if (md->c.fm == NULL) {
+	if (tree_dynamic(q, k, vals)) {
+		res = json_object_new_string("dynamic");
+	} else {
+		res = json_object_new_array();
+		for (size_t i = 0; i < s->ntree; i++) {
+			const struct ph_tree_ent *t = &s->tree[i];
+			const struct ph_skill *owner = &q->sc->skills[t->owner];
+			unsigned char d[32];
+			char hex[72];
+			size_t size;
+			struct json_object *ent;
+			if (!ent_served(q, k, t, vals))
+				continue;
+			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
+				ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
+				       strerror(errno));
+				continue;
+			}
+			count++;
+			total += (long long)size;
+			hex_digest(hex, d);
+			ent = json_object_new_object();
+			uri = file_uri(s, vals, t->rel);
+			json_object_object_add(ent, "uri", json_object_new_string(uri));
+			free(uri);
+			json_object_object_add(ent, "digest", json_object_new_string(hex));
+			json_object_object_add(ent, "size", json_object_new_int64((int64_t)size));
+			json_object_array_add(res, ent);
+		}
+	}
+	fm = frontmatter(q, k);
+	if (fm == NULL) {
 		/* SKILL.md changed into something invalid while this entry was built */
 		json_object_put(res);
 		*e = PH_E_PARAMS;
@@ -687,9 +950,9 @@ skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_
 	uri = file_uri(s, vals, "SKILL.md");
 	json_object_object_add(o, "uri", json_object_new_string(uri));
 	free(uri);
-	json_object_object_add(o, "frontmatter", json_object_get(md->c.fm));
+	json_object_object_add(o, "frontmatter", json_object_get(fm));
 	json_object_object_add(o, "resources", res);
-	tree_hints(q, k, h);
+	tree_hints(q, k, vals, h);
 	return o;
 }
 
@@ -783,6 +1046,8 @@ ph_skills_get(struct ph_req *r, struct ph_outcome *o)
 			ent = skill_entry(&q, l.skill, l.vals, &h, &e);
 		loc_free(&l);
 	}
+	if (ent == NULL && l.failed)
+		e = PH_E_HANDLER;
 	if (ent != NULL) {
 		o->result = json_object_new_object();
 		json_object_object_add(o->result, "skill", ent);
@@ -795,6 +1060,24 @@ ph_skills_get(struct ph_req *r, struct ph_outcome *o)
 	rq_free(&q);
 }
 
+/* The contents entry of a read: text when the bytes are UTF-8, else a blob. */
+static struct json_object *
+contents(const char *uri, const char *mime, const char *data, size_t len)
+{
+	struct json_object *c = json_object_new_object(), *arr = json_object_new_array();
+	json_object_object_add(c, "uri", json_object_new_string(uri));
+	json_object_object_add(c, "mimeType", json_object_new_string(mime));
+	if (ph_utf8_valid(data, len)) {
+		json_object_object_add(c, "text", json_object_new_string_len(data, (int)len));
+	} else {
+		char *enc = ph_base64(data, len);
+		json_object_object_add(c, "blob", json_object_new_string(enc));
+		free(enc);
+	}
+	json_object_array_add(arr, c);
+	return arr;
+}
+
 void
 ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 {
@@ -802,8 +1085,8 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 	struct loc l;
 	size_t len;
 	const char *u = uri_param(r, &len);
-	const struct ph_tree_ent *t;
-	struct ph_buf b;
+	const struct ph_skill *s;
+	struct hints h;
 	if (u == NULL || strlen(uri) != len || r->srv->conf->skills == NULL) {
 		ph_outcome_not_found(r, o, uri);
 		return;
@@ -814,44 +1097,50 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		rq_free(&q);
 		return;
 	}
-	t = l.rel[0] ? ph_skills_tree_find(&q.sc->skills[l.skill], l.rel) : NULL;
-	ph_buf_init(&b);
-	if (t == NULL || !ent_served(&q, l.skill, t) ||
-	    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
-		if (t != NULL && errno != ENOENT)
-			ph_log("warning", "skill file %s is not served: %s", t->f->disk, strerror(errno));
-		ph_outcome_not_found(r, o, uri);
-	} else {
-		struct json_object *c = json_object_new_object(), *arr = json_object_new_array();
-		struct hints h;
-		const char *data = b.data ? b.data : "";
-		json_object_object_add(c, "uri", json_object_new_string(uri));
-		json_object_object_add(c, "mimeType", json_object_new_string(t->f->mime));
-		if (ph_utf8_valid(data, b.len)) {
-			json_object_object_add(c, "text", json_object_new_string_len(data, (int)b.len));
+	s = &q.sc->skills[l.skill];
+	hints_init(&h);
+	if (s->dynamic) {
+		const struct dfile *f = l.rel[0] ? dyn_find(&q, l.skill, l.rel) : NULL;
+		if (f == NULL) {
+			ph_outcome_not_found(r, o, uri);
 		} else {
-			char *enc = ph_base64(data, b.len);
-			json_object_object_add(c, "blob", json_object_new_string(enc));
-			free(enc);
+			o->result = json_object_new_object();
+			json_object_object_add(o->result, "contents",
+					       contents(uri, ph_mime_guess(f->rel), f->data, f->len));
+			hints_add(&h, s);
+			hints_put(&q, &h, o->result);
 		}
-		json_object_array_add(arr, c);
-		o->result = json_object_new_object();
-		json_object_object_add(o->result, "contents", arr);
-		hints_init(&h);
-		hints_add(&h, &q.sc->skills[t->owner]);
-		if (t->f->uses_principal)
-			h.pub = false;
-		hints_put(&q, &h, o->result);
+	} else {
+		const struct ph_tree_ent *t = l.rel[0] ? ph_skills_tree_find(s, l.rel) : NULL;
+		struct ph_buf b;
+		ph_buf_init(&b);
+		if (t == NULL || !ent_served(&q, l.skill, t, l.vals) ||
+		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
+			if (t != NULL && errno != ENOENT)
+				ph_log("warning", "skill file %s is not served: %s", t->f->disk, strerror(errno));
+			ph_outcome_not_found(r, o, uri);
+		} else {
+			o->result = json_object_new_object();
+			json_object_object_add(o->result, "contents",
+					       contents(uri, t->f->mime, b.data ? b.data : "", b.len));
+			hints_add(&h, &q.sc->skills[t->owner]);
+			if (t->f->uses_principal)
+				h.pub = false;
+			hints_put(&q, &h, o->result);
+		}
+		ph_buf_free(&b);
 	}
-	ph_buf_free(&b);
 	loc_free(&l);
 	rq_free(&q);
 }
 
+/* A direct child of the directory being read. */
 struct child {
-	const char *name; /* borrowed from a tree entry */
+	const char *name; /* borrowed */
 	size_t nlen;
-	const struct ph_tree_ent *file; /* NULL for a directory */
+	bool dir;
+	const char *mime;
+	struct json_object *fm; /* a skill's own SKILL.md: its frontmatter (borrowed) */
 };
 
 static int
@@ -865,14 +1154,86 @@ child_cmp(const void *a, const void *b)
 	return x->nlen < y->nlen ? -1 : x->nlen > y->nlen;
 }
 
+struct children {
+	struct child *v;
+	size_t n;
+	const char *dir; /* the directory read, below the skill root ("" for the root) */
+	size_t dlen;
+};
+
+/* Adds the child of ch->dir that the file at rel lies in (if it does). */
+static void
+add_child(struct children *ch, const char *rel, const char *mime, struct json_object *fm)
+{
+	const char *rest, *slash;
+	if (ch->dlen && (strncmp(rel, ch->dir, ch->dlen) != 0 || rel[ch->dlen] != '/'))
+		return;
+	rest = rel + (ch->dlen ? ch->dlen + 1 : 0);
+	slash = strchr(rest, '/');
+	ch->v = ph_xrealloc(ch->v, (ch->n + 1) * sizeof *ch->v);
+	ch->v[ch->n].name = rest;
+	ch->v[ch->n].nlen = slash ? (size_t)(slash - rest) : strlen(rest);
+	ch->v[ch->n].dir = slash != NULL;
+	ch->v[ch->n].mime = slash ? "inode/directory" : mime;
+	ch->v[ch->n].fm = slash ? NULL : fm;
+	ch->n++;
+}
+
+/* The direct children of l->rel in the skill serving l: its files and
+ * those of the skills served below it, sorted by name, each once. */
+static void
+collect_children(struct rq *q, const struct loc *l, struct children *ch, char **hold)
+{
+	const struct ph_skill *s = &q->sc->skills[l->skill];
+	size_t w = 0;
+	ch->dir = l->rel;
+	ch->dlen = strlen(l->rel);
+	if (s->dynamic) {
+		const struct dyn *d = q->dyn[l->skill];
+		for (size_t i = 0; d && i < d->n; i++)
+			add_child(ch, d->files[i].rel, ph_mime_guess(d->files[i].rel),
+				  strcmp(d->files[i].rel, "SKILL.md") == 0 ? d->fm : NULL);
+	} else {
+		for (size_t i = 0; i < s->ntree; i++) {
+			const struct ph_tree_ent *t = &s->tree[i];
+			if (ent_served(q, l->skill, t, l->vals))
+				add_child(ch, t->rel, t->f->mime, t->f->skill_md ? t->f->c.fm : NULL);
+		}
+		/* a dynamic skill served below: its folder, on the way to it */
+		for (size_t i = 0; i < s->ndesc; i++) {
+			const struct ph_skill *d = &q->sc->skills[s->desc[i]];
+			struct ph_buf rel;
+			if (!d->dynamic || !present(q, s->desc[i], l->vals))
+				continue;
+			ph_buf_init(&rel);
+			for (size_t j = s->nsegs; j < d->nsegs; j++) {
+				ph_buf_adds(&rel, d->segs[j]);
+				ph_buf_addc(&rel, '/');
+			}
+			ph_buf_adds(&rel, "SKILL.md");
+			hold[i] = ph_buf_steal(&rel);
+			add_child(ch, hold[i], "text/markdown", NULL);
+		}
+	}
+	qsort(ch->v, ch->n, sizeof *ch->v, child_cmp);
+	for (size_t i = 0; i < ch->n; i++) {
+		if (w > 0 && ch->v[i].dir && ch->v[w - 1].dir && ch->v[w - 1].nlen == ch->v[i].nlen &&
+		    memcmp(ch->v[w - 1].name, ch->v[i].name, ch->v[i].nlen) == 0)
+			continue; /* more of the same subdirectory */
+		ch->v[w++] = ch->v[i];
+	}
+	ch->n = w;
+}
+
 void
 ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o)
 {
 	struct rq q;
 	struct loc l;
-	size_t len, nch = 0, plen, off, cnt;
+	size_t len, off, cnt;
 	const char *uri = uri_param(r, &len);
-	struct child *ch = NULL;
+	struct children ch = {NULL, 0, NULL, 0};
+	char **hold = NULL;
 	const struct ph_skill *s;
 	if (uri == NULL) {
 		uri_required(o);
@@ -890,53 +1251,34 @@ ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	s = &q.sc->skills[l.skill];
-	plen = strlen(l.rel);
-	for (size_t i = 0; i < s->ntree; i++) {
-		const struct ph_tree_ent *t = &s->tree[i];
-		const char *rest, *slash;
-		if (plen && (strncmp(t->rel, l.rel, plen) != 0 || t->rel[plen] != '/'))
-			continue;
-		if (!ent_served(&q, l.skill, t))
-			continue;
-		rest = t->rel + (plen ? plen + 1 : 0);
-		slash = strchr(rest, '/');
-		if (slash && nch > 0 && ch[nch - 1].file == NULL &&
-		    ch[nch - 1].nlen == (size_t)(slash - rest) && memcmp(ch[nch - 1].name, rest, ch[nch - 1].nlen) == 0)
-			continue; /* more of the same subdirectory */
-		ch = ph_xrealloc(ch, (nch + 1) * sizeof *ch);
-		ch[nch].name = rest;
-		ch[nch].nlen = slash ? (size_t)(slash - rest) : strlen(rest);
-		ch[nch].file = slash ? NULL : t;
-		nch++;
-	}
-	if (nch == 0) {
+	hold = ph_xcalloc(s->ndesc + 1, sizeof *hold);
+	collect_children(&q, &l, &ch, hold);
+	if (ch.n == 0) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource", uri);
 		goto out;
 	}
-	qsort(ch, nch, sizeof *ch, child_cmp);
-	if (ph_page_begin(r, nch, &off, o) != 0)
+	if (ph_page_begin(r, ch.n, &off, o) != 0)
 		goto out;
-	cnt = ph_page_count(r, nch, off);
+	cnt = ph_page_count(r, ch.n, off);
 	{
 		struct json_object *arr = json_object_new_array();
 		struct hints h;
 		for (size_t i = off; i < off + cnt; i++) {
+			const struct child *c = &ch.v[i];
 			struct json_object *e = json_object_new_object();
-			char *rel = plen ? ph_xasprintf("%s/%.*s", l.rel, (int)ch[i].nlen, ch[i].name)
-					 : ph_xstrndup(ch[i].name, ch[i].nlen);
+			char *rel = ch.dlen ? ph_xasprintf("%s/%.*s", l.rel, (int)c->nlen, c->name)
+					    : ph_xstrndup(c->name, c->nlen);
 			char *curi = file_uri(s, l.vals, rel);
 			json_object_object_add(e, "uri", json_object_new_string(curi));
-			if (ch[i].file && ch[i].file->f->skill_md) {
+			if (c->fm != NULL) {
 				/* a skill's own SKILL.md carries that skill's name and description */
-				struct json_object *fm = ch[i].file->f->c.fm;
-				json_object_object_add(e, "name", json_object_get(json_object_object_get(fm, "name")));
+				json_object_object_add(e, "name", json_object_get(json_object_object_get(c->fm, "name")));
 				json_object_object_add(e, "description",
-						       json_object_get(json_object_object_get(fm, "description")));
+						       json_object_get(json_object_object_get(c->fm, "description")));
 				json_object_object_add(e, "mimeType", json_object_new_string("text/markdown"));
 			} else {
-				json_object_object_add(e, "name", json_object_new_string_len(ch[i].name, (int)ch[i].nlen));
-				json_object_object_add(e, "mimeType", json_object_new_string(
-					ch[i].file ? ch[i].file->f->mime : "inode/directory"));
+				json_object_object_add(e, "name", json_object_new_string_len(c->name, (int)c->nlen));
+				json_object_object_add(e, "mimeType", json_object_new_string(c->mime));
 			}
 			json_object_array_add(arr, e);
 			free(curi);
@@ -944,13 +1286,16 @@ ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o)
 		}
 		o->result = json_object_new_object();
 		json_object_object_add(o->result, "resources", arr);
-		ph_page_end(r, o->result, off, cnt, nch);
+		ph_page_end(r, o->result, off, cnt, ch.n);
 		hints_init(&h);
-		tree_hints(&q, l.skill, &h);
+		tree_hints(&q, l.skill, l.vals, &h);
 		hints_put(&q, &h, o->result);
 	}
 out:
-	free(ch);
+	for (size_t i = 0; hold && i < s->ndesc; i++)
+		free(hold[i]);
+	free(hold);
+	free(ch.v);
 	loc_free(&l);
 	rq_free(&q);
 }

@@ -14,6 +14,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_mime.h"
+#include "ph_registry.h"
 #include "ph_util.h"
 #include <json-c/json.h>
 #include <regex.h>
@@ -81,8 +82,7 @@ struct ph_skill {
 	bool has_cache, pub;
 	long long ttl_ms;
 	bool dynamic;
-	char **exec;         /* dynamic: argv */
-	size_t nexec;
+	struct ph_handler h; /* dynamic: the exec handler that produces the files */
 	struct json_object *fm; /* frontmatter read at load */
 	struct ph_skill_file *files; /* own files, sorted by rel */
 	size_t nfiles;

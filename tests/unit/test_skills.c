@@ -389,8 +389,19 @@ test_load_problems(void)
 			 "cache.ttl_ms", "a negative ttl");
 	manifest_problem("skills:\n  - path: a\n    dir: a\n    cache: {ttl_ms: 1, scope: shared}\n", 4,
 			 "cache.scope", "an unknown scope");
-	manifest_problem("skills:\n  - path: r/a\n    dynamic: true\n    exec: [/bin/true]\n", 2,
-			 "dynamic skills are not supported", "dynamic skills (not built yet)");
+	manifest_problem("skills:\n  - path: r/a\n    dynamic: true\n    dir: a\n    exec: [/bin/true]\n", 2,
+			 "a dynamic skill has no dir", "a dynamic skill with a dir");
+	manifest_problem("skills:\n  - path: r/a\n    dynamic: true\n", 2,
+			 "a dynamic skill needs exec", "a dynamic skill without exec");
+	manifest_problem("skills:\n  - path: r/a\n    dynamic: true\n    exec: [./nonexistent.sh]\n", 4,
+			 "cannot run './nonexistent.sh'", "a dynamic skill whose program does not exist");
+	manifest_problem("skills:\n  - path: a\n    dir: a\n    exec: [/bin/true]\n", 2,
+			 "exec is only for dynamic skills", "exec without dynamic");
+	manifest_problem("skills:\n  - path: r/a\n    dynamic: true\n    exec: [/bin/true]\n"
+			 "  - path: r/a/b\n    dir: b\n", 5, "cannot be nested in the dynamic skill",
+			 "a skill nested in a dynamic one");
+	manifest_problem("skills:\n  - path: r/a\n    dynamic: true\n    exec: [/bin/true]\n"
+			 "    timeout_ms: 0\n", 5, "timeout_ms", "a dynamic skill's timeout is bounded");
 	manifest_problem("skills: {path: a}\n", 1, "expected a list", "skills is not a list");
 	manifest_problem("skills:\n  - path: a\n    dir: a\n  bad\n", 0, "", "a YAML syntax error");
 
