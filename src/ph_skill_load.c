@@ -610,7 +610,8 @@ routes(struct lctx *L)
 	sc->match_order = ph_xcalloc(sc->n, sizeof *sc->match_order);
 	for (size_t i = 0; i < sc->n; i++)
 		sc->match_order[i] = i;
-	qsort_r(sc->match_order, sc->n, sizeof *sc->match_order, match_cmp, sc);
+	if (sc->n > 1)
+		qsort_r(sc->match_order, sc->n, sizeof *sc->match_order, match_cmp, sc);
 	return rc;
 }
 
@@ -690,7 +691,8 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 		names[nn++] = ph_xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, nn, sizeof *names, name_cmp);
+	if (nn > 1) /* qsort wants an array, never NULL */
+		qsort(names, nn, sizeof *names, name_cmp);
 	for (size_t i = 0; i < nn && !s->failed; i++) {
 		char *path = ph_xasprintf("%s/%s", abs, names[i]);
 		char *r = rel[0] ? ph_xasprintf("%s/%s", rel, names[i]) : ph_xstrdup(names[i]);
@@ -930,7 +932,8 @@ scan_skill(struct lctx *L, size_t idx)
 		s.failed = true;
 	}
 	if (!s.failed) {
-		qsort(k->files, k->nfiles, sizeof *k->files, file_cmp);
+		if (k->nfiles > 1)
+			qsort(k->files, k->nfiles, sizeof *k->files, file_cmp);
 		check_files(&s);
 	}
 	for (size_t i = 0; i < s.nskip_rels; i++)
@@ -977,7 +980,8 @@ build_tree(struct lctx *L, size_t idx)
 		}
 		ph_buf_free(&pre);
 	}
-	qsort(k->tree, k->ntree, sizeof *k->tree, tree_cmp);
+	if (k->ntree > 1)
+		qsort(k->tree, k->ntree, sizeof *k->tree, tree_cmp);
 	if ((long long)k->ntree > sc->max_files) {
 		PROB(L, k->line, "skill '%s' has more than %lld files with its nested skills", k->path,
 		     sc->max_files);
@@ -1021,7 +1025,8 @@ build_listing(struct ph_skills_conf *sc)
 			l->key = ph_buf_steal(&key);
 		}
 	}
-	qsort(sc->listing, sc->nlisting, sizeof *sc->listing, listing_cmp);
+	if (sc->nlisting > 1)
+		qsort(sc->listing, sc->nlisting, sizeof *sc->listing, listing_cmp);
 }
 
 static int
@@ -1078,7 +1083,8 @@ load_manifest(struct lctx *L)
 	ph_yaml_free(root);
 	if (bad)
 		return;
-	qsort(sc->skills, sc->n, sizeof *sc->skills, skill_cmp);
+	if (sc->n > 1)
+		qsort(sc->skills, sc->n, sizeof *sc->skills, skill_cmp);
 	if (routes(L) != 0)
 		return;
 	for (size_t i = 0; i < sc->n; i++)

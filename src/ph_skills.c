@@ -545,7 +545,8 @@ dyn_take(struct rq *q, const struct ph_skill *k, struct json_object *res, struct
 	}
 	if ((long long)d->n > q->sc->max_files || total > q->sc->max_bytes)
 		return "more files or bytes than skills.max_files / skills.max_bytes";
-	qsort(d->files, d->n, sizeof *d->files, dfile_cmp);
+	if (d->n > 1)
+		qsort(d->files, d->n, sizeof *d->files, dfile_cmp);
 	for (size_t i = 0; i < d->n; i++) {
 		if (strcmp(d->files[i].rel, "SKILL.md") != 0)
 			continue;
@@ -1215,7 +1216,8 @@ collect_children(struct rq *q, const struct loc *l, struct children *ch, char **
 			add_child(ch, hold[i], "text/markdown", NULL);
 		}
 	}
-	qsort(ch->v, ch->n, sizeof *ch->v, child_cmp);
+	if (ch->n > 1) /* qsort wants an array, never NULL */
+		qsort(ch->v, ch->n, sizeof *ch->v, child_cmp);
 	for (size_t i = 0; i < ch->n; i++) {
 		if (w > 0 && ch->v[i].dir && ch->v[w - 1].dir && ch->v[w - 1].nlen == ch->v[i].nlen &&
 		    memcmp(ch->v[w - 1].name, ch->v[i].name, ch->v[i].nlen) == 0)
