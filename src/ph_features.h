@@ -62,6 +62,12 @@ void ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
 /* Adds "resources" and extensions["io.modelcontextprotocol/skills"] to caps
  * when a skill is visible. */
 void ph_skills_capabilities(struct ph_req *r, struct json_object *caps);
+/* skills/list, skills/get and resources/directory/read (ph_skills.c),
+ * available when a skills manifest is configured. */
+void ph_skills_list(struct ph_req *r, struct ph_outcome *o);
+void ph_skills_get(struct ph_req *r, struct ph_outcome *o);
+void ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o);
+bool ph_skills_configured(const struct ph_server *s);
 
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);
