@@ -608,11 +608,13 @@ ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri)
 	ph_outcome_error(o, PH_E_NOT_FOUND, d, "Resource not found: %s", uri);
 }
 
+/* The resources capability: configured resources or templates, or skills
+ * (whose files are resources). Without any, the methods are -32601. */
 static bool
 has_resources(const struct ph_server *s)
 {
-	(void)s;
-	return true; /* answered per uri: not found when nothing serves it */
+	const struct ph_registry *reg = s->conf->registry;
+	return (reg && (reg->nresources > 0 || reg->ntemplates > 0)) || ph_skills_configured(s);
 }
 
 /* resources/read: skill:// uris belong to the skills extension, the rest to

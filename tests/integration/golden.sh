@@ -18,6 +18,8 @@ server:
 workers: 2
 http:
   max_body: 4096
+resources:
+  - { uri: "golden://hello", name: hello, text: "Hello." }
 YAML
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }

@@ -11,7 +11,7 @@ command -v wrk >/dev/null || skip_all "wrk not installed"
 command -v cgi-fcgi >/dev/null || skip_all "cgi-fcgi (libfcgi-bin) not installed"
 
 conf=$T_DIR/phantom.yaml
-test_conf "$conf" gen-one 'workers: 4'
+test_conf "$conf" gen-one 'workers: 4' 'resources: [{ uri: "test://one", name: one, text: hi }]'
 phantom_unix "$conf" || { echo "not ok 1 - phantom starts"; exit 1; }
 M=$PH_PID LOG=$PH_LOG
 nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }

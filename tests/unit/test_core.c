@@ -865,6 +865,12 @@ test_mcp_name(void)
 {
 	const char *rr = req("resources/read", "4", "\"uri\":\"file:///x\"", meta_ok);
 	const char *rr_utf8 = req("resources/read", "4", "\"uri\":\"naïve://é\"", meta_ok);
+	struct ph_server *saved = srv;
+
+	/* resources/read exists only where something serves resources */
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "file:///x");
+	expect(404, -32601, "4", "resources/read without any resource configured");
+	srv = make_server("resources:\n  - { uri: \"test://one\", name: one, text: hi }\n");
 
 	serve_http(rr, MODERN_HDRS("resources/read"));
 	message_has("Mcp-Name", "resources/read without Mcp-Name");
@@ -895,6 +901,8 @@ test_mcp_name(void)
 	expect(200, -32602, "4", "without params.uri there is nothing to match; the handler says -32602");
 	serve_stdio(rr);
 	expect(0, -32602, "4", "stdio: no Mcp-Name needed");
+	ph_server_free(srv);
+	srv = saved;
 }
 
 static void
@@ -1051,8 +1059,16 @@ test_legacy(void)
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\",\"params\":{}}");
 	expect(200, -32601, "3", "server/discover without envelope or header is legacy and unknown there");
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///x\"}}");
-	is_str(jpath_str(F.resp, "error", "data", "uri"), "file:///x", "legacy not found carries data.uri");
-	expect(200, -32002, "3", "legacy resource not found is -32002");
+	expect(200, -32601, "3", "legacy resources/read without resources configured is -32601");
+	{
+		struct ph_server *saved = srv;
+		srv = make_server("resources:\n  - { uri: \"test://one\", name: one, text: hi }\n");
+		serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///x\"}}");
+		is_str(jpath_str(F.resp, "error", "data", "uri"), "file:///x", "legacy not found carries data.uri");
+		expect(200, -32002, "3", "legacy resource not found is -32002");
+		ph_server_free(srv);
+		srv = saved;
+	}
 }
 
 /* ---- stdio ---------------------------------------------------------------- */
