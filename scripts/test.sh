@@ -60,6 +60,8 @@ pass=${pass:-0}; fail=$(( ${fail:-0} + ${err:-0} + ${xpass:-0} ))
 if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	tail -30 check.out; fail=1
 fi
+# the official conformance suite's per-run summaries (scenarios, not checks)
+grep -h '^# conformance ' tests/conformance/run.log 2>/dev/null | sed 's/^# //'
 [ "$fail" -ne 0 ] && for f in $(find . -name '*.log' -path '*tests*'); do
 	grep -qE '^(FAIL|ERROR)' "$f" && { echo "==== $f"; tail -40 "$f"; }
 done
