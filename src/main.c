@@ -3,6 +3,7 @@
  * (master with workers, or a single process) and runs it. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <getopt.h>
 #include <stdio.h>
@@ -125,6 +126,7 @@ main(int argc, char **argv)
 	if (test)
 		return check_config(conf_path);
 
+	ph_shared_init();
 	srv = ph_server_load(conf_path);
 	if (srv == NULL) {
 		ph_log("error", "cannot start: the configuration has problems (check with -t)");
@@ -157,7 +159,9 @@ main(int argc, char **argv)
 		 * themselves, so one process unless asked for more */
 		run.listen_fd = 0;
 		run.workers = workers ? workers : 1;
-	} else if (getenv("GATEWAY_INTERFACE") != NULL && !ph_fd_is_socket(0)) {
+	} else if (getenv("GATEWAY_INTERFACE") != NULL) {
+		/* CGI: stdin is a pipe (mod_cgi, lighttpd) or a connected
+		 * socket (Apache mod_cgid), never a listening one */
 		rc = ph_cgi_once(srv);
 		ph_server_free(srv);
 		return rc;

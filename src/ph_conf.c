@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_util.h"
+#include "ph_state.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,19 @@ static const struct key keys[] = {
 	 "deepest JSON nesting accepted in a request"},
 	{"limits.yaml_depth", K_INT, 2, 1000, "32", true, OFF(limits.yaml_depth), NULL,
 	 "deepest YAML nesting accepted in configuration, manifests and frontmatter"},
+	{"subscriptions", K_SECTION, 0, 0, NULL, true, 0, NULL,
+	 "subscriptions/listen streams (each holds a worker while open)."},
+	{"subscriptions.max_ms", K_INT, 1000, 86400000, "300000", true, OFF(subscriptions.max_ms), NULL,
+	 "a listen stream ends with a result after this long; the client listens again"},
+	{"subscriptions.keepalive_ms", K_INT, 100, 3600000, "15000", true,
+	 OFF(subscriptions.keepalive_ms), NULL, "keep-alive comment interval on listen streams"},
+	{"subscriptions.max_streams", K_INT, 0, 4096, "0", true, OFF(subscriptions.max_streams), NULL,
+	 "listen streams open at once across all workers (0: half the workers, at least 1)"},
+	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
+	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "
+	 "previous_secret_files (accepted for opening only); without a secret a random key is made "
+	 "at each start", ph_state_conf_parse, ph_state_conf_free},
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "write each request log line as a JSON object"},
@@ -239,6 +253,8 @@ set_value(struct ctx *x, const struct key *k, const struct ph_ynode *n)
 	return -1;
 }
 
+static void set_default(struct ph_config *c, const struct key *k);
+
 /* Walks a map node whose keys are prefix.KEY entries of the table. */
 static void
 walk(struct ctx *x, const struct ph_ynode *map, const char *prefix)
@@ -258,10 +274,9 @@ walk(struct ctx *x, const struct ph_ynode *map, const char *prefix)
 		} else if (k->type == K_SECTION) {
 			if (!ph_yaml_is_null(v))
 				walk(x, v, name);
-		} else if (ph_yaml_is_null(v) && (k->type == K_STR)) {
-			char **dst = (char **)((char *)x->c + k->off);
-			free(*dst);
-			*dst = NULL;
+		} else if (ph_yaml_is_null(v) && k->type != K_CUSTOM) {
+			/* "key:" or "key: ~" means the default, as if it were absent */
+			set_default(x->c, k);
 		} else {
 			set_value(x, k, v);
 		}
@@ -269,26 +284,47 @@ walk(struct ctx *x, const struct ph_ynode *map, const char *prefix)
 	}
 }
 
+/* Stores the default of key k in c; a key without a default is unset (NULL,
+ * empty list, 0, false). Aborts on a default the key itself refuses: that is
+ * a programming error in the table. */
 static void
-apply_defaults(struct ph_config *c)
+set_default(struct ph_config *c, const struct key *k)
 {
 	struct ph_conf_problems dummy = {0};
 	struct ctx x = {c, &dummy, "(defaults)"};
-	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++) {
-		const struct key *k = &keys[i];
-		char *err = NULL;
-		if (k->type == K_SECTION || k->def == NULL)
-			continue;
-		struct ph_ynode *n = ph_yaml_parse(k->def, strlen(k->def), 4, &err);
-		if (n == NULL) {
-			free(err);
-			abort(); /* a broken default is a programming error */
+	char *base = (char *)c, *err = NULL;
+	struct ph_ynode *n;
+	if (k->type == K_SECTION || k->type == K_CUSTOM)
+		return;
+	if (k->def == NULL) {
+		if (k->type == K_STR || k->type == K_ENUM) {
+			free(*(char **)(base + k->off));
+			*(char **)(base + k->off) = NULL;
+		} else if (k->type == K_LIST) {
+			strlist_free((struct ph_strlist *)(base + k->off));
+		} else if (k->type == K_INT) {
+			*(long long *)(base + k->off) = 0;
+		} else if (k->type == K_BOOL) {
+			*(bool *)(base + k->off) = false;
 		}
-		set_value(&x, k, n);
-		ph_yaml_free(n);
+		return;
 	}
+	n = ph_yaml_parse(k->def, strlen(k->def), 4, &err);
+	if (n == NULL) {
+		free(err);
+		abort();
+	}
+	set_value(&x, k, n);
+	ph_yaml_free(n);
 	if (dummy.n != 0)
 		abort();
+}
+
+static void
+apply_defaults(struct ph_config *c)
+{
+	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++)
+		set_default(c, &keys[i]);
 }
 
 struct ph_config *

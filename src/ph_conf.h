@@ -33,6 +33,9 @@ struct ph_config {
 	struct {
 		bool json; /* log lines as JSON objects rather than key=value */
 	} log;
+	struct {
+		long long max_ms, keepalive_ms, max_streams;
+	} subscriptions;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */

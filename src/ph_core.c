@@ -7,6 +7,7 @@
 #include "ph_features.h"
 #include "ph_server.h"
 #include "ph_util.h"
+#include "ph_state.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,36 +367,45 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
-/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after. */
-static struct json_object *
-parse_json(const char *s, size_t len, int depth)
+/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after.
+ * Returns true for a valid document with the value in *out (caller puts;
+ * NULL for the document "null"), false for anything that is not JSON. */
+static bool
+parse_json(const char *s, size_t len, int depth, struct json_object **out)
 {
 	struct json_tokener *tok = json_tokener_new_ex(depth);
 	struct json_object *o;
+	enum json_tokener_error jerr;
 	size_t end;
+	*out = NULL;
 	if (tok == NULL)
-		return NULL;
+		return false;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, s, (int)len);
-	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success) {
-		/* also covers a document cut short (json_tokener_continue) */
-		if (o == NULL && json_tokener_get_error(tok) == json_tokener_continue) {
-			/* "null" is the only complete document that yields NULL */
-		}
-		json_object_put(o);
-		json_tokener_free(tok);
-		return NULL;
-	}
+	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
+	if (o == NULL && jerr == json_tokener_continue) {
+		/* the tokener cannot tell "1" from the start of "12": a NUL marks
+		 * the end of the input, so a bare number completes and a document
+		 * cut short fails */
+		o = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
 	json_tokener_free(tok);
+	if (jerr != json_tokener_success) {
+		json_object_put(o);
+		return false;
+	}
 	for (; end < len; end++) {
 		char ch = s[end];
 		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
 			json_object_put(o);
-			return NULL;
+			return false;
 		}
 	}
-	return o;
+	*out = o;
+	return true;
 }
 
 struct json_object *
@@ -530,13 +540,21 @@ struct method {
 
 /* Capabilities derived from what is configured and visible to this
  * request's principal; each feature adds its own. */
-static struct json_object *
-capabilities(struct ph_req *r)
+struct json_object *
+ph_capabilities(struct ph_req *r)
 {
+	static const char *const listed[] = {"tools", "prompts", "resources"};
 	struct json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
+	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
+	 * legacy session has no stream to carry them, so it is not promised */
+	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {
+		struct json_object *c = ph_jget(caps, listed[i]);
+		if (c != NULL)
+			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
+	}
 	return caps;
 }
 
@@ -588,7 +606,7 @@ m_discover(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "supportedVersions",
 			       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-	json_object_object_add(o->result, "capabilities", capabilities(r));
+	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
 				       json_object_new_string(c->server.instructions));
@@ -635,7 +653,7 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 			chosen = legacy_versions[i];
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
-	json_object_object_add(o->result, "capabilities", capabilities(r));
+	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
 	json_object_object_add(o->result, "serverInfo", json_object_get(r->srv->server_info));
 	if (c->server.instructions)
 		json_object_object_add(o->result, "instructions",
@@ -669,6 +687,7 @@ static const struct method methods[] = {
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
+	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
 };
 
 static const struct method *
@@ -1028,6 +1047,12 @@ ladder(struct ph_req *r)
 		r->status = 499;
 		return;
 	}
+	if (r->detached) {
+		json_object_put(o.result);
+		free(o.message);
+		json_object_put(o.data);
+		return;
+	}
 	if (o.result != NULL) {
 		finish_result(r, m, o.result);
 	} else {
@@ -1068,8 +1093,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		blen = ex->body_len;
 	}
 	/* step 2: JSON and the shape of one message */
-	r.msg = parse_json(body, blen, (int)srv->conf->limits.json_depth);
-	if (r.msg == NULL) {
+	if (!parse_json(body, blen, (int)srv->conf->limits.json_depth, &r.msg)) {
 		send_error(&r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
 		goto out;
 	}
@@ -1123,6 +1147,10 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	struct ph_server *s = ph_xcalloc(1, sizeof *s);
 	(void)probs;
 	s->conf = conf;
+	ph_state_conf_default(conf);
+	if (conf->request_state->ephemeral)
+		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
+		       "host until the next start or reload");
 	s->server_info = json_object_new_object();
 	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
 	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));

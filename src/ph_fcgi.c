@@ -7,6 +7,7 @@
  * a connection returns to ppoll() instead of sleeping in accept(). */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcgiapp.h>
@@ -178,6 +179,9 @@ reload_in_place(struct ph_server **srv, const char *path)
 	}
 	ph_server_free(*srv);
 	*srv = n;
+	ph_shared_changed(PH_KIND_TOOL);
+	ph_shared_changed(PH_KIND_PROMPT);
+	ph_shared_changed(PH_KIND_RESOURCE);
 	ph_log("notice", "configuration reloaded");
 }
 

@@ -21,6 +21,12 @@ void ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
  * when a skill is visible. */
 void ph_skills_capabilities(struct ph_req *r, struct json_object *caps);
 
+/* The capabilities this request may see (ph_core.c); caller puts. */
+struct json_object *ph_capabilities(struct ph_req *r);
+
+/* subscriptions/listen (ph_subscribe.c). */
+void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
+
 /* Authentication (ph_auth.c): runs after the envelope is parsed and before
  * the routing headers are checked. Sets r->principal. Returns PH_OK, or
  * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers

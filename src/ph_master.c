@@ -6,6 +6,7 @@
  * while the old one finishes what it is doing. The master never serves. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <signal.h>
@@ -172,6 +173,10 @@ reload(struct master *m)
 	ph_server_free(m->srv);
 	m->srv = n;
 	m->gen++;
+	/* listen streams in the old generation announce the change before they end */
+	ph_shared_changed(PH_KIND_TOOL);
+	ph_shared_changed(PH_KIND_PROMPT);
+	ph_shared_changed(PH_KIND_RESOURCE);
 	if (m->run->workers == 0 && n->conf->workers > 0) {
 		/* the scoreboard is sized at start: a reload may use half of it,
 		 * leaving room for the generation that is draining */

@@ -48,6 +48,7 @@ struct ph_req {
 	int status;                     /* HTTP status sent */
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
 	bool streaming;                 /* an SSE stream was started */
+	bool detached;                  /* the handler answers later or never (stdio listen) */
 	double last_progress;
 	int64_t t0;
 };

@@ -186,9 +186,11 @@ ph_yaml_parse(const char *buf, size_t len, int max_depth, char **err)
 			continue;
 		}
 		if (t == YAML_DOCUMENT_START_EVENT) {
+			/* yaml_event_delete zeroes the event: take the line first */
+			int dline = (int)ev.start_mark.line + 1;
 			yaml_event_delete(&ev);
 			if (root != NULL) {
-				set_err(&s, (int)ev.start_mark.line + 1, "only one YAML document is allowed");
+				set_err(&s, dline, "only one YAML document is allowed");
 				goto fail;
 			}
 			yaml_event_t e;
@@ -202,6 +204,12 @@ ph_yaml_parse(const char *buf, size_t len, int max_depth, char **err)
 			root = parse_node(&s, &e, 1);
 			if (root == NULL)
 				goto fail;
+			if (ph_yaml_is_null(root)) {
+				/* "---" alone (or "~") is an empty document, not a null root */
+				int l = root->line;
+				ph_yaml_free(root);
+				root = node_new(PH_Y_MAP, l);
+			}
 			continue;
 		}
 		set_err(&s, (int)ev.start_mark.line + 1, "unexpected YAML event");

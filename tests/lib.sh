@@ -17,7 +17,13 @@ t_cleanup() {
 	local c p
 	for c in "${T_CLEANUP[@]+"${T_CLEANUP[@]}"}"; do eval "$c" >/dev/null 2>&1 || true; done
 	for p in "${T_PIDS[@]+"${T_PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
-	sleep 0.1
+	# a master lets its workers finish first: give it a moment
+	for _ in $(seq 1 40); do
+		local alive=
+		for p in "${T_PIDS[@]+"${T_PIDS[@]}"}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -z "$alive" ] && break
+		sleep 0.05
+	done
 	for p in "${T_PIDS[@]+"${T_PIDS[@]}"}"; do kill -9 "$p" 2>/dev/null || true; done
 	if [ "${KEEP_TEST_DIR:-}" = "" ]; then rm -rf "$T_DIR"; fi
 }
@@ -71,36 +77,202 @@ wait_file() {
 	return 1
 }
 
-# phantom_listen CONF [ARGS...]: starts phantom-fcgi --listen on a free port;
-# sets PH_PID, PH_ADDR (host:port) and PH_LOG
+# wait_for SECONDS CMD...: runs CMD every 50 ms until it succeeds or time is up
+wait_for() {
+	local n=$(( $1 * 20 )); shift
+	for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+# wait_gone PID [SECONDS]: waits until PID has exited (default 5 s)
+wait_gone() {
+	local n=$(( ${2:-5} * 20 ))
+	for _ in $(seq 1 "$n"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done
+	return 1
+}
+
+# ---- who the web servers run as ------------------------------------------------
+# Started as root, nginx, lighttpd and Apache drop to an unprivileged user
+# (the shipped configurations name www-data): that user must reach the test
+# directory and the sockets, and write the directories lighttpd and Apache
+# open after dropping privileges.
+T_ROOT=
+if [ "$(id -u)" = 0 ]; then
+	T_ROOT=1
+	chmod 0755 "$T_DIR"
+fi
+WWW_USER=www-data
+id -u "$WWW_USER" >/dev/null 2>&1 || WWW_USER=nobody
+
+# run_dir NAME: creates $T_DIR/NAME, writable by the web server user; prints it
+run_dir() {
+	local d=$T_DIR/$1
+	mkdir -p "$d/www"
+	chmod 0755 "$d" "$d/www"
+	[ -n "$T_ROOT" ] && chown "$WWW_USER" "$d"
+	echo "$d"
+}
+
+# conf_subst SRC DST PORT DIR [SED-ARGS...]: copies a shipped configuration
+# with only its port and paths replaced: 8080 -> PORT, /run/phantom -> DIR,
+# the installed binary -> $PHANTOM, the installed configuration -> $PH_CONF.
+conf_subst() {
+	local src=$1 dst=$2 port=$3 dir=$4; shift 4
+	sed -e "s#127\\.0\\.0\\.1:8080#127.0.0.1:$port#g" \
+	    -e "s#^server\\.port = 8080#server.port = $port#" \
+	    -e "s#/usr/local/bin/phantom-fcgi#$PHANTOM#g" \
+	    -e "s#/etc/phantom/phantom\\.yaml#${PH_CONF:-/nonexistent}#g" \
+	    -e "s#/home/user/phantom/phantom\\.yaml#${PH_CONF:-/nonexistent}#g" \
+	    "$@" -e "s#/run/phantom#$dir#g" "$src" >"$dst"
+}
+
+# ---- Phantom as a FastCGI backend ----------------------------------------------
+# Each starter sets PH_PID (the master, or the single process), PH_LOG (its
+# stderr), PH_CONF, PH_BACKEND (nginx upstream syntax: unix:PATH or
+# 127.0.0.1:PORT) and PH_SOCK (unix socket path) or PH_ADDR (host:port).
+
+# t_started NAME PID LOG CHECK...: registers PID, waits for CHECK, reports failure
+t_started() {
+	local name=$1 pid=$2 log=$3; shift 3
+	T_PIDS+=("$pid")
+	if ! wait_for 5 "$@"; then
+		echo "# $name did not start:"; sed 's/^/#   /' "$log"
+		return 1
+	fi
+}
+
+# phantom_listen CONF [ARGS...]: phantom-fcgi --listen on a free TCP port
 phantom_listen() {
 	local conf=$1; shift
 	local port; port=$(free_port)
-	PH_ADDR=127.0.0.1:$port
+	PH_CONF=$conf PH_ADDR=127.0.0.1:$port PH_BACKEND=127.0.0.1:$port PH_SOCK=
 	PH_LOG=$T_DIR/phantom-$port.log
 	"$PHANTOM" -c "$conf" --listen "$PH_ADDR" "$@" 2>"$PH_LOG" &
 	PH_PID=$!
-	T_PIDS+=("$PH_PID")
-	wait_port "$port" || { echo "# phantom did not start:"; sed 's/^/#   /' "$PH_LOG"; return 1; }
+	t_started phantom "$PH_PID" "$PH_LOG" wait_port "$port"
 }
 
+# phantom_unix CONF [ARGS...]: phantom-fcgi --listen unix:SOCKET. The socket
+# mode follows the umask; 0111 lets a web server running as another user in.
+phantom_unix() {
+	local conf=$1; shift
+	PH_CONF=$conf PH_SOCK=$T_DIR/phantom-$RANDOM.sock PH_ADDR=
+	PH_BACKEND=unix:$PH_SOCK
+	PH_LOG=$PH_SOCK.log
+	(umask 0111; exec "$PHANTOM" -c "$conf" --listen "unix:$PH_SOCK" "$@" 2>"$PH_LOG") &
+	PH_PID=$!
+	t_started phantom "$PH_PID" "$PH_LOG" test -S "$PH_SOCK"
+}
+
+# spawn_fcgi_unix CONF [ARGS...]: spawn-fcgi -n creates the unix socket and
+# execs phantom-fcgi with it on fd 0 (same PID)
+spawn_fcgi_unix() {
+	local conf=$1; shift
+	PH_CONF=$conf PH_SOCK=$T_DIR/spawn-$RANDOM.sock PH_ADDR=
+	PH_BACKEND=unix:$PH_SOCK
+	PH_LOG=$PH_SOCK.log
+	spawn-fcgi -n -s "$PH_SOCK" -M 0666 -- "$PHANTOM" -c "$conf" "$@" >"$PH_LOG" 2>&1 &
+	PH_PID=$!
+	t_started spawn-fcgi "$PH_PID" "$PH_LOG" test -S "$PH_SOCK"
+}
+
+# spawn_fcgi_tcp CONF [ARGS...]: the same on 127.0.0.1 and a free port
+spawn_fcgi_tcp() {
+	local conf=$1; shift
+	local port; port=$(free_port)
+	PH_CONF=$conf PH_ADDR=127.0.0.1:$port PH_BACKEND=127.0.0.1:$port PH_SOCK=
+	PH_LOG=$T_DIR/spawn-$port.log
+	spawn-fcgi -n -a 127.0.0.1 -p "$port" -- "$PHANTOM" -c "$conf" "$@" >"$PH_LOG" 2>&1 &
+	PH_PID=$!
+	t_started spawn-fcgi "$PH_PID" "$PH_LOG" wait_port "$port"
+}
+
+# workers_of PID: the worker pids of a master, one per line, sorted
+workers_of() { pgrep -P "$1" | sort -n; }
+# nworkers PID: how many workers a master has
+nworkers() { pgrep -c -P "$1" || true; }
+
+# ---- web servers running the shipped configurations -----------------------------
+
 # nginx_start BACKEND: runs the shipped conf/nginx.conf with the listen port,
-# the upstream and the run directory replaced; sets NGINX_URL
+# the upstream and the run directory replaced; sets NGINX_URL, NGINX_DIR
 nginx_start() {
 	local backend=$1 port dir
 	command -v nginx >/dev/null || return 1
 	port=$(free_port)
-	dir=$T_DIR/nginx-$port
-	mkdir -p "$dir"
-	sed -e "s#127.0.0.1:8080#127.0.0.1:$port#" \
-	    -e "s#server unix:/run/phantom/phantom.sock;#server $backend;#" \
-	    -e "s#/run/phantom#$dir#g" \
-	    "$top_srcdir/conf/nginx.conf" >"$dir/nginx.conf"
+	dir=$(run_dir "nginx-$port")
+	conf_subst "$top_srcdir/conf/nginx.conf" "$dir/nginx.conf" "$port" "$dir" \
+		-e "s#server unix:/run/phantom/phantom.sock;#server $backend;#"
 	nginx -c "$dir/nginx.conf" -e "$dir/error.log" || return 1
-	T_CLEANUP+=("nginx -c '$dir/nginx.conf' -e '$dir/error.log' -s stop")
+	T_CLEANUP+=("nginx -c '$dir/nginx.conf' -e '$dir/error.log' -s stop; sleep 0.1")
 	wait_port "$port" || return 1
+	NGINX_DIR=$dir
 	NGINX_URL=http://127.0.0.1:$port/mcp
 }
+
+# lighttpd_start BACKEND [CONF]: runs a shipped lighttpd configuration
+# (default conf/lighttpd.conf) in the foreground; BACKEND is unix:PATH or
+# HOST:PORT (ignored by the bin-path variant). Sets LIGHTTPD_URL, LIGHTTPD_DIR.
+lighttpd_start() {
+	local backend=$1 conf=${2:-$top_srcdir/conf/lighttpd.conf} port dir to pid
+	command -v lighttpd >/dev/null || return 1
+	port=$(free_port)
+	dir=$(run_dir "lighttpd-$port")
+	case $backend in
+	unix:*) to="\"socket\" => \"${backend#unix:}\"" ;;
+	?*) to="\"host\" => \"${backend%:*}\", \"port\" => ${backend##*:}" ;;
+	*) to= ;;
+	esac
+	if [ -n "$to" ]; then
+		conf_subst "$conf" "$dir/lighttpd.conf" "$port" "$dir" \
+			-e "s#\"socket\" => \"/run/phantom/phantom.sock\"#$to#"
+	else
+		conf_subst "$conf" "$dir/lighttpd.conf" "$port" "$dir"
+	fi
+	lighttpd -tt -f "$dir/lighttpd.conf" >"$dir/test.out" 2>&1 ||
+		{ sed 's/^/#   /' "$dir/test.out"; return 1; }
+	lighttpd -D -f "$dir/lighttpd.conf" >"$dir/stderr.log" 2>&1 &
+	pid=$!
+	T_CLEANUP+=("kill $pid; wait_gone $pid")
+	wait_port "$port" || { sed 's/^/#   /' "$dir/stderr.log" "$dir/lighttpd-error.log"; return 1; }
+	LIGHTTPD_PID=$pid LIGHTTPD_DIR=$dir
+	LIGHTTPD_URL=http://127.0.0.1:$port/mcp
+}
+
+# apache_start CONF [DIR [SED-ARGS...]]: runs a shipped Apache configuration
+# in the foreground. DIR (made by run_dir, default a new one) is its run
+# directory; DIR/www is the DocumentRoot, to be filled before the call.
+# Sets APACHE_URL, APACHE_DIR, APACHE_PID.
+apache_start() {
+	local conf=$1 dir=${2:-} port pid
+	shift; [ $# -gt 0 ] && shift
+	command -v apache2 >/dev/null || return 1
+	port=$(free_port)
+	[ -n "$dir" ] || dir=$(run_dir "apache-$port")
+	mkdir -p "$dir/fcgid"
+	[ -n "$T_ROOT" ] && chown "$WWW_USER" "$dir/fcgid"
+	conf_subst "$conf" "$dir/apache.conf" "$port" "$dir" "$@"
+	apache2 -t -f "$dir/apache.conf" >"$dir/test.out" 2>&1 ||
+		{ sed 's/^/#   /' "$dir/test.out"; return 1; }
+	apache2 -f "$dir/apache.conf" -DFOREGROUND >"$dir/stderr.log" 2>&1 &
+	pid=$!
+	T_CLEANUP+=("kill $pid; wait_gone $pid")
+	wait_port "$port" || { sed 's/^/#   /' "$dir/stderr.log" "$dir/apache-error.log"; return 1; }
+	APACHE_PID=$pid APACHE_DIR=$dir
+	APACHE_URL=http://127.0.0.1:$port/mcp
+}
+
+# htaccess_site DIR: the shared-hosting user's side in DIR/www: the shipped
+# conf/htaccess as .htaccess and conf/mcp.fcgi, starting $PHANTOM with $PH_CONF
+htaccess_site() {
+	local dir=$1
+	conf_subst "$top_srcdir/conf/mcp.fcgi" "$dir/www/mcp.fcgi" 0 "$dir" \
+		-e "s#/home/user/phantom/bin/phantom-fcgi#$PHANTOM#"
+	chmod 0755 "$dir/www/mcp.fcgi"
+	conf_subst "$top_srcdir/conf/htaccess" "$dir/www/.htaccess" 0 "$dir"
+	chmod 0644 "$dir/www/.htaccess"
+}
+
+# ---- requests ------------------------------------------------------------------
 
 # meta: the 2026-07-28 _meta object
 meta() {
@@ -119,8 +291,10 @@ req() {
 post() {
 	local url=$1 body=$2; shift 2
 	local out=$T_DIR/resp.$$ hdr=$T_DIR/hdr.$$
+	local ct=(-H "Content-Type: ${CT-application/json}")
+	[ -z "${CT-x}" ] && ct=(-H "Content-Type:")
 	STATUS=$(curl -s -o "$out" -D "$hdr" -w '%{http_code}' -X POST \
-		-H "Content-Type: ${CT-application/json}" -H 'Accept: application/json, text/event-stream' \
+		"${ct[@]}" -H 'Accept: application/json, text/event-stream' \
 		"$@" --data-binary "$body" "$url")
 	BODY=$(cat "$out"); HEADERS=$(tr -d '\r' <"$hdr")
 }
@@ -134,9 +308,185 @@ mpost() {
 	post "$url" "$(req "$id" "$method" "$params")" "${h[@]}" "$@"
 }
 # jqr FILTER: applies a jq filter to BODY (the last response), -r output
-jqr() { printf '%s' "$BODY" | jq -r "$1"; }
+jqr() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
 # header NAME: value of a response header of the last post (case-insensitive)
 header() { printf '%s\n' "$HEADERS" | grep -i "^$1:" | head -1 | sed 's/^[^:]*: *//'; }
+
+# cgi_parse FILE: splits a CGI-style response (headers, blank line, body)
+# into STATUS (from "Status:", 200 without one), HEADERS and BODY
+cgi_parse() {
+	local f=$1
+	HEADERS=$(sed -e 's/\r$//' -e '/^$/q' "$f" | sed '/^$/d')
+	BODY=$(awk 'b { print; next } /^\r?$/ { b = 1 }' "$f")
+	STATUS=$(printf '%s\n' "$HEADERS" | sed -n 's/^Status: *\([0-9]*\).*/\1/p' | head -1)
+	STATUS=${STATUS:-200}
+}
+
+# CGI/FastCGI request variables as a web server would set them; fcgi_post and
+# cgi_post put these in the environment, followed by the caller's VAR=VALUE.
+cgi_env() {
+	local len=$1
+	printf '%s\n' GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+		"CONTENT_LENGTH=$len" REQUEST_URI=/mcp SCRIPT_NAME=/mcp SERVER_PROTOCOL=HTTP/1.1 \
+		HTTP_HOST=localhost "HTTP_MCP_PROTOCOL_VERSION=$MODERN"
+}
+
+# fcgi_post TARGET BODY [VAR=VALUE...]: one FastCGI request with cgi-fcgi (no
+# web server); TARGET is a unix socket path or HOST:PORT. Sets STATUS, HEADERS, BODY.
+fcgi_post() {
+	local target=$1 body=$2 out=$T_DIR/fcgi.$$; shift 2
+	local env=(); mapfile -t env < <(cgi_env "${#body}")
+	printf '%s' "$body" | env -i "${env[@]}" "$@" cgi-fcgi -bind -connect "$target" >"$out" 2>&1
+	cgi_parse "$out"
+}
+
+# cgi_post BODY [VAR=VALUE...]: runs phantom-fcgi as a CGI program (stdin a
+# pipe); sets STATUS, HEADERS, BODY and CGI_RC. CGI_ARGS: extra arguments.
+cgi_post() {
+	local body=$1 out=$T_DIR/cgi.$$; shift
+	local env=(); mapfile -t env < <(cgi_env "${#body}")
+	printf '%s' "$body" | env -i "${env[@]}" "$@" "$PHANTOM" ${CGI_ARGS:-} >"$out" 2>"$out.err"
+	CGI_RC=$?
+	cgi_parse "$out"
+}
+
+# ---- the HTTP rules, checked through any front ----------------------------------
+
+# test_conf FILE NAME [YAML...]: a Phantom configuration for the HTTP checks
+# (http.max_body 2048, so the 413 path is reachable below any web server limit)
+test_conf() {
+	local f=$1 name=$2; shift 2
+	{
+		printf 'server: { name: %s, version: "1.0" }\n' "$name"
+		printf 'http: { max_body: 2048 }\n'
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >"$f"
+	chmod 0644 "$f"
+}
+
+# still_serving URL WHAT: the request after an error path must succeed
+still_serving() {
+	mpost "$1" 99 server/discover '{}'
+	is "$STATUS/$(jqr .result.resultType)" 200/complete "next request after $2 still served"
+}
+
+# http_rule_checks URL SERVERNAME: the HTTP rules and the minimal MCP exchange,
+# each error path followed by a request that must still succeed. The backend
+# runs test_conf with server.name SERVERNAME.
+http_rule_checks() {
+	local U=$1 name=$2 pad big meta_v2 no_caps no_ver port
+	port=${U#http://*:}; port=${port%%/*}
+	mpost "$U" 1 server/discover '{}'
+	is "$STATUS" 200 "discover: 200"
+	is "$(jqr .result.resultType)" complete "discover: resultType complete"
+	is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" "$name" \
+		"discover: serverInfo in _meta"
+	is "$(jqr '.result.supportedVersions|index("2026-07-28") != null')" true "discover: lists 2026-07-28"
+	like "$(header Content-Type)" '^application/json' "discover: Content-Type application/json"
+
+	STATUS=$(curl -s -o "$T_DIR/b" -D "$T_DIR/h" -w '%{http_code}' "$U")
+	is "$STATUS" 405 "GET gets 405"
+	tr -d '\r' <"$T_DIR/h" | grep -qi '^Allow: POST$'; ok "405 carries Allow: POST"
+	is "$(jq -r .error.code <"$T_DIR/b")" -32000 "405 body is a JSON-RPC error"
+	STATUS=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U")
+	is "$STATUS" 405 "DELETE gets 405"
+	still_serving "$U" 405
+
+	post "$U" "$(req 2 server/discover)" -H 'Origin: http://evil.example.com'
+	is "$STATUS" 403 "foreign Origin gets 403"
+	is "$(jqr .error.code)" -32000 "403 body is a JSON-RPC error"
+	still_serving "$U" "Origin 403"
+	post "$U" "$(req 3 server/discover)" -H "Origin: http://localhost:$port" \
+		-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: server/discover'
+	is "$STATUS" 200 "Origin on an allowed host is accepted"
+
+	post "$U" "$(req 4 server/discover)" -H 'Host: evil.example.com'
+	is "$STATUS" 403 "Host not on the allow-list gets 403"
+	is "$(jqr .error.message)" "Forbidden: Host not allowed" "403 names the Host rule"
+	still_serving "$U" "Host 403"
+	post "$U" "$(req 5 server/discover)" -H "Host: localhost:$port" \
+		-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: server/discover'
+	is "$STATUS" 200 "Host localhost with a port is accepted"
+
+	CT=text/plain post "$U" "$(req 6 server/discover)"
+	is "$STATUS" 415 "wrong Content-Type gets 415"
+	is "$(jqr .error.code)" -32000 "415 body is a JSON-RPC error"
+	CT= post "$U" "$(req 7 server/discover)"
+	is "$STATUS" 415 "missing Content-Type gets 415"
+	still_serving "$U" 415
+
+	pad=$(printf '%1700s' '')
+	post "$U" "$(req 8 server/discover)$pad" -H "MCP-Protocol-Version: $MODERN" \
+		-H 'Mcp-Method: server/discover'
+	is "$STATUS" 200 "a body just under http.max_body is served"
+	big=$(printf '%3000s' '')
+	post "$U" "$(req 9 server/discover)$big"
+	is "$STATUS" 413 "a body over http.max_body gets 413"
+	is "$(jqr .error.code)" -32000 "413 comes from Phantom as a JSON-RPC error"
+	still_serving "$U" 413
+
+	post "$U" '{"jsonrpc":"2.0","id":10,' -H "MCP-Protocol-Version: $MODERN"
+	is "$STATUS" 400 "invalid JSON gets 400"
+	is "$(jqr .error.code)" -32700 "invalid JSON is -32700"
+	is "$(jqr .id)" null "-32700 has id null (it could not be read)"
+	still_serving "$U" -32700
+
+	post "$U" '[{"jsonrpc":"2.0","id":11,"method":"ping"}]'
+	is "$STATUS" 400 "a batch gets 400"
+	is "$(jqr .error.code)" -32600 "a batch is -32600"
+	still_serving "$U" "batch"
+
+	post "$U" '{"jsonrpc":"2.0","id":12,"result":{}}'
+	is "$STATUS" 400 "a posted JSON-RPC response gets 400"
+	is "$(jqr .error.code)" -32600 "a posted response is -32600"
+	is "$(jqr .id)" 12 "-32600 echoes the id"
+	still_serving "$U" "posted response"
+
+	post "$U" '{"jsonrpc":"2.0","id":13,"method":"server/discover"}' \
+		-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: server/discover'
+	is "$STATUS/$(jqr .error.code)" 400/-32602 "missing params gets 400 -32602"
+	is "$(jqr .id)" 13 "-32602 echoes the id"
+	post "$U" '{"jsonrpc":"2.0","id":"s14","method":"server/discover","params":{}}' \
+		-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: server/discover'
+	is "$STATUS/$(jqr .error.code)" 400/-32602 "missing _meta gets 400 -32602"
+	is "$(jqr .id)" s14 "a string id is echoed"
+	no_ver='{"jsonrpc":"2.0","id":15,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}'
+	post "$U" "$no_ver" -H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: server/discover'
+	is "$STATUS/$(jqr .error.code)" 400/-32602 "missing protocolVersion gets 400 -32602"
+	like "$(jqr .error.message)" protocolVersion "the message names protocolVersion"
+	no_caps='{"jsonrpc":"2.0","id":16,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+	post "$U" "$no_caps" -H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: server/discover'
+	is "$STATUS/$(jqr .error.code)" 400/-32602 "missing clientCapabilities gets 400 -32602"
+	like "$(jqr .error.message)" clientCapabilities "the message names clientCapabilities"
+	still_serving "$U" -32602
+
+	meta_v2='{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}'
+	post "$U" '{"jsonrpc":"2.0","id":17,"method":"server/discover","params":{"_meta":'"$meta_v2"'}}' \
+		-H 'MCP-Protocol-Version: 2099-01-01' -H 'Mcp-Method: server/discover'
+	is "$STATUS/$(jqr .error.code)" 400/-32022 "unsupported version gets 400 -32022"
+	is "$(jqr '.error.data.supported|index("2026-07-28") != null')" true "-32022 data.supported"
+	is "$(jqr .error.data.requested)" 2099-01-01 "-32022 data.requested"
+	is "$(jqr .id)" 17 "-32022 echoes the id"
+	still_serving "$U" -32022
+
+	post "$U" "$(req 18 server/discover)" -H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: ping'
+	is "$STATUS/$(jqr .error.code)" 400/-32020 "Mcp-Method not matching the body gets 400 -32020"
+	mpost "$U" 19 no/such/method '{}'
+	is "$STATUS/$(jqr .error.code)" 404/-32601 "unknown method gets 404 -32601"
+	is "$(jqr .id)" 19 "-32601 echoes the id"
+	still_serving "$U" "-32020/-32601"
+
+	post "$U" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	is "$STATUS" 202 "a notification gets 202"
+	is "$BODY" "" "202 has no body"
+
+	post "$U" '{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+	is "$STATUS" 200 "legacy initialize: 200"
+	is "$(jqr .result.protocolVersion)" 2025-11-25 "legacy initialize: protocolVersion"
+	is "$(jqr .result.serverInfo.name)" "$name" "legacy initialize: serverInfo"
+	post "$U" '{"jsonrpc":"2.0","id":"p","method":"ping"}'
+	is "$(jqr .result)" "{}" "legacy ping answers {}"
+}
 
 # node_setup: finds the npm packages of tests/node/package.json (installed by
 # scripts/test.sh into PHANTOM_NPM_DIR) and copies our client scripts next to

@@ -1,0 +1,73 @@
+/* ph_shared.c: counters shared by the master and its workers. */
+#include "first.h"
+#include "ph_shared.h"
+#include "ph_front.h"
+#include <signal.h>
+#include <sys/mman.h>
+
+struct shared {
+	uint64_t changes[4]; /* indexed by enum ph_kind */
+	int listeners;
+};
+
+static struct shared local_fallback;
+static struct shared *sh;
+
+void
+ph_shared_init(void)
+{
+	void *p;
+	if (sh != NULL)
+		return;
+	p = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = p == MAP_FAILED ? &local_fallback : p;
+}
+
+static struct shared *
+get(void)
+{
+	if (sh == NULL)
+		ph_shared_init();
+	return sh;
+}
+
+void
+ph_shared_changed(enum ph_kind kind)
+{
+	__atomic_add_fetch(&get()->changes[kind], 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t
+ph_shared_changes(enum ph_kind kind)
+{
+	return __atomic_load_n(&get()->changes[kind], __ATOMIC_SEQ_CST);
+}
+
+bool
+ph_shared_listener_enter(long long max)
+{
+	int n = __atomic_add_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
+	if (n > max) {
+		__atomic_sub_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	return true;
+}
+
+void
+ph_shared_listener_leave(void)
+{
+	__atomic_sub_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
+}
+
+bool
+ph_stop_pending(void)
+{
+	sigset_t p;
+	if (ph_stop_requested || ph_reload_requested)
+		return true;
+	if (sigpending(&p) != 0)
+		return false;
+	return sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1 ||
+	       sigismember(&p, SIGUSR1) == 1 || sigismember(&p, SIGHUP) == 1;
+}

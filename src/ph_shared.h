@@ -1,0 +1,21 @@
+/* ph_shared.h: the little state all processes of one server share through an
+ * anonymous shared mapping made before the first fork: change counters for
+ * list_changed notifications, and the number of open listen streams. */
+#ifndef PH_SHARED_H
+#define PH_SHARED_H
+#include "first.h"
+#include "ph_server.h"
+
+/* Creates the mapping (once; later calls do nothing). Call before forking. */
+void ph_shared_init(void);
+/* Records that the list of this kind changed (tools, prompts, resources). */
+void ph_shared_changed(enum ph_kind kind);
+/* The change count of a kind; compare two readings to see a change. */
+uint64_t ph_shared_changes(enum ph_kind kind);
+/* Takes a listen-stream slot when fewer than max are open. Returns false when full. */
+bool ph_shared_listener_enter(long long max);
+void ph_shared_listener_leave(void);
+/* True when this process has been asked to stop or reload (a signal is
+ * pending while a request runs), so long streams can end cleanly. */
+bool ph_stop_pending(void);
+#endif

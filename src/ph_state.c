@@ -1,0 +1,418 @@
+/* ph_state.c: sealing and opening requestState with libsodium. */
+#include "first.h"
+#include "ph_state.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FORMAT_VERSION 1
+#define AD "phantom requestState v1"
+#define NONCE_LEN crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define MAC_LEN crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define MIN_SECRET 32
+#define MAX_SECRET 4096
+
+/* ---- canonical JSON for the arguments digest --------------------------- */
+
+static int
+cmp_keys(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+canon(struct ph_buf *b, struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_object: {
+		size_t n = (size_t)json_object_object_length(v), i = 0;
+		char **keys = ph_xcalloc(n ? n : 1, sizeof *keys);
+		json_object_object_foreach(v, k, val) {
+			(void)val;
+			keys[i++] = k;
+		}
+		qsort(keys, n, sizeof *keys, cmp_keys);
+		ph_buf_addc(b, '{');
+		for (i = 0; i < n; i++) {
+			struct json_object *ks = json_object_new_string(keys[i]);
+			if (i)
+				ph_buf_addc(b, ',');
+			ph_buf_adds(b, json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN));
+			json_object_put(ks);
+			ph_buf_addc(b, ':');
+			canon(b, json_object_object_get(v, keys[i]));
+		}
+		ph_buf_addc(b, '}');
+		free(keys);
+		break;
+	}
+	case json_type_array: {
+		size_t n = json_object_array_length(v);
+		ph_buf_addc(b, '[');
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				ph_buf_addc(b, ',');
+			canon(b, json_object_array_get_idx(v, i));
+		}
+		ph_buf_addc(b, ']');
+		break;
+	}
+	case json_type_null:
+		ph_buf_adds(b, "null");
+		break;
+	default:
+		ph_buf_adds(b, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+}
+
+char *
+ph_json_canonical(struct json_object *v)
+{
+	struct ph_buf b;
+	ph_buf_init(&b);
+	canon(&b, v);
+	return ph_buf_steal(&b);
+}
+
+static void
+args_digest(struct json_object *args, char hex[65])
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char *c = ph_json_canonical(args ? args : NULL);
+	crypto_hash_sha256(h, (const unsigned char *)c, strlen(c));
+	sodium_bin2hex(hex, 65, h, sizeof h);
+	free(c);
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+/* key = BLAKE2b(key = BLAKE2b-512(secret), "phantom requestState v1" || 0 || salt) */
+static void
+derive(unsigned char out[32], const unsigned char *secret, size_t slen, const char *salt)
+{
+	unsigned char k0[crypto_generichash_BYTES_MAX];
+	crypto_generichash_state st;
+	crypto_generichash(k0, sizeof k0, secret, slen, NULL, 0);
+	crypto_generichash_init(&st, k0, sizeof k0, 32);
+	crypto_generichash_update(&st, (const unsigned char *)AD, sizeof AD);
+	crypto_generichash_update(&st, (const unsigned char *)salt, strlen(salt));
+	crypto_generichash_final(&st, out, 32);
+	sodium_memzero(k0, sizeof k0);
+}
+
+/* Reads a secret file (trailing newlines dropped). Returns 0 or -1 with a problem. */
+static int
+read_secret(struct ph_conf_ctx *x, int line, const char *path, unsigned char **out, size_t *len)
+{
+	char *full = ph_path_join(x->c->dir, path), *buf = NULL;
+	size_t n = 0;
+	if (ph_read_file(full, MAX_SECRET, &buf, &n) != 0) {
+		ph_conf_problem(x->probs, x->file, line, "request_state: cannot read secret file %s: %s",
+				full, strerror(errno));
+		free(full);
+		return -1;
+	}
+	free(full);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	*out = (unsigned char *)buf;
+	*len = n;
+	return 0;
+}
+
+static bool
+strong_enough(struct ph_conf_ctx *x, int line, const char *what, size_t len)
+{
+	if (len >= MIN_SECRET)
+		return true;
+	ph_conf_problem(x->probs, x->file, line,
+			"request_state: %s is %zu bytes; at least %d are required", what, len, MIN_SECRET);
+	return false;
+}
+
+void
+ph_state_conf_default(struct ph_config *c)
+{
+	struct ph_state_conf *sc;
+	if (c->request_state != NULL)
+		return;
+	sc = ph_xcalloc(1, sizeof *sc);
+	if (sodium_init() < 0)
+		abort();
+	randombytes_buf(sc->key, sizeof sc->key);
+	sc->max_age = 300;
+	sc->max_size = 65536;
+	sc->ephemeral = true;
+	c->request_state = sc;
+}
+
+int
+ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	struct ph_state_conf *sc;
+	const char *salt = "", *file = NULL, *env = NULL;
+	int secret_line = n->line, rc = 0;
+	unsigned char *secret = NULL;
+	size_t slen = 0;
+	const struct ph_ynode *prev = NULL;
+	(void)key;
+	if (sodium_init() < 0)
+		abort();
+	if (n->kind != PH_Y_MAP) {
+		ph_conf_problem(x->probs, x->file, n->line, "request_state: expected a mapping");
+		return -1;
+	}
+	sc = ph_xcalloc(1, sizeof *sc);
+	sc->max_age = 300;
+	sc->max_size = 65536;
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i];
+		const struct ph_ynode *v = n->vals[i];
+		bool str = v->kind == PH_Y_SCALAR;
+		if (strcmp(k, "secret_file") == 0 && str) {
+			file = v->str;
+			secret_line = v->line;
+		} else if (strcmp(k, "secret_env") == 0 && str) {
+			env = v->str;
+			secret_line = v->line;
+		} else if (strcmp(k, "salt") == 0 && str) {
+			salt = v->str;
+		} else if ((strcmp(k, "max_age") == 0 || strcmp(k, "max_size") == 0) && str && !v->quoted) {
+			long long val;
+			const char *e;
+			bool age = k[4] == 'a';
+			if (ph_strtonum(v->str, age ? 1 : 256, age ? 86400 * 7 : 16 << 20, &val, &e) != 0) {
+				ph_conf_problem(x->probs, x->file, v->line, "request_state.%s: '%s' %s (allowed %s)",
+						k, v->str, e, age ? "1..604800" : "256..16777216");
+				rc = -1;
+			} else if (age) {
+				sc->max_age = val;
+			} else {
+				sc->max_size = val;
+			}
+		} else if (strcmp(k, "previous_secret_files") == 0 && v->kind == PH_Y_SEQ) {
+			prev = v;
+		} else if (strcmp(k, "secret_file") == 0 || strcmp(k, "secret_env") == 0 ||
+			   strcmp(k, "salt") == 0 || strcmp(k, "max_age") == 0 ||
+			   strcmp(k, "max_size") == 0 || strcmp(k, "previous_secret_files") == 0) {
+			ph_conf_problem(x->probs, x->file, v->line, "request_state.%s: wrong type", k);
+			rc = -1;
+		} else {
+			ph_conf_problem(x->probs, x->file, n->key_lines[i], "unknown key 'request_state.%s'", k);
+			rc = -1;
+		}
+	}
+	if (file && env) {
+		ph_conf_problem(x->probs, x->file, secret_line,
+				"request_state: give secret_file or secret_env, not both");
+		rc = -1;
+	} else if (file) {
+		if (read_secret(x, secret_line, file, &secret, &slen) != 0)
+			rc = -1;
+		else if (!strong_enough(x, secret_line, "the secret in secret_file", slen))
+			rc = -1;
+	} else if (env) {
+		const char *val = getenv(env);
+		if (val == NULL) {
+			ph_conf_problem(x->probs, x->file, secret_line,
+					"request_state: environment variable %s is not set", env);
+			rc = -1;
+		} else if (strong_enough(x, secret_line, "the secret in secret_env", strlen(val))) {
+			slen = strlen(val);
+			secret = (unsigned char *)ph_xstrndup(val, slen);
+		} else {
+			rc = -1;
+		}
+	} else {
+		sc->ephemeral = true;
+	}
+	if (secret != NULL) {
+		derive(sc->key, secret, slen, salt);
+		sodium_memzero(secret, slen);
+		free(secret);
+	} else {
+		randombytes_buf(sc->key, sizeof sc->key);
+	}
+	for (size_t i = 0; prev && i < prev->n; i++) {
+		const struct ph_ynode *p = prev->vals[i];
+		if (p->kind != PH_Y_SCALAR) {
+			ph_conf_problem(x->probs, x->file, p->line,
+					"request_state.previous_secret_files[%zu]: expected a path", i);
+			rc = -1;
+			continue;
+		}
+		if (sc->nprev == PH_STATE_MAX_KEYS) {
+			ph_conf_problem(x->probs, x->file, p->line,
+					"request_state.previous_secret_files: at most %d", PH_STATE_MAX_KEYS);
+			rc = -1;
+			break;
+		}
+		if (read_secret(x, p->line, p->str, &secret, &slen) != 0) {
+			rc = -1;
+			continue;
+		}
+		if (strong_enough(x, p->line, "a previous secret", slen))
+			derive(sc->prev[sc->nprev++], secret, slen, salt);
+		else
+			rc = -1;
+		sodium_memzero(secret, slen);
+		free(secret);
+	}
+	ph_state_conf_free(x->c);
+	x->c->request_state = sc;
+	return rc;
+}
+
+void
+ph_state_conf_free(struct ph_config *c)
+{
+	if (c->request_state == NULL)
+		return;
+	sodium_memzero(c->request_state, sizeof *c->request_state);
+	free(c->request_state);
+	c->request_state = NULL;
+}
+
+/* ---- seal and open ------------------------------------------------------ */
+
+char *
+ph_state_seal(const struct ph_state_conf *sc, const char *principal, const char *method,
+	      const char *target, struct json_object *args, struct json_object *state, int64_t now_s)
+{
+	struct json_object *p = json_object_new_object();
+	char hex[65], *out;
+	const char *plain;
+	size_t plen, blen, olen;
+	unsigned char *box;
+	args_digest(args, hex);
+	json_object_object_add(p, "exp", json_object_new_int64(now_s + sc->max_age));
+	json_object_object_add(p, "p", principal ? json_object_new_string(principal) : NULL);
+	json_object_object_add(p, "m", json_object_new_string(method));
+	json_object_object_add(p, "t", json_object_new_string(target ? target : ""));
+	json_object_object_add(p, "a", json_object_new_string(hex));
+	json_object_object_add(p, "s", state ? json_object_get(state) : NULL);
+	plain = json_object_to_json_string_length(p, JSON_C_TO_STRING_PLAIN, &plen);
+	blen = 1 + NONCE_LEN + plen + MAC_LEN;
+	box = ph_xmalloc(blen);
+	box[0] = FORMAT_VERSION;
+	randombytes_buf(box + 1, NONCE_LEN);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(box + 1 + NONCE_LEN, NULL,
+						   (const unsigned char *)plain, plen,
+						   (const unsigned char *)AD, sizeof AD - 1, NULL,
+						   box + 1, sc->key);
+	json_object_put(p);
+	olen = sodium_base64_ENCODED_LEN(blen, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	out = ph_xmalloc(olen);
+	sodium_bin2base64(out, olen, box, blen, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	free(box);
+	return out;
+}
+
+static int
+try_open(const unsigned char *key, const unsigned char *box, size_t blen, unsigned char *plain,
+	 unsigned long long *plen)
+{
+	return crypto_aead_xchacha20poly1305_ietf_decrypt(plain, plen, NULL, box + 1 + NONCE_LEN,
+							  blen - 1 - NONCE_LEN,
+							  (const unsigned char *)AD, sizeof AD - 1,
+							  box + 1, key);
+}
+
+static bool
+str_eq(struct json_object *o, const char *key, const char *want)
+{
+	struct json_object *v = NULL;
+	json_object_object_get_ex(o, key, &v);
+	if (want == NULL)
+		return v == NULL || json_object_is_type(v, json_type_null);
+	return v != NULL && json_object_is_type(v, json_type_string) &&
+	       strcmp(json_object_get_string(v), want) == 0;
+}
+
+enum ph_state_err
+ph_state_open(const struct ph_state_conf *sc, const char *token, const char *principal,
+	      const char *method, const char *target, struct json_object *args,
+	      struct json_object **state, int64_t now_s)
+{
+	size_t tlen = strlen(token), blen = 0;
+	unsigned char *box, *plain;
+	unsigned long long plen = 0;
+	enum ph_state_err e = PH_STATE_INVALID;
+	struct json_object *p = NULL, *v;
+	char hex[65];
+	int opened;
+	*state = NULL;
+	if ((long long)tlen > sc->max_size)
+		return PH_STATE_TOO_LARGE;
+	box = ph_xmalloc(tlen + 1);
+	if (sodium_base642bin(box, tlen + 1, token, tlen, NULL, &blen, NULL,
+			      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+	    blen < 1 + NONCE_LEN + MAC_LEN || box[0] != FORMAT_VERSION) {
+		free(box);
+		return PH_STATE_INVALID;
+	}
+	plain = ph_xmalloc(blen);
+	opened = try_open(sc->key, box, blen, plain, &plen) == 0;
+	for (size_t i = 0; !opened && i < sc->nprev; i++)
+		opened = try_open(sc->prev[i], box, blen, plain, &plen) == 0;
+	free(box);
+	if (!opened)
+		goto out;
+	{
+		struct json_tokener *tok = json_tokener_new_ex(64);
+		p = json_tokener_parse_ex(tok, (const char *)plain, (int)plen);
+		json_tokener_free(tok);
+	}
+	if (p == NULL || !json_object_is_type(p, json_type_object))
+		goto out;
+	if (!json_object_object_get_ex(p, "exp", &v) || !json_object_is_type(v, json_type_int))
+		goto out;
+	if (json_object_get_int64(v) < now_s) {
+		e = PH_STATE_EXPIRED;
+		goto out;
+	}
+	if (!str_eq(p, "p", principal)) {
+		e = PH_STATE_PRINCIPAL;
+		goto out;
+	}
+	if (!str_eq(p, "m", method)) {
+		e = PH_STATE_METHOD;
+		goto out;
+	}
+	if (!str_eq(p, "t", target ? target : "")) {
+		e = PH_STATE_TARGET;
+		goto out;
+	}
+	args_digest(args, hex);
+	if (!str_eq(p, "a", hex)) {
+		e = PH_STATE_ARGUMENTS;
+		goto out;
+	}
+	if (json_object_object_get_ex(p, "s", &v))
+		*state = json_object_get(v);
+	e = PH_STATE_OK;
+out:
+	json_object_put(p);
+	sodium_memzero(plain, blen);
+	free(plain);
+	return e;
+}
+
+const char *
+ph_state_message(enum ph_state_err e)
+{
+	switch (e) {
+	case PH_STATE_OK: return "ok";
+	case PH_STATE_INVALID: return "Invalid requestState: it was not issued by this server or was altered";
+	case PH_STATE_TOO_LARGE: return "Invalid requestState: too large";
+	case PH_STATE_EXPIRED: return "Invalid requestState: it has expired; start the request again";
+	case PH_STATE_PRINCIPAL: return "Invalid requestState: it was issued to another principal";
+	case PH_STATE_METHOD: return "Invalid requestState: it was issued for another method";
+	case PH_STATE_TARGET: return "Invalid requestState: it was issued for another tool, prompt or resource";
+	case PH_STATE_ARGUMENTS: return "Invalid requestState: it was issued for other arguments";
+	}
+	return "Invalid requestState";
+}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# subscriptions/listen through nginx and over stdio: the acknowledgement comes
+# first and carries the subscription id, the filter is narrowed to what the
+# server offers, keep-alives flow, the stream ends with a tagged result when
+# it reaches subscriptions.max_ms or the server reloads, and a stream that
+# would exceed subscriptions.max_streams is refused while others are served.
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+
+cat >"$T_DIR/phantom.yaml" <<YAML
+server: { name: listen-test, version: "1.0" }
+workers: 3
+subscriptions: { max_ms: 1500, keepalive_ms: 300, max_streams: 1 }
+YAML
+phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+U=$NGINX_URL
+listen_body='{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+listen() {
+	curl -sN -D "$1.h" -o "$1" "$U" -H 'Content-Type: application/json' \
+		-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen' -d "$listen_body"
+}
+events() { sed -n 's/^data: //p' "$1"; }
+
+start=$(date +%s%N)
+listen "$T_DIR/s1"
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+like "$(tr -d '\r' <"$T_DIR/s1.h")" 'Content-Type: text/event-stream' "listen answers with an event stream"
+first=$(events "$T_DIR/s1" | head -1)
+is "$(jq -r .method <<<"$first")" notifications/subscriptions/acknowledged "the first message is the acknowledgement"
+is "$(jq -r '.params._meta["io.modelcontextprotocol/subscriptionId"]' <<<"$first")" L1 "the ack carries the subscription id"
+is "$(jq -c .params.notifications <<<"$first")" '{}' "the filter is narrowed to what the server offers (no tools, no prompts)"
+grep -q '^: keepalive' "$T_DIR/s1"; ok "keep-alive comments are sent"
+last=$(events "$T_DIR/s1" | tail -1)
+is "$(jq -r .id <<<"$last")" L1 "the stream ends with the listen request's result"
+is "$(jq -r '.result._meta["io.modelcontextprotocol/subscriptionId"]' <<<"$last")" L1 "the result is tagged with the subscription id"
+[ "$took" -ge 1400 ] && [ "$took" -lt 4000 ]; ok "the stream lasted about subscriptions.max_ms ($took ms)"
+events "$T_DIR/s1" | jq -e 'select(.method != null and .id != null)' >/dev/null && r=1 || r=0
+is "$r" 0 "no JSON-RPC request is ever sent on the stream"
+
+# max_streams: 1 -> a second stream at the same time is refused, others served
+listen "$T_DIR/s2" & lp=$!
+sleep 0.4
+post "$U" "$listen_body" -H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen'
+is "$(jqr .error.code)" -32603 "a listen over subscriptions.max_streams is refused"
+mpost "$U" 5 server/discover '{}'
+is "$STATUS" 200 "other requests are served while a stream is open"
+# a reload ends the open stream cleanly
+kill -HUP "$PH_PID"
+wait "$lp"
+is "$(events "$T_DIR/s2" | tail -1 | jq -r .id)" L1 "a reload ends the stream with its result"
+sleep 0.3
+listen "$T_DIR/s3"
+is "$(events "$T_DIR/s3" | head -1 | jq -r .method)" notifications/subscriptions/acknowledged "after the reload a new stream is accepted"
+
+post "$U" '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen'
+is "$(jqr .error.code)" -32602 "listen without a notifications filter is -32602"
+
+# stdio: the ack, and other requests keep being answered while it is open
+out=$( (printf '%s\n' "$listen_body"; printf '%s\n' "$(req 2 server/discover)") |
+	timeout 5 "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>/dev/null)
+is "$(sed -n 1p <<<"$out" | jq -r .method)" notifications/subscriptions/acknowledged "stdio: the ack comes first"
+is "$(sed -n 2p <<<"$out" | jq -r .id)" 2 "stdio: requests after a listen are answered"
+done_testing
