@@ -145,8 +145,18 @@ run_2026() {
 	not_scored "$label" $(awk '{print $1}' "$RUN_DIR/summary" | grep '^tasks-')
 }
 
-phantom_listen "$HERE/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+# the secret that seals requestState, fresh for every run
+PHANTOM_CONFORMANCE_SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
+export PHANTOM_CONFORMANCE_SECRET
+out=$("$PHANTOM" -c "$HERE/phantom.yaml" -t 2>&1)
+ok "the fixture app's configuration loads (phantom-fcgi -t)"
+[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/#   /'
+# stop: nothing further can run
+stop() { done_testing; exit 1; }
+phantom_listen "$HERE/phantom.yaml"
+ok "phantom-fcgi serves the fixture app"
+kill -0 "$PH_PID" 2>/dev/null || stop
+nginx_start "$PH_ADDR" || { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - nginx starts"; stop; }
 T0=$SECONDS
 
 run_2026 "2026-07-28 nginx" "$NGINX_URL"
