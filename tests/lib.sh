@@ -58,7 +58,7 @@ diag() { echo "# $*"; }
 free_port() {
 	local p
 	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % 22000)) # below the ephemeral range (32768+)
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
 	done
 	return 1
