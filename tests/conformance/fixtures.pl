@@ -51,7 +51,7 @@ my $fd3;
 open($fd3, '>&=', 3) and $fd3->autoflush(1);
 sub line3 { print {$fd3} $json->encode($_[0]), "\n" if $fd3 }
 sub progress { line3({ progress => $_[0], total => $_[1] }) }
-sub logmsg { line3({ log => { level => $_[0], data => $_[1] } }) }
+sub logmsg { line3({ level => $_[0], data => $_[1] }) }
 
 # input_required with the given requests and (optional) state to seal
 sub need {
@@ -259,11 +259,6 @@ my %prompts = (
 				uri => $args->{resourceUri} // 'test://embedded-resource', mimeType => 'text/plain',
 				text => 'Embedded resource content for testing.' } } },
 			{ role => 'user', content => text('Please process the embedded resource above.') } ] });
-	},
-	test_prompt_with_image => sub {
-		out({ messages => [
-			{ role => 'user', content => { type => 'image', data => $PNG, mimeType => 'image/png' } },
-			{ role => 'user', content => text('Please analyze the image above.') } ] });
 	},
 	test_input_required_result_prompt => sub {
 		my $c = accepted('user_context');

@@ -61,27 +61,31 @@ conformance() {
 	RUN_DIR=$T_DIR/conformance-$label
 	rm -rf "$RUN_DIR"
 	mkdir -p "$RUN_DIR/out"
+	local t0=$SECONDS
 	timeout 300 "$NODE22" "$SUITE" server --url "$url" --timeout "$SCENARIO_TIMEOUT_MS" \
 		-o "$RUN_DIR/out" "$@" >"$RUN_DIR/stdout" 2>"$RUN_DIR/stderr"
 	RUN_RC=$?
+	diag "conformance $label: suite exit status $RUN_RC after $((SECONDS - t0)) s"
 }
 
 # summarise: one line per scenario that ran in RUN_DIR:
 # "name failures warnings successes skips", plus RUN_DIR/notes holding every
 # check that is neither SUCCESS nor INFO
 summarise() {
-	local d name
+	local files=("$RUN_DIR"/out/*/checks.json)
 	: >"$RUN_DIR/summary"
 	: >"$RUN_DIR/notes"
-	for d in "$RUN_DIR"/out/*/; do
-		[ -f "$d/checks.json" ] || continue
-		name=$(basename "$d" | sed -E 's/^server-//; s/-[0-9]{4}-[0-9]{2}-[0-9]{2}T.*$//')
-		jq -r --arg n "$name" '"\($n) \([.[]|select(.status=="FAILURE")]|length) \([.[]|select(.status=="WARNING")]|length) \([.[]|select(.status=="SUCCESS")]|length) \([.[]|select(.status=="SKIPPED")]|length)"' \
-			"$d/checks.json" >>"$RUN_DIR/summary"
-		jq -r --arg n "$name" '.[] | select(.status != "SUCCESS" and .status != "INFO") |
-			"\($n) [\(.status)] \(.id): \((.errorMessage // "") | gsub("\n"; " ") | .[0:300])"' \
-			"$d/checks.json" >>"$RUN_DIR/notes"
-	done
+	[ -f "${files[0]}" ] || return 0
+	# one jq for every file: the scenario name is the directory name
+	# without "server-" and the timestamp
+	jq -r '(input_filename | split("/") | .[-2] | sub("^server-"; "")
+		| sub("-[0-9]{4}-[0-9]{2}-[0-9]{2}T.*$"; "")) as $n
+		| "S \($n) \([.[]|select(.status=="FAILURE")]|length) \([.[]|select(.status=="WARNING")]|length) \([.[]|select(.status=="SUCCESS")]|length) \([.[]|select(.status=="SKIPPED")]|length)",
+		  (.[] | select(.status != "SUCCESS" and .status != "INFO")
+		   | "N \($n) [\(.status)] \(.id): \((.errorMessage // "") | gsub("\n"; " ") | .[0:300])")' \
+		"${files[@]}" >"$RUN_DIR/all"
+	sed -n 's/^S //p' "$RUN_DIR/all" >"$RUN_DIR/summary"
+	sed -n 's/^N //p' "$RUN_DIR/all" >"$RUN_DIR/notes"
 }
 
 # report LABEL STRICT SCENARIO...: one TAP check per scenario of the last run.
