@@ -81,6 +81,22 @@ sub roots { return { method => 'roots/list', params => {} } }
 my $ASK_NAME = elicit('What is your name?', name => { type => 'string' });
 my $CONFIRM = elicit('Please confirm', ok => { type => 'boolean' });
 
+# Phantom's lists change when its configuration is reloaded (SIGHUP), and
+# every open subscriptions/listen stream then gets list_changed. The trigger
+# tools of server-stateless reload the server that runs them: the master
+# when the worker that ran us has one, else that single process.
+sub reload {
+	my $worker = getppid();
+	my $exe = readlink("/proc/$worker/exe") // return;
+	open(my $f, '<', "/proc/$worker/stat") or return;
+	my $stat = <$f>;
+	close $f;
+	# pid (comm) state ppid ...: comm may hold spaces, so split after ')'
+	my ($ppid) = $stat =~ /\)\s+\S+\s+(\d+)/;
+	my $target = $ppid && (readlink("/proc/$ppid/exe") // '') eq $exe ? $ppid : $worker;
+	kill 'HUP', $target;
+}
+
 my %tools;
 %tools = (
 	# ---- content (2025-11-25 and 2026-07-28) ----
@@ -244,6 +260,8 @@ my %tools;
 		tool_text('sampling round-trip complete') if $responses && $responses->{llm_answer};
 		need({ llm_answer => sample('pong?', 16) });
 	},
+	test_trigger_tool_change => sub { reload(); tool_text('tools_list_changed published') },
+	test_trigger_prompt_change => sub { reload(); tool_text('prompts_list_changed published') },
 	test_streaming_elicitation => sub { tool_text('stream observed') },
 	test_logging_tool => sub {
 		# only reaches the client when the request's _meta asked for a level
