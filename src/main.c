@@ -2,6 +2,7 @@
  * (FastCGI on fd 0 or on its own socket, CGI, stdio), the process model
  * (master with workers, or a single process) and runs it. */
 #include "first.h"
+#include "ph_auth.h"
 #include "ph_front.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -15,6 +16,7 @@ static const char usage_text[] =
 	"usage: phantom-fcgi [-c FILE] [--listen HOST:PORT|unix:PATH] [--workers N]\n"
 	"       phantom-fcgi [-c FILE] --stdio\n"
 	"       phantom-fcgi [-c FILE] -t\n"
+	"       phantom-fcgi --hash-token[=argon2|sha256] < token\n"
 	"       phantom-fcgi -V | -h\n"
 	"\n"
 	"  -c, --config FILE   configuration (default: $PHANTOM_CONFIG, else built-in defaults)\n"
@@ -22,12 +24,14 @@ static const char usage_text[] =
 	"  -w, --workers N     worker processes under a master (1: a single process)\n"
 	"      --stdio         newline-delimited JSON-RPC on stdin/stdout\n"
 	"  -t, --test          check the configuration, print every problem, exit 0 or 1\n"
+	"      --hash-token[=KIND]  read a bearer token from stdin, print its hash for\n"
+	"                      auth.tokens: argon2 (default) or sha256\n"
 	"  -V, --version       print the version\n"
 	"  -h, --help          print this help\n"
 	"\n"
 	"Without --listen or --stdio, FastCGI is served on the socket inherited on fd 0\n"
 	"(spawn-fcgi, lighttpd bin-path, mod_fcgid); with GATEWAY_INTERFACE set and fd 0\n"
-	"not a socket, one CGI request is served.\n";
+	"not a listening socket, one CGI request is served.\n";
 
 static void bad_usage(const char *what, const char *arg) __attribute__((noreturn));
 
@@ -72,6 +76,7 @@ main(int argc, char **argv)
 		{"test", no_argument, NULL, 't'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
+		{"hash-token", optional_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *conf_path = getenv("PHANTOM_CONFIG");
@@ -112,6 +117,8 @@ main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case 'H':
+			return ph_auth_hash_token(optarg, stdin, stdout);
 		case ':':
 			bad_usage("missing value for option", argv[optind - 1]);
 			break;

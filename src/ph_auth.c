@@ -1,30 +1,1480 @@
-/* ph_auth.c: authentication and per-principal access. Until auth is
- * configured every principal sees everything. */
+/* ph_auth.c: authentication and per-principal access.
+ *
+ * The `auth` section is loaded once (start, SIGHUP) into struct
+ * ph_auth_conf; a request then only hashes and compares. Modes:
+ *   none         no principal on HTTP (stdio: auth.stdio_principal)
+ *   bearer       Authorization: Bearer TOKEN checked against SHA-256 or
+ *                argon2 hashes from auth.tokens and auth.tokens_file
+ *   remote_user  the web server authenticated the user (REMOTE_USER)
+ *   exec         a command gets the request headers as JSON on stdin and
+ *                answers allow / unauthorized / forbidden
+ * Failures become 401 with WWW-Authenticate or 403, both JSON-RPC error
+ * bodies sent by the core (authenticate() in ph_core.c). The token is never
+ * logged, copied or kept: only its SHA-256 digest lives on, in the argon2
+ * verification cache. docs/auth.md is the user-facing description. */
 #include "first.h"
+#include "ph_auth.h"
 #include "ph_features.h"
+#include "ph_util.h"
+#include "ph_yaml.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
 
-bool
-ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
+_Static_assert(PH_ACCESS_KINDS == PH_KIND_SKILL + 1, "one allow-list per enum ph_kind");
+
+/* Keys of auth.allow.<principal>, in enum ph_kind order. */
+static const char *const kind_names[PH_ACCESS_KINDS] = {"tools", "prompts", "resources", "skills"};
+
+#define ALLOW_ENTRY_MAX 1024     /* bytes of one allow-list entry */
+#define TOKENS_FILE_MAX (1 << 20)
+#define METADATA_MAX (64 << 10)
+#define COMMAND_ARGS_MAX 64
+#define EXEC_MESSAGE_MAX 256
+#define EXEC_GRACE_MS 100        /* between SIGTERM and SIGKILL */
+
+/* Request headers an exec authenticator gets unless auth.headers says
+ * otherwise: credentials, where the request came from, what it is for. */
+static const char *const default_headers[] = {
+	"authorization", "cookie", "host", "origin", "user-agent", "forwarded", "x-forwarded-for",
+	"x-real-ip", "mcp-protocol-version", "mcp-method", "mcp-name",
+};
+
+/* ---- configuration --------------------------------------------------------- */
+
+/* Where problems of the node being parsed are reported: the main
+ * configuration, or the tokens file. */
+struct pctx {
+	struct ph_conf_problems *probs;
+	const char *file;
+	const char *dir;
+	int yaml_depth;
+};
+
+static void PH_PRINTF(3, 4)
+problem(struct pctx *p, int line, const char *fmt, ...)
 {
-	(void)r;
-	(void)kind;
-	(void)name;
-	return true;
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	ph_conf_problem(p->probs, p->file, line, "%s", tmp);
+}
+
+/* The text of a scalar node of min..max bytes without NUL, or NULL after
+ * reporting why not. Borrowed from n. */
+static const char *
+scalar(struct pctx *p, const struct ph_ynode *n, const char *what, size_t min, size_t max)
+{
+	if (n->kind != PH_Y_SCALAR) {
+		problem(p, n->line, "%s: expected a string", what);
+		return NULL;
+	}
+	if (strlen(n->str) != n->len) {
+		problem(p, n->line, "%s: contains a NUL byte", what);
+		return NULL;
+	}
+	if (n->len < min || n->len > max) {
+		problem(p, n->line, "%s: length must be between %zu and %zu", what, min, max);
+		return NULL;
+	}
+	return n->str;
+}
+
+static int
+integer(struct pctx *p, const struct ph_ynode *n, const char *what, long long min, long long max,
+	long long *out)
+{
+	const char *err;
+	if (n->kind != PH_Y_SCALAR || n->quoted || ph_strtonum(n->str, min, max, out, &err) != 0) {
+		problem(p, n->line, "%s: expected an integer from %lld to %lld", what, min, max);
+		return -1;
+	}
+	return 0;
 }
 
 bool
-ph_access_restricted(const struct ph_req *r)
+ph_auth_quotable(const char *s)
 {
-	(void)r;
-	return false;
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
+			return false;
+	return true;
+}
+
+/* A principal name: 1..PH_AUTH_PRINCIPAL_MAX bytes, no control characters
+ * (it is printed in the log and handed to templates and programs). */
+static bool
+principal_ok(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f)
+			return false;
+	return n > 0 && n <= PH_AUTH_PRINCIPAL_MAX;
+}
+
+/* RFC 6750 b64token (token68): the only bearer token syntax accepted. */
+static bool
+token68(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (('A' <= s[i] && s[i] <= 'Z') || ('a' <= s[i] && s[i] <= 'z') ||
+			 ('0' <= s[i] && s[i] <= '9') || strchr("-._~+/", s[i]) != NULL) && s[i] != '\0')
+		i++;
+	if (i == 0)
+		return false;
+	while (i < n && s[i] == '=')
+		i++;
+	return i == n;
+}
+
+/* A skill allow-list entry without trailing slashes; NULL (with *why) when
+ * it cannot name a skill path. Caller frees. */
+static char *
+skill_entry(const char *s, const char **why)
+{
+	size_t n = strlen(s);
+	while (n > 0 && s[n - 1] == '/')
+		n--;
+	if (n == 0 || s[0] == '/') {
+		*why = "a skill path is relative and not empty";
+		return NULL;
+	}
+	for (size_t i = 0; i + 1 < n; i++)
+		if (s[i] == '/' && s[i + 1] == '/') {
+			*why = "a skill path has no empty segment";
+			return NULL;
+		}
+	return ph_xstrndup(s, n);
+}
+
+static void
+list_push(struct ph_allow_list *l, char *s)
+{
+	l->v = ph_xrealloc(l->v, (l->n + 1) * sizeof *l->v);
+	l->v[l->n++] = s;
+}
+
+static void
+access_free(struct ph_access *acc)
+{
+	for (int k = 0; k < PH_ACCESS_KINDS; k++) {
+		for (size_t i = 0; i < acc->kind[k].n; i++)
+			free(acc->kind[k].v[i]);
+		free(acc->kind[k].v);
+	}
+	memset(acc, 0, sizeof *acc);
+}
+
+static int
+kind_index(const char *name)
+{
+	for (int k = 0; k < PH_ACCESS_KINDS; k++)
+		if (strcmp(name, kind_names[k]) == 0)
+			return k;
+	return -1;
+}
+
+/* Adds one allow-list entry s of kind k; returns NULL or why it is refused. */
+static const char *
+access_add(struct ph_access *acc, int k, const char *s)
+{
+	const char *why = NULL;
+	size_t n = strlen(s);
+	if (n == 0 || n > ALLOW_ENTRY_MAX)
+		return "an entry is 1 to 1024 bytes";
+	if (k == PH_KIND_SKILL) {
+		char *e = skill_entry(s, &why);
+		if (e == NULL)
+			return why;
+		list_push(&acc->kind[k], e);
+	} else {
+		list_push(&acc->kind[k], ph_xstrdup(s));
+	}
+	return NULL;
+}
+
+/* auth.allow.<principal>: null (no restriction) or a map of lists. */
+static void
+parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, struct ph_access *acc)
+{
+	if (ph_yaml_is_null(n))
+		return;
+	if (n->kind != PH_Y_MAP) {
+		problem(p, n->line, "auth.allow.%s: expected a mapping of tools, prompts, resources, skills",
+			principal);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ph_ynode *l = n->vals[i];
+		int k = kind_index(n->keys[i]);
+		if (k < 0) {
+			problem(p, n->key_lines[i], "unknown key 'auth.allow.%s.%s' (expected tools, prompts, "
+				"resources or skills)", principal, n->keys[i]);
+			continue;
+		}
+		acc->kind[k].set = true;
+		if (ph_yaml_is_null(l))
+			continue; /* an empty list: nothing of this kind */
+		if (l->kind != PH_Y_SEQ) {
+			problem(p, l->line, "auth.allow.%s.%s: expected a list of names", principal,
+				n->keys[i]);
+			continue;
+		}
+		for (size_t j = 0; j < l->n; j++) {
+			const struct ph_ynode *it = l->vals[j];
+			const char *why;
+			if (it->kind != PH_Y_SCALAR || strlen(it->str) != it->len) {
+				problem(p, it->line, "auth.allow.%s.%s[%zu]: expected a string", principal,
+					n->keys[i], j);
+				continue;
+			}
+			why = access_add(acc, k, it->str);
+			if (why != NULL)
+				problem(p, it->line, "auth.allow.%s.%s[%zu]: %s", principal, n->keys[i], j, why);
+		}
+	}
+}
+
+static int
+allow_cmp(const void *a, const void *b)
+{
+	const struct ph_allow_entry *x = a, *y = b;
+	return strcmp(x->principal, y->principal);
+}
+
+static void
+parse_allow(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
+{
+	if (ph_yaml_is_null(n))
+		return;
+	if (n->kind != PH_Y_MAP) {
+		problem(p, n->line, "auth.allow: expected a mapping of principal names");
+		return;
+	}
+	a->allow = ph_xcalloc(n->n ? n->n : 1, sizeof *a->allow);
+	for (size_t i = 0; i < n->n; i++) {
+		struct ph_allow_entry *e = &a->allow[a->nallow++];
+		if (!principal_ok(n->keys[i]))
+			problem(p, n->key_lines[i], "auth.allow: '%s' is not a usable principal name "
+				"(1 to %d bytes, no control characters)", n->keys[i], PH_AUTH_PRINCIPAL_MAX);
+		e->principal = ph_xstrdup(n->keys[i]);
+		parse_access(p, e->principal, n->vals[i], &e->access);
+	}
+	qsort(a->allow, a->nallow, sizeof *a->allow, allow_cmp);
+}
+
+/* One token entry {principal, sha256 | argon2}; what names the list for
+ * messages ("auth.tokens", "auth.tokens_file"). */
+static void
+parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, const char *what,
+	    size_t idx)
+{
+	const struct ph_ynode *pn, *sn, *an;
+	struct ph_token t;
+	const char *s;
+	char nm[96];
+	memset(&t, 0, sizeof t);
+	if (n->kind != PH_Y_MAP) {
+		problem(p, n->line, "%s[%zu]: expected {principal: NAME, sha256: HEX} or "
+			"{principal: NAME, argon2: STRING}", what, idx);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (strcmp(n->keys[i], "principal") != 0 && strcmp(n->keys[i], "sha256") != 0 &&
+		    strcmp(n->keys[i], "argon2") != 0)
+			problem(p, n->key_lines[i], "%s[%zu]: unknown key '%s'", what, idx, n->keys[i]);
+	pn = ph_yaml_get(n, "principal");
+	sn = ph_yaml_get(n, "sha256");
+	an = ph_yaml_get(n, "argon2");
+	if (pn == NULL) {
+		problem(p, n->line, "%s[%zu]: principal is required", what, idx);
+		return;
+	}
+	snprintf(nm, sizeof nm, "%s[%zu].principal", what, idx);
+	s = scalar(p, pn, nm, 1, PH_AUTH_PRINCIPAL_MAX);
+	if (s == NULL)
+		return;
+	if (!principal_ok(s)) {
+		problem(p, pn->line, "%s[%zu].principal: control characters are not allowed", what, idx);
+		return;
+	}
+	if ((sn == NULL) == (an == NULL)) {
+		problem(p, n->line, "%s[%zu]: give exactly one of sha256 and argon2", what, idx);
+		return;
+	}
+	if (sn != NULL) {
+		size_t bin = 0;
+		const char *end = NULL;
+		const char *hex;
+		snprintf(nm, sizeof nm, "%s[%zu].sha256", what, idx);
+		hex = scalar(p, sn, nm, 1, 1024);
+		if (hex == NULL)
+			return;
+		if (sn->len != 64 ||
+		    sodium_hex2bin(t.sha256, sizeof t.sha256, hex, 64, NULL, &bin, &end) != 0 ||
+		    bin != sizeof t.sha256 || end != hex + 64) {
+			problem(p, sn->line, "%s[%zu].sha256: expected 64 hex digits", what, idx);
+			return;
+		}
+		for (size_t i = 0; i < a->ntokens; i++)
+			if (!a->tokens[i].argon2 &&
+			    sodium_memcmp(a->tokens[i].sha256, t.sha256, sizeof t.sha256) == 0) {
+				problem(p, sn->line, "%s[%zu].sha256: the same token is listed twice", what,
+					idx);
+				return;
+			}
+	} else {
+		const char *h;
+		snprintf(nm, sizeof nm, "%s[%zu].argon2", what, idx);
+		h = scalar(p, an, nm, 1, crypto_pwhash_STRBYTES - 1);
+		if (h == NULL)
+			return;
+		memcpy(t.argon2_str, h, strlen(h) + 1);
+		/* -1 means libsodium cannot read it as an argon2i/argon2id string */
+		if ((strncmp(h, "$argon2id$", 10) != 0 && strncmp(h, "$argon2i$", 9) != 0) ||
+		    crypto_pwhash_str_needs_rehash(t.argon2_str, crypto_pwhash_OPSLIMIT_INTERACTIVE,
+						   crypto_pwhash_MEMLIMIT_INTERACTIVE) < 0) {
+			problem(p, an->line, "%s[%zu].argon2: not an argon2 string from "
+				"phantom-fcgi --hash-token (quote it in YAML)", what, idx);
+			return;
+		}
+		t.argon2 = true;
+	}
+	t.principal = ph_xstrdup(s);
+	a->tokens = ph_xrealloc(a->tokens, (a->ntokens + 1) * sizeof *a->tokens);
+	a->tokens[a->ntokens++] = t;
+}
+
+static void
+parse_tokens(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, const char *what)
+{
+	if (ph_yaml_is_null(n))
+		return;
+	if (n->kind != PH_Y_SEQ) {
+		problem(p, n->line, "%s: expected a list of {principal, sha256 | argon2}", what);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		parse_token(p, a, n->vals[i], what, i);
+}
+
+/* auth.tokens_file: the same list in its own YAML file, reported with its
+ * own name and lines. */
+static void
+parse_tokens_file(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
+{
+	const char *s = scalar(p, n, "auth.tokens_file", 1, 4096);
+	struct pctx fp = *p;
+	struct ph_ynode *root;
+	char *buf = NULL, *err = NULL;
+	size_t len;
+	if (s == NULL)
+		return;
+	free(a->tokens_file);
+	a->tokens_file = ph_path_join(p->dir, s);
+	if (ph_read_file(a->tokens_file, TOKENS_FILE_MAX, &buf, &len) != 0) {
+		problem(p, n->line, "auth.tokens_file: cannot read %s: %s", a->tokens_file,
+			errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
+		return;
+	}
+	fp.file = a->tokens_file;
+	root = ph_yaml_parse(buf, len, p->yaml_depth, &err);
+	sodium_memzero(buf, len);
+	free(buf);
+	if (root == NULL) {
+		/* err is "LINE: message" */
+		const char *msg = strchr(err, ' ');
+		problem(&fp, atoi(err), "%s", msg ? msg + 1 : err);
+		free(err);
+		return;
+	}
+	parse_tokens(&fp, a, root, "auth.tokens_file");
+	ph_yaml_free(root);
+}
+
+static void
+parse_strings(struct pctx *p, const struct ph_ynode *n, const char *what, size_t max_items,
+	      char ***out, size_t *count)
+{
+	if (n->kind != PH_Y_SEQ || n->n == 0 || n->n > max_items) {
+		problem(p, n->line, "%s: expected a list of 1 to %zu strings", what, max_items);
+		return;
+	}
+	*out = ph_xcalloc(n->n + 1, sizeof **out);
+	for (size_t i = 0; i < n->n; i++) {
+		const char *s = scalar(p, n->vals[i], what, 1, 4096);
+		(*out)[i] = ph_xstrdup(s ? s : "");
+	}
+	*count = n->n;
+}
+
+/* auth.headers: lower-case names, and their CGI parameter names. */
+static void
+set_headers(struct ph_auth_conf *a, char **names, size_t n)
+{
+	a->headers = names;
+	a->nheaders = n;
+	a->header_params = ph_xcalloc(n + 1, sizeof *a->header_params);
+	for (size_t i = 0; i < n; i++) {
+		char *h = names[i], *cgi = ph_xasprintf("HTTP_%s", h);
+		for (char *c = h; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		for (char *c = cgi; *c; c++)
+			*c = *c == '-' ? '_' : (*c >= 'a' && *c <= 'z') ? (char)(*c - 'a' + 'A') : *c;
+		a->header_params[i] = cgi;
+	}
+}
+
+static void
+parse_headers(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
+{
+	char **v = NULL;
+	size_t cnt = 0;
+	parse_strings(p, n, "auth.headers", 64, &v, &cnt);
+	for (size_t i = 0; i < cnt; i++)
+		for (const char *c = v[i]; *c; c++)
+			if (!(('a' <= *c && *c <= 'z') || ('A' <= *c && *c <= 'Z') || ('0' <= *c && *c <= '9') ||
+			      *c == '-')) {
+				problem(p, n->vals[i]->line, "auth.headers[%zu]: '%s' is not a header name "
+					"(letters, digits, '-')", i, v[i]);
+				break;
+			}
+	if (v != NULL) {
+		for (size_t i = 0; i < a->nheaders; i++) {
+			free(a->headers[i]);
+			free(a->header_params[i]);
+		}
+		free(a->headers);
+		free(a->header_params);
+		set_headers(a, v, cnt);
+	}
+}
+
+static void
+parse_command(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
+{
+	char **v = NULL;
+	size_t cnt = 0;
+	parse_strings(p, n, "auth.command", COMMAND_ARGS_MAX, &v, &cnt);
+	if (v == NULL)
+		return;
+	if (v[0][0] != '\0') {
+		char *path = ph_path_join(p->dir, v[0]);
+		free(v[0]);
+		v[0] = path;
+		if (access(path, X_OK) != 0)
+			problem(p, n->line, "auth.command: %s is not executable: %s", path, strerror(errno));
+	}
+	a->command = v;
+}
+
+/* auth.metadata: {path, document | file}. The document is checked and
+ * rendered once; requests only copy it out. */
+static void
+parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
+{
+	const struct ph_ynode *pn, *dn, *fn;
+	struct json_object *doc = NULL, *res;
+	const char *path;
+	if (n->kind != PH_Y_MAP) {
+		problem(p, n->line, "auth.metadata: expected {path, document | file}");
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (strcmp(n->keys[i], "path") != 0 && strcmp(n->keys[i], "document") != 0 &&
+		    strcmp(n->keys[i], "file") != 0)
+			problem(p, n->key_lines[i], "unknown key 'auth.metadata.%s'", n->keys[i]);
+	pn = ph_yaml_get(n, "path");
+	dn = ph_yaml_get(n, "document");
+	fn = ph_yaml_get(n, "file");
+	if (pn == NULL || (dn == NULL) == (fn == NULL)) {
+		problem(p, n->line, "auth.metadata: path and exactly one of document and file are required");
+		return;
+	}
+	path = scalar(p, pn, "auth.metadata.path", 2, 1024);
+	if (path == NULL)
+		return;
+	if (path[0] != '/' || strpbrk(path, "?# \t") != NULL) {
+		problem(p, pn->line, "auth.metadata.path: an absolute URL path without query, such as "
+			"/.well-known/oauth-protected-resource/mcp");
+		return;
+	}
+	if (dn != NULL) {
+		doc = ph_yaml_to_json(dn);
+	} else {
+		const char *f = scalar(p, fn, "auth.metadata.file", 1, 4096);
+		char *full, *buf = NULL;
+		size_t len = 0;
+		if (f == NULL)
+			return;
+		full = ph_path_join(p->dir, f);
+		if (ph_read_file(full, METADATA_MAX, &buf, &len) != 0) {
+			problem(p, fn->line, "auth.metadata.file: cannot read %s: %s", full,
+				errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
+		} else {
+			struct json_tokener *tok = json_tokener_new_ex(32);
+			json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+			doc = json_tokener_parse_ex(tok, buf, (int)len);
+			if (doc == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+			    strspn(buf + json_tokener_get_parse_end(tok), " \t\r\n") !=
+				    len - json_tokener_get_parse_end(tok)) {
+				json_object_put(doc);
+				doc = NULL;
+				problem(p, fn->line, "auth.metadata.file: %s is not one JSON object", full);
+			}
+			json_tokener_free(tok);
+		}
+		free(full);
+		free(buf);
+		if (doc == NULL)
+			return;
+	}
+	res = ph_jget(doc, "resource");
+	if (!json_object_is_type(doc, json_type_object) || res == NULL ||
+	    !json_object_is_type(res, json_type_string)) {
+		problem(p, (dn ? dn : fn)->line, "auth.metadata: the document must be an object with a "
+			"\"resource\" string (RFC 9728 section 2)");
+		json_object_put(doc);
+		return;
+	}
+	free(a->metadata_path);
+	free(a->metadata_json);
+	a->metadata_path = ph_xstrdup(path);
+	a->metadata_json = ph_xstrdup(json_object_to_json_string_ext(
+		doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+}
+
+/* A WWW-Authenticate value: Bearer realm, then error, resource_metadata and
+ * scope when set (RFC 6750 section 3, RFC 9728 section 5.1). Caller frees. */
+static char *
+challenge(const struct ph_auth_conf *a, const char *error, const char *scope)
+{
+	struct ph_buf b;
+	ph_buf_init(&b);
+	ph_buf_printf(&b, "Bearer realm=\"%s\"", a->realm);
+	if (error)
+		ph_buf_printf(&b, ", error=\"%s\"", error);
+	if (a->resource_metadata)
+		ph_buf_printf(&b, ", resource_metadata=\"%s\"", a->resource_metadata);
+	if (scope)
+		ph_buf_printf(&b, ", scope=\"%s\"", scope);
+	return ph_buf_steal(&b);
+}
+
+static char *
+quotable_string(struct pctx *p, const struct ph_ynode *n, const char *what, size_t max)
+{
+	const char *s = scalar(p, n, what, 1, max);
+	if (s == NULL)
+		return NULL;
+	if (!ph_auth_quotable(s)) {
+		problem(p, n->line, "%s: printable ASCII without '\"' or '\\' (it is sent in "
+			"WWW-Authenticate)", what);
+		return NULL;
+	}
+	return ph_xstrdup(s);
+}
+
+static void
+conf_free(struct ph_auth_conf *a)
+{
+	if (a == NULL)
+		return;
+	free(a->realm);
+	free(a->resource_metadata);
+	free(a->scope);
+	for (size_t i = 0; i < a->ntokens; i++)
+		free(a->tokens[i].principal);
+	if (a->tokens)
+		sodium_memzero(a->tokens, a->ntokens * sizeof *a->tokens);
+	free(a->tokens);
+	free(a->tokens_file);
+	for (size_t i = 0; a->command && a->command[i]; i++)
+		free(a->command[i]);
+	free(a->command);
+	for (size_t i = 0; i < a->nheaders; i++) {
+		free(a->headers[i]);
+		free(a->header_params[i]);
+	}
+	free(a->headers);
+	free(a->header_params);
+	free(a->stdio_principal);
+	for (size_t i = 0; i < a->nallow; i++) {
+		free(a->allow[i].principal);
+		access_free(&a->allow[i].access);
+	}
+	free(a->allow);
+	free(a->metadata_path);
+	free(a->metadata_json);
+	free(a->challenge);
+	free(a->challenge_invalid);
+	if (a->cache)
+		sodium_memzero(a->cache, (size_t)a->argon2_cache * sizeof *a->cache);
+	free(a->cache);
+	free(a);
+}
+
+void
+ph_auth_conf_free(struct ph_config *c)
+{
+	conf_free(c->auth);
+	c->auth = NULL;
+}
+
+int
+ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	struct pctx p = {x->probs, x->file, x->c->dir, (int)x->c->limits.yaml_depth};
+	struct ph_auth_conf *a;
+	size_t before = x->probs->n;
+	const struct ph_ynode *mode_node = n;
+	(void)key;
+	if (p.yaml_depth < 2)
+		p.yaml_depth = 32;
+	if (ph_yaml_is_null(n))
+		return 0;
+	if (n->kind != PH_Y_MAP) {
+		problem(&p, n->line, "auth: expected a mapping");
+		return -1;
+	}
+	if (sodium_init() < 0) {
+		problem(&p, n->line, "auth: libsodium failed to initialise");
+		return -1;
+	}
+	a = ph_xcalloc(1, sizeof *a);
+	a->mode = PH_AUTH_NONE;
+	a->timeout_ms = 2000;
+	a->max_output = 65536;
+	a->argon2_cache = 64;
+	{
+		char **h = ph_xcalloc(PH_ARRAY_LEN(default_headers) + 1, sizeof *h);
+		for (size_t i = 0; i < PH_ARRAY_LEN(default_headers); i++)
+			h[i] = ph_xstrdup(default_headers[i]);
+		set_headers(a, h, PH_ARRAY_LEN(default_headers));
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i];
+		const struct ph_ynode *v = n->vals[i];
+		if (strcmp(k, "mode") == 0) {
+			static const char *const modes[] = {"none", "bearer", "remote_user", "exec"};
+			size_t m;
+			mode_node = v;
+			for (m = 0; m < PH_ARRAY_LEN(modes); m++)
+				if (v->kind == PH_Y_SCALAR && strcmp(v->str, modes[m]) == 0)
+					break;
+			if (m == PH_ARRAY_LEN(modes))
+				problem(&p, v->line, "auth.mode: expected one of none|bearer|remote_user|exec");
+			else
+				a->mode = (enum ph_auth_mode)m;
+		} else if (strcmp(k, "realm") == 0) {
+			free(a->realm);
+			a->realm = quotable_string(&p, v, "auth.realm", 256);
+		} else if (strcmp(k, "resource_metadata") == 0) {
+			free(a->resource_metadata);
+			a->resource_metadata = quotable_string(&p, v, "auth.resource_metadata", 2048);
+			if (a->resource_metadata && strncmp(a->resource_metadata, "https://", 8) != 0 &&
+			    strncmp(a->resource_metadata, "http://", 7) != 0)
+				problem(&p, v->line, "auth.resource_metadata: expected an absolute http(s) URL");
+		} else if (strcmp(k, "scope") == 0) {
+			free(a->scope);
+			a->scope = quotable_string(&p, v, "auth.scope", 1024);
+		} else if (strcmp(k, "tokens") == 0) {
+			parse_tokens(&p, a, v, "auth.tokens");
+		} else if (strcmp(k, "tokens_file") == 0) {
+			parse_tokens_file(&p, a, v);
+		} else if (strcmp(k, "command") == 0) {
+			parse_command(&p, a, v);
+		} else if (strcmp(k, "timeout_ms") == 0) {
+			integer(&p, v, "auth.timeout_ms", 1, 60000, &a->timeout_ms);
+		} else if (strcmp(k, "max_output") == 0) {
+			integer(&p, v, "auth.max_output", 64, 1 << 20, &a->max_output);
+		} else if (strcmp(k, "argon2_cache") == 0) {
+			integer(&p, v, "auth.argon2_cache", 0, 65536, &a->argon2_cache);
+		} else if (strcmp(k, "headers") == 0) {
+			parse_headers(&p, a, v);
+		} else if (strcmp(k, "stdio_principal") == 0) {
+			const char *s = scalar(&p, v, "auth.stdio_principal", 1, PH_AUTH_PRINCIPAL_MAX);
+			if (s && !principal_ok(s))
+				problem(&p, v->line, "auth.stdio_principal: control characters are not allowed");
+			else if (s) {
+				free(a->stdio_principal);
+				a->stdio_principal = ph_xstrdup(s);
+			}
+		} else if (strcmp(k, "default_access") == 0) {
+			if (v->kind == PH_Y_SCALAR && strcmp(v->str, "all") == 0)
+				a->default_deny = false;
+			else if (v->kind == PH_Y_SCALAR && strcmp(v->str, "none") == 0)
+				a->default_deny = true;
+			else
+				problem(&p, v->line, "auth.default_access: expected all or none");
+		} else if (strcmp(k, "metadata") == 0) {
+			parse_metadata(&p, a, v);
+		} else if (strcmp(k, "allow") == 0) {
+			parse_allow(&p, a, v);
+		} else {
+			problem(&p, n->key_lines[i], "unknown key 'auth.%s'", k);
+		}
+	}
+	/* what the mode needs, and settings that would silently do nothing */
+	if (a->mode == PH_AUTH_BEARER && a->ntokens == 0 && x->probs->n == before)
+		problem(&p, mode_node->line, "auth.mode bearer: no token in auth.tokens or auth.tokens_file");
+	if (a->mode != PH_AUTH_BEARER && (a->ntokens || a->tokens_file))
+		problem(&p, mode_node->line, "auth.tokens and auth.tokens_file are used only with "
+			"auth.mode bearer");
+	if (a->mode == PH_AUTH_EXEC && a->command == NULL)
+		problem(&p, mode_node->line, "auth.mode exec: auth.command is required");
+	if (a->mode != PH_AUTH_EXEC && a->command != NULL)
+		problem(&p, mode_node->line, "auth.command is used only with auth.mode exec");
+	if (x->probs->n != before) {
+		conf_free(a);
+		return -1;
+	}
+	if (a->realm == NULL)
+		a->realm = ph_xstrdup("phantom");
+	a->challenge = challenge(a, NULL, a->scope);
+	a->challenge_invalid = challenge(a, "invalid_token", a->scope);
+	a->hdr_missing[0] = (struct ph_header){"WWW-Authenticate", a->challenge};
+	a->hdr_invalid[0] = (struct ph_header){"WWW-Authenticate", a->challenge_invalid};
+	if (a->argon2_cache > 0)
+		a->cache = ph_xcalloc((size_t)a->argon2_cache, sizeof *a->cache);
+	conf_free(x->c->auth);
+	x->c->auth = a;
+	return 0;
+}
+
+/* ---- the compare helpers ----------------------------------------------------- */
+
+long
+ph_auth_sha256_find(const struct ph_auth_conf *a, const unsigned char *digest)
+{
+	long found = -1;
+	for (size_t i = 0; i < a->ntokens; i++) {
+		/* sodium_memcmp is 0 or -1 whatever the bytes: eq is 1 or 0, mask
+		 * all ones or zero, and the index is selected without a branch.
+		 * Which entries are argon2 is configuration, not secret. */
+		long eq = (long)(sodium_memcmp(a->tokens[i].sha256, digest, crypto_hash_sha256_BYTES) + 1);
+		long mask = -(eq & (long)!a->tokens[i].argon2);
+		found = (found & ~mask) | ((long)i & mask);
+	}
+	return found;
+}
+
+/* The token entry a remembered argon2 verification points to, or -1; same
+ * constant-time shape as ph_auth_sha256_find. */
+static long
+cache_find(const struct ph_auth_conf *a, const unsigned char *digest)
+{
+	long found = -1;
+	for (size_t i = 0; i < a->ncache; i++) {
+		long eq = (long)(sodium_memcmp(a->cache[i].digest, digest, crypto_hash_sha256_BYTES) + 1);
+		long mask = -eq;
+		found = (found & ~mask) | ((long)a->cache[i].token & mask);
+	}
+	return found;
+}
+
+static void
+cache_add(struct ph_auth_conf *a, const unsigned char *digest, size_t token)
+{
+	struct ph_auth_cached *c;
+	if (a->argon2_cache <= 0)
+		return;
+	c = &a->cache[a->cache_next];
+	memcpy(c->digest, digest, crypto_hash_sha256_BYTES);
+	c->token = token;
+	a->cache_next = (a->cache_next + 1) % (size_t)a->argon2_cache;
+	if (a->ncache < (size_t)a->argon2_cache)
+		a->ncache++;
+}
+
+/* ---- per request -------------------------------------------------------------- */
+
+/* What a request keeps until ph_auth_end: only the exec mode needs it. */
+struct auth_state {
+	char *principal;
+	struct ph_access access;
+	char *challenge;
+	struct ph_header hdrs[2];
+};
+
+static const char *
+param(struct ph_req *r, const char *name)
+{
+	return r->ex->ops->param(r->ex, name);
+}
+
+static const struct ph_allow_entry *
+find_allow(const struct ph_auth_conf *a, const char *principal)
+{
+	struct ph_allow_entry key;
+	key.principal = (char *)principal;
+	if (a->nallow == 0)
+		return NULL;
+	return bsearch(&key, a->allow, a->nallow, sizeof *a->allow, allow_cmp);
+}
+
+/* The principal is known: applies its allow-lists (own, from an exec
+ * authenticator, or the configured ones) or refuses it when it has none
+ * and default_access is none. */
+static enum ph_err
+grant(struct ph_req *r, const struct ph_auth_conf *a, const char *principal,
+      const struct ph_access *own, char *msg, size_t msz)
+{
+	const struct ph_allow_entry *e;
+	r->principal = principal;
+	if (own != NULL) {
+		r->access = own;
+		return PH_OK;
+	}
+	e = find_allow(a, principal);
+	if (e != NULL) {
+		r->access = &e->access;
+		return PH_OK;
+	}
+	if (a->default_deny) {
+		snprintf(msg, msz, "Forbidden: no access for this principal");
+		return PH_E_FORBIDDEN;
+	}
+	return PH_OK;
+}
+
+static enum ph_err
+unauthorized(const struct ph_auth_conf *a, bool invalid, const char *why, char *msg, size_t msz,
+	     const struct ph_header **hdrs)
+{
+	snprintf(msg, msz, "%s", why);
+	*hdrs = invalid ? a->hdr_invalid : a->hdr_missing;
+	return PH_E_UNAUTHORIZED;
+}
+
+static enum ph_err
+check_bearer(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
+	     const struct ph_header **hdrs)
+{
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	const char *h = param(r, "HTTP_AUTHORIZATION"), *tok;
+	size_t n;
+	long idx;
+	/* Apache hands the header over as REDIRECT_HTTP_AUTHORIZATION after an
+	 * internal rewrite (SetEnvIf/RewriteRule recipes on shared hosting) */
+	if (h == NULL || *h == '\0')
+		h = param(r, "REDIRECT_HTTP_AUTHORIZATION");
+	if (h == NULL || *h == '\0')
+		return unauthorized(a, false, "Unauthorized", msg, msz, hdrs);
+	tok = ph_trim(h, &n);
+	if (n < 6 || strncasecmp(tok, "Bearer", 6) != 0 || (n > 6 && tok[6] != ' ' && tok[6] != '\t'))
+		return unauthorized(a, false, "Unauthorized: a Bearer token is required", msg, msz, hdrs);
+	tok += 6;
+	n -= 6;
+	while (n > 0 && (*tok == ' ' || *tok == '\t')) {
+		tok++;
+		n--;
+	}
+	if (n == 0 || n > PH_AUTH_TOKEN_MAX || !token68(tok, n))
+		return unauthorized(a, true, "Unauthorized: invalid token", msg, msz, hdrs);
+	crypto_hash_sha256(digest, (const unsigned char *)tok, n);
+	idx = ph_auth_sha256_find(a, digest);
+	if (idx < 0)
+		idx = cache_find(a, digest);
+	for (size_t i = 0; idx < 0 && i < a->ntokens; i++) {
+		/* ~70 ms and 64 MiB each with the --hash-token parameters: a
+		 * success is remembered, so a client pays it once per worker */
+		if (a->tokens[i].argon2 && crypto_pwhash_str_verify(a->tokens[i].argon2_str, tok, n) == 0) {
+			idx = (long)i;
+			cache_add(a, digest, i);
+		}
+	}
+	sodium_memzero(digest, sizeof digest);
+	if (idx < 0)
+		return unauthorized(a, true, "Unauthorized: invalid token", msg, msz, hdrs);
+	return grant(r, a, a->tokens[idx].principal, NULL, msg, msz);
+}
+
+static enum ph_err
+check_remote_user(struct ph_req *r, const struct ph_auth_conf *a, char *msg, size_t msz,
+		  const struct ph_header **hdrs)
+{
+	const char *u = param(r, "REMOTE_USER");
+	if (u == NULL || *u == '\0')
+		u = param(r, "REDIRECT_REMOTE_USER");
+	if (u == NULL || *u == '\0')
+		return unauthorized(a, false, "Unauthorized", msg, msz, hdrs);
+	if (!principal_ok(u))
+		return unauthorized(a, true, "Unauthorized: unusable REMOTE_USER", msg, msz, hdrs);
+	return grant(r, a, u, NULL, msg, msz);
+}
+
+/* ---- exec: a minimal runner ----------------------------------------------------
+ * fork/exec with a scrubbed environment, stdin/stdout pipes, the caller's
+ * stderr (the server log), its own process group, a deadline (SIGTERM, then
+ * SIGKILL for the whole group) and an output cap. */
+
+static void
+close_from(int lowfd)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0U) == 0)
+		return;
+#endif
+	long max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = lowfd; fd < max; fd++)
+		close(fd);
+}
+
+static void __attribute__((noreturn))
+child_exec(char *const argv[], int in_fd, int out_fd)
+{
+	static char path_env[] = "PATH=/usr/local/bin:/usr/bin:/bin", lc_env[] = "LC_ALL=C";
+	char *envp[] = {path_env, lc_env, NULL};
+	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGQUIT};
+	struct rlimit nocore = {0, 0};
+	sigset_t none;
+	/* above 2 first, so neither pipe end can be clobbered by the other */
+	int a = fcntl(in_fd, F_DUPFD, 3), b = fcntl(out_fd, F_DUPFD, 3);
+	if (a < 0 || b < 0 || dup2(a, 0) < 0 || dup2(b, 1) < 0)
+		_exit(126);
+	close_from(3);
+	for (size_t i = 0; i < PH_ARRAY_LEN(sigs); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setrlimit(RLIMIT_CORE, &nocore);
+	setpgid(0, 0);
+	execve(argv[0], argv, envp);
+	_exit(127);
+}
+
+/* True once pid has exited. It is not reaped (WNOWAIT): as a zombie it keeps
+ * its pid, so its process group id cannot be handed to anyone else before
+ * reap() has signalled the group. */
+static bool
+exited(pid_t pid)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/* Kills whatever is left of the command's process group, then reaps the
+ * command. Returns its wait status. */
+static int
+reap(pid_t pid)
+{
+	int status = 0;
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+/* Asks the command's process group to stop, gives it EXEC_GRACE_MS, then
+ * kills and reaps it. */
+static void
+stop_child(pid_t pid)
+{
+	kill(-pid, SIGTERM);
+	for (int i = 0; i < EXEC_GRACE_MS && !exited(pid); i++) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	reap(pid);
+}
+
+/* Runs the authenticator with in on stdin. Returns 0 with its stdout in out
+ * when it exits 0 in time, or -1 with the reason in err. */
+static int
+run_command(const struct ph_auth_conf *a, const char *in, size_t inlen, struct ph_buf *out, char *err,
+	    size_t errsz)
+{
+	int ip[2] = {-1, -1}, op[2] = {-1, -1}, status = 0, rc = -1;
+	int64_t deadline = ph_now_us() + a->timeout_ms * 1000;
+	struct sigaction dfl, ign, old_chld, old_pipe;
+	size_t off = 0;
+	pid_t pid;
+
+	/* waiting needs SIGCHLD not ignored (a CGI parent may pass SIG_IGN on);
+	 * a command that stops reading must give EPIPE, not kill the worker */
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	ign = dfl;
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	if (pipe2(ip, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0) {
+		snprintf(err, errsz, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errsz, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(a->command, ip[0], op[1]);
+	setpgid(pid, pid); /* also done by the child: whichever runs first */
+	close(ip[0]);
+	close(op[1]);
+	ip[0] = op[1] = -1;
+	fcntl(ip[1], F_SETFL, O_NONBLOCK);
+	fcntl(op[0], F_SETFL, O_NONBLOCK);
+	for (;;) {
+		struct pollfd pf[2] = {{op[0], POLLIN, 0}, {ip[1], POLLOUT, 0}};
+		int64_t left = deadline - ph_now_us();
+		int n;
+		if (left <= 0) {
+			snprintf(err, errsz, "no answer within %lld ms", a->timeout_ms);
+			stop_child(pid);
+			goto out;
+		}
+		n = poll(pf, ip[1] >= 0 ? 2 : 1, (int)((left + 999) / 1000));
+		if (n < 0 && errno != EINTR) {
+			snprintf(err, errsz, "poll: %s", strerror(errno));
+			stop_child(pid);
+			goto out;
+		}
+		if (n <= 0)
+			continue;
+		if (ip[1] >= 0 && pf[1].revents) {
+			ssize_t w = write(ip[1], in + off, inlen - off);
+			if (w > 0)
+				off += (size_t)w;
+			/* done, or the command stopped reading (EPIPE): no more input */
+			if (off == inlen || (w < 0 && errno != EAGAIN && errno != EINTR)) {
+				close(ip[1]);
+				ip[1] = -1;
+			}
+		}
+		if (pf[0].revents) {
+			char chunk[4096];
+			ssize_t got = read(op[0], chunk, sizeof chunk);
+			if (got == 0)
+				break;
+			if (got < 0 && errno != EAGAIN && errno != EINTR) {
+				snprintf(err, errsz, "read: %s", strerror(errno));
+				stop_child(pid);
+				goto out;
+			}
+			if (got > 0) {
+				if ((long long)(out->len + (size_t)got) > a->max_output) {
+					snprintf(err, errsz, "more than %lld bytes of output (auth.max_output)",
+						 a->max_output);
+					stop_child(pid);
+					goto out;
+				}
+				ph_buf_add(out, chunk, (size_t)got);
+			}
+		}
+	}
+	/* stdout is closed: the exit must follow within the same deadline */
+	while (!exited(pid)) {
+		struct timespec ms = {0, 1000000};
+		if (ph_now_us() >= deadline) {
+			snprintf(err, errsz, "did not exit within %lld ms", a->timeout_ms);
+			stop_child(pid);
+			goto out;
+		}
+		nanosleep(&ms, NULL);
+	}
+	status = reap(pid); /* and no stray children of the authenticator */
+	if (WIFSIGNALED(status))
+		snprintf(err, errsz, "killed by signal %d", WTERMSIG(status));
+	else if (WEXITSTATUS(status) != 0)
+		snprintf(err, errsz, "exited with status %d", WEXITSTATUS(status));
+	else
+		rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (ip[i] >= 0)
+			close(ip[i]);
+		if (op[i] >= 0)
+			close(op[i]);
+	}
+	sigaction(SIGCHLD, &old_chld, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+/* The authenticator's input: the configured request headers (lower-case
+ * names), the client address, REMOTE_USER when the web server set one, the
+ * request URI and the JSON-RPC method. Caller puts. */
+static struct json_object *
+exec_input(struct ph_req *r, const struct ph_auth_conf *a)
+{
+	struct json_object *in = json_object_new_object(), *h = json_object_new_object();
+	static const struct {
+		const char *key, *param;
+	} extra[] = {{"remote_addr", "REMOTE_ADDR"}, {"remote_user", "REMOTE_USER"},
+		     {"request_uri", "REQUEST_URI"}};
+	for (size_t i = 0; i < a->nheaders; i++) {
+		const char *v = param(r, a->header_params[i]);
+		if ((v == NULL || *v == '\0') && strcmp(a->headers[i], "authorization") == 0)
+			v = param(r, "REDIRECT_HTTP_AUTHORIZATION");
+		if (v != NULL)
+			json_object_object_add(h, a->headers[i], json_object_new_string(v));
+	}
+	json_object_object_add(in, "headers", h);
+	for (size_t i = 0; i < PH_ARRAY_LEN(extra); i++) {
+		const char *v = param(r, extra[i].param);
+		if (v != NULL && *v != '\0')
+			json_object_object_add(in, extra[i].key, json_object_new_string(v));
+	}
+	if (r->method)
+		json_object_object_add(in, "method", json_object_new_string(r->method));
+	return in;
+}
+
+/* Reads the "allow" object of an allow answer into acc. Returns NULL or
+ * what is wrong with it (a typo must not silently grant everything). */
+static const char *
+exec_access(struct json_object *o, struct ph_access *acc)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return "\"allow\" is not an object";
+	json_object_object_foreach(o, k, v) {
+		int kind = kind_index(k);
+		size_t n;
+		if (kind < 0)
+			return "\"allow\" has a key other than tools, prompts, resources, skills";
+		if (!json_object_is_type(v, json_type_array))
+			return "an allow-list is not an array";
+		acc->kind[kind].set = true;
+		n = json_object_array_length(v);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *it = json_object_array_get_idx(v, i);
+			const char *why;
+			if (!json_object_is_type(it, json_type_string) ||
+			    strlen(json_object_get_string(it)) != (size_t)json_object_get_string_len(it))
+				return "an allow-list entry is not a string";
+			why = access_add(acc, kind, json_object_get_string(it));
+			if (why != NULL)
+				return why;
+		}
+	}
+	return NULL;
+}
+
+/* An optional string member of at most max bytes, usable in a header when
+ * quotable is set. Returns 0 (value or NULL in *out) or -1. */
+static int
+opt_string(struct json_object *o, const char *key, size_t max, bool quotable, const char **out)
+{
+	struct json_object *v = ph_jget(o, key);
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	if (!json_object_is_type(v, json_type_string) || (size_t)json_object_get_string_len(v) > max ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return -1;
+	*out = json_object_get_string(v);
+	if (quotable && (**out == '\0' || !ph_auth_quotable(*out)))
+		return -1;
+	return 0;
+}
+
+static enum ph_err
+check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
+	   const struct ph_header **hdrs)
+{
+	struct json_object *in = exec_input(r, a), *ans = NULL;
+	struct auth_state *st;
+	struct ph_buf out;
+	char err[256] = "";
+	const char *text, *decision, *why = NULL, *m, *extra;
+	size_t len;
+	enum ph_err e = PH_E_INTERNAL;
+
+	ph_buf_init(&out);
+	text = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+						 &len);
+	if (run_command(a, text, len, &out, err, sizeof err) != 0) {
+		why = err;
+		goto fail;
+	}
+	{
+		struct json_tokener *tok = json_tokener_new_ex(16);
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+		ans = json_tokener_parse_ex(tok, out.data ? out.data : "", (int)out.len);
+		if (ans != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
+				    strspn(out.data + json_tokener_get_parse_end(tok), " \t\r\n") !=
+					    out.len - json_tokener_get_parse_end(tok))) {
+			json_object_put(ans);
+			ans = NULL;
+		}
+		json_tokener_free(tok);
+	}
+	/* its output may echo the credentials: say what is wrong, never what it was */
+	decision = ph_jstr(ans, "decision");
+	if (decision == NULL) {
+		why = "the answer is not a JSON object with a \"decision\"";
+		goto fail;
+	}
+	st = ph_xcalloc(1, sizeof *st);
+	r->auth_state = st;
+	if (strcmp(decision, "allow") == 0) {
+		const char *p = ph_jstr(ans, "principal");
+		struct json_object *al = ph_jget(ans, "allow");
+		if (p == NULL || !principal_ok(p)) {
+			why = "allow without a usable \"principal\"";
+			goto fail;
+		}
+		st->principal = ph_xstrdup(p);
+		if (al != NULL && (why = exec_access(al, &st->access)) != NULL)
+			goto fail;
+		e = grant(r, a, st->principal, al ? &st->access : NULL, msg, msz);
+	} else if (strcmp(decision, "unauthorized") == 0) {
+		if (opt_string(ans, "message", EXEC_MESSAGE_MAX, false, &m) != 0 ||
+		    opt_string(ans, "error", 64, true, &extra) != 0) {
+			why = "unauthorized with a bad \"message\" or \"error\"";
+			goto fail;
+		}
+		snprintf(msg, msz, "%s", m ? m : "Unauthorized");
+		*hdrs = a->hdr_missing;
+		if (extra != NULL) {
+			st->challenge = challenge(a, extra, a->scope);
+			st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
+			*hdrs = st->hdrs;
+		}
+		e = PH_E_UNAUTHORIZED;
+	} else if (strcmp(decision, "forbidden") == 0) {
+		if (opt_string(ans, "message", EXEC_MESSAGE_MAX, false, &m) != 0 ||
+		    opt_string(ans, "scope", 1024, true, &extra) != 0) {
+			why = "forbidden with a bad \"message\" or \"scope\"";
+			goto fail;
+		}
+		snprintf(msg, msz, "%s", m ? m : "Forbidden");
+		if (extra != NULL) {
+			/* RFC 6750 3.1: a token without the scope this needs */
+			st->challenge = challenge(a, "insufficient_scope", extra);
+			st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
+			*hdrs = st->hdrs;
+		}
+		e = PH_E_FORBIDDEN;
+	} else {
+		why = "\"decision\" is not allow, unauthorized or forbidden";
+	}
+fail:
+	if (why != NULL) {
+		ph_log("error", "auth: authenticator %s: %s", a->command[0], why);
+		snprintf(msg, msz, "Internal error: authentication failed");
+		*hdrs = NULL;
+		r->principal = NULL;
+		r->access = NULL;
+		e = PH_E_INTERNAL;
+	}
+	json_object_put(ans);
+	json_object_put(in);
+	if (out.data)
+		sodium_memzero(out.data, out.len);
+	ph_buf_free(&out);
+	return e;
 }
 
 enum ph_err
 ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs)
 {
-	(void)r;
-	(void)msg;
-	(void)msz;
+	struct ph_auth_conf *a = r->srv->conf->auth;
 	*hdrs = NULL;
-	return PH_OK;
+	if (a == NULL)
+		return PH_OK;
+	if (!r->ex->http) {
+		/* stdio: the user who started the process is the client; there
+		 * are no headers, so only the configured principal applies */
+		if (a->stdio_principal != NULL)
+			return grant(r, a, a->stdio_principal, NULL, msg, msz);
+		return PH_OK;
+	}
+	switch (a->mode) {
+	case PH_AUTH_NONE:
+		return PH_OK;
+	case PH_AUTH_BEARER:
+		return check_bearer(r, a, msg, msz, hdrs);
+	case PH_AUTH_REMOTE_USER:
+		return check_remote_user(r, a, msg, msz, hdrs);
+	case PH_AUTH_EXEC:
+		return check_exec(r, a, msg, msz, hdrs);
+	}
+	return PH_E_INTERNAL;
+}
+
+void
+ph_auth_end(struct ph_req *r)
+{
+	struct auth_state *st = r->auth_state;
+	if (st == NULL)
+		return;
+	if (r->access == &st->access)
+		r->access = NULL;
+	if (r->principal == st->principal)
+		r->principal = NULL;
+	free(st->principal);
+	access_free(&st->access);
+	free(st->challenge);
+	free(st);
+	r->auth_state = NULL;
+}
+
+/* ---- access ----------------------------------------------------------------------- */
+
+static bool
+list_has(const struct ph_allow_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* A skill is granted by an entry naming it or any skill path above it,
+ * compared segment by segment. */
+static bool
+skill_granted(const struct ph_allow_list *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		size_t el = strlen(l->v[i]);
+		if (strncmp(l->v[i], path, el) == 0 && (path[el] == '\0' || path[el] == '/'))
+			return true;
+	}
+	return false;
+}
+
+bool
+ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
+{
+	const struct ph_allow_list *l;
+	if (r->access == NULL)
+		return true;
+	if ((unsigned)kind >= PH_ACCESS_KINDS)
+		return false;
+	l = &r->access->kind[kind];
+	if (!l->set)
+		return true;
+	if (name == NULL)
+		return false;
+	return kind == PH_KIND_SKILL ? skill_granted(l, name) : list_has(l, name);
+}
+
+bool
+ph_access_restricted(const struct ph_req *r)
+{
+	const struct ph_auth_conf *a = r->srv->conf->auth;
+	if (r->access != NULL)
+		return true;
+	if (a == NULL)
+		return false;
+	return a->nallow > 0 || (a->mode == PH_AUTH_EXEC && r->ex->http);
+}
+
+/* ---- RFC 9728 metadata --------------------------------------------------------------- */
+
+bool
+ph_auth_metadata(struct ph_req *r)
+{
+	static const struct ph_header hdrs[] = {
+		/* public by design: browser-based clients fetch it cross-origin */
+		{"Access-Control-Allow-Origin", "*"}, {"Cache-Control", "max-age=3600"}, {NULL, NULL}};
+	const struct ph_auth_conf *a = r->srv->conf->auth;
+	const char *uri;
+	size_t n;
+	if (a == NULL || a->metadata_path == NULL)
+		return false;
+	uri = param(r, "REQUEST_URI");
+	if (uri == NULL)
+		return false;
+	n = strcspn(uri, "?#");
+	if (n != strlen(a->metadata_path) || memcmp(uri, a->metadata_path, n) != 0)
+		return false;
+	r->target = a->metadata_path;
+	r->status = 200;
+	if (r->ex->ops->respond(r->ex, 200, "application/json", hdrs, a->metadata_json,
+				strlen(a->metadata_json)) != 0)
+		r->ex->cancelled = 1;
+	return true;
+}
+
+/* ---- phantom-fcgi --hash-token -------------------------------------------------------- */
+
+int
+ph_auth_hash_token(const char *kind, FILE *in, FILE *out)
+{
+	char buf[PH_AUTH_TOKEN_MAX + 2], hashed[crypto_pwhash_STRBYTES];
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	struct termios saved, quiet;
+	int fd = fileno(in), rc = 1;
+	bool tty = isatty(fd) && tcgetattr(fd, &saved) == 0;
+	size_t n = 0;
+
+	if (kind == NULL)
+		kind = "argon2";
+	if (strcmp(kind, "argon2") != 0 && strcmp(kind, "sha256") != 0) {
+		fprintf(stderr, "phantom-fcgi: --hash-token takes argon2 or sha256, not '%s'\n", kind);
+		return 2;
+	}
+	if (sodium_init() < 0) {
+		fprintf(stderr, "phantom-fcgi: libsodium failed to initialise\n");
+		return 1;
+	}
+	if (tty) {
+		quiet = saved;
+		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		tcsetattr(fd, TCSAFLUSH, &quiet);
+		fprintf(stderr, "token: ");
+	}
+	/* read(2), not stdio: no copy of the token left in a FILE buffer */
+	while (n < sizeof buf) {
+		ssize_t got = read(fd, buf + n, 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || buf[n] == '\n')
+			break;
+		n++;
+	}
+	if (tty) {
+		tcsetattr(fd, TCSAFLUSH, &saved);
+		fprintf(stderr, "\n");
+	}
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (n == 0) {
+		fprintf(stderr, "phantom-fcgi: no token on standard input\n");
+	} else if (n > PH_AUTH_TOKEN_MAX || !token68(buf, n)) {
+		fprintf(stderr, "phantom-fcgi: a bearer token is 1 to %d characters of A-Z a-z 0-9 - . _ "
+			"~ + / with optional trailing '=' (RFC 6750)\n", PH_AUTH_TOKEN_MAX);
+	} else if (strcmp(kind, "sha256") == 0) {
+		char hex[2 * crypto_hash_sha256_BYTES + 1];
+		crypto_hash_sha256(digest, (const unsigned char *)buf, n);
+		sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+		fprintf(out, "%s\n", hex);
+		rc = 0;
+	} else if (crypto_pwhash_str(hashed, buf, n, crypto_pwhash_OPSLIMIT_INTERACTIVE,
+				     crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
+		fprintf(stderr, "phantom-fcgi: argon2 hashing failed (out of memory?)\n");
+	} else {
+		fprintf(out, "%s\n", hashed);
+		rc = 0;
+	}
+	sodium_memzero(buf, sizeof buf);
+	sodium_memzero(digest, sizeof digest);
+	if (fflush(out) != 0)
+		rc = 1;
+	return rc;
 }

@@ -1,6 +1,7 @@
 /* ph_conf.c: the configuration key table and the loader that walks it. */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_auth.h"
 #include "ph_util.h"
 #include "ph_state.h"
 #include <errno.h>
@@ -87,6 +88,10 @@ static const struct key keys[] = {
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "write each request log line as a JSON object"},
+	{"auth", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "authentication (mode: none|bearer|remote_user|exec), tokens, WWW-Authenticate "
+	 "parameters, OAuth metadata and per-principal allow-lists; see docs/auth.md",
+	 ph_auth_conf_parse, ph_auth_conf_free},
 };
 
 void

@@ -325,8 +325,13 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 	long long max = c->http.max_body, n = 0;
 	struct ph_buf b;
 
-	if (m == NULL || strcmp(m, "POST") != 0)
+	if (m == NULL || strcmp(m, "POST") != 0) {
+		/* the one GET route: OAuth protected-resource metadata at
+		 * auth.metadata.path; answered there, so no body (*body NULL) */
+		if (m != NULL && strcmp(m, "GET") == 0 && ph_auth_metadata(r))
+			return PH_OK;
 		return PH_E_HTTP_METHOD;
+	}
 	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
 		return PH_E_ORIGIN;
 	if (host != NULL && *host != '\0') {
@@ -985,7 +990,9 @@ ladder(struct ph_req *r)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
 
 	if (r->id == NULL) {
-		handle_notification(r);
+		/* a notification from someone unauthenticated is refused too */
+		if (authenticate(r))
+			handle_notification(r);
 		return;
 	}
 
@@ -1106,6 +1113,8 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 			send_error(&r, e, NULL, NULL);
 			goto out;
 		}
+		if (body == NULL)
+			goto out; /* answered by the GET route */
 	} else if (ex->too_large) {
 		send_error(&r, PH_E_TOO_LARGE, NULL, NULL);
 		goto out;
@@ -1156,6 +1165,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	ladder(&r);
 out:
 	ph_log_request(&r, logmethod);
+	ph_auth_end(&r);
 	json_object_put(r.msg);
 	free(body);
 }

@@ -29,8 +29,15 @@ static const struct {
 	[PH_E_NOT_FOUND] = {"PH_E_NOT_FOUND", -32602, -32002, 200, 200, "Resource not found"},
 	[PH_E_URL_ELICITATION] = {"PH_E_URL_ELICITATION", -32042, -32042, 200, 200,
 				  "This request requires more information."},
-	[PH_E_UNAUTHORIZED] = {"PH_E_UNAUTHORIZED", -32001, -32001, 401, 401, "Unauthorized"},
-	[PH_E_FORBIDDEN] = {"PH_E_FORBIDDEN", -32003, -32003, 403, 403, "Forbidden"},
+	/* 401/403 from authentication: the meaning is in the HTTP status and
+	 * WWW-Authenticate; the body only has to be a JSON-RPC error. -32000,
+	 * like the other transport refusals above (Origin, Host, 405, 415) and
+	 * like Phantom MCP and the TypeScript SDK's transport errors: MCP
+	 * assigns no code to authentication, -32020..-32099 are reserved for
+	 * MCP, and receivers give -32000..-32019 no meaning, which is right for
+	 * a refusal that HTTP already explains. */
+	[PH_E_UNAUTHORIZED] = {"PH_E_UNAUTHORIZED", -32000, -32000, 401, 401, "Unauthorized"},
+	[PH_E_FORBIDDEN] = {"PH_E_FORBIDDEN", -32000, -32000, 403, 403, "Forbidden"},
 	[PH_E_INTERNAL] = {"PH_E_INTERNAL", -32603, -32603, 500, 500, "Internal error"},
 	[PH_E_HANDLER] = {"PH_E_HANDLER", -32603, -32603, 200, 200, "Internal error"},
 };

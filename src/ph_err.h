@@ -22,8 +22,8 @@ enum ph_err {
 	PH_E_PARAMS,           /* 200 -32602: in-band parameter error */
 	PH_E_NOT_FOUND,        /* 200 -32602 (modern) / -32002 (legacy): resource not found */
 	PH_E_URL_ELICITATION,  /* 200 -32042, legacy only */
-	PH_E_UNAUTHORIZED,     /* 401 */
-	PH_E_FORBIDDEN,        /* 403 */
+	PH_E_UNAUTHORIZED,     /* 401 -32000 + WWW-Authenticate */
+	PH_E_FORBIDDEN,        /* 403 -32000 */
 	PH_E_INTERNAL,         /* 500 -32603 */
 	PH_E_HANDLER,          /* 200 -32603: a handler failed after dispatch */
 	PH_E__COUNT

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 volatile sig_atomic_t ph_stop_requested;
@@ -348,6 +349,37 @@ static const struct ph_front_ops cgi_ops = {
 	cgi_param, cgi_read, cgi_respond, cgi_stream_start, cgi_stream_send, cgi_stream_ping,
 };
 
+/* How long a CGI request's unread input is drained after the response, as
+ * libfcgi does on close (LIBFCGI_OS_CLOSE_POLL_TIMEOUT). */
+#define CGI_DRAIN_MS 2000
+
+/* Ends the response and reads what is left of the request body (an answer
+ * given before reading it: 405, 413, ...), for at most CGI_DRAIN_MS. A CGI
+ * program exiting with unread input on a socket (Apache mod_cgid) makes the
+ * kernel reset the connection: the web server then loses the response or
+ * holds the client until its own timeout. */
+static void
+cgi_drain(void)
+{
+	char buf[8192];
+	int64_t end = ph_now_us() + (int64_t)CGI_DRAIN_MS * 1000;
+	/* the response is complete: a pipe ends with close, a socket shared
+	 * with stdin (mod_cgid) also needs the shutdown */
+	if (ph_fd_is_socket(1))
+		shutdown(1, SHUT_WR);
+	close(1);
+	for (;;) {
+		int64_t left = end - ph_now_us();
+		struct pollfd p = {0, POLLIN, 0};
+		ssize_t n;
+		if (left <= 0 || poll(&p, 1, (int)(left / 1000) + 1) <= 0)
+			return;
+		n = read(0, buf, sizeof buf);
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return;
+	}
+}
+
 int
 ph_cgi_once(struct ph_server *srv)
 {
@@ -360,5 +392,6 @@ ph_cgi_once(struct ph_server *srv)
 	ex.ops = &cgi_ops;
 	ex.http = true;
 	ph_serve(srv, &ex);
+	cgi_drain();
 	return 0;
 }

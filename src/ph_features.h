@@ -32,4 +32,10 @@ void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
  * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers
  * to add (static or owned by the server; borrowed). */
 enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs);
+/* The GET route of the HTTP rules: when REQUEST_URI is auth.metadata.path,
+ * answers with the OAuth protected-resource metadata (RFC 9728) and returns
+ * true; otherwise sends nothing and returns false. */
+bool ph_auth_metadata(struct ph_req *r);
+/* Releases what ph_auth_check kept for the request (after the log line). */
+void ph_auth_end(struct ph_req *r);
 #endif

@@ -44,6 +44,8 @@ struct ph_req {
 	const char *traceparent, *tracestate, *baggage;
 	const char *target;             /* tool name, prompt name or uri, for the log */
 	const char *principal;          /* authenticated principal, NULL when none */
+	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
+	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
 	/* response state */
 	int status;                     /* HTTP status sent */
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
@@ -101,13 +103,26 @@ size_t ph_page_count(const struct ph_req *r, size_t total, size_t offset);
 void ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count,
 		 size_t total);
 
-/* ---- access control (ph_auth.c) ---- */
+/* ---- access control (ph_auth.c, docs/auth.md) ---- */
 enum ph_kind { PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE, PH_KIND_SKILL };
+struct ph_access;
 /* True when the request's principal may see and use this item. Anything not
- * allowed must be indistinguishable from absent. */
+ * allowed must be indistinguishable from absent. name is:
+ *  - PH_KIND_TOOL, PH_KIND_PROMPT: the tool or prompt name;
+ *  - PH_KIND_RESOURCE: a static resource's uri, or a resource template's
+ *    uri_template, compared exactly (names are not identifiers: a resource
+ *    and a template may share one). A resources/read or completion of a
+ *    concrete uri is allowed when the resource or template serving it is;
+ *  - PH_KIND_SKILL: the skill path as written in the manifest
+ *    ("acme/billing/refunds", "studies/:study_id/study-review"); an entry
+ *    grants that skill and every skill nested below it ("acme/billing"
+ *    grants "acme/billing/refunds", not "acme/billing-old").
+ * NULL name: false when the kind is restricted. */
 bool ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name);
-/* True when an allow-list shapes what this principal sees (results must then
- * be cacheScope "private"). */
+/* True when what this request sees may depend on who asks: allow-lists are
+ * configured for some principal, or an exec authenticator may send them.
+ * Results that list or serve items must then be cacheScope "private" (a
+ * public copy of one principal's view could be reused for another). */
 bool ph_access_restricted(const struct ph_req *r);
 
 /* Parses a level name; returns PH_LOG_NONE when unknown. */

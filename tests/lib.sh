@@ -51,7 +51,14 @@ like() {
 		T_FAIL=$((T_FAIL + 1)); fi
 }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
-done_testing() { echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]; }
+done_testing() {
+	# every log in the test directory: a sanitizer build reports there
+	local rep
+	rep=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error: ' "$T_DIR" 2>/dev/null)
+	is "$rep" "" "no sanitizer report in the server logs"
+	[ -n "$rep" ] && grep -rhE -A20 'ERROR: (Address|Leak)Sanitizer|runtime error: ' $rep | sed 's/^/#   /'
+	echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]
+}
 diag() { echo "# $*"; }
 
 # free_port: prints a TCP port on 127.0.0.1 that nothing listens on
@@ -112,6 +119,30 @@ run_dir() {
 	echo "$d"
 }
 
+# www_phantom: prints a phantom-fcgi that the web server user can run (for
+# lighttpd bin-path, mod_fcgid and CGI). As root with the build tree out of
+# that user's reach (a checkout under /root), the binary and libphantom are
+# copied into the test directory once.
+www_phantom() {
+	local d=$T_DIR/www-bin
+	if [ -z "$T_ROOT" ] || [ -x "$d/phantom-fcgi" ] ||
+	   runuser -u "$WWW_USER" -- "$PHANTOM" -V >/dev/null 2>&1; then
+		if [ -x "$d/phantom-fcgi" ]; then echo "$d/phantom-fcgi"; else echo "$PHANTOM"; fi
+		return
+	fi
+	mkdir -p "$d/lib"
+	if [ -x "$top_builddir/.libs/phantom-fcgi" ]; then
+		cp "$top_builddir/.libs/phantom-fcgi" "$d/lib/phantom-fcgi"
+		cp -P "$top_builddir"/.libs/libphantom.so* "$d/lib/"
+	else
+		cp "$PHANTOM" "$d/lib/phantom-fcgi"
+	fi
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$d/lib" "$d/lib/phantom-fcgi" >"$d/phantom-fcgi"
+	chmod -R a+rX "$d"
+	chmod 0755 "$d/phantom-fcgi"
+	echo "$d/phantom-fcgi"
+}
+
 # conf_subst SRC DST PORT DIR [SED-ARGS...]: copies a shipped configuration
 # with only its port and paths replaced: 8080 -> PORT, /run/phantom -> DIR,
 # the installed binary -> $PHANTOM, the installed configuration -> $PH_CONF.
@@ -119,7 +150,7 @@ conf_subst() {
 	local src=$1 dst=$2 port=$3 dir=$4; shift 4
 	sed -e "s#127\\.0\\.0\\.1:8080#127.0.0.1:$port#g" \
 	    -e "s#^server\\.port = 8080#server.port = $port#" \
-	    -e "s#/usr/local/bin/phantom-fcgi#$PHANTOM#g" \
+	    -e "s#/usr/local/bin/phantom-fcgi#$(www_phantom)#g" \
 	    -e "s#/etc/phantom/phantom\\.yaml#${PH_CONF:-/nonexistent}#g" \
 	    -e "s#/home/user/phantom/phantom\\.yaml#${PH_CONF:-/nonexistent}#g" \
 	    "$@" -e "s#/run/phantom#$dir#g" "$src" >"$dst"
@@ -190,6 +221,12 @@ spawn_fcgi_tcp() {
 workers_of() { pgrep -P "$1" | sort -n; }
 # nworkers PID: how many workers a master has
 nworkers() { pgrep -c -P "$1" || true; }
+# workers_are PID N DESCRIPTION: checks that PID has N workers, giving a
+# master that is still forking (or exiting) up to 3 s to get there
+workers_are() {
+	wait_for 3 test "$(nworkers "$1")" = "$2"
+	is "$(nworkers "$1")" "$2" "$3"
+}
 
 # ---- web servers running the shipped configurations -----------------------------
 
@@ -266,7 +303,7 @@ apache_start() {
 htaccess_site() {
 	local dir=$1
 	conf_subst "$top_srcdir/conf/mcp.fcgi" "$dir/www/mcp.fcgi" 0 "$dir" \
-		-e "s#/home/user/phantom/bin/phantom-fcgi#$PHANTOM#"
+		-e "s#/home/user/phantom/bin/phantom-fcgi#$(www_phantom)#"
 	chmod 0755 "$dir/www/mcp.fcgi"
 	conf_subst "$top_srcdir/conf/htaccess" "$dir/www/.htaccess" 0 "$dir"
 	chmod 0644 "$dir/www/.htaccess"
@@ -328,8 +365,10 @@ cgi_env() {
 	local len=$1
 	printf '%s\n' GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
 		"CONTENT_LENGTH=$len" REQUEST_URI=/mcp SCRIPT_NAME=/mcp SERVER_PROTOCOL=HTTP/1.1 \
-		HTTP_HOST=localhost "HTTP_MCP_PROTOCOL_VERSION=$MODERN"
+		HTTP_HOST=localhost
 }
+# mhdr METHOD: the 2026-07-28 routing headers as FastCGI/CGI variables
+mhdr() { echo "HTTP_MCP_PROTOCOL_VERSION=$MODERN HTTP_MCP_METHOD=$1"; }
 
 # fcgi_post TARGET BODY [VAR=VALUE...]: one FastCGI request with cgi-fcgi (no
 # web server); TARGET is a unix socket path or HOST:PORT. Sets STATUS, HEADERS, BODY.
@@ -348,6 +387,26 @@ cgi_post() {
 	printf '%s' "$body" | env -i "${env[@]}" "$@" "$PHANTOM" ${CGI_ARGS:-} >"$out" 2>"$out.err"
 	CGI_RC=$?
 	cgi_parse "$out"
+}
+
+# ---- load ------------------------------------------------------------------------
+
+# wrk_start SECONDS URL OUT: wrk in the background (2 threads, 8 connections)
+# POSTing a 2026-07-28 server/discover; sets WRK_PID
+wrk_start() {
+	WRK_BODY=$(req 1 server/discover) WRK_METHOD=server/discover \
+		wrk -t2 -c8 -d"$1"s -s "$top_srcdir/tests/wrk-status.lua" "$2" >"$3" 2>&1 &
+	WRK_PID=$!
+	T_PIDS+=("$WRK_PID")
+}
+# wrk_result OUT: waits for wrk and sets OK200, NON200, SOCKERR from its report
+wrk_result() {
+	wait "$WRK_PID" 2>/dev/null
+	OK200=$(sed -n 's/.*ok200=\([0-9]*\).*/\1/p' "$1")
+	NON200=$(sed -n 's/.*non200=\([0-9]*\).*/\1/p' "$1")
+	SOCKERR=$(sed -n 's/.*socket_errors=\([0-9]*\).*/\1/p' "$1")
+	OK200=${OK200:-0} NON200=${NON200:--1} SOCKERR=${SOCKERR:--1}
+	diag "wrk: $OK200 x 200, $NON200 other, $SOCKERR socket errors"
 }
 
 # ---- the HTTP rules, checked through any front ----------------------------------

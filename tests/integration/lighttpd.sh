@@ -29,7 +29,7 @@ is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" binpath-t
 	"bin-path: Phantom runs the configuration named in bin-path"
 master=$(pgrep -P "$LIGHTTPD_PID" -f phantom-fcgi | head -1)
 like "$master" '^[0-9]+$' "bin-path: lighttpd's child is the Phantom master"
-is "$(nworkers "$master")" 2 "bin-path: the master runs --workers 2"
+workers_are "$master" 2 "bin-path: the master runs --workers 2"
 post "$BP_URL" '[1]'
 is "$STATUS/$(jqr .error.code)" 400/-32600 "bin-path: errors answered as JSON-RPC"
 still_serving "$BP_URL" "an error (bin-path)"

@@ -1,0 +1,101 @@
+/* ph_auth.h: the `auth` configuration section and the helpers around it.
+ * The request-time entry points the core and the feature modules call are
+ * declared in ph_features.h (ph_auth_check, ph_auth_metadata, ph_auth_end)
+ * and ph_server.h (ph_access_allowed, ph_access_restricted). docs/auth.md
+ * describes the behaviour for users. */
+#ifndef PH_AUTH_H
+#define PH_AUTH_H
+#include "first.h"
+#include "ph_conf.h"
+#include "ph_exchange.h"
+#include <sodium.h>
+#include <stdio.h>
+
+enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_EXEC };
+
+/* Longest bearer token accepted; longer ones are invalid without hashing. */
+#define PH_AUTH_TOKEN_MAX 4096
+/* Longest principal name (configuration, REMOTE_USER, authenticator). */
+#define PH_AUTH_PRINCIPAL_MAX 256
+
+/* One allow-list. set=false: the principal is not restricted for this kind. */
+struct ph_allow_list {
+	char **v;
+	size_t n;
+	bool set;
+};
+
+/* What one principal may see, one list per enum ph_kind (ph_server.h). */
+#define PH_ACCESS_KINDS 4
+struct ph_access {
+	struct ph_allow_list kind[PH_ACCESS_KINDS];
+};
+
+struct ph_allow_entry {
+	char *principal;
+	struct ph_access access;
+};
+
+/* A configured token: its SHA-256, or an argon2 string from
+ * crypto_pwhash_str (kept in a full-size buffer: libsodium reads
+ * crypto_pwhash_STRBYTES bytes). */
+struct ph_token {
+	char *principal;
+	bool argon2;
+	unsigned char sha256[crypto_hash_sha256_BYTES];
+	char argon2_str[crypto_pwhash_STRBYTES];
+};
+
+/* A successful argon2 verification remembered by this worker: the SHA-256
+ * of the token and the index of the entry it matched. */
+struct ph_auth_cached {
+	unsigned char digest[crypto_hash_sha256_BYTES];
+	size_t token;
+};
+
+struct ph_auth_conf {
+	enum ph_auth_mode mode;
+	char *realm, *resource_metadata, *scope; /* WWW-Authenticate parameters */
+	struct ph_token *tokens;                 /* tokens plus tokens_file */
+	size_t ntokens;
+	char *tokens_file;                       /* resolved path */
+	char **command;                          /* exec argv, NULL-terminated */
+	long long timeout_ms, max_output, argon2_cache;
+	char **headers;                          /* exec: lower-case header names */
+	char **header_params;                    /* ... and their CGI names */
+	size_t nheaders;
+	char *stdio_principal;
+	bool default_deny;                       /* default_access: none */
+	struct ph_allow_entry *allow;            /* sorted by principal */
+	size_t nallow;
+	char *metadata_path, *metadata_json;     /* RFC 9728 document */
+	/* built at load */
+	char *challenge, *challenge_invalid;     /* WWW-Authenticate values */
+	struct ph_header hdr_missing[2], hdr_invalid[2];
+	/* Mutable per worker (each worker has its own copy after fork); freed
+	 * with the configuration, so a reload forgets it. */
+	struct ph_auth_cached *cache;
+	size_t ncache, cache_next;
+};
+
+/* K_CUSTOM parser and free function of the `auth` key (ph_conf.c table). */
+int ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+void ph_auth_conf_free(struct ph_config *c);
+
+/* The compare helper: the index of the sha256 token entry whose digest
+ * equals digest, or -1. Every entry is compared with sodium_memcmp and the
+ * result is selected without a branch, so the time taken depends on the
+ * number of entries only, not on which entry (if any) matched or on how many
+ * leading bytes agree. */
+long ph_auth_sha256_find(const struct ph_auth_conf *a, const unsigned char *digest) PH_WUR;
+
+/* True when s may stand inside a quoted-string of an HTTP header
+ * (WWW-Authenticate realm, scope, error): printable ASCII, no '"' or '\'. */
+bool ph_auth_quotable(const char *s);
+
+/* phantom-fcgi --hash-token[=KIND]: reads one token from in (a line; the
+ * newline is dropped; echo is turned off on a terminal), writes its argon2id
+ * string (KIND "argon2", the default) or hex SHA-256 (KIND "sha256") and a
+ * newline to out. Returns the exit status; problems go to stderr. */
+int ph_auth_hash_token(const char *kind, FILE *in, FILE *out);
+#endif

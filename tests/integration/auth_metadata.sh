@@ -1,0 +1,100 @@
+#!/bin/bash
+# OAuth protected-resource metadata (RFC 9728) served by Phantom at
+# auth.metadata.path, routed by the shipped nginx, lighttpd, Apache
+# (mod_proxy_fcgi) and shared-hosting (.htaccess) configurations with exactly
+# the lines docs/auth.md tells users to add. The document needs no
+# credentials; the endpoint still does, and its 401 points to the document.
+. "${top_srcdir:-.}/tests/lib.sh"
+. "$top_srcdir/tests/auth-lib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+
+TOKEN=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')
+WK=/.well-known/oauth-protected-resource/mcp
+cat >"$T_DIR/prm.json" <<'JSON'
+{
+  "resource": "https://mcp.example.com/mcp",
+  "authorization_servers": ["https://auth.example.com"],
+  "scopes_supported": ["mcp:read"],
+  "bearer_methods_supported": ["header"]
+}
+JSON
+chmod 0644 "$T_DIR/prm.json"
+test_conf "$T_DIR/phantom.yaml" metadata-test 'workers: 1' 'auth:' '  mode: bearer' \
+	"  tokens: [ { principal: alice, sha256: $(printf '%s' "$TOKEN" | "$PHANTOM" --hash-token=sha256) } ]" \
+	"  resource_metadata: https://mcp.example.com$WK" \
+	"  metadata: { path: $WK, file: prm.json }"
+phantom_unix "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+DOC=$(jq -c . "$T_DIR/prm.json")
+
+# checks BASE NAME: the metadata route and the endpoint behind one server
+checks() {
+	local B=$1 n=$2
+	get "$B$WK"
+	is "$STATUS" 200 "$n: metadata 200 without credentials"
+	is "$BODY" "$DOC" "$n: the configured document"
+	is "$(header Content-Type)" application/json "$n: application/json"
+	is "$(header Access-Control-Allow-Origin)" "*" "$n: readable by browser clients"
+	get "$B$WK?x=1"
+	is "$STATUS" 200 "$n: a query string does not matter"
+	get "$B/.well-known/oauth-protected-resource/other"
+	like "$STATUS" '^40[34]$' "$n: other well-known paths are not routed ($STATUS)"
+	get "$B/mcp"
+	is "$STATUS" 405 "$n: GET /mcp stays 405"
+	mpost "$B/mcp" 1 server/discover '{}'
+	is "$STATUS" 401 "$n: the endpoint still wants a token"
+	is "$(header WWW-Authenticate)" "Bearer realm=\"phantom\", resource_metadata=\"https://mcp.example.com$WK\"" \
+		"$n: the 401 names the metadata URL"
+	mpost "$B/mcp" 2 server/discover '{}' -H "Authorization: Bearer $TOKEN"
+	is "$STATUS" 200 "$n: Authorization reaches Phantom"
+}
+
+# ---- nginx: next to location = /mcp
+nginx_start_auth "$PH_BACKEND" "" 'location = /.well-known/oauth-protected-resource/mcp {
+    include /etc/nginx/fastcgi_params;
+    fastcgi_param HTTP_PROXY "";
+    fastcgi_pass phantom;
+}' || { echo "not ok - nginx starts"; exit 1; }
+checks "$NGINX_BASE" nginx
+
+# ---- lighttpd: its own url conditional
+if command -v lighttpd >/dev/null; then
+	conf=$(with_snippet "$top_srcdir/conf/lighttpd.conf" '$HTTP["url"] == "/.well-known/oauth-protected-resource/mcp" {
+    fastcgi.server = (
+        "/.well-known/oauth-protected-resource/mcp" => ((
+            "socket" => "/run/phantom/phantom.sock",
+            "check-local" => "disable",
+        ))
+    )
+}')
+	lighttpd_start "$PH_BACKEND" "$conf" || { echo "not ok - lighttpd starts"; exit 1; }
+	checks "${LIGHTTPD_URL%/mcp}" lighttpd
+else
+	diag "lighttpd not installed: its route is not tested"
+fi
+
+# ---- Apache mod_proxy_fcgi: one more ProxyPassMatch
+if command -v apache2 >/dev/null && [ -e /usr/lib/apache2/modules/mod_proxy_fcgi.so ]; then
+	conf=$(with_snippet "$top_srcdir/conf/apache.conf" 'ProxyPassMatch "^/\.well-known/oauth-protected-resource/mcp$" "unix:/run/phantom/phantom.sock|fcgi://phantom-metadata/"
+<Location "/.well-known/oauth-protected-resource/mcp">
+    Require all granted
+</Location>')
+	apache_start "$conf" "" -e "s#unix:/run/phantom/phantom.sock|#unix:$PH_SOCK|#" ||
+		{ echo "not ok - apache starts"; exit 1; }
+	checks "${APACHE_URL%/mcp}" apache
+	kill "$APACHE_PID"; wait_gone "$APACHE_PID"
+else
+	diag "Apache mod_proxy_fcgi not installed: its route is not tested"
+fi
+
+# ---- shared hosting: one more RewriteRule in the shipped .htaccess
+if command -v apache2 >/dev/null && [ -e /usr/lib/apache2/modules/mod_fcgid.so ]; then
+	dir=$(run_dir apache-fcgid)
+	htaccess_site "$dir"
+	printf '%s\n' 'RewriteRule ^\.well-known/oauth-protected-resource/mcp$ mcp.fcgi [L]' >>"$dir/www/.htaccess"
+	apache_start "$top_srcdir/conf/apache-fcgid.conf" "$dir" ||
+		{ echo "not ok - apache (mod_fcgid) starts"; exit 1; }
+	checks "${APACHE_URL%/mcp}" htaccess
+else
+	diag "mod_fcgid not installed: the .htaccess route is not tested"
+fi
+done_testing

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Phantom under `spawn-fcgi -n` (spawn-fcgi creates the socket and execs
+# Phantom with it on fd 0), on a unix socket and on TCP 127.0.0.1, with
+# --workers N (a master) and without (one process), behind the real nginx.
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v spawn-fcgi >/dev/null || skip_all "spawn-fcgi not installed"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+
+test_conf "$T_DIR/phantom.yaml" spawn-test
+
+# round WHAT: requests through nginx against the current backend
+round() {
+	local w=$1 U=$NGINX_URL
+	mpost "$U" 1 server/discover '{}'
+	is "$STATUS/$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" 200/spawn-test \
+		"$w: discover through nginx"
+	post "$U" '{"jsonrpc":"2.0","id":2,"result":{}}'
+	is "$STATUS/$(jqr .error.code)/$(jqr .id)" 400/-32600/2 "$w: a posted response gets 400 -32600"
+	post "$U" "$(req 3 server/discover)" -H 'Host: evil.example.com'
+	is "$STATUS" 403 "$w: a foreign Host gets 403"
+	for i in 1 2 3 4 5 6; do
+		mpost "$U" "$((10 + i))" server/discover '{}'
+		[ "$STATUS" = 200 ] || break
+	done
+	is "$STATUS" 200 "$w: six more requests served"
+	grep -q "method=server/discover target=- status=200" "$PH_LOG"
+	ok "$w: spawn-fcgi -n keeps Phantom's stderr (the request log)"
+}
+
+# stop WHAT: SIGTERM ends Phantom with status 0
+stop() {
+	kill "$PH_PID"
+	wait "$PH_PID"; is "$?" 0 "$1: SIGTERM ends Phantom with status 0"
+	nginx -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/error.log" -s stop
+}
+
+spawn_fcgi_unix "$T_DIR/phantom.yaml" --workers 3 || { echo "not ok 1 - spawn-fcgi starts"; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
+wait_for 3 test "$(ps -o comm= -p "$PH_PID")" = phantom-fcgi
+ok "unix, --workers 3: spawn-fcgi -n execs Phantom in place"
+workers_are "$PH_PID" 3 "unix, --workers 3: the master runs 3 workers"
+like "$(stat -c %a "$PH_SOCK")" '^666$' "unix: the socket has the mode given with -M"
+round "unix, --workers 3"
+log=$(grep -o 'phantom\[[0-9]*\] method=server/discover' "$PH_LOG" | sort -u | wc -l)
+[ "$log" -ge 2 ]; ok "unix, --workers 3: requests were spread over $log workers"
+stop "unix, --workers 3"
+wait_for 2 sh -c "! pgrep -P $PH_PID >/dev/null"; ok "unix, --workers 3: no worker is left"
+
+spawn_fcgi_unix "$T_DIR/phantom.yaml" || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
+round "unix, single process"
+is "$(nworkers "$PH_PID")" 0 "unix, no --workers: one process, no master"
+stop "unix, single process"
+
+spawn_fcgi_tcp "$T_DIR/phantom.yaml" --workers 2 || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
+workers_are "$PH_PID" 2 "TCP, --workers 2: the master runs 2 workers"
+# bound to 0.0.0.0 it would also answer on 127.0.0.2
+! (exec 3<>"/dev/tcp/127.0.0.2/${PH_ADDR##*:}") 2>/dev/null
+ok "TCP: spawn-fcgi -a 127.0.0.1 listens on 127.0.0.1 only"
+round "TCP, --workers 2"
+stop "TCP, --workers 2"
+
+spawn_fcgi_tcp "$T_DIR/phantom.yaml" || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
+round "TCP, single process"
+is "$(nworkers "$PH_PID")" 0 "TCP, no --workers: one process, no master"
+stop "TCP, single process"
+done_testing
