@@ -14,12 +14,18 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	pkgs="build-essential autoconf automake libtool pkg-config
 	      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
-	      wrk jq curl openssl clang valgrind nodejs npm procps perl"
+	      wrk jq curl openssl clang valgrind procps perl"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then
 		apt-get update -qq >/dev/null 2>&1 || true
 		# shellcheck disable=SC2086
 		apt-get install -y -qq $missing >/dev/null || { echo "apt-get install failed"; echo "0 passed, 1 failed"; exit 1; }
+	fi
+	# npm installs the pinned clients (and a Node 22 binary from the npm
+	# registry, so an older system node is enough). Some machines carry a
+	# nodejs that bundles npm and conflicts with Debian's npm package.
+	if ! command -v npm >/dev/null; then
+		apt-get install -y -qq nodejs npm >/dev/null || { echo "cannot install nodejs and npm"; echo "0 passed, 1 failed"; exit 1; }
 	fi
 	# Debian starts these on port 80 after installing; the tests start their own.
 	for s in nginx lighttpd apache2; do service "$s" stop >/dev/null 2>&1 || true; done

@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_auth.h"
+#include "ph_registry.h"
 #include "ph_util.h"
 #include "ph_state.h"
 #include <errno.h>
@@ -72,6 +73,24 @@ static const struct key keys[] = {
 	 "deepest JSON nesting accepted in a request"},
 	{"limits.yaml_depth", K_INT, 2, 1000, "32", true, OFF(limits.yaml_depth), NULL,
 	 "deepest YAML nesting accepted in configuration, manifests and frontmatter"},
+	{"limits.exec_timeout_ms", K_INT, 1, 86400000, "30000", true, OFF(limits.exec_timeout_ms), NULL,
+	 "wall-clock time an exec handler may run before SIGTERM (per handler: timeout_ms)"},
+	{"limits.exec_grace_ms", K_INT, 0, 60000, "1000", true, OFF(limits.exec_grace_ms), NULL,
+	 "time between SIGTERM and SIGKILL to the handler's process group"},
+	{"limits.exec_max_output", K_INT, 1024, 1073741824, "4194304", true, OFF(limits.exec_max_output),
+	 NULL, "bytes an exec handler may write on stdout (per handler: max_output)"},
+	{"limits.exec_cpu_s", K_INT, 0, 86400, "60", true, OFF(limits.exec_cpu_s), NULL,
+	 "RLIMIT_CPU seconds of an exec handler (0: inherited)"},
+	{"limits.exec_memory", K_INT, 0, 1099511627776LL, "2147483648", true, OFF(limits.exec_memory),
+	 NULL, "RLIMIT_AS bytes of an exec handler (0: inherited)"},
+	{"limits.exec_files", K_INT, 0, 1048576, "64", true, OFF(limits.exec_files), NULL,
+	 "RLIMIT_NOFILE of an exec handler (0: inherited)"},
+	{"limits.exec_procs", K_INT, 0, 1048576, "256", true, OFF(limits.exec_procs), NULL,
+	 "RLIMIT_NPROC of an exec handler, counted per user (0: inherited)"},
+	{"limits.resource_bytes", K_INT, 1, 1073741824, "16777216", true, OFF(limits.resource_bytes), NULL,
+	 "largest file served by a resource, resource template or prompt image"},
+	{"limits.completion_values", K_INT, 1, 100, "100", true, OFF(limits.completion_values), NULL,
+	 "most values in one completion/complete answer"},
 	{"subscriptions", K_SECTION, 0, 0, NULL, true, 0, NULL,
 	 "subscriptions/listen streams (each holds a worker while open)."},
 	{"subscriptions.max_ms", K_INT, 1000, 86400000, "300000", true, OFF(subscriptions.max_ms), NULL,
@@ -92,6 +111,15 @@ static const struct key keys[] = {
 	 "authentication (mode: none|bearer|remote_user|exec), tokens, WWW-Authenticate "
 	 "parameters, OAuth metadata and per-principal allow-lists; see docs/auth.md",
 	 ph_auth_conf_parse, ph_auth_conf_free},
+	{"tools", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "tools: a list, or {ttl_ms, scope, items: [...]} (see phantom.yaml(5))", ph_conf_tools,
+	 ph_conf_registry_free},
+	{"prompts", K_CUSTOM, 0, 0, NULL, true, 0, NULL, "prompts: a list, or {ttl_ms, scope, items}",
+	 ph_conf_prompts, ph_conf_registry_free},
+	{"resources", K_CUSTOM, 0, 0, NULL, true, 0, NULL, "static resources: a list, or {ttl_ms, scope, items}",
+	 ph_conf_resources, ph_conf_registry_free},
+	{"resource_templates", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "resource templates: a list, or {ttl_ms, scope, items}", ph_conf_templates, ph_conf_registry_free},
 };
 
 void

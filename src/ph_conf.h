@@ -29,6 +29,10 @@ struct ph_config {
 	} http;
 	struct {
 		long long json_depth, yaml_depth;
+		/* exec handlers (ph_exec.c) */
+		long long exec_timeout_ms, exec_grace_ms, exec_max_output;
+		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
+		long long resource_bytes, completion_values;
 	} limits;
 	struct {
 		bool json; /* log lines as JSON objects rather than key=value */

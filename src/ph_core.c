@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_core.h"
 #include "ph_features.h"
+#include "ph_registry.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "ph_state.h"
@@ -372,6 +373,35 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
+/* json-c's strict mode still accepts two things that are not JSON: raw
+ * control characters inside strings (RFC 8259 §7) and the literals NaN,
+ * Infinity and -Infinity (§6), which it would later print back as invalid
+ * JSON. Outside strings valid JSON has no letters but those of true, false,
+ * null and exponents. Returns false when s has either. */
+static bool
+json_text_clean(const char *s, size_t len)
+{
+	bool in_str = false, esc = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			else if (c < 0x20)
+				return false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && strchr("truefalsnE", c) == NULL) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after.
  * Returns true for a valid document with the value in *out (caller puts;
  * NULL for the document "null"), false for anything that is not JSON. */
@@ -385,6 +415,10 @@ parse_json(const char *s, size_t len, int depth, struct json_object **out)
 	*out = NULL;
 	if (tok == NULL)
 		return false;
+	if (!json_text_clean(s, len)) {
+		json_tokener_free(tok);
+		return false;
+	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, s, (int)len);
 	jerr = json_tokener_get_error(tok);
@@ -551,6 +585,9 @@ ph_capabilities(struct ph_req *r)
 	static const char *const listed[] = {"tools", "prompts", "resources"};
 	struct json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "logging", json_object_new_object());
+	ph_tools_capabilities(r, caps);
+	ph_prompts_capabilities(r, caps);
+	ph_complete_capabilities(r, caps);
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
 	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
@@ -710,6 +747,13 @@ static const struct method methods[] = {
 	{"resources/unsubscribe", M_LEGACY, m_resources_subscription, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
 	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
+	{"tools/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
+	{"tools/call", M_MODERN | M_LEGACY | M_NAME, ph_tools_call, ph_tools_available},
+	{"prompts/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_prompts_list, ph_prompts_available},
+	{"prompts/get", M_MODERN | M_LEGACY | M_NAME, ph_prompts_get, ph_prompts_available},
+	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
+	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
+	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
 };
 
 static const struct method *
@@ -1176,7 +1220,11 @@ struct ph_server *
 ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
 	struct ph_server *s = ph_xcalloc(1, sizeof *s);
-	(void)probs;
+	if (ph_registry_prepare(conf, probs) != 0) {
+		ph_conf_free(conf);
+		free(s);
+		return NULL;
+	}
 	s->conf = conf;
 	ph_state_conf_default(conf);
 	if (conf->request_state->ephemeral)

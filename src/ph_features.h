@@ -15,6 +15,32 @@ void ph_resources_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
 /* Adds "resources" to caps when resources or templates are visible. */
 void ph_resources_capabilities(struct ph_req *r, struct json_object *caps);
 
+/* Tools, prompts, resources and completion from the registry
+ * (ph_tools.c, ph_prompts.c, ph_resources.c, ph_complete.c). The *_available
+ * functions say whether the methods exist at all (else -32601); the
+ * *_capabilities functions add the capability when an item is visible. */
+bool ph_tools_available(const struct ph_server *s);
+void ph_tools_capabilities(struct ph_req *r, struct json_object *caps);
+void ph_tools_list(struct ph_req *r, struct ph_outcome *o);
+void ph_tools_call(struct ph_req *r, struct ph_outcome *o);
+bool ph_prompts_available(const struct ph_server *s);
+void ph_prompts_capabilities(struct ph_req *r, struct json_object *caps);
+void ph_prompts_list(struct ph_req *r, struct ph_outcome *o);
+void ph_prompts_get(struct ph_req *r, struct ph_outcome *o);
+bool ph_resources_configured(const struct ph_server *s);
+bool ph_templates_available(const struct ph_server *s);
+void ph_resources_list(struct ph_req *r, struct ph_outcome *o);
+void ph_templates_list(struct ph_req *r, struct ph_outcome *o);
+/* Reads a configured resource for embedding (prompts). Returns 0 with the
+ * contents array (caller puts), 1 when nothing serves uri, -1 on failure. */
+int ph_resources_fetch(struct ph_req *r, const char *uri, struct json_object **contents);
+bool ph_complete_available(const struct ph_server *s);
+void ph_complete_capabilities(struct ph_req *r, struct json_object *caps);
+void ph_complete(struct ph_req *r, struct ph_outcome *o);
+/* ttlMs/cacheScope of a list method: the section's hints, else the
+ * server's (enum ph_list of ph_registry.h). */
+void ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result);
+
 /* resources/read of a skill:// uri (ph_skills.c). */
 void ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
 /* Adds "resources" and extensions["io.modelcontextprotocol/skills"] to caps

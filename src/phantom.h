@@ -1,17 +1,194 @@
 /* phantom.h: the public API of libphantom, for C modules and for programs
- * that embed the server. Everything here is stable within PHANTOM_ABI. */
+ * that embed the server. Everything here is stable within PHANTOM_ABI.
+ *
+ * The registry is data: phantom.yaml, a module and an embedding program all
+ * describe tools, prompts, resources and resource templates through these
+ * calls, and the server answers MCP requests from the registry it was given.
+ *
+ * Ownership: strings passed in are copied; json_object values passed to a
+ * function named *_take are owned by the callee afterwards, every other
+ * json_object is borrowed. Pointers returned by accessors are borrowed and
+ * valid until the handler returns. */
 #ifndef PHANTOM_H
 #define PHANTOM_H
+#include <stddef.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Bumped on every incompatible change; modules export it and are refused at
- * load when it differs. */
+/* Bumped on every incompatible change; modules export it with
+ * PHANTOM_MODULE() and are refused at load when it differs. */
 #define PHANTOM_ABI 1
+
+struct json_object; /* json-c: arguments and structured content are JSON */
+
+typedef struct ph_registry phantom_registry;
+typedef struct ph_server phantom_server;
+typedef struct phantom_call phantom_call;
+typedef struct phantom_result phantom_result;
+typedef struct ph_tool phantom_tool;
+typedef struct ph_prompt phantom_prompt;
+typedef struct ph_resource phantom_resource;
+typedef struct ph_template phantom_template;
+
+/* Every handler has this shape: it gets the call (borrowed) and the user data
+ * given when it was registered, and returns a result built with the
+ * phantom_result_* functions (ownership passes to the library). NULL means
+ * the handler failed: the client gets a short generic error. */
+typedef phantom_result *(*phantom_handler_fn)(phantom_call *call, void *udata);
+
+/* Put PHANTOM_MODULE(); once in a module's source. The loader refuses a
+ * module without it or built against another ABI. */
+#define PHANTOM_MODULE() const unsigned phantom_module_abi = PHANTOM_ABI
 
 /* Returns the library version string ("0.1.0"). */
 const char *phantom_version(void);
+/* Returns the ABI the library was built with (PHANTOM_ABI). */
+unsigned phantom_abi(void);
+
+/* ---- building a registry ------------------------------------------------ */
+
+/* A new empty registry; free with phantom_registry_free unless handed to
+ * phantom_server_new. */
+phantom_registry *phantom_registry_new(void);
+void phantom_registry_free(phantom_registry *reg);
+/* The reason the last failing call on reg failed ("" when none). */
+const char *phantom_registry_error(const phantom_registry *reg);
+
+/* Adds a tool. input_schema is a JSON Schema text whose root is an object
+ * schema, or NULL for a tool without arguments. Returns the tool (owned by
+ * the registry) or NULL on a bad name, a duplicate or a bad schema. */
+phantom_tool *phantom_tool_add(phantom_registry *reg, const char *name, const char *description,
+			       const char *input_schema, phantom_handler_fn fn, void *udata);
+int phantom_tool_set_title(phantom_tool *t, const char *title);
+/* JSON texts; 0 on success, -1 when the text is not valid. */
+int phantom_tool_set_output_schema(phantom_tool *t, const char *schema);
+int phantom_tool_set_annotations(phantom_tool *t, const char *annotations);
+/* The tool needs this client capability ("elicitation", "sampling",
+ * "roots"): a modern request that does not declare it gets -32021. */
+int phantom_tool_require_capability(phantom_tool *t, const char *capability);
+
+/* Adds a prompt answered by fn. Returns NULL on a bad name or a duplicate. */
+phantom_prompt *phantom_prompt_add(phantom_registry *reg, const char *name, const char *description,
+				   phantom_handler_fn fn, void *udata);
+int phantom_prompt_add_argument(phantom_prompt *p, const char *name, const char *description,
+				int required);
+/* Completion for one argument: fn is called with a completion call. */
+int phantom_prompt_complete(phantom_prompt *p, const char *argument, phantom_handler_fn fn,
+			    void *udata);
+
+/* Adds a static resource with fixed text, or answered by fn when text is
+ * NULL. mime_type may be NULL. Returns NULL on a bad uri or a duplicate. */
+phantom_resource *phantom_resource_add(phantom_registry *reg, const char *uri, const char *name,
+				       const char *mime_type, const char *text,
+				       phantom_handler_fn fn, void *udata);
+int phantom_resource_set_description(phantom_resource *r, const char *description);
+/* Cache hints of resources/read for this resource (ttl_ms >= 0, scope
+ * "public" or "private"). */
+int phantom_resource_set_cache(phantom_resource *r, long long ttl_ms, const char *scope);
+
+/* Adds a resource template (RFC 6570 level 1: literal text and {var}) whose
+ * reads are answered by fn; the variables arrive as the call's arguments. */
+phantom_template *phantom_template_add(phantom_registry *reg, const char *uri_template,
+				       const char *name, const char *mime_type,
+				       phantom_handler_fn fn, void *udata);
+int phantom_template_set_description(phantom_template *t, const char *description);
+int phantom_template_complete(phantom_template *t, const char *variable, phantom_handler_fn fn,
+			      void *udata);
+
+/* ---- inside a handler --------------------------------------------------- */
+
+/* "tool", "prompt", "resource" or "completion". */
+const char *phantom_call_kind(const phantom_call *c);
+/* Tool or prompt name; for completion the prompt name or the template. */
+const char *phantom_call_name(const phantom_call *c);
+/* The uri being read (resources), else NULL. */
+const char *phantom_call_uri(const phantom_call *c);
+/* The arguments object (tools: validated, defaults applied; prompts: the
+ * string arguments; templates: the variables; completion: the context
+ * arguments). Never NULL. */
+struct json_object *phantom_call_arguments(const phantom_call *c);
+/* Convenience readers of one argument; def when absent or of another type. */
+const char *phantom_arg_string(const phantom_call *c, const char *name, const char *def);
+long long phantom_arg_int(const phantom_call *c, const char *name, long long def);
+double phantom_arg_double(const phantom_call *c, const char *name, double def);
+int phantom_arg_bool(const phantom_call *c, const char *name, int def);
+/* Completion calls: the argument being completed and its current value. */
+const char *phantom_complete_argument(const phantom_call *c);
+const char *phantom_complete_value(const phantom_call *c);
+
+/* The authenticated principal, or NULL when none. */
+const char *phantom_call_principal(const phantom_call *c);
+/* The client capabilities declared for this request ({} when none). */
+struct json_object *phantom_call_client_capabilities(const phantom_call *c);
+/* 1 when the client declared the capability ("elicitation", "sampling"...). */
+int phantom_call_has_capability(const phantom_call *c, const char *capability);
+/* 1 once the client has gone away or cancelled: stop and return NULL. Long
+ * loops call it about once a second (it also keeps an SSE stream alive). */
+int phantom_call_cancelled(phantom_call *c);
+/* notifications/progress (only when the client asked for progress; values
+ * must increase). total <= 0 means unknown; message may be NULL. Returns -1
+ * when the request was cancelled. */
+int phantom_progress(phantom_call *c, double progress, double total, const char *message);
+/* notifications/message at level ("debug" ... "emergency"), sent only when
+ * the request asked for that level. Returns -1 when cancelled. */
+int phantom_log(phantom_call *c, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A line in the server log (stderr), never sent to the client. */
+void phantom_log_server(const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- results ------------------------------------------------------------ */
+
+/* A new empty result; the builders below add to it and return 0, or -1 on
+ * bad input (the result stays usable). For tools each builder adds a content
+ * block; for prompts each block becomes a message with the current role; for
+ * resources text and embedded blocks become contents entries. */
+phantom_result *phantom_result_new(void);
+void phantom_result_free(phantom_result *res);
+int phantom_result_text(phantom_result *res, const char *text);
+/* Binary content, base64-encoded by the library. */
+int phantom_result_image(phantom_result *res, const void *data, size_t len, const char *mime_type);
+int phantom_result_audio(phantom_result *res, const void *data, size_t len, const char *mime_type);
+int phantom_result_resource_link(phantom_result *res, const char *uri, const char *name,
+				 const char *description, const char *mime_type);
+/* An embedded resource: text when text is not NULL, else the bytes as blob. */
+int phantom_result_embedded(phantom_result *res, const char *uri, const char *mime_type,
+			    const char *text, const void *blob, size_t blob_len);
+/* structuredContent (ownership taken); a text block with its JSON is added
+ * when no other content is given. */
+int phantom_result_structured_take(phantom_result *res, struct json_object *value);
+/* structuredContent from a JSON text. */
+int phantom_result_structured_json(phantom_result *res, const char *json);
+/* A tool error the model can read: isError true with this text. */
+int phantom_result_error(phantom_result *res, const char *message);
+/* Prompts: the role of the messages added next ("user" or "assistant") and
+ * the description of the result. */
+int phantom_result_role(phantom_result *res, const char *role);
+int phantom_result_description(phantom_result *res, const char *description);
+/* Resources: the uri is not there (-32602 "Resource not found"). */
+int phantom_result_not_found(phantom_result *res);
+/* Completion: one more value; total (< 0: unknown). */
+int phantom_result_value(phantom_result *res, const char *value);
+int phantom_result_total(phantom_result *res, long long total);
+
+/* Shorthands: a new result with one text block / one tool error. */
+phantom_result *phantom_text(const char *text);
+phantom_result *phantom_error(const char *message);
+
+/* ---- serving ------------------------------------------------------------ */
+
+/* Builds a server from a configuration file (NULL: built-in defaults) and a
+ * registry (may be NULL) whose items are added after the configured ones.
+ * Takes ownership of reg in every case. Returns NULL with a message in err. */
+phantom_server *phantom_server_new(const char *config_path, phantom_registry *reg, char *err,
+				   size_t errsz);
+void phantom_server_free(phantom_server *srv);
+/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. */
+int phantom_serve_stdio(phantom_server *srv);
+/* Serves FastCGI in this process on listen_spec ("HOST:PORT",
+ * "unix:PATH"), or on the socket inherited on fd 0 when NULL, until SIGTERM. */
+int phantom_serve_fcgi(phantom_server *srv, const char *listen_spec);
 
 #ifdef __cplusplus
 }

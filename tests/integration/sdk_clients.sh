@@ -9,16 +9,21 @@ node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: sdk-test, version: "1.0" }
 workers: 2
+tools:
+  - { name: countdown, description: progress every step_ms, input: {from: integer, step_ms: integer},
+      exec: [$top_srcdir/examples/scripts/countdown.sh] }
 YAML
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 
 for era in auto:modern 2026-07-28:modern legacy:legacy; do
 	e=${era%%:*}; want=${era##*:}
-	node_client sdk-v2.mjs --url "$NGINX_URL" --era "$e" --expect-era "$want" --name sdk-test
+	node_client sdk-v2.mjs --url "$NGINX_URL" --era "$e" --expect-era "$want" --name sdk-test \
+		--call countdown --args '{"from":1,"step_ms":10}' --expect liftoff \
+		--progress-tool countdown --progress-args '{"from":4,"step_ms":250}' --progress-min 4
 	node_client sdk-v2.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio \
 		--era "$e" --expect-era "$want" --name sdk-test
 done
-node_client sdk-v1.mjs --url "$NGINX_URL" --name sdk-test
+node_client sdk-v1.mjs --url "$NGINX_URL" --name sdk-test --call countdown --args '{"from":1,"step_ms":10}' --expect liftoff
 node_client sdk-v1.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio --name sdk-test
 done_testing

@@ -6,6 +6,23 @@
 #include <string.h>
 
 static int tap_n, tap_fail;
+/* While set, checks are TODO: a failure is reported "# TODO why" and does not
+ * fail the program; the TAP driver counts it as an expected failure and an
+ * unexpected pass as XPASS, so a fixed problem shows up. */
+static const char *tap_todo;
+
+static inline void
+tap_end(int cond, const char *file, int line)
+{
+	if (tap_todo)
+		printf(" # TODO %s", tap_todo);
+	printf("\n");
+	if (!cond) {
+		if (!tap_todo)
+			tap_fail++;
+		printf("#   at %s:%d", file, line);
+	}
+}
 
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 #define is_int(got, want, ...) tap_is_int((long long)(got), (long long)(want), __FILE__, __LINE__, __VA_ARGS__)
@@ -20,11 +37,9 @@ tap_ok(int cond, const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (!cond) {
-		tap_fail++;
-		printf("#   at %s:%d\n", file, line);
-	}
+	tap_end(cond, file, line);
+	if (!cond)
+		printf("\n");
 	return cond;
 }
 
@@ -38,11 +53,9 @@ tap_is_int(long long got, long long want, const char *file, int line, const char
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (!cond) {
-		tap_fail++;
-		printf("#   at %s:%d: got %lld, expected %lld\n", file, line, got, want);
-	}
+	tap_end(cond, file, line);
+	if (!cond)
+		printf(": got %lld, expected %lld\n", got, want);
 	return cond;
 }
 
@@ -56,12 +69,9 @@ tap_is_str(const char *got, const char *want, const char *file, int line, const 
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (!cond) {
-		tap_fail++;
-		printf("#   at %s:%d: got '%s', expected '%s'\n", file, line, got ? got : "(null)",
-		       want ? want : "(null)");
-	}
+	tap_end(cond, file, line);
+	if (!cond)
+		printf(": got '%s', expected '%s'\n", got ? got : "(null)", want ? want : "(null)");
 	return cond;
 }
 

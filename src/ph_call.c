@@ -1,0 +1,663 @@
+/* ph_call.c: handler invocation (exec and C), the call context and result
+ * builders of phantom.h, and content block checks. */
+#include "first.h"
+#include "ph_call.h"
+#include "ph_mime.h"
+#include "ph_schema.h"
+#include "ph_util.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct phantom_call {
+	struct ph_req *r;
+	const struct ph_invocation *inv;
+	struct json_object *empty_caps; /* owned: {} when the request declared none */
+};
+
+struct phantom_result {
+	struct json_object *content;    /* array of blocks */
+	struct json_object *roles;      /* array: the role of each block (prompts) */
+	struct json_object *structured;
+	struct json_object *values;     /* completion */
+	char *role, *description;
+	long long total;
+	bool is_error, not_found;
+};
+
+/* ---- the call context --------------------------------------------------------- */
+
+const char *
+phantom_call_kind(const phantom_call *c)
+{
+	return c->inv->kind;
+}
+
+const char *
+phantom_call_name(const phantom_call *c)
+{
+	return c->inv->name;
+}
+
+const char *
+phantom_call_uri(const phantom_call *c)
+{
+	return c->inv->uri;
+}
+
+struct json_object *
+phantom_call_arguments(const phantom_call *c)
+{
+	return c->inv->arguments;
+}
+
+const char *
+phantom_arg_string(const phantom_call *c, const char *name, const char *def)
+{
+	const char *s = ph_jstr(c->inv->arguments, name);
+	return s ? s : def;
+}
+
+long long
+phantom_arg_int(const phantom_call *c, const char *name, long long def)
+{
+	struct json_object *v = ph_jget(c->inv->arguments, name);
+	if (json_object_is_type(v, json_type_int))
+		return json_object_get_int64(v);
+	if (json_object_is_type(v, json_type_double)) {
+		double d = json_object_get_double(v);
+		if (ph_integral(d) && fabs(d) < 9.2e18)
+			return (long long)d;
+	}
+	return def;
+}
+
+double
+phantom_arg_double(const phantom_call *c, const char *name, double def)
+{
+	struct json_object *v = ph_jget(c->inv->arguments, name);
+	if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+		return json_object_get_double(v);
+	return def;
+}
+
+int
+phantom_arg_bool(const phantom_call *c, const char *name, int def)
+{
+	struct json_object *v = ph_jget(c->inv->arguments, name);
+	if (json_object_is_type(v, json_type_boolean))
+		return json_object_get_boolean(v);
+	return def;
+}
+
+const char *
+phantom_complete_argument(const phantom_call *c)
+{
+	return c->inv->comp_arg;
+}
+
+const char *
+phantom_complete_value(const phantom_call *c)
+{
+	return c->inv->comp_value;
+}
+
+const char *
+phantom_call_principal(const phantom_call *c)
+{
+	return c->r->principal;
+}
+
+struct json_object *
+phantom_call_client_capabilities(const phantom_call *c)
+{
+	return c->r->client_caps ? c->r->client_caps : c->empty_caps;
+}
+
+int
+phantom_call_has_capability(const phantom_call *c, const char *capability)
+{
+	return ph_jget(c->r->client_caps, capability) != NULL;
+}
+
+int
+phantom_call_cancelled(phantom_call *c)
+{
+	return !ph_req_alive(c->r);
+}
+
+int
+phantom_progress(phantom_call *c, double progress, double total, const char *message)
+{
+	if (c->r->ex->cancelled)
+		return -1;
+	return ph_req_progress(c->r, progress, total, message) != 0 ? -1 : 0;
+}
+
+int
+phantom_log(phantom_call *c, const char *level, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	enum ph_log_level l = ph_log_level_parse(level ? level : "");
+	if (c->r->ex->cancelled)
+		return -1;
+	if (l == PH_LOG_NONE)
+		l = PH_LOG_INFO;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return ph_req_log(c->r, l, c->inv->name, json_object_new_string(msg)) != 0 ? -1 : 0;
+}
+
+void
+phantom_log_server(const char *level, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ph_log(level ? level : "info", "%s", msg);
+}
+
+/* ---- results ------------------------------------------------------------------------ */
+
+phantom_result *
+phantom_result_new(void)
+{
+	phantom_result *res = ph_xcalloc(1, sizeof *res);
+	res->content = json_object_new_array();
+	res->roles = json_object_new_array();
+	res->total = -1;
+	return res;
+}
+
+void
+phantom_result_free(phantom_result *res)
+{
+	if (res == NULL)
+		return;
+	json_object_put(res->content);
+	json_object_put(res->roles);
+	json_object_put(res->structured);
+	json_object_put(res->values);
+	free(res->role);
+	free(res->description);
+	free(res);
+}
+
+static int
+add_block(phantom_result *res, struct json_object *b)
+{
+	json_object_array_add(res->content, b);
+	json_object_array_add(res->roles, json_object_new_string(res->role ? res->role : "user"));
+	return 0;
+}
+
+static struct json_object *
+block(const char *type)
+{
+	struct json_object *b = json_object_new_object();
+	json_object_object_add(b, "type", json_object_new_string(type));
+	return b;
+}
+
+int
+phantom_result_text(phantom_result *res, const char *text)
+{
+	struct json_object *b;
+	if (res == NULL || text == NULL || !ph_utf8_valid(text, strlen(text)))
+		return -1;
+	b = block("text");
+	json_object_object_add(b, "text", json_object_new_string(text));
+	return add_block(res, b);
+}
+
+static int
+binary(phantom_result *res, const char *type, const void *data, size_t len, const char *mime)
+{
+	struct json_object *b;
+	char *enc;
+	if (res == NULL || (data == NULL && len > 0) || mime == NULL)
+		return -1;
+	enc = ph_base64(data ? data : "", len);
+	b = block(type);
+	json_object_object_add(b, "data", json_object_new_string(enc));
+	json_object_object_add(b, "mimeType", json_object_new_string(mime));
+	free(enc);
+	return add_block(res, b);
+}
+
+int
+phantom_result_image(phantom_result *res, const void *data, size_t len, const char *mime_type)
+{
+	return binary(res, "image", data, len, mime_type);
+}
+
+int
+phantom_result_audio(phantom_result *res, const void *data, size_t len, const char *mime_type)
+{
+	return binary(res, "audio", data, len, mime_type);
+}
+
+int
+phantom_result_resource_link(phantom_result *res, const char *uri, const char *name,
+			     const char *description, const char *mime_type)
+{
+	struct json_object *b;
+	if (res == NULL || uri == NULL || name == NULL)
+		return -1;
+	b = block("resource_link");
+	json_object_object_add(b, "uri", json_object_new_string(uri));
+	json_object_object_add(b, "name", json_object_new_string(name));
+	if (description)
+		json_object_object_add(b, "description", json_object_new_string(description));
+	if (mime_type)
+		json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
+	return add_block(res, b);
+}
+
+int
+phantom_result_embedded(phantom_result *res, const char *uri, const char *mime_type, const char *text,
+			const void *blob, size_t blob_len)
+{
+	struct json_object *b, *in;
+	if (res == NULL || uri == NULL || (text == NULL && blob == NULL && blob_len > 0))
+		return -1;
+	if (text && !ph_utf8_valid(text, strlen(text)))
+		return -1;
+	in = json_object_new_object();
+	json_object_object_add(in, "uri", json_object_new_string(uri));
+	if (mime_type)
+		json_object_object_add(in, "mimeType", json_object_new_string(mime_type));
+	if (text) {
+		json_object_object_add(in, "text", json_object_new_string(text));
+	} else {
+		char *enc = ph_base64(blob ? blob : "", blob_len);
+		json_object_object_add(in, "blob", json_object_new_string(enc));
+		free(enc);
+	}
+	b = block("resource");
+	json_object_object_add(b, "resource", in);
+	return add_block(res, b);
+}
+
+int
+phantom_result_structured_take(phantom_result *res, struct json_object *value)
+{
+	if (res == NULL) {
+		json_object_put(value);
+		return -1;
+	}
+	json_object_put(res->structured);
+	res->structured = value;
+	return 0;
+}
+
+int
+phantom_result_structured_json(phantom_result *res, const char *json)
+{
+	enum json_tokener_error e;
+	struct json_object *v = json ? json_tokener_parse_verbose(json, &e) : NULL;
+	if (v == NULL)
+		return -1;
+	return phantom_result_structured_take(res, v);
+}
+
+int
+phantom_result_error(phantom_result *res, const char *message)
+{
+	if (res == NULL)
+		return -1;
+	res->is_error = true;
+	return message ? phantom_result_text(res, message) : 0;
+}
+
+int
+phantom_result_role(phantom_result *res, const char *role)
+{
+	if (res == NULL || role == NULL || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
+		return -1;
+	free(res->role);
+	res->role = ph_xstrdup(role);
+	return 0;
+}
+
+int
+phantom_result_description(phantom_result *res, const char *description)
+{
+	if (res == NULL)
+		return -1;
+	free(res->description);
+	res->description = description ? ph_xstrdup(description) : NULL;
+	return 0;
+}
+
+int
+phantom_result_not_found(phantom_result *res)
+{
+	if (res == NULL)
+		return -1;
+	res->not_found = true;
+	return 0;
+}
+
+int
+phantom_result_value(phantom_result *res, const char *value)
+{
+	if (res == NULL || value == NULL)
+		return -1;
+	if (res->values == NULL)
+		res->values = json_object_new_array();
+	json_object_array_add(res->values, json_object_new_string(value));
+	return 0;
+}
+
+int
+phantom_result_total(phantom_result *res, long long total)
+{
+	if (res == NULL)
+		return -1;
+	res->total = total;
+	return 0;
+}
+
+phantom_result *
+phantom_text(const char *text)
+{
+	phantom_result *res = phantom_result_new();
+	phantom_result_text(res, text ? text : "");
+	return res;
+}
+
+phantom_result *
+phantom_error(const char *message)
+{
+	phantom_result *res = phantom_result_new();
+	phantom_result_error(res, message ? message : "error");
+	return res;
+}
+
+/* A C handler's result in the exec protocol's shape for the kind. */
+static struct json_object *
+result_to_json(phantom_result *res, const struct ph_invocation *inv)
+{
+	struct json_object *o = json_object_new_object();
+	size_t n = json_object_array_length(res->content);
+	if (strcmp(inv->kind, "tool") == 0) {
+		json_object_object_add(o, "content", json_object_get(res->content));
+		if (res->structured)
+			json_object_object_add(o, "structuredContent", json_object_get(res->structured));
+		if (res->is_error)
+			json_object_object_add(o, "isError", json_object_new_boolean(1));
+	} else if (strcmp(inv->kind, "prompt") == 0) {
+		struct json_object *msgs = json_object_new_array();
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *m = json_object_new_object();
+			json_object_object_add(m, "role", json_object_get(json_object_array_get_idx(res->roles, i)));
+			json_object_object_add(m, "content", json_object_get(json_object_array_get_idx(res->content, i)));
+			json_object_array_add(msgs, m);
+		}
+		json_object_object_add(o, "messages", msgs);
+		if (res->description)
+			json_object_object_add(o, "description", json_object_new_string(res->description));
+	} else if (strcmp(inv->kind, "resource") == 0) {
+		struct json_object *contents = json_object_new_array();
+		for (size_t i = 0; i < n && !res->not_found; i++) {
+			struct json_object *b = json_object_array_get_idx(res->content, i), *c;
+			const char *type = ph_jstr(b, "type");
+			if (strcmp(type, "resource") == 0) {
+				json_object_array_add(contents, json_object_get(ph_jget(b, "resource")));
+				continue;
+			}
+			c = json_object_new_object();
+			json_object_object_add(c, "uri", json_object_new_string(inv->uri));
+			if (strcmp(type, "text") == 0) {
+				json_object_object_add(c, "mimeType",
+						       json_object_new_string(inv->default_mime ? inv->default_mime
+											: "text/plain"));
+				json_object_object_add(c, "text", json_object_get(ph_jget(b, "text")));
+			} else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
+				json_object_object_add(c, "mimeType", json_object_get(ph_jget(b, "mimeType")));
+				json_object_object_add(c, "blob", json_object_get(ph_jget(b, "data")));
+			} else {
+				json_object_put(c);
+				continue; /* a link is not content */
+			}
+			json_object_array_add(contents, c);
+		}
+		json_object_object_add(o, "contents", contents);
+	} else {
+		json_object_object_add(o, "values", res->values ? json_object_get(res->values) : json_object_new_array());
+		if (res->total >= 0)
+			json_object_object_add(o, "total", json_object_new_int64(res->total));
+	}
+	return o;
+}
+
+/* ---- running handlers ------------------------------------------------------------------ */
+
+void
+ph_call_exec_limits(const struct ph_req *r, struct ph_exec_limits *lim)
+{
+	const struct ph_config *c = r->srv->conf;
+	lim->timeout_ms = c->limits.exec_timeout_ms;
+	lim->grace_ms = c->limits.exec_grace_ms;
+	lim->max_output = c->limits.exec_max_output;
+	lim->cpu_s = c->limits.exec_cpu_s;
+	lim->memory = c->limits.exec_memory;
+	lim->files = c->limits.exec_files;
+	lim->procs = c->limits.exec_procs;
+}
+
+struct exec_ctx {
+	struct ph_req *r;
+	const char *label;
+};
+
+/* A line on fd 3: {progress, total?, message?} becomes notifications/progress,
+ * {level, data, logger?} notifications/message; anything else is logged. */
+static void
+on_fd3(void *ctx, const char *line, size_t len)
+{
+	struct exec_ctx *e = ctx;
+	enum json_tokener_error err;
+	struct json_object *o = json_tokener_parse_verbose(line, &err), *p, *lvl;
+	(void)len;
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		ph_log("info", "%s: fd 3: not a JSON object: %.200s", e->label, line);
+		json_object_put(o);
+		return;
+	}
+	p = ph_jget(o, "progress");
+	lvl = ph_jget(o, "level");
+	if (p && (json_object_is_type(p, json_type_int) || json_object_is_type(p, json_type_double))) {
+		struct json_object *t = ph_jget(o, "total");
+		double total = t && (json_object_is_type(t, json_type_int) || json_object_is_type(t, json_type_double))
+				       ? json_object_get_double(t) : 0;
+		ph_req_progress(e->r, json_object_get_double(p), total, ph_jstr(o, "message"));
+	} else if (lvl && json_object_is_type(lvl, json_type_string) &&
+		   ph_log_level_parse(json_object_get_string(lvl)) != PH_LOG_NONE) {
+		struct json_object *d = ph_jget(o, "data");
+		ph_req_log(e->r, ph_log_level_parse(json_object_get_string(lvl)), ph_jstr(o, "logger"),
+			   d ? json_object_get(d) : json_object_new_string(""));
+	} else {
+		ph_log("info", "%s: fd 3: neither progress nor log: %.200s", e->label, line);
+	}
+	json_object_put(o);
+}
+
+static bool
+exec_alive(void *ctx)
+{
+	return ph_req_alive(((struct exec_ctx *)ctx)->r);
+}
+
+/* The stdin document of the exec protocol. Caller puts. */
+static struct json_object *
+exec_input(struct ph_req *r, const struct ph_invocation *inv)
+{
+	struct json_object *in = json_object_new_object(), *meta;
+	json_object_object_add(in, "kind", json_object_new_string(inv->kind));
+	if (inv->name)
+		json_object_object_add(in, "name", json_object_new_string(inv->name));
+	if (inv->uri)
+		json_object_object_add(in, "uri", json_object_new_string(inv->uri));
+	json_object_object_add(in, "arguments", json_object_get(inv->arguments));
+	json_object_object_add(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
+	json_object_object_add(in, "clientCapabilities",
+			       r->client_caps ? json_object_get(r->client_caps) : json_object_new_object());
+	meta = ph_jget(r->params, "_meta");
+	json_object_object_add(in, "meta", meta ? json_object_get(meta) : json_object_new_object());
+	if (inv->extra) {
+		json_object_object_foreach(inv->extra, k, v)
+			json_object_object_add(in, k, json_object_get(v));
+	}
+	return in;
+}
+
+static struct json_object *
+run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
+{
+	struct ph_exec_limits lim;
+	struct exec_ctx ec = {r, inv->label};
+	struct ph_exec_hooks hooks = {on_fd3, exec_alive, &ec, inv->label};
+	struct ph_exec_result res;
+	struct json_object *in = exec_input(r, inv), *out = NULL;
+	struct json_tokener *tok;
+	size_t len;
+	const char *s = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
+	char why[200];
+	ph_call_exec_limits(r, &lim);
+	ph_exec_run(&h->exec, &lim, s, len, &hooks, &res);
+	json_object_put(in);
+	if (res.status != PH_EXEC_OK) {
+		ph_log("warning", "%s: %s failed: %s", inv->label, h->exec.argv[0],
+		       ph_exec_describe(&res, why, sizeof why));
+		ph_exec_result_free(&res);
+		return NULL;
+	}
+	tok = json_tokener_new_ex((int)r->srv->conf->limits.json_depth);
+	if (tok != NULL) {
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+		out = json_tokener_parse_ex(tok, res.out, (int)res.out_len);
+		if (out != NULL && json_tokener_get_error(tok) == json_tokener_success) {
+			size_t end = json_tokener_get_parse_end(tok);
+			while (end < res.out_len && strchr(" \t\r\n", res.out[end]))
+				end++;
+			if (end != res.out_len) {
+				json_object_put(out);
+				out = NULL;
+			}
+		} else {
+			json_object_put(out);
+			out = NULL;
+		}
+		json_tokener_free(tok);
+	}
+	if (out == NULL || !json_object_is_type(out, json_type_object)) {
+		ph_log("warning", "%s: %s did not write one JSON object on stdout (%zu bytes: %.120s)",
+		       inv->label, h->exec.argv[0], res.out_len, res.out);
+		json_object_put(out);
+		out = NULL;
+	}
+	ph_exec_result_free(&res);
+	return out;
+}
+
+static struct json_object *
+run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
+{
+	struct phantom_call c = {r, inv, NULL};
+	phantom_result *res;
+	struct json_object *out;
+	c.empty_caps = json_object_new_object();
+	res = h->fn(&c, h->udata);
+	json_object_put(c.empty_caps);
+	if (res == NULL) {
+		ph_log("warning", "%s: handler %s failed (returned NULL)", inv->label,
+		       h->symbol ? h->symbol : "(C function)");
+		return NULL;
+	}
+	out = result_to_json(res, inv);
+	phantom_result_free(res);
+	return out;
+}
+
+struct json_object *
+ph_call_handler(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
+{
+	switch (h->kind) {
+	case PH_HANDLER_EXEC:
+		return run_exec(r, h, inv);
+	case PH_HANDLER_C:
+		return run_c(r, h, inv);
+	case PH_HANDLER_NONE:
+		break;
+	}
+	return NULL;
+}
+
+bool
+ph_call_input_required(struct ph_req *r, struct json_object *res, const char *label, struct ph_outcome *o)
+{
+	(void)r;
+	if (ph_jget(res, "inputRequired") == NULL)
+		return false;
+	/* Elicitation (input_required results, a sealed requestState) plugs in
+	 * here; until then a handler that asks for input has failed. */
+	ph_log("warning", "%s: the handler asked for client input (inputRequired), which this server "
+	       "does not support yet", label);
+	ph_outcome_error(o, PH_E_HANDLER, NULL, "Internal error: the handler failed");
+	return true;
+}
+
+bool
+ph_content_valid(struct json_object *b, char *why, size_t n)
+{
+	const char *type = ph_jstr(b, "type");
+	if (!json_object_is_type(b, json_type_object) || type == NULL) {
+		snprintf(why, n, "a content block must be an object with a type");
+		return false;
+	}
+	if (strcmp(type, "text") == 0) {
+		if (ph_jstr(b, "text") == NULL) {
+			snprintf(why, n, "a text block needs a string 'text'");
+			return false;
+		}
+	} else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
+		if (ph_jstr(b, "data") == NULL || ph_jstr(b, "mimeType") == NULL) {
+			snprintf(why, n, "an %s block needs 'data' (base64) and 'mimeType'", type);
+			return false;
+		}
+	} else if (strcmp(type, "resource_link") == 0) {
+		if (ph_jstr(b, "uri") == NULL || ph_jstr(b, "name") == NULL) {
+			snprintf(why, n, "a resource_link block needs 'uri' and 'name'");
+			return false;
+		}
+	} else if (strcmp(type, "resource") == 0) {
+		struct json_object *in = ph_jget(b, "resource");
+		if (ph_jstr(in, "uri") == NULL || (ph_jstr(in, "text") == NULL && ph_jstr(in, "blob") == NULL)) {
+			snprintf(why, n, "a resource block needs 'resource' with 'uri' and 'text' or 'blob'");
+			return false;
+		}
+	} else {
+		snprintf(why, n, "unknown content type '%s'", type);
+		return false;
+	}
+	return true;
+}
+
+struct json_object *
+ph_tool_error_result(const char *text)
+{
+	struct json_object *o = json_object_new_object(), *c = json_object_new_array(), *b = block("text");
+	json_object_object_add(b, "text", json_object_new_string(text));
+	json_object_array_add(c, b);
+	json_object_object_add(o, "content", c);
+	json_object_object_add(o, "isError", json_object_new_boolean(1));
+	return o;
+}

@@ -1,0 +1,44 @@
+/* ph_call.h: running a handler (exec or C) for a request, and the shapes of
+ * what comes back. Both kinds of handler end up as the same JSON object
+ * (the exec protocol's result shapes, DESIGN.md §1), which the feature files
+ * then check and turn into the MCP result. */
+#ifndef PH_CALL_H
+#define PH_CALL_H
+#include "first.h"
+#include "ph_registry.h"
+#include "ph_server.h"
+
+/* What is being asked of a handler. Everything is borrowed. */
+struct ph_invocation {
+	const char *kind;               /* "tool", "prompt", "resource", "completion" */
+	const char *label;              /* "tool deploy", for log lines */
+	const char *name;               /* tool/prompt name (NULL for resources) */
+	const char *uri;                /* resources: the uri read */
+	struct json_object *arguments;  /* never NULL */
+	struct json_object *extra;      /* more members for the exec input, or NULL */
+	const char *comp_arg, *comp_value; /* completion */
+	const char *default_mime;       /* resources: the configured type */
+};
+
+/* Runs h. Returns the handler's result object (caller puts), or NULL when
+ * the handler failed; the details are in the server log, never in the
+ * result. An "inputRequired" answer is returned as it is (see
+ * ph_call_input_required). */
+struct json_object *ph_call_handler(struct ph_req *r, const struct ph_handler *h,
+				    const struct ph_invocation *inv);
+
+/* Handles a result carrying "inputRequired" (an exec handler asking the
+ * client for input). Returns true after setting o when it did. */
+bool ph_call_input_required(struct ph_req *r, struct json_object *res, const char *label,
+			    struct ph_outcome *o);
+
+/* Checks one content block (text, image, audio, resource_link, resource).
+ * Returns true, or false with a reason in why. */
+bool ph_content_valid(struct json_object *block, char *why, size_t n);
+
+/* Exec limits from the configuration. */
+void ph_call_exec_limits(const struct ph_req *r, struct ph_exec_limits *lim);
+
+/* The tool-call error result {content:[{type:text,text}], isError:true}. */
+struct json_object *ph_tool_error_result(const char *text);
+#endif

@@ -1,0 +1,573 @@
+/* ph_exec.c: fork+execve with pipes, limits, a timeout and a poll loop.
+ *
+ * The child gets its own process group so that a timeout or a cancellation
+ * reaches everything it started. The leader's exit is watched through a
+ * pidfd (or, on kernels without one, by polling waitpid every 50 ms): as
+ * soon as it exits the rest of the group is killed, so a background process
+ * that keeps a pipe open cannot hold the request. */
+#include "first.h"
+#include "ph_exec.h"
+#include "ph_server.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Longest fd-3 or stderr line kept; longer ones are cut. */
+#define LINE_MAX_BYTES 65536
+/* stderr bytes logged per call; the rest is counted and dropped. */
+#define STDERR_LOG_MAX 65536
+
+void
+ph_exec_result_free(struct ph_exec_result *res)
+{
+	free(res->out);
+	res->out = NULL;
+	res->out_len = 0;
+}
+
+const char *
+ph_exec_describe(const struct ph_exec_result *res, char *buf, size_t n)
+{
+	switch (res->status) {
+	case PH_EXEC_OK:
+		snprintf(buf, n, "exit status 0");
+		break;
+	case PH_EXEC_SPAWN:
+		snprintf(buf, n, "could not start: %s", strerror(res->code));
+		break;
+	case PH_EXEC_EXIT:
+		snprintf(buf, n, "exit status %d", res->code);
+		break;
+	case PH_EXEC_SIGNAL:
+		snprintf(buf, n, "killed by signal %d (%s)", res->code, strsignal(res->code));
+		break;
+	case PH_EXEC_TIMEOUT:
+		snprintf(buf, n, "timed out after %lld ms and was killed", (long long)(res->us / 1000));
+		break;
+	case PH_EXEC_OVERFLOW:
+		snprintf(buf, n, "wrote more output than allowed and was killed");
+		break;
+	case PH_EXEC_CANCELLED:
+		snprintf(buf, n, "cancelled: the client went away");
+		break;
+	}
+	return buf;
+}
+
+char *
+ph_exec_resolve(const char *name, const char *dir, const char *path)
+{
+	struct stat st;
+	if (name[0] == '\0') {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (strchr(name, '/') != NULL) {
+		char *p = ph_path_join(dir, name);
+		if (p[0] != '/') {
+			char cwd[PATH_MAX];
+			if (getcwd(cwd, sizeof cwd) != NULL) {
+				char *a = ph_path_join(cwd, p);
+				free(p);
+				p = a;
+			}
+		}
+		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || access(p, X_OK) != 0) {
+			int e = errno ? errno : EACCES;
+			if (stat(p, &st) == 0 && !S_ISREG(st.st_mode))
+				e = EISDIR;
+			free(p);
+			errno = e;
+			return NULL;
+		}
+		return p;
+	}
+	while (path && *path) {
+		size_t l = strcspn(path, ":");
+		if (l > 0 && path[0] == '/') {
+			char *p = ph_xasprintf("%.*s/%s", (int)l, path, name);
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0)
+				return p;
+			free(p);
+		}
+		path += l + (path[l] == ':');
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+/* The environment of the command: PATH (ours unless the list sets it) and
+ * the allow-listed names. Caller frees the array and its strings. */
+static char **
+build_env(char *const *allow)
+{
+	size_t n = 0, cap = 4;
+	char **env = ph_xcalloc(cap, sizeof *env);
+	bool has_path = false;
+	for (size_t i = 0; allow && allow[i]; i++) {
+		const char *eq = strchr(allow[i], '=');
+		char *entry = NULL;
+		if (eq) {
+			entry = ph_xstrdup(allow[i]);
+			if (strncmp(allow[i], "PATH=", 5) == 0)
+				has_path = true;
+		} else {
+			const char *v = getenv(allow[i]);
+			if (v == NULL)
+				continue;
+			entry = ph_xasprintf("%s=%s", allow[i], v);
+			if (strcmp(allow[i], "PATH") == 0)
+				has_path = true;
+		}
+		if (n + 2 >= cap) {
+			cap *= 2;
+			env = ph_xrealloc(env, cap * sizeof *env);
+		}
+		env[n++] = entry;
+	}
+	if (!has_path) {
+		if (n + 2 >= cap)
+			env = ph_xrealloc(env, (cap + 2) * sizeof *env);
+		env[n++] = ph_xstrdup("PATH=" PH_EXEC_DEFAULT_PATH);
+	}
+	env[n] = NULL;
+	return env;
+}
+
+static void
+free_env(char **env)
+{
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+static void
+set_limit(int res, long long v)
+{
+	struct rlimit rl;
+	if (v <= 0)
+		return;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)v;
+	/* lowering never needs privileges; raising past the hard limit fails
+	 * and leaves the inherited (lower) limit, which is fine */
+	if (setrlimit(res, &rl) != 0 && getrlimit(res, &rl) == 0 && rl.rlim_max > (rlim_t)v) {
+		rl.rlim_cur = (rlim_t)v;
+		setrlimit(res, &rl);
+	}
+}
+
+/* In the child: never returns. Reports a failure to start on errfd. */
+static void __attribute__((noreturn))
+child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, char **envp, int in, int out,
+      int err, int p3, int errfd)
+{
+	sigset_t none;
+	int e;
+	setpgid(0, 0);
+	/* the worker blocks and ignores signals; a command starts clean */
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* move everything above 9 first so the dup2 below cannot clobber a
+	 * pipe end that happens to sit on 0..4 */
+	in = fcntl(in, F_DUPFD, 10);
+	out = fcntl(out, F_DUPFD, 10);
+	err = fcntl(err, F_DUPFD, 10);
+	p3 = fcntl(p3, F_DUPFD, 10);
+	errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
+	if (in < 0 || out < 0 || err < 0 || p3 < 0 || errfd < 0)
+		goto fail;
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(p3, 3) < 0 ||
+	    dup2(errfd, 4) < 0 || fcntl(4, F_SETFD, FD_CLOEXEC) < 0)
+		goto fail;
+#ifdef HAVE_CLOSEFROM
+	closefrom(5);
+#else
+	for (int fd = 5; fd < 65536; fd++)
+		close(fd);
+#endif
+	if (spec->cwd && chdir(spec->cwd) != 0)
+		goto fail;
+	set_limit(RLIMIT_CPU, lim->cpu_s);
+	set_limit(RLIMIT_AS, lim->memory);
+	set_limit(RLIMIT_NOFILE, lim->files);
+	set_limit(RLIMIT_NPROC, lim->procs);
+	execve(spec->argv[0], spec->argv, envp);
+fail:
+	e = errno;
+	if (write(errfd >= 0 ? 4 : 2, &e, sizeof e) < 0) {
+		/* nothing left to tell */
+	}
+	_exit(127);
+}
+
+struct linebuf {
+	struct ph_buf b;
+	bool skipping; /* the current line went over LINE_MAX_BYTES */
+};
+
+/* Splits new bytes into lines and hands complete ones to fn. */
+static void
+lines_feed(struct linebuf *lb, const char *p, size_t n, void (*fn)(void *, const char *, size_t),
+	   void *ctx)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\n') {
+			if (!lb->skipping && lb->b.len)
+				fn(ctx, lb->b.data, lb->b.len);
+			ph_buf_reset(&lb->b);
+			lb->skipping = false;
+		} else if (!lb->skipping) {
+			if (lb->b.len >= LINE_MAX_BYTES) {
+				fn(ctx, lb->b.data, lb->b.len);
+				ph_buf_reset(&lb->b);
+				lb->skipping = true;
+			} else {
+				ph_buf_addc(&lb->b, p[i]);
+			}
+		}
+	}
+}
+
+static void
+lines_flush(struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
+{
+	if (!lb->skipping && lb->b.len)
+		fn(ctx, lb->b.data, lb->b.len);
+	ph_buf_free(&lb->b);
+}
+
+struct errlog {
+	const char *label;
+	size_t logged, dropped;
+};
+
+static void
+log_stderr(void *ctx, const char *line, size_t len)
+{
+	struct errlog *el = ctx;
+	if (el->logged >= STDERR_LOG_MAX) {
+		el->dropped += len;
+		return;
+	}
+	el->logged += len;
+	ph_log("info", "%s: stderr: %.*s", el->label, (int)(len > 2000 ? 2000 : len), line);
+}
+
+struct p3ctx {
+	const struct ph_exec_hooks *hooks;
+};
+
+static void
+fd3_cb(void *ctx, const char *line, size_t len)
+{
+	const struct ph_exec_hooks *h = ((struct p3ctx *)ctx)->hooks;
+	if (h && h->fd3_line)
+		h->fd3_line(h->ctx, line, len);
+}
+
+static int
+pidfd_for(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		return (int)fd;
+	}
+#else
+	(void)pid;
+#endif
+	return -1;
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Reaps pid, waiting at most ms; true when it was reaped. */
+static bool
+reap(pid_t pid, int *wstatus, int ms)
+{
+	int64_t end = ph_now_us() + (int64_t)ms * 1000;
+	for (;;) {
+		pid_t r = waitpid(pid, wstatus, WNOHANG);
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return true; /* not ours any more: nothing to reap */
+		if (ph_now_us() >= end)
+			return false;
+		sleep_ms(2);
+	}
+}
+
+/* SIGTERM to the group, then SIGKILL after the grace period; the leader is
+ * reaped either way. */
+static void
+terminate(pid_t pid, int *wstatus, bool *reaped, long long grace_ms)
+{
+	if (*reaped) {
+		kill(-pid, SIGKILL);
+		return;
+	}
+	kill(-pid, SIGTERM);
+	if (!reap(pid, wstatus, (int)(grace_ms > 0 ? grace_ms : 1))) {
+		kill(-pid, SIGKILL);
+		while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+			;
+	}
+	kill(-pid, SIGKILL); /* whatever else the command started */
+	*reaped = true;
+}
+
+/* write() to the command's stdin without dying of SIGPIPE when it has
+ * exited: the server ignores SIGPIPE, a program embedding libphantom may
+ * not. A SIGPIPE raised here is taken back before the mask is restored. */
+static ssize_t
+write_nopipe(int fd, const void *p, size_t n)
+{
+	sigset_t pipe_set, old, pending;
+	bool was_pending;
+	ssize_t w;
+	int e;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	w = write(fd, p, n);
+	e = errno;
+	if (w < 0 && e == EPIPE && !was_pending) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return w;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+int
+ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, const char *input,
+	    size_t input_len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res)
+{
+	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, p3[2] = {-1, -1}, pst[2] = {-1, -1};
+	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
+	long long cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
+	const char *label = hooks && hooks->label ? hooks->label : spec->argv[0];
+	struct linebuf lerr, l3;
+	struct errlog el = {label, 0, 0};
+	struct p3ctx pc = {hooks};
+	struct ph_buf out;
+	char **envp = NULL;
+	int64_t t0 = ph_now_us(), deadline, next_alive;
+	size_t written = 0;
+	int wstatus = 0, pidfd = -1;
+	bool reaped = false, killed = false;
+	pid_t pid;
+
+	memset(res, 0, sizeof *res);
+	memset(&lerr, 0, sizeof lerr);
+	memset(&l3, 0, sizeof l3);
+	ph_buf_init(&out);
+	if (timeout <= 0)
+		timeout = 30000;
+	deadline = t0 + timeout * 1000;
+	next_alive = t0 + 1000000;
+
+	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0 ||
+	    pipe2(p3, O_CLOEXEC) != 0 || pipe2(pst, O_CLOEXEC) != 0) {
+		res->status = PH_EXEC_SPAWN;
+		res->code = errno;
+		goto done;
+	}
+	envp = build_env(spec->env);
+	pid = fork();
+	if (pid < 0) {
+		res->status = PH_EXEC_SPAWN;
+		res->code = errno;
+		goto done;
+	}
+	if (pid == 0)
+		child(spec, lim, envp, pin[0], pout[1], perr[1], p3[1], pst[1]);
+	setpgid(pid, pid); /* also done by the child: whichever runs first */
+	close_fd(&pin[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[1]);
+	close_fd(&p3[1]);
+	close_fd(&pst[1]);
+	{
+		/* an errno on the status pipe means execve never happened */
+		int e = 0;
+		ssize_t n;
+		while ((n = read(pst[0], &e, sizeof e)) < 0 && errno == EINTR)
+			;
+		close_fd(&pst[0]);
+		if (n == (ssize_t)sizeof e) {
+			reaped = reap(pid, &wstatus, 1000);
+			if (!reaped)
+				terminate(pid, &wstatus, &reaped, 0);
+			res->status = PH_EXEC_SPAWN;
+			res->code = e;
+			goto done;
+		}
+	}
+	pidfd = pidfd_for(pid);
+	fcntl(pin[1], F_SETFL, O_NONBLOCK);
+	fcntl(pout[0], F_SETFL, O_NONBLOCK);
+	fcntl(perr[0], F_SETFL, O_NONBLOCK);
+	fcntl(p3[0], F_SETFL, O_NONBLOCK);
+	if (input_len == 0)
+		close_fd(&pin[1]);
+
+	while (pout[0] >= 0 || perr[0] >= 0 || p3[0] >= 0 || !reaped) {
+		struct pollfd pf[5];
+		int np = 0, iin = -1, iout = -1, ierr = -1, i3 = -1, ipid = -1, rc;
+		int64_t now = ph_now_us();
+		int64_t wait = (deadline < next_alive ? deadline : next_alive) - now;
+		if (pidfd < 0 && !reaped && wait > 50000)
+			wait = 50000;
+		if (wait < 0)
+			wait = 0;
+		if (pin[1] >= 0) { iin = np; pf[np++] = (struct pollfd){pin[1], POLLOUT, 0}; }
+		if (pout[0] >= 0) { iout = np; pf[np++] = (struct pollfd){pout[0], POLLIN, 0}; }
+		if (perr[0] >= 0) { ierr = np; pf[np++] = (struct pollfd){perr[0], POLLIN, 0}; }
+		if (p3[0] >= 0) { i3 = np; pf[np++] = (struct pollfd){p3[0], POLLIN, 0}; }
+		if (pidfd >= 0 && !reaped) { ipid = np; pf[np++] = (struct pollfd){pidfd, POLLIN, 0}; }
+		rc = poll(pf, (nfds_t)np, (int)((wait + 999) / 1000));
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc > 0 && iin >= 0 && (pf[iin].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = write_nopipe(pin[1], input + written, input_len - written);
+			if (w > 0)
+				written += (size_t)w;
+			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == input_len)
+				close_fd(&pin[1]); /* done, or the command does not read (EPIPE) */
+		}
+		if (rc > 0 && iout >= 0 && (pf[iout].revents & (POLLIN | POLLHUP | POLLERR))) {
+			char buf[16384];
+			ssize_t r = read(pout[0], buf, sizeof buf);
+			if (r > 0) {
+				if ((long long)(out.len + (size_t)r) > cap) {
+					res->status = PH_EXEC_OVERFLOW;
+					killed = true;
+					terminate(pid, &wstatus, &reaped, 0);
+					break;
+				}
+				ph_buf_add(&out, buf, (size_t)r);
+			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close_fd(&pout[0]);
+			}
+		}
+		if (rc > 0 && ierr >= 0 && (pf[ierr].revents & (POLLIN | POLLHUP | POLLERR))) {
+			char buf[8192];
+			ssize_t r = read(perr[0], buf, sizeof buf);
+			if (r > 0)
+				lines_feed(&lerr, buf, (size_t)r, log_stderr, &el);
+			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(&perr[0]);
+		}
+		if (rc > 0 && i3 >= 0 && (pf[i3].revents & (POLLIN | POLLHUP | POLLERR))) {
+			char buf[8192];
+			ssize_t r = read(p3[0], buf, sizeof buf);
+			if (r > 0)
+				lines_feed(&l3, buf, (size_t)r, fd3_cb, &pc);
+			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(&p3[0]);
+		}
+		if (!reaped && (ipid < 0 || (rc > 0 && (pf[ipid].revents & POLLIN)))) {
+			pid_t w = waitpid(pid, &wstatus, WNOHANG);
+			if (w == pid || (w < 0 && errno == ECHILD)) {
+				reaped = true;
+				/* the leader is done: nothing it started may linger
+				 * (and hold our pipes open) */
+				kill(-pid, SIGKILL);
+			}
+		}
+		now = ph_now_us();
+		if (now >= deadline) {
+			res->status = PH_EXEC_TIMEOUT;
+			killed = true;
+			terminate(pid, &wstatus, &reaped, lim->grace_ms);
+			break;
+		}
+		if (now >= next_alive) {
+			next_alive = now + 1000000;
+			if (hooks && hooks->alive && !hooks->alive(hooks->ctx)) {
+				res->status = PH_EXEC_CANCELLED;
+				killed = true;
+				terminate(pid, &wstatus, &reaped, lim->grace_ms);
+				break;
+			}
+		}
+	}
+	if (!reaped) /* poll failed: do not leave anything behind */
+		terminate(pid, &wstatus, &reaped, 0);
+	if (!killed) {
+		if (WIFEXITED(wstatus)) {
+			res->code = WEXITSTATUS(wstatus);
+			res->status = res->code == 0 ? PH_EXEC_OK : PH_EXEC_EXIT;
+		} else if (WIFSIGNALED(wstatus)) {
+			res->code = WTERMSIG(wstatus);
+			res->status = PH_EXEC_SIGNAL;
+		}
+	}
+done:
+	lines_flush(&lerr, log_stderr, &el);
+	lines_flush(&l3, fd3_cb, &pc);
+	if (el.dropped)
+		ph_log("info", "%s: stderr: %zu more bytes not logged", label, el.dropped);
+	close_fd(&pin[0]);
+	close_fd(&pin[1]);
+	close_fd(&pout[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[0]);
+	close_fd(&perr[1]);
+	close_fd(&p3[0]);
+	close_fd(&p3[1]);
+	close_fd(&pst[0]);
+	close_fd(&pst[1]);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (envp)
+		free_env(envp);
+	res->us = ph_now_us() - t0;
+	if (res->status == PH_EXEC_OK) {
+		res->out_len = out.len;
+		res->out = ph_buf_steal(&out);
+	} else {
+		ph_buf_free(&out);
+		res->out = ph_xstrdup("");
+	}
+	return res->status == PH_EXEC_OK ? 0 : -1;
+}

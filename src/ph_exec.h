@@ -1,0 +1,74 @@
+/* ph_exec.h: runs one external command for a request, safely.
+ *
+ * Used by exec handlers of tools, prompts, resources and completion, and by
+ * any feature that runs a program per request (dynamic skills, the exec auth
+ * mode). The command runs without a shell, in its own process group, with a
+ * scrubbed environment, resource limits, a wall-clock timeout (SIGTERM, then
+ * SIGKILL to the whole group) and a cap on its output; it is always reaped
+ * and nothing it started outlives the call. Its stdin gets the input bytes;
+ * its stdout is collected; its stderr goes line by line to the server log
+ * (never to a client); lines it writes on fd 3 are handed to a callback. */
+#ifndef PH_EXEC_H
+#define PH_EXEC_H
+#include "first.h"
+
+/* What to run. Built at configuration load; never changed afterwards. */
+struct ph_exec_spec {
+	char **argv;  /* NULL-terminated; argv[0] is an absolute path */
+	char **env;   /* NULL-terminated: "NAME" passes our value on, "NAME=value" sets it */
+	char *cwd;    /* working directory, NULL: the server's */
+	long long timeout_ms; /* 0: limits.exec_timeout_ms */
+	long long max_output; /* 0: limits.exec_max_output */
+};
+
+/* Server-wide limits (phantom.yaml `limits.exec_*`). 0 leaves an rlimit as
+ * inherited. */
+struct ph_exec_limits {
+	long long timeout_ms, grace_ms, max_output;
+	long long cpu_s, memory, files, procs;
+};
+
+struct ph_exec_hooks {
+	/* One line the command wrote on fd 3 (without the newline, NUL-terminated). */
+	void (*fd3_line)(void *ctx, const char *line, size_t len);
+	/* Asked about once a second; returning false cancels the command. */
+	bool (*alive)(void *ctx);
+	void *ctx;
+	const char *label; /* names the command in log lines ("tool deploy") */
+};
+
+enum ph_exec_status {
+	PH_EXEC_OK,        /* exited with status 0 */
+	PH_EXEC_SPAWN,     /* could not be started (code: errno) */
+	PH_EXEC_EXIT,      /* exited with a non-zero status (code) */
+	PH_EXEC_SIGNAL,    /* died of a signal (code), e.g. a crash */
+	PH_EXEC_TIMEOUT,   /* ran past its timeout and was killed */
+	PH_EXEC_OVERFLOW,  /* wrote more than max_output on stdout and was killed */
+	PH_EXEC_CANCELLED, /* the request was cancelled and the command killed */
+};
+
+struct ph_exec_result {
+	enum ph_exec_status status;
+	int code;
+	char *out;      /* stdout, NUL-terminated (caller frees with ph_exec_result_free) */
+	size_t out_len;
+	int64_t us;     /* wall time */
+};
+
+/* Runs spec with input on stdin. Always fills res (the status says how it
+ * went); returns 0 when the command ran to a normal exit with status 0. */
+int ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+		const char *input, size_t input_len, const struct ph_exec_hooks *hooks,
+		struct ph_exec_result *res);
+void ph_exec_result_free(struct ph_exec_result *res);
+/* A short description for the log ("exit status 3", "killed by signal 11
+ * (Segmentation fault)", "timed out after 500 ms"). Returns buf. */
+const char *ph_exec_describe(const struct ph_exec_result *res, char *buf, size_t n);
+
+/* Resolves a command name at load: a name with '/' is taken relative to dir,
+ * a bare name is searched in path (a PATH value). Returns the absolute path
+ * of an executable file (caller frees) or NULL with errno set. */
+char *ph_exec_resolve(const char *name, const char *dir, const char *path);
+/* The PATH given to commands unless the env allow-list sets one. */
+#define PH_EXEC_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#endif

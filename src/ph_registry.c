@@ -1,0 +1,772 @@
+/* ph_registry.c: the registry's data, module loading, and the phantom.h
+ * calls that build a registry from C. */
+#include "first.h"
+#include "ph_registry.h"
+#include "ph_util.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef PH_MODULE_DIR
+#define PH_MODULE_DIR "/usr/local/lib/phantom"
+#endif
+
+void *
+ph_registry_fail(struct ph_registry *reg, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reg->err, sizeof reg->err, fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+struct ph_registry *
+ph_registry_new(void)
+{
+	struct ph_registry *r = ph_xcalloc(1, sizeof *r);
+	for (int i = 0; i < PH_LIST__N; i++)
+		r->lists[i].ttl_ms = -1;
+	return r;
+}
+
+static void
+strv_free(char **v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void
+strv_free0(char **v)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+ph_handler_clear(struct ph_handler *h)
+{
+	strv_free0(h->exec.argv);
+	strv_free0(h->exec.env);
+	free(h->exec.cwd);
+	free(h->symbol);
+	memset(h, 0, sizeof *h);
+}
+
+void
+ph_completion_clear(struct ph_completion *c)
+{
+	free(c->name);
+	strv_free(c->values, c->nvalues);
+	ph_handler_clear(&c->h);
+	memset(c, 0, sizeof *c);
+}
+
+void
+ph_tool_free(struct ph_tool *t)
+{
+	if (t == NULL)
+		return;
+	free(t->name);
+	free(t->title);
+	free(t->description);
+	json_object_put(t->input_schema);
+	json_object_put(t->output_schema);
+	json_object_put(t->annotations);
+	json_object_put(t->icons);
+	json_object_put(t->meta);
+	ph_schema_free(t->in);
+	ph_schema_free(t->out);
+	ph_param_headers_free(t->headers, t->nheaders);
+	strv_free(t->requires, t->nrequires);
+	ph_handler_clear(&t->h);
+	free(t);
+}
+
+void
+ph_prompt_free(struct ph_prompt *p)
+{
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->title);
+	free(p->description);
+	json_object_put(p->icons);
+	for (size_t i = 0; i < p->nargs; i++) {
+		free(p->args[i].name);
+		free(p->args[i].title);
+		free(p->args[i].description);
+		ph_completion_clear(&p->args[i].comp);
+	}
+	free(p->args);
+	for (size_t i = 0; i < p->nmsgs; i++) {
+		free(p->msgs[i].role);
+		free(p->msgs[i].text);
+		free(p->msgs[i].data);
+		free(p->msgs[i].mime);
+		free(p->msgs[i].file);
+	}
+	free(p->msgs);
+	ph_handler_clear(&p->h);
+	free(p);
+}
+
+void
+ph_resource_free(struct ph_resource *r)
+{
+	if (r == NULL)
+		return;
+	free(r->uri);
+	free(r->name);
+	free(r->title);
+	free(r->description);
+	free(r->mime);
+	json_object_put(r->annotations);
+	json_object_put(r->icons);
+	free(r->data);
+	free(r->file);
+	ph_handler_clear(&r->h);
+	free(r->cache.scope);
+	free(r);
+}
+
+void
+ph_template_free(struct ph_template *t)
+{
+	if (t == NULL)
+		return;
+	free(t->uri_template);
+	free(t->name);
+	free(t->title);
+	free(t->description);
+	free(t->mime);
+	json_object_put(t->annotations);
+	json_object_put(t->icons);
+	ph_uritemplate_free(t->ut);
+	free(t->dir);
+	ph_handler_clear(&t->h);
+	for (size_t i = 0; i < t->ncomps; i++)
+		ph_completion_clear(&t->comps[i]);
+	free(t->comps);
+	free(t->cache.scope);
+	free(t);
+}
+
+void
+ph_registry_free(struct ph_registry *reg)
+{
+	if (reg == NULL)
+		return;
+	for (size_t i = 0; i < reg->ntools; i++)
+		ph_tool_free(reg->tools[i]);
+	free(reg->tools);
+	for (size_t i = 0; i < reg->nprompts; i++)
+		ph_prompt_free(reg->prompts[i]);
+	free(reg->prompts);
+	for (size_t i = 0; i < reg->nresources; i++)
+		ph_resource_free(reg->resources[i]);
+	free(reg->resources);
+	for (size_t i = 0; i < reg->ntemplates; i++)
+		ph_template_free(reg->templates[i]);
+	free(reg->templates);
+	for (int i = 0; i < PH_LIST__N; i++)
+		free(reg->lists[i].scope);
+	/* after the items: their handlers point into these */
+	for (size_t i = 0; i < reg->ndl; i++)
+		dlclose(reg->dl[i]);
+	free(reg->dl);
+	free(reg);
+}
+
+bool
+ph_registry_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+		      c == '-' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+struct ph_tool *
+ph_registry_tool(const struct ph_registry *reg, const char *name)
+{
+	for (size_t i = 0; reg && i < reg->ntools; i++)
+		if (strcmp(reg->tools[i]->name, name) == 0)
+			return reg->tools[i];
+	return NULL;
+}
+
+struct ph_prompt *
+ph_registry_prompt(const struct ph_registry *reg, const char *name)
+{
+	for (size_t i = 0; reg && i < reg->nprompts; i++)
+		if (strcmp(reg->prompts[i]->name, name) == 0)
+			return reg->prompts[i];
+	return NULL;
+}
+
+struct ph_resource *
+ph_registry_resource(const struct ph_registry *reg, const char *uri)
+{
+	for (size_t i = 0; reg && i < reg->nresources; i++)
+		if (strcmp(reg->resources[i]->uri, uri) == 0)
+			return reg->resources[i];
+	return NULL;
+}
+
+struct ph_template *
+ph_registry_template(const struct ph_registry *reg, const char *uri_template)
+{
+	for (size_t i = 0; reg && i < reg->ntemplates; i++)
+		if (strcmp(reg->templates[i]->uri_template, uri_template) == 0)
+			return reg->templates[i];
+	return NULL;
+}
+
+#define APPEND(arr, n, item)                                             \
+	do {                                                             \
+		(arr) = ph_xrealloc((arr), ((n) + 1) * sizeof *(arr));   \
+		(arr)[(n)++] = (item);                                   \
+	} while (0)
+
+struct ph_tool *
+ph_registry_add_tool(struct ph_registry *reg, struct ph_tool *t)
+{
+	if (ph_registry_tool(reg, t->name)) {
+		ph_registry_fail(reg, "tool '%s' is defined twice", t->name);
+		ph_tool_free(t);
+		return NULL;
+	}
+	t->reg = reg;
+	APPEND(reg->tools, reg->ntools, t);
+	return t;
+}
+
+struct ph_prompt *
+ph_registry_add_prompt(struct ph_registry *reg, struct ph_prompt *p)
+{
+	if (ph_registry_prompt(reg, p->name)) {
+		ph_registry_fail(reg, "prompt '%s' is defined twice", p->name);
+		ph_prompt_free(p);
+		return NULL;
+	}
+	p->reg = reg;
+	APPEND(reg->prompts, reg->nprompts, p);
+	return p;
+}
+
+struct ph_resource *
+ph_registry_add_resource(struct ph_registry *reg, struct ph_resource *r)
+{
+	if (ph_registry_resource(reg, r->uri)) {
+		ph_registry_fail(reg, "resource '%s' is defined twice", r->uri);
+		ph_resource_free(r);
+		return NULL;
+	}
+	r->reg = reg;
+	APPEND(reg->resources, reg->nresources, r);
+	return r;
+}
+
+struct ph_template *
+ph_registry_add_template(struct ph_registry *reg, struct ph_template *t)
+{
+	if (ph_registry_template(reg, t->uri_template)) {
+		ph_registry_fail(reg, "resource template '%s' is defined twice", t->uri_template);
+		ph_template_free(t);
+		return NULL;
+	}
+	t->reg = reg;
+	APPEND(reg->templates, reg->ntemplates, t);
+	return t;
+}
+
+int
+ph_registry_merge(struct ph_registry *dst, struct ph_registry *src)
+{
+	for (size_t i = 0; i < src->ntools; i++)
+		if (ph_registry_tool(dst, src->tools[i]->name))
+			return ph_registry_fail(dst, "tool '%s' is defined twice", src->tools[i]->name), -1;
+	for (size_t i = 0; i < src->nprompts; i++)
+		if (ph_registry_prompt(dst, src->prompts[i]->name))
+			return ph_registry_fail(dst, "prompt '%s' is defined twice", src->prompts[i]->name), -1;
+	for (size_t i = 0; i < src->nresources; i++)
+		if (ph_registry_resource(dst, src->resources[i]->uri))
+			return ph_registry_fail(dst, "resource '%s' is defined twice", src->resources[i]->uri), -1;
+	for (size_t i = 0; i < src->ntemplates; i++)
+		if (ph_registry_template(dst, src->templates[i]->uri_template))
+			return ph_registry_fail(dst, "resource template '%s' is defined twice",
+						src->templates[i]->uri_template), -1;
+	for (size_t i = 0; i < src->ntools; i++) {
+		src->tools[i]->reg = dst;
+		APPEND(dst->tools, dst->ntools, src->tools[i]);
+	}
+	for (size_t i = 0; i < src->nprompts; i++) {
+		src->prompts[i]->reg = dst;
+		APPEND(dst->prompts, dst->nprompts, src->prompts[i]);
+	}
+	for (size_t i = 0; i < src->nresources; i++) {
+		src->resources[i]->reg = dst;
+		APPEND(dst->resources, dst->nresources, src->resources[i]);
+	}
+	for (size_t i = 0; i < src->ntemplates; i++) {
+		src->templates[i]->reg = dst;
+		APPEND(dst->templates, dst->ntemplates, src->templates[i]);
+	}
+	for (size_t i = 0; i < src->ndl; i++)
+		APPEND(dst->dl, dst->ndl, src->dl[i]);
+	for (int i = 0; i < PH_LIST__N; i++) {
+		if (dst->lists[i].ttl_ms < 0)
+			dst->lists[i].ttl_ms = src->lists[i].ttl_ms;
+		if (dst->lists[i].scope == NULL) {
+			dst->lists[i].scope = src->lists[i].scope;
+			src->lists[i].scope = NULL;
+		}
+	}
+	src->ntools = src->nprompts = src->nresources = src->ntemplates = src->ndl = 0;
+	ph_registry_free(src);
+	return 0;
+}
+
+bool
+ph_registry_has_completions(const struct ph_registry *reg)
+{
+	if (reg == NULL)
+		return false;
+	for (size_t i = 0; i < reg->nprompts; i++)
+		for (size_t j = 0; j < reg->prompts[i]->nargs; j++)
+			if (reg->prompts[i]->args[j].comp.nvalues || reg->prompts[i]->args[j].comp.h.kind)
+				return true;
+	for (size_t i = 0; i < reg->ntemplates; i++)
+		if (reg->templates[i]->ncomps)
+			return true;
+	return false;
+}
+
+int
+ph_tool_set_input(struct ph_registry *reg, struct ph_tool *t, struct json_object *schema)
+{
+	char err[400];
+	struct json_object *type;
+	struct ph_schema *s;
+	if (!json_object_is_type(schema, json_type_object) ||
+	    !json_object_object_get_ex(schema, "type", &type) || !json_object_is_type(type, json_type_string) ||
+	    strcmp(json_object_get_string(type), "object") != 0) {
+		ph_registry_fail(reg, "tool '%s': the input schema must be an object schema with "
+				 "\"type\": \"object\" at its root", t->name);
+		return -1;
+	}
+	s = ph_schema_compile(schema, err, sizeof err);
+	if (s == NULL) {
+		ph_registry_fail(reg, "tool '%s': input schema: %s", t->name, err);
+		return -1;
+	}
+	ph_param_headers_free(t->headers, t->nheaders);
+	t->headers = NULL;
+	t->nheaders = 0;
+	if (ph_schema_headers(schema, &t->headers, &t->nheaders, err, sizeof err) != 0) {
+		ph_schema_free(s);
+		ph_registry_fail(reg, "tool '%s': input schema: %s", t->name, err);
+		return -1;
+	}
+	ph_schema_free(t->in);
+	t->in = s;
+	json_object_put(t->input_schema);
+	t->input_schema = json_object_get(schema);
+	return 0;
+}
+
+int
+ph_tool_set_output(struct ph_registry *reg, struct ph_tool *t, struct json_object *schema)
+{
+	char err[400];
+	struct ph_schema *s = ph_schema_compile(schema, err, sizeof err);
+	if (s == NULL) {
+		ph_registry_fail(reg, "tool '%s': output schema: %s", t->name, err);
+		return -1;
+	}
+	ph_schema_free(t->out);
+	t->out = s;
+	json_object_put(t->output_schema);
+	t->output_schema = json_object_get(schema);
+	return 0;
+}
+
+/* ---- modules ------------------------------------------------------------------- */
+
+static char *
+module_path(const char *module, const char *dir)
+{
+	struct stat st;
+	const char *env;
+	if (strchr(module, '/') != NULL)
+		return ph_path_join(dir, module);
+	env = getenv("PHANTOM_MODULE_PATH");
+	while (env && *env) {
+		size_t l = strcspn(env, ":");
+		if (l > 0) {
+			char *p = ph_xasprintf("%.*s/%s", (int)l, env, module);
+			if (stat(p, &st) == 0)
+				return p;
+			free(p);
+		}
+		env += l + (env[l] == ':');
+	}
+	return ph_xasprintf("%s/%s", PH_MODULE_DIR, module);
+}
+
+phantom_handler_fn
+ph_registry_module(struct ph_registry *reg, const char *module, const char *symbol, const char *dir)
+{
+	char *path = module_path(module, dir);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	const unsigned *abi;
+	void *fn;
+	if (h == NULL) {
+		ph_registry_fail(reg, "module '%s': %s", path, dlerror());
+		free(path);
+		return NULL;
+	}
+	abi = dlsym(h, "phantom_module_abi");
+	if (abi == NULL) {
+		ph_registry_fail(reg, "module '%s' does not declare PHANTOM_MODULE() (no phantom_module_abi)",
+				 path);
+		goto fail;
+	}
+	if (*abi != PHANTOM_ABI) {
+		ph_registry_fail(reg, "module '%s' was built for ABI %u; this server has ABI %u", path, *abi,
+				 (unsigned)PHANTOM_ABI);
+		goto fail;
+	}
+	fn = dlsym(h, symbol);
+	if (fn == NULL) {
+		ph_registry_fail(reg, "module '%s' has no symbol '%s'", path, symbol);
+		goto fail;
+	}
+	APPEND(reg->dl, reg->ndl, h);
+	free(path);
+	{
+		phantom_handler_fn f;
+		memcpy(&f, &fn, sizeof f); /* object pointer to function pointer, as dlsym requires */
+		return f;
+	}
+fail:
+	dlclose(h);
+	free(path);
+	return NULL;
+}
+
+/* ---- the public building API (phantom.h) -------------------------------------- */
+
+phantom_registry *
+phantom_registry_new(void)
+{
+	return ph_registry_new();
+}
+
+void
+phantom_registry_free(phantom_registry *reg)
+{
+	ph_registry_free(reg);
+}
+
+const char *
+phantom_registry_error(const phantom_registry *reg)
+{
+	return reg->err;
+}
+
+/* Parses a JSON text strictly. Returns the value (caller puts) or NULL. */
+static struct json_object *
+parse_text(const char *s)
+{
+	struct json_tokener *tok = json_tokener_new_ex(64);
+	struct json_object *o;
+	size_t n = strlen(s);
+	if (tok == NULL)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, s, (int)n);
+	if (o != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
+			  json_tokener_get_parse_end(tok) != n)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+static void
+set_c_handler(struct ph_handler *h, phantom_handler_fn fn, void *udata)
+{
+	h->kind = fn ? PH_HANDLER_C : PH_HANDLER_NONE;
+	h->fn = fn;
+	h->udata = udata;
+}
+
+phantom_tool *
+phantom_tool_add(phantom_registry *reg, const char *name, const char *description,
+		 const char *input_schema, phantom_handler_fn fn, void *udata)
+{
+	struct ph_tool *t;
+	struct json_object *schema;
+	if (name == NULL || !ph_registry_name_ok(name))
+		return ph_registry_fail(reg, "tool name '%s' must be 1-128 of A-Z a-z 0-9 _ - .",
+					name ? name : "(null)");
+	if (fn == NULL)
+		return ph_registry_fail(reg, "tool '%s' needs a handler", name);
+	if (input_schema == NULL) {
+		schema = json_object_new_object();
+		json_object_object_add(schema, "type", json_object_new_string("object"));
+		json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
+	} else if ((schema = parse_text(input_schema)) == NULL) {
+		return ph_registry_fail(reg, "tool '%s': the input schema is not valid JSON", name);
+	}
+	t = ph_xcalloc(1, sizeof *t);
+	t->name = ph_xstrdup(name);
+	t->description = description ? ph_xstrdup(description) : NULL;
+	set_c_handler(&t->h, fn, udata);
+	if (ph_tool_set_input(reg, t, schema) != 0) {
+		json_object_put(schema);
+		ph_tool_free(t);
+		return NULL;
+	}
+	json_object_put(schema);
+	return ph_registry_add_tool(reg, t);
+}
+
+int
+phantom_tool_set_title(phantom_tool *t, const char *title)
+{
+	free(t->title);
+	t->title = title ? ph_xstrdup(title) : NULL;
+	return 0;
+}
+
+int
+phantom_tool_set_output_schema(phantom_tool *t, const char *schema)
+{
+	struct json_object *j = parse_text(schema);
+	int rc;
+	if (j == NULL) {
+		ph_registry_fail(t->reg, "tool '%s': the output schema is not valid JSON", t->name);
+		return -1;
+	}
+	rc = ph_tool_set_output(t->reg, t, j);
+	json_object_put(j);
+	return rc;
+}
+
+int
+phantom_tool_set_annotations(phantom_tool *t, const char *annotations)
+{
+	struct json_object *j = parse_text(annotations);
+	if (j == NULL || !json_object_is_type(j, json_type_object)) {
+		json_object_put(j);
+		ph_registry_fail(t->reg, "tool '%s': annotations must be a JSON object", t->name);
+		return -1;
+	}
+	json_object_put(t->annotations);
+	t->annotations = j;
+	return 0;
+}
+
+int
+phantom_tool_require_capability(phantom_tool *t, const char *capability)
+{
+	if (capability == NULL || !ph_registry_name_ok(capability)) {
+		ph_registry_fail(t->reg, "tool '%s': bad capability name", t->name);
+		return -1;
+	}
+	APPEND(t->requires, t->nrequires, ph_xstrdup(capability));
+	return 0;
+}
+
+phantom_prompt *
+phantom_prompt_add(phantom_registry *reg, const char *name, const char *description,
+		   phantom_handler_fn fn, void *udata)
+{
+	struct ph_prompt *p;
+	if (name == NULL || !ph_registry_name_ok(name))
+		return ph_registry_fail(reg, "prompt name '%s' must be 1-128 of A-Z a-z 0-9 _ - .",
+					name ? name : "(null)");
+	if (fn == NULL)
+		return ph_registry_fail(reg, "prompt '%s' needs a handler", name);
+	p = ph_xcalloc(1, sizeof *p);
+	p->name = ph_xstrdup(name);
+	p->description = description ? ph_xstrdup(description) : NULL;
+	set_c_handler(&p->h, fn, udata);
+	return ph_registry_add_prompt(reg, p);
+}
+
+int
+phantom_prompt_add_argument(phantom_prompt *p, const char *name, const char *description, int required)
+{
+	struct ph_prompt_arg *a;
+	if (name == NULL || name[0] == '\0') {
+		ph_registry_fail(p->reg, "prompt '%s': an argument needs a name", p->name);
+		return -1;
+	}
+	for (size_t i = 0; i < p->nargs; i++) {
+		if (strcmp(p->args[i].name, name) == 0) {
+			ph_registry_fail(p->reg, "prompt '%s': argument '%s' is defined twice", p->name, name);
+			return -1;
+		}
+	}
+	p->args = ph_xrealloc(p->args, (p->nargs + 1) * sizeof *p->args);
+	a = &p->args[p->nargs++];
+	memset(a, 0, sizeof *a);
+	a->name = ph_xstrdup(name);
+	a->description = description ? ph_xstrdup(description) : NULL;
+	a->required = required != 0;
+	return 0;
+}
+
+int
+phantom_prompt_complete(phantom_prompt *p, const char *argument, phantom_handler_fn fn, void *udata)
+{
+	for (size_t i = 0; i < p->nargs; i++) {
+		if (strcmp(p->args[i].name, argument) == 0 && fn != NULL) {
+			ph_completion_clear(&p->args[i].comp);
+			p->args[i].comp.name = ph_xstrdup(argument);
+			set_c_handler(&p->args[i].comp.h, fn, udata);
+			return 0;
+		}
+	}
+	ph_registry_fail(p->reg, "prompt '%s' has no argument '%s'", p->name, argument);
+	return -1;
+}
+
+static bool
+uri_ok(const char *uri)
+{
+	const char *colon = uri ? strchr(uri, ':') : NULL;
+	if (colon == NULL || colon == uri || strlen(uri) > PH_URI_MAX)
+		return false;
+	for (const char *p = uri; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+phantom_resource *
+phantom_resource_add(phantom_registry *reg, const char *uri, const char *name, const char *mime_type,
+		     const char *text, phantom_handler_fn fn, void *udata)
+{
+	struct ph_resource *r;
+	if (!uri_ok(uri))
+		return ph_registry_fail(reg, "resource uri '%s' is not a URI (scheme:rest, no spaces)",
+					uri ? uri : "(null)");
+	if (text == NULL && fn == NULL)
+		return ph_registry_fail(reg, "resource '%s' needs text or a handler", uri);
+	r = ph_xcalloc(1, sizeof *r);
+	r->uri = ph_xstrdup(uri);
+	r->name = ph_xstrdup(name ? name : uri);
+	r->mime = mime_type ? ph_xstrdup(mime_type) : NULL;
+	r->cache.ttl_ms = -1;
+	if (text) {
+		r->data = ph_xstrdup(text);
+		r->len = strlen(text);
+		r->has_data = true;
+		if (r->mime == NULL)
+			r->mime = ph_xstrdup("text/plain");
+	} else {
+		set_c_handler(&r->h, fn, udata);
+	}
+	return ph_registry_add_resource(reg, r);
+}
+
+int
+phantom_resource_set_description(phantom_resource *r, const char *description)
+{
+	free(r->description);
+	r->description = description ? ph_xstrdup(description) : NULL;
+	return 0;
+}
+
+int
+phantom_resource_set_cache(phantom_resource *r, long long ttl_ms, const char *scope)
+{
+	if (ttl_ms < 0 || (scope && strcmp(scope, "public") != 0 && strcmp(scope, "private") != 0)) {
+		ph_registry_fail(r->reg, "resource '%s': ttl_ms must be >= 0 and scope public or private",
+				 r->uri);
+		return -1;
+	}
+	r->cache.ttl_ms = ttl_ms;
+	free(r->cache.scope);
+	r->cache.scope = scope ? ph_xstrdup(scope) : NULL;
+	return 0;
+}
+
+phantom_template *
+phantom_template_add(phantom_registry *reg, const char *uri_template, const char *name,
+		     const char *mime_type, phantom_handler_fn fn, void *udata)
+{
+	struct ph_template *t;
+	char err[300];
+	struct ph_uritemplate *ut;
+	if (uri_template == NULL || fn == NULL)
+		return ph_registry_fail(reg, "a resource template needs a uri template and a handler");
+	ut = ph_uritemplate_parse(uri_template, err, sizeof err);
+	if (ut == NULL)
+		return ph_registry_fail(reg, "resource template: %s", err);
+	t = ph_xcalloc(1, sizeof *t);
+	t->uri_template = ph_xstrdup(uri_template);
+	t->ut = ut;
+	t->name = ph_xstrdup(name ? name : uri_template);
+	t->mime = mime_type ? ph_xstrdup(mime_type) : NULL;
+	t->cache.ttl_ms = -1;
+	set_c_handler(&t->h, fn, udata);
+	return ph_registry_add_template(reg, t);
+}
+
+int
+phantom_template_set_description(phantom_template *t, const char *description)
+{
+	free(t->description);
+	t->description = description ? ph_xstrdup(description) : NULL;
+	return 0;
+}
+
+int
+phantom_template_complete(phantom_template *t, const char *variable, phantom_handler_fn fn, void *udata)
+{
+	struct ph_completion *c;
+	if (variable == NULL || fn == NULL || ph_uritemplate_find(t->ut, variable) < 0) {
+		ph_registry_fail(t->reg, "resource template '%s' has no variable '%s'", t->uri_template,
+				 variable ? variable : "(null)");
+		return -1;
+	}
+	for (size_t i = 0; i < t->ncomps; i++) {
+		if (strcmp(t->comps[i].name, variable) == 0) {
+			ph_completion_clear(&t->comps[i]);
+			t->comps[i].name = ph_xstrdup(variable);
+			set_c_handler(&t->comps[i].h, fn, udata);
+			return 0;
+		}
+	}
+	t->comps = ph_xrealloc(t->comps, (t->ncomps + 1) * sizeof *t->comps);
+	c = &t->comps[t->ncomps++];
+	memset(c, 0, sizeof *c);
+	c->name = ph_xstrdup(variable);
+	set_c_handler(&c->h, fn, udata);
+	return 0;
+}

@@ -1,0 +1,187 @@
+/* ph_registry.h: the in-memory registry of tools, prompts, resources and
+ * resource templates. phantom.yaml (ph_reg_conf.c), modules and embedding
+ * programs (the phantom.h API, ph_registry.c) all build this same data; the
+ * method handlers (ph_tools.c, ph_prompts.c, ph_resources.c, ph_complete.c)
+ * only read it. It is built at load and never changed while serving. */
+#ifndef PH_REGISTRY_H
+#define PH_REGISTRY_H
+#include "first.h"
+#include "phantom.h"
+#include "ph_exec.h"
+#include "ph_schema.h"
+#include "ph_uritemplate.h"
+#include <json-c/json.h>
+
+enum ph_hkind { PH_HANDLER_NONE, PH_HANDLER_EXEC, PH_HANDLER_C };
+
+/* How an item is answered when it is not static data. */
+struct ph_handler {
+	enum ph_hkind kind;
+	struct ph_exec_spec exec; /* PH_HANDLER_EXEC */
+	phantom_handler_fn fn;    /* PH_HANDLER_C (a module symbol or an embedder's function) */
+	void *udata;
+	char *symbol;             /* for log lines */
+};
+
+/* Completion of one prompt argument or template variable. */
+struct ph_completion {
+	char *name;
+	char **values; /* a static list, filtered by prefix */
+	size_t nvalues;
+	struct ph_handler h; /* or a handler */
+};
+
+/* Cache hints: ttl_ms < 0 and scope NULL mean "not set here". */
+struct ph_cache {
+	long long ttl_ms;
+	char *scope;
+};
+
+struct ph_tool {
+	char *name, *title, *description;
+	struct json_object *input_schema;  /* as advertised */
+	struct json_object *output_schema; /* NULL when none */
+	struct json_object *annotations, *icons, *meta;
+	struct ph_schema *in, *out;
+	struct ph_param_header *headers;   /* x-mcp-header declarations */
+	size_t nheaders;
+	char **requires;                   /* client capabilities needed */
+	size_t nrequires;
+	struct ph_handler h;
+	struct ph_registry *reg;
+};
+
+enum ph_msg_kind { PH_MSG_TEXT, PH_MSG_IMAGE, PH_MSG_AUDIO, PH_MSG_RESOURCE };
+
+struct ph_prompt_msg {
+	char *role;          /* "user" | "assistant" */
+	enum ph_msg_kind kind;
+	char *text;          /* TEXT: the text; RESOURCE: the uri ({{arg}} substituted) */
+	char *data, *mime;   /* IMAGE/AUDIO: base64 of the file, its type */
+	char *file;          /* IMAGE/AUDIO: the file, read by ph_registry_prepare */
+	int line;
+};
+
+struct ph_prompt_arg {
+	char *name, *title, *description;
+	bool required;
+	struct ph_completion comp;
+};
+
+struct ph_prompt {
+	char *name, *title, *description;
+	struct json_object *icons;
+	struct ph_prompt_arg *args;
+	size_t nargs;
+	struct ph_prompt_msg *msgs;
+	size_t nmsgs;
+	struct ph_handler h;
+	struct ph_registry *reg;
+};
+
+struct ph_resource {
+	char *uri, *name, *title, *description, *mime;
+	struct json_object *annotations, *icons;
+	char *data;          /* file or inline text, loaded at start */
+	size_t len;
+	bool has_data;
+	char *file;          /* read by ph_registry_prepare */
+	int line;
+	struct ph_handler h;
+	struct ph_cache cache;
+	struct ph_registry *reg;
+};
+
+struct ph_template {
+	char *uri_template, *name, *title, *description, *mime;
+	struct json_object *annotations, *icons;
+	struct ph_uritemplate *ut;
+	char *dir;           /* directory backing the variables (real path) */
+	struct ph_handler h;
+	struct ph_completion *comps;
+	size_t ncomps;
+	struct ph_cache cache;
+	struct ph_registry *reg;
+};
+
+enum ph_list { PH_LIST_TOOLS, PH_LIST_PROMPTS, PH_LIST_RESOURCES, PH_LIST_TEMPLATES, PH_LIST__N };
+
+struct ph_registry {
+	struct ph_tool **tools;
+	size_t ntools;
+	struct ph_prompt **prompts;
+	size_t nprompts;
+	struct ph_resource **resources;
+	size_t nresources;
+	struct ph_template **templates;
+	size_t ntemplates;
+	struct ph_cache lists[PH_LIST__N]; /* hints of the list methods */
+	void **dl;                          /* module handles, closed on free */
+	size_t ndl;
+	char err[512];
+};
+
+struct ph_registry *ph_registry_new(void);
+void ph_registry_free(struct ph_registry *reg);
+/* Sets reg->err (printf-style); returns NULL so callers can `return fail(...)`. */
+void *ph_registry_fail(struct ph_registry *reg, const char *fmt, ...) PH_PRINTF(2, 3);
+
+/* Lookups (borrowed, NULL when absent). */
+struct ph_tool *ph_registry_tool(const struct ph_registry *reg, const char *name);
+struct ph_prompt *ph_registry_prompt(const struct ph_registry *reg, const char *name);
+struct ph_resource *ph_registry_resource(const struct ph_registry *reg, const char *uri);
+struct ph_template *ph_registry_template(const struct ph_registry *reg, const char *uri_template);
+
+/* Adding items: each takes ownership of the item (freed on failure) and
+ * returns it, or NULL with reg->err set (duplicate name or uri). */
+struct ph_tool *ph_registry_add_tool(struct ph_registry *reg, struct ph_tool *t);
+struct ph_prompt *ph_registry_add_prompt(struct ph_registry *reg, struct ph_prompt *p);
+struct ph_resource *ph_registry_add_resource(struct ph_registry *reg, struct ph_resource *r);
+struct ph_template *ph_registry_add_template(struct ph_registry *reg, struct ph_template *t);
+void ph_tool_free(struct ph_tool *t);
+void ph_prompt_free(struct ph_prompt *p);
+void ph_resource_free(struct ph_resource *r);
+void ph_template_free(struct ph_template *t);
+void ph_handler_clear(struct ph_handler *h);
+void ph_completion_clear(struct ph_completion *c);
+
+/* Sets a tool's input schema (borrowed JSON, a reference is kept): compiles
+ * it and extracts its x-mcp-header declarations. Returns 0 or -1 with
+ * reg->err. */
+int ph_tool_set_input(struct ph_registry *reg, struct ph_tool *t, struct json_object *schema);
+int ph_tool_set_output(struct ph_registry *reg, struct ph_tool *t, struct json_object *schema);
+
+/* Moves every item of src after those of dst (src is freed). Returns 0, or
+ * -1 with dst->err on a duplicate (then both are freed by the caller). */
+int ph_registry_merge(struct ph_registry *dst, struct ph_registry *src);
+
+/* Loads a module and returns the handler function it exports as symbol.
+ * A name without '/' is searched in $PHANTOM_MODULE_PATH, then the
+ * installed module directory; one with '/' is relative to dir. The module
+ * must export phantom_module_abi equal to PHANTOM_ABI. Returns NULL with
+ * reg->err. */
+phantom_handler_fn ph_registry_module(struct ph_registry *reg, const char *module, const char *symbol,
+				      const char *dir);
+
+/* Finishes a registry once the whole configuration is known: reads the
+ * files of resources and prompt images (within limits.resource_bytes).
+ * Appends problems; returns 0 or -1. (ph_reg_conf.c) */
+struct ph_config;
+struct ph_conf_problems;
+int ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs);
+
+/* The K_CUSTOM parsers of the tools, prompts, resources and
+ * resource_templates keys, and the free function they share (ph_reg_conf.c). */
+struct ph_conf_ctx;
+struct ph_ynode;
+int ph_conf_tools(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+int ph_conf_prompts(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+int ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+int ph_conf_templates(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+void ph_conf_registry_free(struct ph_config *c);
+
+/* True for names MCP clients accept: 1-128 of A-Z a-z 0-9 _ - . */
+bool ph_registry_name_ok(const char *name);
+/* True when any prompt argument or template variable has a completion. */
+bool ph_registry_has_completions(const struct ph_registry *reg);
+#endif

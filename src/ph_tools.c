@@ -1,0 +1,370 @@
+/* ph_tools.c: tools/list and tools/call (mcp-wire §12.1-12.3), including
+ * the ladder steps that need the tool: the client capabilities it requires
+ * (step 9, -32021) and its Mcp-Param-* headers (step 10, -32020). */
+#include "first.h"
+#include "ph_call.h"
+#include "ph_core.h"
+#include "ph_features.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Validation problems listed in one isError result. */
+#define MAX_ARG_ERRORS 10
+
+static struct ph_registry *
+reg_of(const struct ph_req *r)
+{
+	return r->srv->conf->registry;
+}
+
+bool
+ph_tools_available(const struct ph_server *s)
+{
+	return s->conf->registry && s->conf->registry->ntools > 0;
+}
+
+void
+ph_tools_capabilities(struct ph_req *r, struct json_object *caps)
+{
+	struct ph_registry *reg = reg_of(r);
+	for (size_t i = 0; reg && i < reg->ntools; i++) {
+		if (ph_access_allowed(r, PH_KIND_TOOL, reg->tools[i]->name)) {
+			json_object_object_add(caps, "tools", json_object_new_object());
+			return;
+		}
+	}
+}
+
+/* ttlMs/cacheScope of a list: its own hints, else the server's. */
+void
+ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result)
+{
+	const struct ph_registry *reg = reg_of(r);
+	const struct ph_config *c = r->srv->conf;
+	long long ttl = reg && reg->lists[which].ttl_ms >= 0 ? reg->lists[which].ttl_ms : c->server.ttl_ms;
+	const char *scope = reg && reg->lists[which].scope ? reg->lists[which].scope : c->server.scope;
+	if (r->legacy)
+		return;
+	json_object_object_add(result, "ttlMs", json_object_new_int64(ttl));
+	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
+}
+
+static struct json_object *
+tool_json(const struct ph_tool *t)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(t->name));
+	if (t->title)
+		json_object_object_add(o, "title", json_object_new_string(t->title));
+	if (t->description)
+		json_object_object_add(o, "description", json_object_new_string(t->description));
+	json_object_object_add(o, "inputSchema", json_object_get(t->input_schema));
+	if (t->output_schema)
+		json_object_object_add(o, "outputSchema", json_object_get(t->output_schema));
+	if (t->annotations)
+		json_object_object_add(o, "annotations", json_object_get(t->annotations));
+	if (t->icons)
+		json_object_object_add(o, "icons", json_object_get(t->icons));
+	if (t->meta)
+		json_object_object_add(o, "_meta", json_object_get(t->meta));
+	return o;
+}
+
+void
+ph_tools_list(struct ph_req *r, struct ph_outcome *o)
+{
+	struct ph_registry *reg = reg_of(r);
+	size_t total = 0, offset, count;
+	struct ph_tool **vis = ph_xcalloc(reg->ntools + 1, sizeof *vis);
+	struct json_object *arr;
+	for (size_t i = 0; i < reg->ntools; i++)
+		if (ph_access_allowed(r, PH_KIND_TOOL, reg->tools[i]->name))
+			vis[total++] = reg->tools[i];
+	if (ph_page_begin(r, total, &offset, o) != 0) {
+		free(vis);
+		return;
+	}
+	count = ph_page_count(r, total, offset);
+	arr = json_object_new_array();
+	for (size_t i = offset; i < offset + count; i++)
+		json_object_array_add(arr, tool_json(vis[i]));
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "tools", arr);
+	ph_page_end(r, o->result, offset, count, total);
+	ph_list_cache_hints(r, PH_LIST_TOOLS, o->result);
+	free(vis);
+}
+
+/* ---- step 9: client capabilities ------------------------------------------------ */
+
+static bool
+check_capabilities(struct ph_req *r, const struct ph_tool *t, struct ph_outcome *o)
+{
+	struct json_object *missing = NULL;
+	struct ph_buf names;
+	if (r->legacy || t->nrequires == 0)
+		return true; /* a legacy client declared its capabilities at initialize, out of our sight */
+	ph_buf_init(&names);
+	for (size_t i = 0; i < t->nrequires; i++) {
+		if (ph_jget(r->client_caps, t->requires[i]) != NULL)
+			continue;
+		if (missing == NULL)
+			missing = json_object_new_object();
+		json_object_object_add(missing, t->requires[i], json_object_new_object());
+		ph_buf_printf(&names, "%s%s", names.len ? ", " : "", t->requires[i]);
+	}
+	if (missing == NULL)
+		return true;
+	{
+		struct json_object *d = json_object_new_object();
+		json_object_object_add(d, "requiredCapabilities", missing);
+		ph_outcome_error(o, PH_E_CAPABILITY, d, "Missing required client capability: tool %s needs %s",
+				 t->name, names.data);
+	}
+	ph_buf_free(&names);
+	return false;
+}
+
+/* ---- step 10: Mcp-Param-* headers ----------------------------------------------- */
+
+static struct json_object *
+arg_at(struct json_object *args, const struct ph_param_header *h)
+{
+	struct json_object *cur = args;
+	for (size_t i = 0; i < h->depth; i++) {
+		cur = ph_jget(cur, h->path[i]);
+		if (cur == NULL)
+			return NULL;
+	}
+	return cur;
+}
+
+/* Compares a decoded header value with the argument. Returns true when they
+ * agree: strings byte for byte, numbers numerically ("42.0" is 42),
+ * booleans as "true"/"false". */
+static bool
+header_matches(const char *hv, struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_string:
+		return strcmp(hv, json_object_get_string(v)) == 0;
+	case json_type_boolean:
+		return strcmp(hv, json_object_get_boolean(v) ? "true" : "false") == 0;
+	case json_type_int:
+	case json_type_double: {
+		char *end;
+		double d, a = json_object_get_double(v);
+		const double lim = 9007199254740991.0; /* 2^53 - 1 */
+		if (hv[0] == '\0' || strchr(" \t", hv[0]))
+			return false;
+		errno = 0;
+		d = strtod(hv, &end);
+		if (*end != '\0' || errno != 0 || !isfinite(d) || fabs(d) > lim || fabs(a) > lim)
+			return false;
+		return d == a;
+	}
+	default:
+		return false;
+	}
+}
+
+static bool
+check_param_headers(struct ph_req *r, const struct ph_tool *t, struct json_object *args, struct ph_outcome *o)
+{
+	if (!r->ex->http || r->legacy)
+		return true;
+	for (size_t i = 0; i < t->nheaders; i++) {
+		const struct ph_param_header *h = &t->headers[i];
+		struct json_object *v = arg_at(args, h);
+		const char *raw = r->ex->ops->param(r->ex, h->cgi);
+		const char *val;
+		size_t n;
+		char *dec = NULL, *lit;
+		int rc;
+		bool same;
+		if (v == NULL) { /* absent or null: no header may claim a value */
+			if (raw != NULL) {
+				ph_outcome_error(o, PH_E_HEADER, NULL, "Header mismatch: Mcp-Param-%s header is "
+						 "present but argument %s is absent", h->name, h->dotted);
+				return false;
+			}
+			continue;
+		}
+		if (raw == NULL) {
+			ph_outcome_error(o, PH_E_HEADER, NULL, "Header mismatch: required Mcp-Param-%s header "
+					 "is missing (argument %s)", h->name, h->dotted);
+			return false;
+		}
+		val = ph_trim(raw, &n);
+		rc = ph_header_decode(val, n, &dec);
+		if (rc < 0) {
+			ph_outcome_error(o, PH_E_HEADER, NULL, "Header mismatch: Mcp-Param-%s header has "
+					 "invalid base64 encoding", h->name);
+			return false;
+		}
+		lit = rc == 0 ? dec : ph_xstrndup(val, n);
+		same = header_matches(lit, v);
+		free(lit);
+		if (!same) {
+			size_t rn;
+			const char *shown = ph_trim(raw, &rn);
+			ph_outcome_error(o, PH_E_HEADER, NULL, "Header mismatch: Mcp-Param-%s header value "
+					 "'%.*s' does not match body argument %s", h->name,
+					 (int)(rn > 200 ? 200 : rn), shown, h->dotted);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- the result ------------------------------------------------------------------ */
+
+static const char generic_failure[] = "Tool execution failed";
+
+/* Turns a handler's answer into a CallToolResult. Returns the result
+ * (caller owns); problems with the answer are logged and give the generic
+ * failure. */
+static struct json_object *
+tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
+{
+	struct json_object *content = ph_jget(res, "content"), *sc = ph_jget(res, "structuredContent");
+	struct json_object *ie = ph_jget(res, "isError"), *meta = ph_jget(res, "_meta"), *out;
+	bool is_error = false;
+	char why[200];
+	bool has_sc = json_object_object_get_ex(res, "structuredContent", NULL);
+	if (ie != NULL) {
+		if (!json_object_is_type(ie, json_type_boolean)) {
+			ph_log("warning", "%s: isError must be a boolean", label);
+			return ph_tool_error_result(generic_failure);
+		}
+		is_error = json_object_get_boolean(ie);
+	}
+	if (content != NULL) {
+		if (!json_object_is_type(content, json_type_array)) {
+			ph_log("warning", "%s: content must be an array", label);
+			return ph_tool_error_result(generic_failure);
+		}
+		for (size_t i = 0; i < json_object_array_length(content); i++) {
+			if (!ph_content_valid(json_object_array_get_idx(content, i), why, sizeof why)) {
+				ph_log("warning", "%s: content[%zu]: %s", label, i, why);
+				return ph_tool_error_result(generic_failure);
+			}
+		}
+	} else if (!has_sc) {
+		ph_log("warning", "%s: the result has neither content nor structuredContent", label);
+		return ph_tool_error_result(generic_failure);
+	}
+	if (!is_error && t->out != NULL) {
+		struct ph_buf e;
+		int n;
+		char *msg;
+		if (!has_sc) {
+			ph_log("warning", "%s: invalid tool output: structuredContent is missing", label);
+			return ph_tool_error_result("Invalid tool output: structuredContent is required by the "
+						    "tool's output schema");
+		}
+		ph_buf_init(&e);
+		n = ph_schema_validate(t->out, sc, &e, MAX_ARG_ERRORS);
+		if (n > 0) {
+			msg = ph_xasprintf("Invalid tool output: %s", e.data);
+			ph_log("warning", "%s: %s", label, msg);
+			out = ph_tool_error_result(msg);
+			free(msg);
+			ph_buf_free(&e);
+			return out;
+		}
+		ph_buf_free(&e);
+	}
+	out = json_object_new_object();
+	if (has_sc && (content == NULL || json_object_array_length(content) == 0)) {
+		/* a text copy of structuredContent for clients that only read content */
+		struct json_object *arr = json_object_new_array(), *b = json_object_new_object();
+		json_object_object_add(b, "type", json_object_new_string("text"));
+		json_object_object_add(b, "text", json_object_new_string(
+						 json_object_to_json_string_ext(sc, JSON_C_TO_STRING_PLAIN |
+										    JSON_C_TO_STRING_NOSLASHESCAPE)));
+		json_object_array_add(arr, b);
+		json_object_object_add(out, "content", arr);
+	} else {
+		json_object_object_add(out, "content", json_object_get(content));
+	}
+	if (has_sc)
+		json_object_object_add(out, "structuredContent", sc ? json_object_get(sc) : NULL);
+	json_object_object_add(out, "isError", json_object_new_boolean(is_error));
+	if (meta && json_object_is_type(meta, json_type_object))
+		json_object_object_add(out, "_meta", json_object_get(meta));
+	return out;
+}
+
+void
+ph_tools_call(struct ph_req *r, struct ph_outcome *o)
+{
+	struct ph_registry *reg = reg_of(r);
+	const char *name = ph_jstr(r->params, "name");
+	struct json_object *given = ph_jget(r->params, "arguments"), *args = NULL, *res;
+	struct ph_tool *t;
+	struct ph_invocation inv;
+	struct ph_buf errs;
+	char label[200];
+	if (name == NULL) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: name must be a string");
+		return;
+	}
+	r->target = name;
+	t = ph_registry_tool(reg, name);
+	if (t == NULL || !ph_access_allowed(r, PH_KIND_TOOL, name)) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Unknown tool: %s", name);
+		return;
+	}
+	if (json_object_object_get_ex(r->params, "arguments", NULL) && given != NULL &&
+	    !json_object_is_type(given, json_type_object)) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: arguments must be an object");
+		return;
+	}
+	if (!check_capabilities(r, t, o))
+		return;
+	if (!check_param_headers(r, t, given, o))
+		return;
+	snprintf(label, sizeof label, "tool %s", t->name);
+
+	/* defaults first, then validation; a failure is for the model to read */
+	if (given == NULL || json_object_deep_copy(given, &args, NULL) != 0)
+		args = json_object_new_object();
+	ph_schema_defaults(t->in, args);
+	ph_buf_init(&errs);
+	if (ph_schema_validate(t->in, args, &errs, MAX_ARG_ERRORS) > 0) {
+		char *msg = ph_xasprintf("Invalid tool arguments: %s", errs.data);
+		o->result = ph_tool_error_result(msg);
+		free(msg);
+		ph_buf_free(&errs);
+		json_object_put(args);
+		return;
+	}
+	ph_buf_free(&errs);
+
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "tool";
+	inv.label = label;
+	inv.name = t->name;
+	inv.arguments = args;
+	res = ph_call_handler(r, &t->h, &inv);
+	json_object_put(args);
+	if (r->ex->cancelled) {
+		json_object_put(res);
+		return; /* nothing more may be sent */
+	}
+	if (res == NULL) {
+		o->result = ph_tool_error_result(generic_failure);
+		return;
+	}
+	if (ph_call_input_required(r, res, label, o)) {
+		json_object_put(res);
+		return;
+	}
+	o->result = tool_result(t, res, label);
+	json_object_put(res);
+}

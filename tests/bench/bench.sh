@@ -1,0 +1,194 @@
+#!/bin/bash
+# tests/bench/bench.sh: throughput, latency and memory of Phantom against a
+# ceiling and a peer, in one run on one machine (not part of make check).
+#
+#   cd build && bash ../tests/bench/bench.sh        # or: make bench
+#
+# Targets, each driven by wrk (tests/bench/mcp.lua) for BENCH_SECONDS with
+# BENCH_CONNECTIONS connections:
+#   phantom module    tools/call echo (examples/module, a C handler)   via nginx
+#   phantom script    tools/call echo_script (a POSIX sh exec handler) via nginx
+#   phantom resource  resources/read info://hello (static text)         via nginx
+#   ceiling           tests/fcgi_trivial under spawn-fcgi, a fixed 200-byte
+#                     JSON answer from plain libfcgi, behind its own nginx
+#   peer              the TypeScript SDK v2 server (v2-server.mjs --mode
+#                     minimal: tools/call echo, resources/read info://hello)
+# Phantom and the ceiling run BENCH_WORKERS FastCGI processes on loopback
+# TCP. RSS is the peak sum of every process of a side (nginx included),
+# sampled every 0.2 s. The peer's npm packages are installed into
+# $PHANTOM_TEST_CACHE (default ~/.cache/phantom-tests) when missing; set
+# PEER_SERVER to the v2-server.mjs to use (default ../shared/tools/...).
+if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
+set +u
+SECS=${BENCH_SECONDS:-5}
+CONNS=${BENCH_CONNECTIONS:-16}
+W=${BENCH_WORKERS:-4}
+PHANTOM=${PHANTOM:-$top_builddir/phantom-fcgi}
+TRIVIAL=$top_builddir/tests/fcgi_trivial
+MODDIR=$top_builddir/examples/module/.libs
+LUA=$top_srcdir/tests/bench/mcp.lua
+PEER_SERVER=${PEER_SERVER:-$top_srcdir/../shared/tools/mcp-clients/v2-server.mjs}
+CACHE=${PHANTOM_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/phantom-tests}/peer-server-2.4.0
+
+for t in wrk nginx spawn-fcgi curl jq; do
+	command -v "$t" >/dev/null || { echo "bench: $t is needed" >&2; exit 2; }
+done
+for f in "$PHANTOM" "$TRIVIAL" "$MODDIR/phantom_example.so"; do
+	[ -e "$f" ] || { echo "bench: $f is missing: build first (make check TESTS=)" >&2; exit 2; }
+done
+
+# ---- memory of process trees ------------------------------------------------------
+tree() { local p; echo "$1"; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$p"; done; }
+# mem_kib FIELD PIDS...: summed VmRSS (FIELD=rss) or Pss (FIELD=pss) of the trees
+mem_kib() {
+	local field=$1 total=0 p v; shift
+	for root in "$@"; do
+		for p in $(tree "$root"); do
+			if [ "$field" = rss ]; then v=$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+			else v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null); fi
+			total=$((total + ${v:-0}))
+		done
+	done
+	echo "$total"
+}
+# sample_peak FILE WEBPID|- PIDS...: until killed, writes the peaks
+# "rss_all rss_without_web pss_all" (KiB) to FILE
+sample_peak() {
+	local file=$1 web=$2 a=0 b=0 c=0 x y z; shift 2
+	while :; do
+		y=$(mem_kib rss "$@"); x=$y; z=$(mem_kib pss "$@")
+		if [ "$web" != - ]; then x=$((y + $(mem_kib rss "$web"))); z=$((z + $(mem_kib pss "$web"))); fi
+		[ "$x" -gt "$a" ] && a=$x
+		[ "$y" -gt "$b" ] && b=$y
+		[ "$z" -gt "$c" ] && c=$z
+		echo "$a $b $c" >"$file"
+		sleep 0.2
+	done
+}
+
+# run LABEL URL METHOD NAME ARGS WEBPID|- PIDS...: checks one request, then
+# wrk with memory sampling; stores "rps p50 p99 rss rss_noweb pss" in R[LABEL]
+declare -A R
+run() {
+	local label=$1 url=$2 method=$3 name=$4 args=$5 web=$6 body check sp out; shift 6
+	if [ "$method" = resources/read ]; then body="{\"uri\":\"$name\"}"; else body="{\"name\":\"$name\",\"arguments\":$args}"; fi
+	check=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: $method" -H "Mcp-Name: $name" \
+		--data-binary "$(jq -c --arg m "$method" '{jsonrpc:"2.0",id:1,method:$m,params:(. + {_meta:{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}})}' <<<"$body")" "$url" |
+		sed -n 's/^data: //p;/^{/p' | tail -1)
+	if [ -z "$check" ] || [ "$(jq -r '(.error // .result.isError // false) | if . == false then "ok" else "bad" end' <<<"$check" 2>/dev/null)" != ok ]; then
+		echo "bench: $label: the probe request failed: $check" >&2
+		R[$label]="0 0 0 0 0 0"
+		return
+	fi
+	sample_peak "$T_DIR/peak.$label" "$web" "$@" &
+	sp=$!
+	out=$(MCP_METHOD=$method MCP_NAME=$name MCP_ARGS=$args \
+		wrk -t2 -c"$CONNS" -d"${SECS}s" --timeout 5s -s "$LUA" "$url" 2>&1 | grep '^RESULT')
+	kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+	set -- $out
+	{ [ "${5:-1}" != 0 ] || [ "${6:-1}" != 0 ]; } && echo "bench: $label: non-2xx=$5 socket errors=$6" >&2
+	R[$label]="$2 $3 $4 $(cat "$T_DIR/peak.$label" 2>/dev/null || echo 0 0 0)"
+}
+
+# ---- Phantom -------------------------------------------------------------------------
+cat >"$T_DIR/bench.yaml" <<YAML
+server: { name: phantom-bench, version: "1" }
+max_requests: 0
+tools:
+  - { name: echo, input: {text: {type: string, required: true}}, module: $MODDIR/phantom_example.so, symbol: echo }
+  - name: echo_script
+    input_schema: {type: object, properties: {text: {type: string}}, required: [text]}
+    exec: [$top_srcdir/examples/scripts/echo_script.sh]
+resources:
+  - { uri: "info://hello", name: hello, text: "Hello, world." }
+YAML
+PH_PORT=$(free_port)
+spawn-fcgi -n -a 127.0.0.1 -p "$PH_PORT" -- "$PHANTOM" -c "$T_DIR/bench.yaml" --workers "$W" \
+	2>"$T_DIR/phantom.log" &
+PH_PID=$!
+T_PIDS+=("$PH_PID")
+wait_port "$PH_PORT" || { echo "bench: phantom did not start" >&2; cat "$T_DIR/phantom.log" >&2; exit 1; }
+nginx_start "127.0.0.1:$PH_PORT" || { echo "bench: nginx did not start" >&2; exit 1; }
+PH_URL=$NGINX_URL
+PH_NGINX=$(cat "$T_DIR"/nginx-*/nginx.pid)
+
+# ---- the ceiling -----------------------------------------------------------------------
+TRIV_PORT=$(free_port)
+spawn-fcgi -a 127.0.0.1 -p "$TRIV_PORT" -F "$W" -P "$T_DIR/trivial.pid" -- "$TRIVIAL" >/dev/null
+TRIV_PIDS=$(cat "$T_DIR/trivial.pid")
+for p in $TRIV_PIDS; do T_PIDS+=("$p"); done
+wait_port "$TRIV_PORT"
+nginx_start "127.0.0.1:$TRIV_PORT" || { echo "bench: nginx did not start" >&2; exit 1; }
+CEIL_URL=$NGINX_URL
+CEIL_NGINX=$(cat "$(ls -d "$T_DIR"/nginx-* | while read -r d; do [ "$(cat "$d/nginx.pid")" != "$PH_NGINX" ] && echo "$d"; done | head -1)/nginx.pid")
+
+# ---- the peer ------------------------------------------------------------------------------
+PEER_URL=
+if command -v node >/dev/null && command -v npm >/dev/null && [ -f "$PEER_SERVER" ]; then
+	if [ ! -d "$CACHE/node_modules/@modelcontextprotocol/node" ]; then
+		mkdir -p "$CACHE"
+		printf '%s\n' '{"private":true,"type":"module","dependencies":{' \
+			'"@modelcontextprotocol/server":"2.4.0","@modelcontextprotocol/node":"2.1.2","zod":"4.6.7"}}' \
+			>"$CACHE/package.json"
+		(cd "$CACHE" && timeout 600 npm install --no-audit --no-fund --loglevel=error >"$T_DIR/npm.log" 2>&1) ||
+			echo "bench: could not install the peer: $(tail -1 "$T_DIR/npm.log")" >&2
+	fi
+	if [ -d "$CACHE/node_modules/@modelcontextprotocol/node" ]; then
+		cp "$PEER_SERVER" "$CACHE/v2-server.mjs"
+		PORT=$(free_port)
+		(cd "$CACHE" && exec node v2-server.mjs --mode minimal --port "$PORT") 2>"$T_DIR/peer.log" &
+		PEER_PID=$!
+		T_PIDS+=("$PEER_PID")
+		wait_port "$PORT" && PEER_URL=http://127.0.0.1:$PORT/mcp
+	fi
+fi
+[ -n "$PEER_URL" ] || echo "bench: no peer (node, npm or $PEER_SERVER missing)" >&2
+
+sleep 1
+IDLE_PH=$(( $(mem_kib rss "$PH_PID") + $(mem_kib rss "$PH_NGINX") ))
+IDLE_CEIL=$(( $(mem_kib rss $TRIV_PIDS) + $(mem_kib rss "$CEIL_NGINX") ))
+IDLE_PEER=0
+[ -n "$PEER_URL" ] && IDLE_PEER=$(mem_kib rss "$PEER_PID")
+
+echo "bench: $W FastCGI workers, wrk -t2 -c$CONNS -d${SECS}s, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+run ceiling "$CEIL_URL" tools/call echo '{"text":"hi"}' "$CEIL_NGINX" $TRIV_PIDS
+run module "$PH_URL" tools/call echo '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
+run script "$PH_URL" tools/call echo_script '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
+run resource "$PH_URL" resources/read info://hello '{}' "$PH_NGINX" "$PH_PID"
+if [ -n "$PEER_URL" ]; then
+	run peer_tool "$PEER_URL" tools/call echo '{"text":"hi"}' - "$PEER_PID"
+	run peer_resource "$PEER_URL" resources/read info://hello '{}' - "$PEER_PID"
+fi
+
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+echo
+echo "RSS: peak sum of VmRSS during the run (all processes of the side; 'app' leaves nginx out);"
+echo "PSS: the same with shared pages divided among the processes that map them."
+printf '%-14s %9s %8s %8s %9s %9s %9s %9s\n' target req/s p50_ms p99_ms idle_RSS RSS app_RSS PSS
+row() {
+	local label=$1 idle=$2; set -- ${R[$1]:-0 0 0 0 0 0}
+	printf '%-14s %9.0f %8s %8s %8sM %8sM %8sM %8sM\n' "$label" "$1" "$2" "$3" "$(mb "$idle")" "$(mb "$4")" "$(mb "$5")" "$(mb "$6")"
+}
+row ceiling "$IDLE_CEIL"
+row module "$IDLE_PH"
+row script "$IDLE_PH"
+row resource "$IDLE_PH"
+if [ -n "$PEER_URL" ]; then row peer_tool "$IDLE_PEER"; row peer_resource "$IDLE_PEER"; fi
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
+col() { local c=$2; set -- ${R[$1]:-0 0 0 0 0 0}; echo "${!c}"; }
+maxcol() { local c=$1 m=0 v; shift; for l in "$@"; do v=$(col "$l" "$c"); [ "$v" -gt "$m" ] 2>/dev/null && m=$v; done; echo "$m"; }
+echo
+echo "module tools/call / ceiling      $(ratio "$(col module 1)" "$(col ceiling 1)")   (target >= 0.8)"
+if [ -n "$PEER_URL" ]; then
+	echo "module tools/call / peer         $(ratio "$(col module 1)" "$(col peer_tool 1)")   (target >= 10)"
+	echo "script tools/call / peer         $(ratio "$(col script 1)" "$(col peer_tool 1)")   (target >= 1)"
+	echo "resources/read / peer            $(ratio "$(col resource 1)" "$(col peer_resource 1)")"
+	PEER_RSS=$(maxcol 4 peer_tool peer_resource)
+	PEER_PSS=$(maxcol 6 peer_tool peer_resource)
+	echo "Phantom / peer, peak RSS         $(ratio "$(maxcol 4 module script resource)" "$PEER_RSS")   (target <= 0.10; nginx + master + $W workers)"
+	echo "Phantom / peer, peak RSS, no nginx $(ratio "$(maxcol 5 module script resource)" "$PEER_RSS")"
+	echo "Phantom / peer, peak PSS         $(ratio "$(maxcol 6 module script resource)" "$PEER_PSS")"
+fi

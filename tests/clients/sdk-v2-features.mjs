@@ -1,0 +1,152 @@
+// sdk_client.mjs: the official TypeScript SDK v2 client
+// (@modelcontextprotocol/client) calling every kind of tool, prompt and
+// resource of the configuration written by tests/integration/sdk_client.sh, over HTTP or
+// stdio, in a chosen era. One JSON line per check on stdout:
+//   {"check": "...", "ok": true|false, "detail": ...}
+//   node sdk-v2-features.mjs --url URL --era auto|2026-07-28|legacy
+//   node sdk-v2-features.mjs --stdio CMD --arg X ... --era ...
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const argv = process.argv.slice(2);
+const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
+const many = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
+const era = opt('era', 'auto');
+// The SDK dispatches notifications on a later microtask but responses at
+// once: when the last progress and the result arrive in one stdio read, the
+// progress handler is already gone. Over stdio the last one may be missing.
+const progressOk = (seen, n) => {
+    const want = Array.from({ length: n }, (_, i) => i + 1).join(',');
+    return seen.join(',') === want || (opt('stdio') && seen.join(',') === want.split(',').slice(0, n - 1).join(','));
+};
+const emit = (check, ok, detail) => process.stdout.write(JSON.stringify({ check, ok: !!ok, detail }) + '\n');
+const check = async (name, fn) => {
+    try {
+        const [ok, detail] = await fn();
+        emit(name, ok, detail);
+    } catch (e) {
+        emit(name, false, `${e?.name}: ${e?.message}`);
+    }
+};
+
+const client = new Client(
+    { name: 'phantom-sdk-test', version: '1.0.0' },
+    era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'auto' ? 'auto' : { pin: era } } }
+);
+let transport;
+if (opt('stdio')) {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+    transport = new StdioClientTransport({ command: opt('stdio'), args: many('arg'), stderr: 'ignore',
+        env: { ...process.env } });
+} else {
+    transport = new StreamableHTTPClientTransport(new URL(opt('url')));
+}
+await check('connect', async () => {
+    await client.connect(transport);
+    const caps = client.getServerCapabilities() ?? {};
+    return [caps.tools && caps.prompts && caps.resources && caps.completions,
+        { era: client.getProtocolEra?.(), version: client.getNegotiatedProtocolVersion?.() }];
+});
+
+const text = r => r?.content?.find(c => c.type === 'text')?.text;
+await check('tools/list', async () => {
+    const names = (await client.listTools()).tools.map(t => t.name);
+    return [names.includes('echo') && names.includes('echo_script') && names.includes('all_content'), names];
+});
+await check('module tool', async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { text: 'héllo' } });
+    return [text(r) === 'héllo', r];
+});
+await check('structured output', async () => {
+    const r = await client.callTool({ name: 'text_stats', arguments: { text: 'a b\nc' } });
+    return [r.structuredContent?.words === 3 && r.structuredContent?.lines === 2, r.structuredContent];
+});
+await check('every content type', async () => {
+    const r = await client.callTool({ name: 'all_content', arguments: {} });
+    const types = r.content.map(c => c.type).join(',');
+    return [types === 'text,image,audio,resource_link,resource,resource', types];
+});
+await check('script tool', async () => {
+    const r = await client.callTool({ name: 'echo_script', arguments: { text: 'from sh' } });
+    return [text(r) === 'from sh', r];
+});
+await check('module progress', async () => {
+    const seen = [];
+    const r = await client.callTool({ name: 'count_to', arguments: { n: 3, delay_ms: 10 } },
+        { onprogress: p => seen.push(p.progress) });
+    return [text(r) === 'counted to 3' && progressOk(seen, 3), seen];
+});
+await check('script progress', async () => {
+    const seen = [];
+    const r = await client.callTool({ name: 'countdown', arguments: { from: 2, step_ms: 10 } },
+        { onprogress: p => seen.push(p.progress) });
+    return [text(r) === 'liftoff after 2 steps' && progressOk(seen, 2), seen];
+});
+await check('validation error is a tool result', async () => {
+    const r = await client.callTool({ name: 'text_stats', arguments: {} });
+    return [r.isError === true && /Missing required field: text/.test(text(r)), text(r)];
+});
+await check('unknown tool is an error', async () => {
+    try {
+        await client.callTool({ name: 'no_such_tool', arguments: {} });
+        return [false, 'no error'];
+    } catch (e) {
+        return [/Unknown tool|-32602/.test(`${e.message} ${e.code}`), e.message];
+    }
+});
+await check('prompts/list', async () => {
+    const names = (await client.listPrompts()).prompts.map(p => p.name);
+    return [names.join(',') === 'code_review,summarize_doc,describe_logo,module_prompt', names];
+});
+await check('prompt with arguments', async () => {
+    const r = await client.getPrompt({ name: 'code_review', arguments: { code: 'x=1', language: 'python' } });
+    return [/python code/.test(r.messages[0].content.text) && /x=1/.test(r.messages[0].content.text), r.messages[0]];
+});
+await check('prompt with an embedded resource', async () => {
+    const r = await client.getPrompt({ name: 'summarize_doc', arguments: { page: 'index.md' } });
+    return [r.messages[1].content.type === 'resource' && /Phantom example/.test(r.messages[1].content.resource.text), r.messages[1].content.type];
+});
+await check('prompt with an image', async () => {
+    const r = await client.getPrompt({ name: 'describe_logo' });
+    return [r.messages[1].content.type === 'image' && r.messages[1].content.mimeType === 'image/png', r.messages[1].content.mimeType];
+});
+await check('prompt from a module handler', async () => {
+    const r = await client.getPrompt({ name: 'module_prompt', arguments: { topic: 'owls' } });
+    return [r.messages.length === 2 && r.messages[1].role === 'assistant', r.messages];
+});
+await check('completion', async () => {
+    const r = await client.complete({ ref: { type: 'ref/prompt', name: 'code_review' }, argument: { name: 'language', value: 'ru' } });
+    return [r.completion.values.join(',') === 'ruby,rust', r.completion];
+});
+await check('resources/list', async () => {
+    const uris = (await client.listResources()).resources.map(r => r.uri);
+    return [uris.join(',') === 'docs://index,docs://logo', uris];
+});
+await check('resources/templates/list', async () => {
+    const t = (await client.listResourceTemplates()).resourceTemplates.map(r => r.uriTemplate);
+    return [t.join(',') === 'docs://{page},example://rot13/{text}', t];
+});
+await check('text resource', async () => {
+    const r = await client.readResource({ uri: 'docs://index' });
+    return [/Phantom example/.test(r.contents[0].text) && r.contents[0].mimeType === 'text/markdown', r.contents[0].mimeType];
+});
+await check('blob resource', async () => {
+    const r = await client.readResource({ uri: 'docs://logo' });
+    return [Buffer.from(r.contents[0].blob, 'base64').subarray(1, 4).toString() === 'PNG', r.contents[0].mimeType];
+});
+await check('directory template', async () => {
+    const r = await client.readResource({ uri: 'docs://getting-started.md' });
+    return [/^# Getting started/.test(r.contents[0].text), r.contents[0].uri];
+});
+await check('module template', async () => {
+    const r = await client.readResource({ uri: 'example://rot13/abc' });
+    return [r.contents[0].text === 'nop', r.contents[0]];
+});
+await check('missing resource is an error', async () => {
+    try {
+        await client.readResource({ uri: 'docs://nope.md' });
+        return [false, 'no error'];
+    } catch (e) {
+        return [true, e.message];
+    }
+});
+await client.close();

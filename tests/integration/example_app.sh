@@ -1,0 +1,72 @@
+#!/bin/bash
+# The shipped conf/phantom.yaml behind the shipped conf/nginx.conf: every
+# tool (C module and sh scripts), prompt and resource of the example app
+# answers as documented.
+. "${top_srcdir:-.}/tests/lib.sh"
+. "$top_srcdir/tests/reglib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+
+OUT=$("$PHANTOM" -c "$top_srcdir/conf/phantom.yaml" -t 2>&1)
+is "$?" 0 "conf/phantom.yaml passes -t"
+phantom_up "$top_srcdir/conf/phantom.yaml" --workers 2 || { echo "not ok 1 - phantom starts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+U=$NGINX_URL
+call() { local id=$1 p=$2; shift 2; mcall "$U" "$id" tools/call "$p" "$@"; }
+
+mcall "$U" 1 server/discover '{}'
+is "$(jqr '.result.capabilities|[has("tools"),has("prompts"),has("resources"),has("completions")]|all')" true \
+	"tools, prompts, resources and completions are advertised"
+is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" phantom "the sample configuration keeps the default server name"
+mcall "$U" 2 tools/list '{}'
+is "$(jqr '[.result.tools[].name]|join(",")')" "echo,text_stats,count_to,host_info,echo_script,countdown" "the example tools"
+is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" "300000/public" "tools list cache hints"
+
+call 10 '{"name":"echo","arguments":{"text":"héllo"}}'
+is "$(jqr '.result.content[0].text')" "héllo" "echo (module)"
+call 11 '{"name":"text_stats","arguments":{"text":"one two\nthree"}}'
+is "$(jqr '.result.structuredContent|"\(.characters) \(.words) \(.lines)"')" "13 3 2" "text_stats (module, structured, output schema)"
+PTOKEN=t mcall "$U" 12 tools/call '{"name":"count_to","arguments":{"n":3,"delay_ms":20}}'
+is "$(sse_data | jq -r 'select(.method=="notifications/progress")|.params.progress' | tr '\n' ,)" "1,2,3," "count_to (module) reports progress"
+is "$(fjq '.result.content[0].text')" "counted to 3" "count_to result"
+call 13 '{"name":"count_to","arguments":{"n":0}}'
+like "$(jqr '.result.content[0].text')" "Field n: must be >= 1" "count_to validates its input"
+call 14 '{"name":"host_info"}'
+is "$(jqr .result.isError)" false "host_info (sh script)"
+is "$(jqr '.result.structuredContent.load|length')" 3 "host_info passes its output schema"
+is "$(jqr .result.structuredContent.hostname)" "$(cat /proc/sys/kernel/hostname)" "host_info reports the host name"
+call 15 '{"name":"echo_script","arguments":{"text":"plain words"}}'
+is "$(jqr '.result.content[0].text')" "plain words" "echo_script (sh script)"
+call 16 '{"name":"echo_script","arguments":{"text":"a\\b"}}'
+is "$(jqr .result.isError)" true "echo_script refuses what it cannot handle"
+PTOKEN=c mcall "$U" 17 tools/call '{"name":"countdown","arguments":{"from":3,"step_ms":20}}'
+is "$(sse_data | jq -r 'select(.method=="notifications/progress")|.params.message' | tr '\n' ,)" "1 of 3,2 of 3,3 of 3," "countdown (sh) reports progress on fd 3"
+is "$(fjq '.result.content[0].text')" "liftoff after 3 steps" "countdown result"
+grep -q "tool countdown: stderr: countdown: done after 3 steps" "$PH_LOG"; ok "the script's stderr is in the log"
+
+mcall "$U" 20 prompts/list '{}'
+is "$(jqr '[.result.prompts[].name]|join(",")')" "code_review,summarize_doc,describe_logo" "the example prompts"
+mcall "$U" 21 prompts/get '{"name":"code_review","arguments":{"code":"int main;","language":"c"}}'
+like "$(jqr '.result.messages[0].content.text|gsub("\\n";" ")')" "^Please review this c code.*int main;" "code_review substitutes"
+mcall "$U" 22 completion/complete '{"ref":{"type":"ref/prompt","name":"code_review"},"argument":{"name":"language","value":"py"}}'
+is "$(jqr '.result.completion.values|join(",")')" "python" "language completion from the module"
+mcall "$U" 23 prompts/get '{"name":"summarize_doc","arguments":{"page":"getting-started.md"}}'
+like "$(jqr '.result.messages[1].content.resource.text')" "^# Getting started" "summarize_doc embeds docs://{{page}}"
+mcall "$U" 24 prompts/get '{"name":"describe_logo"}'
+is "$(jqr '.result.messages[1].content.mimeType')" image/png "describe_logo carries the image"
+
+mcall "$U" 30 resources/list '{}'
+is "$(jqr '[.result.resources[].uri]|join(",")')" "docs://index,docs://logo" "the example resources"
+mcall "$U" 31 resources/read '{"uri":"docs://index"}'
+like "$(jqr '.result.contents[0].text')" "^# Phantom example documentation" "docs://index"
+is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" "60000/public" "with its cache hints"
+mcall "$U" 32 resources/read '{"uri":"docs://logo"}'
+is "$(jqr '.result.contents[0].blob|@base64d|.[1:4]')" PNG "docs://logo is a blob"
+mcall "$U" 33 resources/read '{"uri":"docs://exec-handlers.md"}'
+like "$(jqr '.result.contents[0].text')" "^# Exec handlers" "the docs://{page} template"
+mcall "$U" 34 resources/read '{"uri":"docs://..%2F..%2Fconf%2Fphantom.yaml"}'
+is "$(jqr .error.code)" -32602 "the template stays inside its directory"
+mcall "$U" 35 resources/read '{"uri":"example://rot13/Hello%20World"}'
+is "$(jqr '.result.contents[0].text')" "Uryyb Jbeyq" "example://rot13/{text} (module)"
+mcall "$U" 36 completion/complete '{"ref":{"type":"ref/resource","uri":"docs://{page}"},"argument":{"name":"page","value":"g"}}'
+is "$(jqr '.result.completion.values|join(",")')" "getting-started.md" "docs page completion"
+done_testing

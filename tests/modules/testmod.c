@@ -1,0 +1,166 @@
+/* testmod.c: handlers for the integration tests: every content type, every
+ * way a module handler can fail, a slow handler that watches the cancelled
+ * flag, prompt, resource and completion handlers. */
+#include <phantom.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+PHANTOM_MODULE();
+
+phantom_result *all_content(phantom_call *c, void *u);
+phantom_result *fail_null(phantom_call *c, void *u);
+phantom_result *tool_error(phantom_call *c, void *u);
+phantom_result *bad_output(phantom_call *c, void *u);
+phantom_result *good_output(phantom_call *c, void *u);
+phantom_result *whoami(phantom_call *c, void *u);
+phantom_result *slow(phantom_call *c, void *u);
+phantom_result *prompt(phantom_call *c, void *u);
+phantom_result *resource(phantom_call *c, void *u);
+phantom_result *many_values(phantom_call *c, void *u);
+phantom_result *args_echo(phantom_call *c, void *u);
+
+static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+phantom_result *
+all_content(phantom_call *c, void *u)
+{
+	phantom_result *r = phantom_result_new();
+	(void)c;
+	(void)u;
+	phantom_result_text(r, "text block");
+	phantom_result_image(r, png, sizeof png, "image/png");
+	phantom_result_audio(r, "RIFF", 4, "audio/wav");
+	phantom_result_resource_link(r, "test://linked", "linked", "a link", "text/plain");
+	phantom_result_embedded(r, "test://embedded", "text/plain", "embedded text", NULL, 0);
+	phantom_result_embedded(r, "test://blob", "application/octet-stream", NULL, "\0\1\2", 3);
+	return r;
+}
+
+phantom_result *
+fail_null(phantom_call *c, void *u)
+{
+	(void)c;
+	(void)u;
+	return NULL;
+}
+
+phantom_result *
+tool_error(phantom_call *c, void *u)
+{
+	(void)c;
+	(void)u;
+	return phantom_error("the date must be in the future");
+}
+
+phantom_result *
+bad_output(phantom_call *c, void *u)
+{
+	phantom_result *r = phantom_result_new();
+	(void)c;
+	(void)u;
+	phantom_result_structured_json(r, "{\"count\":\"many\"}");
+	return r;
+}
+
+phantom_result *
+good_output(phantom_call *c, void *u)
+{
+	phantom_result *r = phantom_result_new();
+	(void)u;
+	phantom_result_structured_json(r, phantom_arg_int(c, "n", 1) > 0 ? "{\"count\":2}" : "{\"count\":0}");
+	return r;
+}
+
+phantom_result *
+whoami(phantom_call *c, void *u)
+{
+	char buf[512];
+	const char *p = phantom_call_principal(c);
+	(void)u;
+	snprintf(buf, sizeof buf, "principal=%s elicitation=%d caps=%s", p ? p : "none",
+		 phantom_call_has_capability(c, "elicitation"),
+		 json_object_to_json_string_ext(phantom_call_client_capabilities(c), JSON_C_TO_STRING_PLAIN));
+	return phantom_text(buf);
+}
+
+/* Runs for up to 10 s; when it sees the cancelled flag it writes the file
+ * named by its "marker" argument, so a test can tell it noticed. */
+phantom_result *
+slow(phantom_call *c, void *u)
+{
+	const char *marker = phantom_arg_string(c, "marker", NULL);
+	(void)u;
+	phantom_progress(c, 1, 0, "started");
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = {0, 100000000L};
+		nanosleep(&ts, NULL);
+		if (phantom_call_cancelled(c)) {
+			if (marker) {
+				FILE *f = fopen(marker, "w");
+				if (f)
+					fclose(f);
+			}
+			return NULL;
+		}
+	}
+	return phantom_text("finished");
+}
+
+phantom_result *
+prompt(phantom_call *c, void *u)
+{
+	phantom_result *r = phantom_result_new();
+	char buf[256];
+	(void)u;
+	snprintf(buf, sizeof buf, "Topic: %s", phantom_arg_string(c, "topic", "none"));
+	phantom_result_description(r, "from the module");
+	phantom_result_text(r, buf);
+	phantom_result_role(r, "assistant");
+	phantom_result_text(r, "Understood.");
+	return r;
+}
+
+phantom_result *
+resource(phantom_call *c, void *u)
+{
+	const char *id = phantom_arg_string(c, "id", NULL);
+	phantom_result *r = phantom_result_new();
+	char buf[256];
+	(void)u;
+	if (id && strcmp(id, "missing") == 0) {
+		phantom_result_not_found(r);
+		return r;
+	}
+	if (id && strcmp(id, "fail") == 0) {
+		phantom_result_free(r);
+		return NULL;
+	}
+	snprintf(buf, sizeof buf, "item %s at %s", id ? id : "-", phantom_call_uri(c));
+	phantom_result_text(r, buf);
+	return r;
+}
+
+phantom_result *
+many_values(phantom_call *c, void *u)
+{
+	phantom_result *r = phantom_result_new();
+	char buf[32];
+	(void)u;
+	for (int i = 0; i < 150; i++) {
+		snprintf(buf, sizeof buf, "%s%03d", phantom_complete_value(c), i);
+		phantom_result_value(r, buf);
+	}
+	phantom_result_total(r, 150);
+	return r;
+}
+
+phantom_result *
+args_echo(phantom_call *c, void *u)
+{
+	(void)u;
+	return phantom_text(json_object_to_json_string_ext(phantom_call_arguments(c), JSON_C_TO_STRING_PLAIN));
+}

@@ -1,0 +1,1337 @@
+/* test_core.c: the MCP core driven through ph_serve() with a fake front that
+ * records what the core sends (status, content type, headers, body) and
+ * counts body reads. Covers the HTTP rules and the validation ladder of
+ * mcp-wire §6.7 step by step with their HTTP status and JSON-RPC code, the
+ * echoed id, both eras, stdio mode, the notification helpers and pagination.
+ * After each error the next request is checked to be served normally. */
+#include "first.h"
+#include "ph_core.h"
+#include "ph_server.h"
+#include "ph_util.h"
+#include "tap.h"
+#include <stdarg.h>
+#include <stdlib.h>
+
+#define V "2026-07-28"
+#define PV "io.modelcontextprotocol/protocolVersion"
+#define CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_OK "\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{}}"
+#define DISCOVER "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META_OK "}}"
+#define MODERN_HDRS(m) "HTTP_MCP_PROTOCOL_VERSION", V, "HTTP_MCP_METHOD", m
+
+/* ---- the fake front -------------------------------------------------------- */
+
+#define MAXP 32
+static struct fake {
+	const char *pn[MAXP], *pv[MAXP];
+	size_t np;
+	const char *body;
+	size_t len, pos, chunk;
+	int reads;
+	bool read_fail, respond_fail, send_fail;
+	/* what the core sent */
+	int responds, stream_starts, stream_sends;
+	int status;
+	char *ctype;
+	struct ph_buf hdrs; /* "Name: value\n" each */
+	struct ph_buf out;  /* the body, or each streamed message and "\n" */
+	struct json_object *resp; /* out parsed, when it is one JSON document */
+	struct ph_exchange ex;
+} F;
+static bool session_id_seen; /* an Mcp-Session-Id header was ever sent */
+static struct ph_server *srv;
+
+static const char *
+fake_param(struct ph_exchange *ex, const char *name)
+{
+	struct fake *f = ex->front;
+	for (size_t i = 0; i < f->np; i++)
+		if (strcmp(f->pn[i], name) == 0)
+			return f->pv[i];
+	return NULL;
+}
+
+static long
+fake_read(struct ph_exchange *ex, char *buf, size_t len)
+{
+	struct fake *f = ex->front;
+	size_t n = f->len - f->pos;
+	f->reads++;
+	if (f->read_fail)
+		return -1;
+	if (n > len)
+		n = len;
+	if (f->chunk && n > f->chunk)
+		n = f->chunk;
+	memcpy(buf, f->body + f->pos, n);
+	f->pos += n;
+	return (long)n;
+}
+
+static void
+record_headers(struct fake *f, const struct ph_header *h)
+{
+	for (; h && h->name; h++) {
+		ph_buf_printf(&f->hdrs, "%s: %s\n", h->name, h->value);
+		if (ph_strcaseeq(h->name, "Mcp-Session-Id"))
+			session_id_seen = true;
+	}
+}
+
+static int
+fake_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	     const char *body, size_t len)
+{
+	struct fake *f = ex->front;
+	f->responds++;
+	f->status = status;
+	free(f->ctype);
+	f->ctype = ctype ? ph_xstrdup(ctype) : NULL;
+	record_headers(f, hdrs);
+	if (body)
+		ph_buf_add(&f->out, body, len);
+	return f->respond_fail ? -1 : 0;
+}
+
+static int
+fake_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	struct fake *f = ex->front;
+	f->stream_starts++;
+	f->status = 200;
+	free(f->ctype);
+	f->ctype = ph_xstrdup("text/event-stream");
+	record_headers(f, hdrs);
+	return 0;
+}
+
+static int
+fake_stream_send(struct ph_exchange *ex, const char *json, size_t len)
+{
+	struct fake *f = ex->front;
+	f->stream_sends++;
+	ph_buf_add(&f->out, json, len);
+	ph_buf_addc(&f->out, '\n');
+	return f->send_fail ? -1 : 0;
+}
+
+static const struct ph_front_ops fake_ops = {
+	.param = fake_param,
+	.read = fake_read,
+	.respond = fake_respond,
+	.stream_start = fake_stream_start,
+	.stream_send = fake_stream_send,
+};
+
+static void
+fake_reset(void)
+{
+	free(F.ctype);
+	ph_buf_free(&F.hdrs);
+	ph_buf_free(&F.out);
+	json_object_put(F.resp);
+	memset(&F, 0, sizeof F);
+	F.ex.ops = &fake_ops;
+	F.ex.front = &F;
+}
+
+static void
+set_param(const char *name, const char *value)
+{
+	for (size_t i = 0; i < F.np; i++) {
+		if (strcmp(F.pn[i], name) == 0) {
+			if (value == NULL) {
+				F.pn[i] = F.pn[F.np - 1];
+				F.pv[i] = F.pv[F.np - 1];
+				F.np--;
+			} else {
+				F.pv[i] = value;
+			}
+			return;
+		}
+	}
+	if (value != NULL && F.np < MAXP) {
+		F.pn[F.np] = name;
+		F.pv[F.np++] = value;
+	}
+}
+
+static void
+parse_out(void)
+{
+	if (F.out.len > 0 && F.stream_sends == 0)
+		F.resp = json_tokener_parse(F.out.data);
+}
+
+static char content_length[32];
+
+/* Serves body as an HTTP POST from localhost with Content-Type
+ * application/json; kv (NAME, VALUE, ..., NULL) overrides or, with a NULL
+ * value, removes request variables. */
+static void
+serve_http_kv(const char *body, const char *const *kv)
+{
+	fake_reset();
+	F.ex.http = true;
+	F.body = body;
+	F.len = strlen(body);
+	snprintf(content_length, sizeof content_length, "%zu", F.len);
+	set_param("REQUEST_METHOD", "POST");
+	set_param("CONTENT_TYPE", "application/json");
+	set_param("HTTP_HOST", "localhost:8080");
+	set_param("CONTENT_LENGTH", content_length);
+	for (; kv && kv[0]; kv += 2)
+		set_param(kv[0], kv[1]);
+	ph_serve(srv, &F.ex);
+	parse_out();
+}
+
+/* serve_http(body, NAME, VALUE, ...): the variables end at END, so a NULL
+ * value can remove one. */
+static const char end_marker[1];
+#define END ((const char *)end_marker)
+
+static void
+serve_http_v(const char *body, ...)
+{
+	const char *kv[2 * MAXP + 1];
+	size_t n = 0;
+	va_list ap;
+	va_start(ap, body);
+	for (;;) {
+		const char *name = va_arg(ap, const char *);
+		if (name == END || n + 2 >= PH_ARRAY_LEN(kv))
+			break;
+		kv[n++] = name;
+		kv[n++] = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	kv[n] = NULL;
+	serve_http_kv(body, kv);
+}
+#define serve_http(...) serve_http_v(__VA_ARGS__, END)
+
+/* Serves one stdio line. */
+static void
+serve_stdio(const char *line)
+{
+	fake_reset();
+	F.ex.http = false;
+	F.ex.body = line;
+	F.ex.body_len = strlen(line);
+	F.ex.too_large = (long long)F.ex.body_len > srv->conf->http.max_body;
+	/* headers that would fail every check if stdio looked at them */
+	set_param("HTTP_MCP_METHOD", "wrong");
+	set_param("HTTP_MCP_PROTOCOL_VERSION", "1900-01-01");
+	set_param("REQUEST_METHOD", "GET");
+	ph_serve(srv, &F.ex);
+	parse_out();
+}
+
+/* A member of the response by path (NULL-terminated keys); borrowed. */
+static struct json_object *
+jpath(struct json_object *o, ...)
+{
+	va_list ap;
+	const char *k;
+	va_start(ap, o);
+	while (o && (k = va_arg(ap, const char *)) != NULL)
+		o = ph_jget(o, k);
+	va_end(ap);
+	return o;
+}
+
+static const char *
+jpath_str(struct json_object *o, const char *a, const char *b, const char *c)
+{
+	struct json_object *v = jpath(o, a, b, c, (const char *)NULL);
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static int
+resp_code(void)
+{
+	struct json_object *c = jpath(F.resp, "error", "code", (const char *)NULL);
+	return c ? json_object_get_int(c) : 0;
+}
+
+static const char *
+resp_message(void)
+{
+	return jpath_str(F.resp, "error", "message", NULL);
+}
+
+/* The id of the response as JSON text ("1", "\"a\"", "null"), "(none)"
+ * without a response. */
+static const char *
+resp_id(void)
+{
+	struct json_object *id;
+	if (F.resp == NULL)
+		return "(none)";
+	if (!json_object_object_get_ex(F.resp, "id", &id))
+		return "(absent)";
+	return id ? json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN) : "null";
+}
+
+static bool
+has_header(const char *line)
+{
+	return F.hdrs.data && strstr(F.hdrs.data, line) != NULL;
+}
+
+/* The next request after an error is served normally: a plain discover
+ * (no Host, no Origin, so any allow-list lets it through). */
+static void
+still_serves(const char *desc, bool http)
+{
+	if (http) {
+		serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", NULL);
+		ok(F.status == 200 && resp_code() == 0 &&
+		   jpath_str(F.resp, "result", "resultType", NULL) != NULL,
+		   "%s: the next request is served", desc);
+	} else {
+		/* small enough for any http.max_body */
+		serve_stdio("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+		ok(resp_code() == 0 && jpath(F.resp, "result", (const char *)NULL) != NULL,
+		   "%s: the next request is served", desc);
+	}
+}
+
+/* Checks the HTTP status (ignored for stdio), the JSON-RPC error code (0 for
+ * a result) and the echoed id of the response just served; after an error,
+ * that the next request is still served. */
+static void
+expect(int status, int code, const char *id, const char *desc)
+{
+	bool http = F.ex.http;
+	if (http)
+		is_int(F.status, status, "%s: HTTP %d", desc, status);
+	is_int(resp_code(), code, "%s: code %d", desc, code);
+	is_str(resp_id(), id, "%s: id %s", desc, id);
+	if (code != 0)
+		still_serves(desc, http);
+}
+
+static void
+message_has(const char *what, const char *desc)
+{
+	const char *m = resp_message();
+	ok(m && strstr(m, what), "%s: message mentions '%s' (%s)", desc, what, m ? m : "no message");
+}
+
+static struct ph_server *
+make_server(const char *yaml)
+{
+	struct ph_conf_problems p = {0};
+	struct ph_config *c = ph_conf_load_buf("t.yaml", ".", yaml, strlen(yaml), &p);
+	struct ph_server *s = c ? ph_server_new(c, &p) : NULL;
+	for (size_t i = 0; i < p.n; i++)
+		printf("# %s\n", p.v[i]);
+	ph_conf_problems_free(&p);
+	if (s == NULL) {
+		printf("Bail out! cannot build a server from: %s\n", yaml);
+		exit(1);
+	}
+	return s;
+}
+
+/* Frees the strings built with B() at exit. */
+static char *garbage[512];
+static size_t ngarbage;
+
+static char *PH_PRINTF(1, 2)
+B(const char *fmt, ...)
+{
+	va_list ap;
+	struct ph_buf b;
+	char tmp[8192];
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	ph_buf_init(&b);
+	ph_buf_adds(&b, tmp);
+	if (ngarbage == PH_ARRAY_LEN(garbage)) {
+		printf("Bail out! too many test strings\n");
+		exit(1);
+	}
+	return garbage[ngarbage++] = ph_buf_steal(&b);
+}
+
+/* A modern request: method, id text, extra params members (may be "") and
+ * the _meta object text. */
+static char *
+req(const char *method, const char *id, const char *extra, const char *meta)
+{
+	return B("{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\",\"params\":{%s%s\"_meta\":%s}}", id,
+		 method, extra, extra[0] ? "," : "", meta);
+}
+
+static const char *const meta_ok = "{\"" PV "\":\"" V "\",\"" CAPS "\":{}}";
+
+/* ---- step 1: HTTP rules ---------------------------------------------------- */
+
+static void
+test_http_method(void)
+{
+	serve_http(DISCOVER, "REQUEST_METHOD", "GET");
+	ok(has_header("Allow: POST\n"), "GET: Allow: POST");
+	is_int(F.reads, 0, "GET: the body is not read");
+	ok(F.ctype && strcmp(F.ctype, "application/json") == 0, "GET: the body is JSON");
+	expect(405, -32000, "null", "GET");
+	serve_http(DISCOVER, "REQUEST_METHOD", "DELETE");
+	ok(has_header("Allow: POST\n"), "DELETE: Allow: POST");
+	expect(405, -32000, "null", "DELETE");
+	serve_http(DISCOVER, "REQUEST_METHOD", "post");
+	expect(405, -32000, "null", "lowercase post is not POST");
+	serve_http(DISCOVER, "REQUEST_METHOD", NULL);
+	expect(405, -32000, "null", "no REQUEST_METHOD");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
+	ok(!has_header("Allow:"), "POST: no Allow header on success");
+	expect(200, 0, "1", "POST");
+}
+
+static void
+test_origin_host(void)
+{
+	struct ph_server *def = srv;
+
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://evil.example.com");
+	is_int(F.reads, 0, "bad Origin: the body is not read");
+	message_has("Origin", "bad Origin");
+	expect(403, -32000, "null", "Origin of another host");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "null");
+	expect(403, -32000, "null", "Origin 'null'");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://localhost.evil.com");
+	expect(403, -32000, "null", "Origin whose host only starts with localhost");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
+	expect(200, 0, "1", "no Origin is allowed");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "");
+	expect(200, 0, "1", "an empty Origin counts as none");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://localhost:3000");
+	expect(200, 0, "1", "no origins configured: Origin on localhost (any port) is allowed");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "https://127.0.0.1");
+	expect(200, 0, "1", "no origins configured: Origin on 127.0.0.1 is allowed");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://[::1]:8080/x");
+	expect(200, 0, "1", "no origins configured: Origin on [::1] is allowed");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://LocalHost");
+	expect(200, 0, "1", "host names compare case-insensitively");
+
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "evil.example.com");
+	message_has("Host", "bad Host");
+	expect(403, -32000, "null", "Host of another name (DNS rebinding)");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "evil.example.com:8080");
+	expect(403, -32000, "null", "Host of another name with a port");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "localhost");
+	expect(200, 0, "1", "Host localhost");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "127.0.0.1:1");
+	expect(200, 0, "1", "Host 127.0.0.1 with a port");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "[::1]:8080");
+	expect(200, 0, "1", "Host [::1] with a port");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "LOCALHOST:80");
+	expect(200, 0, "1", "Host names compare case-insensitively");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", NULL);
+	expect(200, 0, "1", "no Host header is allowed");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://evil.example.com",
+		   "HTTP_HOST", "evil.example.com");
+	message_has("Origin", "Origin is checked before Host");
+	expect(403, -32000, "null", "bad Origin and bad Host");
+	serve_http(DISCOVER, "REQUEST_METHOD", "GET", "HTTP_ORIGIN", "http://evil.example.com");
+	expect(405, -32000, "null", "the method is checked before Origin");
+
+	/* configured origins: only those, the host rule no longer applies */
+	srv = make_server("http:\n  origins: [\"https://app.example.com\"]\n");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "https://app.example.com");
+	expect(200, 0, "1", "configured Origin is allowed");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "HTTPS://APP.EXAMPLE.COM");
+	expect(200, 0, "1", "configured Origin compares case-insensitively");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "http://localhost:3000");
+	expect(403, -32000, "null", "with origins configured a localhost Origin is not implied");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_ORIGIN", "https://app.example.com:8443");
+	expect(403, -32000, "null", "configured Origin must match with its port");
+	ph_server_free(srv);
+
+	/* configured hosts */
+	srv = make_server("http:\n  hosts: [api.example.com]\n");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "api.example.com:443");
+	expect(200, 0, "1", "configured Host is allowed with any port");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
+	expect(403, -32000, "null", "localhost is refused when not configured");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "api.example.com",
+		   "HTTP_ORIGIN", "https://api.example.com");
+	expect(200, 0, "1", "Origin on a configured host is allowed");
+	ph_server_free(srv);
+
+	/* "*" for both */
+	srv = make_server("http:\n  origins: '*'\n  hosts: '*'\n");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", "anything.example",
+		   "HTTP_ORIGIN", "https://else.example");
+	expect(200, 0, "1", "\"*\" allows any Origin and Host");
+	ph_server_free(srv);
+	srv = def;
+}
+
+static void
+test_content_type(void)
+{
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", NULL);
+	is_int(F.reads, 0, "no Content-Type: the body is not read");
+	expect(415, -32000, "null", "no Content-Type");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", "text/plain");
+	expect(415, -32000, "null", "text/plain");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", "application/jsonx");
+	expect(415, -32000, "null", "application/jsonx");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", "application/json-rpc");
+	expect(415, -32000, "null", "application/json-rpc");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", "");
+	expect(415, -32000, "null", "empty Content-Type");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", "application/json; charset=utf-8");
+	expect(200, 0, "1", "application/json with a charset");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", "Application/JSON");
+	expect(200, 0, "1", "media types compare case-insensitively");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_TYPE", " application/json ;charset=utf-8");
+	expect(200, 0, "1", "blanks around the media type");
+	serve_http(DISCOVER, "HTTP_HOST", "evil.example.com", "CONTENT_TYPE", "text/plain");
+	expect(403, -32000, "null", "Host is checked before Content-Type");
+}
+
+static void
+test_body_size(void)
+{
+	struct ph_server *def = srv;
+	char big[400];
+	srv = make_server("http:\n  max_body: 256\n");
+
+	memset(big, ' ', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	memcpy(big, DISCOVER, strlen(DISCOVER));
+	serve_http(big, MODERN_HDRS("server/discover"));
+	is_int(F.reads, 0, "Content-Length over the limit: the body is never read");
+	expect(413, -32000, "null", "Content-Length over http.max_body");
+
+	serve_http(big, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", NULL);
+	ok(F.reads > 0, "without Content-Length the body is read up to the limit");
+	expect(413, -32000, "null", "a body over the limit without Content-Length");
+
+	serve_http(big, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "10");
+	expect(413, -32000, "null", "a body longer than its Content-Length is still bounded");
+
+	big[256] = '\0';
+	serve_http(big, MODERN_HDRS("server/discover"));
+	expect(200, 0, "1", "a body of exactly http.max_body");
+
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "257");
+	is_int(F.reads, 0, "Content-Length one over: not read");
+	expect(413, -32000, "null", "Content-Length one over the limit");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "99999999999999999999");
+	expect(400, -32600, "null", "Content-Length beyond 64 bits");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "abc");
+	is_int(F.reads, 0, "bad Content-Length: not read");
+	expect(400, -32600, "null", "Content-Length that is not a number");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "-1");
+	expect(400, -32600, "null", "negative Content-Length");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "");
+	expect(200, 0, "1", "empty Content-Length counts as none");
+	serve_http(DISCOVER, "CONTENT_TYPE", "text/plain", "CONTENT_LENGTH", "100000");
+	expect(415, -32000, "null", "Content-Type is checked before the size");
+
+	/* reading */
+	fake_reset();
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
+	is_int(F.reads, 2, "a small body takes one read and one at the end");
+	{
+		/* a front that hands out 7 bytes at a time */
+		fake_reset();
+		F.ex.http = true;
+		F.body = DISCOVER;
+		F.len = strlen(DISCOVER);
+		F.chunk = 7;
+		set_param("REQUEST_METHOD", "POST");
+		set_param("CONTENT_TYPE", "application/json");
+		set_param("HTTP_MCP_PROTOCOL_VERSION", V);
+		set_param("HTTP_MCP_METHOD", "server/discover");
+		ph_serve(srv, &F.ex);
+		parse_out();
+		ok(F.reads > 20, "the body arrives in small pieces (%d reads)", F.reads);
+		expect(200, 0, "1", "a body read in pieces");
+	}
+	{
+		fake_reset();
+		F.ex.http = true;
+		F.body = DISCOVER;
+		F.len = strlen(DISCOVER);
+		F.read_fail = true;
+		set_param("REQUEST_METHOD", "POST");
+		set_param("CONTENT_TYPE", "application/json");
+		ph_serve(srv, &F.ex);
+		parse_out();
+		expect(400, -32600, "null", "a failed body read");
+	}
+	ph_server_free(srv);
+	srv = def;
+}
+
+/* ---- step 2: JSON and the message shape ----------------------------------- */
+
+static void
+test_parse(void)
+{
+	static const char *const bad[] = {
+		"", "   ", "{", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", "not json",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}{}",
+		"{'jsonrpc':'2.0'}", "{\"a\":1,}", "{\"a\":01}", "{\"s\":\"\xff\xfe\"}", "{\"s\":\"\xc3\"}",
+		"1 2", "-", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\x01", "[1,]", "nul",
+	};
+	for (size_t i = 0; i < PH_ARRAY_LEN(bad); i++) {
+		char desc[64];
+		snprintf(desc, sizeof desc, "invalid JSON #%zu", i);
+		serve_http(bad[i]);
+		expect(400, -32700, "null", desc);
+	}
+	/* json-c's strict mode lets these through; the core refuses them */
+	{
+		static const char *const notjson[] = {"\"a\tb\"", "\"a\nb\"", "\"\x1f\"", "NaN",
+						      "Infinity", "-Infinity", "[1,NaN]"};
+		for (size_t i = 0; i < PH_ARRAY_LEN(notjson); i++) {
+			char desc[64];
+			snprintf(desc, sizeof desc, "not JSON for json-c strict mode #%zu", i);
+			serve_http(B("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"v\":%s}}",
+				     notjson[i]));
+			expect(400, -32700, "null", desc);
+		}
+		serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"v\":[true,false,"
+			   "null,1E5,-2e-3,\"NaN \\\" Infinity\\\\\",\"\\t\"]}}");
+		expect(200, 0, "1", "every JSON literal, and NaN or tabs inside strings, are fine");
+	}
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\t ");
+	expect(200, 0, "1", "trailing whitespace is fine");
+
+	/* depth: limits.json_depth is 64 by default */
+	{
+		struct ph_buf b;
+		ph_buf_init(&b);
+		ph_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":");
+		for (int i = 0; i < 70; i++)
+			ph_buf_addc(&b, '[');
+		for (int i = 0; i < 70; i++)
+			ph_buf_addc(&b, ']');
+		ph_buf_adds(&b, "}}");
+		serve_http(b.data);
+		expect(400, -32700, "null", "nesting over limits.json_depth");
+		ph_buf_reset(&b);
+		ph_buf_adds(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":");
+		for (int i = 0; i < 50; i++)
+			ph_buf_addc(&b, '[');
+		for (int i = 0; i < 50; i++)
+			ph_buf_addc(&b, ']');
+		ph_buf_adds(&b, "}}");
+		serve_http(b.data);
+		expect(200, 0, "1", "nesting under limits.json_depth");
+		ph_buf_free(&b);
+	}
+}
+
+static void
+test_shape(void)
+{
+	serve_http("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+	message_has("batch", "batch");
+	expect(400, -32600, "null", "a batch");
+	serve_http("[]");
+	expect(400, -32600, "null", "an empty batch");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}");
+	message_has("response", "posted response");
+	expect(400, -32600, "5", "a posted result echoes its id");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":\"e\",\"error\":{\"code\":1,\"message\":\"x\"}}");
+	expect(400, -32600, "\"e\"", "a posted error echoes its id");
+	serve_http("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}");
+	message_has("jsonrpc", "jsonrpc 1.0");
+	expect(400, -32600, "1", "jsonrpc \"1.0\"");
+	serve_http("{\"id\":2,\"method\":\"ping\"}");
+	expect(400, -32600, "2", "no jsonrpc member");
+	serve_http("{\"jsonrpc\":2.0,\"id\":3,\"method\":\"ping\"}");
+	expect(400, -32600, "3", "jsonrpc as a number");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":7}");
+	message_has("method", "method 7");
+	expect(400, -32600, "4", "method that is not a string");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":\"x\"}");
+	expect(400, -32600, "\"x\"", "neither method nor result");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}");
+	message_has("id", "id null");
+	expect(400, -32600, "null", "id null");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}");
+	expect(400, -32600, "null", "id true");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
+	expect(400, -32600, "null", "id 1.5");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}");
+	expect(400, -32600, "null", "id object");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}");
+	expect(400, -32600, "null", "id array");
+	serve_http("\"hello\"");
+	expect(400, -32600, "null", "a string");
+	serve_http("1");
+	expect(400, -32600, "null", "a number");
+	serve_http("null");
+	expect(400, -32600, "null", "null");
+	serve_http("true");
+	expect(400, -32600, "null", "true");
+
+	/* ids come back exactly as sent */
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"ping\"}");
+	expect(200, 0, "\"abc\"", "a string id is echoed");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"ping\"}");
+	expect(200, 0, "\"1\"", "the string id \"1\" stays a string");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
+	expect(200, 0, "0", "id 0");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":-7,\"method\":\"ping\"}");
+	expect(200, 0, "-7", "a negative id");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"ping\"}");
+	expect(200, 0, "9007199254740993", "an id beyond 2^53 is echoed exactly");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":\"é\\u00e9\",\"method\":\"ping\"}");
+	expect(200, 0, "\"éé\"", "a non-ASCII string id");
+}
+
+static void
+test_notifications(void)
+{
+	serve_http("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	is_int(F.status, 202, "legacy notification: 202");
+	is_int(F.responds, 1, "legacy notification: one response");
+	is_int(F.out.len, 0, "legacy notification: no body");
+	ok(F.ctype == NULL, "legacy notification: no Content-Type");
+	serve_http(B("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1,%s}}",
+		     META_OK),
+		   "HTTP_MCP_PROTOCOL_VERSION", V);
+	ok(F.status == 202 && F.out.len == 0, "modern notification: 202, no body");
+	serve_http("{\"jsonrpc\":\"2.0\",\"method\":\"no/such/thing\",\"params\":\"odd\"}");
+	ok(F.status == 202 && F.out.len == 0, "unknown notification with odd params: 202, no body");
+	serve_http("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", "REQUEST_METHOD", "GET");
+	is_int(F.status, 405, "a notification is still subject to the HTTP rules");
+	still_serves("after notifications", true);
+}
+
+/* ---- steps 3-4: era and _meta ---------------------------------------------- */
+
+static void
+meta_bad(const char *params, const char *what, const char *desc)
+{
+	serve_http(B("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"server/discover\"%s%s}", params[0] ? ",\"params\":" : "",
+		     params),
+		   MODERN_HDRS("server/discover"));
+	message_has(what, desc);
+	expect(400, -32602, "9", desc);
+}
+
+static void
+meta_good(const char *meta, const char *desc)
+{
+	serve_http(req("server/discover", "9", "", meta), MODERN_HDRS("server/discover"));
+	expect(200, 0, "9", desc);
+}
+
+static void
+test_meta(void)
+{
+	/* the conformance trio */
+	meta_bad("{}", "_meta", "params without _meta");
+	meta_bad("{\"_meta\":{\"" CAPS "\":{}}}", PV, "_meta without protocolVersion");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\"}}", CAPS, "_meta without clientCapabilities");
+	/* and the rest */
+	meta_bad("", "params", "no params at all");
+	meta_bad("[]", "params", "params as an array");
+	meta_bad("\"x\"", "params", "params as a string");
+	meta_bad("{\"_meta\":\"x\"}", "_meta", "_meta as a string");
+	meta_bad("{\"_meta\":[]}", "_meta", "_meta as an array");
+	meta_bad("{\"_meta\":{\"" PV "\":20260728,\"" CAPS "\":{}}}", PV, "protocolVersion as a number");
+	meta_bad("{\"_meta\":{\"" PV "\":null,\"" CAPS "\":{}}}", PV, "protocolVersion null");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":[]}}", CAPS, "clientCapabilities as an array");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":null}}", CAPS, "clientCapabilities null");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":true}}", CAPS, "clientCapabilities true");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"io.modelcontextprotocol/clientInfo\":\"me\"}}",
+		 "clientInfo", "clientInfo as a string");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"io.modelcontextprotocol/logLevel\":\"verbose\"}}",
+		 "logLevel", "unknown logLevel");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"io.modelcontextprotocol/logLevel\":\"INFO\"}}",
+		 "logLevel", "logLevel in capitals");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"io.modelcontextprotocol/logLevel\":3}}",
+		 "logLevel", "logLevel as a number");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"progressToken\":1.5}}", "progressToken",
+		 "progressToken 1.5");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"progressToken\":true}}", "progressToken",
+		 "progressToken true");
+	meta_bad("{\"_meta\":{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"progressToken\":{}}}", "progressToken",
+		 "progressToken object");
+
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{\"elicitation\":{}},"
+		  "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}",
+		  "clientInfo as an object");
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"io.modelcontextprotocol/logLevel\":\"debug\"}",
+		  "logLevel debug");
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"io.modelcontextprotocol/logLevel\":\"emergency\"}",
+		  "logLevel emergency");
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"progressToken\":\"abc\"}", "progressToken string");
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"progressToken\":42}", "progressToken integer");
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-"
+		  "00f067aa0ba902b7-01\",\"tracestate\":\"a=b\",\"baggage\":7}",
+		  "trace keys are passed through, not validated");
+	meta_good("{\"" PV "\":\"" V "\",\"" CAPS "\":{},\"x.example/anything\":[1]}", "unknown _meta keys");
+
+	/* era selection */
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{\"_meta\":{\"" CAPS
+		   "\":{}}}}");
+	expect(400, -32602, "1", "clientCapabilities without a version and without headers is modern");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}",
+		   MODERN_HDRS("tools/list"));
+	expect(400, -32602, "1", "a modern header with a body lacking the envelope is -32602, not -32020");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", "HTTP_MCP_PROTOCOL_VERSION",
+		   "2099-01-01");
+	expect(400, -32602, "1", "a future version header makes the request modern");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", "HTTP_MCP_PROTOCOL_VERSION", "2025-11-25");
+	expect(200, 0, "1", "a legacy version header keeps the request legacy");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", "HTTP_MCP_PROTOCOL_VERSION", "garbage");
+	expect(200, 0, "1", "a garbage version header without a body claim is legacy");
+}
+
+/* ---- steps 5-8: headers, version, method ------------------------------------ */
+
+static void
+test_headers(void)
+{
+	const char *v999 = req("server/discover", "3", "", "{\"" PV "\":\"v999.0.0\",\"" CAPS "\":{}}");
+
+	serve_http(v999, MODERN_HDRS("server/discover"));
+	message_has("MCP-Protocol-Version", "header 2026-07-28, body v999");
+	expect(400, -32020, "3", "header and body versions differ: -32020 before the version check");
+	serve_http(v999, "HTTP_MCP_PROTOCOL_VERSION", "v999.0.0", "HTTP_MCP_METHOD", "server/discover");
+	{
+		struct json_object *sup = jpath(F.resp, "error", "data", "supported", (const char *)NULL);
+		struct json_object *want = json_tokener_parse("[\"2026-07-28\"]");
+		ok(sup && json_object_equal(sup, want), "-32022 data.supported lists 2026-07-28");
+		json_object_put(want);
+	}
+	is_str(jpath_str(F.resp, "error", "data", "requested"), "v999.0.0", "-32022 data.requested echoes");
+	expect(400, -32022, "3", "both say v999: unsupported version");
+	serve_http(v999);
+	expect(400, -32022, "3", "body v999 without headers: the version check comes before presence");
+	serve_http(v999, "HTTP_MCP_PROTOCOL_VERSION", "v999.0.0", "HTTP_MCP_METHOD", "tools/list");
+	message_has("Mcp-Method", "v999 and a wrong Mcp-Method");
+	expect(400, -32020, "3", "Mcp-Method mismatch is checked before the version");
+	serve_stdio(v999);
+	expect(0, -32022, "3", "stdio: v999 is unsupported");
+
+	serve_http(DISCOVER, "HTTP_MCP_METHOD", "server/discover");
+	message_has("MCP-Protocol-Version", "missing MCP-Protocol-Version");
+	expect(400, -32020, "1", "missing MCP-Protocol-Version");
+	serve_http(DISCOVER, "HTTP_MCP_PROTOCOL_VERSION", V);
+	message_has("Mcp-Method", "missing Mcp-Method");
+	expect(400, -32020, "1", "missing Mcp-Method");
+	serve_http(DISCOVER);
+	expect(400, -32020, "1", "both headers missing");
+	serve_http(DISCOVER, MODERN_HDRS("tools/list"));
+	expect(400, -32020, "1", "Mcp-Method different from the body");
+	serve_http(DISCOVER, MODERN_HDRS("SERVER/DISCOVER"));
+	expect(400, -32020, "1", "Mcp-Method values are case-sensitive");
+	serve_http(DISCOVER, "HTTP_MCP_PROTOCOL_VERSION", "2025-11-25", "HTTP_MCP_METHOD", "server/discover");
+	expect(400, -32020, "1", "MCP-Protocol-Version different from the body");
+	serve_http(DISCOVER, "HTTP_MCP_PROTOCOL_VERSION", "", "HTTP_MCP_METHOD", "server/discover");
+	expect(400, -32020, "1", "empty MCP-Protocol-Version");
+	serve_http(DISCOVER, "HTTP_MCP_PROTOCOL_VERSION", " \t" V " ", "HTTP_MCP_METHOD", "  server/discover\t");
+	expect(200, 0, "1", "blanks around header values are trimmed");
+	serve_http(DISCOVER, "HTTP_MCP_PROTOCOL_VERSION", V, "HTTP_MCP_METHOD", "=?base64?c2VydmVyL2Rpc2NvdmVy?=");
+	expect(200, 0, "1", "a base64 sentinel header is decoded");
+	serve_http(DISCOVER, "HTTP_MCP_PROTOCOL_VERSION", V, "HTTP_MCP_METHOD", "=?base64?c2VydmVyL2Rpc2NvdmVy");
+	expect(400, -32020, "1", "a sentinel without its suffix is a literal");
+
+	/* unknown and removed methods: 404 once the headers are right */
+	{
+		static const char *const removed[] = {"initialize", "ping", "logging/setLevel",
+						      "resources/subscribe", "resources/unsubscribe",
+						      "no/such/method"};
+		for (size_t i = 0; i < PH_ARRAY_LEN(removed); i++) {
+			char desc[96];
+			snprintf(desc, sizeof desc, "modern %s", removed[i]);
+			serve_http(req(removed[i], "\"m\"", "", meta_ok), MODERN_HDRS(removed[i]));
+			message_has(removed[i], desc);
+			expect(404, -32601, "\"m\"", desc);
+		}
+	}
+	serve_http(req("no/such/method", "1", "", meta_ok), "HTTP_MCP_PROTOCOL_VERSION", V);
+	expect(400, -32020, "1", "an unknown method without Mcp-Method: headers come first");
+}
+
+static void
+test_mcp_name(void)
+{
+	const char *rr = req("resources/read", "4", "\"uri\":\"file:///x\"", meta_ok);
+	const char *rr_utf8 = req("resources/read", "4", "\"uri\":\"naïve://é\"", meta_ok);
+
+	serve_http(rr, MODERN_HDRS("resources/read"));
+	message_has("Mcp-Name", "resources/read without Mcp-Name");
+	expect(400, -32020, "4", "resources/read without Mcp-Name");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "file:///y");
+	message_has("Mcp-Name", "Mcp-Name mismatch");
+	expect(400, -32020, "4", "Mcp-Name different from params.uri");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "FILE:///X");
+	expect(400, -32020, "4", "Mcp-Name values are case-sensitive");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "file:///x");
+	is_str(jpath_str(F.resp, "error", "data", "uri"), "file:///x", "not found carries data.uri");
+	expect(200, -32602, "4", "matching Mcp-Name reaches the handler: resource not found is -32602");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "  file:///x \t");
+	expect(200, -32602, "4", "Mcp-Name is trimmed");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "=?base64?ZmlsZTovLy94?=");
+	expect(200, -32602, "4", "Mcp-Name in the base64 sentinel is decoded");
+	serve_http(rr_utf8, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "=?base64?bmHDr3ZlOi8vw6k=?=");
+	expect(200, -32602, "4", "a non-ASCII uri through the sentinel");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "=?base64?ZmlsZTovLy9!?=");
+	message_has("base64", "bad base64 in Mcp-Name");
+	expect(400, -32020, "4", "invalid base64 in the sentinel");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "=?base64?ZmlsZTovLy9?=");
+	expect(400, -32020, "4", "base64 of the wrong length");
+	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "=?BASE64?ZmlsZTovLy94?=");
+	expect(400, -32020, "4", "an upper-case sentinel is a literal, and differs");
+	serve_http(req("resources/read", "4", "", meta_ok), MODERN_HDRS("resources/read"));
+	message_has("uri", "resources/read without a uri");
+	expect(200, -32602, "4", "without params.uri there is nothing to match; the handler says -32602");
+	serve_stdio(rr);
+	expect(0, -32602, "4", "stdio: no Mcp-Name needed");
+}
+
+static void
+test_decode(void)
+{
+	char *out = NULL;
+	static const struct {
+		const char *in;
+		int rc;
+		const char *out;
+	} cases[] = {
+		{"plain", 1, NULL},
+		{"=?base64?aGk=?=", 0, "hi"},
+		{"=?base64?aGVsbG8=?=", 0, "hello"},
+		{"=?base64?aGVsbA==?=", 0, "hell"},
+		{"=?base64?" "?=", 0, ""}, /* split: no trigraph */
+		{"=?base64?+/+/?=", 0, "\xfb\xff\xbf"},
+		{"=?base64?aGk?=", -1, NULL},
+		{"=?base64?a=Gk?=", -1, NULL},
+		{"=?base64?aG=k?=", -1, NULL},
+		{"=?base64?a-_k?=", -1, NULL},
+		{"=?base64?AA==?=", -1, NULL}, /* decodes to a NUL byte */
+		{"=?base64?=?=", -1, NULL},
+		{"=?base64?", 1, NULL},
+		{"=?Base64?aGk=?=", 1, NULL},
+	};
+	for (size_t i = 0; i < PH_ARRAY_LEN(cases); i++) {
+		int rc = ph_header_decode(cases[i].in, strlen(cases[i].in), &out);
+		is_int(rc, cases[i].rc, "decode '%s' returns %d", cases[i].in, cases[i].rc);
+		if (rc == 0) {
+			is_str(out, cases[i].out, "decode '%s'", cases[i].in);
+			free(out);
+		}
+		out = NULL;
+	}
+}
+
+/* ---- results ---------------------------------------------------------------- */
+
+static void
+test_results(void)
+{
+	struct ph_server *def = srv;
+	struct json_object *si;
+
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
+	ok(F.ctype && strcmp(F.ctype, "application/json") == 0, "discover: application/json");
+	is_str(jpath_str(F.resp, "jsonrpc", NULL, NULL), "2.0", "discover: jsonrpc 2.0");
+	is_str(jpath_str(F.resp, "result", "resultType", NULL), "complete", "discover: resultType");
+	{
+		struct json_object *sv = jpath(F.resp, "result", "supportedVersions", (const char *)NULL);
+		struct json_object *want = json_tokener_parse("[\"2026-07-28\"]");
+		ok(sv && json_object_equal(sv, want), "discover: supportedVersions");
+		json_object_put(want);
+	}
+	ok(json_object_is_type(jpath(F.resp, "result", "capabilities", (const char *)NULL), json_type_object),
+	   "discover: capabilities");
+	ok(json_object_get_int(jpath(F.resp, "result", "ttlMs", (const char *)NULL)) == 0 &&
+	   jpath(F.resp, "result", "ttlMs", (const char *)NULL) != NULL, "discover: ttlMs 0 by default");
+	is_str(jpath_str(F.resp, "result", "cacheScope", NULL), "private", "discover: cacheScope private by default");
+	si = jpath(F.resp, "result", "_meta", "io.modelcontextprotocol/serverInfo", (const char *)NULL);
+	is_str(jpath_str(si, "name", NULL, NULL), "phantom", "discover: _meta serverInfo.name");
+	is_str(jpath_str(si, "version", NULL, NULL), PACKAGE_VERSION, "discover: _meta serverInfo.version");
+	ok(jpath(F.resp, "result", "instructions", (const char *)NULL) == NULL, "no instructions unless configured");
+	ok(F.resp && ph_jget(F.resp, "error") == NULL, "a result has no error member");
+	expect(200, 0, "1", "discover");
+
+	srv = make_server("server:\n  name: demo\n  title: Demo\n  instructions: Be nice.\n"
+			  "  ttl_ms: 5000\n  scope: public\n");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
+	is_int(json_object_get_int(jpath(F.resp, "result", "ttlMs", (const char *)NULL)), 5000,
+	       "discover: configured ttlMs");
+	is_str(jpath_str(F.resp, "result", "cacheScope", NULL), "public", "discover: configured cacheScope");
+	is_str(jpath_str(F.resp, "result", "instructions", NULL), "Be nice.", "discover: instructions");
+	si = jpath(F.resp, "result", "_meta", "io.modelcontextprotocol/serverInfo", (const char *)NULL);
+	is_str(jpath_str(si, "name", NULL, NULL), "demo", "discover: configured name");
+	is_str(jpath_str(si, "title", NULL, NULL), "Demo", "discover: configured title");
+
+	/* legacy initialize on the same server */
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		   "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}");
+	is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), "2025-06-18", "initialize echoes a known version");
+	is_str(jpath_str(F.resp, "result", "serverInfo", "name"), "demo", "initialize: serverInfo at the top level");
+	is_str(jpath_str(F.resp, "result", "instructions", NULL), "Be nice.", "initialize: instructions");
+	ok(jpath(F.resp, "result", "resultType", (const char *)NULL) == NULL, "legacy results have no resultType");
+	ok(jpath(F.resp, "result", "ttlMs", (const char *)NULL) == NULL, "legacy results have no ttlMs");
+	ok(jpath(F.resp, "result", "_meta", (const char *)NULL) == NULL, "legacy results have no _meta serverInfo");
+	ok(json_object_is_type(jpath(F.resp, "result", "capabilities", (const char *)NULL), json_type_object),
+	   "initialize: capabilities");
+	ok(!has_header("Mcp-Session-Id"), "initialize over HTTP mints no Mcp-Session-Id");
+	expect(200, 0, "1", "legacy initialize");
+	ph_server_free(srv);
+	srv = def;
+}
+
+static void
+test_legacy(void)
+{
+	static const char *const echoed[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+	static const char *const dates[] = {"2030-01-01", "1999-12-31", "2026-07-28", "2025-11-26"};
+	for (size_t i = 0; i < PH_ARRAY_LEN(echoed); i++) {
+		serve_http(B("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+			     "\"%s\",\"capabilities\":{}}}", echoed[i]));
+		is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), echoed[i], "initialize echoes %s",
+		       echoed[i]);
+	}
+	for (size_t i = 0; i < PH_ARRAY_LEN(dates); i++) {
+		serve_http(B("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+			     "\"%s\",\"capabilities\":{}}}", dates[i]));
+		is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), "2025-11-25",
+		       "initialize with unknown date %s answers 2025-11-25", dates[i]);
+	}
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		   "\"garbage\",\"capabilities\":{}}}");
+	{
+		struct json_object *sup = jpath(F.resp, "error", "data", "supported", (const char *)NULL);
+		bool has_latest = false;
+		for (size_t i = 0; sup && i < json_object_array_length(sup); i++)
+			if (strcmp(json_object_get_string(json_object_array_get_idx(sup, i)), "2025-11-25") == 0)
+				has_latest = true;
+		ok(json_object_is_type(sup, json_type_array) && has_latest,
+		   "garbage version: data.supported lists 2025-11-25");
+	}
+	is_str(jpath_str(F.resp, "error", "data", "requested"), "garbage", "garbage version: data.requested");
+	expect(200, -32602, "2", "initialize with a garbage version");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"capabilities\":{}}}");
+	expect(200, -32602, "2", "initialize without protocolVersion");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\"}");
+	expect(200, -32602, "2", "initialize without params");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":20251125}}");
+	expect(200, -32602, "2", "initialize with a numeric version");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":[\"2025-11-25\"]}");
+	message_has("params", "initialize with array params");
+	expect(200, -32602, "2", "initialize with params that are not an object");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		   "\"2025-11-25\"}}", "HTTP_MCP_PROTOCOL_VERSION", V);
+	expect(400, -32602, "2", "initialize with a modern header is a malformed modern request");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		   "\"2025-11-25\",\"_meta\":{\"" CAPS "\":{}}}}");
+	expect(200, 0, "2", "initialize with only clientCapabilities in _meta stays legacy");
+
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+	ok(F.resp && json_object_object_length(jpath(F.resp, "result", (const char *)NULL)) == 0,
+	   "legacy ping answers {}");
+	expect(200, 0, "3", "legacy ping");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}");
+	expect(200, 0, "3", "legacy ping with a progressToken");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}");
+	expect(200, 0, "3", "legacy logging/setLevel");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}");
+	expect(200, -32602, "3", "legacy logging/setLevel with a bad level");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/such\"}");
+	expect(200, -32601, "3", "legacy unknown method: 200 -32601");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\",\"params\":{}}");
+	expect(200, -32601, "3", "server/discover without envelope or header is legacy and unknown there");
+	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///x\"}}");
+	is_str(jpath_str(F.resp, "error", "data", "uri"), "file:///x", "legacy not found carries data.uri");
+	expect(200, -32002, "3", "legacy resource not found is -32002");
+}
+
+/* ---- stdio ---------------------------------------------------------------- */
+
+static void
+test_stdio(void)
+{
+	struct ph_server *def = srv;
+
+	serve_stdio(DISCOVER);
+	is_str(jpath_str(F.resp, "result", "resultType", NULL), "complete", "stdio: discover without headers");
+	is_int(F.reads, 0, "stdio: the body is never read through the front");
+	is_int(F.responds, 1, "stdio: one response");
+	expect(0, 0, "1", "stdio discover");
+	serve_stdio("{");
+	expect(0, -32700, "null", "stdio: parse error");
+	serve_stdio("[]");
+	expect(0, -32600, "null", "stdio: batch");
+	serve_stdio("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	ok(F.responds == 0 && F.out.len == 0, "stdio: a notification gets no answer at all");
+	serve_stdio("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{}}");
+	expect(0, -32601, "1", "stdio: discover without _meta is legacy (unknown there)");
+	serve_stdio("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{\"_meta\":{\"" CAPS
+		    "\":{}}}}");
+	expect(0, -32602, "1", "stdio: _meta without protocolVersion");
+	serve_stdio(req("ping", "5", "", meta_ok));
+	expect(0, -32601, "5", "stdio: modern ping is removed");
+	serve_stdio("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		    "\"2025-11-25\",\"capabilities\":{}}}");
+	is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), "2025-11-25", "stdio: legacy initialize");
+	expect(0, 0, "1", "stdio: initialize");
+
+	srv = make_server("http:\n  max_body: 64\n");
+	serve_stdio(DISCOVER);
+	message_has("too large", "stdio: line over http.max_body");
+	ok(F.resp != NULL && F.status == 200, "stdio: the error is a normal line");
+	expect(0, -32000, "null", "stdio: line over http.max_body");
+	ph_server_free(srv);
+	srv = def;
+}
+
+/* ---- a client that went away ----------------------------------------------- */
+
+static void
+test_gone(void)
+{
+	fake_reset();
+	F.ex.http = true;
+	F.respond_fail = true;
+	set_param("REQUEST_METHOD", "GET");
+	ph_serve(srv, &F.ex);
+	ok(F.ex.cancelled, "a failed write marks the exchange cancelled");
+	still_serves("after a client went away", true);
+}
+
+/* ---- notifications from handlers ------------------------------------------ */
+
+static void
+req_init(struct ph_req *r, bool http)
+{
+	fake_reset();
+	F.ex.http = http;
+	memset(r, 0, sizeof *r);
+	r->srv = srv;
+	r->ex = &F.ex;
+	r->log_level = PH_LOG_NONE;
+	r->last_progress = -1;
+}
+
+static void
+test_notify(void)
+{
+	struct ph_req r;
+	struct json_object *tok = json_object_new_string("tok");
+
+	req_init(&r, true);
+	is_int(ph_req_progress(&r, 1, 10, "x"), 0, "progress without a token: nothing to do");
+	is_int(F.stream_starts + F.stream_sends, 0, "progress without a token sends nothing");
+	r.progress_token = tok;
+	is_int(ph_req_progress(&r, 1, 10, "one"), 0, "progress with a token");
+	is_int(F.stream_starts, 1, "the first notification starts an SSE stream");
+	ok(r.streaming, "the request is streaming");
+	ok(has_header("X-Accel-Buffering: no\n"), "SSE: X-Accel-Buffering: no");
+	ok(has_header("Cache-Control: no-cache"), "SSE: Cache-Control: no-cache");
+	ok(!has_header("Mcp-Session-Id"), "SSE: no Mcp-Session-Id");
+	ok(F.out.data && strstr(F.out.data, "\"method\":\"notifications/progress\"") &&
+	   strstr(F.out.data, "\"progressToken\":\"tok\"") && strstr(F.out.data, "\"total\":10") &&
+	   strstr(F.out.data, "\"message\":\"one\""), "progress notification content");
+	ph_req_progress(&r, 1, 10, "again");
+	is_int(F.stream_sends, 1, "progress that does not increase is dropped");
+	ph_req_progress(&r, 0.5, 10, NULL);
+	is_int(F.stream_sends, 1, "progress that decreases is dropped");
+	ph_req_progress(&r, 2, 0, NULL);
+	is_int(F.stream_sends, 2, "increasing progress is sent");
+	is_int(F.stream_starts, 1, "the stream starts once");
+
+	is_int(ph_req_log(&r, PH_LOG_ERROR, "l", json_object_new_string("d")), 0, "log without a level");
+	is_int(F.stream_sends, 2, "no logLevel: no notifications/message");
+	r.log_level = PH_LOG_WARNING;
+	ph_req_log(&r, PH_LOG_INFO, "l", json_object_new_string("quiet"));
+	is_int(F.stream_sends, 2, "a message below the level is dropped");
+	ph_req_log(&r, PH_LOG_ERROR, "lg", json_object_new_string("loud"));
+	is_int(F.stream_sends, 3, "a message at or above the level is sent");
+	ok(strstr(F.out.data, "\"method\":\"notifications/message\"") && strstr(F.out.data, "\"level\":\"error\"") &&
+	   strstr(F.out.data, "\"logger\":\"lg\"") && strstr(F.out.data, "\"data\":\"loud\""),
+	   "message notification content");
+
+	F.send_fail = true;
+	is_int(ph_req_notify(&r, "notifications/x", NULL), -1, "a failed send reports the client gone");
+	ok(F.ex.cancelled, "and cancels the request");
+	F.send_fail = false;
+	is_int(ph_req_notify(&r, "notifications/x", json_object_new_object()), -1,
+	       "nothing more is sent for a cancelled request");
+	is_int(F.stream_sends, 4, "(the failed send was the last)");
+
+	/* stdio: messages go out as lines, no stream to start */
+	req_init(&r, false);
+	r.progress_token = tok;
+	ph_req_progress(&r, 1, 0, NULL);
+	ok(F.stream_starts == 0 && F.stream_sends == 1, "stdio: progress is one line, no stream start");
+	json_object_put(tok);
+
+	for (int l = PH_LOG_DEBUG; l <= PH_LOG_EMERGENCY; l++)
+		is_int(ph_log_level_parse(ph_log_level_name((enum ph_log_level)l)), l, "log level %s round trip",
+		       ph_log_level_name((enum ph_log_level)l));
+	is_int(ph_log_level_parse("verbose"), PH_LOG_NONE, "unknown level");
+	is_str(ph_log_level_name(PH_LOG_NONE), "none", "name of no level");
+	is_str(ph_log_level_name((enum ph_log_level)99), "none", "name of an out-of-range level");
+}
+
+/* ---- pagination ------------------------------------------------------------- */
+
+/* Runs ph_page_begin with params (JSON text, may be NULL). Returns its rc. */
+static int
+page_begin(struct ph_req *r, const char *params, size_t total, size_t *off, struct ph_outcome *o)
+{
+	struct json_object *p = params ? json_tokener_parse(params) : NULL;
+	int rc;
+	r->params = p;
+	rc = ph_page_begin(r, total, off, o);
+	r->params = NULL;
+	json_object_put(p);
+	return rc;
+}
+
+static void
+bad_cursor(struct ph_req *r, const char *params, size_t total, const char *desc)
+{
+	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+	size_t off = 99;
+	int rc = page_begin(r, params, total, &off, &o);
+	ok(rc == -1 && o.err == PH_E_PARAMS && ph_err_rpc_code(o.err, false) == -32602 && o.result == NULL,
+	   "%s: -32602", desc);
+	is_str(o.message, "Invalid cursor", "%s: message", desc);
+	free(o.message);
+	json_object_put(o.data);
+}
+
+static void
+test_pagination(void)
+{
+	struct ph_server *def = srv;
+	struct ph_req r;
+	char *cursor = NULL, *far = NULL;
+	size_t total = 5, seen = 0, pages = 0;
+
+	srv = make_server("server:\n  page_size: 2\n");
+	req_init(&r, true);
+	for (;;) {
+		struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+		struct json_object *res = json_object_new_object();
+		size_t off = 99, n;
+		const char *next;
+		char *params = cursor ? ph_xasprintf("{\"cursor\":\"%s\"}", cursor) : NULL;
+		int rc = page_begin(&r, params, total, &off, &o);
+		free(params);
+		if (rc != 0) {
+			ok(0, "page %zu: cursor accepted", pages + 1);
+			json_object_put(res);
+			break;
+		}
+		is_int(off, seen, "page %zu starts where the last ended", pages + 1);
+		n = ph_page_count(&r, total, off);
+		ph_page_end(&r, res, off, n, total);
+		seen += n;
+		pages++;
+		next = ph_jstr(res, "nextCursor");
+		free(cursor);
+		cursor = next ? ph_xstrdup(next) : NULL;
+		json_object_put(res);
+		if (cursor == NULL || pages > 10)
+			break;
+		ok(strspn(cursor, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+		   strlen(cursor), "cursor '%s' is base64url", cursor);
+	}
+	is_int(pages, 3, "5 items at 2 per page are 3 pages");
+	is_int(seen, 5, "every item is seen once");
+	free(cursor);
+
+	{
+		struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+		size_t off = 99;
+		ok(page_begin(&r, NULL, 5, &off, &o) == 0 && off == 0, "no params: the first page");
+		ok(page_begin(&r, "{}", 5, &off, &o) == 0 && off == 0, "no cursor: the first page");
+		is_int(ph_page_count(&r, 5, 5), 0, "a page at the end is empty");
+		is_int(ph_page_count(&r, 0, 0), 0, "an empty list has an empty page");
+		is_int(ph_page_count(&r, 1, 0), 1, "a short last page");
+	}
+	{
+		struct json_object *res = json_object_new_object();
+		ph_page_end(&r, res, 0, 2, 2);
+		ok(ph_jget(res, "nextCursor") == NULL, "no nextCursor when nothing remains");
+		ph_page_end(&r, res, 96, 2, 100);
+		far = ph_xstrdup(ph_jstr(res, "nextCursor"));
+		json_object_put(res);
+	}
+	bad_cursor(&r, "{\"cursor\":\"!!!\"}", 5, "cursor with characters outside base64url");
+	bad_cursor(&r, "{\"cursor\":\"\"}", 5, "empty cursor");
+	bad_cursor(&r, "{\"cursor\":42}", 5, "cursor that is a number");
+	bad_cursor(&r, "{\"cursor\":\"cDI6MQ\"}", 5, "cursor of another format (p2:1)");
+	bad_cursor(&r, "{\"cursor\":\"cDE6LTE\"}", 5, "cursor with a negative offset");
+	bad_cursor(&r, "{\"cursor\":\"cDE6MXg\"}", 5, "cursor with junk after the offset");
+	bad_cursor(&r, "{\"cursor\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}", 5, "cursor too long");
+	{
+		char *p = ph_xasprintf("{\"cursor\":\"%s\"}", far);
+		bad_cursor(&r, p, 5, "cursor past the end of a shorter list");
+		free(p);
+	}
+	{
+		struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+		size_t off = 0;
+		ok(page_begin(&r, "{\"cursor\":\"cDE6NQ\"}", 5, &off, &o) == 0 && off == 5,
+		   "a cursor at the very end is valid (empty page)");
+	}
+	free(far);
+	ph_server_free(srv);
+	srv = def;
+}
+
+static void
+test_jget(void)
+{
+	struct json_object *o = json_tokener_parse("{\"s\":\"x\",\"n\":1,\"z\":null}");
+	is_str(ph_jstr(o, "s"), "x", "ph_jstr of a string");
+	ok(ph_jstr(o, "n") == NULL, "ph_jstr of a number is NULL");
+	ok(ph_jget(o, "n") != NULL, "ph_jget of a number");
+	ok(ph_jget(o, "z") == NULL, "ph_jget of null is NULL");
+	ok(ph_jget(o, "missing") == NULL, "ph_jget of a missing key");
+	ok(ph_jget(ph_jget(o, "s"), "x") == NULL, "ph_jget on a string");
+	ok(ph_jget(NULL, "x") == NULL, "ph_jget on NULL");
+	json_object_put(o);
+}
+
+int
+main(void)
+{
+	srv = make_server("");
+	test_http_method();
+	test_origin_host();
+	test_content_type();
+	test_body_size();
+	test_parse();
+	test_shape();
+	test_notifications();
+	test_meta();
+	test_headers();
+	test_mcp_name();
+	test_decode();
+	test_results();
+	test_legacy();
+	test_stdio();
+	test_gone();
+	test_notify();
+	test_pagination();
+	test_jget();
+	ok(!session_id_seen, "no response ever carried Mcp-Session-Id");
+	ph_server_free(srv);
+	fake_reset();
+	for (size_t i = 0; i < ngarbage; i++)
+		free(garbage[i]);
+	return tap_done();
+}
