@@ -3,6 +3,7 @@
 #include "ph_conf.h"
 #include "ph_auth.h"
 #include "ph_registry.h"
+#include "ph_skills.h"
 #include "ph_util.h"
 #include "ph_state.h"
 #include <errno.h>
@@ -120,6 +121,9 @@ static const struct key keys[] = {
 	 ph_conf_resources, ph_conf_registry_free},
 	{"resource_templates", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "resource templates: a list, or {ttl_ms, scope, items}", ph_conf_templates, ph_conf_registry_free},
+	{"skills", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "skills manifest and limits: manifest, max_files, max_bytes, max_depth, digest_cache",
+	 ph_skills_conf_parse, ph_skills_conf_free},
 };
 
 void

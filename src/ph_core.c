@@ -754,6 +754,11 @@ static const struct method methods[] = {
 	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
 	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
 	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
+	{"skills/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
+	{"skills/get", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
+	/* cacheable too: the SDK client (2.4.0) requires ttlMs/cacheScope here */
+	{"resources/directory/read", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_directory_read,
+	 ph_skills_configured},
 };
 
 static const struct method *

@@ -41,11 +41,33 @@ void ph_complete(struct ph_req *r, struct ph_outcome *o);
  * server's (enum ph_list of ph_registry.h). */
 void ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result);
 
+/* How one configured list is answered: the result key, the access kind,
+ * which list's cache hints apply, the name access control checks, and the
+ * entry of one item (a new object). */
+struct ph_list_spec {
+	const char *key;
+	enum ph_kind kind;
+	int which;
+	const char *(*name_of)(const void *item);
+	struct json_object *(*to_json)(const void *item);
+};
+/* Answers a list method with one page of the items (borrowed, n of them)
+ * the principal may see, in configuration order, with nextCursor and cache
+ * hints. */
+void ph_list_page(struct ph_req *r, struct ph_outcome *o, const struct ph_list_spec *spec,
+		  void *const *items, size_t n);
+
 /* resources/read of a skill:// uri (ph_skills.c). */
 void ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o);
 /* Adds "resources" and extensions["io.modelcontextprotocol/skills"] to caps
  * when a skill is visible. */
 void ph_skills_capabilities(struct ph_req *r, struct json_object *caps);
+/* skills/list, skills/get and resources/directory/read (ph_skills.c),
+ * available when a skills manifest is configured. */
+void ph_skills_list(struct ph_req *r, struct ph_outcome *o);
+void ph_skills_get(struct ph_req *r, struct ph_outcome *o);
+void ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o);
+bool ph_skills_configured(const struct ph_server *s);
 
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);

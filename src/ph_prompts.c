@@ -62,29 +62,25 @@ prompt_json(const struct ph_prompt *p)
 	return o;
 }
 
+static const char *
+prompt_name(const void *p)
+{
+	return ((const struct ph_prompt *)p)->name;
+}
+
+static struct json_object *
+prompt_entry(const void *p)
+{
+	return prompt_json(p);
+}
+
 void
 ph_prompts_list(struct ph_req *r, struct ph_outcome *o)
 {
+	static const struct ph_list_spec spec = {"prompts", PH_KIND_PROMPT, PH_LIST_PROMPTS,
+						 prompt_name, prompt_entry};
 	struct ph_registry *reg = reg_of(r);
-	size_t total = 0, offset, count;
-	struct ph_prompt **vis = ph_xcalloc(reg->nprompts + 1, sizeof *vis);
-	struct json_object *arr;
-	for (size_t i = 0; i < reg->nprompts; i++)
-		if (ph_access_allowed(r, PH_KIND_PROMPT, reg->prompts[i]->name))
-			vis[total++] = reg->prompts[i];
-	if (ph_page_begin(r, total, &offset, o) != 0) {
-		free(vis);
-		return;
-	}
-	count = ph_page_count(r, total, offset);
-	arr = json_object_new_array();
-	for (size_t i = offset; i < offset + count; i++)
-		json_object_array_add(arr, prompt_json(vis[i]));
-	o->result = json_object_new_object();
-	json_object_object_add(o->result, "prompts", arr);
-	ph_page_end(r, o->result, offset, count, total);
-	ph_list_cache_hints(r, PH_LIST_PROMPTS, o->result);
-	free(vis);
+	ph_list_page(r, o, &spec, (void *const *)reg->prompts, reg->nprompts);
 }
 
 /* Replaces {{name}} (spaces inside the braces allowed) with the argument's

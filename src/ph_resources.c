@@ -54,86 +54,77 @@ ph_resources_capabilities(struct ph_req *r, struct json_object *caps)
 
 /* ---- lists -------------------------------------------------------------------------- */
 
+static const char *
+resource_name(const void *p)
+{
+	return ((const struct ph_resource *)p)->uri;
+}
+
+static struct json_object *
+resource_entry(const void *p)
+{
+	const struct ph_resource *res = p;
+	struct json_object *e = json_object_new_object();
+	json_object_object_add(e, "uri", json_object_new_string(res->uri));
+	json_object_object_add(e, "name", json_object_new_string(res->name));
+	if (res->title)
+		json_object_object_add(e, "title", json_object_new_string(res->title));
+	if (res->description)
+		json_object_object_add(e, "description", json_object_new_string(res->description));
+	if (res->mime)
+		json_object_object_add(e, "mimeType", json_object_new_string(res->mime));
+	if (res->has_data)
+		json_object_object_add(e, "size", json_object_new_int64((int64_t)res->len));
+	if (res->annotations)
+		json_object_object_add(e, "annotations", json_object_get(res->annotations));
+	if (res->icons)
+		json_object_object_add(e, "icons", json_object_get(res->icons));
+	return e;
+}
+
 void
 ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 {
+	static const struct ph_list_spec spec = {"resources", PH_KIND_RESOURCE, PH_LIST_RESOURCES,
+						 resource_name, resource_entry};
 	struct ph_registry *reg = reg_of(r);
-	size_t n = reg ? reg->nresources : 0, total = 0, offset, count;
-	struct ph_resource **vis = ph_xcalloc(n + 1, sizeof *vis);
-	struct json_object *arr;
-	for (size_t i = 0; i < n; i++)
-		if (ph_access_allowed(r, PH_KIND_RESOURCE, reg->resources[i]->uri))
-			vis[total++] = reg->resources[i];
-	if (ph_page_begin(r, total, &offset, o) != 0) {
-		free(vis);
-		return;
-	}
-	count = ph_page_count(r, total, offset);
-	arr = json_object_new_array();
-	for (size_t i = offset; i < offset + count; i++) {
-		const struct ph_resource *res = vis[i];
-		struct json_object *e = json_object_new_object();
-		json_object_object_add(e, "uri", json_object_new_string(res->uri));
-		json_object_object_add(e, "name", json_object_new_string(res->name));
-		if (res->title)
-			json_object_object_add(e, "title", json_object_new_string(res->title));
-		if (res->description)
-			json_object_object_add(e, "description", json_object_new_string(res->description));
-		if (res->mime)
-			json_object_object_add(e, "mimeType", json_object_new_string(res->mime));
-		if (res->has_data)
-			json_object_object_add(e, "size", json_object_new_int64((int64_t)res->len));
-		if (res->annotations)
-			json_object_object_add(e, "annotations", json_object_get(res->annotations));
-		if (res->icons)
-			json_object_object_add(e, "icons", json_object_get(res->icons));
-		json_object_array_add(arr, e);
-	}
-	o->result = json_object_new_object();
-	json_object_object_add(o->result, "resources", arr);
-	ph_page_end(r, o->result, offset, count, total);
-	ph_list_cache_hints(r, PH_LIST_RESOURCES, o->result);
-	free(vis);
+	ph_list_page(r, o, &spec, reg ? (void *const *)reg->resources : NULL, reg ? reg->nresources : 0);
+}
+
+/* Templates are named by their uri_template for access control. */
+static const char *
+template_name(const void *p)
+{
+	return ((const struct ph_template *)p)->uri_template;
+}
+
+static struct json_object *
+template_entry(const void *p)
+{
+	const struct ph_template *t = p;
+	struct json_object *e = json_object_new_object();
+	json_object_object_add(e, "uriTemplate", json_object_new_string(t->uri_template));
+	json_object_object_add(e, "name", json_object_new_string(t->name));
+	if (t->title)
+		json_object_object_add(e, "title", json_object_new_string(t->title));
+	if (t->description)
+		json_object_object_add(e, "description", json_object_new_string(t->description));
+	if (t->mime)
+		json_object_object_add(e, "mimeType", json_object_new_string(t->mime));
+	if (t->annotations)
+		json_object_object_add(e, "annotations", json_object_get(t->annotations));
+	if (t->icons)
+		json_object_object_add(e, "icons", json_object_get(t->icons));
+	return e;
 }
 
 void
 ph_templates_list(struct ph_req *r, struct ph_outcome *o)
 {
+	static const struct ph_list_spec spec = {"resourceTemplates", PH_KIND_RESOURCE,
+						 PH_LIST_TEMPLATES, template_name, template_entry};
 	struct ph_registry *reg = reg_of(r);
-	size_t n = reg ? reg->ntemplates : 0, total = 0, offset, count;
-	struct ph_template **vis = ph_xcalloc(n + 1, sizeof *vis);
-	struct json_object *arr;
-	for (size_t i = 0; i < n; i++)
-		if (ph_access_allowed(r, PH_KIND_RESOURCE, reg->templates[i]->uri_template))
-			vis[total++] = reg->templates[i];
-	if (ph_page_begin(r, total, &offset, o) != 0) {
-		free(vis);
-		return;
-	}
-	count = ph_page_count(r, total, offset);
-	arr = json_object_new_array();
-	for (size_t i = offset; i < offset + count; i++) {
-		const struct ph_template *t = vis[i];
-		struct json_object *e = json_object_new_object();
-		json_object_object_add(e, "uriTemplate", json_object_new_string(t->uri_template));
-		json_object_object_add(e, "name", json_object_new_string(t->name));
-		if (t->title)
-			json_object_object_add(e, "title", json_object_new_string(t->title));
-		if (t->description)
-			json_object_object_add(e, "description", json_object_new_string(t->description));
-		if (t->mime)
-			json_object_object_add(e, "mimeType", json_object_new_string(t->mime));
-		if (t->annotations)
-			json_object_object_add(e, "annotations", json_object_get(t->annotations));
-		if (t->icons)
-			json_object_object_add(e, "icons", json_object_get(t->icons));
-		json_object_array_add(arr, e);
-	}
-	o->result = json_object_new_object();
-	json_object_object_add(o->result, "resourceTemplates", arr);
-	ph_page_end(r, o->result, offset, count, total);
-	ph_list_cache_hints(r, PH_LIST_TEMPLATES, o->result);
-	free(vis);
+	ph_list_page(r, o, &spec, reg ? (void *const *)reg->templates : NULL, reg ? reg->ntemplates : 0);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

@@ -53,6 +53,31 @@ ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result)
 	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
 }
 
+void
+ph_list_page(struct ph_req *r, struct ph_outcome *o, const struct ph_list_spec *spec,
+	     void *const *items, size_t n)
+{
+	size_t total = 0, offset, count;
+	const void **vis = ph_xcalloc(n + 1, sizeof *vis);
+	struct json_object *arr;
+	for (size_t i = 0; i < n; i++)
+		if (ph_access_allowed(r, spec->kind, spec->name_of(items[i])))
+			vis[total++] = items[i];
+	if (ph_page_begin(r, total, &offset, o) != 0) {
+		free(vis);
+		return;
+	}
+	count = ph_page_count(r, total, offset);
+	arr = json_object_new_array();
+	for (size_t i = offset; i < offset + count; i++)
+		json_object_array_add(arr, spec->to_json(vis[i]));
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, spec->key, arr);
+	ph_page_end(r, o->result, offset, count, total);
+	ph_list_cache_hints(r, spec->which, o->result);
+	free(vis);
+}
+
 static struct json_object *
 tool_json(const struct ph_tool *t)
 {
@@ -74,29 +99,25 @@ tool_json(const struct ph_tool *t)
 	return o;
 }
 
+static const char *
+tool_name(const void *t)
+{
+	return ((const struct ph_tool *)t)->name;
+}
+
+static struct json_object *
+tool_entry(const void *t)
+{
+	return tool_json(t);
+}
+
 void
 ph_tools_list(struct ph_req *r, struct ph_outcome *o)
 {
+	static const struct ph_list_spec spec = {"tools", PH_KIND_TOOL, PH_LIST_TOOLS, tool_name,
+						 tool_entry};
 	struct ph_registry *reg = reg_of(r);
-	size_t total = 0, offset, count;
-	struct ph_tool **vis = ph_xcalloc(reg->ntools + 1, sizeof *vis);
-	struct json_object *arr;
-	for (size_t i = 0; i < reg->ntools; i++)
-		if (ph_access_allowed(r, PH_KIND_TOOL, reg->tools[i]->name))
-			vis[total++] = reg->tools[i];
-	if (ph_page_begin(r, total, &offset, o) != 0) {
-		free(vis);
-		return;
-	}
-	count = ph_page_count(r, total, offset);
-	arr = json_object_new_array();
-	for (size_t i = offset; i < offset + count; i++)
-		json_object_array_add(arr, tool_json(vis[i]));
-	o->result = json_object_new_object();
-	json_object_object_add(o->result, "tools", arr);
-	ph_page_end(r, o->result, offset, count, total);
-	ph_list_cache_hints(r, PH_LIST_TOOLS, o->result);
-	free(vis);
+	ph_list_page(r, o, &spec, (void *const *)reg->tools, reg->ntools);
 }
 
 /* ---- step 9: client capabilities ------------------------------------------------ */

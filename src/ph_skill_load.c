@@ -1,0 +1,1186 @@
+/* ph_skill_load.c: the `skills:` section of phantom.yaml and the manifest it
+ * names. Everything a request needs is built here, at start or reload:
+ * the routes (path grammar, parameters and their patterns, nesting), every
+ * skill's file list (who owns which file), templates and their
+ * placeholders, SKILL.md frontmatter, the limits and the default listing.
+ * Every problem is reported as MANIFEST:LINE: message, and any problem
+ * fails the load (phantom-fcgi -t lists them all). */
+#include "first.h"
+#include "ph_skills.h"
+#include "ph_conf.h"
+#include "ph_yaml.h"
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_PATTERN "[A-Za-z0-9._~-]+"
+
+struct lctx {
+	struct ph_conf_problems *probs;
+	const char *mfile; /* manifest path, for messages */
+	struct ph_skills_conf *sc;
+	int yaml_depth;
+	int before;        /* problems before the manifest was read */
+};
+
+#define PROB(L, line, ...) ph_conf_problem((L)->probs, (L)->mfile, (line), __VA_ARGS__)
+
+/* ---- freeing ------------------------------------------------------------- */
+
+static void
+fcache_clear(struct ph_fcache *c)
+{
+	free(c->src);
+	json_object_put(c->fm);
+	memset(c, 0, sizeof *c);
+}
+
+static void
+skill_free(struct ph_skill *k)
+{
+	free(k->path);
+	ph_skill_segs_free(k->segs, k->nsegs);
+	for (size_t i = 0; i < k->nparams; i++) {
+		free(k->params[i].name);
+		free(k->params[i].pattern);
+		if (k->params[i].re_ok)
+			regfree(&k->params[i].re);
+	}
+	free(k->params);
+	free(k->dir);
+	if (k->h.exec.argv) {
+		for (size_t i = 0; k->h.exec.argv[i]; i++)
+			free(k->h.exec.argv[i]);
+		free(k->h.exec.argv);
+	}
+	free(k->h.exec.env);
+	free(k->h.exec.cwd);
+	json_object_put(k->fm);
+	for (size_t i = 0; i < k->nfiles; i++) {
+		free(k->files[i].rel);
+		free(k->files[i].disk);
+		free(k->files[i].disk_rel);
+		fcache_clear(&k->files[i].c);
+	}
+	free(k->files);
+	for (size_t i = 0; i < k->ntree; i++)
+		free(k->tree[i].rel);
+	free(k->tree);
+	free(k->anc);
+	free(k->desc);
+	for (size_t i = 0; i < k->nlist; i++) {
+		for (size_t j = 0; j < k->nparams; j++)
+			free(k->list[i][j]);
+		free(k->list[i]);
+	}
+	free(k->list);
+}
+
+void
+ph_skills_conf_free(struct ph_config *c)
+{
+	struct ph_skills_conf *sc = c->skills;
+	if (sc == NULL)
+		return;
+	for (size_t i = 0; i < sc->n; i++)
+		skill_free(&sc->skills[i]);
+	free(sc->skills);
+	free(sc->match_order);
+	for (size_t i = 0; i < sc->nlisting; i++)
+		free(sc->listing[i].key);
+	free(sc->listing);
+	free(sc->manifest);
+	free(sc);
+	c->skills = NULL;
+}
+
+/* ---- small parsers ---------------------------------------------------------- */
+
+static bool
+lit_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+static bool
+param_name_valid(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+/* Splits and checks a manifest path (phantom-behaviour §1.2). Returns 0, or
+ * -1 after reporting. */
+static int
+parse_path(struct lctx *L, struct ph_skill *k, const char *path, int line)
+{
+	const char *p = path;
+	if (*path == '\0') {
+		PROB(L, line, "skill path is empty");
+		return -1;
+	}
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		char *seg = ph_xstrndup(p, n);
+		bool first = k->nsegs == 0, last = slash == NULL;
+		k->segs = ph_xrealloc(k->segs, (k->nsegs + 1) * sizeof *k->segs);
+		k->segs[k->nsegs++] = seg;
+		if (n == 0) {
+			PROB(L, line, "skill path '%s' has an empty segment", path);
+			return -1;
+		}
+		if (k->nsegs >= PH_SKILL_MAX_SEGS) {
+			PROB(L, line, "skill path '%s' has too many segments", path);
+			return -1;
+		}
+		if (seg[0] == ':') {
+			if (first) {
+				PROB(L, line, "skill path '%s': the first segment cannot be a parameter",
+				     path);
+				return -1;
+			}
+			if (last) {
+				PROB(L, line, "skill path '%s': the last segment is the skill name and "
+				     "cannot be a parameter", path);
+				return -1;
+			}
+			if (!param_name_valid(seg + 1)) {
+				PROB(L, line, "skill path '%s': invalid parameter name '%s'", path, seg);
+				return -1;
+			}
+		} else {
+			for (size_t i = 0; i < n; i++) {
+				if (!lit_char(seg[i]) || (first && seg[i] >= 'A' && seg[i] <= 'Z')) {
+					PROB(L, line, "invalid skill path '%s': segments are letters, digits, "
+					     "- . _ ~ or :parameters, and the first segment is lowercase",
+					     path);
+					return -1;
+				}
+			}
+			if (strcmp(seg, ".") == 0 || strcmp(seg, "..") == 0) {
+				PROB(L, line, "skill path '%s' has a '%s' segment", path, seg);
+				return -1;
+			}
+		}
+		if (last)
+			break;
+		p = slash + 1;
+	}
+	if (!ph_skill_name_valid(k->segs[k->nsegs - 1])) {
+		PROB(L, line, "skill path '%s': the last segment '%s' is the skill name and must be "
+		     "1-64 lowercase letters, digits and single hyphens", path, k->segs[k->nsegs - 1]);
+		return -1;
+	}
+	return 0;
+}
+
+static struct ph_skill_param *
+find_param(struct ph_skill *k, const char *name)
+{
+	for (size_t i = 0; i < k->nparams; i++)
+		if (strcmp(k->params[i].name, name) == 0)
+			return &k->params[i];
+	return NULL;
+}
+
+static bool
+value_matches(const struct ph_skill_param *p, const char *v)
+{
+	return *v != '\0' && strchr(v, '/') == NULL && strcmp(v, ".") != 0 && strcmp(v, "..") != 0 &&
+	       ph_utf8_valid(v, strlen(v)) && regexec(&p->re, v, 0, NULL, 0) == 0;
+}
+
+static int
+parse_params(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+{
+	int rc = 0;
+	/* every :name of the path, with the pattern given or the default */
+	for (size_t i = 0; i < k->nsegs; i++) {
+		if (k->segs[i][0] != ':')
+			continue;
+		if (find_param(k, k->segs[i] + 1) != NULL) {
+			PROB(L, k->line, "skill path '%s' uses parameter '%s' twice", k->path, k->segs[i]);
+			return -1;
+		}
+		k->params = ph_xrealloc(k->params, (k->nparams + 1) * sizeof *k->params);
+		memset(&k->params[k->nparams], 0, sizeof *k->params);
+		k->params[k->nparams].name = ph_xstrdup(k->segs[i] + 1);
+		k->params[k->nparams].seg = i;
+		k->nparams++;
+	}
+	if (n != NULL && !ph_yaml_is_null(n)) {
+		if (n->kind != PH_Y_MAP) {
+			PROB(L, n->line, "params: expected a mapping of parameter names");
+			return -1;
+		}
+		for (size_t i = 0; i < n->n; i++) {
+			struct ph_skill_param *p = find_param(k, n->keys[i]);
+			const struct ph_ynode *v = n->vals[i], *pat;
+			if (p == NULL) {
+				PROB(L, n->key_lines[i], "params: '%s' is not a parameter of '%s'",
+				     n->keys[i], k->path);
+				rc = -1;
+				continue;
+			}
+			if (v->kind != PH_Y_MAP) {
+				PROB(L, v->line, "params.%s: expected a mapping with 'pattern'", n->keys[i]);
+				rc = -1;
+				continue;
+			}
+			for (size_t j = 0; j < v->n; j++)
+				if (strcmp(v->keys[j], "pattern") != 0) {
+					PROB(L, v->key_lines[j], "params.%s: unknown key '%s'", n->keys[i],
+					     v->keys[j]);
+					rc = -1;
+				}
+			pat = ph_yaml_get(v, "pattern");
+			if (pat == NULL || pat->kind != PH_Y_SCALAR || pat->len == 0 ||
+			    strlen(pat->str) != pat->len) {
+				PROB(L, v->line, "params.%s.pattern: expected a regular expression",
+				     n->keys[i]);
+				rc = -1;
+				continue;
+			}
+			free(p->pattern);
+			p->pattern = ph_xstrdup(pat->str);
+		}
+	}
+	for (size_t i = 0; i < k->nparams; i++) {
+		struct ph_skill_param *p = &k->params[i];
+		char *anchored;
+		int e;
+		if (p->pattern == NULL)
+			p->pattern = ph_xstrdup(DEFAULT_PATTERN);
+		/* the whole segment must match */
+		anchored = ph_xasprintf("^(%s)$", p->pattern);
+		e = regcomp(&p->re, anchored, REG_EXTENDED | REG_NOSUB);
+		free(anchored);
+		if (e != 0) {
+			char msg[256];
+			regerror(e, &p->re, msg, sizeof msg);
+			PROB(L, k->line, "params.%s.pattern '%s': %s", p->name, p->pattern, msg);
+			rc = -1;
+		} else {
+			p->re_ok = true;
+		}
+	}
+	return rc;
+}
+
+/* list: concrete parameter values for skills/list. Items are mappings of
+ * parameter -> value, or plain values when the path has one parameter. */
+static int
+parse_list(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+{
+	int rc = 0;
+	if (n == NULL || ph_yaml_is_null(n))
+		return 0;
+	if (k->nparams == 0) {
+		PROB(L, n->line, "list: '%s' has no parameters to list", k->path);
+		return -1;
+	}
+	if (n->kind != PH_Y_SEQ) {
+		PROB(L, n->line, "list: expected a list of parameter values");
+		return -1;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ph_ynode *it = n->vals[i];
+		char **vals = ph_xcalloc(k->nparams, sizeof *vals);
+		bool ok = true;
+		if (it->kind == PH_Y_SCALAR && k->nparams == 1 && strlen(it->str) == it->len) {
+			vals[0] = ph_xstrdup(it->str);
+		} else if (it->kind == PH_Y_MAP) {
+			for (size_t j = 0; j < it->n; j++) {
+				struct ph_skill_param *p = find_param(k, it->keys[j]);
+				const struct ph_ynode *v = it->vals[j];
+				if (p == NULL || v->kind != PH_Y_SCALAR || strlen(v->str) != v->len) {
+					PROB(L, it->key_lines[j], "list[%zu]: '%s' is not a parameter of '%s'"
+					     " with a plain value", i, it->keys[j], k->path);
+					ok = false;
+					continue;
+				}
+				free(vals[p - k->params]);
+				vals[p - k->params] = ph_xstrdup(v->str);
+			}
+		} else {
+			PROB(L, it->line, "list[%zu]: expected a mapping of parameter values", i);
+			ok = false;
+		}
+		for (size_t j = 0; ok && j < k->nparams; j++) {
+			struct ph_skill_param *p = &k->params[j];
+			if (vals[j] == NULL) {
+				PROB(L, it->line, "list[%zu]: no value for parameter '%s'", i, p->name);
+				ok = false;
+			} else if (p->re_ok && !value_matches(p, vals[j])) {
+				PROB(L, it->line, "list[%zu]: '%s' does not match the pattern of '%s'", i,
+				     vals[j], p->name);
+				ok = false;
+			}
+		}
+		if (!ok) {
+			for (size_t j = 0; j < k->nparams; j++)
+				free(vals[j]);
+			free(vals);
+			rc = -1;
+			continue;
+		}
+		k->list = ph_xrealloc(k->list, (k->nlist + 1) * sizeof *k->list);
+		k->list[k->nlist++] = vals;
+	}
+	return rc;
+}
+
+static int
+parse_cache(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+{
+	const struct ph_ynode *t = ph_yaml_get(n, "ttl_ms"), *s = ph_yaml_get(n, "scope");
+	long long v;
+	const char *err;
+	if (n->kind != PH_Y_MAP || t == NULL || s == NULL) {
+		PROB(L, n->line, "cache: requires ttl_ms (a non-negative integer) and scope "
+		     "(public or private)");
+		return -1;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (strcmp(n->keys[i], "ttl_ms") != 0 && strcmp(n->keys[i], "scope") != 0) {
+			PROB(L, n->key_lines[i], "cache: unknown key '%s'", n->keys[i]);
+			return -1;
+		}
+	if (t->kind != PH_Y_SCALAR || t->quoted || ph_strtonum(t->str, 0, INT32_MAX, &v, &err) != 0) {
+		PROB(L, t->line, "cache.ttl_ms: expected an integer from 0 to %d", INT32_MAX);
+		return -1;
+	}
+	if (s->kind != PH_Y_SCALAR || (strcmp(s->str, "public") != 0 && strcmp(s->str, "private") != 0)) {
+		PROB(L, s->line, "cache.scope: expected public or private");
+		return -1;
+	}
+	k->has_cache = true;
+	k->ttl_ms = v;
+	k->pub = strcmp(s->str, "public") == 0;
+	return 0;
+}
+
+/* A dynamic skill: exec (argv, the program relative to the manifest or on
+ * the default PATH), timeout_ms, max_output; no dir. */
+static int
+parse_exec(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
+{
+	const struct ph_ynode *v = ph_yaml_get(n, "exec");
+	char **argv;
+	long long t = 0, m = 0;
+	const char *err;
+	if (!k->dynamic) {
+		PROB(L, n->line, "skill '%s': exec is only for dynamic skills (dynamic: true)", k->path);
+		return -1;
+	}
+	if (ph_yaml_get(n, "dir") != NULL) {
+		PROB(L, n->line, "skill '%s': a dynamic skill has no dir; its exec handler makes the "
+		     "files", k->path);
+		return -1;
+	}
+	if (v == NULL || v->kind != PH_Y_SEQ || v->n == 0) {
+		PROB(L, v ? v->line : n->line, "skill '%s': a dynamic skill needs exec: [program, args...]",
+		     k->path);
+		return -1;
+	}
+	argv = ph_xcalloc(v->n + 1, sizeof *argv);
+	k->h.kind = PH_HANDLER_EXEC;
+	k->h.exec.argv = argv;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ph_ynode *a = v->vals[i];
+		if (a->kind != PH_Y_SCALAR || a->len == 0 || strlen(a->str) != a->len) {
+			PROB(L, a->line, "exec[%zu]: expected a string", i);
+			return -1;
+		}
+		argv[i] = ph_xstrdup(a->str);
+	}
+	{
+		char *resolved = ph_exec_resolve(argv[0], mdir, PH_EXEC_DEFAULT_PATH);
+		if (resolved == NULL) {
+			PROB(L, v->line, "skill '%s': cannot run '%s': %s", k->path, argv[0], strerror(errno));
+			return -1;
+		}
+		free(argv[0]);
+		argv[0] = resolved;
+	}
+	k->h.exec.cwd = ph_xstrdup(mdir);
+	if ((v = ph_yaml_get(n, "timeout_ms")) != NULL &&
+	    (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, 1, 86400000, &t, &err) != 0)) {
+		PROB(L, v->line, "timeout_ms: expected an integer from 1 to 86400000");
+		return -1;
+	}
+	if ((v = ph_yaml_get(n, "max_output")) != NULL &&
+	    (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, 1, 1LL << 30, &m, &err) != 0)) {
+		PROB(L, v->line, "max_output: expected an integer from 1 to 1073741824");
+		return -1;
+	}
+	k->h.exec.timeout_ms = t;
+	k->h.exec.max_output = m;
+	k->dir = ph_xstrdup("");
+	return 0;
+}
+
+static int
+parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
+{
+	static const char *const known[] = {"path", "dir", "cache", "params", "list", "dynamic", "exec",
+					    "timeout_ms", "max_output"};
+	const struct ph_ynode *v;
+	int rc = 0;
+	k->line = n->line;
+	if (n->kind != PH_Y_MAP) {
+		PROB(L, n->line, "skills: each entry must be a mapping with 'path' and 'dir'");
+		return -1;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		bool found = false;
+		for (size_t j = 0; j < PH_ARRAY_LEN(known); j++)
+			found = found || strcmp(n->keys[i], known[j]) == 0;
+		if (!found) {
+			PROB(L, n->key_lines[i], "unknown key '%s' in a skill entry", n->keys[i]);
+			rc = -1;
+		}
+	}
+	v = ph_yaml_get(n, "path");
+	if (v == NULL || v->kind != PH_Y_SCALAR || strlen(v->str) != v->len) {
+		PROB(L, n->line, "skill entry needs a 'path' string");
+		return -1;
+	}
+	k->path = ph_xstrdup(v->str);
+	if (parse_path(L, k, k->path, v->line) != 0)
+		return -1;
+	if (parse_params(L, k, ph_yaml_get(n, "params")) != 0)
+		rc = -1;
+	if (rc == 0 && parse_list(L, k, ph_yaml_get(n, "list")) != 0)
+		rc = -1;
+	if ((v = ph_yaml_get(n, "cache")) != NULL && !ph_yaml_is_null(v) && parse_cache(L, k, v) != 0)
+		rc = -1;
+	if ((v = ph_yaml_get(n, "dynamic")) != NULL && ph_yaml_bool(v, &k->dynamic) != 0) {
+		PROB(L, v->line, "dynamic: expected true or false");
+		rc = -1;
+	}
+	if (ph_yaml_get(n, "exec") != NULL || ph_yaml_get(n, "timeout_ms") != NULL ||
+	    ph_yaml_get(n, "max_output") != NULL || k->dynamic) {
+		if (parse_exec(L, k, n, mdir) != 0)
+			rc = -1;
+		return rc;
+	}
+	v = ph_yaml_get(n, "dir");
+	if (v == NULL || v->kind != PH_Y_SCALAR || v->len == 0 || strlen(v->str) != v->len) {
+		PROB(L, n->line, "skill '%s' needs a 'dir' (relative to the manifest)", k->path);
+		return -1;
+	} else {
+		char *joined = ph_path_join(mdir, v->str);
+		char *real = realpath(joined, NULL);
+		struct stat st;
+		if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			PROB(L, v->line, "skill '%s': dir '%s' is not a directory (%s)", k->path, joined,
+			     real ? "not a directory" : strerror(errno));
+			free(real);
+			rc = -1;
+		} else {
+			k->dir = real;
+		}
+		free(joined);
+	}
+	return rc;
+}
+
+/* ---- routes: duplicates, nesting, precedence ---------------------------------- */
+
+static bool
+is_param(const char *seg)
+{
+	return seg[0] == ':';
+}
+
+enum rel { R_NONE, R_SAME, R_NESTED, R_MIXED_SAME, R_MIXED_NESTED };
+
+/* How route b relates to route a (a no deeper than b). */
+static enum rel
+relate(const struct ph_skill *a, const struct ph_skill *b)
+{
+	bool mixed = false;
+	if (a->nsegs > b->nsegs)
+		return R_NONE;
+	for (size_t i = 0; i < a->nsegs; i++) {
+		bool pa = is_param(a->segs[i]), pb = is_param(b->segs[i]);
+		if (!pa && !pb && strcmp(a->segs[i], b->segs[i]) != 0)
+			return R_NONE;
+		if (pa != pb)
+			mixed = true;
+	}
+	if (a->nsegs == b->nsegs)
+		return mixed ? R_MIXED_SAME : R_SAME;
+	return mixed ? R_MIXED_NESTED : R_NESTED;
+}
+
+static void
+push_idx(size_t **v, size_t *n, size_t x)
+{
+	*v = ph_xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = x;
+}
+
+/* Match order: deeper routes first, then a literal segment before a
+ * parameter (segment by segment), then by path. */
+static int
+match_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct ph_skills_conf *sc = ctx;
+	const struct ph_skill *a = &sc->skills[*(const size_t *)pa];
+	const struct ph_skill *b = &sc->skills[*(const size_t *)pb];
+	if (a->nsegs != b->nsegs)
+		return a->nsegs > b->nsegs ? -1 : 1;
+	for (size_t i = 0; i < a->nsegs; i++) {
+		bool x = is_param(a->segs[i]), y = is_param(b->segs[i]);
+		if (x != y)
+			return x ? 1 : -1;
+	}
+	return strcmp(a->path, b->path);
+}
+
+static int
+routes(struct lctx *L)
+{
+	struct ph_skills_conf *sc = L->sc;
+	int rc = 0;
+	for (size_t i = 0; i < sc->n; i++) {
+		for (size_t j = 0; j < sc->n; j++) {
+			struct ph_skill *a = &sc->skills[i], *b = &sc->skills[j];
+			enum rel r;
+			if (i == j || a->nsegs > b->nsegs || (a->nsegs == b->nsegs && i > j))
+				continue;
+			r = relate(a, b);
+			if (r == R_SAME) {
+				PROB(L, b->line, "skill path '%s' is the same route as '%s' (line %d)",
+				     b->path, a->path, a->line);
+				rc = -1;
+			} else if (r == R_MIXED_NESTED) {
+				PROB(L, b->line, "skill '%s' is nested in '%s' (line %d) but does not use "
+				     "the same parameters at the same places", b->path, a->path, a->line);
+				rc = -1;
+			} else if (r == R_NESTED) {
+				bool bad = false;
+				for (size_t s = a->nsegs; s < b->nsegs; s++)
+					bad = bad || is_param(b->segs[s]);
+				if (bad) {
+					PROB(L, b->line, "nested skill '%s' cannot have parameters below '%s' "
+					     "(line %d)", b->path, a->path, a->line);
+					rc = -1;
+					continue;
+				}
+				push_idx(&b->anc, &b->nanc, i);
+				push_idx(&a->desc, &a->ndesc, j);
+			}
+		}
+	}
+	for (size_t i = 0; i < sc->n; i++) {
+		struct ph_skill *k = &sc->skills[i];
+		if (k->dynamic && k->ndesc > 0) {
+			PROB(L, sc->skills[k->desc[0]].line, "skill '%s' cannot be nested in the dynamic "
+			     "skill '%s' (line %d)", sc->skills[k->desc[0]].path, k->path, k->line);
+			rc = -1;
+		}
+	}
+	/* ancestors deepest first */
+	for (size_t i = 0; i < sc->n; i++) {
+		struct ph_skill *k = &sc->skills[i];
+		for (size_t x = 1; x < k->nanc; x++)
+			for (size_t y = x; y > 0 && sc->skills[k->anc[y]].nsegs >
+					       sc->skills[k->anc[y - 1]].nsegs; y--) {
+				size_t t = k->anc[y];
+				k->anc[y] = k->anc[y - 1];
+				k->anc[y - 1] = t;
+			}
+	}
+	sc->match_order = ph_xcalloc(sc->n, sizeof *sc->match_order);
+	for (size_t i = 0; i < sc->n; i++)
+		sc->match_order[i] = i;
+	if (sc->n > 1)
+		qsort_r(sc->match_order, sc->n, sizeof *sc->match_order, match_cmp, sc);
+	return rc;
+}
+
+/* ---- scanning a skill directory ------------------------------------------------ */
+
+struct scan {
+	struct lctx *L;
+	struct ph_skill *k;
+	size_t self;
+	char **skip_dirs;   /* real directories of other skills inside this one */
+	size_t nskip_dirs;
+	char **skip_rels;   /* served paths that nested skills own */
+	size_t nskip_rels;
+	long long bytes;
+	bool failed;
+};
+
+static bool
+name_servable(const char *name)
+{
+	size_t n = strlen(name);
+	if (!ph_utf8_valid(name, n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			return false;
+	}
+	return true;
+}
+
+static bool
+owned_by_nested(const struct scan *s, const char *rel)
+{
+	for (size_t i = 0; i < s->nskip_rels; i++) {
+		size_t n = strlen(s->skip_rels[i]);
+		if (strncmp(rel, s->skip_rels[i], n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_file(struct scan *s, const char *rel_disk, const char *abs, off_t size);
+
+/* Walks dir (absolute, real) whose path below the skill root is rel ("" at
+ * the root). */
+static void
+walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+	size_t nn = 0;
+	if (depth > s->L->sc->max_depth) {
+		PROB(s->L, s->k->line, "skill '%s': directory '%s' is nested more than %lld levels deep",
+		     s->k->path, rel, s->L->sc->max_depth);
+		s->failed = true;
+		return;
+	}
+	d = opendir(abs);
+	if (d == NULL) {
+		PROB(s->L, s->k->line, "skill '%s': cannot read directory %s: %s", s->k->path, abs,
+		     strerror(errno));
+		s->failed = true;
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue; /* . .. and hidden files are never served */
+		names = ph_xrealloc(names, (nn + 1) * sizeof *names);
+		names[nn++] = ph_xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (nn > 1) /* qsort wants an array, never NULL */
+		qsort(names, nn, sizeof *names, name_cmp);
+	for (size_t i = 0; i < nn && !s->failed; i++) {
+		char *path = ph_xasprintf("%s/%s", abs, names[i]);
+		char *r = rel[0] ? ph_xasprintf("%s/%s", rel, names[i]) : ph_xstrdup(names[i]);
+		struct stat st;
+		bool skip = false;
+		if (lstat(path, &st) != 0) {
+			PROB(s->L, s->k->line, "skill '%s': cannot stat %s: %s", s->k->path, path,
+			     strerror(errno));
+			s->failed = true;
+		} else if (!name_servable(names[i])) {
+			PROB(s->L, s->k->line, "skill '%s': the name of %s cannot be served (invalid "
+			     "UTF-8, a control character or a backslash)", s->k->path, path);
+			s->failed = true;
+		} else if (S_ISDIR(st.st_mode)) {
+			for (size_t j = 0; j < s->nskip_dirs; j++)
+				skip = skip || strcmp(path, s->skip_dirs[j]) == 0;
+			if (!skip && !owned_by_nested(s, r))
+				walk_dir(s, path, r, depth + 1);
+		} else if (S_ISLNK(st.st_mode)) {
+			/* a link is served when it ends at a regular file inside
+			 * the skill directory */
+			char *real = realpath(path, NULL);
+			size_t dl = strlen(s->k->dir);
+			struct stat ts;
+			if (real == NULL || strncmp(real, s->k->dir, dl) != 0 || real[dl] != '/') {
+				PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link pointing outside "
+				     "the skill directory", s->k->path, path);
+				s->failed = true;
+			} else if (stat(real, &ts) != 0 || !S_ISREG(ts.st_mode)) {
+				PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link to something "
+				     "other than a regular file", s->k->path, path);
+				s->failed = true;
+			} else if (!owned_by_nested(s, r)) {
+				add_file(s, r, path, ts.st_size);
+			}
+			free(real);
+		} else if (S_ISREG(st.st_mode)) {
+			if (!owned_by_nested(s, r))
+				add_file(s, r, path, st.st_size);
+		} else {
+			PROB(s->L, s->k->line, "skill '%s': %s is not a regular file or directory",
+			     s->k->path, path);
+			s->failed = true;
+		}
+		free(path);
+		free(r);
+	}
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+}
+
+static void
+add_file(struct scan *s, const char *rel_disk, const char *abs, off_t size)
+{
+	struct ph_skill *k = s->k;
+	struct ph_skill_file *f;
+	size_t rl = strlen(rel_disk);
+	const char *base = strrchr(rel_disk, '/');
+	bool tmpl;
+	char *served;
+	base = base ? base + 1 : rel_disk;
+	tmpl = strlen(base) > 5 && strcmp(rel_disk + rl - 5, ".tmpl") == 0;
+	served = tmpl ? ph_xstrndup(rel_disk, rl - 5) : ph_xstrdup(rel_disk);
+	if (tmpl && owned_by_nested(s, served)) {
+		free(served);
+		return;
+	}
+	for (size_t i = 0; i < k->nfiles; i++) {
+		if (strcmp(k->files[i].rel, served) == 0) {
+			PROB(s->L, k->line, "skill '%s': both %s and %s.tmpl exist", k->path, served,
+			     served);
+			s->failed = true;
+			free(served);
+			return;
+		}
+	}
+	if ((long long)k->nfiles >= s->L->sc->max_files) {
+		PROB(s->L, k->line, "skill '%s' has more than %lld files", k->path, s->L->sc->max_files);
+		s->failed = true;
+		free(served);
+		return;
+	}
+	k->files = ph_xrealloc(k->files, (k->nfiles + 1) * sizeof *k->files);
+	f = &k->files[k->nfiles++];
+	memset(f, 0, sizeof *f);
+	f->rel = served;
+	f->disk = ph_xstrdup(abs);
+	f->disk_rel = ph_xstrdup(rel_disk);
+	f->tmpl = tmpl;
+	f->skill_md = strcmp(served, "SKILL.md") == 0;
+	f->mime = ph_mime_guess(served);
+	s->bytes += (long long)size;
+}
+
+static int
+file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ph_skill_file *)a)->rel, ((const struct ph_skill_file *)b)->rel);
+}
+
+/* Offset just past the frontmatter's closing line, or 0 when there is none. */
+static size_t
+frontmatter_end(const char *t, size_t n)
+{
+	size_t i = 0;
+	if (n >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0)
+		i = 3;
+	if (n - i < 4 || memcmp(t + i, "---", 3) != 0)
+		return 0;
+	while (i < n && t[i] != '\n')
+		i++;
+	while (i < n) {
+		size_t ls = ++i, j;
+		while (i < n && t[i] != '\n')
+			i++;
+		if (i - ls >= 3 && memcmp(t + ls, "---", 3) == 0) {
+			for (j = ls + 3; j < i && (t[j] == ' ' || t[j] == '\t' || t[j] == '\r'); j++)
+				;
+			if (j == i)
+				return i < n ? i + 1 : i;
+		}
+	}
+	return 0;
+}
+
+/* Reads the templates (placeholders) and SKILL.md (frontmatter) of k. */
+static void
+check_files(struct scan *s)
+{
+	struct ph_skill *k = s->k;
+	char **pnames = ph_xcalloc(k->nparams + 1, sizeof *pnames);
+	bool have_md = false;
+	for (size_t i = 0; i < k->nparams; i++)
+		pnames[i] = k->params[i].name;
+	for (size_t i = 0; i < k->nfiles; i++) {
+		struct ph_skill_file *f = &k->files[i];
+		char *src = NULL, *msg;
+		size_t len = 0;
+		int line = 0;
+		if (!f->tmpl && !f->skill_md)
+			continue;
+		if (ph_read_file(f->disk, (size_t)s->L->sc->max_bytes, &src, &len) != 0) {
+			PROB(s->L, k->line, "skill '%s': cannot read %s: %s", k->path, f->disk,
+			     strerror(errno));
+			s->failed = true;
+			continue;
+		}
+		if (f->tmpl) {
+			msg = ph_skill_tmpl_check(src, len, pnames, k->nparams, &line, &f->uses_principal);
+			if (msg != NULL) {
+				PROB(s->L, k->line, "skill '%s': %s:%d: %s", k->path, f->disk, line, msg);
+				free(msg);
+				s->failed = true;
+			}
+		}
+		if (f->skill_md) {
+			char *err = NULL;
+			struct json_object *fm;
+			const char *why;
+			have_md = true;
+			if (f->tmpl) {
+				size_t fe = frontmatter_end(src, len);
+				for (size_t j = 0; j + 1 < fe; j++)
+					if (src[j] == '{' && src[j + 1] == '{') {
+						PROB(s->L, k->line, "skill '%s': %s: placeholders are only "
+						     "allowed below the frontmatter", k->path, f->disk);
+						s->failed = true;
+						break;
+					}
+			}
+			fm = ph_skill_frontmatter(src, len, s->L->yaml_depth, &err);
+			if (fm == NULL) {
+				PROB(s->L, k->line, "skill '%s': %s:%s", k->path, f->disk, err);
+				free(err);
+				s->failed = true;
+			} else if ((why = ph_skill_fm_check(fm)) != NULL) {
+				PROB(s->L, k->line, "skill '%s': %s: %s", k->path, f->disk, why);
+				json_object_put(fm);
+				s->failed = true;
+			} else if (strcmp(json_object_get_string(json_object_object_get(fm, "name")),
+					  k->segs[k->nsegs - 1]) != 0) {
+				PROB(s->L, k->line, "skill '%s': %s: frontmatter name '%s' must equal the "
+				     "last path segment '%s'", k->path, f->disk,
+				     json_object_get_string(json_object_object_get(fm, "name")),
+				     k->segs[k->nsegs - 1]);
+				json_object_put(fm);
+				s->failed = true;
+			} else {
+				k->fm = fm;
+			}
+		}
+		free(src);
+	}
+	if (!have_md) {
+		PROB(s->L, k->line, "skill '%s': %s has no SKILL.md (or SKILL.md.tmpl)", k->path, k->dir);
+		s->failed = true;
+	}
+	free(pnames);
+}
+
+static void
+scan_skill(struct lctx *L, size_t idx)
+{
+	struct ph_skills_conf *sc = L->sc;
+	struct ph_skill *k = &sc->skills[idx];
+	struct scan s;
+	size_t dl = strlen(k->dir);
+	memset(&s, 0, sizeof s);
+	s.L = L;
+	s.k = k;
+	s.self = idx;
+	/* each file belongs to the deepest skill whose directory holds it ... */
+	for (size_t i = 0; i < sc->n; i++) {
+		const char *od = sc->skills[i].dir;
+		if (i != idx && od && od[0] && strncmp(od, k->dir, dl) == 0 && od[dl] == '/') {
+			s.skip_dirs = ph_xrealloc(s.skip_dirs, (s.nskip_dirs + 1) * sizeof *s.skip_dirs);
+			s.skip_dirs[s.nskip_dirs++] = sc->skills[i].dir;
+		}
+	}
+	/* ... and the URI space below a nested skill is that skill's */
+	for (size_t i = 0; i < k->ndesc; i++) {
+		const struct ph_skill *d = &sc->skills[k->desc[i]];
+		struct ph_buf b;
+		ph_buf_init(&b);
+		for (size_t j = k->nsegs; j < d->nsegs; j++) {
+			if (j > k->nsegs)
+				ph_buf_addc(&b, '/');
+			ph_buf_adds(&b, d->segs[j]);
+		}
+		s.skip_rels = ph_xrealloc(s.skip_rels, (s.nskip_rels + 1) * sizeof *s.skip_rels);
+		s.skip_rels[s.nskip_rels++] = ph_buf_steal(&b);
+	}
+	walk_dir(&s, k->dir, "", 1);
+	if (!s.failed && s.bytes > L->sc->max_bytes) {
+		PROB(L, k->line, "skill '%s' has more than %lld bytes of files", k->path, L->sc->max_bytes);
+		s.failed = true;
+	}
+	if (!s.failed) {
+		if (k->nfiles > 1)
+			qsort(k->files, k->nfiles, sizeof *k->files, file_cmp);
+		check_files(&s);
+	}
+	for (size_t i = 0; i < s.nskip_rels; i++)
+		free(s.skip_rels[i]);
+	free(s.skip_rels);
+	free(s.skip_dirs);
+}
+
+static int
+tree_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ph_tree_ent *)a)->rel, ((const struct ph_tree_ent *)b)->rel);
+}
+
+/* The tree of skill idx: its files and those of every nested skill, and
+ * the limits over all of them. */
+static void
+build_tree(struct lctx *L, size_t idx)
+{
+	struct ph_skills_conf *sc = L->sc;
+	struct ph_skill *k = &sc->skills[idx];
+	long long bytes = 0;
+	size_t n = k->nfiles;
+	for (size_t i = 0; i < k->ndesc; i++)
+		n += sc->skills[k->desc[i]].nfiles;
+	k->tree = ph_xcalloc(n ? n : 1, sizeof *k->tree);
+	for (size_t i = 0; i <= k->ndesc; i++) {
+		size_t o = i == 0 ? idx : k->desc[i - 1];
+		struct ph_skill *d = &sc->skills[o];
+		struct ph_buf pre;
+		ph_buf_init(&pre);
+		for (size_t j = k->nsegs; j < d->nsegs; j++) {
+			ph_buf_adds(&pre, d->segs[j]);
+			ph_buf_addc(&pre, '/');
+		}
+		for (size_t f = 0; f < d->nfiles; f++) {
+			struct ph_tree_ent *e = &k->tree[k->ntree++];
+			struct stat st;
+			e->rel = ph_xasprintf("%s%s", pre.data ? pre.data : "", d->files[f].rel);
+			e->owner = o;
+			e->f = &d->files[f];
+			if (stat(d->files[f].disk, &st) == 0)
+				bytes += (long long)st.st_size;
+		}
+		ph_buf_free(&pre);
+	}
+	if (k->ntree > 1)
+		qsort(k->tree, k->ntree, sizeof *k->tree, tree_cmp);
+	if ((long long)k->ntree > sc->max_files) {
+		PROB(L, k->line, "skill '%s' has more than %lld files with its nested skills", k->path,
+		     sc->max_files);
+	}
+	if (bytes > sc->max_bytes) {
+		PROB(L, k->line, "skill '%s' has more than %lld bytes of files", k->path, sc->max_bytes);
+	}
+}
+
+static int
+listing_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ph_listing *)a)->key, ((const struct ph_listing *)b)->key);
+}
+
+static void
+build_listing(struct ph_skills_conf *sc)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		struct ph_skill *k = &sc->skills[i];
+		size_t rows = k->nparams ? k->nlist : 1;
+		for (size_t r = 0; r < rows; r++) {
+			struct ph_listing *l;
+			struct ph_buf key;
+			ph_buf_init(&key);
+			for (size_t s = 0; s < k->nsegs; s++) {
+				const char *seg = k->segs[s];
+				if (s)
+					ph_buf_addc(&key, '/');
+				if (is_param(seg)) {
+					for (size_t p = 0; p < k->nparams; p++)
+						if (k->params[p].seg == s)
+							seg = k->list[r][p];
+				}
+				ph_buf_adds(&key, seg);
+			}
+			sc->listing = ph_xrealloc(sc->listing, (sc->nlisting + 1) * sizeof *sc->listing);
+			l = &sc->listing[sc->nlisting++];
+			l->skill = i;
+			l->vals = k->nparams ? k->list[r] : NULL;
+			l->key = ph_buf_steal(&key);
+		}
+	}
+	if (sc->nlisting > 1)
+		qsort(sc->listing, sc->nlisting, sizeof *sc->listing, listing_cmp);
+}
+
+static int
+skill_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ph_skill *)a)->path, ((const struct ph_skill *)b)->path);
+}
+
+/* Reads and builds everything the manifest describes into L->sc. */
+static void
+load_manifest(struct lctx *L)
+{
+	struct ph_skills_conf *sc = L->sc;
+	char *buf = NULL, *err = NULL, *mdir;
+	size_t len = 0;
+	struct ph_ynode *root, *list;
+	bool bad = false;
+	if (ph_read_file(sc->manifest, 16 << 20, &buf, &len) != 0) {
+		PROB(L, 0, "cannot read the skills manifest: %s", strerror(errno));
+		return;
+	}
+	root = ph_yaml_parse(buf, len, L->yaml_depth, &err);
+	free(buf);
+	if (root == NULL) {
+		const char *sp = strchr(err, ' ');
+		PROB(L, atoi(err), "%s", sp ? sp + 1 : err);
+		free(err);
+		return;
+	}
+	if (root->kind != PH_Y_MAP) {
+		PROB(L, root->line, "the manifest must be a mapping with a 'skills' list");
+		ph_yaml_free(root);
+		return;
+	}
+	for (size_t i = 0; i < root->n; i++)
+		if (strcmp(root->keys[i], "skills") != 0)
+			PROB(L, root->key_lines[i], "unknown key '%s' in the manifest", root->keys[i]);
+	list = ph_yaml_get(root, "skills");
+	if (list != NULL && !ph_yaml_is_null(list) && list->kind != PH_Y_SEQ) {
+		PROB(L, list->line, "skills: expected a list of skill entries");
+		ph_yaml_free(root);
+		return;
+	}
+	mdir = ph_dirname(sc->manifest);
+	if (list != NULL && list->kind == PH_Y_SEQ) {
+		sc->skills = ph_xcalloc(list->n ? list->n : 1, sizeof *sc->skills);
+		for (size_t i = 0; i < list->n; i++) {
+			struct ph_skill *k = &sc->skills[sc->n++];
+			if (parse_entry(L, k, list->vals[i], mdir) != 0)
+				bad = true;
+		}
+	}
+	free(mdir);
+	ph_yaml_free(root);
+	if (bad)
+		return;
+	if (sc->n > 1)
+		qsort(sc->skills, sc->n, sizeof *sc->skills, skill_cmp);
+	if (routes(L) != 0)
+		return;
+	for (size_t i = 0; i < sc->n; i++)
+		if (!sc->skills[i].dynamic)
+			scan_skill(L, i);
+	if ((int)L->probs->n != L->before)
+		return;
+	for (size_t i = 0; i < sc->n; i++)
+		build_tree(L, i);
+	build_listing(sc);
+}
+
+/* ---- the phantom.yaml section ------------------------------------------------- */
+
+static int
+int_key(struct ph_conf_ctx *x, const struct ph_ynode *v, const char *name, long long lo,
+	long long hi, long long *out)
+{
+	const char *err;
+	if (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, lo, hi, out, &err) != 0) {
+		ph_conf_problem(x->probs, x->file, v->line, "skills.%s: expected an integer from %lld "
+				"to %lld", name, lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	struct ph_skills_conf *sc;
+	struct lctx L;
+	const struct ph_ynode *m = NULL;
+	int rc = 0;
+	(void)key;
+	if (ph_yaml_is_null(n))
+		return 0;
+	if (n->kind != PH_Y_MAP) {
+		ph_conf_problem(x->probs, x->file, n->line, "skills: expected a mapping with 'manifest'");
+		return -1;
+	}
+	if (sodium_init() < 0) {
+		ph_conf_problem(x->probs, x->file, n->line, "skills: libsodium failed to initialise");
+		return -1;
+	}
+	if (x->c->skills != NULL)
+		ph_skills_conf_free(x->c);
+	sc = ph_xcalloc(1, sizeof *sc);
+	x->c->skills = sc;
+	sc->max_files = PH_SKILL_MAX_FILES;
+	sc->max_bytes = PH_SKILL_MAX_BYTES;
+	sc->max_depth = PH_SKILL_MAX_DEPTH;
+	sc->digest_cache = true;
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i];
+		const struct ph_ynode *v = n->vals[i];
+		if (strcmp(k, "manifest") == 0) {
+			if (v->kind != PH_Y_SCALAR || v->len == 0 || strlen(v->str) != v->len) {
+				ph_conf_problem(x->probs, x->file, v->line,
+						"skills.manifest: expected a file name");
+				rc = -1;
+			} else {
+				m = v;
+			}
+		} else if (strcmp(k, "max_files") == 0) {
+			rc |= int_key(x, v, k, 1, 65536, &sc->max_files);
+		} else if (strcmp(k, "max_bytes") == 0) {
+			rc |= int_key(x, v, k, 1, 1LL << 30, &sc->max_bytes);
+		} else if (strcmp(k, "max_depth") == 0) {
+			rc |= int_key(x, v, k, 1, 64, &sc->max_depth);
+		} else if (strcmp(k, "digest_cache") == 0) {
+			if (ph_yaml_bool(v, &sc->digest_cache) != 0) {
+				ph_conf_problem(x->probs, x->file, v->line,
+						"skills.digest_cache: expected true or false");
+				rc = -1;
+			}
+		} else {
+			ph_conf_problem(x->probs, x->file, n->key_lines[i], "unknown key 'skills.%s'", k);
+			rc = -1;
+		}
+	}
+	if (m == NULL) {
+		if (rc == 0)
+			ph_conf_problem(x->probs, x->file, n->line, "skills: 'manifest' is required");
+		return -1;
+	}
+	if (rc != 0)
+		return -1;
+	sc->manifest = ph_path_join(x->c->dir, m->str);
+	memset(&L, 0, sizeof L);
+	L.probs = x->probs;
+	L.mfile = sc->manifest;
+	L.sc = sc;
+	L.yaml_depth = (int)x->c->limits.yaml_depth;
+	sc->yaml_depth = L.yaml_depth;
+	L.before = (int)x->probs->n;
+	load_manifest(&L);
+	return (int)x->probs->n == L.before ? 0 : -1;
+}
