@@ -14,7 +14,7 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	pkgs="build-essential autoconf automake libtool pkg-config
 	      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
-	      wrk jq curl openssl clang valgrind procps"
+	      wrk jq curl openssl clang valgrind procps perl"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then
 		apt-get update -qq >/dev/null 2>&1 || true
@@ -66,6 +66,8 @@ pass=${pass:-0}; fail=$(( ${fail:-0} + ${err:-0} + ${xpass:-0} ))
 if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	tail -30 check.out; fail=1
 fi
+# the official conformance suite's per-run summaries (scenarios, not checks)
+grep -h '^# conformance ' tests/conformance/run.log 2>/dev/null | sed 's/^# //'
 [ "$fail" -ne 0 ] && for f in $(find . -name '*.log' -path '*tests*'); do
 	grep -qE '^(FAIL|ERROR)' "$f" && { echo "==== $f"; tail -40 "$f"; }
 done

@@ -725,11 +725,28 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 }
 
+/* 2025 resources/subscribe and resources/unsubscribe: {} for a uri. Without
+ * a session there is no stream to send notifications/resources/updated on,
+ * so a subscription is accepted and nothing more happens (2026 clients use
+ * subscriptions/listen). */
+static void
+m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
+{
+	if (ph_jstr(r->params, "uri") == NULL) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: uri must be a string");
+		return;
+	}
+	r->target = ph_jstr(r->params, "uri");
+	o->result = json_object_new_object();
+}
+
 static const struct method methods[] = {
 	{"server/discover", M_MODERN | M_CACHEABLE, m_discover, NULL},
 	{"initialize", M_LEGACY, m_initialize, NULL},
 	{"ping", M_LEGACY, m_ping, NULL},
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
+	{"resources/subscribe", M_LEGACY, m_resources_subscription, NULL},
+	{"resources/unsubscribe", M_LEGACY, m_resources_subscription, NULL},
 	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
 	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
 	{"tools/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
@@ -1082,6 +1099,10 @@ ladder(struct ph_req *r)
 			if (tok && valid_id(tok))
 				r->progress_token = tok;
 		}
+		/* A 2025 client sets its level with logging/setLevel on a session;
+		 * without sessions no level reaches this request, so it gets every
+		 * level, as a session that never called setLevel does. */
+		r->log_level = PH_LOG_DEBUG;
 	}
 	if (meta != NULL) {
 		struct json_object *t;
