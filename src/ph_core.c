@@ -140,9 +140,17 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 }
 
 bool
+ph_req_gone(struct ph_req *r)
+{
+	if (!r->ex->cancelled && r->ex->ops->closed && r->ex->ops->closed(r->ex))
+		r->ex->cancelled = 1;
+	return r->ex->cancelled != 0;
+}
+
+bool
 ph_req_alive(struct ph_req *r)
 {
-	if (r->ex->cancelled)
+	if (ph_req_gone(r))
 		return false;
 	/* HTTP: only an open SSE stream can tell; stdio: looks for a cancel */
 	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)

@@ -28,6 +28,9 @@ struct ph_front_ops {
 	int (*stream_send)(struct ph_exchange *ex, const char *json, size_t len);
 	/* Sends an SSE comment (keep-alive) and flushes; -1 when the client is gone. */
 	int (*stream_ping)(struct ph_exchange *ex);
+	/* True when the peer has closed the connection (checked without
+	 * writing or blocking). May be NULL when the front cannot tell. */
+	bool (*closed)(struct ph_exchange *ex);
 };
 
 struct ph_exchange {

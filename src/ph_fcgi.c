@@ -166,8 +166,22 @@ fcgi_stream_ping(struct ph_exchange *ex)
 	return 0;
 }
 
+/* The web server sends nothing after the request body except to close the
+ * connection (nginx, lighttpd and Apache close the FastCGI connection when
+ * their client goes away), so a readable or hung-up socket means gone. */
+static bool
+fcgi_closed(struct ph_exchange *ex)
+{
+	struct fcgi_front *f = ex->front;
+	struct pollfd p = {f->req->ipcFd, POLLIN | POLLRDHUP, 0};
+	if (f->req->ipcFd < 0)
+		return true;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 static const struct ph_front_ops fcgi_ops = {
 	fcgi_param, fcgi_read, fcgi_respond, fcgi_stream_start, fcgi_stream_send, fcgi_stream_ping,
+	fcgi_closed,
 };
 
 static void

@@ -76,6 +76,9 @@ int ph_req_notify(struct ph_req *r, const char *method, struct json_object *para
  * Returns false when the request is cancelled (client gone, or
  * notifications/cancelled on stdio); the handler must stop its work. */
 bool ph_req_alive(struct ph_req *r);
+/* True when the request is cancelled or the peer has closed the connection;
+ * cheap (no write), for loops that check often. */
+bool ph_req_gone(struct ph_req *r);
 /* Emits notifications/progress if the request carries a progressToken and
  * progress increases. */
 int ph_req_progress(struct ph_req *r, double progress, double total, const char *message);

@@ -91,6 +91,8 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 			if (on[i] && ph_req_notify(r, kinds[i].method, tagged(r)) != 0)
 				goto gone;
 		}
+		if (ph_req_gone(r))
+			goto gone;
 		if (ph_stop_pending())
 			break;
 		now = ph_now_us();

@@ -53,6 +53,19 @@ sleep 0.3
 listen "$T_DIR/s3"
 is "$(events "$T_DIR/s3" | head -1 | jq -r .method)" notifications/subscriptions/acknowledged "after the reload a new stream is accepted"
 
+# a client that walks away frees its stream slot at once (no keep-alive needed)
+sed -i 's/keepalive_ms: 300/keepalive_ms: 60000/; s/max_ms: 1500/max_ms: 60000/' "$T_DIR/phantom.yaml"
+kill -HUP "$PH_PID"; sleep 0.5
+curl -sN -o "$T_DIR/s4" "$U" -H 'Content-Type: application/json' \
+	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen' -d "$listen_body" & lp=$!
+sleep 0.4
+kill "$lp" 2>/dev/null; wait "$lp" 2>/dev/null
+sleep 0.5
+timeout 2 curl -sN -o "$T_DIR/s5" "$U" -H 'Content-Type: application/json' \
+	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen' -d "$listen_body"
+is "$(events "$T_DIR/s5" | head -1 | jq -r .method)" notifications/subscriptions/acknowledged \
+	"a stream the client closed frees its slot within a second, keep-alives or not"
+
 post "$U" '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
 	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen'
 is "$(jqr .error.code)" -32602 "listen without a notifications filter is -32602"
