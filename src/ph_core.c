@@ -956,8 +956,13 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 				json_object_object_add(res, "cacheScope", json_object_new_string(c->server.scope));
 			if (ph_access_restricted(r))
 				json_object_object_add(res, "cacheScope", json_object_new_string("private"));
-		} else if (!complete || retry) {
-			/* not even a handler's own hints (resources/read sets them) */
+		} else if ((m->flags & M_CACHEABLE) && complete) {
+			/* a complete result of a retry still carries the required
+			 * hints, saying "do not reuse" (not the handler's own) */
+			json_object_object_add(res, "ttlMs", json_object_new_int64(0));
+			json_object_object_add(res, "cacheScope", json_object_new_string("private"));
+		} else if (!complete) {
+			/* an InputRequiredResult has no caching fields */
 			json_object_object_del(res, "ttlMs");
 			json_object_object_del(res, "cacheScope");
 		}

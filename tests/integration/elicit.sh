@@ -265,12 +265,12 @@ is "$(jqr .result.resultType)/$(jqr '.result.inputRequests|keys|join(",")')" inp
 nocache "resources/read input_required"
 call "$U" 49 resources/read "$(retry '{"uri":"mrtr://ask"}' "$(rstate)" "$(accept topic '{"topic":"caching"}')")"
 is "$(jqr '.result.contents[0].text')" "topic: caching" "resources/read: round trip"
-nocache "resources/read retry"
+is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" 0/private "resources/read retry: ttlMs 0, private (never reused)"
 call "$U" 50 resources/read '{"uri":"mrtr://static"}'
 is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" 60000/public "a plain read keeps the resource's cache hints"
 call "$U" 51 resources/read '{"uri":"mrtr://static","inputResponses":{}}'
 is "$(jqr '.result.contents[0].text')" "static text" "a read carrying inputResponses is served"
-nocache "a read carrying inputResponses"
+is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" 0/private "a read carrying inputResponses: ttlMs 0, private, not the resource's hints"
 
 call "$U" 52 tools/call '{"name":"module_confirm"}'
 is "$(jqr '.result.inputRequests.ok.params|"\(.mode) \(.message) \(.requestedSchema.properties.ok.type)"')" \
@@ -474,5 +474,27 @@ ok "the refusal is in the log with its code"
 call "$U2" 152 tools/call "$P"
 call "$U2" 153 tools/call "$P"
 is "$STATUS/$(jqr .result.resultType)" 200/input_required "both instances keep serving"
+
+# ---- the SDK v2 client answers input_required by itself --------------------------
+if node_setup; then
+	for how in http stdio; do
+		echo y >"$SB/sdk-yes.txt"
+		echo n >"$SB/sdk-no.txt"
+		if [ "$how" = http ]; then
+			node_client sdk-elicit.mjs --url "$U" --token "$TA"
+		else
+			node_client sdk-elicit.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom-a.yaml" --arg --stdio
+		fi
+		test ! -e "$SB/sdk-yes.txt" && test -e "$SB/sdk-no.txt"
+		ok "SDK over $how: the confirmed file is deleted, the other kept"
+	done
+	echo y >"$SB/sdk-yes.txt"
+	node_client sdk-elicit.mjs --url "$U" --token "$TA" --era legacy
+	node_client sdk-elicit.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom-a.yaml" --arg --stdio --era legacy
+	test -e "$SB/sdk-yes.txt"
+	ok "SDK, 2025-11-25: nothing was deleted"
+else
+	diag "SDK client checks skipped: the npm packages are not installed (scripts/test.sh installs them)"
+fi
 
 done_testing
