@@ -483,7 +483,10 @@ if node_setup; then
 		if [ "$how" = http ]; then
 			node_client sdk-elicit.mjs --url "$U" --token "$TA"
 		else
-			node_client sdk-elicit.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom-a.yaml" --arg --stdio
+			# a sanitizer build reports into T_DIR, where done_testing looks
+			ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T_DIR/stdio-asan \
+			UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T_DIR/stdio-ubsan \
+				node_client sdk-elicit.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom-a.yaml" --arg --stdio
 		fi
 		test ! -e "$SB/sdk-yes.txt" && test -e "$SB/sdk-no.txt"
 		ok "SDK over $how: the confirmed file is deleted, the other kept"
