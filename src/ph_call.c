@@ -3,6 +3,7 @@
 #include "first.h"
 #include "ph_call.h"
 #include "ph_mime.h"
+#include "ph_mrtr.h"
 #include "ph_schema.h"
 #include "ph_util.h"
 #include <math.h>
@@ -22,6 +23,9 @@ struct phantom_result {
 	struct json_object *roles;      /* array: the role of each block (prompts) */
 	struct json_object *structured;
 	struct json_object *values;     /* completion */
+	struct json_object *requests;   /* inputRequests, NULL when none */
+	struct json_object *state;      /* the state to seal (has_state) */
+	bool has_state;
 	char *role, *description;
 	long long total;
 	bool is_error, not_found;
@@ -123,6 +127,46 @@ phantom_call_has_capability(const phantom_call *c, const char *capability)
 }
 
 int
+phantom_call_resumed(const phantom_call *c)
+{
+	return c->r->resumed && !c->inv->embedded;
+}
+
+struct json_object *
+phantom_call_state(const phantom_call *c)
+{
+	return phantom_call_resumed(c) ? c->r->mrtr_state : NULL;
+}
+
+struct json_object *
+phantom_call_input_responses(const phantom_call *c)
+{
+	return c->inv->embedded ? NULL : c->r->input_responses;
+}
+
+struct json_object *
+phantom_call_input_response(const phantom_call *c, const char *key)
+{
+	return key ? ph_jget(phantom_call_input_responses(c), key) : NULL;
+}
+
+struct json_object *
+phantom_call_accepted(const phantom_call *c, const char *key)
+{
+	struct json_object *r = phantom_call_input_response(c, key);
+	const char *action = ph_jstr(r, "action");
+	if (action == NULL || strcmp(action, "accept") != 0)
+		return NULL;
+	return ph_jget(r, "content");
+}
+
+int
+phantom_call_legacy(const phantom_call *c)
+{
+	return c->r->legacy;
+}
+
+int
 phantom_call_cancelled(phantom_call *c)
 {
 	return !ph_req_alive(c->r);
@@ -184,6 +228,8 @@ phantom_result_free(phantom_result *res)
 	json_object_put(res->roles);
 	json_object_put(res->structured);
 	json_object_put(res->values);
+	json_object_put(res->requests);
+	json_object_put(res->state);
 	free(res->role);
 	free(res->description);
 	free(res);
@@ -365,6 +411,98 @@ phantom_result_total(phantom_result *res, long long total)
 	return 0;
 }
 
+/* ---- input required ----------------------------------------------------------------- */
+
+int
+phantom_result_input_request_take(phantom_result *res, const char *key, struct json_object *request)
+{
+	if (res == NULL || key == NULL || !json_object_is_type(request, json_type_object) ||
+	    ph_jstr(request, "method") == NULL) {
+		json_object_put(request);
+		return -1;
+	}
+	if (res->requests == NULL)
+		res->requests = json_object_new_object();
+	json_object_object_add(res->requests, key, request);
+	return 0;
+}
+
+int
+phantom_result_input_request_json(phantom_result *res, const char *key, const char *json)
+{
+	enum json_tokener_error e;
+	struct json_object *v = json ? json_tokener_parse_verbose(json, &e) : NULL;
+	if (v == NULL)
+		return -1;
+	return phantom_result_input_request_take(res, key, v);
+}
+
+/* {"method": "elicitation/create", "params": {"mode": mode, "message": message}} */
+static struct json_object *
+elicitation(const char *mode, const char *message)
+{
+	struct json_object *req = json_object_new_object(), *p = json_object_new_object();
+	json_object_object_add(req, "method", json_object_new_string("elicitation/create"));
+	json_object_object_add(p, "mode", json_object_new_string(mode));
+	json_object_object_add(p, "message", json_object_new_string(message));
+	json_object_object_add(req, "params", p);
+	return req;
+}
+
+int
+phantom_result_elicit(phantom_result *res, const char *key, const char *message, const char *schema_json)
+{
+	enum json_tokener_error e;
+	struct json_object *schema, *req;
+	if (message == NULL || schema_json == NULL)
+		return -1;
+	schema = json_tokener_parse_verbose(schema_json, &e);
+	if (!json_object_is_type(schema, json_type_object)) {
+		json_object_put(schema);
+		return -1;
+	}
+	req = elicitation("form", message);
+	json_object_object_add(ph_jget(req, "params"), "requestedSchema", schema);
+	return phantom_result_input_request_take(res, key, req);
+}
+
+int
+phantom_result_elicit_url(phantom_result *res, const char *key, const char *message, const char *url)
+{
+	struct json_object *req;
+	if (message == NULL || url == NULL)
+		return -1;
+	req = elicitation("url", message);
+	json_object_object_add(ph_jget(req, "params"), "url", json_object_new_string(url));
+	return phantom_result_input_request_take(res, key, req);
+}
+
+int
+phantom_result_state_take(phantom_result *res, struct json_object *state)
+{
+	if (res == NULL) {
+		json_object_put(state);
+		return -1;
+	}
+	json_object_put(res->state);
+	res->state = state;
+	res->has_state = true;
+	return 0;
+}
+
+int
+phantom_result_state_json(phantom_result *res, const char *json)
+{
+	enum json_tokener_error e;
+	struct json_object *v;
+	if (json == NULL)
+		return -1;
+	v = json_tokener_parse_verbose(json, &e);
+	if (v == NULL && e != json_tokener_success)
+		return -1;
+	return phantom_result_state_take(res, v);
+}
+
 phantom_result *
 phantom_text(const char *text)
 {
@@ -387,6 +525,16 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 {
 	struct json_object *o = json_object_new_object();
 	size_t n = json_object_array_length(res->content);
+	if (res->requests || res->has_state) {
+		/* the exec protocol's shape: ph_call_input_required takes it from here */
+		struct json_object *ir = json_object_new_object();
+		if (res->requests)
+			json_object_object_add(ir, "inputRequests", json_object_get(res->requests));
+		if (res->has_state)
+			json_object_object_add(ir, "state", json_object_get(res->state));
+		json_object_object_add(o, "inputRequired", ir);
+		return o;
+	}
 	if (strcmp(inv->kind, "tool") == 0) {
 		json_object_object_add(o, "content", json_object_get(res->content));
 		if (res->structured)
@@ -496,7 +644,12 @@ exec_alive(void *ctx)
 	return ph_req_alive(((struct exec_ctx *)ctx)->r);
 }
 
-/* The stdin document of the exec protocol. Caller puts. */
+/* The stdin document of the exec protocol. Caller puts. The members the
+ * server vouches for come first and the ones the client supplied last, in
+ * a fixed order (kind, name or uri, state, legacy, arguments, principal,
+ * clientCapabilities, meta, inputResponses): a script without a JSON parser
+ * may match a prefix such as {"kind":"tool","name":"x","state": and know
+ * that no client wrote it (phantom.yaml(5), MULTI-ROUND REQUESTS). */
 static struct json_object *
 exec_input(struct ph_req *r, const struct ph_invocation *inv)
 {
@@ -506,6 +659,12 @@ exec_input(struct ph_req *r, const struct ph_invocation *inv)
 		json_object_object_add(in, "name", json_object_new_string(inv->name));
 	if (inv->uri)
 		json_object_object_add(in, "uri", json_object_new_string(inv->uri));
+	/* a verified retry: the state sealed in the last round (null for none) */
+	if (r->resumed && !inv->embedded)
+		json_object_object_add(in, "state", r->mrtr_state ? json_object_get(r->mrtr_state) : NULL);
+	/* 2025-11-25: no second round, no capabilities to read */
+	if (r->legacy)
+		json_object_object_add(in, "legacy", json_object_new_boolean(1));
 	json_object_object_add(in, "arguments", json_object_get(inv->arguments));
 	json_object_object_add(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
 	json_object_object_add(in, "clientCapabilities",
@@ -516,6 +675,8 @@ exec_input(struct ph_req *r, const struct ph_invocation *inv)
 		json_object_object_foreach(inv->extra, k, v)
 			json_object_object_add(in, k, json_object_get(v));
 	}
+	if (r->input_responses && !inv->embedded)
+		json_object_object_add(in, "inputResponses", json_object_get(r->input_responses));
 	return in;
 }
 
@@ -604,14 +765,10 @@ ph_call_handler(struct ph_req *r, const struct ph_handler *h, const struct ph_in
 bool
 ph_call_input_required(struct ph_req *r, struct json_object *res, const char *label, struct ph_outcome *o)
 {
-	(void)r;
-	if (ph_jget(res, "inputRequired") == NULL)
+	struct json_object *ir;
+	if (!json_object_object_get_ex(res, "inputRequired", &ir))
 		return false;
-	/* Elicitation (input_required results, a sealed requestState) plugs in
-	 * here; until then a handler that asks for input has failed. */
-	ph_log("warning", "%s: the handler asked for client input (inputRequired), which this server "
-	       "does not support yet", label);
-	ph_outcome_error(o, PH_E_HANDLER, NULL, "Internal error: the handler failed");
+	ph_mrtr_answer(r, ir, label, o);
 	return true;
 }
 

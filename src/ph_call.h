@@ -18,6 +18,8 @@ struct ph_invocation {
 	struct json_object *extra;      /* more members for the exec input, or NULL */
 	const char *comp_arg, *comp_value; /* completion */
 	const char *default_mime;       /* resources: the configured type */
+	bool embedded;                  /* read for another item (a prompt's resource):
+					 * it gets no state or inputResponses */
 };
 
 /* Runs h. Returns the handler's result object (caller puts), or NULL when
@@ -27,8 +29,9 @@ struct ph_invocation {
 struct json_object *ph_call_handler(struct ph_req *r, const struct ph_handler *h,
 				    const struct ph_invocation *inv);
 
-/* Handles a result carrying "inputRequired" (an exec handler asking the
- * client for input). Returns true after setting o when it did. */
+/* Handles a result carrying "inputRequired" (a handler asking the client
+ * for input): ph_mrtr_answer turns it into the input_required result or an
+ * error. Returns true after setting o when it did. */
 bool ph_call_input_required(struct ph_req *r, struct json_object *res, const char *label,
 			    struct ph_outcome *o);
 

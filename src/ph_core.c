@@ -9,6 +9,7 @@
 #include "ph_server.h"
 #include "ph_util.h"
 #include "ph_state.h"
+#include "ph_mrtr.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,6 +577,7 @@ enum {
 	M_NAME = 1 << 2,      /* Mcp-Name carries params.name */
 	M_URI = 1 << 3,       /* Mcp-Name carries params.uri */
 	M_CACHEABLE = 1 << 4, /* ttlMs/cacheScope on a complete result */
+	M_MRTR = 1 << 5,      /* may answer input_required (mcp-wire §5.2) */
 };
 
 struct method {
@@ -755,12 +757,12 @@ static const struct method methods[] = {
 	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
 	{"resources/subscribe", M_LEGACY, m_resources_subscription, NULL},
 	{"resources/unsubscribe", M_LEGACY, m_resources_subscription, NULL},
-	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE, m_resources_read, has_resources},
+	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE | M_MRTR, m_resources_read, has_resources},
 	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
 	{"tools/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
-	{"tools/call", M_MODERN | M_LEGACY | M_NAME, ph_tools_call, ph_tools_available},
+	{"tools/call", M_MODERN | M_LEGACY | M_NAME | M_MRTR, ph_tools_call, ph_tools_available},
 	{"prompts/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_prompts_list, ph_prompts_available},
-	{"prompts/get", M_MODERN | M_LEGACY | M_NAME, ph_prompts_get, ph_prompts_available},
+	{"prompts/get", M_MODERN | M_LEGACY | M_NAME | M_MRTR, ph_prompts_get, ph_prompts_available},
 	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
 	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
 	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
@@ -986,6 +988,15 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 				json_object_object_add(res, "cacheScope", json_object_new_string(c->server.scope));
 			if (ph_access_restricted(r))
 				json_object_object_add(res, "cacheScope", json_object_new_string("private"));
+		} else if ((m->flags & M_CACHEABLE) && complete) {
+			/* a complete result of a retry still carries the required
+			 * hints, saying "do not reuse" (not the handler's own) */
+			json_object_object_add(res, "ttlMs", json_object_new_int64(0));
+			json_object_object_add(res, "cacheScope", json_object_new_string("private"));
+		} else if (!complete) {
+			/* an InputRequiredResult has no caching fields */
+			json_object_object_del(res, "ttlMs");
+			json_object_object_del(res, "cacheScope");
 		}
 		meta = get(res, "_meta");
 		if (meta == NULL) {
@@ -1125,7 +1136,9 @@ ladder(struct ph_req *r)
 		r->traceparent = param(r, "HTTP_TRACEPARENT");
 
 	/* steps 9-11 happen in the handler, which knows its capabilities and schema */
-	m->fn(r, &o);
+	/* a retry of a multi-round request: its requestState and inputResponses */
+	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
+		m->fn(r, &o);
 	if (r->ex->cancelled) {
 		/* the client is gone: nothing more may be sent for this request */
 		json_object_put(o.result);
@@ -1225,6 +1238,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 out:
 	ph_log_request(&r, logmethod);
 	ph_auth_end(&r);
+	ph_mrtr_end(&r);
 	json_object_put(r.msg);
 	free(body);
 }

@@ -27,7 +27,11 @@ static const struct {
 			     "Missing required client capability"},
 	[PH_E_PARAMS] = {"PH_E_PARAMS", -32602, -32602, 200, 200, "Invalid params"},
 	[PH_E_NOT_FOUND] = {"PH_E_NOT_FOUND", -32602, -32002, 200, 200, "Resource not found"},
-	[PH_E_URL_ELICITATION] = {"PH_E_URL_ELICITATION", -32042, -32042, 200, 200,
+	/* URLElicitationRequiredError exists in 2025-11-25 only; -32042 is
+	 * reserved and MUST NOT be emitted under 2026-07-28 (mcp-wire §2.1), where
+	 * URL elicitation is an input_required result. Should the modern column
+	 * ever be reached it reads as an internal error. */
+	[PH_E_URL_ELICITATION] = {"PH_E_URL_ELICITATION", -32603, -32042, 200, 200,
 				  "This request requires more information."},
 	/* 401/403 from authentication: the meaning is in the HTTP status and
 	 * WWW-Authenticate; the body only has to be a JSON-RPC error. -32000,

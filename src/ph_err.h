@@ -21,7 +21,7 @@ enum ph_err {
 	PH_E_CAPABILITY,       /* 400 -32021 */
 	PH_E_PARAMS,           /* 200 -32602: in-band parameter error */
 	PH_E_NOT_FOUND,        /* 200 -32602 (modern) / -32002 (legacy): resource not found */
-	PH_E_URL_ELICITATION,  /* 200 -32042, legacy only */
+	PH_E_URL_ELICITATION,  /* 200 -32042, 2025-11-25 only (never emitted under 2026-07-28) */
 	PH_E_UNAUTHORIZED,     /* 401 -32000 + WWW-Authenticate */
 	PH_E_FORBIDDEN,        /* 403 -32000 */
 	PH_E_INTERNAL,         /* 500 -32603 */

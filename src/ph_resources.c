@@ -294,6 +294,7 @@ read_by_handler(struct ph_req *r, const struct ph_handler *h, const char *uri, s
 	inv.uri = uri;
 	inv.arguments = args;
 	inv.default_mime = mime;
+	inv.embedded = o == NULL;
 	res = ph_call_handler(r, h, &inv);
 	if (r->ex->cancelled) {
 		json_object_put(res);

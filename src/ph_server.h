@@ -46,6 +46,12 @@ struct ph_req {
 	const char *principal;          /* authenticated principal, NULL when none */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
+	/* multi-round requests (ph_mrtr.c): the state opened from a verified
+	 * requestState (owned, may be NULL), the client's inputResponses
+	 * (borrowed, NULL when absent) and whether a requestState was verified */
+	struct json_object *mrtr_state;
+	struct json_object *input_responses;
+	bool resumed;
 	/* response state */
 	int status;                     /* HTTP status sent */
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */

@@ -123,6 +123,31 @@ const char *phantom_call_principal(const phantom_call *c);
 struct json_object *phantom_call_client_capabilities(const phantom_call *c);
 /* 1 when the client declared the capability ("elicitation", "sampling"...). */
 int phantom_call_has_capability(const phantom_call *c, const char *capability);
+
+/* Multi-round requests (tools, prompts and resources; phantom.yaml(5),
+ * MULTI-ROUND REQUESTS). On the client's retry of a call that answered with
+ * phantom_result_input_request*, Phantom has opened and verified the sealed
+ * requestState (same principal, method, target and arguments, not expired)
+ * before calling the handler again. */
+/* 1 on such a verified retry, else 0. */
+int phantom_call_resumed(const phantom_call *c);
+/* The state given with phantom_result_state_* in the previous round, or
+ * NULL (none, or not a retry). Borrowed. */
+struct json_object *phantom_call_state(const phantom_call *c);
+/* The client's inputResponses object, or NULL when the request carries
+ * none. Unknown keys are the handler's to ignore. Borrowed. */
+struct json_object *phantom_call_input_responses(const phantom_call *c);
+/* The response under key (an elicitation result {action, content}, a
+ * sampling result or a roots result), or NULL. Borrowed. */
+struct json_object *phantom_call_input_response(const phantom_call *c, const char *key);
+/* The content of an accepted elicitation under key ({"action": "accept",
+ * "content": {...}}), or NULL when it is absent, declined or cancelled.
+ * Borrowed. */
+struct json_object *phantom_call_accepted(const phantom_call *c, const char *key);
+/* 1 for a 2025-11-25 request: there is no second round; a URL elicitation
+ * becomes error -32042 and any other request -32021, so handlers take
+ * their fallback instead. */
+int phantom_call_legacy(const phantom_call *c);
 /* 1 once the client has gone away or cancelled: stop and return NULL. Long
  * loops call it about once a second (it also keeps an SSE stream alive). */
 int phantom_call_cancelled(phantom_call *c);
@@ -171,6 +196,34 @@ int phantom_result_not_found(phantom_result *res);
 /* Completion: one more value; total (< 0: unknown). */
 int phantom_result_value(phantom_result *res, const char *value);
 int phantom_result_total(phantom_result *res, long long total);
+
+
+/* Asking the client for input. A result with an input request or a state
+ * is an "input required" answer (its content is not sent): the client gets
+ * resultType "input_required" with the requests and the state sealed in
+ * requestState, and calls again with the answers. Phantom checks each
+ * request against the client's declared capabilities: a request the client
+ * cannot answer fails the call with -32021, so look at
+ * phantom_call_has_capability first when there is a fallback. */
+/* One request under key (unique in the result): {"method": ...,
+ * "params": {...}} with method elicitation/create, sampling/createMessage
+ * or roots/list. Ownership of request is taken. */
+int phantom_result_input_request_take(phantom_result *res, const char *key, struct json_object *request);
+/* The same from a JSON text. */
+int phantom_result_input_request_json(phantom_result *res, const char *key, const char *json);
+/* A form elicitation: message and a requestedSchema as JSON text
+ * ({"type": "object", "properties": {...}, "required": [...]}). */
+int phantom_result_elicit(phantom_result *res, const char *key, const char *message,
+			  const char *schema_json);
+/* A URL elicitation: the user is asked to open url (never with credentials
+ * or personal data in it). */
+int phantom_result_elicit_url(phantom_result *res, const char *key, const char *message,
+			      const char *url);
+/* The state for the next round (any JSON value; ownership taken), sealed
+ * for the client and handed back by phantom_call_state. A state without any
+ * request asks the client to simply call again. */
+int phantom_result_state_take(phantom_result *res, struct json_object *state);
+int phantom_result_state_json(phantom_result *res, const char *json);
 
 /* Shorthands: a new result with one text block / one tool error. */
 phantom_result *phantom_text(const char *text);

@@ -18,7 +18,7 @@ is "$(jqr '.result.capabilities|[has("tools"),has("prompts"),has("resources"),ha
 	"tools, prompts, resources and completions are advertised"
 is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" phantom "the sample configuration keeps the default server name"
 mcall "$U" 2 tools/list '{}'
-is "$(jqr '[.result.tools[].name]|join(",")')" "echo,text_stats,count_to,host_info,echo_script,countdown" "the example tools"
+is "$(jqr '[.result.tools[].name]|join(",")')" "echo,text_stats,count_to,host_info,echo_script,countdown,delete_file,link_account" "the example tools"
 is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" "300000/public" "tools list cache hints"
 
 call 10 '{"name":"echo","arguments":{"text":"héllo"}}'
@@ -42,6 +42,17 @@ PTOKEN=c mcall "$U" 17 tools/call '{"name":"countdown","arguments":{"from":3,"st
 is "$(sse_data | jq -r 'select(.method=="notifications/progress")|.params.message' | tr '\n' ,)" "1 of 3,2 of 3,3 of 3," "countdown (sh) reports progress on fd 3"
 is "$(fjq '.result.content[0].text')" "liftoff after 3 steps" "countdown result"
 grep -q "tool countdown: stderr: countdown: done after 3 steps" "$PH_LOG"; ok "the script's stderr is in the log"
+# delete_file asks first; its sandbox is in the source tree, so only "no"
+CAPS='{"elicitation":{}}' call 18 '{"name":"delete_file","arguments":{"path":"README.txt"}}'
+is "$(jqr .result.resultType)/$(jqr '.result.inputRequests.confirm.params.message')" \
+	"input_required/Really delete README.txt?" "delete_file asks (form elicitation)"
+RS=$(jqr .result.requestState)
+CAPS='{"elicitation":{}}' call 19 "{\"name\":\"delete_file\",\"arguments\":{\"path\":\"README.txt\"},\"requestState\":\"$RS\",\"inputResponses\":{\"confirm\":{\"action\":\"accept\",\"content\":{\"confirm\":\"no\"}}}}"
+is "$(jqr '.result.content[0].text')" "Not deleted: README.txt stays." "delete_file: no keeps the file"
+test -f "$top_srcdir/examples/sandbox/README.txt"
+ok "the sandbox file is still there"
+CAPS='{"elicitation":{"url":{}}}' call 9 '{"name":"link_account"}'
+is "$(jqr '.result.inputRequests.link.params.mode')" url "link_account asks with a URL elicitation"
 
 mcall "$U" 20 prompts/list '{}'
 is "$(jqr '[.result.prompts[].name]|join(",")')" "code_review,summarize_doc,describe_logo" "the example prompts"
