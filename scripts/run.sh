@@ -97,7 +97,16 @@ rm -rf "$run/app"
 mkdir -p "$run/app"
 cp -R conf "$run/app/conf"
 [ -d skills ] && cp -R skills "$run/app/skills"
+# the example app of conf/phantom.yaml: scripts, documents, the sandbox
+[ -d examples ] && cp -R examples "$run/app/examples"
 chmod -R a+rX "$run/app"
+# delete_file may delete inside its sandbox only, as the user Phantom runs as
+if [ -n "$root" ] && [ -d "$run/app/examples/sandbox" ]; then
+	id phantom >/dev/null 2>&1 ||
+		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin phantom ||
+		die "cannot create the user phantom"
+	chown -R phantom "$run/app/examples/sandbox"
+fi
 conf=$run/app/conf/phantom.yaml
 "$bin" -t -c "$conf" || die "the configuration has problems (see above)"
 
