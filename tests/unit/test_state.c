@@ -118,6 +118,7 @@ main(void)
 		ph_conf_free(c4);
 	}
 
+	ph_conf_free(c2);
 	ph_conf_problems_free(&probs);
 	ok(load("request_state: {secret_file: weak}\n", dir, &probs) == NULL && probs.n == 1 &&
 	   strstr(probs.v[0], "t.yaml:1: request_state:") && strstr(probs.v[0], "at least 32"),
