@@ -190,7 +190,11 @@ main(void)
 
 	p = script("nofile.sh", "ulimit -n");
 	r = run(p, NULL, NULL, 0);
-	is_str(r.out, "64\n", "RLIMIT_NOFILE is applied");
+	if (getenv("PHANTOM_UNDER_VALGRIND"))
+		/* valgrind keeps file descriptors for itself and rewrites RLIMIT_NOFILE */
+		printf("ok %d - RLIMIT_NOFILE is applied # SKIP under valgrind\n", ++tap_n);
+	else
+		is_str(r.out, "64\n", "RLIMIT_NOFILE is applied");
 	ph_exec_result_free(&r);
 	free(p);
 
