@@ -70,6 +70,8 @@ free_port() {
 	done
 	return 1
 }
+# port_open PORT: something accepts on 127.0.0.1:PORT now
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # wait_port PORT: waits until something accepts on 127.0.0.1:PORT (5 s)
 wait_port() {
 	for _ in $(seq 1 100); do
@@ -165,10 +167,16 @@ conf_subst() {
 t_started() {
 	local name=$1 pid=$2 log=$3; shift 3
 	T_PIDS+=("$pid")
-	if ! wait_for 5 "$@"; then
-		echo "# $name did not start:"; sed 's/^/#   /' "$log"
-		return 1
-	fi
+	# CHECK is tried every 50 ms for 5 s; a process that has exited will
+	# not start, so stop waiting for it at once
+	for _ in $(seq 1 100); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	"$@" && return 0
+	echo "# $name did not start:"; sed 's/^/#   /' "$log"
+	return 1
 }
 
 # phantom_listen CONF [ARGS...]: phantom-fcgi --listen on a free TCP port
@@ -179,7 +187,7 @@ phantom_listen() {
 	PH_LOG=$T_DIR/phantom-$port.log
 	"$PHANTOM" -c "$conf" --listen "$PH_ADDR" "$@" 2>"$PH_LOG" &
 	PH_PID=$!
-	t_started phantom "$PH_PID" "$PH_LOG" wait_port "$port"
+	t_started phantom "$PH_PID" "$PH_LOG" port_open "$port"
 }
 
 # phantom_unix CONF [ARGS...]: phantom-fcgi --listen unix:SOCKET. The socket
@@ -214,7 +222,7 @@ spawn_fcgi_tcp() {
 	PH_LOG=$T_DIR/spawn-$port.log
 	spawn-fcgi -n -a 127.0.0.1 -p "$port" -- "$PHANTOM" -c "$conf" "$@" >"$PH_LOG" 2>&1 &
 	PH_PID=$!
-	t_started spawn-fcgi "$PH_PID" "$PH_LOG" wait_port "$port"
+	t_started spawn-fcgi "$PH_PID" "$PH_LOG" port_open "$port"
 }
 
 # workers_of PID: the worker pids of a master, one per line, sorted
