@@ -64,11 +64,6 @@ count_below() {
 	done
 	echo "$n"
 }
-# wait_gone PID [TENTHS]: waits until PID no longer exists
-wait_gone() {
-	for _ in $(seq 1 "${2:-50}"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	return 1
-}
 # phantom_up CONF [ARGS...]: phantom_listen, tried again when the free port
 # was taken in the meantime (other test runs share the machine)
 phantom_up() {
