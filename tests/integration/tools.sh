@@ -161,7 +161,7 @@ T1=$(date +%s%N)
 is "$(jqr .result.isError)/$(jqr '.result.content[0].text')" "true/Tool execution failed" "timeout: isError, generic text"
 [ $(( (T1 - T0) / 1000000 )) -lt 2500 ]; ok "the timeout (300 ms) is kept"
 grep -q "tool timeout: .*timed out" "$PH_LOG"; ok "the log says it timed out"
-wait_gone "$(cat "$T_DIR/slow.pid")" 20; ok "the timed-out process is gone"
+wait_gone "$(cat "$T_DIR/slow.pid")" 2; ok "the timed-out process is gone"
 still "a timeout"
 
 call 22 '{"name":"crash"}'
@@ -207,8 +207,8 @@ curl -s -N --max-time 1 -o /dev/null -X POST -H 'Content-Type: application/json'
 	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: cancel' \
 	--data-binary "$(PTOKEN=c1 mbody 32 tools/call '{"name":"cancel"}')" "$U"
 wait_file "$T_DIR/cancel.pid.child"
-wait_gone "$(cat "$T_DIR/cancel.pid")" 60; ok "a client closing the SSE stream kills the handler"
-wait_gone "$(cat "$T_DIR/cancel.pid.child")" 60; ok "... and everything it started (the process group)"
+wait_gone "$(cat "$T_DIR/cancel.pid")" 6; ok "a client closing the SSE stream kills the handler"
+wait_gone "$(cat "$T_DIR/cancel.pid.child")" 6; ok "... and everything it started (the process group)"
 still "a cancelled call"
 
 rm -f "$T_DIR/marker"
