@@ -218,6 +218,21 @@ fail:
 	_exit(127);
 }
 
+/* Starts the command with vfork: the worker's page tables are not copied
+ * and the worker resumes once the child has exec'd (or failed to). The
+ * child runs only async-signal-safe calls on its own arguments, resets
+ * every signal before unblocking any, and leaves with execve or _exit.
+ * Returns the pid, or -1 with errno. */
+static pid_t
+start_child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, char **envp, int in,
+	    int out, int err, int p3, int errfd)
+{
+	pid_t pid = vfork();
+	if (pid == 0)
+		child(spec, lim, envp, in, out, err, p3, errfd);
+	return pid;
+}
+
 struct linebuf {
 	struct ph_buf b;
 	bool skipping; /* the current line went over LINE_MAX_BYTES */
@@ -412,14 +427,12 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 		goto done;
 	}
 	envp = build_env(spec->env);
-	pid = fork();
+	pid = start_child(spec, lim, envp, pin[0], pout[1], perr[1], p3[1], pst[1]);
 	if (pid < 0) {
 		res->status = PH_EXEC_SPAWN;
 		res->code = errno;
 		goto done;
 	}
-	if (pid == 0)
-		child(spec, lim, envp, pin[0], pout[1], perr[1], p3[1], pst[1]);
 	setpgid(pid, pid); /* also done by the child: whichever runs first */
 	close_fd(&pin[0]);
 	close_fd(&pout[1]);
