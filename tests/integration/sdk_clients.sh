@@ -21,9 +21,14 @@ for era in auto:modern 2026-07-28:modern legacy:legacy; do
 	node_client sdk-v2.mjs --url "$NGINX_URL" --era "$e" --expect-era "$want" --name sdk-test \
 		--call countdown --args '{"from":1,"step_ms":10}' --expect liftoff \
 		--progress-tool countdown --progress-args '{"from":4,"step_ms":250}' --progress-min 4
+	# over stdio the SDK may drop the last progress when it shares a read
+	# with the result (it dispatches notifications a step later): ask for 3 of 4
 	node_client sdk-v2.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio \
-		--era "$e" --expect-era "$want" --name sdk-test
+		--era "$e" --expect-era "$want" --name sdk-test \
+		--call countdown --args '{"from":1,"step_ms":10}' --expect liftoff \
+		--progress-tool countdown --progress-args '{"from":4,"step_ms":250}' --progress-min 3
 done
 node_client sdk-v1.mjs --url "$NGINX_URL" --name sdk-test --call countdown --args '{"from":1,"step_ms":10}' --expect liftoff
-node_client sdk-v1.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio --name sdk-test
+node_client sdk-v1.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio --name sdk-test \
+	--call countdown --args '{"from":1,"step_ms":10}' --expect liftoff
 done_testing
