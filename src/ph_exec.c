@@ -180,11 +180,12 @@ child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, char **
 	sigset_t none;
 	int e;
 	setpgid(0, 0);
-	/* the worker blocks and ignores signals; a command starts clean */
+	/* A command starts with default signal dispositions (the worker
+	 * ignores SIGPIPE, and SIG_IGN survives execve); the mask, which blocks
+	 * the stop signals while a request runs, is cleared just before execve
+	 * so no handler of the worker can run in this vfork child. */
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* move everything above 9 first so the dup2 below cannot clobber a
 	 * pipe end that happens to sit on 0..4 */
 	in = fcntl(in, F_DUPFD, 10);
@@ -209,6 +210,8 @@ child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, char **
 	set_limit(RLIMIT_AS, lim->memory);
 	set_limit(RLIMIT_NOFILE, lim->files);
 	set_limit(RLIMIT_NPROC, lim->procs);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(spec->argv[0], spec->argv, envp);
 fail:
 	e = errno;

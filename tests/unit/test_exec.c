@@ -17,6 +17,12 @@
 
 static char dir[] = "/tmp/ph-exec-test.XXXXXX";
 
+static void
+on_hup(int sig)
+{
+	(void)sig;
+}
+
 static char *
 script(const char *name, const char *body)
 {
@@ -197,6 +203,34 @@ main(void)
 		is_str(r.out, "64\n", "RLIMIT_NOFILE is applied");
 	ph_exec_result_free(&r);
 	free(p);
+
+	{
+		/* like a worker: SIGPIPE ignored, stop signals blocked, a handler
+		 * for SIGHUP; the command must start with none of that */
+		sigset_t block, old;
+		struct sigaction ign, hup, old_pipe, old_hup;
+		memset(&ign, 0, sizeof ign);
+		ign.sa_handler = SIG_IGN;
+		memset(&hup, 0, sizeof hup);
+		hup.sa_handler = on_hup;
+		sigaction(SIGPIPE, &ign, &old_pipe);
+		sigaction(SIGHUP, &hup, &old_hup);
+		sigemptyset(&block);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+		sigprocmask(SIG_BLOCK, &block, &old);
+		/* the standard signals 1-31 (the C library keeps 32 and 33) */
+		p = script("sigs.sh", "grep -E '^Sig(Ign|Blk)' /proc/$$/status | "
+				      "while read -r k v; do echo \"$k $(( 0x$v & 0x7fffffff ))\"; done");
+		r = run(p, NULL, NULL, 0);
+		is_str(r.out, "SigBlk: 0\nSigIgn: 0\n",
+		       "a command starts with no signal blocked or ignored (caught ones end at execve)");
+		ph_exec_result_free(&r);
+		free(p);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		sigaction(SIGPIPE, &old_pipe, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+	}
 
 	p = script("cpu.sh", "ulimit -t");
 	r = run(p, NULL, NULL, 0);
