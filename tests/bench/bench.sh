@@ -29,7 +29,13 @@ TRIVIAL=$top_builddir/tests/fcgi_trivial
 MODDIR=$top_builddir/examples/module/.libs
 LUA=$top_srcdir/tests/bench/mcp.lua
 PEER_SERVER=${PEER_SERVER:-$top_srcdir/../shared/tools/mcp-clients/v2-server.mjs}
-CACHE=${PHANTOM_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/phantom-tests}/peer-server-2.4.0
+# the pinned packages scripts/test.sh installs (tests/node/package.json) hold
+# the peer's too; otherwise they are installed into a cache of their own
+if [ -d "${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}/node_modules/@modelcontextprotocol/node" ]; then
+	CACHE=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
+else
+	CACHE=${PHANTOM_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/phantom-tests}/peer-server-2.4.0
+fi
 
 for t in wrk nginx spawn-fcgi curl jq; do
 	command -v "$t" >/dev/null || { echo "bench: $t is needed" >&2; exit 2; }
@@ -136,9 +142,10 @@ if command -v node >/dev/null && command -v npm >/dev/null && [ -f "$PEER_SERVER
 			echo "bench: could not install the peer: $(tail -1 "$T_DIR/npm.log")" >&2
 	fi
 	if [ -d "$CACHE/node_modules/@modelcontextprotocol/node" ]; then
-		cp "$PEER_SERVER" "$CACHE/v2-server.mjs"
+		mkdir -p "$CACHE/peer"
+		cp "$PEER_SERVER" "$CACHE/peer/v2-server.mjs"
 		PORT=$(free_port)
-		(cd "$CACHE" && exec node v2-server.mjs --mode minimal --port "$PORT") 2>"$T_DIR/peer.log" &
+		(cd "$CACHE/peer" && exec node v2-server.mjs --mode minimal --port "$PORT") 2>"$T_DIR/peer.log" &
 		PEER_PID=$!
 		T_PIDS+=("$PEER_PID")
 		wait_port "$PORT" && PEER_URL=http://127.0.0.1:$PORT/mcp
