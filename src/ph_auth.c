@@ -67,12 +67,10 @@ struct pctx {
 static void PH_PRINTF(3, 4)
 problem(struct pctx *p, int line, const char *fmt, ...)
 {
-	char tmp[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	ph_conf_vproblem(p->probs, p->file, line, NULL, fmt, ap);
 	va_end(ap);
-	ph_conf_problem(p->probs, p->file, line, "%s", tmp);
 }
 
 /* The text of a scalar node of min..max bytes without NUL, or NULL after

@@ -127,21 +127,28 @@ static const struct key keys[] = {
 };
 
 void
-ph_conf_problem(struct ph_conf_problems *p, const char *file, int line, const char *fmt, ...)
+ph_conf_vproblem(struct ph_conf_problems *p, const char *file, int line, const char *prefix,
+		 const char *fmt, va_list ap)
 {
 	struct ph_buf b;
-	va_list ap;
+	char tmp[1024];
 	ph_buf_init(&b);
 	ph_buf_printf(&b, "%s:%d: ", file ? file : "(defaults)", line);
-	va_start(ap, fmt);
-	{
-		char tmp[1024];
-		vsnprintf(tmp, sizeof tmp, fmt, ap);
-		ph_buf_adds(&b, tmp);
-	}
-	va_end(ap);
+	if (prefix)
+		ph_buf_printf(&b, "%s: ", prefix);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	ph_buf_adds(&b, tmp);
 	p->v = ph_xrealloc(p->v, (p->n + 1) * sizeof *p->v);
 	p->v[p->n++] = ph_buf_steal(&b);
+}
+
+void
+ph_conf_problem(struct ph_conf_problems *p, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ph_conf_vproblem(p, file, line, NULL, fmt, ap);
+	va_end(ap);
 }
 
 void

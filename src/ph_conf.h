@@ -6,6 +6,7 @@
 #define PH_CONF_H
 #include "first.h"
 #include "ph_yaml.h"
+#include <stdarg.h>
 
 struct ph_strlist {
 	char **v;
@@ -78,6 +79,10 @@ void ph_conf_free(struct ph_config *c);
 void ph_conf_problems_free(struct ph_conf_problems *p);
 void ph_conf_problem(struct ph_conf_problems *p, const char *file, int line, const char *fmt, ...)
 	PH_PRINTF(4, 5);
+/* The same with a va_list, and an optional "PREFIX: " before the message
+ * (for callers that name the item a problem belongs to). */
+void ph_conf_vproblem(struct ph_conf_problems *p, const char *file, int line, const char *prefix,
+		      const char *fmt, va_list ap) PH_PRINTF(5, 0);
 /* Names of non-reloadable keys whose values differ; caller frees the list items
  * and the array. Returns the count. */
 size_t ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_config *b,

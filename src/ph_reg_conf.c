@@ -27,12 +27,10 @@ struct rc {
 static void PH_PRINTF(3, 4)
 prob(struct rc *r, int line, const char *fmt, ...)
 {
-	char msg[900];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	ph_conf_vproblem(r->x->probs, r->x->file, line, r->where, fmt, ap);
 	va_end(ap);
-	ph_conf_problem(r->x->probs, r->x->file, line, "%s: %s", r->where, msg);
 	r->bad = true;
 }
 
