@@ -50,11 +50,8 @@ static int
 check_config(const char *path)
 {
 	struct ph_conf_problems probs = {0};
-	struct ph_config *c = ph_conf_load(path, &probs);
-	struct ph_server *s = NULL;
+	struct ph_server *s = ph_server_build(path, NULL, &probs);
 	int rc;
-	if (c != NULL)
-		s = ph_server_new(c, &probs);
 	for (size_t i = 0; i < probs.n; i++)
 		fprintf(stderr, "%s\n", probs.v[i]);
 	rc = (s != NULL && probs.n == 0) ? 0 : 1;

@@ -1294,6 +1294,8 @@ ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **
 	*hdrs = NULL;
 	if (a == NULL)
 		return PH_OK;
+	/* what this request sees may depend on who asks (ph_access_restricted) */
+	r->restricted = a->nallow > 0 || (a->mode == PH_AUTH_EXEC && r->ex->http);
 	if (!r->ex->http) {
 		/* stdio: the user who started the process is the client; there
 		 * are no headers, so only the configured principal applies */
@@ -1329,57 +1331,6 @@ ph_auth_end(struct ph_req *r)
 	free(st->challenge);
 	free(st);
 	r->auth_state = NULL;
-}
-
-/* ---- access ----------------------------------------------------------------------- */
-
-static bool
-list_has(const struct ph_allow_list *l, const char *name)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], name) == 0)
-			return true;
-	return false;
-}
-
-/* A skill is granted by an entry naming it or any skill path above it,
- * compared segment by segment. */
-static bool
-skill_granted(const struct ph_allow_list *l, const char *path)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		size_t el = strlen(l->v[i]);
-		if (strncmp(l->v[i], path, el) == 0 && (path[el] == '\0' || path[el] == '/'))
-			return true;
-	}
-	return false;
-}
-
-bool
-ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
-{
-	const struct ph_allow_list *l;
-	if (r->access == NULL)
-		return true;
-	if ((unsigned)kind >= PH_ACCESS_KINDS)
-		return false;
-	l = &r->access->kind[kind];
-	if (!l->set)
-		return true;
-	if (name == NULL)
-		return false;
-	return kind == PH_KIND_SKILL ? skill_granted(l, name) : list_has(l, name);
-}
-
-bool
-ph_access_restricted(const struct ph_req *r)
-{
-	const struct ph_auth_conf *a = r->srv->conf->auth;
-	if (r->access != NULL)
-		return true;
-	if (a == NULL)
-		return false;
-	return a->nallow > 0 || (a->mode == PH_AUTH_EXEC && r->ex->http);
 }
 
 /* ---- RFC 9728 metadata --------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_exchange.h"
+#include "ph_access.h"
 #include <sodium.h>
 #include <stdio.h>
 
@@ -17,19 +18,6 @@ enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_E
 #define PH_AUTH_TOKEN_MAX 4096
 /* Longest principal name (configuration, REMOTE_USER, authenticator). */
 #define PH_AUTH_PRINCIPAL_MAX 256
-
-/* One allow-list. set=false: the principal is not restricted for this kind. */
-struct ph_allow_list {
-	char **v;
-	size_t n;
-	bool set;
-};
-
-/* What one principal may see, one list per enum ph_kind (ph_server.h). */
-#define PH_ACCESS_KINDS 4
-struct ph_access {
-	struct ph_allow_list kind[PH_ACCESS_KINDS];
-};
 
 struct ph_allow_entry {
 	char *principal;

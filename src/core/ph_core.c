@@ -6,9 +6,7 @@
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_registry.h"
-#include "ph_server.h"
 #include "ph_util.h"
-#include "ph_state.h"
 #include "ph_mrtr.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,31 +23,7 @@ static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-
 #define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVERINFO "io.modelcontextprotocol/serverInfo"
 
-void
-ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	json_object_put(o->result);
-	o->result = NULL;
-	free(o->message);
-	json_object_put(o->data);
-	o->err = e;
-	o->message = ph_xstrdup(tmp);
-	o->data = data;
-}
-
 /* ---- output ------------------------------------------------------------- */
-
-static const char *
-to_json(struct json_object *o, size_t *len)
-{
-	return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-						 len);
-}
 
 static struct json_object *
 rpc_error(struct json_object *id, int code, const char *message, struct json_object *data)
@@ -70,7 +44,7 @@ static void
 send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
 {
 	size_t len;
-	const char *s = to_json(msg, &len);
+	const char *s = ph_json_text(msg, &len);
 	static const struct ph_header none[] = {{NULL, NULL}};
 	if (r->streaming) {
 		if (r->ex->ops->stream_send(r->ex, s, len) != 0)
@@ -104,145 +78,6 @@ send_accepted(struct ph_req *r)
 	r->status = 202;
 	if (r->ex->http)
 		r->ex->ops->respond(r->ex, 202, NULL, none, NULL, 0);
-}
-
-int
-ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
-{
-	static const struct ph_header sse[] = {
-		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
-	struct json_object *n;
-	size_t len;
-	const char *s;
-	int rc;
-	if (r->ex->cancelled) {
-		json_object_put(params);
-		return -1;
-	}
-	n = json_object_new_object();
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string(method));
-	if (params)
-		json_object_object_add(n, "params", params);
-	if (r->ex->http && !r->streaming) {
-		if (r->ex->ops->stream_start(r->ex, sse) != 0) {
-			r->ex->cancelled = 1;
-			json_object_put(n);
-			return -1;
-		}
-		r->streaming = true;
-	}
-	s = to_json(n, &len);
-	rc = r->ex->ops->stream_send(r->ex, s, len);
-	json_object_put(n);
-	if (rc != 0)
-		r->ex->cancelled = 1;
-	return rc;
-}
-
-bool
-ph_req_gone(struct ph_req *r)
-{
-	if (!r->ex->cancelled && r->ex->ops->closed && r->ex->ops->closed(r->ex))
-		r->ex->cancelled = 1;
-	return r->ex->cancelled != 0;
-}
-
-bool
-ph_req_alive(struct ph_req *r)
-{
-	if (ph_req_gone(r))
-		return false;
-	/* HTTP: only an open SSE stream can tell; stdio: looks for a cancel */
-	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
-		r->ex->cancelled = 1;
-	return !r->ex->cancelled;
-}
-
-static bool
-same_id(struct json_object *a, struct json_object *b)
-{
-	if (a == NULL || b == NULL || json_object_get_type(a) != json_object_get_type(b))
-		return false;
-	if (json_object_is_type(a, json_type_int))
-		return json_object_get_int64(a) == json_object_get_int64(b);
-	return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
-}
-
-bool
-ph_cancels(const char *line, size_t len, struct json_object *id)
-{
-	struct json_tokener *tok = json_tokener_new_ex(8);
-	struct json_object *o, *p, *rid;
-	bool yes = false;
-	if (tok == NULL)
-		return false;
-	o = json_tokener_parse_ex(tok, line, (int)len);
-	json_tokener_free(tok);
-	if (o == NULL)
-		return false;
-	p = ph_jget(o, "params");
-	rid = ph_jget(p, "requestId");
-	if (ph_jget(o, "id") == NULL && ph_jstr(o, "method") != NULL &&
-	    strcmp(ph_jstr(o, "method"), "notifications/cancelled") == 0 && same_id(rid, id))
-		yes = true;
-	json_object_put(o);
-	return yes;
-}
-
-int
-ph_req_progress(struct ph_req *r, double progress, double total, const char *message)
-{
-	struct json_object *p;
-	if (r->progress_token == NULL)
-		return 0;
-	if (r->last_progress >= 0 && progress <= r->last_progress)
-		return 0; /* progress MUST increase */
-	r->last_progress = progress;
-	p = json_object_new_object();
-	json_object_object_add(p, "progressToken", json_object_get(r->progress_token));
-	json_object_object_add(p, "progress", json_object_new_double(progress));
-	if (total > 0)
-		json_object_object_add(p, "total", json_object_new_double(total));
-	if (message)
-		json_object_object_add(p, "message", json_object_new_string(message));
-	return ph_req_notify(r, "notifications/progress", p);
-}
-
-int
-ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger, struct json_object *data)
-{
-	struct json_object *p;
-	if (r->log_level == PH_LOG_NONE || level < r->log_level) {
-		json_object_put(data);
-		return 0;
-	}
-	p = json_object_new_object();
-	json_object_object_add(p, "level", json_object_new_string(ph_log_level_name(level)));
-	if (logger)
-		json_object_object_add(p, "logger", json_object_new_string(logger));
-	json_object_object_add(p, "data", data);
-	return ph_req_notify(r, "notifications/message", p);
-}
-
-static const char *const level_names[] = {"debug", "info", "notice", "warning",
-					  "error", "critical", "alert", "emergency"};
-
-enum ph_log_level
-ph_log_level_parse(const char *s)
-{
-	for (size_t i = 0; i < PH_ARRAY_LEN(level_names); i++)
-		if (strcmp(s, level_names[i]) == 0)
-			return (enum ph_log_level)i;
-	return PH_LOG_NONE;
-}
-
-const char *
-ph_log_level_name(enum ph_log_level l)
-{
-	if (l < 0 || (size_t)l >= PH_ARRAY_LEN(level_names))
-		return "none";
-	return level_names[l];
 }
 
 /* ---- HTTP rules (mcp-wire §6.7 step 1) ---------------------------------- */
@@ -382,187 +217,6 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
-/* json-c's strict mode still accepts two things that are not JSON: raw
- * control characters inside strings (RFC 8259 §7) and the literals NaN,
- * Infinity and -Infinity (§6), which it would later print back as invalid
- * JSON. Outside strings valid JSON has no letters but those of true, false,
- * null and exponents. Returns false when s has either. */
-static bool
-json_text_clean(const char *s, size_t len)
-{
-	bool in_str = false, esc = false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (c == '\\')
-				esc = true;
-			else if (c == '"')
-				in_str = false;
-			else if (c < 0x20)
-				return false;
-		} else if (c == '"') {
-			in_str = true;
-		} else if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && strchr("truefalsnE", c) == NULL) {
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Strict JSON: UTF-8 validated, bounded depth, nothing but whitespace after.
- * Returns true for a valid document with the value in *out (caller puts;
- * NULL for the document "null"), false for anything that is not JSON. */
-static bool
-parse_json(const char *s, size_t len, int depth, struct json_object **out)
-{
-	struct json_tokener *tok = json_tokener_new_ex(depth);
-	struct json_object *o;
-	enum json_tokener_error jerr;
-	size_t end;
-	*out = NULL;
-	if (tok == NULL)
-		return false;
-	if (!json_text_clean(s, len)) {
-		json_tokener_free(tok);
-		return false;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, s, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (o == NULL && jerr == json_tokener_continue) {
-		/* the tokener cannot tell "1" from the start of "12": a NUL marks
-		 * the end of the input, so a bare number completes and a document
-		 * cut short fails */
-		o = json_tokener_parse_ex(tok, "", 1);
-		jerr = json_tokener_get_error(tok);
-		end = len;
-	}
-	json_tokener_free(tok);
-	if (jerr != json_tokener_success) {
-		json_object_put(o);
-		return false;
-	}
-	for (; end < len; end++) {
-		char ch = s[end];
-		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
-			json_object_put(o);
-			return false;
-		}
-	}
-	*out = o;
-	return true;
-}
-
-struct json_object *
-ph_jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
-		return v;
-	return NULL;
-}
-
-const char *
-ph_jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v = ph_jget(o, key);
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-#define get ph_jget
-
-/* ---- pagination ------------------------------------------------------------ */
-
-/* Cursors are "p1:<offset>" in base64url: opaque to clients, stable across
- * workers and restarts for an unchanged configuration. */
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static char *
-cursor_encode(size_t offset)
-{
-	char raw[32], *out;
-	size_t n = (size_t)snprintf(raw, sizeof raw, "p1:%zu", offset), o = 0;
-	out = ph_xmalloc(n * 2 + 4);
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned char)raw[i] << 16;
-		if (i + 1 < n) v |= (unsigned char)raw[i + 1] << 8;
-		if (i + 2 < n) v |= (unsigned char)raw[i + 2];
-		out[o++] = b64url[(v >> 18) & 63];
-		out[o++] = b64url[(v >> 12) & 63];
-		if (i + 1 < n) out[o++] = b64url[(v >> 6) & 63];
-		if (i + 2 < n) out[o++] = b64url[v & 63];
-	}
-	out[o] = '\0';
-	return out;
-}
-
-static int
-cursor_decode(const char *c, size_t *offset)
-{
-	char raw[48];
-	size_t n = strlen(c), o = 0;
-	unsigned acc = 0;
-	int bits = 0;
-	long long v;
-	const char *err;
-	if (n == 0 || n > 40)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const char *p = strchr(b64url, c[i]);
-		if (p == NULL || c[i] == '\0')
-			return -1;
-		acc = (acc << 6) | (unsigned)(p - b64url);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			raw[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	raw[o] = '\0';
-	if (strncmp(raw, "p1:", 3) != 0 || ph_strtonum(raw + 3, 0, INT32_MAX, &v, &err) != 0)
-		return -1;
-	*offset = (size_t)v;
-	return 0;
-}
-
-int
-ph_page_begin(struct ph_req *r, size_t total, size_t *offset, struct ph_outcome *o)
-{
-	struct json_object *c = get(r->params, "cursor");
-	*offset = 0;
-	if (c == NULL)
-		return 0;
-	if (!json_object_is_type(c, json_type_string) ||
-	    cursor_decode(json_object_get_string(c), offset) != 0 || *offset > total) {
-		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid cursor");
-		return -1;
-	}
-	return 0;
-}
-
-size_t
-ph_page_count(const struct ph_req *r, size_t total, size_t offset)
-{
-	size_t ps = (size_t)r->srv->conf->server.page_size;
-	if (offset >= total)
-		return 0;
-	return total - offset < ps ? total - offset : ps;
-}
-
-void
-ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count, size_t total)
-{
-	(void)r;
-	if (offset + count < total) {
-		char *c = cursor_encode(offset + count);
-		json_object_object_add(result, "nextCursor", json_object_new_string(c));
-		free(c);
-	}
-}
-
 static bool
 valid_id(struct json_object *id)
 {
@@ -586,37 +240,6 @@ struct method {
 	void (*fn)(struct ph_req *r, struct ph_outcome *o);
 	bool (*available)(const struct ph_server *s);
 };
-
-/* Capabilities derived from what is configured and visible to this
- * request's principal; each feature adds its own. */
-struct json_object *
-ph_capabilities(struct ph_req *r)
-{
-	static const char *const listed[] = {"tools", "prompts", "resources"};
-	struct json_object *caps = json_object_new_object();
-	json_object_object_add(caps, "logging", json_object_new_object());
-	ph_tools_capabilities(r, caps);
-	ph_prompts_capabilities(r, caps);
-	ph_complete_capabilities(r, caps);
-	ph_resources_capabilities(r, caps);
-	ph_skills_capabilities(r, caps);
-	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
-	 * legacy session has no stream to carry them, so it is not promised */
-	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {
-		struct json_object *c = ph_jget(caps, listed[i]);
-		if (c != NULL)
-			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
-	}
-	return caps;
-}
-
-void
-ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri)
-{
-	struct json_object *d = json_object_new_object();
-	json_object_object_add(d, "uri", json_object_new_string(uri));
-	ph_outcome_error(o, PH_E_NOT_FOUND, d, "Resource not found: %s", uri);
-}
 
 /* The resources capability: configured resources or templates, or skills
  * (whose files are resources). Without any, the methods are -32601. */
@@ -687,7 +310,7 @@ static void
 m_initialize(struct ph_req *r, struct ph_outcome *o)
 {
 	const struct ph_config *c = r->srv->conf;
-	struct json_object *pv = get(r->params, "protocolVersion");
+	struct json_object *pv = ph_jget(r->params, "protocolVersion");
 	const char *want, *chosen = PH_LEGACY_LATEST;
 	if (pv == NULL || !json_object_is_type(pv, json_type_string)) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: protocolVersion must be a string");
@@ -724,7 +347,7 @@ m_ping(struct ph_req *r, struct ph_outcome *o)
 static void
 m_set_level(struct ph_req *r, struct ph_outcome *o)
 {
-	struct json_object *l = get(r->params, "level");
+	struct json_object *l = ph_jget(r->params, "level");
 	if (l == NULL || !json_object_is_type(l, json_type_string) ||
 	    ph_log_level_parse(json_object_get_string(l)) == PH_LOG_NONE) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: level must be one of debug, info, "
@@ -813,24 +436,24 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 		snprintf(msg, msz, "Invalid params: params._meta is required");
 		return false;
 	}
-	v = get(meta, META_VERSION);
+	v = ph_jget(meta, META_VERSION);
 	if (v == NULL || !json_object_is_type(v, json_type_string)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] is required and must be a string",
 			 META_VERSION);
 		return false;
 	}
-	caps = get(meta, META_CAPS);
+	caps = ph_jget(meta, META_CAPS);
 	if (caps == NULL || !json_object_is_type(caps, json_type_object)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] is required and must be an object",
 			 META_CAPS);
 		return false;
 	}
-	info = get(meta, META_INFO);
+	info = ph_jget(meta, META_INFO);
 	if (info != NULL && !json_object_is_type(info, json_type_object)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] must be an object", META_INFO);
 		return false;
 	}
-	lvl = get(meta, META_LOGLEVEL);
+	lvl = ph_jget(meta, META_LOGLEVEL);
 	if (lvl != NULL) {
 		if (!json_object_is_type(lvl, json_type_string) ||
 		    ph_log_level_parse(json_object_get_string(lvl)) == PH_LOG_NONE) {
@@ -840,7 +463,7 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 		}
 		r->log_level = ph_log_level_parse(json_object_get_string(lvl));
 	}
-	tok = get(meta, "progressToken");
+	tok = ph_jget(meta, "progressToken");
 	if (tok != NULL) {
 		if (!valid_id(tok)) {
 			snprintf(msg, msz, "Invalid params: _meta.progressToken must be a string or integer");
@@ -851,51 +474,6 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 	r->version = json_object_get_string(v);
 	r->client_caps = caps;
 	return true;
-}
-
-/* Decodes a header value in the =?base64?...?= sentinel form. Returns 0 with
- * *out (caller frees), 1 when the value is literal, -1 when the base64 is bad. */
-int
-ph_header_decode(const char *v, size_t n, char **out)
-{
-	static const char pre[] = "=?base64?", suf[] = "?=";
-	const size_t pl = sizeof pre - 1, sl = sizeof suf - 1;
-	size_t in, o = 0;
-	unsigned acc = 0;
-	int bits = 0, pad = 0;
-	char *buf;
-	if (n < pl + sl || memcmp(v, pre, pl) != 0 || memcmp(v + n - sl, suf, sl) != 0)
-		return 1;
-	in = n - pl - sl;
-	v += pl;
-	if (in % 4 != 0)
-		return -1;
-	buf = ph_xmalloc(in / 4 * 3 + 1);
-	for (size_t i = 0; i < in; i++) {
-		char ch = v[i];
-		int d;
-		if (ch >= 'A' && ch <= 'Z') d = ch - 'A';
-		else if (ch >= 'a' && ch <= 'z') d = ch - 'a' + 26;
-		else if (ch >= '0' && ch <= '9') d = ch - '0' + 52;
-		else if (ch == '+') d = 62;
-		else if (ch == '/') d = 63;
-		else if (ch == '=' && i >= in - 2) { pad++; continue; }
-		else { free(buf); return -1; }
-		if (pad) { free(buf); return -1; }
-		acc = (acc << 6) | (unsigned)d;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	buf[o] = '\0';
-	if (memchr(buf, '\0', o) != NULL) {
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	return 0;
 }
 
 /* Compares a header against the body value after trimming and decoding.
@@ -945,7 +523,7 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 	}
 	if (presence && m != NULL && (m->flags & (M_NAME | M_URI))) {
 		const char *nh = param(r, "HTTP_MCP_NAME");
-		struct json_object *bv = get(r->params, (m->flags & M_NAME) ? "name" : "uri");
+		struct json_object *bv = ph_jget(r->params, (m->flags & M_NAME) ? "name" : "uri");
 		const char *body = bv && json_object_is_type(bv, json_type_string)
 					   ? json_object_get_string(bv) : NULL;
 		if (body != NULL) {
@@ -974,17 +552,17 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 {
 	struct json_object *msg = json_object_new_object();
 	if (!r->legacy) {
-		struct json_object *meta, *rt = get(res, "resultType");
+		struct json_object *meta, *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
 			json_object_object_add(res, "resultType", json_object_new_string("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
 		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
-		bool retry = get(r->params, "requestState") || get(r->params, "inputResponses");
+		bool retry = ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses");
 		if ((m->flags & M_CACHEABLE) && complete && !retry) {
-			if (get(res, "ttlMs") == NULL)
+			if (ph_jget(res, "ttlMs") == NULL)
 				json_object_object_add(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
-			if (get(res, "cacheScope") == NULL)
+			if (ph_jget(res, "cacheScope") == NULL)
 				json_object_object_add(res, "cacheScope", json_object_new_string(c->server.scope));
 			if (ph_access_restricted(r))
 				json_object_object_add(res, "cacheScope", json_object_new_string("private"));
@@ -998,7 +576,7 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 			json_object_object_del(res, "ttlMs");
 			json_object_object_del(res, "cacheScope");
 		}
-		meta = get(res, "_meta");
+		meta = ph_jget(res, "_meta");
 		if (meta == NULL) {
 			meta = json_object_new_object();
 			json_object_object_add(res, "_meta", meta);
@@ -1038,8 +616,8 @@ static void
 ladder(struct ph_req *r)
 {
 	char msg[512];
-	struct json_object *meta = get(r->params, "_meta");
-	struct json_object *claim = get(meta, META_VERSION);
+	struct json_object *meta = ph_jget(r->params, "_meta");
+	struct json_object *claim = ph_jget(meta, META_VERSION);
 	const char *hdr_version = r->ex->http ? param(r, "HTTP_MCP_PROTOCOL_VERSION") : NULL;
 	const struct method *m;
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
@@ -1056,7 +634,7 @@ ladder(struct ph_req *r)
 		if (is_modern_version(v) || (looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
 			r->legacy = false;
 	}
-	if (r->legacy && strcmp(r->method, "initialize") != 0 && get(meta, META_CAPS) != NULL)
+	if (r->legacy && strcmp(r->method, "initialize") != 0 && ph_jget(meta, META_CAPS) != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
 
 	if (r->id == NULL) {
@@ -1114,7 +692,7 @@ ladder(struct ph_req *r)
 			return;
 		}
 		if (meta != NULL) {
-			struct json_object *tok = get(meta, "progressToken");
+			struct json_object *tok = ph_jget(meta, "progressToken");
 			if (tok && valid_id(tok))
 				r->progress_token = tok;
 		}
@@ -1125,11 +703,11 @@ ladder(struct ph_req *r)
 	}
 	if (meta != NULL) {
 		struct json_object *t;
-		if ((t = get(meta, "traceparent")) && json_object_is_type(t, json_type_string))
+		if ((t = ph_jget(meta, "traceparent")) && json_object_is_type(t, json_type_string))
 			r->traceparent = json_object_get_string(t);
-		if ((t = get(meta, "tracestate")) && json_object_is_type(t, json_type_string))
+		if ((t = ph_jget(meta, "tracestate")) && json_object_is_type(t, json_type_string))
 			r->tracestate = json_object_get_string(t);
-		if ((t = get(meta, "baggage")) && json_object_is_type(t, json_type_string))
+		if ((t = ph_jget(meta, "baggage")) && json_object_is_type(t, json_type_string))
 			r->baggage = json_object_get_string(t);
 	}
 	if (r->traceparent == NULL && r->ex->http)
@@ -1195,7 +773,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		blen = ex->body_len;
 	}
 	/* step 2: JSON and the shape of one message */
-	if (!parse_json(body, blen, (int)srv->conf->limits.json_depth, &r.msg)) {
+	if (!ph_json_parse(body, blen, (int)srv->conf->limits.json_depth, &r.msg)) {
 		send_error(&r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
 		goto out;
 	}
@@ -1207,21 +785,21 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		goto out;
 	}
-	jv = get(r.msg, "id");
+	jv = ph_jget(r.msg, "id");
 	if (jv != NULL && valid_id(jv))
 		r.id = ex->req_id = jv;
-	if (get(r.msg, "method") == NULL && (get(r.msg, "result") || get(r.msg, "error"))) {
+	if (ph_jget(r.msg, "method") == NULL && (ph_jget(r.msg, "result") || ph_jget(r.msg, "error"))) {
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
 			   NULL);
 		goto out;
 	}
-	jv = get(r.msg, "jsonrpc");
+	jv = ph_jget(r.msg, "jsonrpc");
 	if (jv == NULL || !json_object_is_type(jv, json_type_string) ||
 	    strcmp(json_object_get_string(jv), "2.0") != 0) {
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
 		goto out;
 	}
-	jv = get(r.msg, "method");
+	jv = ph_jget(r.msg, "method");
 	if (jv == NULL || !json_object_is_type(jv, json_type_string)) {
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
 		goto out;
@@ -1233,7 +811,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 			   "Invalid Request: id must be a string or an integer", NULL);
 		goto out;
 	}
-	r.params = get(r.msg, "params");
+	r.params = ph_jget(r.msg, "params");
 	ladder(&r);
 out:
 	ph_log_request(&r, logmethod);
@@ -1241,38 +819,4 @@ out:
 	ph_mrtr_end(&r);
 	json_object_put(r.msg);
 	free(body);
-}
-
-/* ---- the server object --------------------------------------------------- */
-
-struct ph_server *
-ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
-{
-	struct ph_server *s = ph_xcalloc(1, sizeof *s);
-	if (ph_registry_prepare(conf, probs) != 0) {
-		ph_conf_free(conf);
-		free(s);
-		return NULL;
-	}
-	s->conf = conf;
-	ph_state_conf_default(conf);
-	if (conf->request_state->ephemeral)
-		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
-		       "host until the next start or reload");
-	s->server_info = json_object_new_object();
-	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
-	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));
-	if (conf->server.title)
-		json_object_object_add(s->server_info, "title", json_object_new_string(conf->server.title));
-	return s;
-}
-
-void
-ph_server_free(struct ph_server *s)
-{
-	if (s == NULL)
-		return;
-	json_object_put(s->server_info);
-	ph_conf_free(s->conf);
-	free(s);
 }

@@ -1,8 +1,14 @@
-/* ph_core.h: helpers of the MCP core shared with unit tests and fuzzers. */
+/* ph_core.h: the MCP core's entry point for the fronts: one exchange in,
+ * one response out. */
 #ifndef PH_CORE_H
 #define PH_CORE_H
 #include "first.h"
-/* Decodes an MCP header value written as =?base64?...?=. Returns 0 with *out
- * (caller frees), 1 when the value is a literal, -1 on bad base64. */
-int ph_header_decode(const char *v, size_t n, char **out);
+#include "ph_server.h"
+
+/* Serves one exchange from start to end: HTTP rules, envelope, era, dispatch,
+ * response and the log line. Never fails; every problem becomes a response. */
+void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
+
+/* The request log line (ph_reqlog.c). */
+void ph_log_request(const struct ph_req *r, const char *method);
 #endif

@@ -6,9 +6,6 @@
 #include "first.h"
 #include "ph_server.h"
 
-/* Sets o to "resource not found" for uri: -32602 with data.uri (modern) or
- * -32002 (legacy). (ph_core.c) */
-void ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri);
 
 /* resources/read of a uri that is not skill:// (ph_resources.c). */
 void ph_resources_read(struct ph_req *r, const char *uri, struct ph_outcome *o);

@@ -3,7 +3,6 @@
  * (step 9, -32021) and its Mcp-Param-* headers (step 10, -32020). */
 #include "first.h"
 #include "ph_call.h"
-#include "ph_core.h"
 #include "ph_features.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -37,45 +36,6 @@ ph_tools_capabilities(struct ph_req *r, struct json_object *caps)
 			return;
 		}
 	}
-}
-
-/* ttlMs/cacheScope of a list: its own hints, else the server's. */
-void
-ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result)
-{
-	const struct ph_registry *reg = reg_of(r);
-	const struct ph_config *c = r->srv->conf;
-	long long ttl = reg && reg->lists[which].ttl_ms >= 0 ? reg->lists[which].ttl_ms : c->server.ttl_ms;
-	const char *scope = reg && reg->lists[which].scope ? reg->lists[which].scope : c->server.scope;
-	if (r->legacy)
-		return;
-	json_object_object_add(result, "ttlMs", json_object_new_int64(ttl));
-	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
-}
-
-void
-ph_list_page(struct ph_req *r, struct ph_outcome *o, const struct ph_list_spec *spec,
-	     void *const *items, size_t n)
-{
-	size_t total = 0, offset, count;
-	const void **vis = ph_xcalloc(n + 1, sizeof *vis);
-	struct json_object *arr;
-	for (size_t i = 0; i < n; i++)
-		if (ph_access_allowed(r, spec->kind, spec->name_of(items[i])))
-			vis[total++] = items[i];
-	if (ph_page_begin(r, total, &offset, o) != 0) {
-		free(vis);
-		return;
-	}
-	count = ph_page_count(r, total, offset);
-	arr = json_object_new_array();
-	for (size_t i = offset; i < offset + count; i++)
-		json_object_array_add(arr, spec->to_json(vis[i]));
-	o->result = json_object_new_object();
-	json_object_object_add(o->result, spec->key, arr);
-	ph_page_end(r, o->result, offset, count, total);
-	ph_list_cache_hints(r, spec->which, o->result);
-	free(vis);
 }
 
 static struct json_object *

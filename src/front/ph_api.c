@@ -25,29 +25,12 @@ phantom_server *
 phantom_server_new(const char *config_path, phantom_registry *reg, char *err, size_t errsz)
 {
 	struct ph_conf_problems probs = {0};
-	struct ph_config *c = ph_conf_load(config_path, &probs);
-	struct ph_server *s = NULL;
-	if (err && errsz)
+	struct ph_server *s = ph_server_build(config_path, reg, &probs);
+	if (err && errsz) {
 		err[0] = '\0';
-	if (c == NULL)
-		goto out;
-	if (reg != NULL) {
-		if (c->registry == NULL) {
-			c->registry = reg;
-		} else if (ph_registry_merge(c->registry, reg) != 0) {
-			ph_conf_problem(&probs, config_path, 0, "%s", c->registry->err);
-			ph_registry_free(reg);
-			ph_conf_free(c);
-			reg = NULL;
-			goto out;
-		}
-		reg = NULL;
+		if (s == NULL)
+			snprintf(err, errsz, "%s", probs.n ? probs.v[0] : "the server could not be built");
 	}
-	s = ph_server_new(c, &probs);
-out:
-	ph_registry_free(reg);
-	if (s == NULL && err && errsz)
-		snprintf(err, errsz, "%s", probs.n ? probs.v[0] : "the server could not be built");
 	ph_conf_problems_free(&probs);
 	return s;
 }

@@ -20,8 +20,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-volatile sig_atomic_t ph_stop_requested;
-volatile sig_atomic_t ph_reload_requested;
 
 static void
 on_stop(int sig)
@@ -62,20 +60,6 @@ ph_signals_worker_init(void)
 	sigaddset(&worker_blocked, SIGUSR1);
 	sigaddset(&worker_blocked, SIGHUP);
 	sigprocmask(SIG_SETMASK, &worker_blocked, NULL);
-}
-
-struct ph_server *
-ph_server_load(const char *path)
-{
-	struct ph_conf_problems probs = {0};
-	struct ph_config *c = ph_conf_load(path, &probs);
-	struct ph_server *s = NULL;
-	if (c != NULL)
-		s = ph_server_new(c, &probs);
-	for (size_t i = 0; i < probs.n; i++)
-		ph_log("error", "%s", probs.v[i]);
-	ph_conf_problems_free(&probs);
-	return s;
 }
 
 /* ---- FastCGI exchange ---------------------------------------------------- */

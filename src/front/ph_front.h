@@ -3,7 +3,9 @@
 #ifndef PH_FRONT_H
 #define PH_FRONT_H
 #include "first.h"
-#include "ph_server.h"
+#include "ph_build.h"
+#include "ph_core.h"
+#include "ph_shared.h"
 #include <signal.h>
 
 struct ph_run {
@@ -14,15 +16,6 @@ struct ph_run {
 	long long shutdown_timeout; /* seconds */
 };
 
-/* Set by signal handlers; checked between requests. */
-extern volatile sig_atomic_t ph_stop_requested;
-extern volatile sig_atomic_t ph_reload_requested;
-/* This worker's slot in the master's shared scoreboard (NULL without a master). */
-extern volatile long long *ph_served_counter;
-
-/* Loads a configuration and builds a server, logging every problem.
- * Returns NULL when the configuration is not usable. */
-struct ph_server *ph_server_load(const char *path);
 
 /* Serves FastCGI on r->listen_fd until stopped or max_requests is reached.
  * own_reload: handle SIGHUP in this process (single-process mode).

@@ -100,24 +100,53 @@ ph_utf8_valid(const char *str, size_t n)
 	return true;
 }
 
+/* Base64 of n bytes in a libsodium variant. Caller frees. */
+static char *
+encode(const void *data, size_t n, int variant)
+{
+	size_t sz = sodium_base64_encoded_len(n, variant);
+	char *out = ph_xmalloc(sz);
+	sodium_bin2base64(out, sz, data, n, variant);
+	return out;
+}
+
+/* Decodes the whole of s in a libsodium variant (canonical only: no
+ * characters outside the alphabet, no stray bits). Returns 0 with *out
+ * (NUL-terminated, caller frees) and *len, or -1. */
+static int
+decode(const char *s, size_t n, int variant, unsigned char **out, size_t *len)
+{
+	size_t cap = n / 4 * 3 + 3;
+	unsigned char *buf = ph_xmalloc(cap + 1);
+	if (sodium_base642bin(buf, cap, s, n, NULL, len, NULL, variant) != 0) {
+		free(buf);
+		return -1;
+	}
+	buf[*len] = '\0';
+	*out = buf;
+	return 0;
+}
+
 char *
 ph_base64(const void *data, size_t n)
 {
-	size_t sz = sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
-	char *out = ph_xmalloc(sz);
-	sodium_bin2base64(out, sz, data, n, sodium_base64_VARIANT_ORIGINAL);
-	return out;
+	return encode(data, n, sodium_base64_VARIANT_ORIGINAL);
 }
 
 int
 ph_base64_decode(const char *s, size_t n, unsigned char **out, size_t *len)
 {
-	unsigned char *buf = ph_xmalloc(n / 4 * 3 + 3);
-	if (sodium_base642bin(buf, n / 4 * 3 + 3, s, n, NULL, len, NULL,
-			      sodium_base64_VARIANT_ORIGINAL) != 0) {
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	return 0;
+	return decode(s, n, sodium_base64_VARIANT_ORIGINAL, out, len);
+}
+
+char *
+ph_base64url(const void *data, size_t n)
+{
+	return encode(data, n, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+}
+
+int
+ph_base64url_decode(const char *s, size_t n, unsigned char **out, size_t *len)
+{
+	return decode(s, n, sodium_base64_VARIANT_URLSAFE_NO_PADDING, out, len);
 }

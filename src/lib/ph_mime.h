@@ -14,6 +14,11 @@ bool ph_mime_textual(const char *mime);
 bool ph_utf8_valid(const char *s, size_t n);
 /* Base64 (standard alphabet, padded) of n bytes. Caller frees. */
 char *ph_base64(const void *data, size_t n) PH_NONNULL_RET;
-/* Decodes standard base64; returns 0 with *out (caller frees) and *len, or -1. */
+/* Decodes standard padded base64; returns 0 with *out (NUL-terminated,
+ * caller frees) and *len, or -1 for anything not canonical base64. */
 int ph_base64_decode(const char *s, size_t n, unsigned char **out, size_t *len);
+/* The same in the URL-safe alphabet without padding (cursors, sealed
+ * state). */
+char *ph_base64url(const void *data, size_t n) PH_NONNULL_RET;
+int ph_base64url_decode(const char *s, size_t n, unsigned char **out, size_t *len);
 #endif

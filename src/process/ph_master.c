@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile long long *ph_served_counter; /* this worker's scoreboard slot */
 
 struct slot {
 	pid_t pid;            /* 0 = empty */

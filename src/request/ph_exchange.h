@@ -45,6 +45,6 @@ struct ph_exchange {
 				     * fronts that match notifications/cancelled */
 };
 
-/* True when line is a notifications/cancelled naming request id (ph_core.c). */
+/* True when line is a notifications/cancelled naming request id (ph_req.c). */
 bool ph_cancels(const char *line, size_t len, struct json_object *id);
 #endif

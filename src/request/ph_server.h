@@ -1,12 +1,15 @@
-/* ph_server.h: the loaded server (configuration plus everything built from it
- * at start or reload) and the per-request context the MCP core passes to
- * method handlers. */
+/* ph_server.h: the request layer's view of one request: the loaded server
+ * it runs in, the per-request context the core passes to features and
+ * handlers, what a handler returns, and the handler-facing request API
+ * (ph_req.c, ph_access.c). */
 #ifndef PH_SERVER_H
 #define PH_SERVER_H
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_err.h"
 #include "ph_exchange.h"
+#include "ph_json.h"
+#include "ph_log.h"
 #include <json-c/json.h>
 
 #define PH_MODERN_VERSION "2026-07-28"
@@ -17,10 +20,6 @@ struct ph_server {
 	struct json_object *server_info; /* Implementation object, built once */
 };
 
-/* Builds a server from a loaded configuration (takes ownership of conf).
- * Returns NULL and appends to probs when something derived from it is wrong. */
-struct ph_server *ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs);
-void ph_server_free(struct ph_server *s);
 
 enum ph_log_level {
 	PH_LOG_NONE = -1,
@@ -45,6 +44,7 @@ struct ph_req {
 	const char *target;             /* tool name, prompt name or uri, for the log */
 	const char *principal;          /* authenticated principal, NULL when none */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
+	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
 	/* multi-round requests (ph_mrtr.c): the state opened from a verified
 	 * requestState (owned, may be NULL), the client's inputResponses
@@ -92,16 +92,15 @@ int ph_req_progress(struct ph_req *r, double progress, double total, const char 
 int ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger,
 	       struct json_object *data);
 
-/* Serves one exchange from start to end: HTTP rules, envelope, era, dispatch,
- * response and the log line. Never fails; every problem becomes a response. */
-void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
 
-/* ---- helpers for method handlers (ph_core.c) ---- */
+/* ---- helpers for method handlers (ph_req.c) ---- */
 
-/* Borrowed member of an object, or NULL (also when o is not an object). */
-struct json_object *ph_jget(struct json_object *o, const char *key);
-/* Borrowed string member, or NULL when absent or not a string. */
-const char *ph_jstr(struct json_object *o, const char *key);
+/* Sets o to "resource not found" for uri: -32602 with data.uri (modern) or
+ * -32002 (legacy). */
+void ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri);
+/* Decodes an MCP header value written as =?base64?...?=. Returns 0 with *out
+ * (caller frees), 1 when the value is a literal, -1 on bad base64 or a NUL. */
+int ph_header_decode(const char *v, size_t n, char **out);
 
 /* Pagination (mcp-wire §11): reads params.cursor. Returns 0 with *offset, or
  * -1 after setting o to -32602 "Invalid cursor". */
@@ -112,7 +111,7 @@ size_t ph_page_count(const struct ph_req *r, size_t total, size_t offset);
 void ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count,
 		 size_t total);
 
-/* ---- access control (ph_auth.c, docs/auth.md) ---- */
+/* ---- access control (ph_access.c, docs/auth.md) ---- */
 enum ph_kind { PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE, PH_KIND_SKILL };
 struct ph_access;
 /* True when the request's principal may see and use this item. Anything not
@@ -137,9 +136,4 @@ bool ph_access_restricted(const struct ph_req *r);
 /* Parses a level name; returns PH_LOG_NONE when unknown. */
 enum ph_log_level ph_log_level_parse(const char *s);
 const char *ph_log_level_name(enum ph_log_level l);
-
-/* The request log line (ph_log.c). */
-void ph_log_request(const struct ph_req *r, const char *method);
-/* A server log message on stderr: "phantom[pid]: level: message". */
-void ph_log(const char *level, const char *fmt, ...) PH_PRINTF(2, 3);
 #endif

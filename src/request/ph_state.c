@@ -1,6 +1,8 @@
 /* ph_state.c: sealing and opening requestState with libsodium. */
 #include "first.h"
 #include "ph_state.h"
+#include "ph_json.h"
+#include "ph_mime.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <sodium.h>
@@ -285,7 +287,7 @@ ph_state_seal(const struct ph_state_conf *sc, const char *principal, const char 
 	struct json_object *p = json_object_new_object();
 	char hex[65], *out;
 	const char *plain;
-	size_t plen, blen, olen;
+	size_t plen, blen;
 	unsigned char *box;
 	args_digest(args, hex);
 	json_object_object_add(p, "exp", json_object_new_int64(now_s + sc->max_age));
@@ -304,9 +306,7 @@ ph_state_seal(const struct ph_state_conf *sc, const char *principal, const char 
 						   (const unsigned char *)AD, sizeof AD - 1, NULL,
 						   box + 1, sc->key);
 	json_object_put(p);
-	olen = sodium_base64_ENCODED_LEN(blen, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	out = ph_xmalloc(olen);
-	sodium_bin2base64(out, olen, box, blen, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	out = ph_base64url(box, blen);
 	free(box);
 	return out;
 }
@@ -347,10 +347,9 @@ ph_state_open(const struct ph_state_conf *sc, const char *token, const char *pri
 	*state = NULL;
 	if ((long long)tlen > sc->max_size)
 		return PH_STATE_TOO_LARGE;
-	box = ph_xmalloc(tlen + 1);
-	if (sodium_base642bin(box, tlen + 1, token, tlen, NULL, &blen, NULL,
-			      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-	    blen < 1 + NONCE_LEN + MAC_LEN || box[0] != FORMAT_VERSION) {
+	if (ph_base64url_decode(token, tlen, &box, &blen) != 0)
+		return PH_STATE_INVALID;
+	if (blen < 1 + NONCE_LEN + MAC_LEN || box[0] != FORMAT_VERSION) {
 		free(box);
 		return PH_STATE_INVALID;
 	}
@@ -361,11 +360,8 @@ ph_state_open(const struct ph_state_conf *sc, const char *token, const char *pri
 	free(box);
 	if (!opened)
 		goto out;
-	{
-		struct json_tokener *tok = json_tokener_new_ex(64);
-		p = json_tokener_parse_ex(tok, (const char *)plain, (int)plen);
-		json_tokener_free(tok);
-	}
+	if (!ph_json_parse((const char *)plain, plen, PH_JSON_DEPTH_DOCUMENT, &p))
+		goto out;
 	if (p == NULL || !json_object_is_type(p, json_type_object))
 		goto out;
 	if (!json_object_object_get_ex(p, "exp", &v) || !json_object_is_type(v, json_type_int))

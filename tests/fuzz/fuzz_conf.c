@@ -6,6 +6,8 @@
  * with "FILE:LINE: ". */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_build.h"
+#include "ph_core.h"
 #include "ph_server.h"
 #include <stdlib.h>
 #include <string.h>

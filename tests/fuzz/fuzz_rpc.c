@@ -11,6 +11,8 @@
  * exchange, 202 without a body for notifications, otherwise one JSON-RPC
  * response object, never an Mcp-Session-Id header. */
 #include "first.h"
+#include "ph_build.h"
+#include "ph_core.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include <stdio.h>

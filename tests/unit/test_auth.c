@@ -4,6 +4,8 @@
 #include "first.h"
 #include "ph_auth.h"
 #include "ph_features.h"
+#include "ph_build.h"
+#include "ph_core.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "tap.h"

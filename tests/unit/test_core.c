@@ -6,6 +6,7 @@
  * After each error the next request is checked to be served normally. */
 #include "first.h"
 #include "ph_core.h"
+#include "ph_build.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "tap.h"

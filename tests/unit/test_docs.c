@@ -11,6 +11,8 @@
  *  - the sample is a valid configuration (what phantom-fcgi -t checks). */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_build.h"
+#include "ph_core.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "ph_yaml.h"

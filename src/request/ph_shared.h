@@ -1,10 +1,12 @@
 /* ph_shared.h: the little state all processes of one server share through an
- * anonymous shared mapping made before the first fork: change counters for
- * list_changed notifications, and the number of open listen streams. */
+ * anonymous shared mapping made before the first fork (change counters for
+ * list_changed notifications, the number of open listen streams), and this
+ * process's stop and reload flags. */
 #ifndef PH_SHARED_H
 #define PH_SHARED_H
 #include "first.h"
 #include "ph_server.h"
+#include <signal.h>
 
 /* Creates the mapping (once; later calls do nothing). Call before forking. */
 void ph_shared_init(void);
@@ -15,6 +17,13 @@ uint64_t ph_shared_changes(enum ph_kind kind);
 /* Takes a listen-stream slot when fewer than max are open. Returns false when full. */
 bool ph_shared_listener_enter(long long max);
 void ph_shared_listener_leave(void);
+/* Set by the signal handlers of the fronts and the master; checked
+ * between requests and by long streams. */
+extern volatile sig_atomic_t ph_stop_requested;
+extern volatile sig_atomic_t ph_reload_requested;
+/* This worker's slot in the master's shared scoreboard (NULL without a master). */
+extern volatile long long *ph_served_counter;
+
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */
 bool ph_stop_pending(void);

@@ -1,7 +1,6 @@
 /* ph_shared.c: counters shared by the master and its workers. */
 #include "first.h"
 #include "ph_shared.h"
-#include "ph_front.h"
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -9,6 +8,10 @@ struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
 	int listeners;
 };
+
+volatile sig_atomic_t ph_stop_requested;
+volatile sig_atomic_t ph_reload_requested;
+volatile long long *ph_served_counter;
 
 static struct shared local_fallback;
 static struct shared *sh;

@@ -1,24 +1,12 @@
-/* ph_log.c: the one-line-per-request log and server messages, on stderr. */
+/* ph_reqlog.c: the one-line-per-request log on stderr. */
 #include "first.h"
+#include "ph_core.h"
+#include "ph_log.h"
 #include "ph_server.h"
 #include "ph_util.h"
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
-
-static void
-timestamp(char *buf, size_t n)
-{
-	struct timeval tv;
-	struct tm tm;
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
-}
 
 /* Appends s to b with control characters and quotes escaped, so one request
  * is always one line whatever the client sent. */
@@ -40,7 +28,7 @@ ph_log_request(const struct ph_req *r, const char *method)
 	char ts[96];
 	struct ph_buf b;
 	long long us = (long long)(ph_now_us() - r->t0);
-	timestamp(ts, sizeof ts);
+	ph_log_timestamp(ts, sizeof ts);
 	ph_buf_init(&b);
 	if (r->srv->conf->log.json) {
 		struct json_object *o = json_object_new_object();
@@ -83,24 +71,6 @@ ph_log_request(const struct ph_req *r, const char *method)
 	/* one write per line keeps lines whole when workers share stderr */
 	if (write(2, b.data, b.len) < 0) {
 		/* stderr gone: nothing to report it on */
-	}
-	ph_buf_free(&b);
-}
-
-void
-ph_log(const char *level, const char *fmt, ...)
-{
-	char ts[96], msg[2048];
-	struct ph_buf b;
-	va_list ap;
-	timestamp(ts, sizeof ts);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	ph_buf_init(&b);
-	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, (int)getpid(), level, msg);
-	if (write(2, b.data, b.len) < 0) {
-		/* nothing to do */
 	}
 	ph_buf_free(&b);
 }

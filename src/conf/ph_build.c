@@ -1,0 +1,73 @@
+/* ph_build.c: the one path from a configuration file to a running server:
+ * load, merge a program's own registry, build what is derived, collect
+ * every problem. phantom-fcgi -t, the fronts and the embedding API use it. */
+#include "first.h"
+#include "ph_build.h"
+#include "ph_registry.h"
+#include "ph_state.h"
+#include "ph_util.h"
+#include <stdlib.h>
+
+struct ph_server *
+ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
+{
+	struct ph_server *s = ph_xcalloc(1, sizeof *s);
+	if (ph_registry_prepare(conf, probs) != 0) {
+		ph_conf_free(conf);
+		free(s);
+		return NULL;
+	}
+	s->conf = conf;
+	ph_state_conf_default(conf);
+	if (conf->request_state->ephemeral)
+		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
+		       "host until the next start or reload");
+	s->server_info = json_object_new_object();
+	json_object_object_add(s->server_info, "name", json_object_new_string(conf->server.name));
+	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));
+	if (conf->server.title)
+		json_object_object_add(s->server_info, "title", json_object_new_string(conf->server.title));
+	return s;
+}
+
+void
+ph_server_free(struct ph_server *s)
+{
+	if (s == NULL)
+		return;
+	json_object_put(s->server_info);
+	ph_conf_free(s->conf);
+	free(s);
+}
+
+struct ph_server *
+ph_server_build(const char *path, struct ph_registry *reg, struct ph_conf_problems *probs)
+{
+	struct ph_config *c = ph_conf_load(path, probs);
+	if (c == NULL) {
+		ph_registry_free(reg);
+		return NULL;
+	}
+	if (reg != NULL) {
+		if (c->registry == NULL) {
+			c->registry = reg;
+		} else if (ph_registry_merge(c->registry, reg) != 0) {
+			ph_conf_problem(probs, path, 0, "%s", c->registry->err);
+			ph_registry_free(reg);
+			ph_conf_free(c);
+			return NULL;
+		}
+	}
+	return ph_server_new(c, probs);
+}
+
+struct ph_server *
+ph_server_load(const char *path)
+{
+	struct ph_conf_problems probs = {0};
+	struct ph_server *s = ph_server_build(path, NULL, &probs);
+	for (size_t i = 0; i < probs.n; i++)
+		ph_log("error", "%s", probs.v[i]);
+	ph_conf_problems_free(&probs);
+	return s;
+}

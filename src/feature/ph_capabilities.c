@@ -1,0 +1,28 @@
+/* ph_capabilities.c: the server capabilities one request may see, each
+ * feature adding its own (server/discover, initialize, listen streams). */
+#include "first.h"
+#include "ph_features.h"
+#include "ph_util.h"
+
+/* Capabilities derived from what is configured and visible to this
+ * request's principal; each feature adds its own. */
+struct json_object *
+ph_capabilities(struct ph_req *r)
+{
+	static const char *const listed[] = {"tools", "prompts", "resources"};
+	struct json_object *caps = json_object_new_object();
+	json_object_object_add(caps, "logging", json_object_new_object());
+	ph_tools_capabilities(r, caps);
+	ph_prompts_capabilities(r, caps);
+	ph_complete_capabilities(r, caps);
+	ph_resources_capabilities(r, caps);
+	ph_skills_capabilities(r, caps);
+	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
+	 * legacy session has no stream to carry them, so it is not promised */
+	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {
+		struct json_object *c = ph_jget(caps, listed[i]);
+		if (c != NULL)
+			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
+	}
+	return caps;
+}

@@ -1,0 +1,47 @@
+/* ph_list.c: one page of a configured list (tools, prompts, resources,
+ * templates): what the principal may see, in configuration order, with
+ * nextCursor and the list's cache hints. */
+#include "first.h"
+#include "ph_features.h"
+#include "ph_registry.h"
+#include "ph_util.h"
+#include <stdlib.h>
+
+/* ttlMs/cacheScope of a list: its own hints, else the server's. */
+void
+ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result)
+{
+	const struct ph_registry *reg = r->srv->conf->registry;
+	const struct ph_config *c = r->srv->conf;
+	long long ttl = reg && reg->lists[which].ttl_ms >= 0 ? reg->lists[which].ttl_ms : c->server.ttl_ms;
+	const char *scope = reg && reg->lists[which].scope ? reg->lists[which].scope : c->server.scope;
+	if (r->legacy)
+		return;
+	json_object_object_add(result, "ttlMs", json_object_new_int64(ttl));
+	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
+}
+
+void
+ph_list_page(struct ph_req *r, struct ph_outcome *o, const struct ph_list_spec *spec,
+	     void *const *items, size_t n)
+{
+	size_t total = 0, offset, count;
+	const void **vis = ph_xcalloc(n + 1, sizeof *vis);
+	struct json_object *arr;
+	for (size_t i = 0; i < n; i++)
+		if (ph_access_allowed(r, spec->kind, spec->name_of(items[i])))
+			vis[total++] = items[i];
+	if (ph_page_begin(r, total, &offset, o) != 0) {
+		free(vis);
+		return;
+	}
+	count = ph_page_count(r, total, offset);
+	arr = json_object_new_array();
+	for (size_t i = offset; i < offset + count; i++)
+		json_object_array_add(arr, spec->to_json(vis[i]));
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, spec->key, arr);
+	ph_page_end(r, o->result, offset, count, total);
+	ph_list_cache_hints(r, spec->which, o->result);
+	free(vis);
+}

@@ -1,0 +1,97 @@
+/* ph_json.c: strict JSON parsing and member access (ph_json.h). */
+#include "first.h"
+#include "ph_json.h"
+#include <string.h>
+
+/* json-c's strict mode still accepts two things that are not JSON: raw
+ * control characters inside strings (RFC 8259 §7) and the literals NaN,
+ * Infinity and -Infinity (§6), which it would later print back as invalid
+ * JSON. Outside strings valid JSON has no letters but those of true, false,
+ * null and exponents. Returns false when s has either. */
+static bool
+text_clean(const char *s, size_t len)
+{
+	bool in_str = false, esc = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			else if (c < 0x20)
+				return false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && strchr("truefalsnE", c) == NULL) {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool
+ph_json_parse(const char *s, size_t len, int depth, struct json_object **out)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+	enum json_tokener_error jerr;
+	size_t end;
+	*out = NULL;
+	if (s == NULL || len > INT32_MAX || !text_clean(s, len))
+		return false;
+	tok = json_tokener_new_ex(depth);
+	if (tok == NULL)
+		return false;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, s, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (o == NULL && jerr == json_tokener_continue) {
+		/* the tokener cannot tell "1" from the start of "12": a NUL marks
+		 * the end of the input, so a bare number completes and a document
+		 * cut short fails */
+		o = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
+	json_tokener_free(tok);
+	if (jerr != json_tokener_success) {
+		json_object_put(o);
+		return false;
+	}
+	for (; end < len; end++) {
+		char ch = s[end];
+		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
+			json_object_put(o);
+			return false;
+		}
+	}
+	*out = o;
+	return true;
+}
+
+const char *
+ph_json_text(struct json_object *o, size_t *len)
+{
+	return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+						 len);
+}
+
+struct json_object *
+ph_jget(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
+		return v;
+	return NULL;
+}
+
+const char *
+ph_jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v = ph_jget(o, key);
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}

@@ -1,0 +1,31 @@
+/* ph_json.h: the one way Phantom reads JSON text (strict, bounded, whole
+ * document) and the borrowed member accessors every layer uses. */
+#ifndef PH_JSON_H
+#define PH_JSON_H
+#include "first.h"
+#include <json-c/json.h>
+
+/* Nesting limits of the JSON documents Phantom parses. Request bodies and
+ * handler output use limits.json_depth from the configuration; these name
+ * the fixed ones. */
+#define PH_JSON_DEPTH_CANCEL 8       /* a stdio line checked for notifications/cancelled */
+#define PH_JSON_DEPTH_AUTH_ANSWER 16 /* an exec authenticator's answer */
+#define PH_JSON_DEPTH_METADATA 32    /* an auth.metadata document from a file */
+#define PH_JSON_DEPTH_DOCUMENT 64    /* schemas, embedded JSON, sealed state, module results */
+
+/* Parses exactly one JSON document of len bytes: RFC 8259 strict (UTF-8
+ * validated, no NaN or Infinity, no raw control characters in strings),
+ * nested at most depth deep, nothing but whitespace after it. Returns true
+ * with the value in *out (caller puts; NULL for the document "null"), false
+ * for anything else (*out NULL). */
+bool ph_json_parse(const char *s, size_t len, int depth, struct json_object **out) PH_WUR;
+
+/* The compact text of o (no slash escaping), borrowed from o until it
+ * changes or is put; *len its length. */
+const char *ph_json_text(struct json_object *o, size_t *len);
+
+/* Borrowed member of an object, or NULL (also when o is not an object). */
+struct json_object *ph_jget(struct json_object *o, const char *key);
+/* Borrowed string member, or NULL when absent or not a string. */
+const char *ph_jstr(struct json_object *o, const char *key);
+#endif

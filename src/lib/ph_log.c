@@ -1,0 +1,38 @@
+/* ph_log.c: server messages on stderr, one write per line. */
+#include "first.h"
+#include "ph_log.h"
+#include "ph_util.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+void
+ph_log_timestamp(char *buf, size_t n)
+{
+	struct timeval tv;
+	struct tm tm;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
+}
+
+void
+ph_log(const char *level, const char *fmt, ...)
+{
+	char ts[96], msg[2048];
+	struct ph_buf b;
+	va_list ap;
+	ph_log_timestamp(ts, sizeof ts);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ph_buf_init(&b);
+	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, (int)getpid(), level, msg);
+	if (write(2, b.data, b.len) < 0) {
+		/* nothing to do */
+	}
+	ph_buf_free(&b);
+}

@@ -1,0 +1,265 @@
+/* ph_req.c: the handler-facing request API: outcomes, notifications on the
+ * request's stream (progress, log messages), liveness and cancellation,
+ * paging cursors and MCP header decoding. Features and handlers call these;
+ * the core sends what they produce. */
+#include "first.h"
+#include "ph_server.h"
+#include "ph_json.h"
+#include "ph_mime.h"
+#include "ph_util.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	json_object_put(o->result);
+	o->result = NULL;
+	free(o->message);
+	json_object_put(o->data);
+	o->err = e;
+	o->message = ph_xstrdup(tmp);
+	o->data = data;
+}
+
+void
+ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri)
+{
+	struct json_object *d = json_object_new_object();
+	json_object_object_add(d, "uri", json_object_new_string(uri));
+	ph_outcome_error(o, PH_E_NOT_FOUND, d, "Resource not found: %s", uri);
+}
+
+/* ---- notifications and liveness ------------------------------------------ */
+
+int
+ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
+{
+	static const struct ph_header sse[] = {
+		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
+	struct json_object *n;
+	size_t len;
+	const char *s;
+	int rc;
+	if (r->ex->cancelled) {
+		json_object_put(params);
+		return -1;
+	}
+	n = json_object_new_object();
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(n, "params", params);
+	if (r->ex->http && !r->streaming) {
+		if (r->ex->ops->stream_start(r->ex, sse) != 0) {
+			r->ex->cancelled = 1;
+			json_object_put(n);
+			return -1;
+		}
+		r->streaming = true;
+	}
+	s = ph_json_text(n, &len);
+	rc = r->ex->ops->stream_send(r->ex, s, len);
+	json_object_put(n);
+	if (rc != 0)
+		r->ex->cancelled = 1;
+	return rc;
+}
+
+bool
+ph_req_gone(struct ph_req *r)
+{
+	if (!r->ex->cancelled && r->ex->ops->closed && r->ex->ops->closed(r->ex))
+		r->ex->cancelled = 1;
+	return r->ex->cancelled != 0;
+}
+
+bool
+ph_req_alive(struct ph_req *r)
+{
+	if (ph_req_gone(r))
+		return false;
+	/* HTTP: only an open SSE stream can tell; stdio: looks for a cancel */
+	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
+		r->ex->cancelled = 1;
+	return !r->ex->cancelled;
+}
+
+static bool
+same_id(struct json_object *a, struct json_object *b)
+{
+	if (a == NULL || b == NULL || json_object_get_type(a) != json_object_get_type(b))
+		return false;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
+}
+
+bool
+ph_cancels(const char *line, size_t len, struct json_object *id)
+{
+	struct json_object *o, *p, *rid;
+	bool yes = false;
+	if (!ph_json_parse(line, len, PH_JSON_DEPTH_CANCEL, &o) || o == NULL)
+		return false;
+	p = ph_jget(o, "params");
+	rid = ph_jget(p, "requestId");
+	if (ph_jget(o, "id") == NULL && ph_jstr(o, "method") != NULL &&
+	    strcmp(ph_jstr(o, "method"), "notifications/cancelled") == 0 && same_id(rid, id))
+		yes = true;
+	json_object_put(o);
+	return yes;
+}
+
+int
+ph_req_progress(struct ph_req *r, double progress, double total, const char *message)
+{
+	struct json_object *p;
+	if (r->progress_token == NULL)
+		return 0;
+	if (r->last_progress >= 0 && progress <= r->last_progress)
+		return 0; /* progress MUST increase */
+	r->last_progress = progress;
+	p = json_object_new_object();
+	json_object_object_add(p, "progressToken", json_object_get(r->progress_token));
+	json_object_object_add(p, "progress", json_object_new_double(progress));
+	if (total > 0)
+		json_object_object_add(p, "total", json_object_new_double(total));
+	if (message)
+		json_object_object_add(p, "message", json_object_new_string(message));
+	return ph_req_notify(r, "notifications/progress", p);
+}
+
+int
+ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger, struct json_object *data)
+{
+	struct json_object *p;
+	if (r->log_level == PH_LOG_NONE || level < r->log_level) {
+		json_object_put(data);
+		return 0;
+	}
+	p = json_object_new_object();
+	json_object_object_add(p, "level", json_object_new_string(ph_log_level_name(level)));
+	if (logger)
+		json_object_object_add(p, "logger", json_object_new_string(logger));
+	json_object_object_add(p, "data", data);
+	return ph_req_notify(r, "notifications/message", p);
+}
+
+static const char *const level_names[] = {"debug", "info", "notice", "warning",
+					  "error", "critical", "alert", "emergency"};
+
+enum ph_log_level
+ph_log_level_parse(const char *s)
+{
+	for (size_t i = 0; i < PH_ARRAY_LEN(level_names); i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return (enum ph_log_level)i;
+	return PH_LOG_NONE;
+}
+
+const char *
+ph_log_level_name(enum ph_log_level l)
+{
+	if (l < 0 || (size_t)l >= PH_ARRAY_LEN(level_names))
+		return "none";
+	return level_names[l];
+}
+
+/* ---- pagination (mcp-wire §11) ------------------------------------------ */
+
+/* Cursors are "p1:<offset>" in unpadded base64url: opaque to clients, stable
+ * across workers and restarts for an unchanged configuration. */
+#define CURSOR_MAX 40
+
+static char *
+cursor_encode(size_t offset)
+{
+	char raw[32];
+	int n = snprintf(raw, sizeof raw, "p1:%zu", offset);
+	return ph_base64url(raw, (size_t)n);
+}
+
+/* Returns 0 with *offset for a cursor this server made, -1 otherwise. */
+static int
+cursor_decode(const char *c, size_t *offset)
+{
+	unsigned char *raw;
+	size_t n = strlen(c), rlen;
+	long long v;
+	const char *err;
+	int rc = -1;
+	if (n == 0 || n > CURSOR_MAX || ph_base64url_decode(c, n, &raw, &rlen) != 0)
+		return -1;
+	if (rlen > 3 && memcmp(raw, "p1:", 3) == 0 && memchr(raw, '\0', rlen) == NULL &&
+	    ph_strtonum((const char *)raw + 3, 0, INT32_MAX, &v, &err) == 0) {
+		*offset = (size_t)v;
+		rc = 0;
+	}
+	free(raw);
+	return rc;
+}
+
+int
+ph_page_begin(struct ph_req *r, size_t total, size_t *offset, struct ph_outcome *o)
+{
+	struct json_object *c = ph_jget(r->params, "cursor");
+	*offset = 0;
+	if (c == NULL)
+		return 0;
+	if (!json_object_is_type(c, json_type_string) ||
+	    cursor_decode(json_object_get_string(c), offset) != 0 || *offset > total) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid cursor");
+		return -1;
+	}
+	return 0;
+}
+
+size_t
+ph_page_count(const struct ph_req *r, size_t total, size_t offset)
+{
+	size_t ps = (size_t)r->srv->conf->server.page_size;
+	if (offset >= total)
+		return 0;
+	return total - offset < ps ? total - offset : ps;
+}
+
+void
+ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count, size_t total)
+{
+	(void)r;
+	if (offset + count < total) {
+		char *c = cursor_encode(offset + count);
+		json_object_object_add(result, "nextCursor", json_object_new_string(c));
+		free(c);
+	}
+}
+
+
+/* ---- MCP header values (mcp-wire §6.5) --------------------------------- */
+
+int
+ph_header_decode(const char *v, size_t n, char **out)
+{
+	static const char pre[] = "=?base64?", suf[] = "?=";
+	const size_t pl = sizeof pre - 1, sl = sizeof suf - 1;
+	unsigned char *dec;
+	size_t len;
+	if (n < pl + sl || memcmp(v, pre, pl) != 0 || memcmp(v + n - sl, suf, sl) != 0)
+		return 1;
+	if (ph_base64_decode(v + pl, n - pl - sl, &dec, &len) != 0)
+		return -1;
+	if (memchr(dec, '\0', len) != NULL) {
+		free(dec);
+		return -1;
+	}
+	*out = (char *)dec;
+	return 0;
+}
