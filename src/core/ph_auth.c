@@ -1335,29 +1335,22 @@ ph_auth_end(struct ph_req *r)
 
 /* ---- RFC 9728 metadata --------------------------------------------------------------- */
 
-bool
+const char *
 ph_auth_metadata(struct ph_req *r)
 {
-	static const struct ph_header hdrs[] = {
-		/* public by design: browser-based clients fetch it cross-origin */
-		{"Access-Control-Allow-Origin", "*"}, {"Cache-Control", "max-age=3600"}, {NULL, NULL}};
 	const struct ph_auth_conf *a = r->srv->conf->auth;
 	const char *uri;
 	size_t n;
 	if (a == NULL || a->metadata_path == NULL)
-		return false;
+		return NULL;
 	uri = param(r, "REQUEST_URI");
 	if (uri == NULL)
-		return false;
+		return NULL;
 	n = strcspn(uri, "?#");
 	if (n != strlen(a->metadata_path) || memcmp(uri, a->metadata_path, n) != 0)
-		return false;
+		return NULL;
 	r->target = a->metadata_path;
-	r->status = 200;
-	if (r->ex->ops->respond(r->ex, 200, "application/json", hdrs, a->metadata_json,
-				strlen(a->metadata_json)) != 0)
-		r->ex->cancelled = 1;
-	return true;
+	return a->metadata_json;
 }
 
 /* ---- phantom-fcgi --hash-token -------------------------------------------------------- */

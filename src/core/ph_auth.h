@@ -1,14 +1,14 @@
-/* ph_auth.h: the `auth` configuration section and the helpers around it.
- * The request-time entry points the core and the feature modules call are
- * declared in ph_features.h (ph_auth_check, ph_auth_metadata, ph_auth_end)
- * and ph_server.h (ph_access_allowed, ph_access_restricted). docs/auth.md
- * describes the behaviour for users. */
+/* ph_auth.h: authentication: the `auth` configuration section and the
+ * request-time checks the core runs. What a principal may see is checked by
+ * the features through ph_access_allowed (ph_server.h, ph_access.c).
+ * docs/auth.md describes the behaviour for users. */
 #ifndef PH_AUTH_H
 #define PH_AUTH_H
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_exchange.h"
 #include "ph_access.h"
+#include "ph_server.h"
 #include <sodium.h>
 #include <stdio.h>
 
@@ -86,4 +86,17 @@ bool ph_auth_quotable(const char *s);
  * string (KIND "argon2", the default) or hex SHA-256 (KIND "sha256") and a
  * newline to out. Returns the exit status; problems go to stderr. */
 int ph_auth_hash_token(const char *kind, FILE *in, FILE *out);
+
+/* ---- per request (the core) ---- */
+/* Authentication (ph_auth.c): runs after the envelope is parsed and before
+ * the routing headers are checked. Sets r->principal. Returns PH_OK, or
+ * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers
+ * to add (static or owned by the server; borrowed). */
+enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs);
+/* The GET route of the HTTP rules: when REQUEST_URI is auth.metadata.path,
+ * the OAuth protected-resource metadata document (RFC 9728; borrowed from
+ * the configuration), else NULL. */
+const char *ph_auth_metadata(struct ph_req *r);
+/* Releases what ph_auth_check kept for the request (after the log line). */
+void ph_auth_end(struct ph_req *r);
 #endif

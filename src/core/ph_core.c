@@ -4,6 +4,7 @@
  * (JSON, or SSE once a notification precedes the result). */
 #include "first.h"
 #include "ph_core.h"
+#include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_registry.h"
 #include "ph_util.h"
@@ -39,21 +40,32 @@ rpc_error(struct json_object *id, int code, const char *message, struct json_obj
 	return o;
 }
 
-/* Sends msg (consumed) as the final response with the given status. */
+/* The one place a complete response leaves the core: status, content
+ * type, headers (NULL: none) and body go to the front, and the request
+ * remembers the status for its log line. */
+static void
+respond(struct ph_req *r, int status, const char *ctype, const struct ph_header *hdrs,
+	const char *body, size_t len)
+{
+	static const struct ph_header none[] = {{NULL, NULL}};
+	r->status = status;
+	if (r->ex->ops->respond(r->ex, status, ctype, hdrs ? hdrs : none, body, len) != 0)
+		r->ex->cancelled = 1;
+}
+
+/* Sends msg (consumed) as the final message: the last event of an open
+ * SSE stream, else a JSON response with the given status. */
 static void
 send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
 {
 	size_t len;
 	const char *s = ph_json_text(msg, &len);
-	static const struct ph_header none[] = {{NULL, NULL}};
 	if (r->streaming) {
 		if (r->ex->ops->stream_send(r->ex, s, len) != 0)
 			r->ex->cancelled = 1;
 		r->status = 200;
 	} else {
-		if (r->ex->ops->respond(r->ex, status, "application/json", extra ? extra : none, s, len) != 0)
-			r->ex->cancelled = 1;
-		r->status = status;
+		respond(r, status, "application/json", extra, s, len);
 	}
 	json_object_put(msg);
 }
@@ -74,10 +86,20 @@ send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_obj
 static void
 send_accepted(struct ph_req *r)
 {
-	static const struct ph_header none[] = {{NULL, NULL}};
-	r->status = 202;
 	if (r->ex->http)
-		r->ex->ops->respond(r->ex, 202, NULL, none, NULL, 0);
+		respond(r, 202, NULL, NULL, NULL, 0);
+	else
+		r->status = 202;
+}
+
+/* The OAuth protected-resource metadata (GET auth.metadata.path). */
+static void
+send_metadata(struct ph_req *r, const char *doc)
+{
+	static const struct ph_header hdrs[] = {
+		/* public by design: browser-based clients fetch it cross-origin */
+		{"Access-Control-Allow-Origin", "*"}, {"Cache-Control", "max-age=3600"}, {NULL, NULL}};
+	respond(r, 200, "application/json", hdrs, doc, strlen(doc));
 }
 
 /* ---- HTTP rules (mcp-wire §6.7 step 1) ---------------------------------- */
@@ -158,9 +180,10 @@ content_type_json(const char *ct)
 }
 
 /* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
- * *body (caller frees) or the error to send. */
+ * *body (caller frees), or with *doc set (borrowed) for the GET route of the
+ * metadata document, or the error to send. */
 static enum ph_err
-http_rules(struct ph_req *r, char **body, size_t *blen)
+http_rules(struct ph_req *r, char **body, size_t *blen, const char **doc)
 {
 	const struct ph_config *c = r->srv->conf;
 	const char *m = param(r, "REQUEST_METHOD");
@@ -173,7 +196,7 @@ http_rules(struct ph_req *r, char **body, size_t *blen)
 	if (m == NULL || strcmp(m, "POST") != 0) {
 		/* the one GET route: OAuth protected-resource metadata at
 		 * auth.metadata.path; answered there, so no body (*body NULL) */
-		if (m != NULL && strcmp(m, "GET") == 0 && ph_auth_metadata(r))
+		if (m != NULL && strcmp(m, "GET") == 0 && (*doc = ph_auth_metadata(r)) != NULL)
 			return PH_OK;
 		return PH_E_HTTP_METHOD;
 	}
@@ -758,13 +781,16 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	r.legacy = false;
 
 	if (ex->http) {
-		e = http_rules(&r, &body, &blen);
+		const char *doc = NULL;
+		e = http_rules(&r, &body, &blen, &doc);
 		if (e != PH_OK) {
 			send_error(&r, e, NULL, NULL);
 			goto out;
 		}
-		if (body == NULL)
-			goto out; /* answered by the GET route */
+		if (doc != NULL) {
+			send_metadata(&r, doc);
+			goto out;
+		}
 	} else if (ex->too_large) {
 		send_error(&r, PH_E_TOO_LARGE, NULL, NULL);
 		goto out;
@@ -787,7 +813,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	}
 	jv = ph_jget(r.msg, "id");
 	if (jv != NULL && valid_id(jv))
-		r.id = ex->req_id = jv;
+		r.id = jv;
 	if (ph_jget(r.msg, "method") == NULL && (ph_jget(r.msg, "result") || ph_jget(r.msg, "error"))) {
 		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
 			   NULL);

@@ -1,6 +1,6 @@
 /* ph_features.h: the entry points the MCP core calls in feature modules.
  * Each feature owns its file (ph_tools.c, ph_prompts.c, ph_resources.c,
- * ph_skills.c, ph_auth.c, ...) and adds its declarations here. */
+ * ph_skills.c, ...) and adds its declarations here. */
 #ifndef PH_FEATURES_H
 #define PH_FEATURES_H
 #include "first.h"
@@ -72,15 +72,4 @@ struct json_object *ph_capabilities(struct ph_req *r);
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
 
-/* Authentication (ph_auth.c): runs after the envelope is parsed and before
- * the routing headers are checked. Sets r->principal. Returns PH_OK, or
- * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers
- * to add (static or owned by the server; borrowed). */
-enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs);
-/* The GET route of the HTTP rules: when REQUEST_URI is auth.metadata.path,
- * answers with the OAuth protected-resource metadata (RFC 9728) and returns
- * true; otherwise sends nothing and returns false. */
-bool ph_auth_metadata(struct ph_req *r);
-/* Releases what ph_auth_check kept for the request (after the log line). */
-void ph_auth_end(struct ph_req *r);
 #endif

@@ -2,8 +2,9 @@
  * per line on stdout, logs only on stderr, exit on EOF.
  *
  * Input is read with read(2) into our own buffer so that, while a request
- * runs, ph_req_alive() can look ahead for a notifications/cancelled naming
- * it; every other line read ahead stays queued, in order, for later. */
+ * runs, the core can look through the lines read ahead (the queued op) for
+ * a notifications/cancelled naming it; the others stay queued, in order,
+ * for later. The front itself never parses a message. */
 #include "first.h"
 #include "ph_front.h"
 #include "ph_util.h"
@@ -99,34 +100,65 @@ fill(struct stdio_front *f, bool wait)
 	return (long)n;
 }
 
-/* The look-ahead: consumes a queued notifications/cancelled for this request. */
+/* While a request runs: reads what has arrived, without waiting, so the
+ * core can look through it (stdio_queued). */
 static int
 stdio_stream_ping(struct ph_exchange *ex)
 {
 	struct stdio_front *f = ex->front;
-	size_t start = 0;
 	if (!f->eof)
 		fill(f, false);
-	while (start < f->in.len) {
-		char *nl = memchr(f->in.data + start, '\n', f->in.len - start);
-		size_t end;
-		if (nl == NULL)
-			break;
-		end = (size_t)(nl - f->in.data);
-		if (ex->req_id && ph_cancels(f->in.data + start, end - start, ex->req_id)) {
-			memmove(f->in.data + start, nl + 1, f->in.len - end - 1);
-			f->in.len -= end + 1 - start;
-			f->in.data[f->in.len] = '\0';
-			return -1;
-		}
-		start = end + 1;
-	}
 	return 0;
 }
 
+/* Finds complete line i of the read-ahead buffer: its start offset and
+ * length. Returns false past the last complete line. */
+static bool
+queued_at(const struct stdio_front *f, size_t i, size_t *start, size_t *len)
+{
+	size_t at = 0;
+	for (;;) {
+		const char *nl = at < f->in.len ? memchr(f->in.data + at, '\n', f->in.len - at) : NULL;
+		if (nl == NULL)
+			return false;
+		if (i-- == 0) {
+			*start = at;
+			*len = (size_t)(nl - f->in.data) - at;
+			return true;
+		}
+		at = (size_t)(nl - f->in.data) + 1;
+	}
+}
+
+static const char *
+stdio_queued(struct ph_exchange *ex, size_t i, size_t *len)
+{
+	struct stdio_front *f = ex->front;
+	size_t start;
+	return queued_at(f, i, &start, len) ? f->in.data + start : NULL;
+}
+
+static void
+stdio_dequeue(struct ph_exchange *ex, size_t i)
+{
+	struct stdio_front *f = ex->front;
+	size_t start, len;
+	if (!queued_at(f, i, &start, &len))
+		return;
+	memmove(f->in.data + start, f->in.data + start + len + 1, f->in.len - start - len - 1);
+	f->in.len -= len + 1;
+	f->in.data[f->in.len] = '\0';
+}
+
 static const struct ph_front_ops stdio_ops = {
-	stdio_param, stdio_read, stdio_respond, stdio_stream_start, stdio_stream_send,
-	stdio_stream_ping,
+	.param = stdio_param,
+	.read = stdio_read,
+	.respond = stdio_respond,
+	.stream_start = stdio_stream_start,
+	.stream_send = stdio_stream_send,
+	.stream_ping = stdio_stream_ping,
+	.queued = stdio_queued,
+	.dequeue = stdio_dequeue,
 };
 
 /* Takes the next complete line out of the buffer (reading as needed).

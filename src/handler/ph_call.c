@@ -346,9 +346,8 @@ phantom_result_structured_take(phantom_result *res, struct json_object *value)
 int
 phantom_result_structured_json(phantom_result *res, const char *json)
 {
-	enum json_tokener_error e;
-	struct json_object *v = json ? json_tokener_parse_verbose(json, &e) : NULL;
-	if (v == NULL)
+	struct json_object *v;
+	if (json == NULL || !ph_json_parse(json, strlen(json), PH_JSON_DEPTH_DOCUMENT, &v) || v == NULL)
 		return -1;
 	return phantom_result_structured_take(res, v);
 }
@@ -430,9 +429,8 @@ phantom_result_input_request_take(phantom_result *res, const char *key, struct j
 int
 phantom_result_input_request_json(phantom_result *res, const char *key, const char *json)
 {
-	enum json_tokener_error e;
-	struct json_object *v = json ? json_tokener_parse_verbose(json, &e) : NULL;
-	if (v == NULL)
+	struct json_object *v;
+	if (json == NULL || !ph_json_parse(json, strlen(json), PH_JSON_DEPTH_DOCUMENT, &v) || v == NULL)
 		return -1;
 	return phantom_result_input_request_take(res, key, v);
 }
@@ -452,11 +450,10 @@ elicitation(const char *mode, const char *message)
 int
 phantom_result_elicit(phantom_result *res, const char *key, const char *message, const char *schema_json)
 {
-	enum json_tokener_error e;
 	struct json_object *schema, *req;
-	if (message == NULL || schema_json == NULL)
+	if (message == NULL || schema_json == NULL ||
+	    !ph_json_parse(schema_json, strlen(schema_json), PH_JSON_DEPTH_DOCUMENT, &schema))
 		return -1;
-	schema = json_tokener_parse_verbose(schema_json, &e);
 	if (!json_object_is_type(schema, json_type_object)) {
 		json_object_put(schema);
 		return -1;
@@ -493,12 +490,8 @@ phantom_result_state_take(phantom_result *res, struct json_object *state)
 int
 phantom_result_state_json(phantom_result *res, const char *json)
 {
-	enum json_tokener_error e;
 	struct json_object *v;
-	if (json == NULL)
-		return -1;
-	v = json_tokener_parse_verbose(json, &e);
-	if (v == NULL && e != json_tokener_success)
+	if (json == NULL || !ph_json_parse(json, strlen(json), PH_JSON_DEPTH_DOCUMENT, &v))
 		return -1;
 	return phantom_result_state_take(res, v);
 }
@@ -612,10 +605,9 @@ static void
 on_fd3(void *ctx, const char *line, size_t len)
 {
 	struct exec_ctx *e = ctx;
-	enum json_tokener_error err;
-	struct json_object *o = json_tokener_parse_verbose(line, &err), *p, *lvl;
-	(void)len;
-	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+	struct json_object *o, *p, *lvl;
+	if (!ph_json_parse(line, len, (int)e->r->srv->conf->limits.json_depth, &o) ||
+	    !json_object_is_type(o, json_type_object)) {
 		ph_log("info", "%s: fd 3: not a JSON object: %.200s", e->label, line);
 		json_object_put(o);
 		return;
@@ -688,7 +680,6 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	struct ph_exec_hooks hooks = {on_fd3, exec_alive, &ec, inv->label};
 	struct ph_exec_result res;
 	struct json_object *in = exec_input(r, inv), *out = NULL;
-	struct json_tokener *tok;
 	size_t len;
 	const char *s = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
 	char why[200];
@@ -701,24 +692,8 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 		ph_exec_result_free(&res);
 		return NULL;
 	}
-	tok = json_tokener_new_ex((int)r->srv->conf->limits.json_depth);
-	if (tok != NULL) {
-		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-		out = json_tokener_parse_ex(tok, res.out, (int)res.out_len);
-		if (out != NULL && json_tokener_get_error(tok) == json_tokener_success) {
-			size_t end = json_tokener_get_parse_end(tok);
-			while (end < res.out_len && strchr(" \t\r\n", res.out[end]))
-				end++;
-			if (end != res.out_len) {
-				json_object_put(out);
-				out = NULL;
-			}
-		} else {
-			json_object_put(out);
-			out = NULL;
-		}
-		json_tokener_free(tok);
-	}
+	if (!ph_json_parse(res.out, res.out_len, (int)r->srv->conf->limits.json_depth, &out))
+		out = NULL;
 	if (out == NULL || !json_object_is_type(out, json_type_object)) {
 		ph_log("warning", "%s: %s did not write one JSON object on stdout (%zu bytes: %.120s)",
 		       inv->label, h->exec.argv[0], res.out_len, res.out);

@@ -2,6 +2,7 @@
  * calls that build a registry from C. */
 #include "first.h"
 #include "ph_registry.h"
+#include "ph_json.h"
 #include "ph_util.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -498,20 +499,8 @@ phantom_registry_error(const phantom_registry *reg)
 static struct json_object *
 parse_text(const char *s)
 {
-	struct json_tokener *tok = json_tokener_new_ex(64);
 	struct json_object *o;
-	size_t n = strlen(s);
-	if (tok == NULL)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, s, (int)n);
-	if (o != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
-			  json_tokener_get_parse_end(tok) != n)) {
-		json_object_put(o);
-		o = NULL;
-	}
-	json_tokener_free(tok);
-	return o;
+	return ph_json_parse(s, strlen(s), PH_JSON_DEPTH_DOCUMENT, &o) ? o : NULL;
 }
 
 static void

@@ -31,6 +31,14 @@ struct ph_front_ops {
 	/* True when the peer has closed the connection (checked without
 	 * writing or blocking). May be NULL when the front cannot tell. */
 	bool (*closed)(struct ph_exchange *ex);
+	/* The messages the client sent after this one and the front has read
+	 * ahead (stdio), oldest first: line i (borrowed until the next call
+	 * of any op, its length in *len), or NULL past the last. The core
+	 * looks for a notifications/cancelled naming the running request.
+	 * NULL when the front reads nothing ahead. */
+	const char *(*queued)(struct ph_exchange *ex, size_t i, size_t *len);
+	/* Drops queued line i: the core has consumed it. */
+	void (*dequeue)(struct ph_exchange *ex, size_t i);
 };
 
 struct ph_exchange {
@@ -41,10 +49,5 @@ struct ph_exchange {
 	size_t body_len;
 	bool too_large;           /* stdio: the line was over the body limit */
 	volatile int cancelled;   /* set when the client went away or cancelled */
-	struct json_object *req_id; /* the request's id once known (borrowed), for
-				     * fronts that match notifications/cancelled */
 };
-
-/* True when line is a notifications/cancelled naming request id (ph_req.c). */
-bool ph_cancels(const char *line, size_t len, struct json_object *id);
 #endif

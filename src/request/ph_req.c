@@ -81,17 +81,6 @@ ph_req_gone(struct ph_req *r)
 	return r->ex->cancelled != 0;
 }
 
-bool
-ph_req_alive(struct ph_req *r)
-{
-	if (ph_req_gone(r))
-		return false;
-	/* HTTP: only an open SSE stream can tell; stdio: looks for a cancel */
-	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
-		r->ex->cancelled = 1;
-	return !r->ex->cancelled;
-}
-
 static bool
 same_id(struct json_object *a, struct json_object *b)
 {
@@ -102,8 +91,9 @@ same_id(struct json_object *a, struct json_object *b)
 	return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
 }
 
-bool
-ph_cancels(const char *line, size_t len, struct json_object *id)
+/* True when line is a notifications/cancelled naming request id. */
+static bool
+cancels(const char *line, size_t len, struct json_object *id)
 {
 	struct json_object *o, *p, *rid;
 	bool yes = false;
@@ -116,6 +106,37 @@ ph_cancels(const char *line, size_t len, struct json_object *id)
 		yes = true;
 	json_object_put(o);
 	return yes;
+}
+
+/* Consumes a message the front read ahead that cancels this request.
+ * Returns true when there was one. */
+static bool
+cancel_queued(struct ph_req *r)
+{
+	const char *line;
+	size_t len;
+	if (r->ex->ops->queued == NULL || r->id == NULL)
+		return false;
+	for (size_t i = 0; (line = r->ex->ops->queued(r->ex, i, &len)) != NULL; i++) {
+		if (cancels(line, len, r->id)) {
+			r->ex->ops->dequeue(r->ex, i);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool
+ph_req_alive(struct ph_req *r)
+{
+	if (ph_req_gone(r))
+		return false;
+	/* HTTP: only an open SSE stream can tell; stdio: reads ahead */
+	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
+		r->ex->cancelled = 1;
+	if (!r->ex->cancelled && cancel_queued(r))
+		r->ex->cancelled = 1;
+	return !r->ex->cancelled;
 }
 
 int

@@ -563,6 +563,7 @@ static void
 test_metadata(void)
 {
 	struct ph_server *s;
+	const char *doc;
 	char probs[1024];
 	write_file("prm.json", "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}\n", 0644);
 	s = load("auth:\n  metadata: { path: /.well-known/oauth-protected-resource/mcp, file: prm.json }\n",
@@ -572,15 +573,26 @@ test_metadata(void)
 	if (s == NULL)
 		return;
 	check(s, (const char *const[]){"REQUEST_URI", "/.well-known/oauth-protected-resource/mcp?x=1", NULL});
-	ok(ph_auth_metadata(&req), "metadata path answered (query ignored)");
+	doc = ph_auth_metadata(&req);
+	is_str(doc ? doc : "-", "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}",
+	       "metadata path answered with the document (query ignored)");
+	/* the core sends it: a GET of that path */
+	memset(&ex, 0, sizeof ex);
+	memset(&fk, 0, sizeof fk);
+	fk.params = (const char *const[]){"REQUEST_METHOD", "GET", "REQUEST_URI",
+					  "/.well-known/oauth-protected-resource/mcp", NULL};
+	ex.ops = &fake_ops;
+	ex.front = &fk;
+	ex.http = true;
+	ph_serve(s, &ex);
 	is_int(fk.status, 200, "metadata: 200");
 	is_str(fk.body, "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}",
 	       "metadata: the document");
 	ok(strstr(fk.hdr, "Access-Control-Allow-Origin: *") != NULL, "metadata: CORS for browsers");
 	check(s, (const char *const[]){"REQUEST_URI", "/.well-known/oauth-protected-resource", NULL});
-	ok(!ph_auth_metadata(&req) && fk.status == 0, "another path is not answered");
+	ok(ph_auth_metadata(&req) == NULL && fk.status == 0, "another path is not answered");
 	check(s, (const char *const[]){"REQUEST_URI", "/.well-known/oauth-protected-resource/mcpx", NULL});
-	ok(!ph_auth_metadata(&req), "a longer path is not answered");
+	ok(ph_auth_metadata(&req) == NULL, "a longer path is not answered");
 	ph_server_free(s);
 }
 
