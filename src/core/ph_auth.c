@@ -14,24 +14,19 @@
  * verification cache. docs/auth.md is the user-facing description. */
 #include "first.h"
 #include "ph_auth.h"
+#include "ph_exec.h"
 #include "ph_features.h"
 #include "ph_util.h"
 #include "ph_yaml.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 _Static_assert(PH_ACCESS_KINDS == PH_KIND_SKILL + 1, "one allow-list per enum ph_kind");
@@ -920,196 +915,54 @@ check_remote_user(struct ph_req *r, const struct ph_auth_conf *a, char *msg, siz
 	return grant(r, a, u, NULL, msg, msz);
 }
 
-/* ---- exec: a minimal runner ----------------------------------------------------
- * fork/exec with a scrubbed environment, stdin/stdout pipes, the caller's
- * stderr (the server log), its own process group, a deadline (SIGTERM, then
- * SIGKILL for the whole group) and an output cap. */
+/* ---- exec: the authenticator is run by the exec runner (ph_exec.c) ---------------- */
 
-static void
-close_from(int lowfd)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0U) == 0)
-		return;
-#endif
-	long max = sysconf(_SC_OPEN_MAX);
-	if (max < 0 || max > 65536)
-		max = 65536;
-	for (int fd = lowfd; fd < max; fd++)
-		close(fd);
-}
-
-static void __attribute__((noreturn))
-child_exec(char *const argv[], int in_fd, int out_fd)
-{
-	static char path_env[] = "PATH=/usr/local/bin:/usr/bin:/bin", lc_env[] = "LC_ALL=C";
-	char *envp[] = {path_env, lc_env, NULL};
-	static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGQUIT};
-	struct rlimit nocore = {0, 0};
-	sigset_t none;
-	/* above 2 first, so neither pipe end can be clobbered by the other */
-	int a = fcntl(in_fd, F_DUPFD, 3), b = fcntl(out_fd, F_DUPFD, 3);
-	if (a < 0 || b < 0 || dup2(a, 0) < 0 || dup2(b, 1) < 0)
-		_exit(126);
-	close_from(3);
-	for (size_t i = 0; i < PH_ARRAY_LEN(sigs); i++)
-		signal(sigs[i], SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	setrlimit(RLIMIT_CORE, &nocore);
-	setpgid(0, 0);
-	execve(argv[0], argv, envp);
-	_exit(127);
-}
-
-/* True once pid has exited. It is not reaped (WNOWAIT): as a zombie it keeps
- * its pid, so its process group id cannot be handed to anyone else before
- * reap() has signalled the group. */
-static bool
-exited(pid_t pid)
-{
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
-}
-
-/* Kills whatever is left of the command's process group, then reaps the
- * command. Returns its wait status. */
+/* Runs the authenticator with in on stdin: no shell, its own process group,
+ * only PATH and LC_ALL=C in its environment, no core dump, auth.timeout_ms
+ * for the whole run (SIGTERM, EXEC_GRACE_MS, then SIGKILL for the group),
+ * auth.max_output bytes of stdout; its stderr goes to the server log.
+ * Always fills res (caller wipes res->out and frees with
+ * ph_exec_result_free); returns 0 when the command exited 0 in time, or -1
+ * with the reason in err. */
 static int
-reap(pid_t pid)
+run_command(const struct ph_auth_conf *a, const char *in, size_t inlen, struct ph_exec_result *res,
+	    char *err, size_t errsz)
 {
-	int status = 0;
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return status;
-}
+	static char lc_all[] = "LC_ALL=C";
+	char *env[] = {lc_all, NULL};
+	struct ph_exec_spec spec = {.argv = a->command, .env = env, .timeout_ms = a->timeout_ms,
+				    .max_output = a->max_output, .no_core = true};
+	struct ph_exec_limits lim = {.timeout_ms = a->timeout_ms, .grace_ms = EXEC_GRACE_MS,
+				     .max_output = a->max_output};
+	struct ph_exec_hooks hooks = {.label = "auth: authenticator"};
+	struct sigaction dfl, old_chld;
 
-/* Asks the command's process group to stop, gives it EXEC_GRACE_MS, then
- * kills and reaps it. */
-static void
-stop_child(pid_t pid)
-{
-	kill(-pid, SIGTERM);
-	for (int i = 0; i < EXEC_GRACE_MS && !exited(pid); i++) {
-		struct timespec ms = {0, 1000000};
-		nanosleep(&ms, NULL);
-	}
-	reap(pid);
-}
-
-/* Runs the authenticator with in on stdin. Returns 0 with its stdout in out
- * when it exits 0 in time, or -1 with the reason in err. */
-static int
-run_command(const struct ph_auth_conf *a, const char *in, size_t inlen, struct ph_buf *out, char *err,
-	    size_t errsz)
-{
-	int ip[2] = {-1, -1}, op[2] = {-1, -1}, status = 0, rc = -1;
-	int64_t deadline = ph_now_us() + a->timeout_ms * 1000;
-	struct sigaction dfl, ign, old_chld, old_pipe;
-	size_t off = 0;
-	pid_t pid;
-
-	/* waiting needs SIGCHLD not ignored (a CGI parent may pass SIG_IGN on);
-	 * a command that stops reading must give EPIPE, not kill the worker */
+	/* waiting needs SIGCHLD not ignored (a CGI parent may pass SIG_IGN on) */
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &dfl, &old_chld);
-	ign = dfl;
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	if (pipe2(ip, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0) {
-		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errsz, "fork: %s", strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(a->command, ip[0], op[1]);
-	setpgid(pid, pid); /* also done by the child: whichever runs first */
-	close(ip[0]);
-	close(op[1]);
-	ip[0] = op[1] = -1;
-	fcntl(ip[1], F_SETFL, O_NONBLOCK);
-	fcntl(op[0], F_SETFL, O_NONBLOCK);
-	for (;;) {
-		struct pollfd pf[2] = {{op[0], POLLIN, 0}, {ip[1], POLLOUT, 0}};
-		int64_t left = deadline - ph_now_us();
-		int n;
-		if (left <= 0) {
-			snprintf(err, errsz, "no answer within %lld ms", a->timeout_ms);
-			stop_child(pid);
-			goto out;
-		}
-		n = poll(pf, ip[1] >= 0 ? 2 : 1, (int)((left + 999) / 1000));
-		if (n < 0 && errno != EINTR) {
-			snprintf(err, errsz, "poll: %s", strerror(errno));
-			stop_child(pid);
-			goto out;
-		}
-		if (n <= 0)
-			continue;
-		if (ip[1] >= 0 && pf[1].revents) {
-			ssize_t w = write(ip[1], in + off, inlen - off);
-			if (w > 0)
-				off += (size_t)w;
-			/* done, or the command stopped reading (EPIPE): no more input */
-			if (off == inlen || (w < 0 && errno != EAGAIN && errno != EINTR)) {
-				close(ip[1]);
-				ip[1] = -1;
-			}
-		}
-		if (pf[0].revents) {
-			char chunk[4096];
-			ssize_t got = read(op[0], chunk, sizeof chunk);
-			if (got == 0)
-				break;
-			if (got < 0 && errno != EAGAIN && errno != EINTR) {
-				snprintf(err, errsz, "read: %s", strerror(errno));
-				stop_child(pid);
-				goto out;
-			}
-			if (got > 0) {
-				if ((long long)(out->len + (size_t)got) > a->max_output) {
-					snprintf(err, errsz, "more than %lld bytes of output (auth.max_output)",
-						 a->max_output);
-					stop_child(pid);
-					goto out;
-				}
-				ph_buf_add(out, chunk, (size_t)got);
-			}
-		}
-	}
-	/* stdout is closed: the exit must follow within the same deadline */
-	while (!exited(pid)) {
-		struct timespec ms = {0, 1000000};
-		if (ph_now_us() >= deadline) {
-			snprintf(err, errsz, "did not exit within %lld ms", a->timeout_ms);
-			stop_child(pid);
-			goto out;
-		}
-		nanosleep(&ms, NULL);
-	}
-	status = reap(pid); /* and no stray children of the authenticator */
-	if (WIFSIGNALED(status))
-		snprintf(err, errsz, "killed by signal %d", WTERMSIG(status));
-	else if (WEXITSTATUS(status) != 0)
-		snprintf(err, errsz, "exited with status %d", WEXITSTATUS(status));
-	else
-		rc = 0;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (ip[i] >= 0)
-			close(ip[i]);
-		if (op[i] >= 0)
-			close(op[i]);
-	}
+	ph_exec_run(&spec, &lim, in, inlen, &hooks, res);
 	sigaction(SIGCHLD, &old_chld, NULL);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	return rc;
+	switch (res->status) {
+	case PH_EXEC_OK:
+		return 0;
+	case PH_EXEC_TIMEOUT:
+		snprintf(err, errsz, "no answer within %lld ms", a->timeout_ms);
+		break;
+	case PH_EXEC_OVERFLOW:
+		snprintf(err, errsz, "more than %lld bytes of output (auth.max_output)", a->max_output);
+		break;
+	case PH_EXEC_SIGNAL:
+		snprintf(err, errsz, "killed by signal %d", res->code);
+		break;
+	case PH_EXEC_EXIT:
+		snprintf(err, errsz, "exited with status %d", res->code);
+		break;
+	default:
+		ph_exec_describe(res, err, errsz);
+		break;
+	}
+	return -1;
 }
 
 /* The authenticator's input: the configured request headers (lower-case
@@ -1195,26 +1048,25 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 {
 	struct json_object *in = exec_input(r, a), *ans = NULL;
 	struct auth_state *st;
-	struct ph_buf out;
+	struct ph_exec_result res;
 	char err[256] = "";
 	const char *text, *decision, *why = NULL, *m, *extra;
 	size_t len;
 	enum ph_err e = PH_E_INTERNAL;
 
-	ph_buf_init(&out);
 	text = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
 						 &len);
-	if (run_command(a, text, len, &out, err, sizeof err) != 0) {
+	if (run_command(a, text, len, &res, err, sizeof err) != 0) {
 		why = err;
 		goto fail;
 	}
 	{
 		struct json_tokener *tok = json_tokener_new_ex(16);
 		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-		ans = json_tokener_parse_ex(tok, out.data ? out.data : "", (int)out.len);
+		ans = json_tokener_parse_ex(tok, res.out, (int)res.out_len);
 		if (ans != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
-				    strspn(out.data + json_tokener_get_parse_end(tok), " \t\r\n") !=
-					    out.len - json_tokener_get_parse_end(tok))) {
+				    strspn(res.out + json_tokener_get_parse_end(tok), " \t\r\n") !=
+					    res.out_len - json_tokener_get_parse_end(tok))) {
 			json_object_put(ans);
 			ans = NULL;
 		}
@@ -1281,9 +1133,8 @@ fail:
 	}
 	json_object_put(ans);
 	json_object_put(in);
-	if (out.data)
-		sodium_memzero(out.data, out.len);
-	ph_buf_free(&out);
+	sodium_memzero(res.out, res.out_len);
+	ph_exec_result_free(&res);
 	return e;
 }
 

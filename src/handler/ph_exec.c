@@ -2,9 +2,14 @@
  *
  * The child gets its own process group so that a timeout or a cancellation
  * reaches everything it started. The leader's exit is watched through a
- * pidfd (or, on kernels without one, by polling waitpid every 50 ms): as
- * soon as it exits the rest of the group is killed, so a background process
- * that keeps a pipe open cannot hold the request. */
+ * pidfd (or, on kernels without one, by polling every 50 ms): as soon as
+ * it exits the rest of the group is killed, so a background process that
+ * keeps a pipe open cannot hold the request.
+ *
+ * The group is only ever signalled while its leader is not yet reaped: the
+ * leader's exit is seen with waitid(WNOWAIT), and an unreaped zombie keeps
+ * its pid, so the group id cannot have been given to an unrelated process
+ * group (the server often runs as root). */
 #include "first.h"
 #include "ph_exec.h"
 #include "ph_server.h"
@@ -14,6 +19,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +216,10 @@ child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, char **
 	set_limit(RLIMIT_AS, lim->memory);
 	set_limit(RLIMIT_NOFILE, lim->files);
 	set_limit(RLIMIT_NPROC, lim->procs);
+	if (spec->no_core) {
+		struct rlimit nocore = {0, 0};
+		setrlimit(RLIMIT_CORE, &nocore);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(spec->argv[0], spec->argv, envp);
@@ -324,40 +334,72 @@ sleep_ms(int ms)
 		;
 }
 
-/* Reaps pid, waiting at most ms; true when it was reaped. */
+enum leader {
+	LEADER_RUNNING,
+	LEADER_EXITED, /* a zombie, not reaped: its pid and group id stay taken */
+	LEADER_GONE,   /* not our child any more (SIGCHLD ignored: the kernel reaped it) */
+};
+
+/* The leader's state, read without reaping it (WNOWAIT). */
+static enum leader
+leader_state(pid_t pid)
+{
+	siginfo_t si;
+	int r;
+	memset(&si, 0, sizeof si);
+	while ((r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)) != 0 && errno == EINTR)
+		;
+	if (r != 0)
+		return LEADER_GONE;
+	return si.si_pid == pid ? LEADER_EXITED : LEADER_RUNNING;
+}
+
+/* Waits at most ms for the leader to exit, leaving it unreaped; true when
+ * it has. */
 static bool
-reap(pid_t pid, int *wstatus, int ms)
+wait_exit(pid_t pid, int ms)
 {
 	int64_t end = ph_now_us() + (int64_t)ms * 1000;
 	for (;;) {
-		pid_t r = waitpid(pid, wstatus, WNOHANG);
-		if (r == pid)
+		if (leader_state(pid) != LEADER_RUNNING)
 			return true;
-		if (r < 0 && errno != EINTR)
-			return true; /* not ours any more: nothing to reap */
 		if (ph_now_us() >= end)
 			return false;
 		sleep_ms(2);
 	}
 }
 
-/* SIGTERM to the group, then SIGKILL after the grace period; the leader is
- * reaped either way. */
+/* SIGKILL to whatever is left of the group, and to the leader itself in
+ * case it left the group, while the leader is still unreaped; then reaps the
+ * leader (its status in *wstatus). A leader reaped elsewhere (LEADER_GONE)
+ * is not signalled: its group id may already belong to someone else. */
 static void
-terminate(pid_t pid, int *wstatus, bool *reaped, long long grace_ms)
+kill_and_reap(pid_t pid, int *wstatus, bool *reaped)
 {
-	if (*reaped) {
+	enum leader st = leader_state(pid);
+	if (st != LEADER_GONE) {
 		kill(-pid, SIGKILL);
-		return;
-	}
-	kill(-pid, SIGTERM);
-	if (!reap(pid, wstatus, (int)(grace_ms > 0 ? grace_ms : 1))) {
-		kill(-pid, SIGKILL);
+		if (st == LEADER_RUNNING)
+			kill(pid, SIGKILL);
 		while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
 			;
 	}
-	kill(-pid, SIGKILL); /* whatever else the command started */
 	*reaped = true;
+}
+
+/* SIGTERM to the group, then SIGKILL after the grace period (at once when
+ * the leader has already exited); the leader is reaped after the last
+ * signal. A leader reaped before had its group killed then: nothing to do. */
+static void
+terminate(pid_t pid, int *wstatus, bool *reaped, long long grace_ms)
+{
+	if (*reaped)
+		return;
+	if (leader_state(pid) == LEADER_RUNNING) {
+		kill(-pid, SIGTERM);
+		wait_exit(pid, (int)(grace_ms > 0 ? grace_ms : 1));
+	}
+	kill_and_reap(pid, wstatus, reaped);
 }
 
 /* write() to the command's stdin without dying of SIGPIPE when it has
@@ -450,9 +492,8 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 			;
 		close_fd(&pst[0]);
 		if (n == (ssize_t)sizeof e) {
-			reaped = reap(pid, &wstatus, 1000);
-			if (!reaped)
-				terminate(pid, &wstatus, &reaped, 0);
+			wait_exit(pid, 1000); /* it is on its way to _exit(127) */
+			kill_and_reap(pid, &wstatus, &reaped);
 			res->status = PH_EXEC_SPAWN;
 			res->code = e;
 			goto done;
@@ -521,14 +562,12 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
 				close_fd(&p3[0]);
 		}
-		if (!reaped && (ipid < 0 || (rc > 0 && (pf[ipid].revents & POLLIN)))) {
-			pid_t w = waitpid(pid, &wstatus, WNOHANG);
-			if (w == pid || (w < 0 && errno == ECHILD)) {
-				reaped = true;
-				/* the leader is done: nothing it started may linger
-				 * (and hold our pipes open) */
-				kill(-pid, SIGKILL);
-			}
+		if (!reaped && (ipid < 0 || (rc > 0 && (pf[ipid].revents & POLLIN))) &&
+		    leader_state(pid) != LEADER_RUNNING) {
+			/* the leader is done: nothing it started may linger (and
+			 * hold our pipes open); its group is killed before it is
+			 * reaped */
+			kill_and_reap(pid, &wstatus, &reaped);
 		}
 		now = ph_now_us();
 		if (now >= deadline) {
@@ -582,6 +621,10 @@ done:
 		res->out_len = out.len;
 		res->out = ph_buf_steal(&out);
 	} else {
+		/* what a failed command wrote may hold secrets (an authenticator
+		 * echoing a token): wiped, not just freed */
+		if (out.data)
+			sodium_memzero(out.data, out.len);
 		ph_buf_free(&out);
 		res->out = ph_xstrdup("");
 	}

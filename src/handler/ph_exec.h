@@ -19,6 +19,7 @@ struct ph_exec_spec {
 	char *cwd;    /* working directory, NULL: the server's */
 	long long timeout_ms; /* 0: limits.exec_timeout_ms */
 	long long max_output; /* 0: limits.exec_max_output */
+	bool no_core;         /* RLIMIT_CORE 0: the command handles secrets (auth) */
 };
 
 /* Server-wide limits (phantom.yaml `limits.exec_*`). 0 leaves an rlimit as

@@ -1,7 +1,9 @@
 /* test_exec.c: the exec runner: input and output, fd 3 lines, stderr, every
  * failure mode (exit status, crash, timeout, output cap, cancellation,
  * a command that cannot start), the scrubbed environment and the rlimits;
- * after each run no child of ours is left, zombie or alive. */
+ * after each run no child of ours is left, zombie or alive, nothing the
+ * command started in its group survives, and its process group was never
+ * signalled after its leader had been reaped. */
 #include "first.h"
 #include "ph_exec.h"
 #include "ph_util.h"
@@ -13,7 +15,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+/* The runner's kill() calls go through kill_seen(), which counts the
+ * signals to a process group sent after the group's leader was reaped:
+ * by then the group id may belong to an unrelated process group. */
+static int kill_seen(pid_t pid, int sig);
+#define kill(pid, sig) kill_seen(pid, sig)
+#include "ph_exec.c" /* its static functions, with kill() recorded */
+#undef kill
+
+static int group_kills, group_kills_after_reap;
+
+static int
+kill_seen(pid_t pid, int sig)
+{
+	if (pid < -1) {
+		siginfo_t si;
+		int e = errno;
+		group_kills++;
+		memset(&si, 0, sizeof si);
+		/* ECHILD: not our child any more, i.e. already reaped */
+		if (waitid(P_PID, (id_t)-pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD)
+			group_kills_after_reap++;
+		errno = e;
+	}
+	return kill(pid, sig);
+}
 
 static char dir[] = "/tmp/ph-exec-test.XXXXXX";
 
@@ -61,6 +90,46 @@ children(void)
 	}
 	closedir(d);
 	return n;
+}
+
+/* True once pid is gone (or a zombie waiting for its new parent), within
+ * about a second; a survivor is killed so that it does not outlive the
+ * test. */
+static bool
+dead(pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		char path[64], buf[512];
+		bool zombie = false;
+		FILE *f;
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r")) == NULL)
+			return true;
+		if (fgets(buf, sizeof buf, f)) {
+			char *rp = strrchr(buf, ')');
+			zombie = rp && rp[1] == ' ' && rp[2] == 'Z';
+		}
+		fclose(f);
+		if (zombie)
+			return true;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	return false;
+}
+
+/* The pid a script wrote to name in the test directory, or -1. */
+static pid_t
+pid_file(const char *name)
+{
+	char *p = ph_xasprintf("%s/%s", dir, name), *buf = NULL;
+	size_t len;
+	long v = -1;
+	if (ph_read_file(p, 64, &buf, &len) == 0)
+		v = strtol(buf, NULL, 10);
+	free(buf);
+	free(p);
+	return v > 1 ? (pid_t)v : -1;
 }
 
 static struct ph_exec_limits lim = {2000, 200, 65536, 10, 0, 64, 0};
@@ -194,6 +263,51 @@ main(void)
 	ph_exec_result_free(&r);
 	free(p);
 
+	{
+		/* the leader exits; a grandchild in its group that ignores
+		 * SIGTERM keeps stdout open: the call is answered at once with
+		 * the leader's status and the grandchild is killed */
+		pid_t gc;
+		int before = group_kills_after_reap;
+		p = script("orphan.sh", "(trap '' TERM; exec sleep 30) & echo $! >orphan.pid; echo '{}'");
+		t0 = ph_now_us();
+		r = run(p, NULL, NULL, 5000);
+		gc = pid_file("orphan.pid");
+		ok(r.status == PH_EXEC_OK && strcmp(r.out, "{}\n") == 0 && ph_now_us() - t0 < 1500000,
+		   "leader exits, a grandchild holds stdout: answered with the leader's status (%lld ms)",
+		   (long long)((ph_now_us() - t0) / 1000));
+		ok(gc > 0 && dead(gc), "... and the grandchild is killed");
+		is_int(group_kills_after_reap - before, 0, "... and its group was killed before the leader was reaped");
+		ph_exec_result_free(&r);
+		free(p);
+
+		/* both run past the timeout; the grandchild outlives SIGTERM */
+		p = script("orphan-slow.sh", "(trap '' TERM; exec sleep 30) & echo $! >orphan-slow.pid; sleep 30");
+		before = group_kills_after_reap;
+		t0 = ph_now_us();
+		r = run(p, NULL, NULL, 300);
+		gc = pid_file("orphan-slow.pid");
+		ok(r.status == PH_EXEC_TIMEOUT && ph_now_us() - t0 < 2000000,
+		   "leader and a grandchild past the timeout: timed out and answered (%lld ms)",
+		   (long long)((ph_now_us() - t0) / 1000));
+		ok(gc > 0 && dead(gc), "... and the grandchild, which ignores SIGTERM, is killed");
+		is_int(group_kills_after_reap - before, 0, "... and its group was killed before the leader was reaped");
+		ph_exec_result_free(&r);
+		free(p);
+	}
+
+	p = script("pgrp.sh", "printf '%s %s' $$ \"$(cut -d' ' -f5 /proc/$$/stat)\"");
+	r = run(p, NULL, NULL, 0);
+	{
+		int leader = 0, group = 0;
+		ok(r.status == PH_EXEC_OK && sscanf(r.out, "%d %d", &leader, &group) == 2 && leader == group &&
+			   group != (int)getpgrp(),
+		   "the command leads a process group of its own (pid and group: %s; ours %d)", r.out,
+		   (int)getpgrp());
+	}
+	ph_exec_result_free(&r);
+	free(p);
+
 	p = script("nofile.sh", "ulimit -n");
 	r = run(p, NULL, NULL, 0);
 	if (getenv("PHANTOM_UNDER_VALGRIND"))
@@ -238,6 +352,31 @@ main(void)
 	ph_exec_result_free(&r);
 	free(p);
 
+	p = script("core.sh", "ulimit -c");
+	{
+		/* a core size we inherit is not passed on under no_core */
+		char *argv[] = {p, NULL};
+		struct ph_exec_spec spec = {.argv = argv, .no_core = true};
+		struct rlimit old, some;
+		getrlimit(RLIMIT_CORE, &old);
+		some = old;
+		some.rlim_cur = old.rlim_max == RLIM_INFINITY || old.rlim_max > 1 << 20 ? 1 << 20 : old.rlim_max;
+		if (some.rlim_cur == 0 || setrlimit(RLIMIT_CORE, &some) != 0) {
+			printf("ok %d - no_core: the command cannot dump core # SKIP core dumps are off\n", ++tap_n);
+		} else {
+			ph_exec_run(&spec, &lim, NULL, 0, NULL, &r);
+			is_str(r.out, "0\n", "no_core: the command cannot dump core (it may hold secrets)");
+			ph_exec_result_free(&r);
+			spec.no_core = false;
+			ph_exec_run(&spec, &lim, NULL, 0, NULL, &r);
+			ok(strcmp(r.out, "0\n") != 0, "without no_core the inherited core size stays (%.*s blocks)",
+			   (int)strcspn(r.out, "\n"), r.out);
+			ph_exec_result_free(&r);
+			setrlimit(RLIMIT_CORE, &old);
+		}
+	}
+	free(p);
+
 	p = script("stdin.sh", "exit 0");
 	{
 		/* more input than a pipe holds, to a command that never reads */
@@ -271,6 +410,10 @@ main(void)
 
 	usleep(100000);
 	is_int(children(), 0, "no child process left, zombie or alive");
+	ok(group_kills > 0 && group_kills_after_reap == 0,
+	   "over every run, no process group was signalled after its leader was reaped (%d group kills, "
+	   "%d after)",
+	   group_kills, group_kills_after_reap);
 
 	p = ph_exec_resolve("sh", NULL, PH_EXEC_DEFAULT_PATH);
 	ok(p && p[0] == '/', "bare names are found in PATH (%s)", p ? p : "-");
