@@ -250,3 +250,11 @@ ph_fs_opendir_beneath(const char *root, const char *rel)
 	}
 	return d;
 }
+
+const char *
+ph_fs_strerror(int err)
+{
+	if (err == EXDEV)
+		return "it leads outside the directory (\"..\", an absolute path or a symbolic link)";
+	return strerror(err);
+}

@@ -28,4 +28,7 @@ int ph_fs_opendir_fd_beneath(const char *root, const char *rel) PH_WUR;
 /* The same as a directory stream, through fdopendir(3). Returns the stream
  * (caller closedir()s) or NULL with errno. */
 DIR *ph_fs_opendir_beneath(const char *root, const char *rel) PH_WUR;
+/* What a failed open below a root means, for logs: EXDEV (which strerror
+ * calls a cross-device link) says the path leaves the root. Static string. */
+const char *ph_fs_strerror(int err);
 #endif

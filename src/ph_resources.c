@@ -168,7 +168,7 @@ read_dir_file(struct ph_req *r, const struct ph_template *t, char **vals, const 
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			ph_log("info", "resource %s: '%s' below %s refused: %s", uri, rel.data, t->dir,
-			       strerror(errno));
+			       ph_fs_strerror(errno));
 		ph_buf_free(&rel);
 		return READ_NOT_FOUND;
 	}

@@ -595,7 +595,7 @@ present(struct rq *q, size_t k, char *const *vals)
 		if (ok && refresh(q->sc, s, md) != 0) {
 			if (errno != ENOENT && errno != EINVAL)
 				ph_log("warning", "skill '%s': cannot read %s: %s", s->path, md->disk,
-				       strerror(errno));
+				       ph_fs_strerror(errno));
 			ok = false;
 		}
 		q->present[k] = ok ? YES : NO;
@@ -872,7 +872,7 @@ skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_
 				continue;
 			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
 				ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
-				       strerror(errno));
+				       ph_fs_strerror(errno));
 				continue;
 			}
 			count++;
@@ -1072,7 +1072,7 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		if (t == NULL || !ent_served(&q, l.skill, t, l.vals) ||
 		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
 			if (t != NULL && errno != ENOENT)
-				ph_log("warning", "skill file %s is not served: %s", t->f->disk, strerror(errno));
+				ph_log("warning", "skill file %s is not served: %s", t->f->disk, ph_fs_strerror(errno));
 			ph_outcome_not_found(r, o, uri);
 		} else {
 			o->result = json_object_new_object();

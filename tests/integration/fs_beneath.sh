@@ -104,6 +104,8 @@ rd deep://sub/up.txt
 refused "a link two levels up out of the template directory"
 rd files://page.txt
 is "$(jqr '.result.contents[0].text')" "template file" "the template's own files are still served"
+grep -q "files://planted.txt.*leads outside the directory" "$PH_LOG"
+ok "the log says why the template file was refused"
 
 # ---- skill files -----------------------------------------------------------------------
 rd skill://kit/notes.md
@@ -113,6 +115,8 @@ refused "a skill directory swapped for a link outside"
 mpost "$U" 7 skills/get "$(uri skill://kit/SKILL.md)"
 is "$(jqr '[.result.skill.resources[].uri] | join(" ")')" "skill://kit/SKILL.md" \
 	"skills/get lists neither file behind a link outside"
+grep -q "notes.md is not served: it leads outside the directory" "$PH_LOG"
+ok "the log says why the skill file was not served"
 no_secret "skills/get: the secret is not in the answer"
 
 # ---- directory reads -------------------------------------------------------------------
