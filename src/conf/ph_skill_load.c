@@ -8,9 +8,11 @@
 #include "first.h"
 #include "ph_skills.h"
 #include "ph_conf.h"
+#include "ph_fs.h"
 #include "ph_yaml.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -663,7 +665,8 @@ name_cmp(const void *a, const void *b)
 static void add_file(struct scan *s, const char *rel_disk, const char *abs, off_t size);
 
 /* Walks dir (absolute, real) whose path below the skill root is rel ("" at
- * the root). */
+ * the root). The directory is opened below the skill root and its entries
+ * are looked at through that fd, never by a path a link could redirect. */
 static void
 walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 {
@@ -677,7 +680,7 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 		s->failed = true;
 		return;
 	}
-	d = opendir(abs);
+	d = ph_fs_opendir_beneath(s->k->dir, rel);
 	if (d == NULL) {
 		PROB(s->L, s->k->line, "skill '%s': cannot read directory %s: %s", s->k->path, abs,
 		     strerror(errno));
@@ -690,7 +693,6 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 		names = ph_xrealloc(names, (nn + 1) * sizeof *names);
 		names[nn++] = ph_xstrdup(de->d_name);
 	}
-	closedir(d);
 	if (nn > 1) /* qsort wants an array, never NULL */
 		qsort(names, nn, sizeof *names, name_cmp);
 	for (size_t i = 0; i < nn && !s->failed; i++) {
@@ -698,7 +700,7 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 		char *r = rel[0] ? ph_xasprintf("%s/%s", rel, names[i]) : ph_xstrdup(names[i]);
 		struct stat st;
 		bool skip = false;
-		if (lstat(path, &st) != 0) {
+		if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
 			PROB(s->L, s->k->line, "skill '%s': cannot stat %s: %s", s->k->path, path,
 			     strerror(errno));
 			s->failed = true;
@@ -713,22 +715,26 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 				walk_dir(s, path, r, depth + 1);
 		} else if (S_ISLNK(st.st_mode)) {
 			/* a link is served when it ends at a regular file inside
-			 * the skill directory */
-			char *real = realpath(path, NULL);
-			size_t dl = strlen(s->k->dir);
+			 * the skill directory: opened below it, as requests will */
+			int fd = ph_fs_open_beneath(s->k->dir, r);
 			struct stat ts;
-			if (real == NULL || strncmp(real, s->k->dir, dl) != 0 || real[dl] != '/') {
+			if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
 				PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link pointing outside "
 				     "the skill directory", s->k->path, path);
 				s->failed = true;
-			} else if (stat(real, &ts) != 0 || !S_ISREG(ts.st_mode)) {
+			} else if (fd < 0) {
+				PROB(s->L, s->k->line, "skill '%s': cannot follow the symbolic link %s: %s",
+				     s->k->path, path, strerror(errno));
+				s->failed = true;
+			} else if (fstat(fd, &ts) != 0 || !S_ISREG(ts.st_mode)) {
 				PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link to something "
 				     "other than a regular file", s->k->path, path);
 				s->failed = true;
 			} else if (!owned_by_nested(s, r)) {
 				add_file(s, r, path, ts.st_size);
 			}
-			free(real);
+			if (fd >= 0)
+				close(fd);
 		} else if (S_ISREG(st.st_mode)) {
 			if (!owned_by_nested(s, r))
 				add_file(s, r, path, st.st_size);
@@ -740,6 +746,7 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 		free(path);
 		free(r);
 	}
+	closedir(d);
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);
 	free(names);

@@ -5,20 +5,16 @@
 #include "first.h"
 #include "ph_call.h"
 #include "ph_features.h"
+#include "ph_fs.h"
 #include "ph_mime.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#ifdef HAVE_LINUX_OPENAT2_H
-#include <linux/openat2.h>
-#endif
 
 static struct ph_registry *
 reg_of(const struct ph_req *r)
@@ -147,49 +143,6 @@ content_entry(const char *uri, const char *mime, const char *data, size_t len)
 	return c;
 }
 
-/* Opens rel (one or more safe segments) below dir, following no symlink
- * that leads outside it. Returns an fd or -1 with errno. */
-static int
-open_beneath(const char *dir, const char *rel)
-{
-	int fd = -1;
-#if defined(HAVE_LINUX_OPENAT2_H) && defined(SYS_openat2)
-	{
-		int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		struct open_how how;
-		if (dfd < 0)
-			return -1;
-		memset(&how, 0, sizeof how);
-		how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
-		if (fd >= 0 || errno != ENOSYS) {
-			int e = errno;
-			close(dfd);
-			errno = e;
-			return fd;
-		}
-		close(dfd);
-	}
-#endif
-	{
-		/* no openat2: resolve every link and insist on staying below dir */
-		char *full = ph_xasprintf("%s/%s", dir, rel), real[PATH_MAX];
-		size_t dl = strlen(dir);
-		if (realpath(full, real) == NULL) {
-			free(full);
-			return -1;
-		}
-		free(full);
-		if (strncmp(real, dir, dl) != 0 || real[dl] != '/') {
-			errno = EXDEV;
-			return -1;
-		}
-		fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-	}
-	return fd;
-}
-
 enum read_rc { READ_OK, READ_NOT_FOUND, READ_FAILED, READ_DONE };
 
 /* Reads the file that the template variables name. */
@@ -211,11 +164,11 @@ read_dir_file(struct ph_req *r, const struct ph_template *t, char **vals, const 
 		}
 		ph_buf_printf(&rel, "%s%s", i ? "/" : "", vals[i]);
 	}
-	fd = open_beneath(t->dir, rel.data);
+	fd = ph_fs_open_beneath(t->dir, rel.data);
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			ph_log("info", "resource %s: '%s' below %s refused: %s", uri, rel.data, t->dir,
-			       strerror(errno));
+			       ph_fs_strerror(errno));
 		ph_buf_free(&rel);
 		return READ_NOT_FOUND;
 	}

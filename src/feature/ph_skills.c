@@ -15,6 +15,7 @@
 #include "first.h"
 #include "ph_call.h"
 #include "ph_features.h"
+#include "ph_fs.h"
 #include "ph_skills.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -24,12 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#define HAVE_OPENAT2 1
-#endif
 
 #define EXT_ID "io.modelcontextprotocol/skills"
 
@@ -133,48 +129,6 @@ ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *cons
 
 /* ---- reading below a skill directory ------------------------------------------- */
 
-/* Opens rel below root without leaving it (no "..", no symbolic link that
- * ends outside). Returns an fd or -1 with errno. */
-static int
-open_beneath(const char *root, const char *rel)
-{
-	char *joined, *real;
-	size_t rl = strlen(root);
-	int fd;
-#ifdef HAVE_OPENAT2
-	{
-		struct open_how how;
-		int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		int e;
-		if (dfd < 0)
-			return -1;
-		memset(&how, 0, sizeof how);
-		how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-		how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
-		e = errno;
-		close(dfd);
-		errno = e;
-		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-			return fd;
-	}
-#endif
-	/* without openat2: resolve, check, and open what was checked */
-	joined = ph_xasprintf("%s/%s", root, rel);
-	real = realpath(joined, NULL);
-	free(joined);
-	if (real == NULL)
-		return -1;
-	if (strncmp(real, root, rl) != 0 || real[rl] != '/') {
-		free(real);
-		errno = EXDEV;
-		return -1;
-	}
-	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-	free(real);
-	return fd;
-}
-
 /* Reads a regular file opened as fd (closed here) up to max bytes. */
 static int
 read_fd(int fd, size_t max, struct ph_buf *out, struct stat *st)
@@ -212,7 +166,7 @@ static int
 read_file(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 	  const struct ph_skill_file *f, struct ph_buf *out, struct stat *st)
 {
-	int fd = open_beneath(owner->dir, f->disk_rel);
+	int fd = ph_fs_open_beneath(owner->dir, f->disk_rel);
 	if (fd < 0)
 		return -1;
 	return read_fd(fd, (size_t)sc->max_bytes, out, st);
@@ -641,7 +595,7 @@ present(struct rq *q, size_t k, char *const *vals)
 		if (ok && refresh(q->sc, s, md) != 0) {
 			if (errno != ENOENT && errno != EINVAL)
 				ph_log("warning", "skill '%s': cannot read %s: %s", s->path, md->disk,
-				       strerror(errno));
+				       ph_fs_strerror(errno));
 			ok = false;
 		}
 		q->present[k] = ok ? YES : NO;
@@ -918,7 +872,7 @@ skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_
 				continue;
 			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
 				ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
-				       strerror(errno));
+				       ph_fs_strerror(errno));
 				continue;
 			}
 			count++;
@@ -1118,7 +1072,7 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		if (t == NULL || !ent_served(&q, l.skill, t, l.vals) ||
 		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
 			if (t != NULL && errno != ENOENT)
-				ph_log("warning", "skill file %s is not served: %s", t->f->disk, strerror(errno));
+				ph_log("warning", "skill file %s is not served: %s", t->f->disk, ph_fs_strerror(errno));
 			ph_outcome_not_found(r, o, uri);
 		} else {
 			o->result = json_object_new_object();
