@@ -1,10 +1,13 @@
-/* test_core.c: the MCP core driven through ph_serve() with a fake front that
- * records what the core sends (status, content type, headers, body) and
- * counts body reads. Covers the HTTP rules and the validation ladder of
- * mcp-wire §6.7 step by step with their HTTP status and JSON-RPC code, the
- * echoed id, both eras, stdio mode, the notification helpers and pagination.
- * After each error the next request is checked to be served normally. */
+/* test_core.c: the MCP core driven through ph_serve() with the fake front
+ * (fake_front.c), which records what the core sends (status, content type,
+ * headers, body) and counts body reads. Covers the HTTP rules and the
+ * validation ladder of mcp-wire §6.7 step by step with their HTTP status and
+ * JSON-RPC code, the echoed id, both eras, stdio mode, the notification
+ * helpers and pagination. After each error the next request is checked to be
+ * served normally. The requests and answers of the golden files are not
+ * repeated here: test_golden runs those. */
 #include "first.h"
+#include "fake_front.h"
 #include "ph_core.h"
 #include "ph_server.h"
 #include "ph_util.h"
@@ -19,151 +22,21 @@
 #define DISCOVER "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META_OK "}}"
 #define MODERN_HDRS(m) "HTTP_MCP_PROTOCOL_VERSION", V, "HTTP_MCP_METHOD", m
 
-/* ---- the fake front -------------------------------------------------------- */
+/* ---- the fake front (tests/unit/fake_front.c) ------------------------------ */
 
-#define MAXP 32
-static struct fake {
-	const char *pn[MAXP], *pv[MAXP];
-	size_t np;
-	const char *body;
-	size_t len, pos, chunk;
-	int reads;
-	bool read_fail, respond_fail, send_fail;
-	/* what the core sent */
-	int responds, stream_starts, stream_sends;
-	int status;
-	char *ctype;
-	struct ph_buf hdrs; /* "Name: value\n" each */
-	struct ph_buf out;  /* the body, or each streamed message and "\n" */
-	struct json_object *resp; /* out parsed, when it is one JSON document */
-	struct ph_exchange ex;
-} F;
+static struct fake_front F; /* the exchange of the last request */
 static bool session_id_seen; /* an Mcp-Session-Id header was ever sent */
 static struct ph_server *srv;
 
-static const char *
-fake_param(struct ph_exchange *ex, const char *name)
-{
-	struct fake *f = ex->front;
-	for (size_t i = 0; i < f->np; i++)
-		if (strcmp(f->pn[i], name) == 0)
-			return f->pv[i];
-	return NULL;
-}
-
-static long
-fake_read(struct ph_exchange *ex, char *buf, size_t len)
-{
-	struct fake *f = ex->front;
-	size_t n = f->len - f->pos;
-	f->reads++;
-	if (f->read_fail)
-		return -1;
-	if (n > len)
-		n = len;
-	if (f->chunk && n > f->chunk)
-		n = f->chunk;
-	memcpy(buf, f->body + f->pos, n);
-	f->pos += n;
-	return (long)n;
-}
-
-static void
-record_headers(struct fake *f, const struct ph_header *h)
-{
-	for (; h && h->name; h++) {
-		ph_buf_printf(&f->hdrs, "%s: %s\n", h->name, h->value);
-		if (ph_strcaseeq(h->name, "Mcp-Session-Id"))
-			session_id_seen = true;
-	}
-}
-
-static int
-fake_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
-	     const char *body, size_t len)
-{
-	struct fake *f = ex->front;
-	f->responds++;
-	f->status = status;
-	free(f->ctype);
-	f->ctype = ctype ? ph_xstrdup(ctype) : NULL;
-	record_headers(f, hdrs);
-	if (body)
-		ph_buf_add(&f->out, body, len);
-	return f->respond_fail ? -1 : 0;
-}
-
-static int
-fake_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
-{
-	struct fake *f = ex->front;
-	f->stream_starts++;
-	f->status = 200;
-	free(f->ctype);
-	f->ctype = ph_xstrdup("text/event-stream");
-	record_headers(f, hdrs);
-	return 0;
-}
-
-static int
-fake_stream_send(struct ph_exchange *ex, const char *json, size_t len)
-{
-	struct fake *f = ex->front;
-	f->stream_sends++;
-	ph_buf_add(&f->out, json, len);
-	ph_buf_addc(&f->out, '\n');
-	return f->send_fail ? -1 : 0;
-}
-
-static const struct ph_front_ops fake_ops = {
-	.param = fake_param,
-	.read = fake_read,
-	.respond = fake_respond,
-	.stream_start = fake_stream_start,
-	.stream_send = fake_stream_send,
-};
-
+/* Empties F for the next exchange (stdio until told otherwise), noting
+ * whether the last one sent an Mcp-Session-Id. */
 static void
 fake_reset(void)
 {
-	free(F.ctype);
-	ph_buf_free(&F.hdrs);
-	ph_buf_free(&F.out);
-	json_object_put(F.resp);
-	memset(&F, 0, sizeof F);
-	F.ex.ops = &fake_ops;
-	F.ex.front = &F;
+	if (F.session_id)
+		session_id_seen = true;
+	fake_free(&F);
 }
-
-static void
-set_param(const char *name, const char *value)
-{
-	for (size_t i = 0; i < F.np; i++) {
-		if (strcmp(F.pn[i], name) == 0) {
-			if (value == NULL) {
-				F.pn[i] = F.pn[F.np - 1];
-				F.pv[i] = F.pv[F.np - 1];
-				F.np--;
-			} else {
-				F.pv[i] = value;
-			}
-			return;
-		}
-	}
-	if (value != NULL && F.np < MAXP) {
-		F.pn[F.np] = name;
-		F.pv[F.np++] = value;
-	}
-}
-
-static void
-parse_out(void)
-{
-	if (F.out.len > 0 && F.stream_sends == 0)
-		F.resp = json_tokener_parse(F.out.data);
-}
-
-static char content_length[32];
 
 /* Serves body as an HTTP POST from localhost with Content-Type
  * application/json; kv (NAME, VALUE, ..., NULL) overrides or, with a NULL
@@ -173,17 +46,11 @@ serve_http_kv(const char *body, const char *const *kv)
 {
 	fake_reset();
 	F.ex.http = true;
-	F.body = body;
-	F.len = strlen(body);
-	snprintf(content_length, sizeof content_length, "%zu", F.len);
-	set_param("REQUEST_METHOD", "POST");
-	set_param("CONTENT_TYPE", "application/json");
-	set_param("HTTP_HOST", "localhost:8080");
-	set_param("CONTENT_LENGTH", content_length);
+	fake_post(&F, body, strlen(body));
 	for (; kv && kv[0]; kv += 2)
-		set_param(kv[0], kv[1]);
-	ph_serve(srv, &F.ex);
-	parse_out();
+		fake_param(&F, kv[0], kv[1]);
+	fake_serve(&F, srv);
+	fake_json(&F);
 }
 
 /* serve_http(body, NAME, VALUE, ...): the variables end at END, so a NULL
@@ -194,7 +61,7 @@ static const char end_marker[1];
 static void
 serve_http_v(const char *body, ...)
 {
-	const char *kv[2 * MAXP + 1];
+	const char *kv[2 * FAKE_MAX_PARAMS + 1];
 	size_t n = 0;
 	va_list ap;
 	va_start(ap, body);
@@ -217,15 +84,13 @@ serve_stdio(const char *line)
 {
 	fake_reset();
 	F.ex.http = false;
-	F.ex.body = line;
-	F.ex.body_len = strlen(line);
-	F.ex.too_large = (long long)F.ex.body_len > srv->conf->http.max_body;
+	fake_body(&F, line, strlen(line)); /* fake_serve marks it too large */
 	/* headers that would fail every check if stdio looked at them */
-	set_param("HTTP_MCP_METHOD", "wrong");
-	set_param("HTTP_MCP_PROTOCOL_VERSION", "1900-01-01");
-	set_param("REQUEST_METHOD", "GET");
-	ph_serve(srv, &F.ex);
-	parse_out();
+	fake_param(&F, "HTTP_MCP_METHOD", "wrong");
+	fake_param(&F, "HTTP_MCP_PROTOCOL_VERSION", "1900-01-01");
+	fake_param(&F, "REQUEST_METHOD", "GET");
+	fake_serve(&F, srv);
+	fake_json(&F);
 }
 
 /* A member of the response by path (NULL-terminated keys); borrowed. */
@@ -251,14 +116,14 @@ jpath_str(struct json_object *o, const char *a, const char *b, const char *c)
 static int
 resp_code(void)
 {
-	struct json_object *c = jpath(F.resp, "error", "code", (const char *)NULL);
+	struct json_object *c = jpath(F.json, "error", "code", (const char *)NULL);
 	return c ? json_object_get_int(c) : 0;
 }
 
 static const char *
 resp_message(void)
 {
-	return jpath_str(F.resp, "error", "message", NULL);
+	return jpath_str(F.json, "error", "message", NULL);
 }
 
 /* The id of the response as JSON text ("1", "\"a\"", "null"), "(none)"
@@ -267,9 +132,9 @@ static const char *
 resp_id(void)
 {
 	struct json_object *id;
-	if (F.resp == NULL)
+	if (F.json == NULL)
 		return "(none)";
-	if (!json_object_object_get_ex(F.resp, "id", &id))
+	if (!json_object_object_get_ex(F.json, "id", &id))
 		return "(absent)";
 	return id ? json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN) : "null";
 }
@@ -277,7 +142,7 @@ resp_id(void)
 static bool
 has_header(const char *line)
 {
-	return F.hdrs.data && strstr(F.hdrs.data, line) != NULL;
+	return fake_has_header(&F, line);
 }
 
 /* The next request after an error is served normally: a plain discover
@@ -288,12 +153,12 @@ still_serves(const char *desc, bool http)
 	if (http) {
 		serve_http(DISCOVER, MODERN_HDRS("server/discover"), "HTTP_HOST", NULL);
 		ok(F.status == 200 && resp_code() == 0 &&
-		   jpath_str(F.resp, "result", "resultType", NULL) != NULL,
+		   jpath_str(F.json, "result", "resultType", NULL) != NULL,
 		   "%s: the next request is served", desc);
 	} else {
 		/* small enough for any http.max_body */
 		serve_stdio("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
-		ok(resp_code() == 0 && jpath(F.resp, "result", (const char *)NULL) != NULL,
+		ok(resp_code() == 0 && jpath(F.json, "result", (const char *)NULL) != NULL,
 		   "%s: the next request is served", desc);
 	}
 }
@@ -543,28 +408,26 @@ test_body_size(void)
 		/* a front that hands out 7 bytes at a time */
 		fake_reset();
 		F.ex.http = true;
-		F.body = DISCOVER;
-		F.len = strlen(DISCOVER);
+		fake_body(&F, DISCOVER, strlen(DISCOVER));
 		F.chunk = 7;
-		set_param("REQUEST_METHOD", "POST");
-		set_param("CONTENT_TYPE", "application/json");
-		set_param("HTTP_MCP_PROTOCOL_VERSION", V);
-		set_param("HTTP_MCP_METHOD", "server/discover");
-		ph_serve(srv, &F.ex);
-		parse_out();
+		fake_param(&F, "REQUEST_METHOD", "POST");
+		fake_param(&F, "CONTENT_TYPE", "application/json");
+		fake_param(&F, "HTTP_MCP_PROTOCOL_VERSION", V);
+		fake_param(&F, "HTTP_MCP_METHOD", "server/discover");
+		fake_serve(&F, srv);
+		fake_json(&F);
 		ok(F.reads > 20, "the body arrives in small pieces (%d reads)", F.reads);
 		expect(200, 0, "1", "a body read in pieces");
 	}
 	{
 		fake_reset();
 		F.ex.http = true;
-		F.body = DISCOVER;
-		F.len = strlen(DISCOVER);
+		fake_body(&F, DISCOVER, strlen(DISCOVER));
 		F.read_fail = true;
-		set_param("REQUEST_METHOD", "POST");
-		set_param("CONTENT_TYPE", "application/json");
-		ph_serve(srv, &F.ex);
-		parse_out();
+		fake_param(&F, "REQUEST_METHOD", "POST");
+		fake_param(&F, "CONTENT_TYPE", "application/json");
+		fake_serve(&F, srv);
+		fake_json(&F);
 		expect(400, -32600, "null", "a failed body read");
 	}
 	ph_server_free(srv);
@@ -805,12 +668,12 @@ test_headers(void)
 	expect(400, -32020, "3", "header and body versions differ: -32020 before the version check");
 	serve_http(v999, "HTTP_MCP_PROTOCOL_VERSION", "v999.0.0", "HTTP_MCP_METHOD", "server/discover");
 	{
-		struct json_object *sup = jpath(F.resp, "error", "data", "supported", (const char *)NULL);
+		struct json_object *sup = jpath(F.json, "error", "data", "supported", (const char *)NULL);
 		struct json_object *want = json_tokener_parse("[\"2026-07-28\"]");
 		ok(sup && json_object_equal(sup, want), "-32022 data.supported lists 2026-07-28");
 		json_object_put(want);
 	}
-	is_str(jpath_str(F.resp, "error", "data", "requested"), "v999.0.0", "-32022 data.requested echoes");
+	is_str(jpath_str(F.json, "error", "data", "requested"), "v999.0.0", "-32022 data.requested echoes");
 	expect(400, -32022, "3", "both say v999: unsupported version");
 	serve_http(v999);
 	expect(400, -32022, "3", "body v999 without headers: the version check comes before presence");
@@ -881,7 +744,7 @@ test_mcp_name(void)
 	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "FILE:///X");
 	expect(400, -32020, "4", "Mcp-Name values are case-sensitive");
 	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "file:///x");
-	is_str(jpath_str(F.resp, "error", "data", "uri"), "file:///x", "not found carries data.uri");
+	is_str(jpath_str(F.json, "error", "data", "uri"), "file:///x", "not found carries data.uri");
 	expect(200, -32602, "4", "matching Mcp-Name reaches the handler: resource not found is -32602");
 	serve_http(rr, MODERN_HDRS("resources/read"), "HTTP_MCP_NAME", "  file:///x \t");
 	expect(200, -32602, "4", "Mcp-Name is trimmed");
@@ -950,47 +813,47 @@ test_results(void)
 
 	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
 	ok(F.ctype && strcmp(F.ctype, "application/json") == 0, "discover: application/json");
-	is_str(jpath_str(F.resp, "jsonrpc", NULL, NULL), "2.0", "discover: jsonrpc 2.0");
-	is_str(jpath_str(F.resp, "result", "resultType", NULL), "complete", "discover: resultType");
+	is_str(jpath_str(F.json, "jsonrpc", NULL, NULL), "2.0", "discover: jsonrpc 2.0");
+	is_str(jpath_str(F.json, "result", "resultType", NULL), "complete", "discover: resultType");
 	{
-		struct json_object *sv = jpath(F.resp, "result", "supportedVersions", (const char *)NULL);
+		struct json_object *sv = jpath(F.json, "result", "supportedVersions", (const char *)NULL);
 		struct json_object *want = json_tokener_parse("[\"2026-07-28\"]");
 		ok(sv && json_object_equal(sv, want), "discover: supportedVersions");
 		json_object_put(want);
 	}
-	ok(json_object_is_type(jpath(F.resp, "result", "capabilities", (const char *)NULL), json_type_object),
+	ok(json_object_is_type(jpath(F.json, "result", "capabilities", (const char *)NULL), json_type_object),
 	   "discover: capabilities");
-	ok(json_object_get_int(jpath(F.resp, "result", "ttlMs", (const char *)NULL)) == 0 &&
-	   jpath(F.resp, "result", "ttlMs", (const char *)NULL) != NULL, "discover: ttlMs 0 by default");
-	is_str(jpath_str(F.resp, "result", "cacheScope", NULL), "private", "discover: cacheScope private by default");
-	si = jpath(F.resp, "result", "_meta", "io.modelcontextprotocol/serverInfo", (const char *)NULL);
+	ok(json_object_get_int(jpath(F.json, "result", "ttlMs", (const char *)NULL)) == 0 &&
+	   jpath(F.json, "result", "ttlMs", (const char *)NULL) != NULL, "discover: ttlMs 0 by default");
+	is_str(jpath_str(F.json, "result", "cacheScope", NULL), "private", "discover: cacheScope private by default");
+	si = jpath(F.json, "result", "_meta", "io.modelcontextprotocol/serverInfo", (const char *)NULL);
 	is_str(jpath_str(si, "name", NULL, NULL), "phantom", "discover: _meta serverInfo.name");
 	is_str(jpath_str(si, "version", NULL, NULL), PACKAGE_VERSION, "discover: _meta serverInfo.version");
-	ok(jpath(F.resp, "result", "instructions", (const char *)NULL) == NULL, "no instructions unless configured");
-	ok(F.resp && ph_jget(F.resp, "error") == NULL, "a result has no error member");
+	ok(jpath(F.json, "result", "instructions", (const char *)NULL) == NULL, "no instructions unless configured");
+	ok(F.json && ph_jget(F.json, "error") == NULL, "a result has no error member");
 	expect(200, 0, "1", "discover");
 
 	srv = make_server("server:\n  name: demo\n  title: Demo\n  instructions: Be nice.\n"
 			  "  ttl_ms: 5000\n  scope: public\n");
 	serve_http(DISCOVER, MODERN_HDRS("server/discover"));
-	is_int(json_object_get_int(jpath(F.resp, "result", "ttlMs", (const char *)NULL)), 5000,
+	is_int(json_object_get_int(jpath(F.json, "result", "ttlMs", (const char *)NULL)), 5000,
 	       "discover: configured ttlMs");
-	is_str(jpath_str(F.resp, "result", "cacheScope", NULL), "public", "discover: configured cacheScope");
-	is_str(jpath_str(F.resp, "result", "instructions", NULL), "Be nice.", "discover: instructions");
-	si = jpath(F.resp, "result", "_meta", "io.modelcontextprotocol/serverInfo", (const char *)NULL);
+	is_str(jpath_str(F.json, "result", "cacheScope", NULL), "public", "discover: configured cacheScope");
+	is_str(jpath_str(F.json, "result", "instructions", NULL), "Be nice.", "discover: instructions");
+	si = jpath(F.json, "result", "_meta", "io.modelcontextprotocol/serverInfo", (const char *)NULL);
 	is_str(jpath_str(si, "name", NULL, NULL), "demo", "discover: configured name");
 	is_str(jpath_str(si, "title", NULL, NULL), "Demo", "discover: configured title");
 
 	/* legacy initialize on the same server */
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
 		   "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}");
-	is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), "2025-06-18", "initialize echoes a known version");
-	is_str(jpath_str(F.resp, "result", "serverInfo", "name"), "demo", "initialize: serverInfo at the top level");
-	is_str(jpath_str(F.resp, "result", "instructions", NULL), "Be nice.", "initialize: instructions");
-	ok(jpath(F.resp, "result", "resultType", (const char *)NULL) == NULL, "legacy results have no resultType");
-	ok(jpath(F.resp, "result", "ttlMs", (const char *)NULL) == NULL, "legacy results have no ttlMs");
-	ok(jpath(F.resp, "result", "_meta", (const char *)NULL) == NULL, "legacy results have no _meta serverInfo");
-	ok(json_object_is_type(jpath(F.resp, "result", "capabilities", (const char *)NULL), json_type_object),
+	is_str(jpath_str(F.json, "result", "protocolVersion", NULL), "2025-06-18", "initialize echoes a known version");
+	is_str(jpath_str(F.json, "result", "serverInfo", "name"), "demo", "initialize: serverInfo at the top level");
+	is_str(jpath_str(F.json, "result", "instructions", NULL), "Be nice.", "initialize: instructions");
+	ok(jpath(F.json, "result", "resultType", (const char *)NULL) == NULL, "legacy results have no resultType");
+	ok(jpath(F.json, "result", "ttlMs", (const char *)NULL) == NULL, "legacy results have no ttlMs");
+	ok(jpath(F.json, "result", "_meta", (const char *)NULL) == NULL, "legacy results have no _meta serverInfo");
+	ok(json_object_is_type(jpath(F.json, "result", "capabilities", (const char *)NULL), json_type_object),
 	   "initialize: capabilities");
 	ok(!has_header("Mcp-Session-Id"), "initialize over HTTP mints no Mcp-Session-Id");
 	expect(200, 0, "1", "legacy initialize");
@@ -1006,19 +869,19 @@ test_legacy(void)
 	for (size_t i = 0; i < PH_ARRAY_LEN(echoed); i++) {
 		serve_http(B("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
 			     "\"%s\",\"capabilities\":{}}}", echoed[i]));
-		is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), echoed[i], "initialize echoes %s",
+		is_str(jpath_str(F.json, "result", "protocolVersion", NULL), echoed[i], "initialize echoes %s",
 		       echoed[i]);
 	}
 	for (size_t i = 0; i < PH_ARRAY_LEN(dates); i++) {
 		serve_http(B("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
 			     "\"%s\",\"capabilities\":{}}}", dates[i]));
-		is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), "2025-11-25",
+		is_str(jpath_str(F.json, "result", "protocolVersion", NULL), "2025-11-25",
 		       "initialize with unknown date %s answers 2025-11-25", dates[i]);
 	}
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
 		   "\"garbage\",\"capabilities\":{}}}");
 	{
-		struct json_object *sup = jpath(F.resp, "error", "data", "supported", (const char *)NULL);
+		struct json_object *sup = jpath(F.json, "error", "data", "supported", (const char *)NULL);
 		bool has_latest = false;
 		for (size_t i = 0; sup && i < json_object_array_length(sup); i++)
 			if (strcmp(json_object_get_string(json_object_array_get_idx(sup, i)), "2025-11-25") == 0)
@@ -1026,7 +889,7 @@ test_legacy(void)
 		ok(json_object_is_type(sup, json_type_array) && has_latest,
 		   "garbage version: data.supported lists 2025-11-25");
 	}
-	is_str(jpath_str(F.resp, "error", "data", "requested"), "garbage", "garbage version: data.requested");
+	is_str(jpath_str(F.json, "error", "data", "requested"), "garbage", "garbage version: data.requested");
 	expect(200, -32602, "2", "initialize with a garbage version");
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"capabilities\":{}}}");
 	expect(200, -32602, "2", "initialize without protocolVersion");
@@ -1045,7 +908,7 @@ test_legacy(void)
 	expect(200, 0, "2", "initialize with only clientCapabilities in _meta stays legacy");
 
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
-	ok(F.resp && json_object_object_length(jpath(F.resp, "result", (const char *)NULL)) == 0,
+	ok(F.json && json_object_object_length(jpath(F.json, "result", (const char *)NULL)) == 0,
 	   "legacy ping answers {}");
 	expect(200, 0, "3", "legacy ping");
 	serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}");
@@ -1064,7 +927,7 @@ test_legacy(void)
 		struct ph_server *saved = srv;
 		srv = make_server("resources:\n  - { uri: \"test://one\", name: one, text: hi }\n");
 		serve_http("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"file:///x\"}}");
-		is_str(jpath_str(F.resp, "error", "data", "uri"), "file:///x", "legacy not found carries data.uri");
+		is_str(jpath_str(F.json, "error", "data", "uri"), "file:///x", "legacy not found carries data.uri");
 		expect(200, -32002, "3", "legacy resource not found is -32002");
 		ph_server_free(srv);
 		srv = saved;
@@ -1079,7 +942,7 @@ test_stdio(void)
 	struct ph_server *def = srv;
 
 	serve_stdio(DISCOVER);
-	is_str(jpath_str(F.resp, "result", "resultType", NULL), "complete", "stdio: discover without headers");
+	is_str(jpath_str(F.json, "result", "resultType", NULL), "complete", "stdio: discover without headers");
 	is_int(F.reads, 0, "stdio: the body is never read through the front");
 	is_int(F.responds, 1, "stdio: one response");
 	expect(0, 0, "1", "stdio discover");
@@ -1098,13 +961,13 @@ test_stdio(void)
 	expect(0, -32601, "5", "stdio: modern ping is removed");
 	serve_stdio("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
 		    "\"2025-11-25\",\"capabilities\":{}}}");
-	is_str(jpath_str(F.resp, "result", "protocolVersion", NULL), "2025-11-25", "stdio: legacy initialize");
+	is_str(jpath_str(F.json, "result", "protocolVersion", NULL), "2025-11-25", "stdio: legacy initialize");
 	expect(0, 0, "1", "stdio: initialize");
 
 	srv = make_server("http:\n  max_body: 64\n");
 	serve_stdio(DISCOVER);
 	message_has("too large", "stdio: line over http.max_body");
-	ok(F.resp != NULL && F.status == 200, "stdio: the error is a normal line");
+	ok(F.json != NULL && F.status == 200, "stdio: the error is a normal line");
 	expect(0, -32000, "null", "stdio: line over http.max_body");
 	ph_server_free(srv);
 	srv = def;
@@ -1117,9 +980,9 @@ test_gone(void)
 {
 	fake_reset();
 	F.ex.http = true;
-	F.respond_fail = true;
-	set_param("REQUEST_METHOD", "GET");
-	ph_serve(srv, &F.ex);
+	F.gone = true; /* the write of the answer fails */
+	fake_param(&F, "REQUEST_METHOD", "GET");
+	fake_serve(&F, srv);
 	ok(F.ex.cancelled, "a failed write marks the exchange cancelled");
 	still_serves("after a client went away", true);
 }
@@ -1176,10 +1039,10 @@ test_notify(void)
 	   strstr(F.out.data, "\"logger\":\"lg\"") && strstr(F.out.data, "\"data\":\"loud\""),
 	   "message notification content");
 
-	F.send_fail = true;
+	F.gone = true;
 	is_int(ph_req_notify(&r, "notifications/x", NULL), -1, "a failed send reports the client gone");
 	ok(F.ex.cancelled, "and cancels the request");
-	F.send_fail = false;
+	F.gone = false;
 	is_int(ph_req_notify(&r, "notifications/x", json_object_new_object()), -1,
 	       "nothing more is sent for a cancelled request");
 	is_int(F.stream_sends, 4, "(the failed send was the last)");
@@ -1344,9 +1207,9 @@ main(void)
 	test_notify();
 	test_pagination();
 	test_jget();
+	fake_reset();
 	ok(!session_id_seen, "no response ever carried Mcp-Session-Id");
 	ph_server_free(srv);
-	fake_reset();
 	for (size_t i = 0; i < ngarbage; i++)
 		free(garbage[i]);
 	return tap_done();
