@@ -59,7 +59,8 @@ void fake_param_n(struct fake_front *f, const char *name, size_t nl, const char 
 /* The value of request variable name (borrowed from f), or NULL. */
 const char *fake_get(const struct fake_front *f, const char *name);
 
-/* Sets the body (copied): over HTTP what read() hands out, on stdio the line. */
+/* Sets the body (copied): over HTTP what read() hands out, on stdio the line
+ * (ex.body); which of the two follows ex.http at the time of the call. */
 void fake_body(struct fake_front *f, const char *body, size_t len);
 /* An HTTP POST of body from localhost: REQUEST_METHOD, CONTENT_TYPE
  * application/json, HTTP_HOST and CONTENT_LENGTH, then the body. */
