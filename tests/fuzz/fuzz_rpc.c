@@ -7,12 +7,14 @@
  * a POST from localhost with Content-Type application/json and
  * MCP-Protocol-Version 2026-07-28.
  *
- * Aborts when the core breaks its promises: exactly one response per
- * exchange, 202 without a body for notifications, otherwise one JSON-RPC
- * response object, never an Mcp-Session-Id header. */
+ * The fake front is the unit tests' (tests/unit/fake_front.c), handing the
+ * body out 1000 bytes at a time. Aborts when the core breaks its promises:
+ * exactly one response per exchange, 202 without a body for notifications,
+ * otherwise one JSON-RPC response object, never an Mcp-Session-Id header. */
 #include "first.h"
 #include "ph_build.h"
 #include "ph_core.h"
+#include "../unit/fake_front.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include <stdio.h>
@@ -22,123 +24,22 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-#define MAXP 24
-
-struct fake {
-	char *pn[MAXP], *pv[MAXP];
-	size_t np;
-	const char *body;
-	size_t len, pos;
-	int responds, stream_starts, stream_sends, status;
-	struct ph_buf out;
-};
-
 static struct ph_server *srv;
 
-static const char *
-f_param(struct ph_exchange *ex, const char *name)
-{
-	struct fake *f = ex->front;
-	for (size_t i = 0; i < f->np; i++)
-		if (strcmp(f->pn[i], name) == 0)
-			return f->pv[i];
-	return NULL;
-}
-
-static long
-f_read(struct ph_exchange *ex, char *buf, size_t len)
-{
-	struct fake *f = ex->front;
-	size_t n = f->len - f->pos;
-	if (n > len)
-		n = len;
-	/* hand the body out in odd pieces, as a socket may */
-	if (n > 1000)
-		n = 1000;
-	memcpy(buf, f->body + f->pos, n);
-	f->pos += n;
-	return (long)n;
-}
-
+/* Aborts when a response carried a header the core must never send. */
 static void
-check_headers(const struct ph_header *h)
+check_headers(const struct fake_front *f)
 {
-	for (; h && h->name; h++)
-		if (ph_strcaseeq(h->name, "Mcp-Session-Id") || h->value == NULL)
-			abort();
+	if (f->session_id || f->null_header)
+		abort();
 }
 
-static int
-f_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
-	  const char *body, size_t len)
-{
-	struct fake *f = ex->front;
-	(void)ctype;
-	check_headers(hdrs);
-	f->responds++;
-	f->status = status;
-	if (body)
-		ph_buf_add(&f->out, body, len);
-	return 0;
-}
-
-static int
-f_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
-{
-	struct fake *f = ex->front;
-	check_headers(hdrs);
-	f->stream_starts++;
-	f->status = 200;
-	return 0;
-}
-
-static int
-f_stream_send(struct ph_exchange *ex, const char *json, size_t len)
-{
-	struct fake *f = ex->front;
-	f->stream_sends++;
-	ph_buf_add(&f->out, json, len);
-	ph_buf_addc(&f->out, '\n');
-	return 0;
-}
-
-static const struct ph_front_ops ops = {
-	.param = f_param,
-	.read = f_read,
-	.respond = f_respond,
-	.stream_start = f_stream_start,
-	.stream_send = f_stream_send,
-};
-
+/* The response must be one JSON-RPC response object. */
 static void
-set_param(struct fake *f, const char *name, size_t nl, const char *value, size_t vl)
+check_response(struct fake_front *f)
 {
-	for (size_t i = 0; i < f->np; i++) {
-		if (strlen(f->pn[i]) == nl && memcmp(f->pn[i], name, nl) == 0) {
-			free(f->pv[i]);
-			if (value == NULL) {
-				free(f->pn[i]);
-				f->pn[i] = f->pn[f->np - 1];
-				f->pv[i] = f->pv[f->np - 1];
-				f->np--;
-			} else {
-				f->pv[i] = ph_xstrndup(value, vl);
-			}
-			return;
-		}
-	}
-	if (value != NULL && f->np < MAXP) {
-		f->pn[f->np] = ph_xstrndup(name, nl);
-		f->pv[f->np++] = ph_xstrndup(value, vl);
-	}
-}
-
-/* A response body must be one JSON-RPC response object. */
-static void
-check_response(const char *s, size_t len)
-{
-	struct json_object *o = json_tokener_parse(s), *v;
-	if (o == NULL || strlen(s) != len || !json_object_is_type(o, json_type_object))
+	struct json_object *o = fake_json(f), *v;
+	if (o == NULL || !json_object_is_type(o, json_type_object))
 		abort();
 	v = ph_jget(o, "jsonrpc");
 	if (v == NULL || strcmp(json_object_get_string(v), "2.0") != 0)
@@ -150,17 +51,6 @@ check_response(const char *s, size_t len)
 	v = ph_jget(ph_jget(o, "error"), "code");
 	if (ph_jget(o, "error") != NULL && (v == NULL || !json_object_is_type(v, json_type_int)))
 		abort();
-	json_object_put(o);
-}
-
-static void
-fake_free(struct fake *f)
-{
-	for (size_t i = 0; i < f->np; i++) {
-		free(f->pn[i]);
-		free(f->pv[i]);
-	}
-	ph_buf_free(&f->out);
 }
 
 int
@@ -183,16 +73,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *in = (const char *)data, *body = in;
 	size_t blen = size;
-	struct fake f;
-	struct ph_exchange ex;
+	struct fake_front f;
 	char cl[32];
 
 	/* HTTP */
-	memset(&f, 0, sizeof f);
-	set_param(&f, "REQUEST_METHOD", 14, "POST", 4);
-	set_param(&f, "CONTENT_TYPE", 12, "application/json", 16);
-	set_param(&f, "HTTP_HOST", 9, "localhost", 9);
-	set_param(&f, "HTTP_MCP_PROTOCOL_VERSION", 25, PH_MODERN_VERSION, strlen(PH_MODERN_VERSION));
+	fake_init(&f, true);
+	/* hand the body out in odd pieces, as a socket may */
+	f.chunk = 1000;
+	fake_param(&f, "REQUEST_METHOD", "POST");
+	fake_param(&f, "CONTENT_TYPE", "application/json");
+	fake_param(&f, "HTTP_HOST", "localhost");
+	fake_param(&f, "HTTP_MCP_PROTOCOL_VERSION", PH_MODERN_VERSION);
 	if (size > 0 && in[0] == '@') {
 		const char *nl = memchr(in, '\n', size), *p = in + 1;
 		const char *end = nl ? nl : in + size;
@@ -201,24 +92,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *item_end = semi ? semi : end;
 			const char *eq = memchr(p, '=', (size_t)(item_end - p));
 			if (eq)
-				set_param(&f, p, (size_t)(eq - p), eq + 1, (size_t)(item_end - eq - 1));
+				fake_param_n(&f, p, (size_t)(eq - p), eq + 1, (size_t)(item_end - eq - 1));
 			else
-				set_param(&f, p, (size_t)(item_end - p), NULL, 0);
+				fake_param_n(&f, p, (size_t)(item_end - p), NULL, 0);
 			p = item_end + 1;
 		}
 		body = nl ? nl + 1 : in + size;
 		blen = size - (size_t)(body - in);
 	}
 	snprintf(cl, sizeof cl, "%zu", blen);
-	if (f_param(&(struct ph_exchange){.front = &f}, "CONTENT_LENGTH") == NULL)
-		set_param(&f, "CONTENT_LENGTH", 14, cl, strlen(cl));
-	f.body = body;
-	f.len = blen;
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &ops;
-	ex.front = &f;
-	ex.http = true;
-	ph_serve(srv, &ex);
+	if (fake_get(&f, "CONTENT_LENGTH") == NULL)
+		fake_param(&f, "CONTENT_LENGTH", cl);
+	fake_body(&f, body, blen);
+	fake_serve(&f, srv);
+	check_headers(&f);
 	if (f.responds + f.stream_starts != 1)
 		abort();
 	if (f.stream_starts == 0) {
@@ -226,25 +113,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (f.out.len != 0)
 				abort();
 		} else {
-			check_response(f.out.data ? f.out.data : "", f.out.len);
+			check_response(&f);
 		}
 	}
 	fake_free(&f);
 
 	/* stdio: the whole input is the line */
-	memset(&f, 0, sizeof f);
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &ops;
-	ex.front = &f;
-	ex.http = false;
-	ex.body = in;
-	ex.body_len = size;
-	ex.too_large = (long long)size > srv->conf->http.max_body;
-	ph_serve(srv, &ex);
+	fake_init(&f, false);
+	fake_body(&f, in, size);
+	fake_serve(&f, srv);
+	check_headers(&f);
 	if (f.responds > 1 || f.stream_starts != 0)
 		abort();
 	if (f.responds == 1 && f.stream_sends == 0)
-		check_response(f.out.data ? f.out.data : "", f.out.len);
+		check_response(&f);
 	fake_free(&f);
 	return 0;
 }

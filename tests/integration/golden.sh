@@ -2,7 +2,8 @@
 # Golden request/response files (tests/golden/*.json) for every step of the
 # validation ladder and every protocol error: each is sent through nginx and,
 # where it does not depend on HTTP headers, through --stdio, and the response
-# is compared with the expected one as JSON.
+# is compared with the expected one as JSON. tests/unit/test_golden.c runs
+# the same cases through ph_serve() without a web server.
 #
 # A golden file: {description, headers, body | raw, http_method?, content_type?,
 #                 pad?, status, stdio, response | null}
@@ -10,17 +11,8 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 
-cat >"$T_DIR/phantom.yaml" <<YAML
-server:
-  name: golden
-  version: "9.9"
-  instructions: Golden instructions.
-workers: 2
-http:
-  max_body: 4096
-resources:
-  - { uri: "golden://hello", name: hello, text: "Hello." }
-YAML
+# the configuration the cases are written against, shared with test_golden.c
+cp "$top_srcdir/tests/golden/phantom.yaml" "$T_DIR/phantom.yaml"
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 

@@ -2,6 +2,7 @@
  * exchange, the constant-time compare helper, allow-lists and the metadata
  * route. */
 #include "first.h"
+#include "fake_front.h"
 #include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_build.h"
@@ -12,75 +13,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- a fake front: params from a list, the response captured ---- */
-
-struct fake {
-	const char *const *params; /* name, value, ..., NULL */
-	int status;
-	char hdr[1024];
-	char body[4096];
-};
-
-static const char *
-f_param(struct ph_exchange *ex, const char *name)
-{
-	const struct fake *f = ex->front;
-	for (size_t i = 0; f->params && f->params[i]; i += 2)
-		if (strcmp(f->params[i], name) == 0)
-			return f->params[i + 1];
-	return NULL;
-}
-
-static long
-f_read(struct ph_exchange *ex, char *buf, size_t len)
-{
-	(void)ex;
-	(void)buf;
-	(void)len;
-	return 0;
-}
-
-static int
-f_respond(struct ph_exchange *ex, int status, const char *ct, const struct ph_header *h,
-	  const char *body, size_t len)
-{
-	struct fake *f = ex->front;
-	(void)ct;
-	f->status = status;
-	f->hdr[0] = '\0';
-	for (; h && h->name; h++)
-		snprintf(f->hdr + strlen(f->hdr), sizeof f->hdr - strlen(f->hdr), "%s: %s\n", h->name,
-			 h->value);
-	snprintf(f->body, sizeof f->body, "%.*s", (int)len, body ? body : "");
-	return 0;
-}
-
-static int
-f_start(struct ph_exchange *ex, const struct ph_header *h)
-{
-	(void)ex;
-	(void)h;
-	return 0;
-}
-
-static int
-f_send(struct ph_exchange *ex, const char *j, size_t n)
-{
-	(void)ex;
-	(void)j;
-	(void)n;
-	return 0;
-}
-
-static int
-f_ping(struct ph_exchange *ex)
-{
-	(void)ex;
-	return 0;
-}
-
-static const struct ph_front_ops fake_ops = {f_param, f_read, f_respond, f_start, f_send, f_ping};
 
 /* Prints configuration problems as TAP comments. */
 static void
@@ -134,8 +66,7 @@ struct result {
 };
 
 static struct ph_req req;
-static struct ph_exchange ex;
-static struct fake fk;
+static struct fake_front fk; /* the exchange of the last check */
 
 static struct result
 check(struct ph_server *s, const char *const *params)
@@ -144,14 +75,12 @@ check(struct ph_server *s, const char *const *params)
 	const struct ph_header *h = NULL;
 	memset(&out, 0, sizeof out);
 	memset(&req, 0, sizeof req);
-	memset(&ex, 0, sizeof ex);
-	memset(&fk, 0, sizeof fk);
-	fk.params = params;
-	ex.ops = &fake_ops;
-	ex.front = &fk;
-	ex.http = params != NULL;
+	fake_free(&fk);
+	fake_init(&fk, params != NULL);
+	for (size_t i = 0; params && params[i]; i += 2)
+		fake_param(&fk, params[i], params[i + 1]);
 	req.srv = s;
-	req.ex = &ex;
+	req.ex = &fk.ex;
 	req.method = "tools/list";
 	out.e = ph_auth_check(&req, out.msg, sizeof out.msg, &h);
 	snprintf(out.principal, sizeof out.principal, "%s", req.principal ? req.principal : "-");
@@ -586,9 +515,9 @@ test_metadata(void)
 	ex.http = true;
 	ph_serve(s, &ex);
 	is_int(fk.status, 200, "metadata: 200");
-	is_str(fk.body, "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}",
+	is_str(fk.out.data, "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}",
 	       "metadata: the document");
-	ok(strstr(fk.hdr, "Access-Control-Allow-Origin: *") != NULL, "metadata: CORS for browsers");
+	ok(fake_has_header(&fk, "Access-Control-Allow-Origin: *\n"), "metadata: CORS for browsers");
 	check(s, (const char *const[]){"REQUEST_URI", "/.well-known/oauth-protected-resource", NULL});
 	ok(ph_auth_metadata(&req) == NULL && fk.status == 0, "another path is not answered");
 	check(s, (const char *const[]){"REQUEST_URI", "/.well-known/oauth-protected-resource/mcpx", NULL});
@@ -613,5 +542,6 @@ main(void)
 		if (system(cmd) != 0)
 			printf("# could not remove %s\n", dir);
 	}
+	fake_free(&fk);
 	return tap_done();
 }
