@@ -13,6 +13,7 @@
 #define PH_FAKE_FRONT_H
 #include "first.h"
 #include "ph_exchange.h"
+#include "ph_core.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include <json-c/json.h>

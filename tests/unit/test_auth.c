@@ -506,14 +506,11 @@ test_metadata(void)
 	is_str(doc ? doc : "-", "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}",
 	       "metadata path answered with the document (query ignored)");
 	/* the core sends it: a GET of that path */
-	memset(&ex, 0, sizeof ex);
-	memset(&fk, 0, sizeof fk);
-	fk.params = (const char *const[]){"REQUEST_METHOD", "GET", "REQUEST_URI",
-					  "/.well-known/oauth-protected-resource/mcp", NULL};
-	ex.ops = &fake_ops;
-	ex.front = &fk;
-	ex.http = true;
-	ph_serve(s, &ex);
+	fake_free(&fk);
+	fake_init(&fk, true);
+	fake_param(&fk, "REQUEST_METHOD", "GET");
+	fake_param(&fk, "REQUEST_URI", "/.well-known/oauth-protected-resource/mcp");
+	fake_serve(&fk, s);
 	is_int(fk.status, 200, "metadata: 200");
 	is_str(fk.out.data, "{\"resource\":\"https://x.example/mcp\",\"scopes_supported\":[\"a\"]}",
 	       "metadata: the document");
