@@ -49,12 +49,42 @@ struct ph_config {
 	struct ph_state_conf *request_state; /* request_state */
 };
 
-/* What a K_CUSTOM parser gets: the config being built, where problems go and
- * the file name for messages. */
+/* What a K_CUSTOM parser gets: the config being built, where problems go,
+ * the file name for messages, the section's keys as read through their rows
+ * of the table (one of the *_opts structs below, borrowed for the call; NULL
+ * when the section is not a mapping) and the number of problems there were
+ * before the section was read. */
 struct ph_conf_ctx {
 	struct ph_config *c;
 	struct ph_conf_problems *probs;
 	const char *file;
+	const void *opts;
+	size_t before;
+};
+
+/* The keys of the feature sections, filled from the rows of the key table
+ * (types, bounds and defaults checked there) for the section's parser
+ * (ph_sections.h). Nodes are keys the parser reads itself; all borrowed. */
+struct ph_state_opts { /* request_state */
+	char *secret_file, *secret_env, *salt;
+	long long max_age, max_size;
+	const struct ph_ynode *previous_secret_files;
+};
+struct ph_auth_opts { /* auth */
+	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
+	char *default_access;
+	long long argon2_cache;
+	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;
+};
+struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapping */
+	long long ttl_ms;
+	char *scope;
+	const struct ph_ynode *items;
+};
+struct ph_skills_opts { /* skills */
+	char *manifest;
+	long long max_files, max_bytes, max_depth;
+	bool digest_cache;
 };
 /* Parses the node of one custom key; reports problems with ph_conf_problem
  * (x->file, node line). Returns 0 or -1. */
