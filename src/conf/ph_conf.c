@@ -1,13 +1,12 @@
 /* ph_conf.c: the configuration key table and the loader that walks it. */
 #include "first.h"
 #include "ph_conf.h"
-#include "ph_auth.h"
-#include "ph_registry.h"
-#include "ph_skills.h"
+#include "ph_sections.h"
 #include "ph_util.h"
-#include "ph_state.h"
+#include "ph_yread.h"
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,8 @@ enum ktype {
 	K_BOOL,
 	K_ENUM,    /* one of the words in .enums, separated by '|' */
 	K_LIST,    /* "*" or a list of strings */
-	K_CUSTOM,  /* parsed by a feature module's parser */
+	K_CUSTOM,  /* parsed by a feature module's parser, after its rows in .sub */
+	K_NODE,    /* a key of a section that the section's parser reads itself */
 };
 
 struct key {
@@ -33,10 +33,91 @@ struct key {
 	const char *doc;
 	ph_conf_parse_fn parse; /* K_CUSTOM */
 	ph_conf_free_fn free;   /* K_CUSTOM, may be NULL */
+	/* K_CUSTOM: the rows of the section's keys, whose offsets are into a
+	 * struct of opts_size bytes (ph_conf.h) handed to parse as x->opts */
+	const struct key *sub;
+	size_t nsub, opts_size;
 };
 
 #define OFF(f) offsetof(struct ph_config, f)
 #define MAXLL 9223372036854775807LL
+#define ROWS(t, opts) t, PH_ARRAY_LEN(t), sizeof(struct opts)
+
+/* ---- the keys of the feature sections ---------------------------------------- */
+
+#define SOFF(f) offsetof(struct ph_state_opts, f)
+static const struct key state_keys[] = {
+	{"request_state.secret_file", K_STR, 1, 4096, NULL, true, SOFF(secret_file), NULL,
+	 "file holding the secret (at least 32 bytes; trailing newlines dropped), relative to this file"},
+	{"request_state.secret_env", K_STR, 1, 4096, NULL, true, SOFF(secret_env), NULL,
+	 "environment variable holding the secret instead (not both)"},
+	{"request_state.salt", K_STR, 0, 65536, "''", true, SOFF(salt), NULL,
+	 "mixed into the key; the same on every host that shares the secret"},
+	{"request_state.max_age", K_INT, 1, 604800, "300", true, SOFF(max_age), NULL,
+	 "seconds a requestState stays valid"},
+	{"request_state.max_size", K_INT, 256, 16777216, "65536", true, SOFF(max_size), NULL,
+	 "largest requestState accepted, in bytes"},
+	{"request_state.previous_secret_files", K_NODE, 0, 0, NULL, true, SOFF(previous_secret_files), NULL,
+	 "older secrets (files) still accepted for opening during a key rotation, at most 8"},
+};
+
+#define AOFF(f) offsetof(struct ph_auth_opts, f)
+static const struct key auth_keys[] = {
+	{"auth.mode", K_ENUM, 0, 0, "none", true, AOFF(mode), "none|bearer|remote_user|exec",
+	 "how a caller is authenticated"},
+	{"auth.realm", K_STR, 1, 256, "phantom", true, AOFF(realm), NULL, "realm of WWW-Authenticate"},
+	{"auth.resource_metadata", K_STR, 1, 2048, NULL, true, AOFF(resource_metadata), NULL,
+	 "absolute http(s) URL of the RFC 9728 document, sent in every 401"},
+	{"auth.scope", K_STR, 1, 1024, NULL, true, AOFF(scope), NULL, "scope parameter of every 401"},
+	{"auth.tokens", K_NODE, 0, 0, NULL, true, AOFF(tokens), NULL,
+	 "bearer: a list of {principal, sha256 | argon2}"},
+	{"auth.tokens_file", K_STR, 1, 4096, NULL, true, AOFF(tokens_file), NULL,
+	 "bearer: the same list in its own file, relative to this file"},
+	{"auth.argon2_cache", K_INT, 0, 65536, "64", true, AOFF(argon2_cache), NULL,
+	 "successful argon2 checks a worker remembers"},
+	{"auth.command", K_NODE, 0, 0, NULL, true, AOFF(command), NULL,
+	 "exec: the authenticator as an argument list (1 to 64), relative to this file"},
+	{"auth.timeout_ms", K_NODE, 0, 0, NULL, true, AOFF(timeout_ms), NULL,
+	 "exec: 1 to 60000 ms, default 2000"},
+	{"auth.max_output", K_NODE, 0, 0, NULL, true, AOFF(max_output), NULL,
+	 "exec: bytes of its answer, 64 to 1048576, default 65536"},
+	{"auth.headers", K_NODE, 0, 0, NULL, true, AOFF(headers), NULL,
+	 "exec: the request headers the authenticator gets (1 to 64 names)"},
+	{"auth.stdio_principal", K_STR, 1, 256, NULL, true, AOFF(stdio_principal), NULL,
+	 "the principal of --stdio"},
+	{"auth.default_access", K_ENUM, 0, 0, "all", true, AOFF(default_access), "all|none",
+	 "what a principal without an allow entry sees"},
+	{"auth.metadata", K_NODE, 0, 0, NULL, true, AOFF(metadata), NULL,
+	 "{path, document | file}: the RFC 9728 document served at path"},
+	{"auth.allow", K_NODE, 0, 0, NULL, true, AOFF(allow), NULL,
+	 "per-principal allow-lists of tools, prompts, resources, skills"},
+};
+
+#define LOFF(f) offsetof(struct ph_list_opts, f)
+#define LIST_KEYS(sec, what)                                                                        \
+	{sec ".ttl_ms", K_INT, 0, 86400000, NULL, true, LOFF(ttl_ms), NULL,                          \
+	 "ttlMs of " what " (unset: server.ttl_ms)"},                                                \
+	{sec ".scope", K_ENUM, 0, 0, NULL, true, LOFF(scope), "public|private",                      \
+	 "cacheScope of " what " (unset: server.scope)"},                                            \
+	{sec ".items", K_NODE, 0, 0, NULL, true, LOFF(items), NULL, "the list itself"}
+static const struct key tools_keys[] = {LIST_KEYS("tools", "tools/list")};
+static const struct key prompts_keys[] = {LIST_KEYS("prompts", "prompts/list")};
+static const struct key resources_keys[] = {LIST_KEYS("resources", "resources/list")};
+static const struct key templates_keys[] = {LIST_KEYS("resource_templates", "resources/templates/list")};
+
+#define KOFF(f) offsetof(struct ph_skills_opts, f)
+static const struct key skills_keys[] = {
+	{"skills.manifest", K_STR, 1, 4096, NULL, true, KOFF(manifest), NULL,
+	 "the skills manifest (phantom-skills(5)), relative to this file; required"},
+	{"skills.max_files", K_INT, 1, 65536, "512", true, KOFF(max_files), NULL,
+	 "most files one skill may serve, counting its nested skills"},
+	{"skills.max_bytes", K_INT, 1, 1073741824, "16777216", true, KOFF(max_bytes), NULL,
+	 "most bytes one skill may serve, counting its nested skills"},
+	{"skills.max_depth", K_INT, 1, 64, "16", true, KOFF(max_depth), NULL,
+	 "deepest directory nesting inside a skill directory"},
+	{"skills.digest_cache", K_BOOL, 0, 0, "true", true, KOFF(digest_cache), NULL,
+	 "reuse a static file's digest until its inode, size, mtime or ctime changes"},
+};
 
 /* The one table. Order here is the order of conf/phantom.yaml and phantom.yaml(5). */
 static const struct key keys[] = {
@@ -104,69 +185,36 @@ static const struct key keys[] = {
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "
 	 "previous_secret_files (accepted for opening only); without a secret a random key is made "
-	 "at each start", ph_state_conf_parse, ph_state_conf_free},
+	 "at each start", ph_state_conf_parse, ph_state_conf_free, ROWS(state_keys, ph_state_opts)},
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "write each request log line as a JSON object"},
 	{"auth", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "authentication (mode: none|bearer|remote_user|exec), tokens, WWW-Authenticate "
 	 "parameters, OAuth metadata and per-principal allow-lists; see docs/auth.md",
-	 ph_auth_conf_parse, ph_auth_conf_free},
+	 ph_auth_conf_parse, ph_auth_conf_free, ROWS(auth_keys, ph_auth_opts)},
 	{"tools", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "tools: a list, or {ttl_ms, scope, items: [...]} (see phantom.yaml(5))", ph_conf_tools,
-	 ph_conf_registry_free},
+	 ph_conf_registry_free, ROWS(tools_keys, ph_list_opts)},
 	{"prompts", K_CUSTOM, 0, 0, NULL, true, 0, NULL, "prompts: a list, or {ttl_ms, scope, items}",
-	 ph_conf_prompts, ph_conf_registry_free},
+	 ph_conf_prompts, ph_conf_registry_free, ROWS(prompts_keys, ph_list_opts)},
 	{"resources", K_CUSTOM, 0, 0, NULL, true, 0, NULL, "static resources: a list, or {ttl_ms, scope, items}",
-	 ph_conf_resources, ph_conf_registry_free},
+	 ph_conf_resources, ph_conf_registry_free, ROWS(resources_keys, ph_list_opts)},
 	{"resource_templates", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
-	 "resource templates: a list, or {ttl_ms, scope, items}", ph_conf_templates, ph_conf_registry_free},
+	 "resource templates: a list, or {ttl_ms, scope, items}", ph_conf_templates, ph_conf_registry_free,
+	 ROWS(templates_keys, ph_list_opts)},
 	{"skills", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "skills manifest and limits: manifest, max_files, max_bytes, max_depth, digest_cache",
-	 ph_skills_conf_parse, ph_skills_conf_free},
+	 ph_skills_conf_parse, ph_skills_conf_free, ROWS(skills_keys, ph_skills_opts)},
 };
 
-void
-ph_conf_vproblem(struct ph_conf_problems *p, const char *file, int line, const char *prefix,
-		 const char *fmt, va_list ap)
-{
-	struct ph_buf b;
-	char tmp[1024];
-	ph_buf_init(&b);
-	ph_buf_printf(&b, "%s:%d: ", file ? file : "(defaults)", line);
-	if (prefix)
-		ph_buf_printf(&b, "%s: ", prefix);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
-	ph_buf_adds(&b, tmp);
-	p->v = ph_xrealloc(p->v, (p->n + 1) * sizeof *p->v);
-	p->v[p->n++] = ph_buf_steal(&b);
-}
-
-void
-ph_conf_problem(struct ph_conf_problems *p, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	ph_conf_vproblem(p, file, line, NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-ph_conf_problems_free(struct ph_conf_problems *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i]);
-	free(p->v);
-	p->v = NULL;
-	p->n = 0;
-}
-
+/* The row of tab named name, or NULL. */
 static const struct key *
-find_key(const char *name)
+find_key(const struct key *tab, size_t n, const char *name)
 {
-	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++)
-		if (strcmp(keys[i].name, name) == 0)
-			return &keys[i];
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(tab[i].name, name) == 0)
+			return &tab[i];
 	return NULL;
 }
 
@@ -179,88 +227,83 @@ strlist_free(struct ph_strlist *l)
 	memset(l, 0, sizeof *l);
 }
 
+/* A walk over one table: values are stored at base + the row's offset
+ * (base is the ph_config, or a section's options struct). */
 struct ctx {
 	struct ph_config *c;
 	struct ph_conf_problems *probs;
 	const char *file;
+	char *base;
+	const struct key *tab;
+	size_t ntab;
 };
 
-static bool
-enum_has(const char *enums, const char *w)
+static void set_default(char *base, const struct key *k);
+static void walk(struct ctx *x, const struct ph_ynode *map, const char *prefix);
+
+/* Frees the value of row k stored at base. */
+static void
+free_value(char *base, const struct key *k)
 {
-	size_t wl = strlen(w);
-	const char *p = enums;
-	while (*p) {
-		const char *bar = strchr(p, '|');
-		size_t l = bar ? (size_t)(bar - p) : strlen(p);
-		if (l == wl && strncmp(p, w, l) == 0)
-			return true;
-		if (!bar)
-			break;
-		p = bar + 1;
+	if (k->type == K_STR || k->type == K_ENUM) {
+		free(*(char **)(base + k->off));
+		*(char **)(base + k->off) = NULL;
+	} else if (k->type == K_LIST) {
+		strlist_free((struct ph_strlist *)(base + k->off));
 	}
-	return false;
+}
+
+/* Runs the parser of the custom section k on n. When the section is a
+ * mapping and has rows, its keys are first read through them into a fresh
+ * options struct (defaults, types, bounds, unknown keys), which the parser
+ * borrows as x->opts. Returns what the parser returns. */
+static int
+parse_section(struct ctx *x, const struct key *k, const struct ph_ynode *n)
+{
+	struct ph_conf_ctx cx = {x->c, x->probs, x->file, NULL, x->probs->n};
+	char *opts = NULL;
+	int rc;
+	if (k->nsub != 0 && n->kind == PH_Y_MAP) {
+		struct ctx sx = {x->c, x->probs, x->file, NULL, k->sub, k->nsub};
+		opts = ph_xcalloc(1, k->opts_size);
+		sx.base = opts;
+		for (size_t i = 0; i < k->nsub; i++)
+			set_default(opts, &k->sub[i]);
+		walk(&sx, n, k->name);
+		cx.opts = opts;
+	}
+	rc = k->parse(&cx, k->name, n);
+	for (size_t i = 0; opts && i < k->nsub; i++)
+		free_value(opts, &k->sub[i]);
+	free(opts);
+	return rc;
 }
 
 /* Stores one value for key k from node n. Reports a problem and returns -1 when it does not fit. */
 static int
 set_value(struct ctx *x, const struct key *k, const struct ph_ynode *n)
 {
-	char *base = (char *)x->c;
+	struct ph_ysink s = {x->probs, x->file, NULL, false};
+	char *base = x->base;
 	switch (k->type) {
-	case K_STR: {
-		char **dst = (char **)(base + k->off);
-		if (n->kind != PH_Y_SCALAR) {
-			ph_conf_problem(x->probs, x->file, n->line, "%s: expected a string", k->name);
-			return -1;
-		}
-		if ((long long)n->len < k->min || (long long)n->len > k->max) {
-			ph_conf_problem(x->probs, x->file, n->line,
-					"%s: length must be between %lld and %lld", k->name, k->min, k->max);
-			return -1;
-		}
-		if (strlen(n->str) != n->len) {
-			ph_conf_problem(x->probs, x->file, n->line, "%s: contains a NUL byte", k->name);
-			return -1;
-		}
-		free(*dst);
-		*dst = ph_xstrdup(n->str);
-		return 0;
-	}
-	case K_INT: {
-		long long *dst = (long long *)(base + k->off), v;
-		const char *err;
-		if (n->kind != PH_Y_SCALAR || n->quoted) {
-			ph_conf_problem(x->probs, x->file, n->line, "%s: expected an integer", k->name);
-			return -1;
-		}
-		if (ph_strtonum(n->str, k->min, k->max, &v, &err) != 0) {
-			ph_conf_problem(x->probs, x->file, n->line, "%s: '%s' %s (allowed %lld..%lld)",
-					k->name, n->str, err, k->min, k->max);
-			return -1;
-		}
-		*dst = v;
-		return 0;
-	}
-	case K_BOOL: {
-		bool *dst = (bool *)(base + k->off);
-		if (ph_yaml_bool(n, dst) != 0) {
-			ph_conf_problem(x->probs, x->file, n->line, "%s: expected true or false", k->name);
-			return -1;
-		}
-		return 0;
-	}
+	case K_STR:
 	case K_ENUM: {
 		char **dst = (char **)(base + k->off);
-		if (n->kind != PH_Y_SCALAR || !enum_has(k->enums, n->str)) {
-			ph_conf_problem(x->probs, x->file, n->line, "%s: expected one of %s", k->name,
-					k->enums);
+		const char *t;
+		if (k->type == K_ENUM)
+			t = ph_yread_enum(&s, n, k->name, k->enums) >= 0 ? n->str : NULL;
+		else
+			t = ph_yread_str(&s, n, k->name, (size_t)k->min, (size_t)k->max);
+		if (t == NULL)
 			return -1;
-		}
 		free(*dst);
-		*dst = ph_xstrdup(n->str);
+		*dst = ph_xstrdup(t);
 		return 0;
 	}
+	case K_INT:
+		return ph_yread_int(&s, n, k->name, k->min, k->max, (long long *)(base + k->off));
+	case K_BOOL:
+		return ph_yread_bool(&s, n, k->name, (bool *)(base + k->off));
 	case K_LIST: {
 		struct ph_strlist *dst = (struct ph_strlist *)(base + k->off);
 		strlist_free(dst);
@@ -269,35 +312,27 @@ set_value(struct ctx *x, const struct key *k, const struct ph_ynode *n)
 			return 0;
 		}
 		if (n->kind != PH_Y_SEQ) {
-			ph_conf_problem(x->probs, x->file, n->line,
-					"%s: expected a list of strings or \"*\"", k->name);
+			ph_yread_problem(&s, n->line, "%s: expected a list of strings or \"*\"", k->name);
 			return -1;
 		}
-		for (size_t i = 0; i < n->n; i++) {
-			const struct ph_ynode *it = n->vals[i];
-			if (it->kind != PH_Y_SCALAR || it->len == 0 || strlen(it->str) != it->len) {
-				ph_conf_problem(x->probs, x->file, it->line,
-						"%s[%zu]: expected a non-empty string", k->name, i);
-				return -1;
-			}
-			if (strcmp(it->str, "*") == 0)
+		dst->v = ph_yread_strlist(&s, n, k->name, 0, SIZE_MAX, SIZE_MAX, &dst->n);
+		if (dst->v == NULL)
+			return -1;
+		for (size_t i = 0; i < dst->n; i++)
+			if (strcmp(dst->v[i], "*") == 0)
 				dst->any = true;
-			dst->v = ph_xrealloc(dst->v, (dst->n + 1) * sizeof *dst->v);
-			dst->v[dst->n++] = ph_xstrdup(it->str);
-		}
 		return 0;
 	}
-	case K_CUSTOM: {
-		struct ph_conf_ctx cx = {x->c, x->probs, x->file};
-		return k->parse(&cx, k->name, n);
-	}
+	case K_NODE:
+		*(const struct ph_ynode **)(base + k->off) = n;
+		return 0;
+	case K_CUSTOM:
+		return parse_section(x, k, n);
 	case K_SECTION:
 		break;
 	}
 	return -1;
 }
-
-static void set_default(struct ph_config *c, const struct key *k);
 
 /* Walks a map node whose keys are prefix.KEY entries of the table. */
 static void
@@ -311,7 +346,7 @@ walk(struct ctx *x, const struct ph_ynode *map, const char *prefix)
 	for (size_t i = 0; i < map->n; i++) {
 		char *name = prefix[0] ? ph_xasprintf("%s.%s", prefix, map->keys[i])
 				       : ph_xstrdup(map->keys[i]);
-		const struct key *k = find_key(name);
+		const struct key *k = find_key(x->tab, x->ntab, name);
 		const struct ph_ynode *v = map->vals[i];
 		if (k == NULL) {
 			ph_conf_problem(x->probs, x->file, map->key_lines[i], "unknown key '%s'", name);
@@ -320,7 +355,7 @@ walk(struct ctx *x, const struct ph_ynode *map, const char *prefix)
 				walk(x, v, name);
 		} else if (ph_yaml_is_null(v) && k->type != K_CUSTOM) {
 			/* "key:" or "key: ~" means the default, as if it were absent */
-			set_default(x->c, k);
+			set_default(x->base, k);
 		} else {
 			set_value(x, k, v);
 		}
@@ -328,29 +363,26 @@ walk(struct ctx *x, const struct ph_ynode *map, const char *prefix)
 	}
 }
 
-/* Stores the default of key k in c; a key without a default is unset (NULL,
- * empty list, 0, false). Aborts on a default the key itself refuses: that is
- * a programming error in the table. */
+/* Stores the default of key k at base; a key without a default is unset
+ * (NULL, empty list, 0, false). Aborts on a default the key itself refuses:
+ * that is a programming error in the table. */
 static void
-set_default(struct ph_config *c, const struct key *k)
+set_default(char *base, const struct key *k)
 {
 	struct ph_conf_problems dummy = {0};
-	struct ctx x = {c, &dummy, "(defaults)"};
-	char *base = (char *)c, *err = NULL;
+	struct ctx x = {NULL, &dummy, "(defaults)", base, NULL, 0};
+	char *err = NULL;
 	struct ph_ynode *n;
 	if (k->type == K_SECTION || k->type == K_CUSTOM)
 		return;
 	if (k->def == NULL) {
-		if (k->type == K_STR || k->type == K_ENUM) {
-			free(*(char **)(base + k->off));
-			*(char **)(base + k->off) = NULL;
-		} else if (k->type == K_LIST) {
-			strlist_free((struct ph_strlist *)(base + k->off));
-		} else if (k->type == K_INT) {
+		free_value(base, k);
+		if (k->type == K_INT)
 			*(long long *)(base + k->off) = 0;
-		} else if (k->type == K_BOOL) {
+		else if (k->type == K_BOOL)
 			*(bool *)(base + k->off) = false;
-		}
+		else if (k->type == K_NODE)
+			*(const struct ph_ynode **)(base + k->off) = NULL;
 		return;
 	}
 	n = ph_yaml_parse(k->def, strlen(k->def), 4, &err);
@@ -368,7 +400,7 @@ static void
 apply_defaults(struct ph_config *c)
 {
 	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++)
-		set_default(c, &keys[i]);
+		set_default((char *)c, &keys[i]);
 }
 
 struct ph_config *
@@ -382,7 +414,7 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 	c->file = name ? ph_xstrdup(name) : NULL;
 	c->dir = ph_xstrdup(dir ? dir : ".");
 	if (buf != NULL) {
-		struct ctx x = {c, probs, name};
+		struct ctx x = {c, probs, name, (char *)c, keys, PH_ARRAY_LEN(keys)};
 		struct ph_ynode *root = ph_yaml_parse(buf, len, (int)c->limits.yaml_depth, &err);
 		if (root == NULL) {
 			/* err is "LINE: message" */
@@ -426,12 +458,8 @@ ph_conf_free(struct ph_config *c)
 		return;
 	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++) {
 		const struct key *k = &keys[i];
-		char *base = (char *)c;
-		if (k->type == K_STR || k->type == K_ENUM)
-			free(*(char **)(base + k->off));
-		else if (k->type == K_LIST)
-			strlist_free((struct ph_strlist *)(base + k->off));
-		else if (k->type == K_CUSTOM && k->free)
+		free_value((char *)c, k);
+		if (k->type == K_CUSTOM && k->free)
 			k->free(c);
 	}
 	free(c->file);
@@ -464,6 +492,7 @@ value_equal(const struct key *k, const struct ph_config *a, const struct ph_conf
 	}
 	case K_SECTION:
 	case K_CUSTOM:
+	case K_NODE:
 		return true;
 	}
 	return true;
@@ -485,21 +514,29 @@ ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_config *
 	return n;
 }
 
+/* Prints one row as a line of the key dump. */
+static void
+dump_key(FILE *fp, const struct key *k)
+{
+	static const char *const tn[] = {"section", "string", "integer", "boolean", "enum", "list",
+					 "custom", "custom"};
+	fprintf(fp, "%s\t%s", k->name, tn[k->type]);
+	if (k->type == K_INT)
+		fprintf(fp, "\t%lld..%lld", k->min, k->max);
+	else if (k->type == K_ENUM)
+		fprintf(fp, "\t%s", k->enums);
+	else
+		fprintf(fp, "\t-");
+	fprintf(fp, "\t%s\t%s\t%s\n", k->def ? k->def : "-", k->reloadable ? "reloadable" : "restart",
+		k->doc);
+}
+
 void
 ph_conf_dump_keys(void *fp)
 {
-	static const char *const tn[] = {"section", "string", "integer", "boolean", "enum", "list",
-					 "custom"};
 	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++) {
-		const struct key *k = &keys[i];
-		fprintf(fp, "%s\t%s", k->name, tn[k->type]);
-		if (k->type == K_INT)
-			fprintf(fp, "\t%lld..%lld", k->min, k->max);
-		else if (k->type == K_ENUM)
-			fprintf(fp, "\t%s", k->enums);
-		else
-			fprintf(fp, "\t-");
-		fprintf(fp, "\t%s\t%s\t%s\n", k->def ? k->def : "-",
-			k->reloadable ? "reloadable" : "restart", k->doc);
+		dump_key(fp, &keys[i]);
+		for (size_t j = 0; j < keys[i].nsub; j++)
+			dump_key(fp, &keys[i].sub[j]);
 	}
 }

@@ -5,6 +5,7 @@
 #ifndef PH_CONF_H
 #define PH_CONF_H
 #include "first.h"
+#include "ph_problems.h"
 #include "ph_yaml.h"
 #include <stdarg.h>
 
@@ -49,24 +50,48 @@ struct ph_config {
 	struct ph_state_conf *request_state; /* request_state */
 };
 
-/* What a K_CUSTOM parser gets: the config being built, where problems go and
- * the file name for messages. */
+/* What a K_CUSTOM parser gets: the config being built, where problems go,
+ * the file name for messages, the section's keys as read through their rows
+ * of the table (one of the *_opts structs below, borrowed for the call; NULL
+ * when the section is not a mapping) and the number of problems there were
+ * before the section was read. */
 struct ph_conf_ctx {
 	struct ph_config *c;
 	struct ph_conf_problems *probs;
 	const char *file;
+	const void *opts;
+	size_t before;
+};
+
+/* The keys of the feature sections, filled from the rows of the key table
+ * (types, bounds and defaults checked there) for the section's parser
+ * (ph_sections.h). Nodes are keys the parser reads itself; all borrowed. */
+struct ph_state_opts { /* request_state */
+	char *secret_file, *secret_env, *salt;
+	long long max_age, max_size;
+	const struct ph_ynode *previous_secret_files;
+};
+struct ph_auth_opts { /* auth */
+	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
+	char *default_access;
+	long long argon2_cache;
+	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;
+};
+struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapping */
+	long long ttl_ms;
+	char *scope;
+	const struct ph_ynode *items;
+};
+struct ph_skills_opts { /* skills */
+	char *manifest;
+	long long max_files, max_bytes, max_depth;
+	bool digest_cache;
 };
 /* Parses the node of one custom key; reports problems with ph_conf_problem
  * (x->file, node line). Returns 0 or -1. */
 typedef int (*ph_conf_parse_fn)(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 /* Frees what the parser stored in the config. */
 typedef void (*ph_conf_free_fn)(struct ph_config *c);
-
-/* A problem found while loading: "FILE:LINE: message". */
-struct ph_conf_problems {
-	char **v;
-	size_t n;
-};
 
 /* Loads a configuration. path NULL gives the built-in defaults. Every problem
  * is appended to probs (caller frees with ph_conf_problems_free). Returns the
@@ -76,13 +101,6 @@ struct ph_config *ph_conf_load(const char *path, struct ph_conf_problems *probs)
 struct ph_config *ph_conf_load_buf(const char *name, const char *dir, const char *buf,
 				   size_t len, struct ph_conf_problems *probs);
 void ph_conf_free(struct ph_config *c);
-void ph_conf_problems_free(struct ph_conf_problems *p);
-void ph_conf_problem(struct ph_conf_problems *p, const char *file, int line, const char *fmt, ...)
-	PH_PRINTF(4, 5);
-/* The same with a va_list, and an optional "PREFIX: " before the message
- * (for callers that name the item a problem belongs to). */
-void ph_conf_vproblem(struct ph_conf_problems *p, const char *file, int line, const char *prefix,
-		      const char *fmt, va_list ap) PH_PRINTF(5, 0);
 /* Names of non-reloadable keys whose values differ; caller frees the list items
  * and the array. Returns the count. */
 size_t ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_config *b,

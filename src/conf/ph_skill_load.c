@@ -9,7 +9,10 @@
 #include "ph_skills.h"
 #include "ph_conf.h"
 #include "ph_fs.h"
+#include "ph_exec_conf.h"
+#include "ph_sections.h"
 #include "ph_yaml.h"
+#include "ph_yread.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@ struct lctx {
 	struct ph_skills_conf *sc;
 	int yaml_depth;
 	int before;        /* problems before the manifest was read */
+	struct ph_ysink s; /* the same, for the typed readers */
 };
 
 #define PROB(L, line, ...) ph_conf_problem((L)->probs, (L)->mfile, (line), __VA_ARGS__)
@@ -350,7 +354,6 @@ parse_cache(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 {
 	const struct ph_ynode *t = ph_yaml_get(n, "ttl_ms"), *s = ph_yaml_get(n, "scope");
 	long long v;
-	const char *err;
 	if (n->kind != PH_Y_MAP || t == NULL || s == NULL) {
 		PROB(L, n->line, "cache: requires ttl_ms (a non-negative integer) and scope "
 		     "(public or private)");
@@ -361,14 +364,9 @@ parse_cache(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 			PROB(L, n->key_lines[i], "cache: unknown key '%s'", n->keys[i]);
 			return -1;
 		}
-	if (t->kind != PH_Y_SCALAR || t->quoted || ph_strtonum(t->str, 0, INT32_MAX, &v, &err) != 0) {
-		PROB(L, t->line, "cache.ttl_ms: expected an integer from 0 to %d", INT32_MAX);
+	if (ph_yread_int(&L->s, t, "cache.ttl_ms", 0, INT32_MAX, &v) != 0 ||
+	    ph_yread_enum(&L->s, s, "cache.scope", "public|private") < 0)
 		return -1;
-	}
-	if (s->kind != PH_Y_SCALAR || (strcmp(s->str, "public") != 0 && strcmp(s->str, "private") != 0)) {
-		PROB(L, s->line, "cache.scope: expected public or private");
-		return -1;
-	}
 	k->has_cache = true;
 	k->ttl_ms = v;
 	k->pub = strcmp(s->str, "public") == 0;
@@ -376,14 +374,25 @@ parse_cache(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 }
 
 /* A dynamic skill: exec (argv, the program relative to the manifest or on
- * the default PATH), timeout_ms, max_output; no dir. */
+ * the default PATH), timeout_ms, max_output; no dir. The bounds are those of
+ * every exec handler (phantom.yaml(5), EXEC HANDLERS); the command runs in
+ * the manifest's directory. */
+static const struct ph_exec_bounds skill_exec_bounds = {
+	.argv_key = "exec",
+	.max_args = SIZE_MAX,
+	.timeout_min = 1,
+	.timeout_max = 86400000,
+	.output_min = 1,
+	.output_max = 1073741824,
+	.cwd_dir = true,
+};
+
 static int
 parse_exec(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
 {
-	const struct ph_ynode *v = ph_yaml_get(n, "exec");
-	char **argv;
-	long long t = 0, m = 0;
-	const char *err;
+	char prefix[512];
+	const char *saved = L->s.prefix;
+	int rc;
 	if (!k->dynamic) {
 		PROB(L, n->line, "skill '%s': exec is only for dynamic skills (dynamic: true)", k->path);
 		return -1;
@@ -393,44 +402,17 @@ parse_exec(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const c
 		     "files", k->path);
 		return -1;
 	}
-	if (v == NULL || v->kind != PH_Y_SEQ || v->n == 0) {
-		PROB(L, v ? v->line : n->line, "skill '%s': a dynamic skill needs exec: [program, args...]",
-		     k->path);
+	if (ph_yaml_get(n, "exec") == NULL) {
+		PROB(L, n->line, "skill '%s': a dynamic skill needs exec: [program, args...]", k->path);
 		return -1;
 	}
-	argv = ph_xcalloc(v->n + 1, sizeof *argv);
+	snprintf(prefix, sizeof prefix, "skill '%s'", k->path);
+	L->s.prefix = prefix;
+	rc = ph_exec_spec_parse(&L->s, n, &skill_exec_bounds, mdir, &k->h.exec);
+	L->s.prefix = saved;
+	if (rc != 0)
+		return -1;
 	k->h.kind = PH_HANDLER_EXEC;
-	k->h.exec.argv = argv;
-	for (size_t i = 0; i < v->n; i++) {
-		const struct ph_ynode *a = v->vals[i];
-		if (a->kind != PH_Y_SCALAR || a->len == 0 || strlen(a->str) != a->len) {
-			PROB(L, a->line, "exec[%zu]: expected a string", i);
-			return -1;
-		}
-		argv[i] = ph_xstrdup(a->str);
-	}
-	{
-		char *resolved = ph_exec_resolve(argv[0], mdir, PH_EXEC_DEFAULT_PATH);
-		if (resolved == NULL) {
-			PROB(L, v->line, "skill '%s': cannot run '%s': %s", k->path, argv[0], strerror(errno));
-			return -1;
-		}
-		free(argv[0]);
-		argv[0] = resolved;
-	}
-	k->h.exec.cwd = ph_xstrdup(mdir);
-	if ((v = ph_yaml_get(n, "timeout_ms")) != NULL &&
-	    (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, 1, 86400000, &t, &err) != 0)) {
-		PROB(L, v->line, "timeout_ms: expected an integer from 1 to 86400000");
-		return -1;
-	}
-	if ((v = ph_yaml_get(n, "max_output")) != NULL &&
-	    (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, 1, 1LL << 30, &m, &err) != 0)) {
-		PROB(L, v->line, "max_output: expected an integer from 1 to 1073741824");
-		return -1;
-	}
-	k->h.exec.timeout_ms = t;
-	k->h.exec.max_output = m;
 	k->dir = ph_xstrdup("");
 	return 0;
 }
@@ -470,10 +452,8 @@ parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const 
 		rc = -1;
 	if ((v = ph_yaml_get(n, "cache")) != NULL && !ph_yaml_is_null(v) && parse_cache(L, k, v) != 0)
 		rc = -1;
-	if ((v = ph_yaml_get(n, "dynamic")) != NULL && ph_yaml_bool(v, &k->dynamic) != 0) {
-		PROB(L, v->line, "dynamic: expected true or false");
+	if ((v = ph_yaml_get(n, "dynamic")) != NULL && ph_yread_bool(&L->s, v, "dynamic", &k->dynamic) != 0)
 		rc = -1;
-	}
 	if (ph_yaml_get(n, "exec") != NULL || ph_yaml_get(n, "timeout_ms") != NULL ||
 	    ph_yaml_get(n, "max_output") != NULL || k->dynamic) {
 		if (parse_exec(L, k, n, mdir) != 0)
@@ -1106,30 +1086,16 @@ load_manifest(struct lctx *L)
 
 /* ---- the phantom.yaml section ------------------------------------------------- */
 
-static int
-int_key(struct ph_conf_ctx *x, const struct ph_ynode *v, const char *name, long long lo,
-	long long hi, long long *out)
-{
-	const char *err;
-	if (v->kind != PH_Y_SCALAR || v->quoted || ph_strtonum(v->str, lo, hi, out, &err) != 0) {
-		ph_conf_problem(x->probs, x->file, v->line, "skills.%s: expected an integer from %lld "
-				"to %lld", name, lo, hi);
-		return -1;
-	}
-	return 0;
-}
-
 int
 ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
+	const struct ph_skills_opts *o = x->opts;
 	struct ph_skills_conf *sc;
 	struct lctx L;
-	const struct ph_ynode *m = NULL;
-	int rc = 0;
 	(void)key;
 	if (ph_yaml_is_null(n))
 		return 0;
-	if (n->kind != PH_Y_MAP) {
+	if (o == NULL) {
 		ph_conf_problem(x->probs, x->file, n->line, "skills: expected a mapping with 'manifest'");
 		return -1;
 	}
@@ -1137,53 +1103,26 @@ ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_yno
 		ph_conf_problem(x->probs, x->file, n->line, "skills: libsodium failed to initialise");
 		return -1;
 	}
+	if (o->manifest == NULL) {
+		if (x->probs->n == x->before)
+			ph_conf_problem(x->probs, x->file, n->line, "skills: 'manifest' is required");
+		return -1;
+	}
+	if (x->probs->n != x->before)
+		return -1; /* a key did not fit its row */
 	if (x->c->skills != NULL)
 		ph_skills_conf_free(x->c);
 	sc = ph_xcalloc(1, sizeof *sc);
 	x->c->skills = sc;
-	sc->max_files = PH_SKILL_MAX_FILES;
-	sc->max_bytes = PH_SKILL_MAX_BYTES;
-	sc->max_depth = PH_SKILL_MAX_DEPTH;
-	sc->digest_cache = true;
-	for (size_t i = 0; i < n->n; i++) {
-		const char *k = n->keys[i];
-		const struct ph_ynode *v = n->vals[i];
-		if (strcmp(k, "manifest") == 0) {
-			if (v->kind != PH_Y_SCALAR || v->len == 0 || strlen(v->str) != v->len) {
-				ph_conf_problem(x->probs, x->file, v->line,
-						"skills.manifest: expected a file name");
-				rc = -1;
-			} else {
-				m = v;
-			}
-		} else if (strcmp(k, "max_files") == 0) {
-			rc |= int_key(x, v, k, 1, 65536, &sc->max_files);
-		} else if (strcmp(k, "max_bytes") == 0) {
-			rc |= int_key(x, v, k, 1, 1LL << 30, &sc->max_bytes);
-		} else if (strcmp(k, "max_depth") == 0) {
-			rc |= int_key(x, v, k, 1, 64, &sc->max_depth);
-		} else if (strcmp(k, "digest_cache") == 0) {
-			if (ph_yaml_bool(v, &sc->digest_cache) != 0) {
-				ph_conf_problem(x->probs, x->file, v->line,
-						"skills.digest_cache: expected true or false");
-				rc = -1;
-			}
-		} else {
-			ph_conf_problem(x->probs, x->file, n->key_lines[i], "unknown key 'skills.%s'", k);
-			rc = -1;
-		}
-	}
-	if (m == NULL) {
-		if (rc == 0)
-			ph_conf_problem(x->probs, x->file, n->line, "skills: 'manifest' is required");
-		return -1;
-	}
-	if (rc != 0)
-		return -1;
-	sc->manifest = ph_path_join(x->c->dir, m->str);
+	sc->max_files = o->max_files;
+	sc->max_bytes = o->max_bytes;
+	sc->max_depth = o->max_depth;
+	sc->digest_cache = o->digest_cache;
+	sc->manifest = ph_path_join(x->c->dir, o->manifest);
 	memset(&L, 0, sizeof L);
 	L.probs = x->probs;
 	L.mfile = sc->manifest;
+	L.s = (struct ph_ysink){x->probs, sc->manifest, NULL, false};
 	L.sc = sc;
 	L.yaml_depth = (int)x->c->limits.yaml_depth;
 	sc->yaml_depth = L.yaml_depth;

@@ -15,9 +15,12 @@
 #include "first.h"
 #include "ph_auth.h"
 #include "ph_exec.h"
+#include "ph_exec_conf.h"
 #include "ph_features.h"
+#include "ph_sections.h"
 #include "ph_util.h"
 #include "ph_yaml.h"
+#include "ph_yread.h"
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -38,6 +41,7 @@ static const char *const kind_names[PH_ACCESS_KINDS] = {"tools", "prompts", "res
 #define TOKENS_FILE_MAX (1 << 20)
 #define METADATA_MAX (64 << 10)
 #define COMMAND_ARGS_MAX 64
+#define HEADERS_MAX 64          /* names in auth.headers */
 #define EXEC_MESSAGE_MAX 256
 #define EXEC_GRACE_MS 100        /* between SIGTERM and SIGKILL */
 
@@ -53,52 +57,10 @@ static const char *const default_headers[] = {
 /* Where problems of the node being parsed are reported: the main
  * configuration, or the tokens file. */
 struct pctx {
-	struct ph_conf_problems *probs;
-	const char *file;
+	struct ph_ysink s;
 	const char *dir;
 	int yaml_depth;
 };
-
-static void PH_PRINTF(3, 4)
-problem(struct pctx *p, int line, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	ph_conf_vproblem(p->probs, p->file, line, NULL, fmt, ap);
-	va_end(ap);
-}
-
-/* The text of a scalar node of min..max bytes without NUL, or NULL after
- * reporting why not. Borrowed from n. */
-static const char *
-scalar(struct pctx *p, const struct ph_ynode *n, const char *what, size_t min, size_t max)
-{
-	if (n->kind != PH_Y_SCALAR) {
-		problem(p, n->line, "%s: expected a string", what);
-		return NULL;
-	}
-	if (strlen(n->str) != n->len) {
-		problem(p, n->line, "%s: contains a NUL byte", what);
-		return NULL;
-	}
-	if (n->len < min || n->len > max) {
-		problem(p, n->line, "%s: length must be between %zu and %zu", what, min, max);
-		return NULL;
-	}
-	return n->str;
-}
-
-static int
-integer(struct pctx *p, const struct ph_ynode *n, const char *what, long long min, long long max,
-	long long *out)
-{
-	const char *err;
-	if (n->kind != PH_Y_SCALAR || n->quoted || ph_strtonum(n->str, min, max, out, &err) != 0) {
-		problem(p, n->line, "%s: expected an integer from %lld to %lld", what, min, max);
-		return -1;
-	}
-	return 0;
-}
 
 bool
 ph_auth_quotable(const char *s)
@@ -209,7 +171,7 @@ parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, st
 	if (ph_yaml_is_null(n))
 		return;
 	if (n->kind != PH_Y_MAP) {
-		problem(p, n->line, "auth.allow.%s: expected a mapping of tools, prompts, resources, skills",
+		ph_yread_problem(&p->s, n->line, "auth.allow.%s: expected a mapping of tools, prompts, resources, skills",
 			principal);
 		return;
 	}
@@ -217,7 +179,7 @@ parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, st
 		const struct ph_ynode *l = n->vals[i];
 		int k = kind_index(n->keys[i]);
 		if (k < 0) {
-			problem(p, n->key_lines[i], "unknown key 'auth.allow.%s.%s' (expected tools, prompts, "
+			ph_yread_problem(&p->s, n->key_lines[i], "unknown key 'auth.allow.%s.%s' (expected tools, prompts, "
 				"resources or skills)", principal, n->keys[i]);
 			continue;
 		}
@@ -225,7 +187,7 @@ parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, st
 		if (ph_yaml_is_null(l))
 			continue; /* an empty list: nothing of this kind */
 		if (l->kind != PH_Y_SEQ) {
-			problem(p, l->line, "auth.allow.%s.%s: expected a list of names", principal,
+			ph_yread_problem(&p->s, l->line, "auth.allow.%s.%s: expected a list of names", principal,
 				n->keys[i]);
 			continue;
 		}
@@ -233,13 +195,13 @@ parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, st
 			const struct ph_ynode *it = l->vals[j];
 			const char *why;
 			if (it->kind != PH_Y_SCALAR || strlen(it->str) != it->len) {
-				problem(p, it->line, "auth.allow.%s.%s[%zu]: expected a string", principal,
+				ph_yread_problem(&p->s, it->line, "auth.allow.%s.%s[%zu]: expected a string", principal,
 					n->keys[i], j);
 				continue;
 			}
 			why = access_add(acc, k, it->str);
 			if (why != NULL)
-				problem(p, it->line, "auth.allow.%s.%s[%zu]: %s", principal, n->keys[i], j, why);
+				ph_yread_problem(&p->s, it->line, "auth.allow.%s.%s[%zu]: %s", principal, n->keys[i], j, why);
 		}
 	}
 }
@@ -257,14 +219,14 @@ parse_allow(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 	if (ph_yaml_is_null(n))
 		return;
 	if (n->kind != PH_Y_MAP) {
-		problem(p, n->line, "auth.allow: expected a mapping of principal names");
+		ph_yread_problem(&p->s, n->line, "auth.allow: expected a mapping of principal names");
 		return;
 	}
 	a->allow = ph_xcalloc(n->n ? n->n : 1, sizeof *a->allow);
 	for (size_t i = 0; i < n->n; i++) {
 		struct ph_allow_entry *e = &a->allow[a->nallow++];
 		if (!principal_ok(n->keys[i]))
-			problem(p, n->key_lines[i], "auth.allow: '%s' is not a usable principal name "
+			ph_yread_problem(&p->s, n->key_lines[i], "auth.allow: '%s' is not a usable principal name "
 				"(1 to %d bytes, no control characters)", n->keys[i], PH_AUTH_PRINCIPAL_MAX);
 		e->principal = ph_xstrdup(n->keys[i]);
 		parse_access(p, e->principal, n->vals[i], &e->access);
@@ -284,31 +246,31 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 	char nm[96];
 	memset(&t, 0, sizeof t);
 	if (n->kind != PH_Y_MAP) {
-		problem(p, n->line, "%s[%zu]: expected {principal: NAME, sha256: HEX} or "
+		ph_yread_problem(&p->s, n->line, "%s[%zu]: expected {principal: NAME, sha256: HEX} or "
 			"{principal: NAME, argon2: STRING}", what, idx);
 		return;
 	}
 	for (size_t i = 0; i < n->n; i++)
 		if (strcmp(n->keys[i], "principal") != 0 && strcmp(n->keys[i], "sha256") != 0 &&
 		    strcmp(n->keys[i], "argon2") != 0)
-			problem(p, n->key_lines[i], "%s[%zu]: unknown key '%s'", what, idx, n->keys[i]);
+			ph_yread_problem(&p->s, n->key_lines[i], "%s[%zu]: unknown key '%s'", what, idx, n->keys[i]);
 	pn = ph_yaml_get(n, "principal");
 	sn = ph_yaml_get(n, "sha256");
 	an = ph_yaml_get(n, "argon2");
 	if (pn == NULL) {
-		problem(p, n->line, "%s[%zu]: principal is required", what, idx);
+		ph_yread_problem(&p->s, n->line, "%s[%zu]: principal is required", what, idx);
 		return;
 	}
 	snprintf(nm, sizeof nm, "%s[%zu].principal", what, idx);
-	s = scalar(p, pn, nm, 1, PH_AUTH_PRINCIPAL_MAX);
+	s = ph_yread_str(&p->s, pn, nm, 1, PH_AUTH_PRINCIPAL_MAX);
 	if (s == NULL)
 		return;
 	if (!principal_ok(s)) {
-		problem(p, pn->line, "%s[%zu].principal: control characters are not allowed", what, idx);
+		ph_yread_problem(&p->s, pn->line, "%s[%zu].principal: control characters are not allowed", what, idx);
 		return;
 	}
 	if ((sn == NULL) == (an == NULL)) {
-		problem(p, n->line, "%s[%zu]: give exactly one of sha256 and argon2", what, idx);
+		ph_yread_problem(&p->s, n->line, "%s[%zu]: give exactly one of sha256 and argon2", what, idx);
 		return;
 	}
 	if (sn != NULL) {
@@ -316,26 +278,26 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 		const char *end = NULL;
 		const char *hex;
 		snprintf(nm, sizeof nm, "%s[%zu].sha256", what, idx);
-		hex = scalar(p, sn, nm, 1, 1024);
+		hex = ph_yread_str(&p->s, sn, nm, 1, 1024);
 		if (hex == NULL)
 			return;
 		if (sn->len != 64 ||
 		    sodium_hex2bin(t.sha256, sizeof t.sha256, hex, 64, NULL, &bin, &end) != 0 ||
 		    bin != sizeof t.sha256 || end != hex + 64) {
-			problem(p, sn->line, "%s[%zu].sha256: expected 64 hex digits", what, idx);
+			ph_yread_problem(&p->s, sn->line, "%s[%zu].sha256: expected 64 hex digits", what, idx);
 			return;
 		}
 		for (size_t i = 0; i < a->ntokens; i++)
 			if (!a->tokens[i].argon2 &&
 			    sodium_memcmp(a->tokens[i].sha256, t.sha256, sizeof t.sha256) == 0) {
-				problem(p, sn->line, "%s[%zu].sha256: the same token is listed twice", what,
+				ph_yread_problem(&p->s, sn->line, "%s[%zu].sha256: the same token is listed twice", what,
 					idx);
 				return;
 			}
 	} else {
 		const char *h;
 		snprintf(nm, sizeof nm, "%s[%zu].argon2", what, idx);
-		h = scalar(p, an, nm, 1, crypto_pwhash_STRBYTES - 1);
+		h = ph_yread_str(&p->s, an, nm, 1, crypto_pwhash_STRBYTES - 1);
 		if (h == NULL)
 			return;
 		memcpy(t.argon2_str, h, strlen(h) + 1);
@@ -343,7 +305,7 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 		if ((strncmp(h, "$argon2id$", 10) != 0 && strncmp(h, "$argon2i$", 9) != 0) ||
 		    crypto_pwhash_str_needs_rehash(t.argon2_str, crypto_pwhash_OPSLIMIT_INTERACTIVE,
 						   crypto_pwhash_MEMLIMIT_INTERACTIVE) < 0) {
-			problem(p, an->line, "%s[%zu].argon2: not an argon2 string from "
+			ph_yread_problem(&p->s, an->line, "%s[%zu].argon2: not an argon2 string from "
 				"phantom-fcgi --hash-token (quote it in YAML)", what, idx);
 			return;
 		}
@@ -360,7 +322,7 @@ parse_tokens(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, c
 	if (ph_yaml_is_null(n))
 		return;
 	if (n->kind != PH_Y_SEQ) {
-		problem(p, n->line, "%s: expected a list of {principal, sha256 | argon2}", what);
+		ph_yread_problem(&p->s, n->line, "%s: expected a list of {principal, sha256 | argon2}", what);
 		return;
 	}
 	for (size_t i = 0; i < n->n; i++)
@@ -370,51 +332,32 @@ parse_tokens(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, c
 /* auth.tokens_file: the same list in its own YAML file, reported with its
  * own name and lines. */
 static void
-parse_tokens_file(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
+parse_tokens_file(struct pctx *p, struct ph_auth_conf *a, const char *s, int line)
 {
-	const char *s = scalar(p, n, "auth.tokens_file", 1, 4096);
 	struct pctx fp = *p;
 	struct ph_ynode *root;
 	char *buf = NULL, *err = NULL;
 	size_t len;
-	if (s == NULL)
-		return;
 	free(a->tokens_file);
 	a->tokens_file = ph_path_join(p->dir, s);
 	if (ph_read_file(a->tokens_file, TOKENS_FILE_MAX, &buf, &len) != 0) {
-		problem(p, n->line, "auth.tokens_file: cannot read %s: %s", a->tokens_file,
+		ph_yread_problem(&p->s, line, "auth.tokens_file: cannot read %s: %s", a->tokens_file,
 			errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
 		return;
 	}
-	fp.file = a->tokens_file;
+	fp.s.file = a->tokens_file;
 	root = ph_yaml_parse(buf, len, p->yaml_depth, &err);
 	sodium_memzero(buf, len);
 	free(buf);
 	if (root == NULL) {
 		/* err is "LINE: message" */
 		const char *msg = strchr(err, ' ');
-		problem(&fp, atoi(err), "%s", msg ? msg + 1 : err);
+		ph_yread_problem(&fp.s, atoi(err), "%s", msg ? msg + 1 : err);
 		free(err);
 		return;
 	}
 	parse_tokens(&fp, a, root, "auth.tokens_file");
 	ph_yaml_free(root);
-}
-
-static void
-parse_strings(struct pctx *p, const struct ph_ynode *n, const char *what, size_t max_items,
-	      char ***out, size_t *count)
-{
-	if (n->kind != PH_Y_SEQ || n->n == 0 || n->n > max_items) {
-		problem(p, n->line, "%s: expected a list of 1 to %zu strings", what, max_items);
-		return;
-	}
-	*out = ph_xcalloc(n->n + 1, sizeof **out);
-	for (size_t i = 0; i < n->n; i++) {
-		const char *s = scalar(p, n->vals[i], what, 1, 4096);
-		(*out)[i] = ph_xstrdup(s ? s : "");
-	}
-	*count = n->n;
 }
 
 /* auth.headers: lower-case names, and their CGI parameter names. */
@@ -438,14 +381,13 @@ set_headers(struct ph_auth_conf *a, char **names, size_t n)
 static void
 parse_headers(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 {
-	char **v = NULL;
 	size_t cnt = 0;
-	parse_strings(p, n, "auth.headers", 64, &v, &cnt);
+	char **v = ph_yread_strlist(&p->s, n, "auth.headers", 1, HEADERS_MAX, 4096, &cnt);
 	for (size_t i = 0; i < cnt; i++)
 		for (const char *c = v[i]; *c; c++)
 			if (!(('a' <= *c && *c <= 'z') || ('A' <= *c && *c <= 'Z') || ('0' <= *c && *c <= '9') ||
 			      *c == '-')) {
-				problem(p, n->vals[i]->line, "auth.headers[%zu]: '%s' is not a header name "
+				ph_yread_problem(&p->s, n->vals[i]->line, "auth.headers[%zu]: '%s' is not a header name "
 					"(letters, digits, '-')", i, v[i]);
 				break;
 			}
@@ -460,24 +402,6 @@ parse_headers(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 	}
 }
 
-static void
-parse_command(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
-{
-	char **v = NULL;
-	size_t cnt = 0;
-	parse_strings(p, n, "auth.command", COMMAND_ARGS_MAX, &v, &cnt);
-	if (v == NULL)
-		return;
-	if (v[0][0] != '\0') {
-		char *path = ph_path_join(p->dir, v[0]);
-		free(v[0]);
-		v[0] = path;
-		if (access(path, X_OK) != 0)
-			problem(p, n->line, "auth.command: %s is not executable: %s", path, strerror(errno));
-	}
-	a->command = v;
-}
-
 /* auth.metadata: {path, document | file}. The document is checked and
  * rendered once; requests only copy it out. */
 static void
@@ -487,39 +411,39 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 	struct json_object *doc = NULL, *res;
 	const char *path;
 	if (n->kind != PH_Y_MAP) {
-		problem(p, n->line, "auth.metadata: expected {path, document | file}");
+		ph_yread_problem(&p->s, n->line, "auth.metadata: expected {path, document | file}");
 		return;
 	}
 	for (size_t i = 0; i < n->n; i++)
 		if (strcmp(n->keys[i], "path") != 0 && strcmp(n->keys[i], "document") != 0 &&
 		    strcmp(n->keys[i], "file") != 0)
-			problem(p, n->key_lines[i], "unknown key 'auth.metadata.%s'", n->keys[i]);
+			ph_yread_problem(&p->s, n->key_lines[i], "unknown key 'auth.metadata.%s'", n->keys[i]);
 	pn = ph_yaml_get(n, "path");
 	dn = ph_yaml_get(n, "document");
 	fn = ph_yaml_get(n, "file");
 	if (pn == NULL || (dn == NULL) == (fn == NULL)) {
-		problem(p, n->line, "auth.metadata: path and exactly one of document and file are required");
+		ph_yread_problem(&p->s, n->line, "auth.metadata: path and exactly one of document and file are required");
 		return;
 	}
-	path = scalar(p, pn, "auth.metadata.path", 2, 1024);
+	path = ph_yread_str(&p->s, pn, "auth.metadata.path", 2, 1024);
 	if (path == NULL)
 		return;
 	if (path[0] != '/' || strpbrk(path, "?# \t") != NULL) {
-		problem(p, pn->line, "auth.metadata.path: an absolute URL path without query, such as "
+		ph_yread_problem(&p->s, pn->line, "auth.metadata.path: an absolute URL path without query, such as "
 			"/.well-known/oauth-protected-resource/mcp");
 		return;
 	}
 	if (dn != NULL) {
 		doc = ph_yaml_to_json(dn);
 	} else {
-		const char *f = scalar(p, fn, "auth.metadata.file", 1, 4096);
+		const char *f = ph_yread_str(&p->s, fn, "auth.metadata.file", 1, 4096);
 		char *full, *buf = NULL;
 		size_t len = 0;
 		if (f == NULL)
 			return;
 		full = ph_path_join(p->dir, f);
 		if (ph_read_file(full, METADATA_MAX, &buf, &len) != 0) {
-			problem(p, fn->line, "auth.metadata.file: cannot read %s: %s", full,
+			ph_yread_problem(&p->s, fn->line, "auth.metadata.file: cannot read %s: %s", full,
 				errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
 		} else {
 			struct json_tokener *tok = json_tokener_new_ex(32);
@@ -530,7 +454,7 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 				    len - json_tokener_get_parse_end(tok)) {
 				json_object_put(doc);
 				doc = NULL;
-				problem(p, fn->line, "auth.metadata.file: %s is not one JSON object", full);
+				ph_yread_problem(&p->s, fn->line, "auth.metadata.file: %s is not one JSON object", full);
 			}
 			json_tokener_free(tok);
 		}
@@ -542,7 +466,7 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 	res = ph_jget(doc, "resource");
 	if (!json_object_is_type(doc, json_type_object) || res == NULL ||
 	    !json_object_is_type(res, json_type_string)) {
-		problem(p, (dn ? dn : fn)->line, "auth.metadata: the document must be an object with a "
+		ph_yread_problem(&p->s, (dn ? dn : fn)->line, "auth.metadata: the document must be an object with a "
 			"\"resource\" string (RFC 9728 section 2)");
 		json_object_put(doc);
 		return;
@@ -570,20 +494,6 @@ challenge(const struct ph_auth_conf *a, const char *error, const char *scope)
 	if (scope)
 		ph_buf_printf(&b, ", scope=\"%s\"", scope);
 	return ph_buf_steal(&b);
-}
-
-static char *
-quotable_string(struct pctx *p, const struct ph_ynode *n, const char *what, size_t max)
-{
-	const char *s = scalar(p, n, what, 1, max);
-	if (s == NULL)
-		return NULL;
-	if (!ph_auth_quotable(s)) {
-		problem(p, n->line, "%s: printable ASCII without '\"' or '\\' (it is sent in "
-			"WWW-Authenticate)", what);
-		return NULL;
-	}
-	return ph_xstrdup(s);
 }
 
 static void
@@ -632,110 +542,116 @@ ph_auth_conf_free(struct ph_config *c)
 	c->auth = NULL;
 }
 
+/* The authenticator's exec keys: command (relative to this file, never
+ * looked up in PATH), timeout_ms and max_output, with bounds of its own: it
+ * runs before every request, so it gets less time and output than a handler
+ * (phantom.yaml(5), auth). */
+static const struct ph_exec_bounds auth_exec_bounds = {
+	.argv_key = "command",
+	.section = "auth",
+	.max_args = COMMAND_ARGS_MAX,
+	.timeout_min = 1,
+	.timeout_max = 60000,
+	.timeout_def = 2000,
+	.output_min = 64,
+	.output_max = 1 << 20,
+	.output_def = 65536,
+	.bare_relative = true,
+};
+
+/* A string of the section checked for WWW-Authenticate, copied; NULL when
+ * unset or after a report. */
+static char *
+quotable(struct pctx *p, const struct ph_ynode *n, const char *key, const char *val)
+{
+	if (val == NULL)
+		return NULL;
+	if (!ph_auth_quotable(val)) {
+		ph_yread_problem(&p->s, ph_yaml_get(n, key)->line, "auth.%s: printable ASCII without '\"' "
+				 "or '\\' (it is sent in WWW-Authenticate)", key);
+		return NULL;
+	}
+	return ph_xstrdup(val);
+}
+
 int
 ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
-	struct pctx p = {x->probs, x->file, x->c->dir, (int)x->c->limits.yaml_depth};
+	const struct ph_auth_opts *o = x->opts;
+	struct pctx p = {{x->probs, x->file, NULL, false}, x->c->dir, (int)x->c->limits.yaml_depth};
 	struct ph_auth_conf *a;
-	size_t before = x->probs->n;
+	struct ph_exec_spec spec;
+	size_t before = x->before;
 	const struct ph_ynode *mode_node = n;
 	(void)key;
 	if (p.yaml_depth < 2)
 		p.yaml_depth = 32;
 	if (ph_yaml_is_null(n))
 		return 0;
-	if (n->kind != PH_Y_MAP) {
-		problem(&p, n->line, "auth: expected a mapping");
+	if (o == NULL) {
+		ph_yread_problem(&p.s, n->line, "auth: expected a mapping");
 		return -1;
 	}
 	if (sodium_init() < 0) {
-		problem(&p, n->line, "auth: libsodium failed to initialise");
+		ph_yread_problem(&p.s, n->line, "auth: libsodium failed to initialise");
 		return -1;
 	}
 	a = ph_xcalloc(1, sizeof *a);
-	a->mode = PH_AUTH_NONE;
-	a->timeout_ms = 2000;
-	a->max_output = 65536;
-	a->argon2_cache = 64;
+	{
+		static const char *const modes[] = {"none", "bearer", "remote_user", "exec"};
+		for (size_t m = 0; m < PH_ARRAY_LEN(modes); m++)
+			if (strcmp(o->mode, modes[m]) == 0)
+				a->mode = (enum ph_auth_mode)m;
+		if (ph_yaml_get(n, "mode") != NULL)
+			mode_node = ph_yaml_get(n, "mode");
+	}
+	a->argon2_cache = o->argon2_cache;
+	a->default_deny = strcmp(o->default_access, "none") == 0;
 	{
 		char **h = ph_xcalloc(PH_ARRAY_LEN(default_headers) + 1, sizeof *h);
 		for (size_t i = 0; i < PH_ARRAY_LEN(default_headers); i++)
 			h[i] = ph_xstrdup(default_headers[i]);
 		set_headers(a, h, PH_ARRAY_LEN(default_headers));
 	}
-	for (size_t i = 0; i < n->n; i++) {
-		const char *k = n->keys[i];
-		const struct ph_ynode *v = n->vals[i];
-		if (strcmp(k, "mode") == 0) {
-			static const char *const modes[] = {"none", "bearer", "remote_user", "exec"};
-			size_t m;
-			mode_node = v;
-			for (m = 0; m < PH_ARRAY_LEN(modes); m++)
-				if (v->kind == PH_Y_SCALAR && strcmp(v->str, modes[m]) == 0)
-					break;
-			if (m == PH_ARRAY_LEN(modes))
-				problem(&p, v->line, "auth.mode: expected one of none|bearer|remote_user|exec");
-			else
-				a->mode = (enum ph_auth_mode)m;
-		} else if (strcmp(k, "realm") == 0) {
-			free(a->realm);
-			a->realm = quotable_string(&p, v, "auth.realm", 256);
-		} else if (strcmp(k, "resource_metadata") == 0) {
-			free(a->resource_metadata);
-			a->resource_metadata = quotable_string(&p, v, "auth.resource_metadata", 2048);
-			if (a->resource_metadata && strncmp(a->resource_metadata, "https://", 8) != 0 &&
-			    strncmp(a->resource_metadata, "http://", 7) != 0)
-				problem(&p, v->line, "auth.resource_metadata: expected an absolute http(s) URL");
-		} else if (strcmp(k, "scope") == 0) {
-			free(a->scope);
-			a->scope = quotable_string(&p, v, "auth.scope", 1024);
-		} else if (strcmp(k, "tokens") == 0) {
-			parse_tokens(&p, a, v, "auth.tokens");
-		} else if (strcmp(k, "tokens_file") == 0) {
-			parse_tokens_file(&p, a, v);
-		} else if (strcmp(k, "command") == 0) {
-			parse_command(&p, a, v);
-		} else if (strcmp(k, "timeout_ms") == 0) {
-			integer(&p, v, "auth.timeout_ms", 1, 60000, &a->timeout_ms);
-		} else if (strcmp(k, "max_output") == 0) {
-			integer(&p, v, "auth.max_output", 64, 1 << 20, &a->max_output);
-		} else if (strcmp(k, "argon2_cache") == 0) {
-			integer(&p, v, "auth.argon2_cache", 0, 65536, &a->argon2_cache);
-		} else if (strcmp(k, "headers") == 0) {
-			parse_headers(&p, a, v);
-		} else if (strcmp(k, "stdio_principal") == 0) {
-			const char *s = scalar(&p, v, "auth.stdio_principal", 1, PH_AUTH_PRINCIPAL_MAX);
-			if (s && !principal_ok(s))
-				problem(&p, v->line, "auth.stdio_principal: control characters are not allowed");
-			else if (s) {
-				free(a->stdio_principal);
-				a->stdio_principal = ph_xstrdup(s);
-			}
-		} else if (strcmp(k, "default_access") == 0) {
-			if (v->kind == PH_Y_SCALAR && strcmp(v->str, "all") == 0)
-				a->default_deny = false;
-			else if (v->kind == PH_Y_SCALAR && strcmp(v->str, "none") == 0)
-				a->default_deny = true;
-			else
-				problem(&p, v->line, "auth.default_access: expected all or none");
-		} else if (strcmp(k, "metadata") == 0) {
-			parse_metadata(&p, a, v);
-		} else if (strcmp(k, "allow") == 0) {
-			parse_allow(&p, a, v);
-		} else {
-			problem(&p, n->key_lines[i], "unknown key 'auth.%s'", k);
-		}
+	a->realm = quotable(&p, n, "realm", o->realm);
+	a->scope = quotable(&p, n, "scope", o->scope);
+	a->resource_metadata = quotable(&p, n, "resource_metadata", o->resource_metadata);
+	if (a->resource_metadata && strncmp(a->resource_metadata, "https://", 8) != 0 &&
+	    strncmp(a->resource_metadata, "http://", 7) != 0)
+		ph_yread_problem(&p.s, ph_yaml_get(n, "resource_metadata")->line,
+				 "auth.resource_metadata: expected an absolute http(s) URL");
+	if (o->tokens)
+		parse_tokens(&p, a, o->tokens, "auth.tokens");
+	if (o->tokens_file)
+		parse_tokens_file(&p, a, o->tokens_file, ph_yaml_get(n, "tokens_file")->line);
+	if (ph_exec_spec_parse(&p.s, n, &auth_exec_bounds, p.dir, &spec) == 0) {
+		a->command = spec.argv;
+		a->timeout_ms = spec.timeout_ms;
+		a->max_output = spec.max_output;
+		spec.argv = NULL;
+		ph_exec_spec_clear(&spec);
 	}
+	if (o->headers)
+		parse_headers(&p, a, o->headers);
+	if (o->stdio_principal && !principal_ok(o->stdio_principal))
+		ph_yread_problem(&p.s, ph_yaml_get(n, "stdio_principal")->line,
+				 "auth.stdio_principal: control characters are not allowed");
+	else if (o->stdio_principal)
+		a->stdio_principal = ph_xstrdup(o->stdio_principal);
+	if (o->metadata)
+		parse_metadata(&p, a, o->metadata);
+	if (o->allow)
+		parse_allow(&p, a, o->allow);
 	/* what the mode needs, and settings that would silently do nothing */
 	if (a->mode == PH_AUTH_BEARER && a->ntokens == 0 && x->probs->n == before)
-		problem(&p, mode_node->line, "auth.mode bearer: no token in auth.tokens or auth.tokens_file");
+		ph_yread_problem(&p.s, mode_node->line, "auth.mode bearer: no token in auth.tokens or auth.tokens_file");
 	if (a->mode != PH_AUTH_BEARER && (a->ntokens || a->tokens_file))
-		problem(&p, mode_node->line, "auth.tokens and auth.tokens_file are used only with "
+		ph_yread_problem(&p.s, mode_node->line, "auth.tokens and auth.tokens_file are used only with "
 			"auth.mode bearer");
 	if (a->mode == PH_AUTH_EXEC && a->command == NULL)
-		problem(&p, mode_node->line, "auth.mode exec: auth.command is required");
+		ph_yread_problem(&p.s, mode_node->line, "auth.mode exec: auth.command is required");
 	if (a->mode != PH_AUTH_EXEC && a->command != NULL)
-		problem(&p, mode_node->line, "auth.command is used only with auth.mode exec");
+		ph_yread_problem(&p.s, mode_node->line, "auth.command is used only with auth.mode exec");
 	if (x->probs->n != before) {
 		conf_free(a);
 		return -1;

@@ -66,9 +66,7 @@ struct ph_auth_conf {
 	size_t ncache, cache_next;
 };
 
-/* K_CUSTOM parser and free function of the `auth` key (ph_conf.c table). */
-int ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-void ph_auth_conf_free(struct ph_config *c);
+/* The parser of the `auth` section is declared in ph_sections.h. */
 
 /* The compare helper: the index of the sha256 token entry whose digest
  * equals digest, or -1. Every entry is compared with sodium_memcmp and the

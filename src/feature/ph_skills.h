@@ -164,11 +164,8 @@ char *ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size
 void ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *const *pnames,
 			  char *const *vals, size_t np, const char *principal);
 
-/* ---- configuration (ph_skill_load.c) ---- */
-struct ph_conf_ctx;
-struct ph_ynode;
-int ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-void ph_skills_conf_free(struct ph_config *c);
+/* ---- configuration (ph_skill_load.c): the parser of the skills section is
+ * declared in ph_sections.h ---- */
 
 /* ---- lookups without a request (ph_skills.c), for tests and fuzzing ---- */
 

@@ -170,15 +170,8 @@ struct ph_config;
 struct ph_conf_problems;
 int ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs);
 
-/* The K_CUSTOM parsers of the tools, prompts, resources and
- * resource_templates keys, and the free function they share (ph_reg_conf.c). */
-struct ph_conf_ctx;
-struct ph_ynode;
-int ph_conf_tools(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-int ph_conf_prompts(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-int ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-int ph_conf_templates(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-void ph_conf_registry_free(struct ph_config *c);
+/* The parsers of the tools, prompts, resources and resource_templates keys
+ * are declared in ph_sections.h. */
 
 /* True for names MCP clients accept: 1-128 of A-Z a-z 0-9 _ - . */
 bool ph_registry_name_ok(const char *name);

@@ -3,9 +3,13 @@
 #include "ph_state.h"
 #include "ph_json.h"
 #include "ph_mime.h"
+#include "ph_sections.h"
 #include "ph_util.h"
+#include "ph_yread.h"
 #include <errno.h>
 #include <sodium.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,58 +158,36 @@ ph_state_conf_default(struct ph_config *c)
 int
 ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
+	const struct ph_state_opts *o = x->opts;
+	struct ph_ysink ys = {x->probs, x->file, NULL, false};
 	struct ph_state_conf *sc;
-	const char *salt = "", *file = NULL, *env = NULL;
+	const char *file, *env;
 	int secret_line = n->line, rc = 0;
 	unsigned char *secret = NULL;
 	size_t slen = 0;
-	const struct ph_ynode *prev = NULL;
+	const struct ph_ynode *prev;
 	(void)key;
 	if (sodium_init() < 0)
 		abort();
-	if (n->kind != PH_Y_MAP) {
+	if (o == NULL) {
 		ph_conf_problem(x->probs, x->file, n->line, "request_state: expected a mapping");
 		return -1;
 	}
+	if (x->probs->n != x->before)
+		return -1; /* a key did not fit its row */
+	file = o->secret_file;
+	env = o->secret_env;
+	prev = o->previous_secret_files;
+	if (file || env)
+		secret_line = ph_yaml_get(n, file ? "secret_file" : "secret_env")->line;
 	sc = ph_xcalloc(1, sizeof *sc);
-	sc->max_age = 300;
-	sc->max_size = 65536;
-	for (size_t i = 0; i < n->n; i++) {
-		const char *k = n->keys[i];
-		const struct ph_ynode *v = n->vals[i];
-		bool str = v->kind == PH_Y_SCALAR;
-		if (strcmp(k, "secret_file") == 0 && str) {
-			file = v->str;
-			secret_line = v->line;
-		} else if (strcmp(k, "secret_env") == 0 && str) {
-			env = v->str;
-			secret_line = v->line;
-		} else if (strcmp(k, "salt") == 0 && str) {
-			salt = v->str;
-		} else if ((strcmp(k, "max_age") == 0 || strcmp(k, "max_size") == 0) && str && !v->quoted) {
-			long long val;
-			const char *e;
-			bool age = k[4] == 'a';
-			if (ph_strtonum(v->str, age ? 1 : 256, age ? 86400 * 7 : 16 << 20, &val, &e) != 0) {
-				ph_conf_problem(x->probs, x->file, v->line, "request_state.%s: '%s' %s (allowed %s)",
-						k, v->str, e, age ? "1..604800" : "256..16777216");
-				rc = -1;
-			} else if (age) {
-				sc->max_age = val;
-			} else {
-				sc->max_size = val;
-			}
-		} else if (strcmp(k, "previous_secret_files") == 0 && v->kind == PH_Y_SEQ) {
-			prev = v;
-		} else if (strcmp(k, "secret_file") == 0 || strcmp(k, "secret_env") == 0 ||
-			   strcmp(k, "salt") == 0 || strcmp(k, "max_age") == 0 ||
-			   strcmp(k, "max_size") == 0 || strcmp(k, "previous_secret_files") == 0) {
-			ph_conf_problem(x->probs, x->file, v->line, "request_state.%s: wrong type", k);
-			rc = -1;
-		} else {
-			ph_conf_problem(x->probs, x->file, n->key_lines[i], "unknown key 'request_state.%s'", k);
-			rc = -1;
-		}
+	sc->max_age = o->max_age;
+	sc->max_size = o->max_size;
+	if (prev != NULL && prev->kind != PH_Y_SEQ) {
+		ph_conf_problem(x->probs, x->file, prev->line,
+				"request_state.previous_secret_files: expected a list of paths");
+		rc = -1;
+		prev = NULL;
 	}
 	if (file && env) {
 		ph_conf_problem(x->probs, x->file, secret_line,
@@ -232,7 +214,7 @@ ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynod
 		sc->ephemeral = true;
 	}
 	if (secret != NULL) {
-		derive(sc->key, secret, slen, salt);
+		derive(sc->key, secret, slen, o->salt);
 		sodium_memzero(secret, slen);
 		free(secret);
 	} else {
@@ -240,9 +222,10 @@ ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynod
 	}
 	for (size_t i = 0; prev && i < prev->n; i++) {
 		const struct ph_ynode *p = prev->vals[i];
-		if (p->kind != PH_Y_SCALAR) {
-			ph_conf_problem(x->probs, x->file, p->line,
-					"request_state.previous_secret_files[%zu]: expected a path", i);
+		char what[64];
+		const char *path;
+		snprintf(what, sizeof what, "request_state.previous_secret_files[%zu]", i);
+		if ((path = ph_yread_str(&ys, p, what, 1, SIZE_MAX)) == NULL) {
 			rc = -1;
 			continue;
 		}
@@ -252,12 +235,12 @@ ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynod
 			rc = -1;
 			break;
 		}
-		if (read_secret(x, p->line, p->str, &secret, &slen) != 0) {
+		if (read_secret(x, p->line, path, &secret, &slen) != 0) {
 			rc = -1;
 			continue;
 		}
 		if (strong_enough(x, p->line, "a previous secret", slen))
-			derive(sc->prev[sc->nprev++], secret, slen, salt);
+			derive(sc->prev[sc->nprev++], secret, slen, o->salt);
 		else
 			rc = -1;
 		sodium_memzero(secret, slen);

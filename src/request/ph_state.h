@@ -31,9 +31,7 @@ enum ph_state_err {
 	PH_STATE_ARGUMENTS,
 };
 
-/* The K_CUSTOM parser and free function of the request_state section. */
-int ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
-void ph_state_conf_free(struct ph_config *c);
+/* The parser of the request_state section is declared in ph_sections.h. */
 /* Fills c->request_state with an ephemeral key when the section is absent. */
 void ph_state_conf_default(struct ph_config *c);
 

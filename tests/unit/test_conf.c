@@ -180,6 +180,14 @@ test_problems(void)
 	struct ph_config *c;
 
 	problem_is("bogus: 1\n", "t.yaml:1: unknown key 'bogus'", "unknown top-level key");
+	/* keys of feature sections are rows of the table too */
+	problem_is("tools: {ttl_ms: 5, colour: red}\n", "t.yaml:1: unknown key 'tools.colour'",
+		   "unknown key in a feature section");
+	problem_is("skills:\n  manifest: m.yaml\n  max_files: 0\n",
+		   "t.yaml:3: skills.max_files: '0' is too small (allowed 1..65536)",
+		   "a feature section's key is bounded by its row");
+	problem_is("request_state:\n  salt: [a]\n", "t.yaml:2: request_state.salt: expected a string",
+		   "a feature section's key is typed by its row");
 	problem_is("server:\n  name: x\n  nmae: y\n", "t.yaml:3: unknown key 'server.nmae'",
 		   "unknown key names its dotted path and line");
 	problem_is("log:\n  json: true\n  level:\n    x: 1\n", "t.yaml:3: unknown key 'log.level'",

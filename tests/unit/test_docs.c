@@ -7,7 +7,13 @@
  *    as a commented example "#key: value" (no blank after the '#') at the
  *    indentation the key would have; doc comments have a blank after '#'.
  *  - man/phantom.yaml.5 lists each key as ".It Ic dotted.name ..."; a section
- *    may instead be a ".Ss name" heading.
+ *    may instead be a ".Ss name" heading. A key of a feature section (a
+ *    "custom" row such as auth, whose keys are rows of their own) may be
+ *    listed by its last name, ".It Ic mode", in that section's part of the
+ *    page: from its ".Ss" heading (which may name several sections, "a, b")
+ *    or its ".It Ic auth" line to the next ".Ss" or ".Sh".
+ *  - a key of a feature section set in the sample is an example of the
+ *    feature, so it need not be set to its default.
  *  - the sample is a valid configuration (what phantom-fcgi -t checks). */
 #include "first.h"
 #include "ph_conf.h"
@@ -164,6 +170,51 @@ is_default(const struct key *k, const struct ph_ynode *node, char *why, size_t w
 	return same;
 }
 
+/* True when line p (up to its newline) is ".Ss" naming sec, alone or in a
+ * list "a, b, c". */
+static bool
+heading_names(const char *p, const char *sec)
+{
+	size_t sl = strlen(sec);
+	const char *eol;
+	if (strncmp(p, ".Ss ", 4) != 0)
+		return false;
+	p += 4;
+	eol = strchr(p, '\n');
+	if (eol == NULL)
+		eol = p + strlen(p);
+	while (p < eol) {
+		size_t l = strcspn(p, ",\n");
+		if (l == sl && strncmp(p, sec, sl) == 0)
+			return true;
+		p += l;
+		p += strspn(p, ", ");
+	}
+	return false;
+}
+
+/* True when the man page lists leaf as ".It Ic LEAF" inside the part about
+ * section sec (see the top of this file). */
+static bool
+man_has_in_section(const char *man, const char *sec, const char *leaf)
+{
+	size_t sl = strlen(sec), ll = strlen(leaf);
+	bool inside = false;
+	for (const char *p = man; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, ".Ss ", 4) == 0 || strncmp(p, ".Sh ", 4) == 0)
+			inside = heading_names(p, sec);
+		else if (strncmp(p, ".It Ic ", 7) == 0 && strncmp(p + 7, sec, sl) == 0 &&
+			 (p[7 + sl] == ' ' || p[7 + sl] == '\n'))
+			inside = true;
+		else if (inside && strncmp(p, ".It Ic ", 7) == 0 && strncmp(p + 7, leaf, ll) == 0 &&
+			 (p[7 + ll] == ' ' || p[7 + ll] == '\n' || p[7 + ll] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 /* True when the man page has a line ".It Ic NAME" (or ".Ss NAME" for a section). */
 static bool
 man_has(const char *man, const char *name, bool section)
@@ -213,11 +264,17 @@ main(void)
 
 	for (size_t i = 0; i < nkeys; i++) {
 		const struct key *k = &keys[i];
-		bool found = false, section = strcmp(k->type, "section") == 0;
+		bool found = false, section = strcmp(k->type, "section") == 0, in_feature = false;
 		const struct ph_ynode *n = lookup(active, k->name, &found);
+		const char *dot = strrchr(k->name, '.');
+		char *parent = dot ? ph_xstrndup(k->name, (size_t)(dot - k->name)) : NULL;
+		/* a key of a feature section: its parent row is "custom" */
+		for (size_t j = 0; parent && j < nkeys; j++)
+			if (strcmp(keys[j].name, parent) == 0 && strcmp(keys[j].type, "custom") == 0)
+				in_feature = true;
 		if (found) {
 			char why[512] = "";
-			bool good = !plain_type(k->type) || is_default(k, n, why, sizeof why);
+			bool good = in_feature || !plain_type(k->type) || is_default(k, n, why, sizeof why);
 			ok(good, "conf/phantom.yaml: %s is set to its default%s%s", k->name, why[0] ? ": " : "",
 			   why);
 		} else {
@@ -225,8 +282,14 @@ main(void)
 			ok(found, "conf/phantom.yaml documents %s (set, or as a '#%s:' example)", k->name,
 			   strrchr(k->name, '.') ? strrchr(k->name, '.') + 1 : k->name);
 		}
-		ok(man_has(man, k->name, section), "man/phantom.yaml.5 documents %s (\".It Ic %s\"%s)", k->name,
-		   k->name, section ? " or \".Ss\"" : "");
+		if (in_feature)
+			ok(man_has(man, k->name, false) || man_has_in_section(man, parent, dot + 1),
+			   "man/phantom.yaml.5 documents %s (\".It Ic %s\" in the part about %s)", k->name,
+			   dot + 1, parent);
+		else
+			ok(man_has(man, k->name, section), "man/phantom.yaml.5 documents %s (\".It Ic %s\"%s)",
+			   k->name, k->name, section ? " or \".Ss\"" : "");
+		free(parent);
 	}
 
 	/* the sample is a valid configuration: what phantom-fcgi -t checks */

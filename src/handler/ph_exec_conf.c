@@ -1,0 +1,201 @@
+/* ph_exec_conf.c: the exec handler's keys (ph_exec_conf.h), read the same
+ * way for handlers, dynamic skills and the authenticator. */
+#include "first.h"
+#include "ph_exec_conf.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const struct ph_exec_bounds ph_exec_handler_bounds = {
+	.argv_key = "exec",
+	.section = NULL,
+	.max_args = SIZE_MAX,
+	.timeout_min = 1,
+	.timeout_max = 86400000,
+	.timeout_def = 0,
+	.output_min = 1,
+	.output_max = 1073741824,
+	.output_def = 0,
+	.env_cwd = true,
+	.cwd_dir = true,
+	.bare_relative = false,
+};
+
+static bool
+env_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* The key's name in messages: SECTION.KEY or KEY (static buffer of the call). */
+static const char *
+qual(const struct ph_exec_bounds *b, const char *key, char *buf, size_t sz)
+{
+	if (b->section == NULL)
+		return key;
+	snprintf(buf, sz, "%s.%s", b->section, key);
+	return buf;
+}
+
+/* An optional bounded integer key; def when absent. Returns 0 or -1 after a report. */
+static int
+bounded(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b, const char *key,
+	long long min, long long max, long long def, long long *out)
+{
+	const struct ph_ynode *v = ph_yaml_get(map, key);
+	char nb[64];
+	*out = def;
+	if (v == NULL)
+		return 0;
+	if (ph_yread_num(v, min, max, out) != 0) {
+		ph_yread_problem(s, v->line, "%s: expected an integer from %lld to %lld",
+				 qual(b, key, nb, sizeof nb), min, max);
+		*out = def;
+		return -1;
+	}
+	return 0;
+}
+
+/* The program argv0 as an absolute path (caller frees), or NULL after a
+ * report. path is the PATH the command will get. */
+static char *
+resolve(struct ph_ysink *s, const struct ph_exec_bounds *b, const struct ph_ynode *v, const char *argv0,
+	const char *dir, const char *path)
+{
+	char nb[64], *full;
+	const char *name = qual(b, b->argv_key, nb, sizeof nb);
+	if (b->bare_relative && strchr(argv0, '/') == NULL) {
+		char *rel = ph_xasprintf("./%s", argv0);
+		full = ph_exec_resolve(rel, dir, NULL);
+		free(rel);
+		/* keep the path as the configuration writes it: DIR/NAME */
+		if (full != NULL) {
+			free(full);
+			full = ph_path_join(dir, argv0);
+		}
+	} else {
+		full = ph_exec_resolve(argv0, dir, path);
+	}
+	if (full != NULL)
+		return full;
+	if (strchr(argv0, '/') != NULL || b->bare_relative) {
+		char *tried = ph_path_join(dir, argv0);
+		ph_yread_problem(s, v->line, "%s: cannot run '%s': %s is not executable (%s)", name, argv0,
+				 tried, strerror(errno));
+		free(tried);
+	} else {
+		ph_yread_problem(s, v->line, "%s: cannot run '%s': not found in PATH (%s)", name, argv0,
+				 path);
+	}
+	return NULL;
+}
+
+void
+ph_exec_spec_clear(struct ph_exec_spec *spec)
+{
+	ph_yread_strv_free(spec->argv);
+	ph_yread_strv_free(spec->env);
+	free(spec->cwd);
+	memset(spec, 0, sizeof *spec);
+}
+
+int
+ph_exec_spec_parse(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
+		   const char *dir, struct ph_exec_spec *spec)
+{
+	const struct ph_ynode *v = ph_yaml_get(map, b->argv_key), *e;
+	const char *path = PH_EXEC_DEFAULT_PATH;
+	char nb[64], *resolved;
+	const char *name = qual(b, b->argv_key, nb, sizeof nb);
+	size_t argc = 0;
+	int rc = 0;
+	memset(spec, 0, sizeof *spec);
+	if (v == NULL) {
+		/* no command: only the limits, so that a bad one is still reported */
+		rc |= bounded(s, map, b, "timeout_ms", b->timeout_min, b->timeout_max, b->timeout_def,
+			      &spec->timeout_ms);
+		rc |= bounded(s, map, b, "max_output", b->output_min, b->output_max, b->output_def,
+			      &spec->max_output);
+		return rc;
+	}
+	if (v->kind != PH_Y_SEQ || v->n == 0 || v->n > b->max_args) {
+		if (b->max_args == SIZE_MAX)
+			ph_yread_problem(s, v->line, "%s: expected a non-empty list: [program, args...]",
+					 name);
+		else
+			ph_yread_problem(s, v->line,
+					 "%s: expected a list of 1 to %zu strings: [program, args...]", name,
+					 b->max_args);
+		return -1;
+	}
+	spec->argv = ph_yread_strlist(s, v, name, 1, b->max_args, b->max_args == SIZE_MAX ? SIZE_MAX : 4096,
+				      &argc);
+	if (spec->argv == NULL)
+		goto fail;
+	if (b->env_cwd && (e = ph_yaml_get(map, "env")) != NULL) {
+		spec->env = ph_yread_strlist(s, e, qual(b, "env", nb, sizeof nb), 0, SIZE_MAX, SIZE_MAX, NULL);
+		if (spec->env == NULL)
+			goto fail;
+		for (size_t i = 0; spec->env[i]; i++) {
+			const char *ev = spec->env[i], *eq = strchr(ev, '=');
+			if (!env_name_ok(ev, eq ? (size_t)(eq - ev) : strlen(ev))) {
+				ph_yread_problem(s, e->vals[i]->line, "env entry '%s' must be NAME or NAME=value",
+						 ev);
+				goto fail;
+			}
+			if (strncmp(ev, "PATH=", 5) == 0)
+				path = ev + 5;
+			else if (strcmp(ev, "PATH") == 0 && getenv("PATH"))
+				path = getenv("PATH");
+		}
+	}
+	resolved = resolve(s, b, v, spec->argv[0], dir, path);
+	if (resolved == NULL)
+		goto fail;
+	free(spec->argv[0]);
+	spec->argv[0] = resolved;
+	if (b->env_cwd && (e = ph_yaml_get(map, "cwd")) != NULL) {
+		const char *c = ph_yread_str(s, e, qual(b, "cwd", nb, sizeof nb), 1, SIZE_MAX);
+		char real[PATH_MAX], *full;
+		struct stat st;
+		if (c == NULL)
+			goto fail;
+		full = ph_path_join(dir, c);
+		if (realpath(full, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			ph_yread_problem(s, e->line, "cwd '%s' is not a directory", full);
+			free(full);
+			goto fail;
+		}
+		free(full);
+		spec->cwd = ph_xstrdup(real);
+	} else if (b->cwd_dir) {
+		char real[PATH_MAX];
+		struct stat st;
+		if (realpath(dir, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			ph_yread_problem(s, map->line, "cwd '%s' is not a directory", dir);
+			goto fail;
+		}
+		spec->cwd = ph_xstrdup(real);
+	}
+	rc |= bounded(s, map, b, "timeout_ms", b->timeout_min, b->timeout_max, b->timeout_def,
+		      &spec->timeout_ms);
+	rc |= bounded(s, map, b, "max_output", b->output_min, b->output_max, b->output_def,
+		      &spec->max_output);
+	if (rc != 0)
+		goto fail;
+	return 0;
+fail:
+	ph_exec_spec_clear(spec);
+	return -1;
+}
