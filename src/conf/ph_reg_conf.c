@@ -6,6 +6,7 @@
  * configuration (and so limits.resource_bytes) is known. */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_json.h"
 #include "ph_exec_conf.h"
 #include "ph_mime.h"
 #include "ph_registry.h"
@@ -124,8 +125,8 @@ schema_key(struct rc *r, const struct ph_ynode *item, const char *key)
 	if (v == NULL)
 		return NULL;
 	if (v->kind == PH_Y_SCALAR) {
-		enum json_tokener_error e;
-		j = json_tokener_parse_verbose(v->str, &e);
+		if (!ph_json_parse(v->str, strlen(v->str), PH_JSON_DEPTH_DOCUMENT, &j))
+			j = NULL;
 		if (j == NULL || !json_object_is_type(j, json_type_object)) {
 			json_object_put(j);
 			ph_yread_problem(&r->s, v->line, "'%s' must be a mapping or a JSON object text", key);

@@ -446,17 +446,11 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 			ph_yread_problem(&p->s, fn->line, "auth.metadata.file: cannot read %s: %s", full,
 				errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
 		} else {
-			struct json_tokener *tok = json_tokener_new_ex(32);
-			json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-			doc = json_tokener_parse_ex(tok, buf, (int)len);
-			if (doc == NULL || json_tokener_get_error(tok) != json_tokener_success ||
-			    strspn(buf + json_tokener_get_parse_end(tok), " \t\r\n") !=
-				    len - json_tokener_get_parse_end(tok)) {
+			if (!ph_json_parse(buf, len, PH_JSON_DEPTH_METADATA, &doc) || doc == NULL) {
 				json_object_put(doc);
 				doc = NULL;
 				ph_yread_problem(&p->s, fn->line, "auth.metadata.file: %s is not one JSON object", full);
 			}
-			json_tokener_free(tok);
 		}
 		free(full);
 		free(buf);
@@ -976,18 +970,8 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 		why = err;
 		goto fail;
 	}
-	{
-		struct json_tokener *tok = json_tokener_new_ex(16);
-		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-		ans = json_tokener_parse_ex(tok, res.out, (int)res.out_len);
-		if (ans != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
-				    strspn(res.out + json_tokener_get_parse_end(tok), " \t\r\n") !=
-					    res.out_len - json_tokener_get_parse_end(tok))) {
-			json_object_put(ans);
-			ans = NULL;
-		}
-		json_tokener_free(tok);
-	}
+	if (!ph_json_parse(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans))
+		ans = NULL;
 	/* its output may echo the credentials: say what is wrong, never what it was */
 	decision = ph_jstr(ans, "decision");
 	if (decision == NULL) {
