@@ -635,21 +635,17 @@ authenticate(struct ph_req *r)
 	return false;
 }
 
+/* Step 3: the era of the request. A modern envelope (_meta with the
+ * protocol version, or a modern MCP-Protocol-Version header) is 2026-07-28,
+ * anything else 2025-11-25. */
 static void
-ladder(struct ph_req *r)
+choose_era(struct ph_req *r, struct json_object *meta)
 {
-	char msg[512];
-	struct json_object *meta = ph_jget(r->params, "_meta");
-	struct json_object *claim = ph_jget(meta, META_VERSION);
 	const char *hdr_version = r->ex->http ? param(r, "HTTP_MCP_PROTOCOL_VERSION") : NULL;
-	const struct method *m;
-	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
-
-	/* step 3: era */
 	r->legacy = true;
-	if (claim != NULL)
+	if (ph_jget(meta, META_VERSION) != NULL) {
 		r->legacy = false;
-	else if (hdr_version != NULL) {
+	} else if (hdr_version != NULL) {
 		size_t n;
 		const char *t = ph_trim(hdr_version, &n);
 		char v[32];
@@ -659,107 +655,229 @@ ladder(struct ph_req *r)
 	}
 	if (r->legacy && strcmp(r->method, "initialize") != 0 && ph_jget(meta, META_CAPS) != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
+}
 
+/* Sends -32601 for the request's method. */
+static void
+send_no_method(struct ph_req *r)
+{
+	char msg[512];
+	snprintf(msg, sizeof msg, "Method not found: %s", r->method);
+	send_error(r, PH_E_NO_METHOD, msg, NULL);
+}
+
+/* Steps 4-8 of a 2026-07-28 request: _meta, authentication, the routing
+ * headers, the version and the method. Returns the method, or NULL after
+ * sending the error. */
+static const struct method *
+modern_steps(struct ph_req *r, struct json_object *meta)
+{
+	char msg[512];
+	const struct method *m;
+	if (!check_meta(r, meta, msg, sizeof msg)) {
+		send_error(r, PH_E_ENVELOPE, msg, NULL);
+		return NULL;
+	}
+	m = find_method(r->method, false, r->srv);
+	if (!authenticate(r))
+		return NULL;
+	/* step 5: present headers must match */
+	if (r->ex->http && !check_headers(r, NULL, false, msg, sizeof msg)) {
+		send_error(r, PH_E_HEADER, msg, NULL);
+		return NULL;
+	}
+	/* step 6 */
+	if (!is_modern_version(r->version)) {
+		struct json_object *d = json_object_new_object();
+		json_object_object_add(d, "supported",
+				       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
+		json_object_object_add(d, "requested", json_object_new_string(r->version));
+		send_error(r, PH_E_VERSION, "Unsupported protocol version", d);
+		return NULL;
+	}
+	/* step 7 */
+	if (r->ex->http && !check_headers(r, m, true, msg, sizeof msg)) {
+		send_error(r, PH_E_HEADER, msg, NULL);
+		return NULL;
+	}
+	/* step 8 */
+	if (m == NULL)
+		send_no_method(r);
+	return m;
+}
+
+/* A 2025-11-25 request: authentication, the method and params. Returns the
+ * method, or NULL after sending the error. */
+static const struct method *
+legacy_steps(struct ph_req *r, struct json_object *meta)
+{
+	const struct method *m;
+	if (!authenticate(r))
+		return NULL;
+	m = find_method(r->method, true, r->srv);
+	if (m == NULL) {
+		send_no_method(r);
+		return NULL;
+	}
+	if (r->params != NULL && !json_object_is_type(r->params, json_type_object)) {
+		send_error(r, PH_E_PARAMS, "Invalid params: params must be an object", NULL);
+		return NULL;
+	}
+	if (meta != NULL) {
+		struct json_object *tok = ph_jget(meta, "progressToken");
+		if (tok && valid_id(tok))
+			r->progress_token = tok;
+	}
+	/* A 2025 client sets its level with logging/setLevel on a session;
+	 * without sessions no level reaches this request, so it gets every
+	 * level, as a session that never called setLevel does. */
+	r->log_level = PH_LOG_DEBUG;
+	return m;
+}
+
+/* W3C trace context from _meta, else the traceparent header. */
+static void
+read_trace(struct ph_req *r, struct json_object *meta)
+{
+	struct json_object *t;
+	if ((t = ph_jget(meta, "traceparent")) && json_object_is_type(t, json_type_string))
+		r->traceparent = json_object_get_string(t);
+	if ((t = ph_jget(meta, "tracestate")) && json_object_is_type(t, json_type_string))
+		r->tracestate = json_object_get_string(t);
+	if ((t = ph_jget(meta, "baggage")) && json_object_is_type(t, json_type_string))
+		r->baggage = json_object_get_string(t);
+	if (r->traceparent == NULL && r->ex->http)
+		r->traceparent = param(r, "HTTP_TRACEPARENT");
+}
+
+static void
+outcome_free(struct ph_outcome *o)
+{
+	json_object_put(o->result);
+	free(o->message);
+	json_object_put(o->data);
+}
+
+/* Runs the method's handler (steps 9-11 happen there: it knows its
+ * capabilities and schema; a retry of a multi-round request first opens its
+ * requestState) and sends what it returns, unless the client has gone or
+ * the handler answers later itself. */
+static void
+dispatch(struct ph_req *r, const struct method *m)
+{
+	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
+		m->fn(r, &o);
+	if (r->ex->cancelled) {
+		/* the client is gone: nothing more may be sent for this request */
+		outcome_free(&o);
+		r->status = 499;
+	} else if (r->detached) {
+		outcome_free(&o);
+	} else if (o.result != NULL) {
+		finish_result(r, m, o.result);
+	} else {
+		send_error(r, o.err ? o.err : PH_E_INTERNAL, o.message, o.data);
+		free(o.message);
+	}
+}
+
+/* Steps 3-11 for a well-formed JSON-RPC message. */
+static void
+ladder(struct ph_req *r)
+{
+	struct json_object *meta = ph_jget(r->params, "_meta");
+	const struct method *m;
+	choose_era(r, meta);
 	if (r->id == NULL) {
 		/* a notification from someone unauthenticated is refused too */
 		if (authenticate(r))
 			handle_notification(r);
 		return;
 	}
-
-	if (!r->legacy) {
-		/* step 4 */
-		if (!check_meta(r, meta, msg, sizeof msg)) {
-			send_error(r, PH_E_ENVELOPE, msg, NULL);
-			return;
-		}
-		m = find_method(r->method, false, r->srv);
-		if (!authenticate(r))
-			return;
-		/* step 5: present headers must match */
-		if (r->ex->http && !check_headers(r, NULL, false, msg, sizeof msg)) {
-			send_error(r, PH_E_HEADER, msg, NULL);
-			return;
-		}
-		/* step 6 */
-		if (!is_modern_version(r->version)) {
-			struct json_object *d = json_object_new_object();
-			json_object_object_add(d, "supported",
-					       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-			json_object_object_add(d, "requested", json_object_new_string(r->version));
-			send_error(r, PH_E_VERSION, "Unsupported protocol version", d);
-			return;
-		}
-		/* step 7 */
-		if (r->ex->http && !check_headers(r, m, true, msg, sizeof msg)) {
-			send_error(r, PH_E_HEADER, msg, NULL);
-			return;
-		}
-		/* step 8 */
-		if (m == NULL) {
-			snprintf(msg, sizeof msg, "Method not found: %s", r->method);
-			send_error(r, PH_E_NO_METHOD, msg, NULL);
-			return;
-		}
-	} else {
-		if (!authenticate(r))
-			return;
-		m = find_method(r->method, true, r->srv);
-		if (m == NULL) {
-			snprintf(msg, sizeof msg, "Method not found: %s", r->method);
-			send_error(r, PH_E_NO_METHOD, msg, NULL);
-			return;
-		}
-		if (r->params != NULL && !json_object_is_type(r->params, json_type_object)) {
-			send_error(r, PH_E_PARAMS, "Invalid params: params must be an object", NULL);
-			return;
-		}
-		if (meta != NULL) {
-			struct json_object *tok = ph_jget(meta, "progressToken");
-			if (tok && valid_id(tok))
-				r->progress_token = tok;
-		}
-		/* A 2025 client sets its level with logging/setLevel on a session;
-		 * without sessions no level reaches this request, so it gets every
-		 * level, as a session that never called setLevel does. */
-		r->log_level = PH_LOG_DEBUG;
-	}
-	if (meta != NULL) {
-		struct json_object *t;
-		if ((t = ph_jget(meta, "traceparent")) && json_object_is_type(t, json_type_string))
-			r->traceparent = json_object_get_string(t);
-		if ((t = ph_jget(meta, "tracestate")) && json_object_is_type(t, json_type_string))
-			r->tracestate = json_object_get_string(t);
-		if ((t = ph_jget(meta, "baggage")) && json_object_is_type(t, json_type_string))
-			r->baggage = json_object_get_string(t);
-	}
-	if (r->traceparent == NULL && r->ex->http)
-		r->traceparent = param(r, "HTTP_TRACEPARENT");
-
-	/* steps 9-11 happen in the handler, which knows its capabilities and schema */
-	/* a retry of a multi-round request: its requestState and inputResponses */
-	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
-		m->fn(r, &o);
-	if (r->ex->cancelled) {
-		/* the client is gone: nothing more may be sent for this request */
-		json_object_put(o.result);
-		free(o.message);
-		json_object_put(o.data);
-		r->status = 499;
+	m = r->legacy ? legacy_steps(r, meta) : modern_steps(r, meta);
+	if (m == NULL)
 		return;
+	read_trace(r, meta);
+	dispatch(r, m);
+}
+
+/* Step 1 over HTTP (the HTTP rules and the body), or the stdio line.
+ * Returns true with the body in *body (caller frees), false after sending
+ * the response (an error, or the metadata document). */
+static bool
+take_body(struct ph_req *r, char **body, size_t *blen)
+{
+	struct ph_exchange *ex = r->ex;
+	if (ex->http) {
+		const char *doc = NULL;
+		enum ph_err e = http_rules(r, body, blen, &doc);
+		if (e != PH_OK) {
+			send_error(r, e, NULL, NULL);
+			return false;
+		}
+		if (doc != NULL) {
+			send_metadata(r, doc);
+			return false;
+		}
+		return true;
 	}
-	if (r->detached) {
-		json_object_put(o.result);
-		free(o.message);
-		json_object_put(o.data);
-		return;
+	if (ex->too_large) {
+		send_error(r, PH_E_TOO_LARGE, NULL, NULL);
+		return false;
 	}
-	if (o.result != NULL) {
-		finish_result(r, m, o.result);
-	} else {
-		send_error(r, o.err ? o.err : PH_E_INTERNAL, o.message, o.data);
-		free(o.message);
+	*body = ph_xstrndup(ex->body, ex->body_len);
+	*blen = ex->body_len;
+	return true;
+}
+
+/* Step 2: the body is JSON (r->msg, owned by r) and one JSON-RPC request or
+ * notification; sets r->id, r->method and r->params. Returns false after
+ * sending the error. */
+static bool
+read_envelope(struct ph_req *r, const char *body, size_t blen)
+{
+	struct json_object *jv;
+	if (!ph_json_parse(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg)) {
+		send_error(r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
+		return false;
 	}
+	if (json_object_is_type(r->msg, json_type_array)) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported", NULL);
+		return false;
+	}
+	if (!json_object_is_type(r->msg, json_type_object)) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
+		return false;
+	}
+	jv = ph_jget(r->msg, "id");
+	if (jv != NULL && valid_id(jv))
+		r->id = jv;
+	if (ph_jget(r->msg, "method") == NULL && (ph_jget(r->msg, "result") || ph_jget(r->msg, "error"))) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
+			   NULL);
+		return false;
+	}
+	jv = ph_jget(r->msg, "jsonrpc");
+	if (jv == NULL || !json_object_is_type(jv, json_type_string) ||
+	    strcmp(json_object_get_string(jv), "2.0") != 0) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
+		return false;
+	}
+	jv = ph_jget(r->msg, "method");
+	if (jv == NULL || !json_object_is_type(jv, json_type_string)) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
+		return false;
+	}
+	r->method = json_object_get_string(jv);
+	if (json_object_object_get_ex(r->msg, "id", &jv) && !valid_id(jv)) {
+		r->id = NULL;
+		send_error(r, PH_E_INVALID_REQUEST,
+			   "Invalid Request: id must be a string or an integer", NULL);
+		return false;
+	}
+	r->params = ph_jget(r->msg, "params");
+	return true;
 }
 
 void
@@ -768,9 +886,6 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	struct ph_req r;
 	char *body = NULL;
 	size_t blen = 0;
-	const char *logmethod = "-";
-	enum ph_err e;
-	struct json_object *jv;
 
 	memset(&r, 0, sizeof r);
 	r.srv = srv;
@@ -779,68 +894,9 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	r.log_level = PH_LOG_NONE;
 	r.last_progress = -1;
 	r.legacy = false;
-
-	if (ex->http) {
-		const char *doc = NULL;
-		e = http_rules(&r, &body, &blen, &doc);
-		if (e != PH_OK) {
-			send_error(&r, e, NULL, NULL);
-			goto out;
-		}
-		if (doc != NULL) {
-			send_metadata(&r, doc);
-			goto out;
-		}
-	} else if (ex->too_large) {
-		send_error(&r, PH_E_TOO_LARGE, NULL, NULL);
-		goto out;
-	} else {
-		body = ph_xstrndup(ex->body, ex->body_len);
-		blen = ex->body_len;
-	}
-	/* step 2: JSON and the shape of one message */
-	if (!ph_json_parse(body, blen, (int)srv->conf->limits.json_depth, &r.msg)) {
-		send_error(&r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
-		goto out;
-	}
-	if (json_object_is_type(r.msg, json_type_array)) {
-		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported", NULL);
-		goto out;
-	}
-	if (!json_object_is_type(r.msg, json_type_object)) {
-		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
-		goto out;
-	}
-	jv = ph_jget(r.msg, "id");
-	if (jv != NULL && valid_id(jv))
-		r.id = jv;
-	if (ph_jget(r.msg, "method") == NULL && (ph_jget(r.msg, "result") || ph_jget(r.msg, "error"))) {
-		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
-			   NULL);
-		goto out;
-	}
-	jv = ph_jget(r.msg, "jsonrpc");
-	if (jv == NULL || !json_object_is_type(jv, json_type_string) ||
-	    strcmp(json_object_get_string(jv), "2.0") != 0) {
-		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
-		goto out;
-	}
-	jv = ph_jget(r.msg, "method");
-	if (jv == NULL || !json_object_is_type(jv, json_type_string)) {
-		send_error(&r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
-		goto out;
-	}
-	r.method = logmethod = json_object_get_string(jv);
-	if (json_object_object_get_ex(r.msg, "id", &jv) && !valid_id(jv)) {
-		r.id = NULL;
-		send_error(&r, PH_E_INVALID_REQUEST,
-			   "Invalid Request: id must be a string or an integer", NULL);
-		goto out;
-	}
-	r.params = ph_jget(r.msg, "params");
-	ladder(&r);
-out:
-	ph_log_request(&r, logmethod);
+	if (take_body(&r, &body, &blen) && read_envelope(&r, body, blen))
+		ladder(&r);
+	ph_log_request(&r, r.method ? r.method : "-");
 	ph_auth_end(&r);
 	ph_mrtr_end(&r);
 	json_object_put(r.msg);
