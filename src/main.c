@@ -62,60 +62,71 @@ check_config(const char *path)
 	return rc;
 }
 
-int
-main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"listen", required_argument, NULL, 'l'},
-		{"workers", required_argument, NULL, 'w'},
-		{"stdio", no_argument, NULL, 's'},
-		{"test", no_argument, NULL, 't'},
-		{"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},
-		{"hash-token", optional_argument, NULL, 'H'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *conf_path = getenv("PHANTOM_CONFIG");
-	const char *listen_spec = NULL;
-	long long workers = 0;
-	bool stdio_mode = false, test = false;
-	struct ph_server *srv;
-	struct ph_run run;
-	int opt, rc;
+/* What the command line asks for. */
+struct opts {
+	const char *conf_path;   /* -c, else $PHANTOM_CONFIG when set and not empty */
+	const char *listen_spec; /* --listen */
+	long long workers;       /* -w; 0 when not given */
+	bool stdio_mode, test;
+};
 
-	if (conf_path != NULL && *conf_path == '\0')
-		conf_path = NULL;
+static const struct option longopts[] = {
+	{"config", required_argument, NULL, 'c'},
+	{"listen", required_argument, NULL, 'l'},
+	{"workers", required_argument, NULL, 'w'},
+	{"stdio", no_argument, NULL, 's'},
+	{"test", no_argument, NULL, 't'},
+	{"version", no_argument, NULL, 'V'},
+	{"help", no_argument, NULL, 'h'},
+	{"hash-token", optional_argument, NULL, 'H'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Reads the options into *o (strings borrowed from argv and the
+ * environment); a bad command line exits with status 2. Returns false when
+ * an option was a whole job (-V, -h, --hash-token), with its exit status in
+ * *rc; true to go on. */
+static bool
+parse_options(int argc, char **argv, struct opts *o, int *rc)
+{
+	int opt;
+	memset(o, 0, sizeof *o);
+	o->conf_path = getenv("PHANTOM_CONFIG");
+	if (o->conf_path != NULL && *o->conf_path == '\0')
+		o->conf_path = NULL;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":c:w:tVh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			conf_path = optarg;
+			o->conf_path = optarg;
 			break;
 		case 'l':
-			listen_spec = optarg;
+			o->listen_spec = optarg;
 			break;
 		case 'w': {
 			const char *e;
-			if (ph_strtonum(optarg, 1, 256, &workers, &e) != 0)
+			if (ph_strtonum(optarg, 1, 256, &o->workers, &e) != 0)
 				bad_usage("--workers must be an integer from 1 to 256, not", optarg);
 			break;
 		}
 		case 's':
-			stdio_mode = true;
+			o->stdio_mode = true;
 			break;
 		case 't':
-			test = true;
+			o->test = true;
 			break;
 		case 'V':
 			printf("phantom-fcgi %s (MCP %s, %s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
 			       PH_LEGACY_LATEST);
-			return 0;
+			*rc = 0;
+			return false;
 		case 'h':
 			fputs(usage_text, stdout);
-			return 0;
+			*rc = 0;
+			return false;
 		case 'H':
-			return ph_auth_hash_token(optarg, stdin, stdout);
+			*rc = ph_auth_hash_token(optarg, stdin, stdout);
+			return false;
 		case ':':
 			bad_usage("missing value for option", argv[optind - 1]);
 			break;
@@ -125,55 +136,64 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument", argv[optind]);
-	if (stdio_mode && listen_spec)
+	if (o->stdio_mode && o->listen_spec)
 		bad_usage("--stdio and --listen exclude each other", NULL);
-	if (test)
-		return check_config(conf_path);
+	return true;
+}
 
-	ph_shared_init();
-	srv = ph_server_load(conf_path);
-	if (srv == NULL) {
-		ph_log("error", "cannot start: the configuration has problems (check with -t)");
-		return 1;
-	}
-	if (stdio_mode) {
-		rc = ph_stdio_run(srv);
-		ph_server_free(srv);
-		return rc;
-	}
-
-	memset(&run, 0, sizeof run);
-	run.conf_path = conf_path;
-	run.max_requests = srv->conf->max_requests;
-	run.shutdown_timeout = srv->conf->shutdown_timeout;
-	if (listen_spec == NULL)
-		listen_spec = srv->conf->listen;
+/* Finds the FastCGI socket: --listen or the configured listen (opened
+ * here), else one inherited on fd 0, and the worker count that goes with
+ * it, into *run. Returns false when there is none to serve on, with *rc
+ * the exit status: one CGI request served instead, or an error logged.
+ * srv is borrowed. */
+static bool
+choose_socket(struct ph_server *srv, const struct opts *o, struct ph_run *run, int *rc)
+{
+	const char *listen_spec = o->listen_spec ? o->listen_spec : srv->conf->listen;
 	if (listen_spec != NULL) {
 		char err[512];
-		run.listen_fd = ph_listen_open(listen_spec, err, sizeof err);
-		if (run.listen_fd < 0) {
+		run->listen_fd = ph_listen_open(listen_spec, err, sizeof err);
+		if (run->listen_fd < 0) {
 			ph_log("error", "%s", err);
-			ph_server_free(srv);
-			return 1;
+			*rc = 1;
+			return false;
 		}
 		/* our own socket: the configuration decides how many workers */
-		run.workers = workers ? workers : srv->conf->workers;
+		run->workers = o->workers ? o->workers : srv->conf->workers;
 	} else if (ph_fd_is_listener(0)) {
 		/* inherited socket: lighttpd and mod_fcgid count processes
 		 * themselves, so one process unless asked for more */
-		run.listen_fd = 0;
-		run.workers = workers ? workers : 1;
+		run->listen_fd = 0;
+		run->workers = o->workers ? o->workers : 1;
 	} else if (getenv("GATEWAY_INTERFACE") != NULL) {
 		/* CGI: stdin is a pipe (mod_cgi, lighttpd) or a connected
 		 * socket (Apache mod_cgid), never a listening one */
-		rc = ph_cgi_once(srv);
-		ph_server_free(srv);
-		return rc;
+		*rc = ph_cgi_once(srv);
+		return false;
 	} else {
 		ph_log("error", "no listening socket on fd 0: use --listen, --stdio, or start under "
 			"spawn-fcgi or a web server");
+		*rc = 2;
+		return false;
+	}
+	return true;
+}
+
+/* Serves FastCGI (or the one CGI request) with srv, whose ownership is
+ * transferred: a single process, or a master with workers. Returns the
+ * exit status. */
+static int
+serve_fastcgi(struct ph_server *srv, const struct opts *o)
+{
+	struct ph_run run;
+	int rc;
+	memset(&run, 0, sizeof run);
+	run.conf_path = o->conf_path;
+	run.max_requests = srv->conf->max_requests;
+	run.shutdown_timeout = srv->conf->shutdown_timeout;
+	if (!choose_socket(srv, o, &run, &rc)) {
 		ph_server_free(srv);
-		return 2;
+		return rc;
 	}
 	if (run.workers <= 1) {
 		/* a single process: no master, max_requests does not apply (nothing
@@ -185,9 +205,35 @@ main(int argc, char **argv)
 	}
 	{
 		long long w = run.workers;
-		run.workers = workers; /* 0: follow the configuration on reload */
-		if (workers == 0)
+		run.workers = o->workers; /* 0: follow the configuration on reload */
+		if (o->workers == 0)
 			srv->conf->workers = w;
 	}
 	return ph_master_run(srv, &run);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct ph_server *srv;
+	int rc;
+
+	if (!parse_options(argc, argv, &o, &rc))
+		return rc;
+	if (o.test)
+		return check_config(o.conf_path);
+
+	ph_shared_init();
+	srv = ph_server_load(o.conf_path);
+	if (srv == NULL) {
+		ph_log("error", "cannot start: the configuration has problems (check with -t)");
+		return 1;
+	}
+	if (o.stdio_mode) {
+		rc = ph_stdio_run(srv);
+		ph_server_free(srv);
+		return rc;
+	}
+	return serve_fastcgi(srv, &o);
 }

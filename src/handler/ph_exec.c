@@ -437,196 +437,370 @@ close_fd(int *fd)
 	}
 }
 
+/* One run of ph_exec_run: what its steps share. The pipes are [read, write]
+ * pairs, -1 once closed; pst carries the child's errno when execve fails.
+ * spec, lim, hooks, input and res are the caller's (borrowed); envp and out
+ * are owned here until run_finish. */
+struct run {
+	const struct ph_exec_spec *spec;
+	const struct ph_exec_limits *lim;
+	const struct ph_exec_hooks *hooks;
+	struct ph_exec_result *res;
+	const char *input;
+	size_t input_len, written;
+	int pin[2], pout[2], perr[2], p3[2], pst[2];
+	int pidfd, wstatus;
+	pid_t pid;
+	bool reaped, killed;
+	long long cap;
+	int64_t t0, deadline, next_alive;
+	const char *label;
+	struct linebuf lerr, l3;
+	struct errlog el;
+	struct p3ctx pc;
+	struct ph_buf out;
+	char **envp;
+};
+
+/* Fills r for one run: the limits of the spec over those of lim, the clock
+ * started, every fd -1. Borrows every pointer. */
+static void
+run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+	 const char *input, size_t input_len, const struct ph_exec_hooks *hooks,
+	 struct ph_exec_result *res)
+{
+	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
+	memset(r, 0, sizeof *r);
+	memset(res, 0, sizeof *res);
+	r->spec = spec;
+	r->lim = lim;
+	r->hooks = hooks;
+	r->res = res;
+	r->input = input;
+	r->input_len = input_len;
+	r->pin[0] = r->pin[1] = r->pout[0] = r->pout[1] = r->perr[0] = r->perr[1] = -1;
+	r->p3[0] = r->p3[1] = r->pst[0] = r->pst[1] = -1;
+	r->pidfd = -1;
+	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
+	r->label = hooks && hooks->label ? hooks->label : spec->argv[0];
+	r->el = (struct errlog){r->label, 0, 0};
+	r->pc = (struct p3ctx){hooks};
+	ph_buf_init(&r->out);
+	r->t0 = ph_now_us();
+	if (timeout <= 0)
+		timeout = 30000;
+	r->deadline = r->t0 + timeout * 1000;
+	r->next_alive = r->t0 + 1000000;
+}
+
+/* Records a failure to start, with errno as its code. */
+static void
+spawn_failed(struct run *r, int code)
+{
+	r->res->status = PH_EXEC_SPAWN;
+	r->res->code = code;
+}
+
+/* Reads the status pipe once the child has exec'd or given up: an errno
+ * there means execve never happened, and the child is then reaped. Returns
+ * true with that errno in *e when execve failed, false when the command
+ * runs. */
+static bool
+exec_failed(struct run *r, int *e)
+{
+	ssize_t n;
+	*e = 0;
+	while ((n = read(r->pst[0], e, sizeof *e)) < 0 && errno == EINTR)
+		;
+	close_fd(&r->pst[0]);
+	if (n != (ssize_t)sizeof *e)
+		return false;
+	wait_exit(r->pid, 1000); /* it is on its way to _exit(127) */
+	kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+	return true;
+}
+
+/* Opens the pipes, builds the environment and starts the command in its
+ * own process group, keeping our ends of the pipes. Returns true when the
+ * command runs; false with res set to PH_EXEC_SPAWN. */
+static bool
+run_start(struct run *r)
+{
+	int e;
+	if (pipe2(r->pin, O_CLOEXEC) != 0 || pipe2(r->pout, O_CLOEXEC) != 0 ||
+	    pipe2(r->perr, O_CLOEXEC) != 0 || pipe2(r->p3, O_CLOEXEC) != 0 ||
+	    pipe2(r->pst, O_CLOEXEC) != 0) {
+		spawn_failed(r, errno);
+		return false;
+	}
+	r->envp = build_env(r->spec->env);
+	r->pid = start_child(r->spec, r->lim, r->envp, r->pin[0], r->pout[1], r->perr[1], r->p3[1],
+			     r->pst[1]);
+	if (r->pid < 0) {
+		spawn_failed(r, errno);
+		return false;
+	}
+	setpgid(r->pid, r->pid); /* also done by the child: whichever runs first */
+	close_fd(&r->pin[0]);
+	close_fd(&r->pout[1]);
+	close_fd(&r->perr[1]);
+	close_fd(&r->p3[1]);
+	close_fd(&r->pst[1]);
+	if (exec_failed(r, &e)) {
+		spawn_failed(r, e);
+		return false;
+	}
+	return true;
+}
+
+/* Readies the running command for the poll loop: a pidfd for its exit
+ * where the kernel has one, our pipe ends non-blocking, stdin closed at
+ * once when there is no input. */
+static void
+run_watch(struct run *r)
+{
+	r->pidfd = pidfd_for(r->pid);
+	fcntl(r->pin[1], F_SETFL, O_NONBLOCK);
+	fcntl(r->pout[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->perr[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->p3[0], F_SETFL, O_NONBLOCK);
+	if (r->input_len == 0)
+		close_fd(&r->pin[1]);
+}
+
+/* The fds of one poll, each index -1 when its fd is not polled. */
+struct pollset {
+	struct pollfd pf[5];
+	int np, iin, iout, ierr, i3, ipid;
+};
+
+/* The poll timeout in ms: up to the deadline or the next liveness check,
+ * at most 50 ms while the leader's exit can only be seen by polling. */
+static int
+poll_timeout(const struct run *r)
+{
+	int64_t now = ph_now_us();
+	int64_t wait = (r->deadline < r->next_alive ? r->deadline : r->next_alive) - now;
+	if (r->pidfd < 0 && !r->reaped && wait > 50000)
+		wait = 50000;
+	if (wait < 0)
+		wait = 0;
+	return (int)((wait + 999) / 1000);
+}
+
+/* Adds fd to the set for events; returns its index. */
+static int
+pollset_add(struct pollset *ps, int fd, short events)
+{
+	ps->pf[ps->np] = (struct pollfd){fd, events, 0};
+	return ps->np++;
+}
+
+/* The open pipe ends, and the pidfd while the leader is unreaped. */
+static void
+pollset_fill(const struct run *r, struct pollset *ps)
+{
+	ps->np = 0;
+	ps->iin = ps->iout = ps->ierr = ps->i3 = ps->ipid = -1;
+	if (r->pin[1] >= 0)
+		ps->iin = pollset_add(ps, r->pin[1], POLLOUT);
+	if (r->pout[0] >= 0)
+		ps->iout = pollset_add(ps, r->pout[0], POLLIN);
+	if (r->perr[0] >= 0)
+		ps->ierr = pollset_add(ps, r->perr[0], POLLIN);
+	if (r->p3[0] >= 0)
+		ps->i3 = pollset_add(ps, r->p3[0], POLLIN);
+	if (r->pidfd >= 0 && !r->reaped)
+		ps->ipid = pollset_add(ps, r->pidfd, POLLIN);
+}
+
+/* True when poll returned rc > 0 and entry i (if polled) has one of ev. */
+static bool
+pollset_ready(const struct pollset *ps, int rc, int i, short ev)
+{
+	return rc > 0 && i >= 0 && (ps->pf[i].revents & ev);
+}
+
+/* Ends the command early with status: SIGTERM to its group, SIGKILL after
+ * grace_ms, and the leader reaped. */
+static void
+run_stop(struct run *r, enum ph_exec_status status, long long grace_ms)
+{
+	r->res->status = status;
+	r->killed = true;
+	terminate(r->pid, &r->wstatus, &r->reaped, grace_ms);
+}
+
+/* Writes what stdin can take of the input; closes it when all is written
+ * or the command does not read (EPIPE). */
+static void
+feed_stdin(struct run *r)
+{
+	ssize_t w = write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
+	if (w > 0)
+		r->written += (size_t)w;
+	if ((w < 0 && errno != EAGAIN && errno != EINTR) || r->written == r->input_len)
+		close_fd(&r->pin[1]); /* done, or the command does not read (EPIPE) */
+}
+
+/* Reads stdout into out, closing it at EOF or on an error. Returns false
+ * when the output went over the cap and the command was killed. */
+static bool
+read_stdout(struct run *r)
+{
+	char buf[16384];
+	ssize_t n = read(r->pout[0], buf, sizeof buf);
+	if (n > 0) {
+		if ((long long)(r->out.len + (size_t)n) > r->cap) {
+			run_stop(r, PH_EXEC_OVERFLOW, 0);
+			return false;
+		}
+		ph_buf_add(&r->out, buf, (size_t)n);
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		close_fd(&r->pout[0]);
+	}
+	return true;
+}
+
+/* Reads *fd (stderr or fd 3) and hands its lines to fn; closes *fd at EOF
+ * or on an error. */
+static void
+read_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
+{
+	char buf[8192];
+	ssize_t n = read(*fd, buf, sizeof buf);
+	if (n > 0)
+		lines_feed(lb, buf, (size_t)n, fn, ctx);
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		close_fd(fd);
+}
+
+/* After the fds: stops the command past its deadline, or when the hooks
+ * say the client went away (asked once a second). Returns true when it
+ * was stopped. */
+static bool
+run_expired(struct run *r)
+{
+	int64_t now = ph_now_us();
+	if (now >= r->deadline) {
+		run_stop(r, PH_EXEC_TIMEOUT, r->lim->grace_ms);
+		return true;
+	}
+	if (now >= r->next_alive) {
+		r->next_alive = now + 1000000;
+		if (r->hooks && r->hooks->alive && !r->hooks->alive(r->hooks->ctx)) {
+			run_stop(r, PH_EXEC_CANCELLED, r->lim->grace_ms);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The poll loop: feeds stdin, drains stdout, stderr and fd 3, and reaps
+ * the leader once it exits, until every output is closed and the leader
+ * is reaped, or the command is stopped (output cap, timeout,
+ * cancellation), or poll fails. */
+static void
+run_loop(struct run *r)
+{
+	while (r->pout[0] >= 0 || r->perr[0] >= 0 || r->p3[0] >= 0 || !r->reaped) {
+		struct pollset ps;
+		int ms = poll_timeout(r), rc;
+		pollset_fill(r, &ps);
+		rc = poll(ps.pf, (nfds_t)ps.np, ms);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (pollset_ready(&ps, rc, ps.iin, POLLOUT | POLLERR | POLLHUP))
+			feed_stdin(r);
+		if (pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR) && !read_stdout(r))
+			break;
+		if (pollset_ready(&ps, rc, ps.ierr, POLLIN | POLLHUP | POLLERR))
+			read_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
+		if (pollset_ready(&ps, rc, ps.i3, POLLIN | POLLHUP | POLLERR))
+			read_lines(&r->p3[0], &r->l3, fd3_cb, &r->pc);
+		if (!r->reaped && (ps.ipid < 0 || pollset_ready(&ps, rc, ps.ipid, POLLIN)) &&
+		    leader_state(r->pid) != LEADER_RUNNING) {
+			/* the leader is done: nothing it started may linger (and
+			 * hold our pipes open); its group is killed before it is
+			 * reaped */
+			kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+		}
+		if (run_expired(r))
+			break;
+	}
+}
+
+/* After the loop: makes sure the leader is reaped, and unless the command
+ * was stopped, sets the status from how it ended. */
+static void
+run_status(struct run *r)
+{
+	if (!r->reaped) /* poll failed: do not leave anything behind */
+		terminate(r->pid, &r->wstatus, &r->reaped, 0);
+	if (r->killed)
+		return;
+	if (WIFEXITED(r->wstatus)) {
+		r->res->code = WEXITSTATUS(r->wstatus);
+		r->res->status = r->res->code == 0 ? PH_EXEC_OK : PH_EXEC_EXIT;
+	} else if (WIFSIGNALED(r->wstatus)) {
+		r->res->code = WTERMSIG(r->wstatus);
+		r->res->status = PH_EXEC_SIGNAL;
+	}
+}
+
+/* Closes both ends of a pipe that are still open. */
+static void
+close_pipe(int p[2])
+{
+	close_fd(&p[0]);
+	close_fd(&p[1]);
+}
+
+/* Flushes the last lines, closes every fd, frees the environment and hands
+ * the output to res: stolen on success, wiped and replaced by "" otherwise.
+ * Returns 0 on success, else -1. */
+static int
+run_finish(struct run *r)
+{
+	struct ph_exec_result *res = r->res;
+	lines_flush(&r->lerr, log_stderr, &r->el);
+	lines_flush(&r->l3, fd3_cb, &r->pc);
+	if (r->el.dropped)
+		ph_log("info", "%s: stderr: %zu more bytes not logged", r->label, r->el.dropped);
+	close_pipe(r->pin);
+	close_pipe(r->pout);
+	close_pipe(r->perr);
+	close_pipe(r->p3);
+	close_pipe(r->pst);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->envp)
+		free_env(r->envp);
+	res->us = ph_now_us() - r->t0;
+	if (res->status == PH_EXEC_OK) {
+		res->out_len = r->out.len;
+		res->out = ph_buf_steal(&r->out);
+	} else {
+		/* what a failed command wrote may hold secrets (an authenticator
+		 * echoing a token): wiped, not just freed */
+		if (r->out.data)
+			sodium_memzero(r->out.data, r->out.len);
+		ph_buf_free(&r->out);
+		res->out = ph_xstrdup("");
+	}
+	return res->status == PH_EXEC_OK ? 0 : -1;
+}
+
 int
 ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, const char *input,
 	    size_t input_len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res)
 {
-	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, p3[2] = {-1, -1}, pst[2] = {-1, -1};
-	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
-	long long cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
-	const char *label = hooks && hooks->label ? hooks->label : spec->argv[0];
-	struct linebuf lerr, l3;
-	struct errlog el = {label, 0, 0};
-	struct p3ctx pc = {hooks};
-	struct ph_buf out;
-	char **envp = NULL;
-	int64_t t0 = ph_now_us(), deadline, next_alive;
-	size_t written = 0;
-	int wstatus = 0, pidfd = -1;
-	bool reaped = false, killed = false;
-	pid_t pid;
-
-	memset(res, 0, sizeof *res);
-	memset(&lerr, 0, sizeof lerr);
-	memset(&l3, 0, sizeof l3);
-	ph_buf_init(&out);
-	if (timeout <= 0)
-		timeout = 30000;
-	deadline = t0 + timeout * 1000;
-	next_alive = t0 + 1000000;
-
-	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0 ||
-	    pipe2(p3, O_CLOEXEC) != 0 || pipe2(pst, O_CLOEXEC) != 0) {
-		res->status = PH_EXEC_SPAWN;
-		res->code = errno;
-		goto done;
+	struct run r;
+	run_init(&r, spec, lim, input, input_len, hooks, res);
+	if (run_start(&r)) {
+		run_watch(&r);
+		run_loop(&r);
+		run_status(&r);
 	}
-	envp = build_env(spec->env);
-	pid = start_child(spec, lim, envp, pin[0], pout[1], perr[1], p3[1], pst[1]);
-	if (pid < 0) {
-		res->status = PH_EXEC_SPAWN;
-		res->code = errno;
-		goto done;
-	}
-	setpgid(pid, pid); /* also done by the child: whichever runs first */
-	close_fd(&pin[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[1]);
-	close_fd(&p3[1]);
-	close_fd(&pst[1]);
-	{
-		/* an errno on the status pipe means execve never happened */
-		int e = 0;
-		ssize_t n;
-		while ((n = read(pst[0], &e, sizeof e)) < 0 && errno == EINTR)
-			;
-		close_fd(&pst[0]);
-		if (n == (ssize_t)sizeof e) {
-			wait_exit(pid, 1000); /* it is on its way to _exit(127) */
-			kill_and_reap(pid, &wstatus, &reaped);
-			res->status = PH_EXEC_SPAWN;
-			res->code = e;
-			goto done;
-		}
-	}
-	pidfd = pidfd_for(pid);
-	fcntl(pin[1], F_SETFL, O_NONBLOCK);
-	fcntl(pout[0], F_SETFL, O_NONBLOCK);
-	fcntl(perr[0], F_SETFL, O_NONBLOCK);
-	fcntl(p3[0], F_SETFL, O_NONBLOCK);
-	if (input_len == 0)
-		close_fd(&pin[1]);
-
-	while (pout[0] >= 0 || perr[0] >= 0 || p3[0] >= 0 || !reaped) {
-		struct pollfd pf[5];
-		int np = 0, iin = -1, iout = -1, ierr = -1, i3 = -1, ipid = -1, rc;
-		int64_t now = ph_now_us();
-		int64_t wait = (deadline < next_alive ? deadline : next_alive) - now;
-		if (pidfd < 0 && !reaped && wait > 50000)
-			wait = 50000;
-		if (wait < 0)
-			wait = 0;
-		if (pin[1] >= 0) { iin = np; pf[np++] = (struct pollfd){pin[1], POLLOUT, 0}; }
-		if (pout[0] >= 0) { iout = np; pf[np++] = (struct pollfd){pout[0], POLLIN, 0}; }
-		if (perr[0] >= 0) { ierr = np; pf[np++] = (struct pollfd){perr[0], POLLIN, 0}; }
-		if (p3[0] >= 0) { i3 = np; pf[np++] = (struct pollfd){p3[0], POLLIN, 0}; }
-		if (pidfd >= 0 && !reaped) { ipid = np; pf[np++] = (struct pollfd){pidfd, POLLIN, 0}; }
-		rc = poll(pf, (nfds_t)np, (int)((wait + 999) / 1000));
-		if (rc < 0 && errno != EINTR)
-			break;
-		if (rc > 0 && iin >= 0 && (pf[iin].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write_nopipe(pin[1], input + written, input_len - written);
-			if (w > 0)
-				written += (size_t)w;
-			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == input_len)
-				close_fd(&pin[1]); /* done, or the command does not read (EPIPE) */
-		}
-		if (rc > 0 && iout >= 0 && (pf[iout].revents & (POLLIN | POLLHUP | POLLERR))) {
-			char buf[16384];
-			ssize_t r = read(pout[0], buf, sizeof buf);
-			if (r > 0) {
-				if ((long long)(out.len + (size_t)r) > cap) {
-					res->status = PH_EXEC_OVERFLOW;
-					killed = true;
-					terminate(pid, &wstatus, &reaped, 0);
-					break;
-				}
-				ph_buf_add(&out, buf, (size_t)r);
-			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close_fd(&pout[0]);
-			}
-		}
-		if (rc > 0 && ierr >= 0 && (pf[ierr].revents & (POLLIN | POLLHUP | POLLERR))) {
-			char buf[8192];
-			ssize_t r = read(perr[0], buf, sizeof buf);
-			if (r > 0)
-				lines_feed(&lerr, buf, (size_t)r, log_stderr, &el);
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-				close_fd(&perr[0]);
-		}
-		if (rc > 0 && i3 >= 0 && (pf[i3].revents & (POLLIN | POLLHUP | POLLERR))) {
-			char buf[8192];
-			ssize_t r = read(p3[0], buf, sizeof buf);
-			if (r > 0)
-				lines_feed(&l3, buf, (size_t)r, fd3_cb, &pc);
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-				close_fd(&p3[0]);
-		}
-		if (!reaped && (ipid < 0 || (rc > 0 && (pf[ipid].revents & POLLIN))) &&
-		    leader_state(pid) != LEADER_RUNNING) {
-			/* the leader is done: nothing it started may linger (and
-			 * hold our pipes open); its group is killed before it is
-			 * reaped */
-			kill_and_reap(pid, &wstatus, &reaped);
-		}
-		now = ph_now_us();
-		if (now >= deadline) {
-			res->status = PH_EXEC_TIMEOUT;
-			killed = true;
-			terminate(pid, &wstatus, &reaped, lim->grace_ms);
-			break;
-		}
-		if (now >= next_alive) {
-			next_alive = now + 1000000;
-			if (hooks && hooks->alive && !hooks->alive(hooks->ctx)) {
-				res->status = PH_EXEC_CANCELLED;
-				killed = true;
-				terminate(pid, &wstatus, &reaped, lim->grace_ms);
-				break;
-			}
-		}
-	}
-	if (!reaped) /* poll failed: do not leave anything behind */
-		terminate(pid, &wstatus, &reaped, 0);
-	if (!killed) {
-		if (WIFEXITED(wstatus)) {
-			res->code = WEXITSTATUS(wstatus);
-			res->status = res->code == 0 ? PH_EXEC_OK : PH_EXEC_EXIT;
-		} else if (WIFSIGNALED(wstatus)) {
-			res->code = WTERMSIG(wstatus);
-			res->status = PH_EXEC_SIGNAL;
-		}
-	}
-done:
-	lines_flush(&lerr, log_stderr, &el);
-	lines_flush(&l3, fd3_cb, &pc);
-	if (el.dropped)
-		ph_log("info", "%s: stderr: %zu more bytes not logged", label, el.dropped);
-	close_fd(&pin[0]);
-	close_fd(&pin[1]);
-	close_fd(&pout[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[0]);
-	close_fd(&perr[1]);
-	close_fd(&p3[0]);
-	close_fd(&p3[1]);
-	close_fd(&pst[0]);
-	close_fd(&pst[1]);
-	if (pidfd >= 0)
-		close(pidfd);
-	if (envp)
-		free_env(envp);
-	res->us = ph_now_us() - t0;
-	if (res->status == PH_EXEC_OK) {
-		res->out_len = out.len;
-		res->out = ph_buf_steal(&out);
-	} else {
-		/* what a failed command wrote may hold secrets (an authenticator
-		 * echoing a token): wiped, not just freed */
-		if (out.data)
-			sodium_memzero(out.data, out.len);
-		ph_buf_free(&out);
-		res->out = ph_xstrdup("");
-	}
-	return res->status == PH_EXEC_OK ? 0 : -1;
+	return run_finish(&r);
 }

@@ -110,89 +110,122 @@ ph_exec_spec_clear(struct ph_exec_spec *spec)
 	memset(spec, 0, sizeof *spec);
 }
 
+/* The timeout_ms and max_output keys into spec, each within the bounds of
+ * b. Returns 0, or -1 after reporting either. */
+static int
+parse_limits(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
+	     struct ph_exec_spec *spec)
+{
+	int rc = 0;
+	rc |= bounded(s, map, b, "timeout_ms", b->timeout_min, b->timeout_max, b->timeout_def,
+		      &spec->timeout_ms);
+	rc |= bounded(s, map, b, "max_output", b->output_min, b->output_max, b->output_def,
+		      &spec->max_output);
+	return rc;
+}
+
+/* True when v, the command key named name, is a list of 1 to b->max_args
+ * items; false after a report. */
+static bool
+argv_shape_ok(struct ph_ysink *s, const struct ph_exec_bounds *b, const struct ph_ynode *v,
+	      const char *name)
+{
+	if (v->kind == PH_Y_SEQ && v->n > 0 && v->n <= b->max_args)
+		return true;
+	if (b->max_args == SIZE_MAX)
+		ph_yread_problem(s, v->line, "%s: expected a non-empty list: [program, args...]", name);
+	else
+		ph_yread_problem(s, v->line, "%s: expected a list of 1 to %zu strings: [program, args...]",
+				 name, b->max_args);
+	return false;
+}
+
+/* The env allow-list into spec->env (where b has one), each entry NAME or
+ * NAME=value; *path becomes the PATH the command will get when the list
+ * sets or passes one (borrowed from spec->env or the environment). Returns
+ * 0, or -1 after a report. */
+static int
+parse_env(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
+	  struct ph_exec_spec *spec, const char **path)
+{
+	const struct ph_ynode *e;
+	char nb[64];
+	if (!b->env_cwd || (e = ph_yaml_get(map, "env")) == NULL)
+		return 0;
+	spec->env = ph_yread_strlist(s, e, qual(b, "env", nb, sizeof nb), 0, SIZE_MAX, SIZE_MAX, NULL);
+	if (spec->env == NULL)
+		return -1;
+	for (size_t i = 0; spec->env[i]; i++) {
+		const char *ev = spec->env[i], *eq = strchr(ev, '=');
+		if (!env_name_ok(ev, eq ? (size_t)(eq - ev) : strlen(ev))) {
+			ph_yread_problem(s, e->vals[i]->line, "env entry '%s' must be NAME or NAME=value", ev);
+			return -1;
+		}
+		if (strncmp(ev, "PATH=", 5) == 0)
+			*path = ev + 5;
+		else if (strcmp(ev, "PATH") == 0 && getenv("PATH"))
+			*path = getenv("PATH");
+	}
+	return 0;
+}
+
+/* The working directory into spec->cwd (caller's spec owns it) as a real
+ * path: the cwd key relative to dir, else dir itself where b says so.
+ * Returns 0, or -1 after a report. */
+static int
+parse_cwd(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
+	  const char *dir, struct ph_exec_spec *spec)
+{
+	const struct ph_ynode *e;
+	char nb[64], real[PATH_MAX];
+	struct stat st;
+	if (b->env_cwd && (e = ph_yaml_get(map, "cwd")) != NULL) {
+		const char *c = ph_yread_str(s, e, qual(b, "cwd", nb, sizeof nb), 1, SIZE_MAX);
+		char *full;
+		if (c == NULL)
+			return -1;
+		full = ph_path_join(dir, c);
+		if (realpath(full, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			ph_yread_problem(s, e->line, "cwd '%s' is not a directory", full);
+			free(full);
+			return -1;
+		}
+		free(full);
+		spec->cwd = ph_xstrdup(real);
+	} else if (b->cwd_dir) {
+		if (realpath(dir, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			ph_yread_problem(s, map->line, "cwd '%s' is not a directory", dir);
+			return -1;
+		}
+		spec->cwd = ph_xstrdup(real);
+	}
+	return 0;
+}
+
 int
 ph_exec_spec_parse(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
 		   const char *dir, struct ph_exec_spec *spec)
 {
-	const struct ph_ynode *v = ph_yaml_get(map, b->argv_key), *e;
+	const struct ph_ynode *v = ph_yaml_get(map, b->argv_key);
 	const char *path = PH_EXEC_DEFAULT_PATH;
 	char nb[64], *resolved;
 	const char *name = qual(b, b->argv_key, nb, sizeof nb);
 	size_t argc = 0;
-	int rc = 0;
 	memset(spec, 0, sizeof *spec);
-	if (v == NULL) {
-		/* no command: only the limits, so that a bad one is still reported */
-		rc |= bounded(s, map, b, "timeout_ms", b->timeout_min, b->timeout_max, b->timeout_def,
-			      &spec->timeout_ms);
-		rc |= bounded(s, map, b, "max_output", b->output_min, b->output_max, b->output_def,
-			      &spec->max_output);
-		return rc;
-	}
-	if (v->kind != PH_Y_SEQ || v->n == 0 || v->n > b->max_args) {
-		if (b->max_args == SIZE_MAX)
-			ph_yread_problem(s, v->line, "%s: expected a non-empty list: [program, args...]",
-					 name);
-		else
-			ph_yread_problem(s, v->line,
-					 "%s: expected a list of 1 to %zu strings: [program, args...]", name,
-					 b->max_args);
+	if (v == NULL) /* no command: only the limits, so that a bad one is still reported */
+		return parse_limits(s, map, b, spec);
+	if (!argv_shape_ok(s, b, v, name))
 		return -1;
-	}
 	spec->argv = ph_yread_strlist(s, v, name, 1, b->max_args, b->max_args == SIZE_MAX ? SIZE_MAX : 4096,
 				      &argc);
-	if (spec->argv == NULL)
+	if (spec->argv == NULL || parse_env(s, map, b, spec, &path) != 0)
 		goto fail;
-	if (b->env_cwd && (e = ph_yaml_get(map, "env")) != NULL) {
-		spec->env = ph_yread_strlist(s, e, qual(b, "env", nb, sizeof nb), 0, SIZE_MAX, SIZE_MAX, NULL);
-		if (spec->env == NULL)
-			goto fail;
-		for (size_t i = 0; spec->env[i]; i++) {
-			const char *ev = spec->env[i], *eq = strchr(ev, '=');
-			if (!env_name_ok(ev, eq ? (size_t)(eq - ev) : strlen(ev))) {
-				ph_yread_problem(s, e->vals[i]->line, "env entry '%s' must be NAME or NAME=value",
-						 ev);
-				goto fail;
-			}
-			if (strncmp(ev, "PATH=", 5) == 0)
-				path = ev + 5;
-			else if (strcmp(ev, "PATH") == 0 && getenv("PATH"))
-				path = getenv("PATH");
-		}
-	}
 	resolved = resolve(s, b, v, spec->argv[0], dir, path);
 	if (resolved == NULL)
 		goto fail;
 	free(spec->argv[0]);
 	spec->argv[0] = resolved;
-	if (b->env_cwd && (e = ph_yaml_get(map, "cwd")) != NULL) {
-		const char *c = ph_yread_str(s, e, qual(b, "cwd", nb, sizeof nb), 1, SIZE_MAX);
-		char real[PATH_MAX], *full;
-		struct stat st;
-		if (c == NULL)
-			goto fail;
-		full = ph_path_join(dir, c);
-		if (realpath(full, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			ph_yread_problem(s, e->line, "cwd '%s' is not a directory", full);
-			free(full);
-			goto fail;
-		}
-		free(full);
-		spec->cwd = ph_xstrdup(real);
-	} else if (b->cwd_dir) {
-		char real[PATH_MAX];
-		struct stat st;
-		if (realpath(dir, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			ph_yread_problem(s, map->line, "cwd '%s' is not a directory", dir);
-			goto fail;
-		}
-		spec->cwd = ph_xstrdup(real);
-	}
-	rc |= bounded(s, map, b, "timeout_ms", b->timeout_min, b->timeout_max, b->timeout_def,
-		      &spec->timeout_ms);
-	rc |= bounded(s, map, b, "max_output", b->output_min, b->output_max, b->output_def,
-		      &spec->max_output);
-	if (rc != 0)
+	if (parse_cwd(s, map, b, dir, spec) != 0 || parse_limits(s, map, b, spec) != 0)
 		goto fail;
 	return 0;
 fail:

@@ -85,109 +85,167 @@ open_kernel(int rootfd, const char *rel, bool dir)
 }
 #endif
 
-/* The walk without openat2. The directories passed through are held open
- * in stack[] (stack[0] is rootfd, borrowed), so ".." in a link's target is
- * a pop, never a lookup, and cannot climb above rootfd. Returns the fd of
- * the last segment or -1 with errno. */
+/* The state of open_walk. The directories passed through are held open in
+ * stack[] (stack[0] is rootfd, borrowed; the others are owned and closed at
+ * the end); path is the rest of the walk, p the next segment in it. */
+struct walk {
+	int stack[PH_FS_MAX_DEPTH + 1];
+	size_t n;
+	char path[PATH_MAX];
+	char *p;
+	int links;
+	bool dir;
+};
+
+/* One segment of the path, NUL-terminated in walk.path. */
+struct seg {
+	char *comp;
+	bool last;      /* nothing but slashes follows */
+	bool had_slash; /* a slash followed it: it must be a directory */
+};
+
+enum step { STEP_NEXT, STEP_DONE, STEP_FAIL };
+
+/* Cuts the next segment off w->p into *sg. Returns false when the path
+ * ends (only slashes left). */
+static bool
+walk_next(struct walk *w, struct seg *sg)
+{
+	size_t len;
+	while (*w->p == '/')
+		w->p++;
+	if (*w->p == '\0')
+		return false;
+	sg->comp = w->p;
+	len = strcspn(w->p, "/");
+	w->p += len;
+	sg->had_slash = *w->p == '/';
+	if (sg->had_slash)
+		*w->p++ = '\0';
+	sg->last = w->p[strspn(w->p, "/")] == '\0';
+	return true;
+}
+
+/* A ".." segment, which only a link's target can hold (rel_allowed refused
+ * it in rel): closes the directory on top. Fails with EXDEV at the root. */
+static enum step
+walk_up(struct walk *w)
+{
+	if (w->n == 1) {
+		errno = EXDEV;
+		return STEP_FAIL;
+	}
+	close(w->stack[--w->n]);
+	return STEP_NEXT;
+}
+
+/* Keeps fd, a directory on the way, on the stack (which then owns it).
+ * Fails with ENAMETOOLONG, fd closed, past PH_FS_MAX_DEPTH. */
+static enum step
+walk_push(struct walk *w, int fd)
+{
+	if (w->n > PH_FS_MAX_DEPTH) {
+		close(fd);
+		errno = ENAMETOOLONG;
+		return STEP_FAIL;
+	}
+	w->stack[w->n++] = fd;
+	return STEP_NEXT;
+}
+
+/* Where O_NOFOLLOW stopped at sg (errno e: a link, or not a directory):
+ * reads the link and puts its target in front of the rest of the path.
+ * Fails, errno set, when it is no link (e), too long, one link too many,
+ * empty or absolute. */
+static enum step
+walk_link(struct walk *w, const struct seg *sg, int e)
+{
+	char target[PATH_MAX];
+	size_t rest, sl = sg->had_slash ? 1 : 0;
+	ssize_t tl = readlinkat(w->stack[w->n - 1], sg->comp, target, sizeof target);
+	if (tl < 0) {
+		errno = e;
+		return STEP_FAIL;
+	}
+	if ((size_t)tl >= sizeof target || (size_t)tl + 1 + strlen(w->p) >= sizeof w->path) {
+		errno = ENAMETOOLONG;
+		return STEP_FAIL;
+	}
+	if (++w->links > PH_FS_MAX_LINKS) {
+		errno = ELOOP;
+		return STEP_FAIL;
+	}
+	if (tl == 0 || target[0] == '/') {
+		errno = tl == 0 ? ENOENT : EXDEV;
+		return STEP_FAIL;
+	}
+	/* go on with the target, then what followed the link */
+	rest = strlen(w->p);
+	memmove(w->path + (size_t)tl + sl, w->p, rest + 1);
+	memcpy(w->path, target, (size_t)tl);
+	if (sg->had_slash)
+		w->path[tl] = '/';
+	w->p = w->path;
+	return STEP_NEXT;
+}
+
+/* One segment of the walk: opens it without following a link from the
+ * directory on top. STEP_DONE with the last one's fd (or -1 and errno) in
+ * *fd; STEP_NEXT to go on; STEP_FAIL with errno. */
+static enum step
+walk_step(struct walk *w, int *fd)
+{
+	struct seg sg;
+	int flags;
+	if (!walk_next(w, &sg)) {
+		/* the path ends at a directory already held ("", ".", a link's "..") */
+		*fd = openat(w->stack[w->n - 1], ".", final_flags(w->dir));
+		return STEP_DONE;
+	}
+	if (strcmp(sg.comp, ".") == 0)
+		return STEP_NEXT;
+	if (strcmp(sg.comp, "..") == 0)
+		return walk_up(w);
+	if (sg.last)
+		flags = final_flags(w->dir) | (sg.had_slash || w->dir ? O_DIRECTORY : 0);
+	else
+		flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	*fd = openat(w->stack[w->n - 1], sg.comp, flags | O_NOFOLLOW);
+	if (*fd >= 0)
+		return sg.last ? STEP_DONE : walk_push(w, *fd);
+	if (errno != ELOOP && errno != ENOTDIR)
+		return STEP_FAIL;
+	/* O_NOFOLLOW stopped at a link, or this is not a directory */
+	return walk_link(w, &sg, errno);
+}
+
+/* The walk without openat2: one segment at a time from the directory
+ * opened before it, so ".." in a link's target is a pop, never a lookup,
+ * and cannot climb above rootfd (borrowed). Returns the fd of the last
+ * segment or -1 with errno. */
 static int
 open_walk(int rootfd, const char *rel, bool dir)
 {
-	int stack[PH_FS_MAX_DEPTH + 1];
-	size_t n = 1;
-	char path[PATH_MAX], target[PATH_MAX];
-	char *p = path;
-	int links = 0, fd = -1, e;
-	stack[0] = rootfd;
-	if (strlen(rel) >= sizeof path) {
+	struct walk w;
+	enum step st;
+	int fd = -1, e;
+	w.stack[0] = rootfd;
+	w.n = 1;
+	w.links = 0;
+	w.dir = dir;
+	if (strlen(rel) >= sizeof w.path) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	strcpy(path, rel);
-	for (;;) {
-		char *comp;
-		size_t len;
-		bool last, had_slash, need_dir;
-		int flags;
-		ssize_t tl;
-		while (*p == '/')
-			p++;
-		if (*p == '\0') {
-			/* the path ends at a directory already held ("", ".", a link's "..") */
-			fd = openat(stack[n - 1], ".", final_flags(dir));
-			goto out;
-		}
-		comp = p;
-		len = strcspn(p, "/");
-		p += len;
-		had_slash = *p == '/';
-		if (had_slash)
-			*p++ = '\0';
-		last = p[strspn(p, "/")] == '\0';
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			/* only a link's target gets here: rel_allowed refused it in rel */
-			if (n == 1) {
-				errno = EXDEV;
-				goto fail;
-			}
-			close(stack[--n]);
-			continue;
-		}
-		need_dir = had_slash || !last || dir;
-		if (last)
-			flags = final_flags(dir) | (need_dir ? O_DIRECTORY : 0);
-		else
-			flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-		fd = openat(stack[n - 1], comp, flags | O_NOFOLLOW);
-		if (fd >= 0) {
-			if (last)
-				goto out;
-			if (n > PH_FS_MAX_DEPTH) {
-				close(fd);
-				errno = ENAMETOOLONG;
-				goto fail;
-			}
-			stack[n++] = fd;
-			continue;
-		}
-		if (errno != ELOOP && errno != ENOTDIR)
-			goto fail;
-		/* O_NOFOLLOW stopped at a link, or this is not a directory */
-		e = errno;
-		tl = readlinkat(stack[n - 1], comp, target, sizeof target);
-		if (tl < 0) {
-			errno = e;
-			goto fail;
-		}
-		if ((size_t)tl >= sizeof target || (size_t)tl + 1 + strlen(p) >= sizeof path) {
-			errno = ENAMETOOLONG;
-			goto fail;
-		}
-		if (++links > PH_FS_MAX_LINKS) {
-			errno = ELOOP;
-			goto fail;
-		}
-		if (tl == 0 || target[0] == '/') {
-			errno = tl == 0 ? ENOENT : EXDEV;
-			goto fail;
-		}
-		/* go on with the target, then what followed the link */
-		{
-			size_t rest = strlen(p), sl = had_slash ? 1 : 0;
-			memmove(path + (size_t)tl + sl, p, rest + 1);
-			memcpy(path, target, (size_t)tl);
-			if (had_slash)
-				path[tl] = '/';
-			p = path;
-		}
-	}
-fail:
-	fd = -1;
-out:
+	strcpy(w.path, rel);
+	w.p = w.path;
+	while ((st = walk_step(&w, &fd)) == STEP_NEXT)
+		;
+	if (st == STEP_FAIL)
+		fd = -1;
 	e = errno;
-	while (n > 1)
-		close(stack[--n]);
+	while (w.n > 1)
+		close(w.stack[--w.n]);
 	errno = e;
 	return fd;
 }

@@ -195,30 +195,39 @@ reload(struct master *m)
 	ph_log("notice", "configuration reloaded; generation %u started", m->gen);
 }
 
-int
-ph_master_run(struct ph_server *srv, const struct ph_run *run)
+/* Sizes the master for srv (kept in m: a reload replaces it, the end of
+ * ph_master_run frees it) and run (borrowed): the wanted worker count, the
+ * slots and the shared scoreboard. Returns 0, or -1 after logging when the
+ * scoreboard cannot be mapped. */
+static int
+master_init(struct master *m, struct ph_server *srv, const struct ph_run *run)
 {
-	struct master m;
-	sigset_t set;
-	struct sigaction sa;
-
-	memset(&m, 0, sizeof m);
-	m.srv = srv;
-	m.run = run;
-	m.want = (size_t)(run->workers > 0 ? run->workers : srv->conf->workers);
-	if (m.want < 1)
-		m.want = 1;
+	memset(m, 0, sizeof *m);
+	m->srv = srv;
+	m->run = run;
+	m->want = (size_t)(run->workers > 0 ? run->workers : srv->conf->workers);
+	if (m->want < 1)
+		m->want = 1;
 	/* room for the current generation and draining ones, and for a reload
 	 * that raises the worker count */
-	m.nslots = m.want * 4 > 64 ? m.want * 4 : 64;
-	m.slots = ph_xcalloc(m.nslots, sizeof *m.slots);
-	m.board = mmap(NULL, m.nslots * sizeof *m.board, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (m.board == MAP_FAILED) {
+	m->nslots = m->want * 4 > 64 ? m->want * 4 : 64;
+	m->slots = ph_xcalloc(m->nslots, sizeof *m->slots);
+	m->board = mmap(NULL, m->nslots * sizeof *m->board, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m->board == MAP_FAILED) {
 		ph_log("error", "mmap: %s", strerror(errno));
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
+/* Catches the signals the master waits for (so that they wake it, without
+ * a handler doing anything), ignores SIGPIPE, and blocks the caught ones:
+ * they are taken with sigtimedwait from *set. */
+static void
+master_signals(sigset_t *set)
+{
+	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = nop_handler;
 	sigemptyset(&sa.sa_mask);
@@ -229,75 +238,107 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, set, NULL);
+}
 
+/* Refills the current generation's empty slots whose time has come, and
+ * SIGKILLs workers still running past the shutdown timeout after their
+ * SIGTERM. Returns the earliest time something is due, at most wake. */
+static int64_t
+tend_slots(struct master *m, int64_t now, int64_t wake)
+{
+	for (size_t i = 0; i < m->nslots; i++) {
+		struct slot *s = &m->slots[i];
+		if (!m->stopping && s->pid == 0 && s->gen == m->gen && s->respawn_at_us > 0) {
+			if (s->respawn_at_us <= now)
+				spawn(m, i);
+			else if (s->respawn_at_us < wake)
+				wake = s->respawn_at_us;
+		}
+		if (s->pid > 0 && s->term_at_us > 0) {
+			int64_t dl = s->term_at_us + m->run->shutdown_timeout * 1000000;
+			if (dl <= now) {
+				ph_log("warning", "worker %d did not finish in %llds; killing it", (int)s->pid,
+				       m->run->shutdown_timeout);
+				kill(s->pid, SIGKILL);
+				s->term_at_us = INT64_MAX / 2;
+			} else if (dl < wake) {
+				wake = dl;
+			}
+		}
+	}
+	return wake;
+}
+
+/* Waits for one of the signals in set until wake. Returns the signal, or
+ * -1 on the timeout or EINTR. */
+static int
+wait_signal(const sigset_t *set, int64_t now, int64_t wake)
+{
+	struct timespec ts;
+	siginfo_t si;
+	if (wake < now)
+		wake = now;
+	ts.tv_sec = (time_t)((wake - now) / 1000000);
+	ts.tv_nsec = (long)((wake - now) % 1000000) * 1000;
+	return sigtimedwait(set, &si, &ts);
+}
+
+/* Acts on one signal: SIGCHLD reaps, SIGTERM, SIGINT and SIGUSR1 start a
+ * graceful stop, SIGHUP reloads (both once stopping, ignored). */
+static void
+on_signal(struct master *m, int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+		reap(m);
+		break;
+	case SIGTERM:
+	case SIGINT:
+	case SIGUSR1:
+		if (!m->stopping) {
+			ph_log("notice", "stopping: letting %zu workers finish", live(m));
+			m->stopping = true;
+			terminate_generation(m, m->gen + 1);
+		}
+		break;
+	case SIGHUP:
+		if (!m->stopping)
+			reload(m);
+		break;
+	default:
+		break;
+	}
+}
+
+int
+ph_master_run(struct ph_server *srv, const struct ph_run *run)
+{
+	struct master m;
+	sigset_t set;
+
+	if (master_init(&m, srv, run) != 0)
+		return 1;
+	master_signals(&set);
 	for (size_t i = 0; i < m.want; i++)
 		spawn(&m, i);
 	ph_log("notice", "master %d started %zu workers", (int)getpid(), m.want);
 
 	for (;;) {
-		int64_t now = ph_now_us(), wake = now + 1000000;
-		struct timespec ts;
-		siginfo_t si;
+		int64_t now = ph_now_us();
+		int64_t wake = tend_slots(&m, now, now + 1000000);
 		int sig;
-
-		/* refill the current generation, kill stragglers past the timeout */
-		for (size_t i = 0; i < m.nslots; i++) {
-			struct slot *s = &m.slots[i];
-			if (!m.stopping && s->pid == 0 && s->gen == m.gen && s->respawn_at_us > 0) {
-				if (s->respawn_at_us <= now)
-					spawn(&m, i);
-				else if (s->respawn_at_us < wake)
-					wake = s->respawn_at_us;
-			}
-			if (s->pid > 0 && s->term_at_us > 0) {
-				int64_t dl = s->term_at_us + run->shutdown_timeout * 1000000;
-				if (dl <= now) {
-					ph_log("warning", "worker %d did not finish in %llds; killing it",
-					       (int)s->pid, run->shutdown_timeout);
-					kill(s->pid, SIGKILL);
-					s->term_at_us = INT64_MAX / 2;
-				} else if (dl < wake) {
-					wake = dl;
-				}
-			}
-		}
 		if (m.stopping && live(&m) == 0)
 			break;
-
-		if (wake < now)
-			wake = now;
-		ts.tv_sec = (time_t)((wake - now) / 1000000);
-		ts.tv_nsec = (long)((wake - now) % 1000000) * 1000;
-		sig = sigtimedwait(&set, &si, &ts);
-		if (sig < 0)
-			continue; /* timeout or EINTR */
-		switch (sig) {
-		case SIGCHLD:
-			reap(&m);
-			break;
-		case SIGTERM:
-		case SIGINT:
-		case SIGUSR1:
-			if (!m.stopping) {
-				ph_log("notice", "stopping: letting %zu workers finish", live(&m));
-				m.stopping = true;
-				terminate_generation(&m, m.gen + 1);
-			}
-			break;
-		case SIGHUP:
-			if (!m.stopping)
-				reload(&m);
-			break;
-		default:
-			break;
-		}
+		sig = wait_signal(&set, now, wake);
+		if (sig >= 0)
+			on_signal(&m, sig);
 	}
 	munmap((void *)m.board, m.nslots * sizeof *m.board);
 	free(m.slots);
