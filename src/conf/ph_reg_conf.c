@@ -294,12 +294,71 @@ static const char *const tool_keys[] = {
 	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd",
 	"module", "symbol", NULL};
 
+/* A tool's input schema: built from the 'input' fields, given as
+ * 'input_schema', or an object without properties when neither is set.
+ * NULL after a report. Caller puts. */
+static struct json_object *
+tool_input(struct rc *r, const struct ph_ynode *item)
+{
+	const struct ph_ynode *input = ph_yaml_get(item, "input");
+	struct json_object *schema;
+	if (input && ph_yaml_get(item, "input_schema")) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "input_schema"), "give either 'input' (fields) or 'input_schema', not both");
+		return NULL;
+	}
+	if (input) {
+		char err[400];
+		int line = input->line;
+		if (ph_yaml_is_null(input)) {
+			schema = json_object_new_object();
+			json_object_object_add(schema, "type", json_object_new_string("object"));
+			json_object_object_add(schema, "properties", json_object_new_object());
+		} else if ((schema = ph_schema_from_fields(input, err, sizeof err, &line)) == NULL) {
+			ph_yread_problem(&r->s, line, "input: %s", err);
+		}
+		return schema;
+	}
+	if (ph_yaml_get(item, "input_schema"))
+		return schema_key(r, item, "input_schema");
+	schema = json_object_new_object();
+	json_object_object_add(schema, "type", json_object_new_string("object"));
+	json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
+	return schema;
+}
+
+/* Sets the input schema and, when given, the output schema of t. Returns 0,
+ * or -1 after a report. */
+static int
+tool_schemas(struct rc *r, const struct ph_ynode *item, struct ph_tool *t)
+{
+	struct json_object *schema = tool_input(r, item), *out = NULL;
+	const char *in_key = ph_yaml_get(item, "input") ? "input" : "input_schema";
+	int rc = -1;
+	if (schema == NULL)
+		return -1;
+	if (ph_tool_set_input(r->reg, t, schema) != 0) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, in_key), "%s", r->reg->err);
+		goto done;
+	}
+	if (ph_yaml_get(item, "output_schema")) {
+		if ((out = schema_key(r, item, "output_schema")) == NULL)
+			goto done;
+		if (ph_tool_set_output(r->reg, t, out) != 0) {
+			ph_yread_problem(&r->s, ph_yread_key_line(item, "output_schema"), "%s", r->reg->err);
+			goto done;
+		}
+	}
+	rc = 0;
+done:
+	json_object_put(schema);
+	json_object_put(out);
+	return rc;
+}
+
 static void
 parse_tool(struct rc *r, const struct ph_ynode *item)
 {
 	struct ph_tool *t = ph_xcalloc(1, sizeof *t);
-	struct json_object *schema = NULL, *out = NULL;
-	const struct ph_ynode *input = ph_yaml_get(item, "input");
 	if (!ph_yread_keys(&r->s, item, NULL, tool_keys))
 		goto fail;
 	t->name = str_key(r, item, "name", true);
@@ -318,41 +377,8 @@ parse_tool(struct rc *r, const struct ph_ynode *item)
 	for (size_t i = 0; i < t->nrequires; i++)
 		if (!ph_registry_name_ok(t->requires[i]))
 			ph_yread_problem(&r->s, ph_yread_key_line(item, "requires"), "'%s' is not a capability name", t->requires[i]);
-	if (input && ph_yaml_get(item, "input_schema")) {
-		ph_yread_problem(&r->s, ph_yread_key_line(item, "input_schema"), "give either 'input' (fields) or 'input_schema', not both");
+	if (tool_schemas(r, item, t) != 0)
 		goto fail;
-	}
-	if (input) {
-		char err[400];
-		int line = input->line;
-		if (ph_yaml_is_null(input)) {
-			schema = json_object_new_object();
-			json_object_object_add(schema, "type", json_object_new_string("object"));
-			json_object_object_add(schema, "properties", json_object_new_object());
-		} else if ((schema = ph_schema_from_fields(input, err, sizeof err, &line)) == NULL) {
-			ph_yread_problem(&r->s, line, "input: %s", err);
-			goto fail;
-		}
-	} else if (ph_yaml_get(item, "input_schema")) {
-		if ((schema = schema_key(r, item, "input_schema")) == NULL)
-			goto fail;
-	} else {
-		schema = json_object_new_object();
-		json_object_object_add(schema, "type", json_object_new_string("object"));
-		json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
-	}
-	if (ph_tool_set_input(r->reg, t, schema) != 0) {
-		ph_yread_problem(&r->s, ph_yread_key_line(item, input ? "input" : "input_schema"), "%s", r->reg->err);
-		goto fail;
-	}
-	if (ph_yaml_get(item, "output_schema")) {
-		if ((out = schema_key(r, item, "output_schema")) == NULL)
-			goto fail;
-		if (ph_tool_set_output(r->reg, t, out) != 0) {
-			ph_yread_problem(&r->s, ph_yread_key_line(item, "output_schema"), "%s", r->reg->err);
-			goto fail;
-		}
-	}
 	if (parse_handler(r, item, &t->h) != 0)
 		goto fail;
 	if (t->h.kind == PH_HANDLER_NONE) {
@@ -361,14 +387,10 @@ parse_tool(struct rc *r, const struct ph_ynode *item)
 	}
 	if (r->s.bad)
 		goto fail;
-	json_object_put(schema);
-	json_object_put(out);
 	if (ph_registry_add_tool(r->reg, t) == NULL)
 		ph_yread_problem(&r->s, item->line, "%s", r->reg->err);
 	return;
 fail:
-	json_object_put(schema);
-	json_object_put(out);
 	ph_tool_free(t);
 }
 
@@ -669,31 +691,87 @@ static const char *const template_keys[] = {
 	"complete", "ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "module",
 	"symbol", NULL};
 
+/* uri_template of t, copied and parsed into t->ut: not skill://, with at
+ * least one variable. Returns 0, or -1 after a report. */
+static int
+template_uri(struct rc *r, const struct ph_ynode *item, struct ph_template *t)
+{
+	char err[300];
+	t->uri_template = str_key(r, item, "uri_template", true);
+	if (t->uri_template == NULL)
+		return -1;
+	if (strncmp(t->uri_template, "skill://", 8) == 0) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri_template"), "skill:// URIs belong to the skills extension");
+		return -1;
+	}
+	t->ut = ph_uritemplate_parse(t->uri_template, err, sizeof err);
+	if (t->ut == NULL) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri_template"), "%s", err);
+		return -1;
+	}
+	if (ph_uritemplate_nvars(t->ut) == 0) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri_template"), "a template needs at least one {variable} "
+		     "(a fixed uri is a resource)");
+		return -1;
+	}
+	return 0;
+}
+
+/* dir of t: relative to the configuration file, resolved (t->dir is the
+ * real path) and a directory. Returns 0, or -1 after a report. */
+static int
+template_dir(struct rc *r, const struct ph_ynode *item, struct ph_template *t)
+{
+	char *d = str_key(r, item, "dir", true), *full, real[PATH_MAX];
+	struct stat st;
+	if (d == NULL)
+		return -1;
+	full = ph_path_join(r->x->c->dir, d);
+	free(d);
+	if (realpath(full, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "dir"), "'%s' is not a directory", full);
+		free(full);
+		return -1;
+	}
+	free(full);
+	t->dir = ph_xstrdup(real);
+	return 0;
+}
+
+/* complete of t (comp): a mapping from each variable to values or a
+ * handler, into t->comps. Returns 0 (problems in an entry only set
+ * r->s.bad), or -1 after reporting that comp is not a mapping. */
+static int
+template_completions(struct rc *r, const struct ph_ynode *comp, struct ph_template *t)
+{
+	if (comp->kind != PH_Y_MAP) {
+		ph_yread_problem(&r->s, comp->line, "'complete' maps each variable to values or a handler");
+		return -1;
+	}
+	t->comps = ph_xcalloc(comp->n + 1, sizeof *t->comps);
+	for (size_t i = 0; i < comp->n && !r->s.bad; i++) {
+		if (ph_uritemplate_find(t->ut, comp->keys[i]) < 0) {
+			ph_yread_problem(&r->s, comp->key_lines[i], "'%s' is not a variable of %s", comp->keys[i],
+			     t->uri_template);
+			break;
+		}
+		if (parse_completion(r, comp->vals[i], comp->keys[i], &t->comps[t->ncomps]) == 0)
+			t->ncomps++;
+		else
+			ph_completion_clear(&t->comps[t->ncomps]);
+	}
+	return 0;
+}
+
 static void
 parse_template(struct rc *r, const struct ph_ynode *item)
 {
 	struct ph_template *t = ph_xcalloc(1, sizeof *t);
 	const struct ph_ynode *comp;
-	char err[300];
 	if (!ph_yread_keys(&r->s, item, NULL, template_keys))
 		goto fail;
-	t->uri_template = str_key(r, item, "uri_template", true);
-	if (t->uri_template == NULL)
+	if (template_uri(r, item, t) != 0)
 		goto fail;
-	if (strncmp(t->uri_template, "skill://", 8) == 0) {
-		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri_template"), "skill:// URIs belong to the skills extension");
-		goto fail;
-	}
-	t->ut = ph_uritemplate_parse(t->uri_template, err, sizeof err);
-	if (t->ut == NULL) {
-		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri_template"), "%s", err);
-		goto fail;
-	}
-	if (ph_uritemplate_nvars(t->ut) == 0) {
-		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri_template"), "a template needs at least one {variable} "
-		     "(a fixed uri is a resource)");
-		goto fail;
-	}
 	t->name = str_key(r, item, "name", false);
 	if (t->name == NULL && !r->s.bad)
 		t->name = ph_xstrdup(t->uri_template);
@@ -708,40 +786,13 @@ parse_template(struct rc *r, const struct ph_ynode *item)
 		goto fail;
 	}
 	if (ph_yaml_get(item, "dir")) {
-		char *d = str_key(r, item, "dir", true), *full, real[PATH_MAX];
-		struct stat st;
-		if (d == NULL)
+		if (template_dir(r, item, t) != 0)
 			goto fail;
-		full = ph_path_join(r->x->c->dir, d);
-		free(d);
-		if (realpath(full, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			ph_yread_problem(&r->s, ph_yread_key_line(item, "dir"), "'%s' is not a directory", full);
-			free(full);
-			goto fail;
-		}
-		free(full);
-		t->dir = ph_xstrdup(real);
 	} else if (parse_handler(r, item, &t->h) != 0) {
 		goto fail;
 	}
-	if ((comp = ph_yaml_get(item, "complete")) != NULL) {
-		if (comp->kind != PH_Y_MAP) {
-			ph_yread_problem(&r->s, comp->line, "'complete' maps each variable to values or a handler");
-			goto fail;
-		}
-		t->comps = ph_xcalloc(comp->n + 1, sizeof *t->comps);
-		for (size_t i = 0; i < comp->n && !r->s.bad; i++) {
-			if (ph_uritemplate_find(t->ut, comp->keys[i]) < 0) {
-				ph_yread_problem(&r->s, comp->key_lines[i], "'%s' is not a variable of %s", comp->keys[i],
-				     t->uri_template);
-				break;
-			}
-			if (parse_completion(r, comp->vals[i], comp->keys[i], &t->comps[t->ncomps]) == 0)
-				t->ncomps++;
-			else
-				ph_completion_clear(&t->comps[t->ncomps]);
-		}
-	}
+	if ((comp = ph_yaml_get(item, "complete")) != NULL && template_completions(r, comp, t) != 0)
+		goto fail;
 	if (r->s.bad)
 		goto fail;
 	if (ph_registry_add_template(r->reg, t) == NULL)

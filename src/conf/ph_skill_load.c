@@ -209,11 +209,11 @@ value_matches(const struct ph_skill_param *p, const char *v)
 	       ph_utf8_valid(v, strlen(v)) && regexec(&p->re, v, 0, NULL, 0) == 0;
 }
 
+/* One parameter for every :name segment of k's path, without a pattern
+ * yet. Returns 0, or -1 after reporting a name used twice. */
 static int
-parse_params(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+path_params(struct lctx *L, struct ph_skill *k)
 {
-	int rc = 0;
-	/* every :name of the path, with the pattern given or the default */
 	for (size_t i = 0; i < k->nsegs; i++) {
 		if (k->segs[i][0] != ':')
 			continue;
@@ -227,43 +227,55 @@ parse_params(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 		k->params[k->nparams].seg = i;
 		k->nparams++;
 	}
-	if (n != NULL && !ph_yaml_is_null(n)) {
-		if (n->kind != PH_Y_MAP) {
-			PROB(L, n->line, "params: expected a mapping of parameter names");
-			return -1;
+	return 0;
+}
+
+/* The patterns the params mapping n gives, copied into k's parameters.
+ * Returns 0, or -1 after reporting (the other entries are still read). */
+static int
+given_patterns(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n->n; i++) {
+		struct ph_skill_param *p = find_param(k, n->keys[i]);
+		const struct ph_ynode *v = n->vals[i], *pat;
+		if (p == NULL) {
+			PROB(L, n->key_lines[i], "params: '%s' is not a parameter of '%s'",
+			     n->keys[i], k->path);
+			rc = -1;
+			continue;
 		}
-		for (size_t i = 0; i < n->n; i++) {
-			struct ph_skill_param *p = find_param(k, n->keys[i]);
-			const struct ph_ynode *v = n->vals[i], *pat;
-			if (p == NULL) {
-				PROB(L, n->key_lines[i], "params: '%s' is not a parameter of '%s'",
-				     n->keys[i], k->path);
-				rc = -1;
-				continue;
-			}
-			if (v->kind != PH_Y_MAP) {
-				PROB(L, v->line, "params.%s: expected a mapping with 'pattern'", n->keys[i]);
-				rc = -1;
-				continue;
-			}
-			for (size_t j = 0; j < v->n; j++)
-				if (strcmp(v->keys[j], "pattern") != 0) {
-					PROB(L, v->key_lines[j], "params.%s: unknown key '%s'", n->keys[i],
-					     v->keys[j]);
-					rc = -1;
-				}
-			pat = ph_yaml_get(v, "pattern");
-			if (pat == NULL || pat->kind != PH_Y_SCALAR || pat->len == 0 ||
-			    strlen(pat->str) != pat->len) {
-				PROB(L, v->line, "params.%s.pattern: expected a regular expression",
-				     n->keys[i]);
-				rc = -1;
-				continue;
-			}
-			free(p->pattern);
-			p->pattern = ph_xstrdup(pat->str);
+		if (v->kind != PH_Y_MAP) {
+			PROB(L, v->line, "params.%s: expected a mapping with 'pattern'", n->keys[i]);
+			rc = -1;
+			continue;
 		}
+		for (size_t j = 0; j < v->n; j++)
+			if (strcmp(v->keys[j], "pattern") != 0) {
+				PROB(L, v->key_lines[j], "params.%s: unknown key '%s'", n->keys[i],
+				     v->keys[j]);
+				rc = -1;
+			}
+		pat = ph_yaml_get(v, "pattern");
+		if (pat == NULL || pat->kind != PH_Y_SCALAR || pat->len == 0 ||
+		    strlen(pat->str) != pat->len) {
+			PROB(L, v->line, "params.%s.pattern: expected a regular expression",
+			     n->keys[i]);
+			rc = -1;
+			continue;
+		}
+		free(p->pattern);
+		p->pattern = ph_xstrdup(pat->str);
 	}
+	return rc;
+}
+
+/* Compiles every parameter's pattern (the default when none is given),
+ * anchored to the whole segment. Returns 0, or -1 after reporting. */
+static int
+compile_patterns(struct lctx *L, struct ph_skill *k)
+{
+	int rc = 0;
 	for (size_t i = 0; i < k->nparams; i++) {
 		struct ph_skill_param *p = &k->params[i];
 		char *anchored;
@@ -283,6 +295,26 @@ parse_params(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 			p->re_ok = true;
 		}
 	}
+	return rc;
+}
+
+/* The parameters of k: every :name of the path, with the pattern params
+ * (n, may be NULL) gives or the default. Returns 0, or -1 after reporting. */
+static int
+parse_params(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+{
+	int rc = 0;
+	if (path_params(L, k) != 0)
+		return -1;
+	if (n != NULL && !ph_yaml_is_null(n)) {
+		if (n->kind != PH_Y_MAP) {
+			PROB(L, n->line, "params: expected a mapping of parameter names");
+			return -1;
+		}
+		rc = given_patterns(L, k, n);
+	}
+	if (compile_patterns(L, k) != 0)
+		rc = -1;
 	return rc;
 }
 
@@ -644,6 +676,93 @@ name_cmp(const void *a, const void *b)
 
 static void add_file(struct scan *s, const char *rel_disk, const char *abs, off_t size);
 
+static void walk_dir(struct scan *s, const char *abs, const char *rel, int depth);
+
+/* The names in d that may be served (no . .., no hidden files), sorted;
+ * their number in *n. Caller frees each name and the array (NULL when
+ * there is none). */
+static char **
+dir_names(DIR *d, size_t *n)
+{
+	struct dirent *de;
+	char **names = NULL;
+	size_t nn = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue; /* . .. and hidden files are never served */
+		names = ph_xrealloc(names, (nn + 1) * sizeof *names);
+		names[nn++] = ph_xstrdup(de->d_name);
+	}
+	if (nn > 1) /* qsort wants an array, never NULL */
+		qsort(names, nn, sizeof *names, name_cmp);
+	*n = nn;
+	return names;
+}
+
+/* A symbolic link at path (r below the skill root): served when it ends at
+ * a regular file inside the skill directory, opened below it as requests
+ * will; anything else is a problem. */
+static void
+walk_link(struct scan *s, const char *path, const char *r)
+{
+	int fd = ph_fs_open_beneath(s->k->dir, r);
+	struct stat ts;
+	if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
+		PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link pointing outside "
+		     "the skill directory", s->k->path, path);
+		s->failed = true;
+	} else if (fd < 0) {
+		PROB(s->L, s->k->line, "skill '%s': cannot follow the symbolic link %s: %s",
+		     s->k->path, path, strerror(errno));
+		s->failed = true;
+	} else if (fstat(fd, &ts) != 0 || !S_ISREG(ts.st_mode)) {
+		PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link to something "
+		     "other than a regular file", s->k->path, path);
+		s->failed = true;
+	} else if (!owned_by_nested(s, r)) {
+		add_file(s, r, path, ts.st_size);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* One entry name of the open directory d (abs, rel below the skill root,
+ * at depth): a directory is walked unless another skill owns it, a file or
+ * a link to one is added, anything else is a problem. */
+static void
+walk_entry(struct scan *s, DIR *d, const char *abs, const char *rel, const char *name, int depth)
+{
+	char *path = ph_xasprintf("%s/%s", abs, name);
+	char *r = rel[0] ? ph_xasprintf("%s/%s", rel, name) : ph_xstrdup(name);
+	struct stat st;
+	bool skip = false;
+	if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		PROB(s->L, s->k->line, "skill '%s': cannot stat %s: %s", s->k->path, path,
+		     strerror(errno));
+		s->failed = true;
+	} else if (!name_servable(name)) {
+		PROB(s->L, s->k->line, "skill '%s': the name of %s cannot be served (invalid "
+		     "UTF-8, a control character or a backslash)", s->k->path, path);
+		s->failed = true;
+	} else if (S_ISDIR(st.st_mode)) {
+		for (size_t j = 0; j < s->nskip_dirs; j++)
+			skip = skip || strcmp(path, s->skip_dirs[j]) == 0;
+		if (!skip && !owned_by_nested(s, r))
+			walk_dir(s, path, r, depth + 1);
+	} else if (S_ISLNK(st.st_mode)) {
+		walk_link(s, path, r);
+	} else if (S_ISREG(st.st_mode)) {
+		if (!owned_by_nested(s, r))
+			add_file(s, r, path, st.st_size);
+	} else {
+		PROB(s->L, s->k->line, "skill '%s': %s is not a regular file or directory",
+		     s->k->path, path);
+		s->failed = true;
+	}
+	free(path);
+	free(r);
+}
+
 /* Walks dir (absolute, real) whose path below the skill root is rel ("" at
  * the root). The directory is opened below the skill root and its entries
  * are looked at through that fd, never by a path a link could redirect. */
@@ -651,8 +770,7 @@ static void
 walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 {
 	DIR *d;
-	struct dirent *de;
-	char **names = NULL;
+	char **names;
 	size_t nn = 0;
 	if (depth > s->L->sc->max_depth) {
 		PROB(s->L, s->k->line, "skill '%s': directory '%s' is nested more than %lld levels deep",
@@ -667,65 +785,9 @@ walk_dir(struct scan *s, const char *abs, const char *rel, int depth)
 		s->failed = true;
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue; /* . .. and hidden files are never served */
-		names = ph_xrealloc(names, (nn + 1) * sizeof *names);
-		names[nn++] = ph_xstrdup(de->d_name);
-	}
-	if (nn > 1) /* qsort wants an array, never NULL */
-		qsort(names, nn, sizeof *names, name_cmp);
-	for (size_t i = 0; i < nn && !s->failed; i++) {
-		char *path = ph_xasprintf("%s/%s", abs, names[i]);
-		char *r = rel[0] ? ph_xasprintf("%s/%s", rel, names[i]) : ph_xstrdup(names[i]);
-		struct stat st;
-		bool skip = false;
-		if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
-			PROB(s->L, s->k->line, "skill '%s': cannot stat %s: %s", s->k->path, path,
-			     strerror(errno));
-			s->failed = true;
-		} else if (!name_servable(names[i])) {
-			PROB(s->L, s->k->line, "skill '%s': the name of %s cannot be served (invalid "
-			     "UTF-8, a control character or a backslash)", s->k->path, path);
-			s->failed = true;
-		} else if (S_ISDIR(st.st_mode)) {
-			for (size_t j = 0; j < s->nskip_dirs; j++)
-				skip = skip || strcmp(path, s->skip_dirs[j]) == 0;
-			if (!skip && !owned_by_nested(s, r))
-				walk_dir(s, path, r, depth + 1);
-		} else if (S_ISLNK(st.st_mode)) {
-			/* a link is served when it ends at a regular file inside
-			 * the skill directory: opened below it, as requests will */
-			int fd = ph_fs_open_beneath(s->k->dir, r);
-			struct stat ts;
-			if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
-				PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link pointing outside "
-				     "the skill directory", s->k->path, path);
-				s->failed = true;
-			} else if (fd < 0) {
-				PROB(s->L, s->k->line, "skill '%s': cannot follow the symbolic link %s: %s",
-				     s->k->path, path, strerror(errno));
-				s->failed = true;
-			} else if (fstat(fd, &ts) != 0 || !S_ISREG(ts.st_mode)) {
-				PROB(s->L, s->k->line, "skill '%s': %s is a symbolic link to something "
-				     "other than a regular file", s->k->path, path);
-				s->failed = true;
-			} else if (!owned_by_nested(s, r)) {
-				add_file(s, r, path, ts.st_size);
-			}
-			if (fd >= 0)
-				close(fd);
-		} else if (S_ISREG(st.st_mode)) {
-			if (!owned_by_nested(s, r))
-				add_file(s, r, path, st.st_size);
-		} else {
-			PROB(s->L, s->k->line, "skill '%s': %s is not a regular file or directory",
-			     s->k->path, path);
-			s->failed = true;
-		}
-		free(path);
-		free(r);
-	}
+	names = dir_names(d, &nn);
+	for (size_t i = 0; i < nn && !s->failed; i++)
+		walk_entry(s, d, abs, rel, names[i], depth);
 	closedir(d);
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);

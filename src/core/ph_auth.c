@@ -234,6 +234,62 @@ parse_allow(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 	qsort(a->allow, a->nallow, sizeof *a->allow, allow_cmp);
 }
 
+/* The sha256 member sn of token entry what[idx], decoded into t->sha256.
+ * Returns false after a report: not 64 hex digits, or a digest a already
+ * lists. */
+static bool
+token_sha256(struct pctx *p, const struct ph_auth_conf *a, const struct ph_ynode *sn, const char *what,
+	     size_t idx, struct ph_token *t)
+{
+	size_t bin = 0;
+	const char *end = NULL;
+	const char *hex;
+	char nm[96];
+	snprintf(nm, sizeof nm, "%s[%zu].sha256", what, idx);
+	hex = ph_yread_str(&p->s, sn, nm, 1, 1024);
+	if (hex == NULL)
+		return false;
+	if (sn->len != 64 ||
+	    sodium_hex2bin(t->sha256, sizeof t->sha256, hex, 64, NULL, &bin, &end) != 0 ||
+	    bin != sizeof t->sha256 || end != hex + 64) {
+		ph_yread_problem(&p->s, sn->line, "%s[%zu].sha256: expected 64 hex digits", what, idx);
+		return false;
+	}
+	for (size_t i = 0; i < a->ntokens; i++)
+		if (!a->tokens[i].argon2 &&
+		    sodium_memcmp(a->tokens[i].sha256, t->sha256, sizeof t->sha256) == 0) {
+			ph_yread_problem(&p->s, sn->line, "%s[%zu].sha256: the same token is listed twice", what,
+				idx);
+			return false;
+		}
+	return true;
+}
+
+/* The argon2 member an of token entry what[idx], copied into
+ * t->argon2_str. Returns false after a report: not an argon2i/argon2id
+ * string libsodium can verify against. */
+static bool
+token_argon2(struct pctx *p, const struct ph_ynode *an, const char *what, size_t idx, struct ph_token *t)
+{
+	const char *h;
+	char nm[96];
+	snprintf(nm, sizeof nm, "%s[%zu].argon2", what, idx);
+	h = ph_yread_str(&p->s, an, nm, 1, crypto_pwhash_STRBYTES - 1);
+	if (h == NULL)
+		return false;
+	memcpy(t->argon2_str, h, strlen(h) + 1);
+	/* -1 means libsodium cannot read it as an argon2i/argon2id string */
+	if ((strncmp(h, "$argon2id$", 10) != 0 && strncmp(h, "$argon2i$", 9) != 0) ||
+	    crypto_pwhash_str_needs_rehash(t->argon2_str, crypto_pwhash_OPSLIMIT_INTERACTIVE,
+					   crypto_pwhash_MEMLIMIT_INTERACTIVE) < 0) {
+		ph_yread_problem(&p->s, an->line, "%s[%zu].argon2: not an argon2 string from "
+			"phantom-fcgi --hash-token (quote it in YAML)", what, idx);
+		return false;
+	}
+	t->argon2 = true;
+	return true;
+}
+
 /* One token entry {principal, sha256 | argon2}; what names the list for
  * messages ("auth.tokens", "auth.tokens_file"). */
 static void
@@ -273,44 +329,10 @@ parse_token(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n, co
 		ph_yread_problem(&p->s, n->line, "%s[%zu]: give exactly one of sha256 and argon2", what, idx);
 		return;
 	}
-	if (sn != NULL) {
-		size_t bin = 0;
-		const char *end = NULL;
-		const char *hex;
-		snprintf(nm, sizeof nm, "%s[%zu].sha256", what, idx);
-		hex = ph_yread_str(&p->s, sn, nm, 1, 1024);
-		if (hex == NULL)
-			return;
-		if (sn->len != 64 ||
-		    sodium_hex2bin(t.sha256, sizeof t.sha256, hex, 64, NULL, &bin, &end) != 0 ||
-		    bin != sizeof t.sha256 || end != hex + 64) {
-			ph_yread_problem(&p->s, sn->line, "%s[%zu].sha256: expected 64 hex digits", what, idx);
-			return;
-		}
-		for (size_t i = 0; i < a->ntokens; i++)
-			if (!a->tokens[i].argon2 &&
-			    sodium_memcmp(a->tokens[i].sha256, t.sha256, sizeof t.sha256) == 0) {
-				ph_yread_problem(&p->s, sn->line, "%s[%zu].sha256: the same token is listed twice", what,
-					idx);
-				return;
-			}
-	} else {
-		const char *h;
-		snprintf(nm, sizeof nm, "%s[%zu].argon2", what, idx);
-		h = ph_yread_str(&p->s, an, nm, 1, crypto_pwhash_STRBYTES - 1);
-		if (h == NULL)
-			return;
-		memcpy(t.argon2_str, h, strlen(h) + 1);
-		/* -1 means libsodium cannot read it as an argon2i/argon2id string */
-		if ((strncmp(h, "$argon2id$", 10) != 0 && strncmp(h, "$argon2i$", 9) != 0) ||
-		    crypto_pwhash_str_needs_rehash(t.argon2_str, crypto_pwhash_OPSLIMIT_INTERACTIVE,
-						   crypto_pwhash_MEMLIMIT_INTERACTIVE) < 0) {
-			ph_yread_problem(&p->s, an->line, "%s[%zu].argon2: not an argon2 string from "
-				"phantom-fcgi --hash-token (quote it in YAML)", what, idx);
-			return;
-		}
-		t.argon2 = true;
-	}
+	if (sn != NULL && !token_sha256(p, a, sn, what, idx, &t))
+		return;
+	if (an != NULL && !token_argon2(p, an, what, idx, &t))
+		return;
 	t.principal = ph_xstrdup(s);
 	a->tokens = ph_xrealloc(a->tokens, (a->ntokens + 1) * sizeof *a->tokens);
 	a->tokens[a->ntokens++] = t;
@@ -568,15 +590,106 @@ quotable(struct pctx *p, const struct ph_ynode *n, const char *key, const char *
 	return ph_xstrdup(val);
 }
 
+/* The mode and the plain settings of the section (o, read from n) into a:
+ * mode, argon2 cache, default access, the default header list and the
+ * strings sent in WWW-Authenticate. Returns the node that problems about
+ * the mode are reported at: auth.mode, or the section when it is unset. */
+static const struct ph_ynode *
+parse_settings(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o,
+	       const struct ph_ynode *n)
+{
+	static const char *const modes[] = {"none", "bearer", "remote_user", "exec"};
+	const struct ph_ynode *mode_node = ph_yaml_get(n, "mode");
+	char **h = ph_xcalloc(PH_ARRAY_LEN(default_headers) + 1, sizeof *h);
+	for (size_t m = 0; m < PH_ARRAY_LEN(modes); m++)
+		if (strcmp(o->mode, modes[m]) == 0)
+			a->mode = (enum ph_auth_mode)m;
+	a->argon2_cache = o->argon2_cache;
+	a->default_deny = strcmp(o->default_access, "none") == 0;
+	for (size_t i = 0; i < PH_ARRAY_LEN(default_headers); i++)
+		h[i] = ph_xstrdup(default_headers[i]);
+	set_headers(a, h, PH_ARRAY_LEN(default_headers));
+	a->realm = quotable(p, n, "realm", o->realm);
+	a->scope = quotable(p, n, "scope", o->scope);
+	a->resource_metadata = quotable(p, n, "resource_metadata", o->resource_metadata);
+	if (a->resource_metadata && strncmp(a->resource_metadata, "https://", 8) != 0 &&
+	    strncmp(a->resource_metadata, "http://", 7) != 0)
+		ph_yread_problem(&p->s, ph_yaml_get(n, "resource_metadata")->line,
+				 "auth.resource_metadata: expected an absolute http(s) URL");
+	return mode_node != NULL ? mode_node : n;
+}
+
+/* The parts of the section with structure of their own into a: tokens
+ * (inline and from tokens_file), the authenticator command, headers, the
+ * stdio principal, the RFC 9728 metadata and the allow-lists. */
+static void
+parse_parts(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o, const struct ph_ynode *n)
+{
+	struct ph_exec_spec spec;
+	if (o->tokens)
+		parse_tokens(p, a, o->tokens, "auth.tokens");
+	if (o->tokens_file)
+		parse_tokens_file(p, a, o->tokens_file, ph_yaml_get(n, "tokens_file")->line);
+	if (ph_exec_spec_parse(&p->s, n, &auth_exec_bounds, p->dir, &spec) == 0) {
+		a->command = spec.argv;
+		a->timeout_ms = spec.timeout_ms;
+		a->max_output = spec.max_output;
+		spec.argv = NULL;
+		ph_exec_spec_clear(&spec);
+	}
+	if (o->headers)
+		parse_headers(p, a, o->headers);
+	if (o->stdio_principal && !principal_ok(o->stdio_principal))
+		ph_yread_problem(&p->s, ph_yaml_get(n, "stdio_principal")->line,
+				 "auth.stdio_principal: control characters are not allowed");
+	else if (o->stdio_principal)
+		a->stdio_principal = ph_xstrdup(o->stdio_principal);
+	if (o->metadata)
+		parse_metadata(p, a, o->metadata);
+	if (o->allow)
+		parse_allow(p, a, o->allow);
+}
+
+/* What the mode needs, and settings that would silently do nothing,
+ * reported at mode_node. clean: no problem so far (a missing token is only
+ * worth saying when the token lists themselves were fine). */
+static void
+check_mode(struct pctx *p, const struct ph_auth_conf *a, const struct ph_ynode *mode_node, bool clean)
+{
+	if (a->mode == PH_AUTH_BEARER && a->ntokens == 0 && clean)
+		ph_yread_problem(&p->s, mode_node->line, "auth.mode bearer: no token in auth.tokens or auth.tokens_file");
+	if (a->mode != PH_AUTH_BEARER && (a->ntokens || a->tokens_file))
+		ph_yread_problem(&p->s, mode_node->line, "auth.tokens and auth.tokens_file are used only with "
+			"auth.mode bearer");
+	if (a->mode == PH_AUTH_EXEC && a->command == NULL)
+		ph_yread_problem(&p->s, mode_node->line, "auth.mode exec: auth.command is required");
+	if (a->mode != PH_AUTH_EXEC && a->command != NULL)
+		ph_yread_problem(&p->s, mode_node->line, "auth.command is used only with auth.mode exec");
+}
+
+/* What a request only copies out of a checked configuration: the default
+ * realm, both WWW-Authenticate challenges and the argon2 cache. */
+static void
+conf_finish(struct ph_auth_conf *a)
+{
+	if (a->realm == NULL)
+		a->realm = ph_xstrdup("phantom");
+	a->challenge = challenge(a, NULL, a->scope);
+	a->challenge_invalid = challenge(a, "invalid_token", a->scope);
+	a->hdr_missing[0] = (struct ph_header){"WWW-Authenticate", a->challenge};
+	a->hdr_invalid[0] = (struct ph_header){"WWW-Authenticate", a->challenge_invalid};
+	if (a->argon2_cache > 0)
+		a->cache = ph_xcalloc((size_t)a->argon2_cache, sizeof *a->cache);
+}
+
 int
 ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
 	const struct ph_auth_opts *o = x->opts;
 	struct pctx p = {{x->probs, x->file, NULL, false}, x->c->dir, (int)x->c->limits.yaml_depth};
 	struct ph_auth_conf *a;
-	struct ph_exec_spec spec;
+	const struct ph_ynode *mode_node;
 	size_t before = x->before;
-	const struct ph_ynode *mode_node = n;
 	(void)key;
 	if (p.yaml_depth < 2)
 		p.yaml_depth = 32;
@@ -591,73 +704,14 @@ ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode
 		return -1;
 	}
 	a = ph_xcalloc(1, sizeof *a);
-	{
-		static const char *const modes[] = {"none", "bearer", "remote_user", "exec"};
-		for (size_t m = 0; m < PH_ARRAY_LEN(modes); m++)
-			if (strcmp(o->mode, modes[m]) == 0)
-				a->mode = (enum ph_auth_mode)m;
-		if (ph_yaml_get(n, "mode") != NULL)
-			mode_node = ph_yaml_get(n, "mode");
-	}
-	a->argon2_cache = o->argon2_cache;
-	a->default_deny = strcmp(o->default_access, "none") == 0;
-	{
-		char **h = ph_xcalloc(PH_ARRAY_LEN(default_headers) + 1, sizeof *h);
-		for (size_t i = 0; i < PH_ARRAY_LEN(default_headers); i++)
-			h[i] = ph_xstrdup(default_headers[i]);
-		set_headers(a, h, PH_ARRAY_LEN(default_headers));
-	}
-	a->realm = quotable(&p, n, "realm", o->realm);
-	a->scope = quotable(&p, n, "scope", o->scope);
-	a->resource_metadata = quotable(&p, n, "resource_metadata", o->resource_metadata);
-	if (a->resource_metadata && strncmp(a->resource_metadata, "https://", 8) != 0 &&
-	    strncmp(a->resource_metadata, "http://", 7) != 0)
-		ph_yread_problem(&p.s, ph_yaml_get(n, "resource_metadata")->line,
-				 "auth.resource_metadata: expected an absolute http(s) URL");
-	if (o->tokens)
-		parse_tokens(&p, a, o->tokens, "auth.tokens");
-	if (o->tokens_file)
-		parse_tokens_file(&p, a, o->tokens_file, ph_yaml_get(n, "tokens_file")->line);
-	if (ph_exec_spec_parse(&p.s, n, &auth_exec_bounds, p.dir, &spec) == 0) {
-		a->command = spec.argv;
-		a->timeout_ms = spec.timeout_ms;
-		a->max_output = spec.max_output;
-		spec.argv = NULL;
-		ph_exec_spec_clear(&spec);
-	}
-	if (o->headers)
-		parse_headers(&p, a, o->headers);
-	if (o->stdio_principal && !principal_ok(o->stdio_principal))
-		ph_yread_problem(&p.s, ph_yaml_get(n, "stdio_principal")->line,
-				 "auth.stdio_principal: control characters are not allowed");
-	else if (o->stdio_principal)
-		a->stdio_principal = ph_xstrdup(o->stdio_principal);
-	if (o->metadata)
-		parse_metadata(&p, a, o->metadata);
-	if (o->allow)
-		parse_allow(&p, a, o->allow);
-	/* what the mode needs, and settings that would silently do nothing */
-	if (a->mode == PH_AUTH_BEARER && a->ntokens == 0 && x->probs->n == before)
-		ph_yread_problem(&p.s, mode_node->line, "auth.mode bearer: no token in auth.tokens or auth.tokens_file");
-	if (a->mode != PH_AUTH_BEARER && (a->ntokens || a->tokens_file))
-		ph_yread_problem(&p.s, mode_node->line, "auth.tokens and auth.tokens_file are used only with "
-			"auth.mode bearer");
-	if (a->mode == PH_AUTH_EXEC && a->command == NULL)
-		ph_yread_problem(&p.s, mode_node->line, "auth.mode exec: auth.command is required");
-	if (a->mode != PH_AUTH_EXEC && a->command != NULL)
-		ph_yread_problem(&p.s, mode_node->line, "auth.command is used only with auth.mode exec");
+	mode_node = parse_settings(&p, a, o, n);
+	parse_parts(&p, a, o, n);
+	check_mode(&p, a, mode_node, x->probs->n == before);
 	if (x->probs->n != before) {
 		conf_free(a);
 		return -1;
 	}
-	if (a->realm == NULL)
-		a->realm = ph_xstrdup("phantom");
-	a->challenge = challenge(a, NULL, a->scope);
-	a->challenge_invalid = challenge(a, "invalid_token", a->scope);
-	a->hdr_missing[0] = (struct ph_header){"WWW-Authenticate", a->challenge};
-	a->hdr_invalid[0] = (struct ph_header){"WWW-Authenticate", a->challenge_invalid};
-	if (a->argon2_cache > 0)
-		a->cache = ph_xcalloc((size_t)a->argon2_cache, sizeof *a->cache);
+	conf_finish(a);
 	conf_free(x->c->auth);
 	x->c->auth = a;
 	return 0;
@@ -952,15 +1006,100 @@ opt_string(struct json_object *o, const char *key, size_t max, bool quotable, co
 	return 0;
 }
 
+/* An allow answer: its principal and, when it sends "allow", its own
+ * allow-lists, kept in st (owned by r->auth_state); *e is what grant says.
+ * Returns NULL or what is wrong with the answer. */
+static const char *
+exec_allow(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, struct auth_state *st,
+	   char *msg, size_t msz, enum ph_err *e)
+{
+	const char *p = ph_jstr(ans, "principal"), *why;
+	struct json_object *al = ph_jget(ans, "allow");
+	if (p == NULL || !principal_ok(p))
+		return "allow without a usable \"principal\"";
+	st->principal = ph_xstrdup(p);
+	if (al != NULL && (why = exec_access(al, &st->access)) != NULL)
+		return why;
+	*e = grant(r, a, st->principal, al ? &st->access : NULL, msg, msz);
+	return NULL;
+}
+
+/* An unauthorized answer: its message, and a challenge naming its "error"
+ * (kept in st) instead of the configured one. Returns NULL or what is
+ * wrong with the answer. */
+static const char *
+exec_unauthorized(struct ph_auth_conf *a, struct json_object *ans, struct auth_state *st, char *msg,
+		  size_t msz, const struct ph_header **hdrs)
+{
+	const char *m, *error;
+	if (opt_string(ans, "message", EXEC_MESSAGE_MAX, false, &m) != 0 ||
+	    opt_string(ans, "error", 64, true, &error) != 0)
+		return "unauthorized with a bad \"message\" or \"error\"";
+	snprintf(msg, msz, "%s", m ? m : "Unauthorized");
+	*hdrs = a->hdr_missing;
+	if (error != NULL) {
+		st->challenge = challenge(a, error, a->scope);
+		st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
+		*hdrs = st->hdrs;
+	}
+	return NULL;
+}
+
+/* A forbidden answer: its message, and with a "scope" an
+ * insufficient_scope challenge (kept in st). Returns NULL or what is wrong
+ * with the answer. */
+static const char *
+exec_forbidden(struct ph_auth_conf *a, struct json_object *ans, struct auth_state *st, char *msg,
+	       size_t msz, const struct ph_header **hdrs)
+{
+	const char *m, *scope;
+	if (opt_string(ans, "message", EXEC_MESSAGE_MAX, false, &m) != 0 ||
+	    opt_string(ans, "scope", 1024, true, &scope) != 0)
+		return "forbidden with a bad \"message\" or \"scope\"";
+	snprintf(msg, msz, "%s", m ? m : "Forbidden");
+	if (scope != NULL) {
+		/* RFC 6750 3.1: a token without the scope this needs */
+		st->challenge = challenge(a, "insufficient_scope", scope);
+		st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
+		*hdrs = st->hdrs;
+	}
+	return NULL;
+}
+
+/* Reads the authenticator's answer ans (borrowed, may be NULL) into the
+ * request: the decision sets *e, msg and *hdrs; what outlives this call
+ * goes to r->auth_state. Returns NULL or what is wrong with the answer. */
+static const char *
+exec_decide(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, char *msg, size_t msz,
+	    const struct ph_header **hdrs, enum ph_err *e)
+{
+	const char *decision = ph_jstr(ans, "decision");
+	struct auth_state *st;
+	if (decision == NULL)
+		return "the answer is not a JSON object with a \"decision\"";
+	st = ph_xcalloc(1, sizeof *st);
+	r->auth_state = st;
+	if (strcmp(decision, "allow") == 0)
+		return exec_allow(r, a, ans, st, msg, msz, e);
+	if (strcmp(decision, "unauthorized") == 0) {
+		*e = PH_E_UNAUTHORIZED;
+		return exec_unauthorized(a, ans, st, msg, msz, hdrs);
+	}
+	if (strcmp(decision, "forbidden") == 0) {
+		*e = PH_E_FORBIDDEN;
+		return exec_forbidden(a, ans, st, msg, msz, hdrs);
+	}
+	return "\"decision\" is not allow, unauthorized or forbidden";
+}
+
 static enum ph_err
 check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	   const struct ph_header **hdrs)
 {
 	struct json_object *in = exec_input(r, a), *ans = NULL;
-	struct auth_state *st;
 	struct ph_exec_result res;
 	char err[256] = "";
-	const char *text, *decision, *why = NULL, *m, *extra;
+	const char *text, *why;
 	size_t len;
 	enum ph_err e = PH_E_INTERNAL;
 
@@ -968,61 +1107,12 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 						 &len);
 	if (run_command(a, text, len, &res, err, sizeof err) != 0) {
 		why = err;
-		goto fail;
-	}
-	if (!ph_json_parse(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans))
-		ans = NULL;
-	/* its output may echo the credentials: say what is wrong, never what it was */
-	decision = ph_jstr(ans, "decision");
-	if (decision == NULL) {
-		why = "the answer is not a JSON object with a \"decision\"";
-		goto fail;
-	}
-	st = ph_xcalloc(1, sizeof *st);
-	r->auth_state = st;
-	if (strcmp(decision, "allow") == 0) {
-		const char *p = ph_jstr(ans, "principal");
-		struct json_object *al = ph_jget(ans, "allow");
-		if (p == NULL || !principal_ok(p)) {
-			why = "allow without a usable \"principal\"";
-			goto fail;
-		}
-		st->principal = ph_xstrdup(p);
-		if (al != NULL && (why = exec_access(al, &st->access)) != NULL)
-			goto fail;
-		e = grant(r, a, st->principal, al ? &st->access : NULL, msg, msz);
-	} else if (strcmp(decision, "unauthorized") == 0) {
-		if (opt_string(ans, "message", EXEC_MESSAGE_MAX, false, &m) != 0 ||
-		    opt_string(ans, "error", 64, true, &extra) != 0) {
-			why = "unauthorized with a bad \"message\" or \"error\"";
-			goto fail;
-		}
-		snprintf(msg, msz, "%s", m ? m : "Unauthorized");
-		*hdrs = a->hdr_missing;
-		if (extra != NULL) {
-			st->challenge = challenge(a, extra, a->scope);
-			st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
-			*hdrs = st->hdrs;
-		}
-		e = PH_E_UNAUTHORIZED;
-	} else if (strcmp(decision, "forbidden") == 0) {
-		if (opt_string(ans, "message", EXEC_MESSAGE_MAX, false, &m) != 0 ||
-		    opt_string(ans, "scope", 1024, true, &extra) != 0) {
-			why = "forbidden with a bad \"message\" or \"scope\"";
-			goto fail;
-		}
-		snprintf(msg, msz, "%s", m ? m : "Forbidden");
-		if (extra != NULL) {
-			/* RFC 6750 3.1: a token without the scope this needs */
-			st->challenge = challenge(a, "insufficient_scope", extra);
-			st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
-			*hdrs = st->hdrs;
-		}
-		e = PH_E_FORBIDDEN;
 	} else {
-		why = "\"decision\" is not allow, unauthorized or forbidden";
+		if (!ph_json_parse(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans))
+			ans = NULL;
+		why = exec_decide(r, a, ans, msg, msz, hdrs, &e);
 	}
-fail:
+	/* its output may echo the credentials: say what is wrong, never what it was */
 	if (why != NULL) {
 		ph_log("error", "auth: authenticator %s: %s", a->command[0], why);
 		snprintf(msg, msz, "Internal error: authentication failed");

@@ -219,66 +219,66 @@ valid_messages(struct json_object *res, const char *label)
 	return true;
 }
 
-void
-ph_prompts_get(struct ph_req *r, struct ph_outcome *o)
+/* The arguments of a prompts/get for p (args borrowed, may be NULL): an
+ * object of strings holding every required argument. Returns false after
+ * setting the error in o. */
+static bool
+arguments_ok(const struct ph_prompt *p, struct json_object *args, struct ph_outcome *o)
 {
-	struct ph_registry *reg = reg_of(r);
-	const char *name = ph_jstr(r->params, "name");
-	struct json_object *args = ph_jget(r->params, "arguments"), *msgs, *res;
-	struct ph_prompt *p;
-	char label[200];
-	if (name == NULL) {
-		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: name must be a string");
-		return;
-	}
-	r->target = name;
-	p = ph_registry_prompt(reg, name);
-	if (p == NULL || !ph_access_allowed(r, PH_KIND_PROMPT, name)) {
-		ph_outcome_error(o, PH_E_PARAMS, NULL, "Unknown prompt: %s", name);
-		return;
-	}
 	if (args != NULL && !json_object_is_type(args, json_type_object)) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: arguments must be an object");
-		return;
+		return false;
 	}
 	if (args != NULL) {
 		json_object_object_foreach(args, k, v) {
 			if (!json_object_is_type(v, json_type_string)) {
 				ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: argument %s must be a string", k);
-				return;
+				return false;
 			}
 		}
 	}
 	for (size_t i = 0; i < p->nargs; i++) {
 		if (p->args[i].required && ph_jstr(args, p->args[i].name) == NULL) {
 			ph_outcome_error(o, PH_E_PARAMS, NULL, "Missing required argument: %s", p->args[i].name);
-			return;
+			return false;
 		}
 	}
-	snprintf(label, sizeof label, "prompt %s", p->name);
-	if (p->h.kind == PH_HANDLER_NONE) {
-		struct json_object *empty = args ? NULL : json_object_new_object();
-		msgs = static_messages(r, p, args ? args : empty, o);
-		json_object_put(empty);
-		if (msgs == NULL)
-			return;
-		o->result = json_object_new_object();
-		if (p->description)
-			json_object_object_add(o->result, "description", json_object_new_string(p->description));
-		json_object_object_add(o->result, "messages", msgs);
+	return true;
+}
+
+/* The result of a static prompt: its messages with args (borrowed, may be
+ * NULL) substituted, and its description. */
+static void
+static_result(struct ph_req *r, const struct ph_prompt *p, struct json_object *args, struct ph_outcome *o)
+{
+	struct json_object *empty = args ? NULL : json_object_new_object(), *msgs;
+	msgs = static_messages(r, p, args ? args : empty, o);
+	json_object_put(empty);
+	if (msgs == NULL)
 		return;
-	}
-	{
-		struct ph_invocation inv;
-		struct json_object *empty = args ? NULL : json_object_new_object();
-		memset(&inv, 0, sizeof inv);
-		inv.kind = "prompt";
-		inv.label = label;
-		inv.name = p->name;
-		inv.arguments = args ? args : empty;
-		res = ph_call_handler(r, &p->h, &inv);
-		json_object_put(empty);
-	}
+	o->result = json_object_new_object();
+	if (p->description)
+		json_object_object_add(o->result, "description", json_object_new_string(p->description));
+	json_object_object_add(o->result, "messages", msgs);
+}
+
+/* The result of a handler prompt: what the handler answers for args
+ * (borrowed, may be NULL), checked, with the prompt's description when the
+ * handler gives none; or its input request, or an error. */
+static void
+handler_result(struct ph_req *r, const struct ph_prompt *p, struct json_object *args, struct ph_outcome *o)
+{
+	struct json_object *empty = args ? NULL : json_object_new_object(), *res;
+	struct ph_invocation inv;
+	char label[200];
+	snprintf(label, sizeof label, "prompt %s", p->name);
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "prompt";
+	inv.label = label;
+	inv.name = p->name;
+	inv.arguments = args ? args : empty;
+	res = ph_call_handler(r, &p->h, &inv);
+	json_object_put(empty);
 	if (r->ex->cancelled) {
 		json_object_put(res);
 		return;
@@ -299,4 +299,29 @@ ph_prompts_get(struct ph_req *r, struct ph_outcome *o)
 		json_object_object_add(o->result, "description", json_object_new_string(p->description));
 	json_object_object_add(o->result, "messages", json_object_get(ph_jget(res, "messages")));
 	json_object_put(res);
+}
+
+void
+ph_prompts_get(struct ph_req *r, struct ph_outcome *o)
+{
+	struct ph_registry *reg = reg_of(r);
+	const char *name = ph_jstr(r->params, "name");
+	struct json_object *args = ph_jget(r->params, "arguments");
+	struct ph_prompt *p;
+	if (name == NULL) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: name must be a string");
+		return;
+	}
+	r->target = name;
+	p = ph_registry_prompt(reg, name);
+	if (p == NULL || !ph_access_allowed(r, PH_KIND_PROMPT, name)) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Unknown prompt: %s", name);
+		return;
+	}
+	if (!arguments_ok(p, args, o))
+		return;
+	if (p->h.kind == PH_HANDLER_NONE)
+		static_result(r, p, args, o);
+	else
+		handler_result(r, p, args, o);
 }

@@ -248,64 +248,69 @@ answer_legacy(struct json_object *reqs, const struct need *need, const char *lab
 	free(names);
 }
 
-void
-ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label, struct ph_outcome *o)
+/* Checks an inputRequired answer ir {inputRequests?, state?}: an object
+ * whose every input request is well formed, with at least one request or
+ * a state. Notes what the requests need in *need and their number in *n.
+ * Returns false after logging why (label names the handler). */
+static bool
+check_input_required(struct json_object *ir, const char *label, struct need *need, size_t *n)
 {
-	const struct ph_state_conf *sc = r->srv->conf->request_state;
-	struct json_object *reqs = ph_jget(ir, "inputRequests"), *state = ph_jget(ir, "state");
-	struct json_object *miss, *args, *tmp, *res;
-	struct need need = {false, false, false, false};
-	size_t n = 0;
-	char *tok;
+	struct json_object *reqs = ph_jget(ir, "inputRequests");
 	if (!json_object_is_type(ir, json_type_object)) {
 		ph_log("warning", "%s: inputRequired must be an object {inputRequests, state}", label);
-		handler_failed(o);
-		return;
+		return false;
 	}
 	if (reqs != NULL) {
 		if (!json_object_is_type(reqs, json_type_object)) {
 			ph_log("warning", "%s: inputRequired.inputRequests must be an object", label);
-			handler_failed(o);
-			return;
+			return false;
 		}
 		json_object_object_foreach(reqs, k, req) {
-			const char *why = check_request(req, &need);
+			const char *why = check_request(req, need);
 			if (why != NULL) {
 				ph_log("warning", "%s: inputRequests[\"%.80s\"] %s", label, k, why);
-				handler_failed(o);
-				return;
+				return false;
 			}
-			n++;
+			(*n)++;
 		}
 	}
-	if (n == 0 && !json_object_object_get_ex(ir, "state", NULL)) {
+	if (*n == 0 && !json_object_object_get_ex(ir, "state", NULL)) {
 		ph_log("warning", "%s: inputRequired has neither inputRequests nor a state", label);
-		handler_failed(o);
-		return;
+		return false;
 	}
-	if (r->legacy) {
-		if (n == 0) {
-			/* "call again later" has no 2025-11-25 form */
-			ph_log("warning", "%s: a state-only inputRequired cannot be answered to a 2025-11-25 "
-			       "request", label);
-			handler_failed(o);
-			return;
-		}
-		answer_legacy(reqs, &need, label, o);
-		return;
-	}
-	miss = missing_caps(r->client_caps, &need);
-	if (miss != NULL) {
-		char *names = cap_names(miss);
-		struct json_object *d = json_object_new_object();
-		json_object_object_add(d, "requiredCapabilities", miss);
-		ph_outcome_error(o, PH_E_CAPABILITY, d, "Missing required client capability: %s asks for %s, "
-				 "which the request does not declare", label, names);
-		free(names);
-		return;
-	}
+	return true;
+}
+
+/* The client capabilities need asks for that the request does not
+ * declare: true after setting the -32021 error in o, naming them. */
+static bool
+refuse_missing_caps(struct ph_req *r, const struct need *need, const char *label, struct ph_outcome *o)
+{
+	struct json_object *miss = missing_caps(r->client_caps, need), *d;
+	char *names;
+	if (miss == NULL)
+		return false;
+	names = cap_names(miss);
+	d = json_object_new_object();
+	json_object_object_add(d, "requiredCapabilities", miss);
+	ph_outcome_error(o, PH_E_CAPABILITY, d, "Missing required client capability: %s asks for %s, "
+			 "which the request does not declare", label, names);
+	free(names);
+	return true;
+}
+
+/* The input_required result for ir: its n input requests and its state
+ * sealed to this request (principal, method, target, arguments). A sealed
+ * state over request_state.max_size is a handler failure instead. */
+static void
+answer_sealed(struct ph_req *r, struct json_object *ir, size_t n, const char *label, struct ph_outcome *o)
+{
+	const struct ph_state_conf *sc = r->srv->conf->request_state;
+	struct json_object *args, *tmp, *res;
+	char *tok;
 	args = bound_args(r, &tmp);
-	tok = ph_state_seal(sc, r->principal, r->method, r->target, args, state, (int64_t)time(NULL));
+	tok = ph_state_seal(sc, r->principal, r->method, r->target, args, ph_jget(ir, "state"),
+			    (int64_t)time(NULL));
 	json_object_put(tmp);
 	if ((long long)strlen(tok) > sc->max_size) {
 		/* the client could never bring it back */
@@ -318,9 +323,34 @@ ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label, stru
 	res = json_object_new_object();
 	json_object_object_add(res, "resultType", json_object_new_string("input_required"));
 	if (n > 0)
-		json_object_object_add(res, "inputRequests", json_object_get(reqs));
+		json_object_object_add(res, "inputRequests", json_object_get(ph_jget(ir, "inputRequests")));
 	json_object_object_add(res, "requestState", json_object_new_string(tok));
 	free(tok);
 	json_object_put(o->result);
 	o->result = res;
+}
+
+void
+ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label, struct ph_outcome *o)
+{
+	struct need need = {false, false, false, false};
+	size_t n = 0;
+	if (!check_input_required(ir, label, &need, &n)) {
+		handler_failed(o);
+		return;
+	}
+	if (r->legacy) {
+		if (n == 0) {
+			/* "call again later" has no 2025-11-25 form */
+			ph_log("warning", "%s: a state-only inputRequired cannot be answered to a 2025-11-25 "
+			       "request", label);
+			handler_failed(o);
+			return;
+		}
+		answer_legacy(ph_jget(ir, "inputRequests"), &need, label, o);
+		return;
+	}
+	if (refuse_missing_caps(r, &need, label, o))
+		return;
+	answer_sealed(r, ir, n, label, o);
 }

@@ -155,56 +155,35 @@ ph_state_conf_default(struct ph_config *c)
 	c->request_state = sc;
 }
 
-int
-ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+/* The current key into sc->key: derived (with salt) from secret_file or
+ * secret_env, or random and sc->ephemeral when neither is given. Returns
+ * 0, or -1 after a problem (the key is then random). */
+static int
+current_key(struct ph_conf_ctx *x, const struct ph_state_opts *o, const struct ph_ynode *n,
+	    struct ph_state_conf *sc)
 {
-	const struct ph_state_opts *o = x->opts;
-	struct ph_ysink ys = {x->probs, x->file, NULL, false};
-	struct ph_state_conf *sc;
-	const char *file, *env;
-	int secret_line = n->line, rc = 0;
+	const char *file = o->secret_file, *env = o->secret_env;
+	int line = n->line, rc = 0;
 	unsigned char *secret = NULL;
 	size_t slen = 0;
-	const struct ph_ynode *prev;
-	(void)key;
-	if (sodium_init() < 0)
-		abort();
-	if (o == NULL) {
-		ph_conf_problem(x->probs, x->file, n->line, "request_state: expected a mapping");
-		return -1;
-	}
-	if (x->probs->n != x->before)
-		return -1; /* a key did not fit its row */
-	file = o->secret_file;
-	env = o->secret_env;
-	prev = o->previous_secret_files;
 	if (file || env)
-		secret_line = ph_yaml_get(n, file ? "secret_file" : "secret_env")->line;
-	sc = ph_xcalloc(1, sizeof *sc);
-	sc->max_age = o->max_age;
-	sc->max_size = o->max_size;
-	if (prev != NULL && prev->kind != PH_Y_SEQ) {
-		ph_conf_problem(x->probs, x->file, prev->line,
-				"request_state.previous_secret_files: expected a list of paths");
-		rc = -1;
-		prev = NULL;
-	}
+		line = ph_yaml_get(n, file ? "secret_file" : "secret_env")->line;
 	if (file && env) {
-		ph_conf_problem(x->probs, x->file, secret_line,
+		ph_conf_problem(x->probs, x->file, line,
 				"request_state: give secret_file or secret_env, not both");
 		rc = -1;
 	} else if (file) {
-		if (read_secret(x, secret_line, file, &secret, &slen) != 0)
+		if (read_secret(x, line, file, &secret, &slen) != 0)
 			rc = -1;
-		else if (!strong_enough(x, secret_line, "the secret in secret_file", slen))
+		else if (!strong_enough(x, line, "the secret in secret_file", slen))
 			rc = -1;
 	} else if (env) {
 		const char *val = getenv(env);
 		if (val == NULL) {
-			ph_conf_problem(x->probs, x->file, secret_line,
+			ph_conf_problem(x->probs, x->file, line,
 					"request_state: environment variable %s is not set", env);
 			rc = -1;
-		} else if (strong_enough(x, secret_line, "the secret in secret_env", strlen(val))) {
+		} else if (strong_enough(x, line, "the secret in secret_env", strlen(val))) {
 			slen = strlen(val);
 			secret = (unsigned char *)ph_xstrndup(val, slen);
 		} else {
@@ -220,7 +199,20 @@ ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynod
 	} else {
 		randombytes_buf(sc->key, sizeof sc->key);
 	}
-	for (size_t i = 0; prev && i < prev->n; i++) {
+	return rc;
+}
+
+/* The keys of request_state.previous_secret_files (prev, a list) into
+ * sc->prev, derived with salt, at most PH_STATE_MAX_KEYS of them. Returns
+ * 0, or -1 after a problem (the keys that were fine are kept). */
+static int
+previous_keys(struct ph_conf_ctx *x, const struct ph_ynode *prev, const char *salt, struct ph_state_conf *sc)
+{
+	struct ph_ysink ys = {x->probs, x->file, NULL, false};
+	unsigned char *secret = NULL;
+	size_t slen = 0;
+	int rc = 0;
+	for (size_t i = 0; i < prev->n; i++) {
 		const struct ph_ynode *p = prev->vals[i];
 		char what[64];
 		const char *path;
@@ -240,12 +232,45 @@ ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynod
 			continue;
 		}
 		if (strong_enough(x, p->line, "a previous secret", slen))
-			derive(sc->prev[sc->nprev++], secret, slen, o->salt);
+			derive(sc->prev[sc->nprev++], secret, slen, salt);
 		else
 			rc = -1;
 		sodium_memzero(secret, slen);
 		free(secret);
 	}
+	return rc;
+}
+
+int
+ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	const struct ph_state_opts *o = x->opts;
+	const struct ph_ynode *prev;
+	struct ph_state_conf *sc;
+	int rc = 0;
+	(void)key;
+	if (sodium_init() < 0)
+		abort();
+	if (o == NULL) {
+		ph_conf_problem(x->probs, x->file, n->line, "request_state: expected a mapping");
+		return -1;
+	}
+	if (x->probs->n != x->before)
+		return -1; /* a key did not fit its row */
+	prev = o->previous_secret_files;
+	sc = ph_xcalloc(1, sizeof *sc);
+	sc->max_age = o->max_age;
+	sc->max_size = o->max_size;
+	if (prev != NULL && prev->kind != PH_Y_SEQ) {
+		ph_conf_problem(x->probs, x->file, prev->line,
+				"request_state.previous_secret_files: expected a list of paths");
+		rc = -1;
+		prev = NULL;
+	}
+	if (current_key(x, o, n, sc) != 0)
+		rc = -1;
+	if (prev != NULL && previous_keys(x, prev, o->salt, sc) != 0)
+		rc = -1;
 	ph_state_conf_free(x->c);
 	x->c->request_state = sc;
 	return rc;
