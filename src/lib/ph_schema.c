@@ -397,6 +397,22 @@ translate_pattern(const char *p, struct ph_buf *out, const char **why)
 	return 0;
 }
 
+/* Compiles the ECMA-262 pattern src into re (the caller regfrees it after
+ * a success). Returns 0, or -1 with a reason in *why, left NULL when it is
+ * regcomp that refused the translation. */
+static int
+compile_regex(const char *src, regex_t *re, const char **why)
+{
+	struct ph_buf b;
+	int rc = 0;
+	ph_buf_init(&b);
+	if (translate_pattern(src, &b, why) != 0 ||
+	    regcomp(re, b.data ? b.data : "", REG_EXTENDED | REG_NOSUB) != 0)
+		rc = -1;
+	ph_buf_free(&b);
+	return rc;
+}
+
 static struct node *compile_node(struct cctx *c, struct json_object *j, const char *where);
 
 static struct node *
@@ -623,16 +639,11 @@ compile_object_keywords(struct cctx *c, struct node *n, struct json_object *j, c
 		}
 		n->pprops = ph_xcalloc((size_t)json_object_object_length(v) + 1, sizeof *n->pprops);
 		json_object_object_foreach(v, k, pv) {
-			struct ph_buf re;
 			const char *why = NULL;
-			ph_buf_init(&re);
-			if (translate_pattern(k, &re, &why) != 0 ||
-			    regcomp(&n->pprops[n->npprops].re, re.data ? re.data : "", REG_EXTENDED | REG_NOSUB) != 0) {
-				ph_buf_free(&re);
+			if (compile_regex(k, &n->pprops[n->npprops].re, &why) != 0) {
 				cfail(c, where, "patternProperties key '%s' %s", k, why ? why : "is not a valid regular expression");
 				return;
 			}
-			ph_buf_free(&re);
 			snprintf(sub, sizeof sub, "%s/patternProperties/%s", where, k);
 			n->pprops[n->npprops++].s = compile_node(c, pv, sub);
 		}
@@ -683,21 +694,156 @@ compile_array_keywords(struct cctx *c, struct node *n, struct json_object *j, co
 		n->unique = json_object_get_boolean(v);
 }
 
+/* A boolean schema: true accepts anything, false nothing. Returns the node
+ * (owned by the schema), or NULL when there are too many. */
+static struct node *
+compile_bool(struct cctx *c, struct json_object *j)
+{
+	struct node *n = node_new(c, j);
+	if (n)
+		n->never = !json_object_get_boolean(j);
+	return n;
+}
+
+/* $ref: a reference inside the schema is resolved and compiled; a network
+ * $ref is never dereferenced (it stays an annotation). Returns false when
+ * the schema fails here. */
+static bool
+compile_ref(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	struct json_object *v, *t;
+	const char *ref;
+	if (!json_object_object_get_ex(j, "$ref", &v))
+		return true;
+	ref = json_object_get_string(v);
+	if (!json_object_is_type(v, json_type_string)) {
+		cfail(c, where, "$ref must be a string");
+		return false;
+	}
+	if (ref[0] != '#')
+		return true;
+	t = resolve_ref(c->s->json, ref);
+	if (t == NULL) {
+		cfail(c, where, "$ref '%s' does not resolve inside the schema", ref);
+		return false;
+	}
+	n->ref = compile_node(c, t, ref);
+	return true;
+}
+
+/* type, enum, const and default (the last three borrowed from the schema
+ * JSON). Returns false when the schema fails here. */
+static bool
+compile_value_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	struct json_object *v;
+	if (json_object_object_get_ex(j, "type", &v))
+		compile_types(c, n, v, where);
+	if (json_object_object_get_ex(j, "enum", &v)) {
+		if (!json_object_is_type(v, json_type_array)) {
+			cfail(c, where, "enum must be an array");
+			return false;
+		}
+		n->enum_ = v;
+	}
+	if (json_object_object_get_ex(j, "const", &v))
+		n->const_ = v;
+	if (json_object_object_get_ex(j, "default", &v))
+		n->def = v;
+	return true;
+}
+
+/* exclusiveMinimum or exclusiveMaximum (kw): a number, or in draft 4 a flag
+ * that makes the inclusive bound (*has, *bound) exclusive (*has_x, *x). */
+static void
+compile_exclusive(struct cctx *c, struct json_object *j, const char *kw, const char *where,
+		  bool *has, const double *bound, bool *has_x, double *x)
+{
+	struct json_object *v;
+	if (json_object_object_get_ex(j, kw, &v) && json_object_is_type(v, json_type_boolean)) {
+		if (json_object_get_boolean(v) && *has) {
+			*has_x = true;
+			*x = *bound;
+			*has = false;
+		}
+	} else {
+		get_number(c, j, kw, where, has_x, x);
+	}
+}
+
+/* minimum, maximum, their exclusive forms and multipleOf. Returns false
+ * when the schema fails here. */
+static bool
+compile_number_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	bool has = false;
+	get_number(c, j, "minimum", where, &n->has_min, &n->min);
+	get_number(c, j, "maximum", where, &n->has_max, &n->max);
+	compile_exclusive(c, j, "exclusiveMinimum", where, &n->has_min, &n->min, &n->has_xmin, &n->xmin);
+	compile_exclusive(c, j, "exclusiveMaximum", where, &n->has_max, &n->max, &n->has_xmax, &n->xmax);
+	get_number(c, j, "multipleOf", where, &has, &n->multiple);
+	if (has && !(n->multiple > 0)) {
+		cfail(c, where, "multipleOf must be greater than 0");
+		return false;
+	}
+	return true;
+}
+
+/* minLength, maxLength and pattern (compiled into n->pattern, owned by n).
+ * Returns false when the schema fails here. */
+static bool
+compile_string_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	struct json_object *v;
+	const char *why = NULL;
+	get_count(c, j, "minLength", where, &n->min_len);
+	get_count(c, j, "maxLength", where, &n->max_len);
+	if (!json_object_object_get_ex(j, "pattern", &v))
+		return true;
+	if (!json_object_is_type(v, json_type_string)) {
+		cfail(c, where, "pattern must be a string");
+		return false;
+	}
+	n->pattern_src = json_object_get_string(v);
+	n->pattern = ph_xmalloc(sizeof *n->pattern);
+	if (compile_regex(n->pattern_src, n->pattern, &why) != 0) {
+		free(n->pattern);
+		n->pattern = NULL;
+		cfail(c, where, "pattern '%s' %s", n->pattern_src,
+		      why ? why : "is not a valid regular expression");
+		return false;
+	}
+	return true;
+}
+
+/* allOf, anyOf, oneOf, not and if/then/else. */
+static void
+compile_logic_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	n->all_of = compile_list(c, j, "allOf", where, &n->nall);
+	n->any_of = compile_list(c, j, "anyOf", where, &n->nany);
+	n->one_of = compile_list(c, j, "oneOf", where, &n->none);
+	n->not_ = compile_sub(c, j, "not", where);
+	n->if_ = compile_sub(c, j, "if", where);
+	n->then_ = compile_sub(c, j, "then", where);
+	n->else_ = compile_sub(c, j, "else", where);
+}
+
+/* Compiles the schema j found at where (a JSON pointer for messages), once:
+ * a schema object reached again (a $ref cycle) gives the node compiled
+ * before. Returns the node (owned by c->s), or NULL after cfail. The
+ * keywords are read group by group; the groups after a failed one are
+ * skipped. */
 static struct node *
 compile_node(struct cctx *c, struct json_object *j, const char *where)
 {
 	struct node *n;
-	struct json_object *v;
 	if (c->failed)
 		return NULL;
 	if ((n = find_compiled(c, j)) != NULL)
 		return n;
-	if (json_object_is_type(j, json_type_boolean)) {
-		n = node_new(c, j);
-		if (n)
-			n->never = !json_object_get_boolean(j);
-		return n;
-	}
+	if (json_object_is_type(j, json_type_boolean))
+		return compile_bool(c, j);
 	if (!json_object_is_type(j, json_type_object)) {
 		cfail(c, where, "a schema must be an object or a boolean");
 		return NULL;
@@ -707,99 +853,12 @@ compile_node(struct cctx *c, struct json_object *j, const char *where)
 		return NULL;
 	}
 	n = node_new(c, j);
-	if (n == NULL)
-		goto out;
-	if (json_object_object_get_ex(j, "$ref", &v)) {
-		const char *ref = json_object_get_string(v);
-		if (!json_object_is_type(v, json_type_string)) {
-			cfail(c, where, "$ref must be a string");
-			goto out;
-		}
-		if (ref[0] == '#') {
-			struct json_object *t = resolve_ref(c->s->json, ref);
-			if (t == NULL) {
-				cfail(c, where, "$ref '%s' does not resolve inside the schema", ref);
-				goto out;
-			}
-			n->ref = compile_node(c, t, ref);
-		}
-		/* a network $ref is never dereferenced (it stays an annotation) */
+	if (n != NULL && compile_ref(c, n, j, where) && compile_value_keywords(c, n, j, where) &&
+	    compile_number_keywords(c, n, j, where) && compile_string_keywords(c, n, j, where)) {
+		compile_object_keywords(c, n, j, where);
+		compile_array_keywords(c, n, j, where);
+		compile_logic_keywords(c, n, j, where);
 	}
-	if (json_object_object_get_ex(j, "type", &v))
-		compile_types(c, n, v, where);
-	if (json_object_object_get_ex(j, "enum", &v)) {
-		if (!json_object_is_type(v, json_type_array)) {
-			cfail(c, where, "enum must be an array");
-			goto out;
-		}
-		n->enum_ = v;
-	}
-	if (json_object_object_get_ex(j, "const", &v))
-		n->const_ = v;
-	if (json_object_object_get_ex(j, "default", &v))
-		n->def = v;
-	get_number(c, j, "minimum", where, &n->has_min, &n->min);
-	get_number(c, j, "maximum", where, &n->has_max, &n->max);
-	if (json_object_object_get_ex(j, "exclusiveMinimum", &v) && json_object_is_type(v, json_type_boolean)) {
-		/* draft 4: a flag on minimum */
-		if (json_object_get_boolean(v) && n->has_min) {
-			n->has_xmin = true;
-			n->xmin = n->min;
-			n->has_min = false;
-		}
-	} else {
-		get_number(c, j, "exclusiveMinimum", where, &n->has_xmin, &n->xmin);
-	}
-	if (json_object_object_get_ex(j, "exclusiveMaximum", &v) && json_object_is_type(v, json_type_boolean)) {
-		if (json_object_get_boolean(v) && n->has_max) {
-			n->has_xmax = true;
-			n->xmax = n->max;
-			n->has_max = false;
-		}
-	} else {
-		get_number(c, j, "exclusiveMaximum", where, &n->has_xmax, &n->xmax);
-	}
-	{
-		bool has = false;
-		get_number(c, j, "multipleOf", where, &has, &n->multiple);
-		if (has && !(n->multiple > 0)) {
-			cfail(c, where, "multipleOf must be greater than 0");
-			goto out;
-		}
-	}
-	get_count(c, j, "minLength", where, &n->min_len);
-	get_count(c, j, "maxLength", where, &n->max_len);
-	if (json_object_object_get_ex(j, "pattern", &v)) {
-		struct ph_buf re;
-		const char *why = NULL;
-		if (!json_object_is_type(v, json_type_string)) {
-			cfail(c, where, "pattern must be a string");
-			goto out;
-		}
-		n->pattern_src = json_object_get_string(v);
-		ph_buf_init(&re);
-		n->pattern = ph_xmalloc(sizeof *n->pattern);
-		if (translate_pattern(n->pattern_src, &re, &why) != 0 ||
-		    regcomp(n->pattern, re.data ? re.data : "", REG_EXTENDED | REG_NOSUB) != 0) {
-			free(n->pattern);
-			n->pattern = NULL;
-			ph_buf_free(&re);
-			cfail(c, where, "pattern '%s' %s", n->pattern_src,
-			      why ? why : "is not a valid regular expression");
-			goto out;
-		}
-		ph_buf_free(&re);
-	}
-	compile_object_keywords(c, n, j, where);
-	compile_array_keywords(c, n, j, where);
-	n->all_of = compile_list(c, j, "allOf", where, &n->nall);
-	n->any_of = compile_list(c, j, "anyOf", where, &n->nany);
-	n->one_of = compile_list(c, j, "oneOf", where, &n->none);
-	n->not_ = compile_sub(c, j, "not", where);
-	n->if_ = compile_sub(c, j, "if", where);
-	n->then_ = compile_sub(c, j, "then", where);
-	n->else_ = compile_sub(c, j, "else", where);
-out:
 	c->depth--;
 	return n;
 }
