@@ -1198,28 +1198,10 @@ v_object(struct vctx *v, const struct node *s, struct json_object *inst, struct 
 	}
 }
 
+/* enum and const: inst must equal one of the values, or the value. */
 static void
-v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+v_enum_const(struct vctx *v, const struct node *s, struct json_object *inst, const struct ph_buf *path)
 {
-	if (s == NULL)
-		return;
-	if (v->errs == NULL && v->count > 0)
-		return; /* a trial run stops at the first problem */
-	if (++v->depth > PH_SCHEMA_MAX_DEPTH) {
-		verr(v, path, "is nested too deeply to validate");
-		v->depth--;
-		return;
-	}
-	if (s->never) {
-		verr(v, path, "is not allowed");
-		goto out;
-	}
-	if (s->ref)
-		v_node(v, s->ref, inst, path);
-	if (s->types && !type_ok(s->types, inst)) {
-		v_type(v, s, inst, path);
-		goto out; /* nothing else is meaningful once the type is wrong */
-	}
 	if (s->enum_) {
 		bool found = false;
 		for (size_t i = 0; i < json_object_array_length(s->enum_) && !found; i++)
@@ -1242,6 +1224,12 @@ v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph
 		verr(v, path, "must be %s", a.data);
 		ph_buf_free(&a);
 	}
+}
+
+/* The keywords for inst's own JSON type (number, string, array, object). */
+static void
+v_kind(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+{
 	if (is_number(inst))
 		v_number(v, s, inst, path);
 	else if (json_object_is_type(inst, json_type_string))
@@ -1250,6 +1238,13 @@ v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph
 		v_array(v, s, inst, path);
 	else if (json_object_is_type(inst, json_type_object))
 		v_object(v, s, inst, path);
+}
+
+/* allOf, anyOf, oneOf, not and if/then/else; only allOf and the chosen
+ * then/else branch report their own problems, the rest are trial runs. */
+static void
+v_logic(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+{
 	for (size_t i = 0; i < s->nall; i++)
 		v_node(v, s->all_of[i], inst, path);
 	if (s->nany) {
@@ -1276,6 +1271,35 @@ v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph
 			v_node(v, s->else_, inst, path);
 		}
 	}
+}
+
+/* Validates inst against s, adding a message for each problem at path (the
+ * dotted place of inst, restored before returning). */
+static void
+v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+{
+	if (s == NULL)
+		return;
+	if (v->errs == NULL && v->count > 0)
+		return; /* a trial run stops at the first problem */
+	if (++v->depth > PH_SCHEMA_MAX_DEPTH) {
+		verr(v, path, "is nested too deeply to validate");
+		v->depth--;
+		return;
+	}
+	if (s->never) {
+		verr(v, path, "is not allowed");
+		goto out;
+	}
+	if (s->ref)
+		v_node(v, s->ref, inst, path);
+	if (s->types && !type_ok(s->types, inst)) {
+		v_type(v, s, inst, path);
+		goto out; /* nothing else is meaningful once the type is wrong */
+	}
+	v_enum_const(v, s, inst, path);
+	v_kind(v, s, inst, path);
+	v_logic(v, s, inst, path);
 out:
 	v->depth--;
 }
