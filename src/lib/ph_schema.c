@@ -1411,153 +1411,244 @@ dsl_number(struct dsl *d, const char *field, const struct ph_ynode *v, const cha
 	return true;
 }
 
+/* One field mapping being read: what its keys share. */
+struct fld {
+	struct dsl *d;
+	const char *name;      /* the dotted field name, for messages */
+	const char *t;         /* the field's type, one of dsl_types */
+	struct json_object *o; /* the schema being built (owned by dsl_field) */
+	bool *required;        /* where `required:` goes */
+	bool in_items;         /* the field is the items of an array */
+};
+
+/* `name: integer`: the shorthand for a field of that type. Returns its
+ * schema (caller owns it), or NULL after dfail. */
+static struct json_object *
+dsl_shorthand(struct dsl *d, const char *name, const struct ph_ynode *n)
+{
+	struct json_object *o;
+	if (!dsl_type_ok(n->str)) {
+		dfail(d, name, n->line, "unknown type '%s' (string, integer, number, boolean, array, object)", n->str);
+		return NULL;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "type", json_object_new_string(n->str));
+	if (strcmp(n->str, "object") == 0)
+		json_object_object_add(o, "properties", json_object_new_object());
+	return o;
+}
+
+/* The `type:` of the field mapping n, "string" when absent, into *t
+ * (borrowed from n). Returns false after dfail. */
+static bool
+dsl_type(struct dsl *d, const char *name, const struct ph_ynode *n, const char **t)
+{
+	const struct ph_ynode *tn = ph_yaml_get(n, "type");
+	*t = "string";
+	if (tn == NULL)
+		return true;
+	if (tn->kind != PH_Y_SCALAR || !dsl_type_ok(tn->str)) {
+		dfail(d, name, tn->line, "type must be one of string, integer, number, boolean, array, object");
+		return false;
+	}
+	*t = tn->str;
+	return true;
+}
+
+/* The readers of a field's keys: each takes the key k, its value v and the
+ * line of the key, and adds to f->o or reports through dfail. */
+
+static void
+key_required(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	bool b;
+	if (f->in_items)
+		dfail(f->d, f->name, line, "required has no meaning for array items");
+	else if (ph_yaml_bool(v, &b) != 0)
+		dfail(f->d, f->name, line, "required must be true or false");
+	else
+		*f->required = b;
+}
+
+/* description, title and format */
+static void
+key_text(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (v->kind != PH_Y_SCALAR)
+		dfail(f->d, f->name, line, "%s must be a string", k);
+	else
+		json_object_object_add(f->o, k, json_object_new_string(v->str));
+}
+
+static void
+key_default(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	json_object_object_add(f->o, "default", dsl_value(v, f->t));
+}
+
+/* in and enum: the allowed values */
+static void
+key_enum(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	struct json_object *e;
+	if (v->kind != PH_Y_SEQ || v->n == 0) {
+		dfail(f->d, f->name, line, "%s must be a non-empty list of allowed values", k);
+		return;
+	}
+	e = json_object_new_array();
+	for (size_t j = 0; j < v->n; j++)
+		json_object_array_add(e, dsl_value(v->vals[j], f->t));
+	json_object_object_add(f->o, "enum", e);
+}
+
+/* minimum and maximum */
+static void
+key_bound(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (strcmp(f->t, "integer") != 0 && strcmp(f->t, "number") != 0)
+		dfail(f->d, f->name, line, "%s applies to integer and number fields", k);
+	else
+		dsl_number(f->d, f->name, v, k, f->o, k, false);
+}
+
+/* min_length and max_length: characters of a string, items of an array */
+static void
+key_length(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	bool min = k[1] == 'i';
+	if (strcmp(f->t, "string") == 0)
+		dsl_number(f->d, f->name, v, k, f->o, min ? "minLength" : "maxLength", true);
+	else if (strcmp(f->t, "array") == 0)
+		dsl_number(f->d, f->name, v, k, f->o, min ? "minItems" : "maxItems", true);
+	else
+		dfail(f->d, f->name, line, "%s applies to string and array fields", k);
+}
+
+static void
+key_pattern(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (strcmp(f->t, "string") != 0 || v->kind != PH_Y_SCALAR)
+		dfail(f->d, f->name, line, "pattern applies to string fields and must be a string");
+	else
+		json_object_object_add(f->o, "pattern", json_object_new_string(v->str));
+}
+
+/* fields: the members of an object field, merged into f->o */
+static void
+key_fields(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	struct json_object *sub;
+	if (strcmp(f->t, "object") != 0) {
+		dfail(f->d, f->name, line, "fields applies to object fields");
+		return;
+	}
+	sub = dsl_fields(f->d, f->name, v);
+	json_object_object_foreach(sub, sk, sv) {
+		if (strcmp(sk, "type") != 0)
+			json_object_object_add(f->o, sk, json_object_get(sv));
+	}
+	json_object_put(sub);
+}
+
+/* items: the field every item of an array field is, named "NAME[]" */
+static void
+key_items(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	bool dummy = false;
+	char *iname;
+	struct json_object *it;
+	if (strcmp(f->t, "array") != 0) {
+		dfail(f->d, f->name, line, "items applies to array fields");
+		return;
+	}
+	iname = ph_xasprintf("%s[]", f->name);
+	it = dsl_field(f->d, iname, v, &dummy, true);
+	free(iname);
+	if (it)
+		json_object_object_add(f->o, "items", it);
+}
+
+static void
+key_header(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (v->kind != PH_Y_SCALAR || f->in_items)
+		dfail(f->d, f->name, line, "x-mcp-header must be a header name on a top-level or nested field");
+	else
+		json_object_object_add(f->o, "x-mcp-header", json_object_new_string(v->str));
+}
+
+static const struct {
+	const char *key;
+	void (*read)(struct fld *f, const char *k, const struct ph_ynode *v, int line);
+} dsl_keys[] = {
+	{"required", key_required}, {"description", key_text}, {"title", key_text},
+	{"format", key_text}, {"default", key_default}, {"in", key_enum}, {"enum", key_enum},
+	{"minimum", key_bound}, {"maximum", key_bound}, {"min_length", key_length},
+	{"max_length", key_length}, {"pattern", key_pattern}, {"fields", key_fields},
+	{"items", key_items}, {"x-mcp-header", key_header},
+};
+
+/* Reads the key k of the field mapping (type was read before). */
+static void
+dsl_key(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (strcmp(k, "type") == 0)
+		return;
+	for (size_t i = 0; i < PH_ARRAY_LEN(dsl_keys); i++) {
+		if (strcmp(k, dsl_keys[i].key) == 0) {
+			dsl_keys[i].read(f, k, v, line);
+			return;
+		}
+	}
+	dfail(f->d, f->name, line, "unknown key '%s'", k);
+}
+
+/* The finished field o (borrowed) must compile (its pattern) and its
+ * default fit it. Returns false after dfail at the field's line. */
+static bool
+dsl_check(struct dsl *d, const char *name, const struct ph_ynode *n, struct json_object *o)
+{
+	struct json_object *def;
+	char cerr[256];
+	struct ph_buf e;
+	struct ph_schema *s = ph_schema_compile(o, cerr, sizeof cerr);
+	ph_buf_init(&e);
+	if (s == NULL)
+		dfail(d, name, n->line, "%s", cerr);
+	else if (json_object_object_get_ex(o, "default", &def) && ph_schema_validate(s, def, &e, 1) != 0)
+		dfail(d, name, n->line, "default does not fit the field (%s)", e.data);
+	ph_buf_free(&e);
+	ph_schema_free(s);
+	return !d->failed;
+}
+
+/* The JSON Schema of the field `name` declared by n: a type name or a
+ * mapping of keys. *required is set from its `required:` key; in_items:
+ * the field is the items of an array. Returns the schema (caller owns it),
+ * or NULL after dfail. */
 static struct json_object *
 dsl_field(struct dsl *d, const char *name, const struct ph_ynode *n, bool *required, bool in_items)
 {
-	struct json_object *o = json_object_new_object();
-	const char *t = "string";
-	const struct ph_ynode *tn;
-	if (n->kind == PH_Y_SCALAR) {
-		/* shorthand: `name: integer` */
-		if (!dsl_type_ok(n->str)) {
-			dfail(d, name, n->line, "unknown type '%s' (string, integer, number, boolean, array, object)", n->str);
-			json_object_put(o);
-			return NULL;
-		}
-		json_object_object_add(o, "type", json_object_new_string(n->str));
-		if (strcmp(n->str, "object") == 0)
-			json_object_object_add(o, "properties", json_object_new_object());
-		return o;
-	}
+	struct fld f = {d, name, NULL, NULL, required, in_items};
+	if (n->kind == PH_Y_SCALAR)
+		return dsl_shorthand(d, name, n);
 	if (n->kind != PH_Y_MAP) {
 		dfail(d, name, n->line, "expected a type name or a mapping");
-		json_object_put(o);
 		return NULL;
 	}
-	if ((tn = ph_yaml_get(n, "type")) != NULL) {
-		if (tn->kind != PH_Y_SCALAR || !dsl_type_ok(tn->str)) {
-			dfail(d, name, tn->line, "type must be one of string, integer, number, boolean, array, object");
-			json_object_put(o);
-			return NULL;
-		}
-		t = tn->str;
-	}
-	json_object_object_add(o, "type", json_object_new_string(t));
-	for (size_t i = 0; i < n->n && !d->failed; i++) {
-		const char *k = n->keys[i];
-		const struct ph_ynode *v = n->vals[i];
-		int line = n->key_lines[i];
-		bool str = strcmp(t, "string") == 0, arr = strcmp(t, "array") == 0;
-		bool numeric = strcmp(t, "integer") == 0 || strcmp(t, "number") == 0;
-		if (strcmp(k, "type") == 0)
-			continue;
-		if (strcmp(k, "required") == 0) {
-			bool b;
-			if (in_items) {
-				dfail(d, name, line, "required has no meaning for array items");
-			} else if (ph_yaml_bool(v, &b) != 0) {
-				dfail(d, name, line, "required must be true or false");
-			} else {
-				*required = b;
-			}
-		} else if (strcmp(k, "description") == 0 || strcmp(k, "title") == 0 ||
-			   strcmp(k, "format") == 0) {
-			if (v->kind != PH_Y_SCALAR)
-				dfail(d, name, line, "%s must be a string", k);
-			else
-				json_object_object_add(o, k, json_object_new_string(v->str));
-		} else if (strcmp(k, "default") == 0) {
-			json_object_object_add(o, "default", dsl_value(v, t));
-		} else if (strcmp(k, "in") == 0 || strcmp(k, "enum") == 0) {
-			struct json_object *e = json_object_new_array();
-			if (v->kind != PH_Y_SEQ || v->n == 0) {
-				dfail(d, name, line, "%s must be a non-empty list of allowed values", k);
-				json_object_put(e);
-				continue;
-			}
-			for (size_t j = 0; j < v->n; j++)
-				json_object_array_add(e, dsl_value(v->vals[j], t));
-			json_object_object_add(o, "enum", e);
-		} else if (strcmp(k, "minimum") == 0 || strcmp(k, "maximum") == 0) {
-			if (!numeric)
-				dfail(d, name, line, "%s applies to integer and number fields", k);
-			else
-				dsl_number(d, name, v, k, o, k, false);
-		} else if (strcmp(k, "min_length") == 0 || strcmp(k, "max_length") == 0) {
-			bool min = k[1] == 'i';
-			if (str)
-				dsl_number(d, name, v, k, o, min ? "minLength" : "maxLength", true);
-			else if (arr)
-				dsl_number(d, name, v, k, o, min ? "minItems" : "maxItems", true);
-			else
-				dfail(d, name, line, "%s applies to string and array fields", k);
-		} else if (strcmp(k, "pattern") == 0) {
-			if (!str || v->kind != PH_Y_SCALAR)
-				dfail(d, name, line, "pattern applies to string fields and must be a string");
-			else
-				json_object_object_add(o, "pattern", json_object_new_string(v->str));
-		} else if (strcmp(k, "fields") == 0) {
-			struct json_object *sub;
-			if (strcmp(t, "object") != 0) {
-				dfail(d, name, line, "fields applies to object fields");
-				continue;
-			}
-			sub = dsl_fields(d, name, v);
-			json_object_object_foreach(sub, sk, sv) {
-				if (strcmp(sk, "type") != 0)
-					json_object_object_add(o, sk, json_object_get(sv));
-			}
-			json_object_put(sub);
-		} else if (strcmp(k, "items") == 0) {
-			bool dummy = false;
-			char *iname;
-			struct json_object *it;
-			if (!arr) {
-				dfail(d, name, line, "items applies to array fields");
-				continue;
-			}
-			iname = ph_xasprintf("%s[]", name);
-			it = dsl_field(d, iname, v, &dummy, true);
-			free(iname);
-			if (it)
-				json_object_object_add(o, "items", it);
-		} else if (strcmp(k, "x-mcp-header") == 0) {
-			if (v->kind != PH_Y_SCALAR || in_items)
-				dfail(d, name, line, "x-mcp-header must be a header name on a top-level or nested field");
-			else
-				json_object_object_add(o, "x-mcp-header", json_object_new_string(v->str));
-		} else {
-			dfail(d, name, line, "unknown key '%s'", k);
-		}
-	}
-	if (!json_object_object_get_ex(o, "properties", NULL) && strcmp(t, "object") == 0)
-		json_object_object_add(o, "properties", json_object_new_object());
-	if (d->failed) {
-		json_object_put(o);
+	if (!dsl_type(d, name, n, &f.t))
+		return NULL;
+	f.o = json_object_new_object();
+	json_object_object_add(f.o, "type", json_object_new_string(f.t));
+	for (size_t i = 0; i < n->n && !d->failed; i++)
+		dsl_key(&f, n->keys[i], n->vals[i], n->key_lines[i]);
+	if (!json_object_object_get_ex(f.o, "properties", NULL) && strcmp(f.t, "object") == 0)
+		json_object_object_add(f.o, "properties", json_object_new_object());
+	if (d->failed || !dsl_check(d, name, n, f.o)) {
+		json_object_put(f.o);
 		return NULL;
 	}
-	/* the field must compile (patterns) and its default fit it */
-	{
-		struct json_object *def;
-		char cerr[256];
-		struct ph_schema *s = ph_schema_compile(o, cerr, sizeof cerr);
-		{
-			struct ph_buf e;
-			ph_buf_init(&e);
-			if (s == NULL)
-				dfail(d, name, n->line, "%s", cerr);
-			else if (json_object_object_get_ex(o, "default", &def) &&
-				 ph_schema_validate(s, def, &e, 1) != 0)
-				dfail(d, name, n->line, "default does not fit the field (%s)", e.data);
-			ph_buf_free(&e);
-			ph_schema_free(s);
-			if (d->failed) {
-				json_object_put(o);
-				return NULL;
-			}
-		}
-	}
-	return o;
+	return f.o;
 }
 
 struct json_object *
