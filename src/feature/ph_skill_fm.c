@@ -187,6 +187,111 @@ has_tag_or_anchor(const yaml_event_t *ev)
 	}
 }
 
+static int node(struct fmp *s, yaml_event_t *ev, int depth, struct json_object **out);
+
+/* The scalar event ev (consumed) at line: quoted and block scalars are
+ * strings, plain ones typed by the core schema. Returns 0 with *out (may
+ * be NULL for null) or -1 after setting s->err. */
+static int
+fm_scalar(struct fmp *s, yaml_event_t *ev, int line, struct json_object **out)
+{
+	const char *v = (const char *)ev->data.scalar.value;
+	size_t n = ev->data.scalar.length;
+	int rc = 0;
+	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		*out = json_object_new_string_len(v, (int)n);
+	else if (plain_scalar(v, n, out) != 0) {
+		fm_err(s, line, "'%s' cannot be represented in JSON; quote it", v);
+		rc = -1;
+	}
+	yaml_event_delete(ev);
+	return rc;
+}
+
+/* The items of a sequence whose start event was taken, up to its end
+ * event. Returns 0 with the array in *out (caller owns it) or -1 after
+ * setting s->err. */
+static int
+fm_seq(struct fmp *s, int depth, struct json_object **out)
+{
+	struct json_object *a = json_object_new_array();
+	for (;;) {
+		yaml_event_t e;
+		struct json_object *item;
+		if (!fm_next(s, &e))
+			break;
+		if (e.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&e);
+			*out = a;
+			return 0;
+		}
+		if (node(s, &e, depth + 1, &item) != 0)
+			break;
+		json_object_array_add(a, item);
+	}
+	json_object_put(a);
+	return -1;
+}
+
+/* The key of an entry of m from its event e (consumed), at line kline.
+ * Keys are strings in JSON: 1 and true become "1" and "true". Returns the
+ * key (caller frees) or NULL after setting s->err. */
+static char *
+fm_key(struct fmp *s, struct json_object *m, yaml_event_t *e, int kline)
+{
+	char *key;
+	if (e->type != YAML_SCALAR_EVENT || has_tag_or_anchor(e)) {
+		fm_err(s, kline, "frontmatter keys must be plain strings");
+		yaml_event_delete(e);
+		return NULL;
+	}
+	if (strlen((const char *)e->data.scalar.value) != e->data.scalar.length) {
+		fm_err(s, kline, "a frontmatter key holds a NUL byte");
+		yaml_event_delete(e);
+		return NULL;
+	}
+	key = ph_xstrdup((const char *)e->data.scalar.value);
+	yaml_event_delete(e);
+	if (json_object_object_get_ex(m, key, NULL)) {
+		fm_err(s, kline, "duplicate frontmatter key '%s'", key);
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* The entries of a mapping whose start event was taken, up to its end
+ * event. Returns 0 with the object in *out (caller owns it) or -1 after
+ * setting s->err. */
+static int
+fm_map(struct fmp *s, int depth, struct json_object **out)
+{
+	struct json_object *m = json_object_new_object();
+	for (;;) {
+		yaml_event_t e;
+		struct json_object *val;
+		char *key;
+		if (!fm_next(s, &e))
+			break;
+		if (e.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&e);
+			*out = m;
+			return 0;
+		}
+		key = fm_key(s, m, &e, s->line0 + (int)e.start_mark.line + 1);
+		if (key == NULL)
+			break;
+		if (!fm_next(s, &e) || node(s, &e, depth + 1, &val) != 0) {
+			free(key);
+			break;
+		}
+		json_object_object_add(m, key, val);
+		free(key);
+	}
+	json_object_put(m);
+	return -1;
+}
+
 /* Converts the node that starts with ev (consumed). Returns 0 with *out
  * (may be NULL for null) or -1 after setting s->err. */
 static int
@@ -205,85 +310,14 @@ node(struct fmp *s, yaml_event_t *ev, int depth, struct json_object **out)
 		return -1;
 	}
 	switch (ev->type) {
-	case YAML_SCALAR_EVENT: {
-		const char *v = (const char *)ev->data.scalar.value;
-		size_t n = ev->data.scalar.length;
-		int rc = 0;
-		if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-			*out = json_object_new_string_len(v, (int)n);
-		else if (plain_scalar(v, n, out) != 0) {
-			fm_err(s, line, "'%s' cannot be represented in JSON; quote it", v);
-			rc = -1;
-		}
+	case YAML_SCALAR_EVENT:
+		return fm_scalar(s, ev, line, out);
+	case YAML_SEQUENCE_START_EVENT:
 		yaml_event_delete(ev);
-		return rc;
-	}
-	case YAML_SEQUENCE_START_EVENT: {
-		struct json_object *a = json_object_new_array();
+		return fm_seq(s, depth, out);
+	case YAML_MAPPING_START_EVENT:
 		yaml_event_delete(ev);
-		for (;;) {
-			yaml_event_t e;
-			struct json_object *item;
-			if (!fm_next(s, &e))
-				goto seq_fail;
-			if (e.type == YAML_SEQUENCE_END_EVENT) {
-				yaml_event_delete(&e);
-				*out = a;
-				return 0;
-			}
-			if (node(s, &e, depth + 1, &item) != 0)
-				goto seq_fail;
-			json_object_array_add(a, item);
-		}
-seq_fail:
-		json_object_put(a);
-		return -1;
-	}
-	case YAML_MAPPING_START_EVENT: {
-		struct json_object *m = json_object_new_object();
-		yaml_event_delete(ev);
-		for (;;) {
-			yaml_event_t e;
-			struct json_object *val;
-			char *key;
-			int kline;
-			if (!fm_next(s, &e))
-				goto map_fail;
-			if (e.type == YAML_MAPPING_END_EVENT) {
-				yaml_event_delete(&e);
-				*out = m;
-				return 0;
-			}
-			kline = s->line0 + (int)e.start_mark.line + 1;
-			if (e.type != YAML_SCALAR_EVENT || has_tag_or_anchor(&e)) {
-				fm_err(s, kline, "frontmatter keys must be plain strings");
-				yaml_event_delete(&e);
-				goto map_fail;
-			}
-			if (strlen((const char *)e.data.scalar.value) != e.data.scalar.length) {
-				fm_err(s, kline, "a frontmatter key holds a NUL byte");
-				yaml_event_delete(&e);
-				goto map_fail;
-			}
-			/* keys are strings in JSON: 1 and true become "1" and "true" */
-			key = ph_xstrdup((const char *)e.data.scalar.value);
-			yaml_event_delete(&e);
-			if (json_object_object_get_ex(m, key, NULL)) {
-				fm_err(s, kline, "duplicate frontmatter key '%s'", key);
-				free(key);
-				goto map_fail;
-			}
-			if (!fm_next(s, &e) || node(s, &e, depth + 1, &val) != 0) {
-				free(key);
-				goto map_fail;
-			}
-			json_object_object_add(m, key, val);
-			free(key);
-		}
-map_fail:
-		json_object_put(m);
-		return -1;
-	}
+		return fm_map(s, depth, out);
 	default:
 		fm_err(s, line, "unexpected YAML event");
 		yaml_event_delete(ev);

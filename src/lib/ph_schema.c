@@ -221,6 +221,153 @@ cfail(struct cctx *c, const char *where, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Writes the POSIX form of the escape "\e" met outside a bracket
+ * expression. Returns 0, or -1 with a reason in *why. */
+static int
+pattern_escape(char e, struct ph_buf *out, const char **why)
+{
+	switch (e) {
+	case 'd': ph_buf_adds(out, "[0-9]"); break;
+	case 'D': ph_buf_adds(out, "[^0-9]"); break;
+	case 'w': ph_buf_adds(out, "[A-Za-z0-9_]"); break;
+	case 'W': ph_buf_adds(out, "[^A-Za-z0-9_]"); break;
+	case 's': ph_buf_adds(out, "[[:space:]]"); break;
+	case 'S': ph_buf_adds(out, "[^[:space:]]"); break;
+	case 't': ph_buf_addc(out, '\t'); break;
+	case 'n': ph_buf_addc(out, '\n'); break;
+	case 'r': ph_buf_addc(out, '\r'); break;
+	case '\0': *why = "ends with a backslash"; return -1;
+	default:
+		if (strchr(".\\/-[](){}*+?|^$", e) == NULL) {
+			*why = "uses an escape POSIX regular expressions do not have";
+			return -1;
+		}
+		if (e == '/' || e == '-')
+			ph_buf_addc(out, e);
+		else {
+			ph_buf_addc(out, '\\');
+			ph_buf_addc(out, e);
+		}
+	}
+	return 0;
+}
+
+/* A bracket expression being collected: its members in set (owned), and
+ * the characters POSIX wants in fixed places kept aside as flags. */
+struct bracket {
+	struct ph_buf set;
+	bool neg, rbr, dash, caret;
+};
+
+/* Adds the escape "\e" met inside a bracket expression to b. Returns 0, or
+ * -1 with a reason in *why. */
+static int
+bracket_escape(struct bracket *b, char e, const char **why)
+{
+	switch (e) {
+	case 'd': ph_buf_adds(&b->set, "0-9"); break;
+	case 'w': ph_buf_adds(&b->set, "A-Za-z0-9_"); break;
+	case 's': ph_buf_adds(&b->set, "[:space:]"); break;
+	case 't': ph_buf_addc(&b->set, '\t'); break;
+	case 'n': ph_buf_addc(&b->set, '\n'); break;
+	case 'r': ph_buf_addc(&b->set, '\r'); break;
+	case ']': b->rbr = true; break;
+	case '-': b->dash = true; break;
+	case '^': b->caret = true; break;
+	case '\\': ph_buf_addc(&b->set, '\\'); break;
+	case '\0': *why = "ends with a backslash"; return -1;
+	default:
+		if (strchr("./[(){}*+?|$", e) == NULL) {
+			*why = "uses an escape POSIX bracket expressions do not have";
+			return -1;
+		}
+		ph_buf_addc(&b->set, e);
+	}
+	return 0;
+}
+
+/* Collects into b the bracket expression that opens at p[i]. Returns 0
+ * with *end the index of its closing ']', or -1 with a reason in *why. */
+static int
+bracket_collect(const char *p, size_t i, struct bracket *b, size_t *end, const char **why)
+{
+	size_t j = i + 1, first;
+	if (p[j] == '^') {
+		b->neg = true;
+		j++;
+	}
+	first = j; /* a '-' here is a member, as is one before the ']' */
+	if (p[j] == ']') {
+		b->rbr = true;
+		j++;
+	}
+	for (; p[j] && p[j] != ']'; j++) {
+		char c = p[j];
+		if (c == '[' && p[j + 1] == ':') {
+			const char *tail = strstr(p + j, ":]");
+			if (tail == NULL) {
+				*why = "has an unterminated character class";
+				return -1;
+			}
+			ph_buf_add(&b->set, p + j, (size_t)(tail + 2 - (p + j)));
+			j = (size_t)(tail + 1 - p);
+		} else if (c == '\\') {
+			if (bracket_escape(b, p[++j], why) != 0)
+				return -1;
+		} else if (c == '-' && (p[j + 1] == ']' || j == first)) {
+			b->dash = true;
+		} else if (c == '^') {
+			b->caret = true;
+		} else {
+			ph_buf_addc(&b->set, c);
+		}
+	}
+	if (p[j] != ']') {
+		*why = "has an unterminated bracket expression";
+		return -1;
+	}
+	*end = j;
+	return 0;
+}
+
+/* Writes the collected b the way POSIX wants it: ']' first, '-' last, '^'
+ * not first; a set of a lone '^' becomes an escaped '^'. */
+static void
+bracket_write(const struct bracket *b, struct ph_buf *out)
+{
+	if (!b->neg && !b->rbr && !b->dash && b->set.len == 0 && b->caret) {
+		ph_buf_adds(out, "\\^");
+		return;
+	}
+	ph_buf_addc(out, '[');
+	if (b->neg)
+		ph_buf_addc(out, '^');
+	if (b->rbr)
+		ph_buf_addc(out, ']');
+	if (b->set.len)
+		ph_buf_add(out, b->set.data, b->set.len);
+	if (b->caret)
+		ph_buf_addc(out, '^');
+	if (b->dash)
+		ph_buf_addc(out, '-');
+	ph_buf_addc(out, ']');
+}
+
+/* Translates the bracket expression that opens at p[i]. Returns 0 with *end
+ * the index of its closing ']', or -1 with a reason in *why. */
+static int
+pattern_bracket(const char *p, size_t i, struct ph_buf *out, size_t *end, const char **why)
+{
+	struct bracket b = {.neg = false};
+	int rc;
+	ph_buf_init(&b.set);
+	rc = bracket_collect(p, i, &b, end, why);
+	if (rc == 0)
+		bracket_write(&b, out);
+	ph_buf_free(&b.set);
+	return rc;
+}
+
 /* ECMA-262 patterns (what JSON Schema uses) are turned into POSIX extended
  * regular expressions: \d \w \s and their negations, \t \n \r, escaped
  * punctuation and bracket expressions are translated; anything POSIX cannot
@@ -232,133 +379,38 @@ translate_pattern(const char *p, struct ph_buf *out, const char **why)
 	for (size_t i = 0; p[i]; i++) {
 		char ch = p[i];
 		if (ch == '\\') {
-			char e = p[++i];
-			switch (e) {
-			case 'd': ph_buf_adds(out, "[0-9]"); break;
-			case 'D': ph_buf_adds(out, "[^0-9]"); break;
-			case 'w': ph_buf_adds(out, "[A-Za-z0-9_]"); break;
-			case 'W': ph_buf_adds(out, "[^A-Za-z0-9_]"); break;
-			case 's': ph_buf_adds(out, "[[:space:]]"); break;
-			case 'S': ph_buf_adds(out, "[^[:space:]]"); break;
-			case 't': ph_buf_addc(out, '\t'); break;
-			case 'n': ph_buf_addc(out, '\n'); break;
-			case 'r': ph_buf_addc(out, '\r'); break;
-			case '\0': *why = "ends with a backslash"; return -1;
-			default:
-				if (strchr(".\\/-[](){}*+?|^$", e) == NULL) {
-					*why = "uses an escape POSIX regular expressions do not have";
-					return -1;
-				}
-				if (e == '/' || e == '-')
-					ph_buf_addc(out, e);
-				else {
-					ph_buf_addc(out, '\\');
-					ph_buf_addc(out, e);
-				}
-			}
-			continue;
-		}
-		if (ch == '[') {
-			/* collect the set, then write it the way POSIX wants it:
-			 * ']' first, '-' last, '^' not first */
-			struct ph_buf set;
-			bool neg = false, rbr = false, dash = false, caret = false;
-			size_t j = i + 1;
-			ph_buf_init(&set);
-			if (p[j] == '^') {
-				neg = true;
-				j++;
-			}
-			if (p[j] == ']') {
-				rbr = true;
-				j++;
-			}
-			for (; p[j] && p[j] != ']'; j++) {
-				char c = p[j];
-				if (c == '[' && p[j + 1] == ':') {
-					const char *end = strstr(p + j, ":]");
-					if (end == NULL) {
-						ph_buf_free(&set);
-						*why = "has an unterminated character class";
-						return -1;
-					}
-					ph_buf_add(&set, p + j, (size_t)(end + 2 - (p + j)));
-					j = (size_t)(end + 1 - p);
-					continue;
-				}
-				if (c == '\\') {
-					char e = p[++j];
-					switch (e) {
-					case 'd': ph_buf_adds(&set, "0-9"); break;
-					case 'w': ph_buf_adds(&set, "A-Za-z0-9_"); break;
-					case 's': ph_buf_adds(&set, "[:space:]"); break;
-					case 't': ph_buf_addc(&set, '\t'); break;
-					case 'n': ph_buf_addc(&set, '\n'); break;
-					case 'r': ph_buf_addc(&set, '\r'); break;
-					case ']': rbr = true; break;
-					case '-': dash = true; break;
-					case '^': caret = true; break;
-					case '\\': ph_buf_addc(&set, '\\'); break;
-					case '\0':
-						ph_buf_free(&set);
-						*why = "ends with a backslash";
-						return -1;
-					default:
-						if (strchr("./[(){}*+?|$", e) == NULL) {
-							ph_buf_free(&set);
-							*why = "uses an escape POSIX bracket expressions do not have";
-							return -1;
-						}
-						ph_buf_addc(&set, e);
-					}
-					continue;
-				}
-				if (c == '-' && (p[j + 1] == ']' || j == i + 1 + (neg ? 1 : 0))) {
-					dash = true;
-					continue;
-				}
-				if (c == '^') {
-					caret = true;
-					continue;
-				}
-				ph_buf_addc(&set, c);
-			}
-			if (p[j] != ']') {
-				ph_buf_free(&set);
-				*why = "has an unterminated bracket expression";
+			if (pattern_escape(p[++i], out, why) != 0)
 				return -1;
-			}
-			if (!neg && !rbr && !dash && set.len == 0 && caret) {
-				ph_buf_adds(out, "\\^");
-			} else {
-				ph_buf_addc(out, '[');
-				if (neg)
-					ph_buf_addc(out, '^');
-				if (rbr)
-					ph_buf_addc(out, ']');
-				if (set.len)
-					ph_buf_add(out, set.data, set.len);
-				if (caret)
-					ph_buf_addc(out, '^');
-				if (dash)
-					ph_buf_addc(out, '-');
-				ph_buf_addc(out, ']');
-			}
-			ph_buf_free(&set);
-			i = j;
-			continue;
-		}
-		if (ch == '(' && p[i + 1] == '?') {
+		} else if (ch == '[') {
+			if (pattern_bracket(p, i, out, &i, why) != 0)
+				return -1;
+		} else if (ch == '(' && p[i + 1] == '?') {
 			*why = "uses a group construct POSIX regular expressions do not have";
 			return -1;
-		}
-		if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && p[i + 1] == '?') {
+		} else if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && p[i + 1] == '?') {
 			*why = "uses a lazy quantifier POSIX regular expressions do not have";
 			return -1;
+		} else {
+			ph_buf_addc(out, ch);
 		}
-		ph_buf_addc(out, ch);
 	}
 	return 0;
+}
+
+/* Compiles the ECMA-262 pattern src into re (the caller regfrees it after
+ * a success). Returns 0, or -1 with a reason in *why, left NULL when it is
+ * regcomp that refused the translation. */
+static int
+compile_regex(const char *src, regex_t *re, const char **why)
+{
+	struct ph_buf b;
+	int rc = 0;
+	ph_buf_init(&b);
+	if (translate_pattern(src, &b, why) != 0 ||
+	    regcomp(re, b.data ? b.data : "", REG_EXTENDED | REG_NOSUB) != 0)
+		rc = -1;
+	ph_buf_free(&b);
+	return rc;
 }
 
 static struct node *compile_node(struct cctx *c, struct json_object *j, const char *where);
@@ -587,16 +639,11 @@ compile_object_keywords(struct cctx *c, struct node *n, struct json_object *j, c
 		}
 		n->pprops = ph_xcalloc((size_t)json_object_object_length(v) + 1, sizeof *n->pprops);
 		json_object_object_foreach(v, k, pv) {
-			struct ph_buf re;
 			const char *why = NULL;
-			ph_buf_init(&re);
-			if (translate_pattern(k, &re, &why) != 0 ||
-			    regcomp(&n->pprops[n->npprops].re, re.data ? re.data : "", REG_EXTENDED | REG_NOSUB) != 0) {
-				ph_buf_free(&re);
+			if (compile_regex(k, &n->pprops[n->npprops].re, &why) != 0) {
 				cfail(c, where, "patternProperties key '%s' %s", k, why ? why : "is not a valid regular expression");
 				return;
 			}
-			ph_buf_free(&re);
 			snprintf(sub, sizeof sub, "%s/patternProperties/%s", where, k);
 			n->pprops[n->npprops++].s = compile_node(c, pv, sub);
 		}
@@ -647,21 +694,156 @@ compile_array_keywords(struct cctx *c, struct node *n, struct json_object *j, co
 		n->unique = json_object_get_boolean(v);
 }
 
+/* A boolean schema: true accepts anything, false nothing. Returns the node
+ * (owned by the schema), or NULL when there are too many. */
+static struct node *
+compile_bool(struct cctx *c, struct json_object *j)
+{
+	struct node *n = node_new(c, j);
+	if (n)
+		n->never = !json_object_get_boolean(j);
+	return n;
+}
+
+/* $ref: a reference inside the schema is resolved and compiled; a network
+ * $ref is never dereferenced (it stays an annotation). Returns false when
+ * the schema fails here. */
+static bool
+compile_ref(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	struct json_object *v, *t;
+	const char *ref;
+	if (!json_object_object_get_ex(j, "$ref", &v))
+		return true;
+	ref = json_object_get_string(v);
+	if (!json_object_is_type(v, json_type_string)) {
+		cfail(c, where, "$ref must be a string");
+		return false;
+	}
+	if (ref[0] != '#')
+		return true;
+	t = resolve_ref(c->s->json, ref);
+	if (t == NULL) {
+		cfail(c, where, "$ref '%s' does not resolve inside the schema", ref);
+		return false;
+	}
+	n->ref = compile_node(c, t, ref);
+	return true;
+}
+
+/* type, enum, const and default (the last three borrowed from the schema
+ * JSON). Returns false when the schema fails here. */
+static bool
+compile_value_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	struct json_object *v;
+	if (json_object_object_get_ex(j, "type", &v))
+		compile_types(c, n, v, where);
+	if (json_object_object_get_ex(j, "enum", &v)) {
+		if (!json_object_is_type(v, json_type_array)) {
+			cfail(c, where, "enum must be an array");
+			return false;
+		}
+		n->enum_ = v;
+	}
+	if (json_object_object_get_ex(j, "const", &v))
+		n->const_ = v;
+	if (json_object_object_get_ex(j, "default", &v))
+		n->def = v;
+	return true;
+}
+
+/* exclusiveMinimum or exclusiveMaximum (kw): a number, or in draft 4 a flag
+ * that makes the inclusive bound (*has, *bound) exclusive (*has_x, *x). */
+static void
+compile_exclusive(struct cctx *c, struct json_object *j, const char *kw, const char *where,
+		  bool *has, const double *bound, bool *has_x, double *x)
+{
+	struct json_object *v;
+	if (json_object_object_get_ex(j, kw, &v) && json_object_is_type(v, json_type_boolean)) {
+		if (json_object_get_boolean(v) && *has) {
+			*has_x = true;
+			*x = *bound;
+			*has = false;
+		}
+	} else {
+		get_number(c, j, kw, where, has_x, x);
+	}
+}
+
+/* minimum, maximum, their exclusive forms and multipleOf. Returns false
+ * when the schema fails here. */
+static bool
+compile_number_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	bool has = false;
+	get_number(c, j, "minimum", where, &n->has_min, &n->min);
+	get_number(c, j, "maximum", where, &n->has_max, &n->max);
+	compile_exclusive(c, j, "exclusiveMinimum", where, &n->has_min, &n->min, &n->has_xmin, &n->xmin);
+	compile_exclusive(c, j, "exclusiveMaximum", where, &n->has_max, &n->max, &n->has_xmax, &n->xmax);
+	get_number(c, j, "multipleOf", where, &has, &n->multiple);
+	if (has && !(n->multiple > 0)) {
+		cfail(c, where, "multipleOf must be greater than 0");
+		return false;
+	}
+	return true;
+}
+
+/* minLength, maxLength and pattern (compiled into n->pattern, owned by n).
+ * Returns false when the schema fails here. */
+static bool
+compile_string_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	struct json_object *v;
+	const char *why = NULL;
+	get_count(c, j, "minLength", where, &n->min_len);
+	get_count(c, j, "maxLength", where, &n->max_len);
+	if (!json_object_object_get_ex(j, "pattern", &v))
+		return true;
+	if (!json_object_is_type(v, json_type_string)) {
+		cfail(c, where, "pattern must be a string");
+		return false;
+	}
+	n->pattern_src = json_object_get_string(v);
+	n->pattern = ph_xmalloc(sizeof *n->pattern);
+	if (compile_regex(n->pattern_src, n->pattern, &why) != 0) {
+		free(n->pattern);
+		n->pattern = NULL;
+		cfail(c, where, "pattern '%s' %s", n->pattern_src,
+		      why ? why : "is not a valid regular expression");
+		return false;
+	}
+	return true;
+}
+
+/* allOf, anyOf, oneOf, not and if/then/else. */
+static void
+compile_logic_keywords(struct cctx *c, struct node *n, struct json_object *j, const char *where)
+{
+	n->all_of = compile_list(c, j, "allOf", where, &n->nall);
+	n->any_of = compile_list(c, j, "anyOf", where, &n->nany);
+	n->one_of = compile_list(c, j, "oneOf", where, &n->none);
+	n->not_ = compile_sub(c, j, "not", where);
+	n->if_ = compile_sub(c, j, "if", where);
+	n->then_ = compile_sub(c, j, "then", where);
+	n->else_ = compile_sub(c, j, "else", where);
+}
+
+/* Compiles the schema j found at where (a JSON pointer for messages), once:
+ * a schema object reached again (a $ref cycle) gives the node compiled
+ * before. Returns the node (owned by c->s), or NULL after cfail. The
+ * keywords are read group by group; the groups after a failed one are
+ * skipped. */
 static struct node *
 compile_node(struct cctx *c, struct json_object *j, const char *where)
 {
 	struct node *n;
-	struct json_object *v;
 	if (c->failed)
 		return NULL;
 	if ((n = find_compiled(c, j)) != NULL)
 		return n;
-	if (json_object_is_type(j, json_type_boolean)) {
-		n = node_new(c, j);
-		if (n)
-			n->never = !json_object_get_boolean(j);
-		return n;
-	}
+	if (json_object_is_type(j, json_type_boolean))
+		return compile_bool(c, j);
 	if (!json_object_is_type(j, json_type_object)) {
 		cfail(c, where, "a schema must be an object or a boolean");
 		return NULL;
@@ -671,99 +853,12 @@ compile_node(struct cctx *c, struct json_object *j, const char *where)
 		return NULL;
 	}
 	n = node_new(c, j);
-	if (n == NULL)
-		goto out;
-	if (json_object_object_get_ex(j, "$ref", &v)) {
-		const char *ref = json_object_get_string(v);
-		if (!json_object_is_type(v, json_type_string)) {
-			cfail(c, where, "$ref must be a string");
-			goto out;
-		}
-		if (ref[0] == '#') {
-			struct json_object *t = resolve_ref(c->s->json, ref);
-			if (t == NULL) {
-				cfail(c, where, "$ref '%s' does not resolve inside the schema", ref);
-				goto out;
-			}
-			n->ref = compile_node(c, t, ref);
-		}
-		/* a network $ref is never dereferenced (it stays an annotation) */
+	if (n != NULL && compile_ref(c, n, j, where) && compile_value_keywords(c, n, j, where) &&
+	    compile_number_keywords(c, n, j, where) && compile_string_keywords(c, n, j, where)) {
+		compile_object_keywords(c, n, j, where);
+		compile_array_keywords(c, n, j, where);
+		compile_logic_keywords(c, n, j, where);
 	}
-	if (json_object_object_get_ex(j, "type", &v))
-		compile_types(c, n, v, where);
-	if (json_object_object_get_ex(j, "enum", &v)) {
-		if (!json_object_is_type(v, json_type_array)) {
-			cfail(c, where, "enum must be an array");
-			goto out;
-		}
-		n->enum_ = v;
-	}
-	if (json_object_object_get_ex(j, "const", &v))
-		n->const_ = v;
-	if (json_object_object_get_ex(j, "default", &v))
-		n->def = v;
-	get_number(c, j, "minimum", where, &n->has_min, &n->min);
-	get_number(c, j, "maximum", where, &n->has_max, &n->max);
-	if (json_object_object_get_ex(j, "exclusiveMinimum", &v) && json_object_is_type(v, json_type_boolean)) {
-		/* draft 4: a flag on minimum */
-		if (json_object_get_boolean(v) && n->has_min) {
-			n->has_xmin = true;
-			n->xmin = n->min;
-			n->has_min = false;
-		}
-	} else {
-		get_number(c, j, "exclusiveMinimum", where, &n->has_xmin, &n->xmin);
-	}
-	if (json_object_object_get_ex(j, "exclusiveMaximum", &v) && json_object_is_type(v, json_type_boolean)) {
-		if (json_object_get_boolean(v) && n->has_max) {
-			n->has_xmax = true;
-			n->xmax = n->max;
-			n->has_max = false;
-		}
-	} else {
-		get_number(c, j, "exclusiveMaximum", where, &n->has_xmax, &n->xmax);
-	}
-	{
-		bool has = false;
-		get_number(c, j, "multipleOf", where, &has, &n->multiple);
-		if (has && !(n->multiple > 0)) {
-			cfail(c, where, "multipleOf must be greater than 0");
-			goto out;
-		}
-	}
-	get_count(c, j, "minLength", where, &n->min_len);
-	get_count(c, j, "maxLength", where, &n->max_len);
-	if (json_object_object_get_ex(j, "pattern", &v)) {
-		struct ph_buf re;
-		const char *why = NULL;
-		if (!json_object_is_type(v, json_type_string)) {
-			cfail(c, where, "pattern must be a string");
-			goto out;
-		}
-		n->pattern_src = json_object_get_string(v);
-		ph_buf_init(&re);
-		n->pattern = ph_xmalloc(sizeof *n->pattern);
-		if (translate_pattern(n->pattern_src, &re, &why) != 0 ||
-		    regcomp(n->pattern, re.data ? re.data : "", REG_EXTENDED | REG_NOSUB) != 0) {
-			free(n->pattern);
-			n->pattern = NULL;
-			ph_buf_free(&re);
-			cfail(c, where, "pattern '%s' %s", n->pattern_src,
-			      why ? why : "is not a valid regular expression");
-			goto out;
-		}
-		ph_buf_free(&re);
-	}
-	compile_object_keywords(c, n, j, where);
-	compile_array_keywords(c, n, j, where);
-	n->all_of = compile_list(c, j, "allOf", where, &n->nall);
-	n->any_of = compile_list(c, j, "anyOf", where, &n->nany);
-	n->one_of = compile_list(c, j, "oneOf", where, &n->none);
-	n->not_ = compile_sub(c, j, "not", where);
-	n->if_ = compile_sub(c, j, "if", where);
-	n->then_ = compile_sub(c, j, "then", where);
-	n->else_ = compile_sub(c, j, "else", where);
-out:
 	c->depth--;
 	return n;
 }
@@ -1103,28 +1198,10 @@ v_object(struct vctx *v, const struct node *s, struct json_object *inst, struct 
 	}
 }
 
+/* enum and const: inst must equal one of the values, or the value. */
 static void
-v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+v_enum_const(struct vctx *v, const struct node *s, struct json_object *inst, const struct ph_buf *path)
 {
-	if (s == NULL)
-		return;
-	if (v->errs == NULL && v->count > 0)
-		return; /* a trial run stops at the first problem */
-	if (++v->depth > PH_SCHEMA_MAX_DEPTH) {
-		verr(v, path, "is nested too deeply to validate");
-		v->depth--;
-		return;
-	}
-	if (s->never) {
-		verr(v, path, "is not allowed");
-		goto out;
-	}
-	if (s->ref)
-		v_node(v, s->ref, inst, path);
-	if (s->types && !type_ok(s->types, inst)) {
-		v_type(v, s, inst, path);
-		goto out; /* nothing else is meaningful once the type is wrong */
-	}
 	if (s->enum_) {
 		bool found = false;
 		for (size_t i = 0; i < json_object_array_length(s->enum_) && !found; i++)
@@ -1147,6 +1224,12 @@ v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph
 		verr(v, path, "must be %s", a.data);
 		ph_buf_free(&a);
 	}
+}
+
+/* The keywords for inst's own JSON type (number, string, array, object). */
+static void
+v_kind(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+{
 	if (is_number(inst))
 		v_number(v, s, inst, path);
 	else if (json_object_is_type(inst, json_type_string))
@@ -1155,6 +1238,13 @@ v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph
 		v_array(v, s, inst, path);
 	else if (json_object_is_type(inst, json_type_object))
 		v_object(v, s, inst, path);
+}
+
+/* allOf, anyOf, oneOf, not and if/then/else; only allOf and the chosen
+ * then/else branch report their own problems, the rest are trial runs. */
+static void
+v_logic(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+{
 	for (size_t i = 0; i < s->nall; i++)
 		v_node(v, s->all_of[i], inst, path);
 	if (s->nany) {
@@ -1181,6 +1271,35 @@ v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph
 			v_node(v, s->else_, inst, path);
 		}
 	}
+}
+
+/* Validates inst against s, adding a message for each problem at path (the
+ * dotted place of inst, restored before returning). */
+static void
+v_node(struct vctx *v, const struct node *s, struct json_object *inst, struct ph_buf *path)
+{
+	if (s == NULL)
+		return;
+	if (v->errs == NULL && v->count > 0)
+		return; /* a trial run stops at the first problem */
+	if (++v->depth > PH_SCHEMA_MAX_DEPTH) {
+		verr(v, path, "is nested too deeply to validate");
+		v->depth--;
+		return;
+	}
+	if (s->never) {
+		verr(v, path, "is not allowed");
+		goto out;
+	}
+	if (s->ref)
+		v_node(v, s->ref, inst, path);
+	if (s->types && !type_ok(s->types, inst)) {
+		v_type(v, s, inst, path);
+		goto out; /* nothing else is meaningful once the type is wrong */
+	}
+	v_enum_const(v, s, inst, path);
+	v_kind(v, s, inst, path);
+	v_logic(v, s, inst, path);
 out:
 	v->depth--;
 }
@@ -1292,153 +1411,244 @@ dsl_number(struct dsl *d, const char *field, const struct ph_ynode *v, const cha
 	return true;
 }
 
+/* One field mapping being read: what its keys share. */
+struct fld {
+	struct dsl *d;
+	const char *name;      /* the dotted field name, for messages */
+	const char *t;         /* the field's type, one of dsl_types */
+	struct json_object *o; /* the schema being built (owned by dsl_field) */
+	bool *required;        /* where `required:` goes */
+	bool in_items;         /* the field is the items of an array */
+};
+
+/* `name: integer`: the shorthand for a field of that type. Returns its
+ * schema (caller owns it), or NULL after dfail. */
+static struct json_object *
+dsl_shorthand(struct dsl *d, const char *name, const struct ph_ynode *n)
+{
+	struct json_object *o;
+	if (!dsl_type_ok(n->str)) {
+		dfail(d, name, n->line, "unknown type '%s' (string, integer, number, boolean, array, object)", n->str);
+		return NULL;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "type", json_object_new_string(n->str));
+	if (strcmp(n->str, "object") == 0)
+		json_object_object_add(o, "properties", json_object_new_object());
+	return o;
+}
+
+/* The `type:` of the field mapping n, "string" when absent, into *t
+ * (borrowed from n). Returns false after dfail. */
+static bool
+dsl_type(struct dsl *d, const char *name, const struct ph_ynode *n, const char **t)
+{
+	const struct ph_ynode *tn = ph_yaml_get(n, "type");
+	*t = "string";
+	if (tn == NULL)
+		return true;
+	if (tn->kind != PH_Y_SCALAR || !dsl_type_ok(tn->str)) {
+		dfail(d, name, tn->line, "type must be one of string, integer, number, boolean, array, object");
+		return false;
+	}
+	*t = tn->str;
+	return true;
+}
+
+/* The readers of a field's keys: each takes the key k, its value v and the
+ * line of the key, and adds to f->o or reports through dfail. */
+
+static void
+key_required(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	bool b;
+	if (f->in_items)
+		dfail(f->d, f->name, line, "required has no meaning for array items");
+	else if (ph_yaml_bool(v, &b) != 0)
+		dfail(f->d, f->name, line, "required must be true or false");
+	else
+		*f->required = b;
+}
+
+/* description, title and format */
+static void
+key_text(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (v->kind != PH_Y_SCALAR)
+		dfail(f->d, f->name, line, "%s must be a string", k);
+	else
+		json_object_object_add(f->o, k, json_object_new_string(v->str));
+}
+
+static void
+key_default(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	json_object_object_add(f->o, "default", dsl_value(v, f->t));
+}
+
+/* in and enum: the allowed values */
+static void
+key_enum(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	struct json_object *e;
+	if (v->kind != PH_Y_SEQ || v->n == 0) {
+		dfail(f->d, f->name, line, "%s must be a non-empty list of allowed values", k);
+		return;
+	}
+	e = json_object_new_array();
+	for (size_t j = 0; j < v->n; j++)
+		json_object_array_add(e, dsl_value(v->vals[j], f->t));
+	json_object_object_add(f->o, "enum", e);
+}
+
+/* minimum and maximum */
+static void
+key_bound(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (strcmp(f->t, "integer") != 0 && strcmp(f->t, "number") != 0)
+		dfail(f->d, f->name, line, "%s applies to integer and number fields", k);
+	else
+		dsl_number(f->d, f->name, v, k, f->o, k, false);
+}
+
+/* min_length and max_length: characters of a string, items of an array */
+static void
+key_length(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	bool min = k[1] == 'i';
+	if (strcmp(f->t, "string") == 0)
+		dsl_number(f->d, f->name, v, k, f->o, min ? "minLength" : "maxLength", true);
+	else if (strcmp(f->t, "array") == 0)
+		dsl_number(f->d, f->name, v, k, f->o, min ? "minItems" : "maxItems", true);
+	else
+		dfail(f->d, f->name, line, "%s applies to string and array fields", k);
+}
+
+static void
+key_pattern(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (strcmp(f->t, "string") != 0 || v->kind != PH_Y_SCALAR)
+		dfail(f->d, f->name, line, "pattern applies to string fields and must be a string");
+	else
+		json_object_object_add(f->o, "pattern", json_object_new_string(v->str));
+}
+
+/* fields: the members of an object field, merged into f->o */
+static void
+key_fields(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	struct json_object *sub;
+	if (strcmp(f->t, "object") != 0) {
+		dfail(f->d, f->name, line, "fields applies to object fields");
+		return;
+	}
+	sub = dsl_fields(f->d, f->name, v);
+	json_object_object_foreach(sub, sk, sv) {
+		if (strcmp(sk, "type") != 0)
+			json_object_object_add(f->o, sk, json_object_get(sv));
+	}
+	json_object_put(sub);
+}
+
+/* items: the field every item of an array field is, named "NAME[]" */
+static void
+key_items(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	bool dummy = false;
+	char *iname;
+	struct json_object *it;
+	if (strcmp(f->t, "array") != 0) {
+		dfail(f->d, f->name, line, "items applies to array fields");
+		return;
+	}
+	iname = ph_xasprintf("%s[]", f->name);
+	it = dsl_field(f->d, iname, v, &dummy, true);
+	free(iname);
+	if (it)
+		json_object_object_add(f->o, "items", it);
+}
+
+static void
+key_header(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (v->kind != PH_Y_SCALAR || f->in_items)
+		dfail(f->d, f->name, line, "x-mcp-header must be a header name on a top-level or nested field");
+	else
+		json_object_object_add(f->o, "x-mcp-header", json_object_new_string(v->str));
+}
+
+static const struct {
+	const char *key;
+	void (*read)(struct fld *f, const char *k, const struct ph_ynode *v, int line);
+} dsl_keys[] = {
+	{"required", key_required}, {"description", key_text}, {"title", key_text},
+	{"format", key_text}, {"default", key_default}, {"in", key_enum}, {"enum", key_enum},
+	{"minimum", key_bound}, {"maximum", key_bound}, {"min_length", key_length},
+	{"max_length", key_length}, {"pattern", key_pattern}, {"fields", key_fields},
+	{"items", key_items}, {"x-mcp-header", key_header},
+};
+
+/* Reads the key k of the field mapping (type was read before). */
+static void
+dsl_key(struct fld *f, const char *k, const struct ph_ynode *v, int line)
+{
+	if (strcmp(k, "type") == 0)
+		return;
+	for (size_t i = 0; i < PH_ARRAY_LEN(dsl_keys); i++) {
+		if (strcmp(k, dsl_keys[i].key) == 0) {
+			dsl_keys[i].read(f, k, v, line);
+			return;
+		}
+	}
+	dfail(f->d, f->name, line, "unknown key '%s'", k);
+}
+
+/* The finished field o (borrowed) must compile (its pattern) and its
+ * default fit it. Returns false after dfail at the field's line. */
+static bool
+dsl_check(struct dsl *d, const char *name, const struct ph_ynode *n, struct json_object *o)
+{
+	struct json_object *def;
+	char cerr[256];
+	struct ph_buf e;
+	struct ph_schema *s = ph_schema_compile(o, cerr, sizeof cerr);
+	ph_buf_init(&e);
+	if (s == NULL)
+		dfail(d, name, n->line, "%s", cerr);
+	else if (json_object_object_get_ex(o, "default", &def) && ph_schema_validate(s, def, &e, 1) != 0)
+		dfail(d, name, n->line, "default does not fit the field (%s)", e.data);
+	ph_buf_free(&e);
+	ph_schema_free(s);
+	return !d->failed;
+}
+
+/* The JSON Schema of the field `name` declared by n: a type name or a
+ * mapping of keys. *required is set from its `required:` key; in_items:
+ * the field is the items of an array. Returns the schema (caller owns it),
+ * or NULL after dfail. */
 static struct json_object *
 dsl_field(struct dsl *d, const char *name, const struct ph_ynode *n, bool *required, bool in_items)
 {
-	struct json_object *o = json_object_new_object();
-	const char *t = "string";
-	const struct ph_ynode *tn;
-	if (n->kind == PH_Y_SCALAR) {
-		/* shorthand: `name: integer` */
-		if (!dsl_type_ok(n->str)) {
-			dfail(d, name, n->line, "unknown type '%s' (string, integer, number, boolean, array, object)", n->str);
-			json_object_put(o);
-			return NULL;
-		}
-		json_object_object_add(o, "type", json_object_new_string(n->str));
-		if (strcmp(n->str, "object") == 0)
-			json_object_object_add(o, "properties", json_object_new_object());
-		return o;
-	}
+	struct fld f = {d, name, NULL, NULL, required, in_items};
+	if (n->kind == PH_Y_SCALAR)
+		return dsl_shorthand(d, name, n);
 	if (n->kind != PH_Y_MAP) {
 		dfail(d, name, n->line, "expected a type name or a mapping");
-		json_object_put(o);
 		return NULL;
 	}
-	if ((tn = ph_yaml_get(n, "type")) != NULL) {
-		if (tn->kind != PH_Y_SCALAR || !dsl_type_ok(tn->str)) {
-			dfail(d, name, tn->line, "type must be one of string, integer, number, boolean, array, object");
-			json_object_put(o);
-			return NULL;
-		}
-		t = tn->str;
-	}
-	json_object_object_add(o, "type", json_object_new_string(t));
-	for (size_t i = 0; i < n->n && !d->failed; i++) {
-		const char *k = n->keys[i];
-		const struct ph_ynode *v = n->vals[i];
-		int line = n->key_lines[i];
-		bool str = strcmp(t, "string") == 0, arr = strcmp(t, "array") == 0;
-		bool numeric = strcmp(t, "integer") == 0 || strcmp(t, "number") == 0;
-		if (strcmp(k, "type") == 0)
-			continue;
-		if (strcmp(k, "required") == 0) {
-			bool b;
-			if (in_items) {
-				dfail(d, name, line, "required has no meaning for array items");
-			} else if (ph_yaml_bool(v, &b) != 0) {
-				dfail(d, name, line, "required must be true or false");
-			} else {
-				*required = b;
-			}
-		} else if (strcmp(k, "description") == 0 || strcmp(k, "title") == 0 ||
-			   strcmp(k, "format") == 0) {
-			if (v->kind != PH_Y_SCALAR)
-				dfail(d, name, line, "%s must be a string", k);
-			else
-				json_object_object_add(o, k, json_object_new_string(v->str));
-		} else if (strcmp(k, "default") == 0) {
-			json_object_object_add(o, "default", dsl_value(v, t));
-		} else if (strcmp(k, "in") == 0 || strcmp(k, "enum") == 0) {
-			struct json_object *e = json_object_new_array();
-			if (v->kind != PH_Y_SEQ || v->n == 0) {
-				dfail(d, name, line, "%s must be a non-empty list of allowed values", k);
-				json_object_put(e);
-				continue;
-			}
-			for (size_t j = 0; j < v->n; j++)
-				json_object_array_add(e, dsl_value(v->vals[j], t));
-			json_object_object_add(o, "enum", e);
-		} else if (strcmp(k, "minimum") == 0 || strcmp(k, "maximum") == 0) {
-			if (!numeric)
-				dfail(d, name, line, "%s applies to integer and number fields", k);
-			else
-				dsl_number(d, name, v, k, o, k, false);
-		} else if (strcmp(k, "min_length") == 0 || strcmp(k, "max_length") == 0) {
-			bool min = k[1] == 'i';
-			if (str)
-				dsl_number(d, name, v, k, o, min ? "minLength" : "maxLength", true);
-			else if (arr)
-				dsl_number(d, name, v, k, o, min ? "minItems" : "maxItems", true);
-			else
-				dfail(d, name, line, "%s applies to string and array fields", k);
-		} else if (strcmp(k, "pattern") == 0) {
-			if (!str || v->kind != PH_Y_SCALAR)
-				dfail(d, name, line, "pattern applies to string fields and must be a string");
-			else
-				json_object_object_add(o, "pattern", json_object_new_string(v->str));
-		} else if (strcmp(k, "fields") == 0) {
-			struct json_object *sub;
-			if (strcmp(t, "object") != 0) {
-				dfail(d, name, line, "fields applies to object fields");
-				continue;
-			}
-			sub = dsl_fields(d, name, v);
-			json_object_object_foreach(sub, sk, sv) {
-				if (strcmp(sk, "type") != 0)
-					json_object_object_add(o, sk, json_object_get(sv));
-			}
-			json_object_put(sub);
-		} else if (strcmp(k, "items") == 0) {
-			bool dummy = false;
-			char *iname;
-			struct json_object *it;
-			if (!arr) {
-				dfail(d, name, line, "items applies to array fields");
-				continue;
-			}
-			iname = ph_xasprintf("%s[]", name);
-			it = dsl_field(d, iname, v, &dummy, true);
-			free(iname);
-			if (it)
-				json_object_object_add(o, "items", it);
-		} else if (strcmp(k, "x-mcp-header") == 0) {
-			if (v->kind != PH_Y_SCALAR || in_items)
-				dfail(d, name, line, "x-mcp-header must be a header name on a top-level or nested field");
-			else
-				json_object_object_add(o, "x-mcp-header", json_object_new_string(v->str));
-		} else {
-			dfail(d, name, line, "unknown key '%s'", k);
-		}
-	}
-	if (!json_object_object_get_ex(o, "properties", NULL) && strcmp(t, "object") == 0)
-		json_object_object_add(o, "properties", json_object_new_object());
-	if (d->failed) {
-		json_object_put(o);
+	if (!dsl_type(d, name, n, &f.t))
+		return NULL;
+	f.o = json_object_new_object();
+	json_object_object_add(f.o, "type", json_object_new_string(f.t));
+	for (size_t i = 0; i < n->n && !d->failed; i++)
+		dsl_key(&f, n->keys[i], n->vals[i], n->key_lines[i]);
+	if (!json_object_object_get_ex(f.o, "properties", NULL) && strcmp(f.t, "object") == 0)
+		json_object_object_add(f.o, "properties", json_object_new_object());
+	if (d->failed || !dsl_check(d, name, n, f.o)) {
+		json_object_put(f.o);
 		return NULL;
 	}
-	/* the field must compile (patterns) and its default fit it */
-	{
-		struct json_object *def;
-		char cerr[256];
-		struct ph_schema *s = ph_schema_compile(o, cerr, sizeof cerr);
-		{
-			struct ph_buf e;
-			ph_buf_init(&e);
-			if (s == NULL)
-				dfail(d, name, n->line, "%s", cerr);
-			else if (json_object_object_get_ex(o, "default", &def) &&
-				 ph_schema_validate(s, def, &e, 1) != 0)
-				dfail(d, name, n->line, "default does not fit the field (%s)", e.data);
-			ph_buf_free(&e);
-			ph_schema_free(s);
-			if (d->failed) {
-				json_object_put(o);
-				return NULL;
-			}
-		}
-	}
-	return o;
+	return f.o;
 }
 
 struct json_object *
@@ -1490,80 +1700,130 @@ header_name_ok(const char *s)
 	return true;
 }
 
-/* Walks the schema. props_only: every step from the root so far went
- * through "properties". path/depth: the property names on that way. */
+static void headers_walk(struct hctx *h, struct json_object *j, bool props_only, const char **path,
+			 size_t depth, int level);
+
+/* The dotted name of the property at path[0..depth) ("a.b"), into where. */
 static void
-headers_walk(struct hctx *h, struct json_object *j, bool props_only, const char **path, size_t depth,
-	     int level)
+header_where(const char **path, size_t depth, char *where, size_t size)
 {
-	struct json_object *x;
-	if (h->failed || level > 64 || !json_object_is_type(j, json_type_object))
-		return;
-	if (json_object_object_get_ex(j, "x-mcp-header", &x)) {
-		struct json_object *t;
-		const char *tn;
-		const char *name = json_object_get_string(x);
-		struct ph_param_header *ph;
-		char where[512] = "";
-		for (size_t i = 0; i < depth; i++) {
-			size_t l = strlen(where);
-			snprintf(where + l, sizeof where - l, "%s%s", i ? "." : "", path[i]);
-		}
-		if (!props_only || depth == 0) {
-			snprintf(h->err, h->errsz, "x-mcp-header '%s' may only annotate a property reached "
-				 "through \"properties\" (not items, anyOf/oneOf/allOf/not, if/then/else or $ref)",
-				 json_object_is_type(x, json_type_string) ? name : "?");
-			h->failed = true;
-			return;
-		}
-		if (!json_object_is_type(x, json_type_string) || !header_name_ok(name)) {
-			snprintf(h->err, h->errsz, "property %s: x-mcp-header must be a non-empty header name "
-				 "of letters, digits and '-'", where);
-			h->failed = true;
-			return;
-		}
-		for (size_t i = 0; i < h->n; i++) {
-			if (ph_strcaseeq(h->v[i].name, name)) {
-				snprintf(h->err, h->errsz, "property %s: x-mcp-header '%s' is also declared by %s "
-					 "(names are compared ignoring case)", where, name, h->v[i].dotted);
-				h->failed = true;
-				return;
-			}
-		}
-		t = NULL;
-		json_object_object_get_ex(j, "type", &t);
-		tn = t && json_object_is_type(t, json_type_string) ? json_object_get_string(t) : "";
-		h->v = ph_xrealloc(h->v, (h->n + 1) * sizeof *h->v);
-		ph = &h->v[h->n];
-		memset(ph, 0, sizeof *ph);
-		if (strcmp(tn, "string") == 0)
-			ph->type = PH_HT_STRING;
-		else if (strcmp(tn, "integer") == 0)
-			ph->type = PH_HT_INTEGER;
-		else if (strcmp(tn, "boolean") == 0)
-			ph->type = PH_HT_BOOLEAN;
-		else {
-			snprintf(h->err, h->errsz, "property %s: x-mcp-header '%s' needs \"type\" string, "
-				 "integer or boolean (not %s)", where, name, tn[0] ? tn : "a missing type");
-			h->failed = true;
-			return;
-		}
-		ph->name = ph_xstrdup(name);
-		{
-			struct ph_buf c;
-			ph_buf_init(&c);
-			ph_buf_adds(&c, "HTTP_MCP_PARAM_");
-			for (const char *p = name; *p; p++)
-				ph_buf_addc(&c, *p == '-' ? '_' : (*p >= 'a' && *p <= 'z') ? (char)(*p - 32) : *p);
-			ph->cgi = ph_buf_steal(&c);
-		}
-		ph->depth = depth;
-		ph->path = ph_xcalloc(depth, sizeof *ph->path);
-		for (size_t i = 0; i < depth; i++)
-			ph->path[i] = ph_xstrdup(path[i]);
-		ph->dotted = ph_xstrdup(where);
-		h->n++;
+	where[0] = '\0';
+	for (size_t i = 0; i < depth; i++) {
+		size_t l = strlen(where);
+		snprintf(where + l, size - l, "%s%s", i ? "." : "", path[i]);
 	}
+}
+
+/* Whether the annotation x of the property at where may stand: reached
+ * through "properties" only, a header name, not declared before. Returns
+ * false after failing h. */
+static bool
+header_allowed(struct hctx *h, struct json_object *x, bool props_only, size_t depth, const char *where)
+{
+	const char *name = json_object_get_string(x);
+	if (!props_only || depth == 0) {
+		snprintf(h->err, h->errsz, "x-mcp-header '%s' may only annotate a property reached "
+			 "through \"properties\" (not items, anyOf/oneOf/allOf/not, if/then/else or $ref)",
+			 json_object_is_type(x, json_type_string) ? name : "?");
+		h->failed = true;
+		return false;
+	}
+	if (!json_object_is_type(x, json_type_string) || !header_name_ok(name)) {
+		snprintf(h->err, h->errsz, "property %s: x-mcp-header must be a non-empty header name "
+			 "of letters, digits and '-'", where);
+		h->failed = true;
+		return false;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		if (ph_strcaseeq(h->v[i].name, name)) {
+			snprintf(h->err, h->errsz, "property %s: x-mcp-header '%s' is also declared by %s "
+				 "(names are compared ignoring case)", where, name, h->v[i].dotted);
+			h->failed = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The header type from the "type" of the property schema j, into *type.
+ * Returns false after failing h when it is not string, integer or boolean. */
+static bool
+header_type(struct hctx *h, struct json_object *j, const char *name, const char *where,
+	    enum ph_header_type *type)
+{
+	struct json_object *t = NULL;
+	const char *tn;
+	json_object_object_get_ex(j, "type", &t);
+	tn = t && json_object_is_type(t, json_type_string) ? json_object_get_string(t) : "";
+	if (strcmp(tn, "string") == 0)
+		*type = PH_HT_STRING;
+	else if (strcmp(tn, "integer") == 0)
+		*type = PH_HT_INTEGER;
+	else if (strcmp(tn, "boolean") == 0)
+		*type = PH_HT_BOOLEAN;
+	else {
+		snprintf(h->err, h->errsz, "property %s: x-mcp-header '%s' needs \"type\" string, "
+			 "integer or boolean (not %s)", where, name, tn[0] ? tn : "a missing type");
+		h->failed = true;
+		return false;
+	}
+	return true;
+}
+
+/* The CGI variable a web server passes the header name in:
+ * HTTP_MCP_PARAM_ and the name upper-cased, '-' as '_'. Caller frees. */
+static char *
+header_cgi(const char *name)
+{
+	struct ph_buf c;
+	ph_buf_init(&c);
+	ph_buf_adds(&c, "HTTP_MCP_PARAM_");
+	for (const char *p = name; *p; p++)
+		ph_buf_addc(&c, *p == '-' ? '_' : (*p >= 'a' && *p <= 'z') ? (char)(*p - 32) : *p);
+	return ph_buf_steal(&c);
+}
+
+/* Records the x-mcp-header annotation x of the property schema j found at
+ * path[0..depth) (strings borrowed, copied into the new entry of h). */
+static void
+header_add(struct hctx *h, struct json_object *j, struct json_object *x, bool props_only,
+	   const char **path, size_t depth)
+{
+	char where[512];
+	const char *name = json_object_get_string(x);
+	enum ph_header_type type;
+	struct ph_param_header *ph;
+	header_where(path, depth, where, sizeof where);
+	if (!header_allowed(h, x, props_only, depth, where) || !header_type(h, j, name, where, &type))
+		return;
+	h->v = ph_xrealloc(h->v, (h->n + 1) * sizeof *h->v);
+	ph = &h->v[h->n];
+	memset(ph, 0, sizeof *ph);
+	ph->type = type;
+	ph->name = ph_xstrdup(name);
+	ph->cgi = header_cgi(name);
+	ph->depth = depth;
+	ph->path = ph_xcalloc(depth, sizeof *ph->path);
+	for (size_t i = 0; i < depth; i++)
+		ph->path[i] = ph_xstrdup(path[i]);
+	ph->dotted = ph_xstrdup(where);
+	h->n++;
+}
+
+/* Keywords whose values are data, not schemas: never walked into. */
+static bool
+header_data_key(const char *k)
+{
+	return strcmp(k, "x-mcp-header") == 0 || strcmp(k, "enum") == 0 || strcmp(k, "const") == 0 ||
+	       strcmp(k, "default") == 0 || strcmp(k, "examples") == 0;
+}
+
+/* Walks on from j into what it holds: each schema under "properties" with
+ * its name added to the path, everything else as not properties-only. */
+static void
+headers_descend(struct hctx *h, struct json_object *j, bool props_only, const char **path,
+		size_t depth, int level)
+{
 	json_object_object_foreach(j, k, v) {
 		if (strcmp(k, "properties") == 0 && json_object_is_type(v, json_type_object)) {
 			json_object_object_foreach(v, pk, pv) {
@@ -1574,8 +1834,7 @@ headers_walk(struct hctx *h, struct json_object *j, bool props_only, const char 
 				np[depth] = pk;
 				headers_walk(h, pv, props_only, np, depth + 1, level + 1);
 			}
-		} else if (strcmp(k, "x-mcp-header") != 0 && strcmp(k, "enum") != 0 &&
-			   strcmp(k, "const") != 0 && strcmp(k, "default") != 0 && strcmp(k, "examples") != 0) {
+		} else if (!header_data_key(k)) {
 			/* any other way down is not a properties-only path */
 			if (json_object_is_type(v, json_type_object)) {
 				headers_walk(h, v, false, path, depth, level + 1);
@@ -1587,6 +1846,23 @@ headers_walk(struct hctx *h, struct json_object *j, bool props_only, const char 
 		if (h->failed)
 			return;
 	}
+}
+
+/* Walks the schema. props_only: every step from the root so far went
+ * through "properties". path/depth: the property names on that way. */
+static void
+headers_walk(struct hctx *h, struct json_object *j, bool props_only, const char **path, size_t depth,
+	     int level)
+{
+	struct json_object *x;
+	if (h->failed || level > 64 || !json_object_is_type(j, json_type_object))
+		return;
+	if (json_object_object_get_ex(j, "x-mcp-header", &x)) {
+		header_add(h, j, x, props_only, path, depth);
+		if (h->failed)
+			return;
+	}
+	headers_descend(h, j, props_only, path, depth, level);
 }
 
 int

@@ -73,11 +73,115 @@ next(struct pstate *s, yaml_event_t *ev)
 	return true;
 }
 
+/* A scalar node from the scalar event ev (consumed). Caller frees. */
+static struct ph_ynode *
+parse_scalar(yaml_event_t *ev, int line)
+{
+	struct ph_ynode *n = node_new(PH_Y_SCALAR, line);
+	n->str = ph_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	n->len = ev->data.scalar.length;
+	n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+	yaml_event_delete(ev);
+	return n;
+}
+
+/* The items of a sequence whose start event was taken, up to its end
+ * event. Returns the node (caller frees) or NULL on error. */
+static struct ph_ynode *
+parse_seq(struct pstate *s, int line, int depth)
+{
+	struct ph_ynode *n = node_new(PH_Y_SEQ, line);
+	for (;;) {
+		yaml_event_t e;
+		struct ph_ynode *c;
+		if (!next(s, &e))
+			break;
+		if (e.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&e);
+			return n;
+		}
+		c = parse_node(s, &e, depth + 1);
+		if (c == NULL)
+			break;
+		push(n, NULL, 0, c);
+	}
+	ph_yaml_free(n);
+	return NULL;
+}
+
+/* The key of a mapping entry of map from its event e (consumed), at line
+ * kline. Returns the key (caller frees) or NULL when it is not a scalar or
+ * is already in map. */
+static char *
+parse_key(struct pstate *s, const struct ph_ynode *map, yaml_event_t *e, int kline)
+{
+	char *key;
+	if (e->type != YAML_SCALAR_EVENT) {
+		set_err(s, kline, "mapping keys must be plain strings");
+		yaml_event_delete(e);
+		return NULL;
+	}
+	key = ph_xstrndup((const char *)e->data.scalar.value, e->data.scalar.length);
+	yaml_event_delete(e);
+	if (ph_yaml_get(map, key) != NULL) {
+		char *m = ph_xasprintf("duplicate key '%s'", key);
+		set_err(s, kline, m);
+		free(m);
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* One entry of map, starting with its key event e (consumed): the key and
+ * the value node after it are added to map. Returns false on error. */
+static bool
+parse_entry(struct pstate *s, struct ph_ynode *map, yaml_event_t *e, int depth)
+{
+	int kline = (int)e->start_mark.line + 1;
+	char *key = parse_key(s, map, e, kline);
+	yaml_event_t ve;
+	struct ph_ynode *v;
+	if (key == NULL)
+		return false;
+	if (!next(s, &ve)) {
+		free(key);
+		return false;
+	}
+	v = parse_node(s, &ve, depth + 1);
+	if (v == NULL) {
+		free(key);
+		return false;
+	}
+	push(map, key, kline, v);
+	return true;
+}
+
+/* The entries of a mapping whose start event was taken, up to its end
+ * event. Returns the node (caller frees) or NULL on error. */
+static struct ph_ynode *
+parse_map(struct pstate *s, int line, int depth)
+{
+	struct ph_ynode *n = node_new(PH_Y_MAP, line);
+	for (;;) {
+		yaml_event_t e;
+		if (!next(s, &e))
+			break;
+		if (e.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&e);
+			return n;
+		}
+		if (!parse_entry(s, n, &e, depth))
+			break;
+	}
+	ph_yaml_free(n);
+	return NULL;
+}
+
 static struct ph_ynode *
 parse_node(struct pstate *s, yaml_event_t *ev, int depth)
 {
 	int line = (int)ev->start_mark.line + 1;
-	struct ph_ynode *n;
 	if (depth > s->max_depth) {
 		set_err(s, line, "nesting too deep");
 		yaml_event_delete(ev);
@@ -85,78 +189,22 @@ parse_node(struct pstate *s, yaml_event_t *ev, int depth)
 	}
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
-		n = node_new(PH_Y_SCALAR, line);
-		n->str = ph_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
-		n->len = ev->data.scalar.length;
-		n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
-		yaml_event_delete(ev);
-		return n;
+		return parse_scalar(ev, line);
 	case YAML_ALIAS_EVENT:
 		set_err(s, line, "YAML aliases are not supported");
 		yaml_event_delete(ev);
 		return NULL;
 	case YAML_SEQUENCE_START_EVENT:
 		yaml_event_delete(ev);
-		n = node_new(PH_Y_SEQ, line);
-		for (;;) {
-			yaml_event_t e;
-			if (!next(s, &e))
-				goto fail;
-			if (e.type == YAML_SEQUENCE_END_EVENT) {
-				yaml_event_delete(&e);
-				return n;
-			}
-			struct ph_ynode *c = parse_node(s, &e, depth + 1);
-			if (c == NULL)
-				goto fail;
-			push(n, NULL, 0, c);
-		}
+		return parse_seq(s, line, depth);
 	case YAML_MAPPING_START_EVENT:
 		yaml_event_delete(ev);
-		n = node_new(PH_Y_MAP, line);
-		for (;;) {
-			yaml_event_t e;
-			if (!next(s, &e))
-				goto fail;
-			if (e.type == YAML_MAPPING_END_EVENT) {
-				yaml_event_delete(&e);
-				return n;
-			}
-			int kline = (int)e.start_mark.line + 1;
-			if (e.type != YAML_SCALAR_EVENT) {
-				set_err(s, kline, "mapping keys must be plain strings");
-				yaml_event_delete(&e);
-				goto fail;
-			}
-			char *key = ph_xstrndup((const char *)e.data.scalar.value, e.data.scalar.length);
-			yaml_event_delete(&e);
-			if (ph_yaml_get(n, key) != NULL) {
-				char *m = ph_xasprintf("duplicate key '%s'", key);
-				set_err(s, kline, m);
-				free(m);
-				free(key);
-				goto fail;
-			}
-			yaml_event_t ve;
-			if (!next(s, &ve)) {
-				free(key);
-				goto fail;
-			}
-			struct ph_ynode *v = parse_node(s, &ve, depth + 1);
-			if (v == NULL) {
-				free(key);
-				goto fail;
-			}
-			push(n, key, kline, v);
-		}
+		return parse_map(s, line, depth);
 	default:
 		set_err(s, line, "unexpected YAML event");
 		yaml_event_delete(ev);
 		return NULL;
 	}
-fail:
-	ph_yaml_free(n);
-	return NULL;
 }
 
 struct ph_ynode *
