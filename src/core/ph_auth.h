@@ -5,7 +5,7 @@
 #ifndef PH_AUTH_H
 #define PH_AUTH_H
 #include "first.h"
-#include "ph_conf.h"
+#include "ph_config.h"
 #include "ph_exchange.h"
 #include "ph_access.h"
 #include "ph_server.h"

@@ -12,7 +12,7 @@
 #ifndef PH_SKILLS_H
 #define PH_SKILLS_H
 #include "first.h"
-#include "ph_conf.h"
+#include "ph_config.h"
 #include "ph_mime.h"
 #include "ph_registry.h"
 #include "ph_util.h"

@@ -5,7 +5,7 @@
 #ifndef PH_SERVER_H
 #define PH_SERVER_H
 #include "first.h"
-#include "ph_conf.h"
+#include "ph_config.h"
 #include "ph_err.h"
 #include "ph_exchange.h"
 #include "ph_json.h"

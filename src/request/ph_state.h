@@ -6,7 +6,7 @@
 #ifndef PH_STATE_H
 #define PH_STATE_H
 #include "first.h"
-#include "ph_conf.h"
+#include "ph_config.h"
 #include <json-c/json.h>
 
 #define PH_STATE_MAX_KEYS 8

@@ -1,8 +1,8 @@
 /* ph_sections.h: the parsers of phantom.yaml's feature sections, as the
- * configuration key table (ph_conf.c) names them. Prototypes only, so the
+ * configuration key table (conf/ph_conf.c) names them. Prototypes only, so the
  * table needs no feature's header. Each parser gets the section's node and,
  * when the section is a mapping, its keys already read through their rows
- * of the table into the section's options struct (x->opts, ph_conf.h); it
+ * of the table into the section's options struct (x->opts, ph_config.h); it
  * reports problems with the node's lines and returns 0 or -1. Each free
  * function releases what its parser stored in the configuration. */
 #ifndef PH_SECTIONS_H

@@ -1,0 +1,93 @@
+/* ph_config.h: the loaded configuration as every layer reads it, and what
+ * the parser of a feature section is handed. The configuration layer
+ * (conf/ph_conf.c, its key table) fills these; nothing below it calls it. */
+#ifndef PH_CONFIG_H
+#define PH_CONFIG_H
+#include "first.h"
+#include "ph_problems.h"
+#include "ph_yaml.h"
+
+struct ph_strlist {
+	char **v;
+	size_t n;
+	bool any; /* written as "*" */
+};
+
+struct ph_config {
+	char *file; /* as given, NULL for built-in defaults */
+	char *dir;  /* directory that relative paths are resolved against */
+	struct {
+		char *name, *version, *title, *instructions;
+		long long page_size, ttl_ms;
+		char *scope; /* "public" | "private" */
+	} server;
+	long long workers, max_requests, shutdown_timeout;
+	char *listen;
+	struct {
+		struct ph_strlist origins, hosts;
+		long long max_body;
+	} http;
+	struct {
+		long long json_depth, yaml_depth;
+		/* exec handlers (ph_exec.c) */
+		long long exec_timeout_ms, exec_grace_ms, exec_max_output;
+		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
+		long long resource_bytes, completion_values;
+	} limits;
+	struct {
+		bool json; /* log lines as JSON objects rather than key=value */
+	} log;
+	struct {
+		long long max_ms, keepalive_ms, max_streams;
+	} subscriptions;
+	/* Sections owned by feature modules, parsed by the parser their row in
+	 * the key table names (K_CUSTOM) and freed by its free function. */
+	struct ph_registry *registry;   /* tools, prompts, resources, templates */
+	struct ph_skills_conf *skills;  /* skills.manifest and what it describes */
+	struct ph_auth_conf *auth;      /* auth */
+	struct ph_state_conf *request_state; /* request_state */
+};
+
+/* What a K_CUSTOM parser gets: the config being built, where problems go,
+ * the file name for messages, the section's keys as read through their rows
+ * of the table (one of the *_opts structs below, borrowed for the call; NULL
+ * when the section is not a mapping) and the number of problems there were
+ * before the section was read. */
+struct ph_conf_ctx {
+	struct ph_config *c;
+	struct ph_conf_problems *probs;
+	const char *file;
+	const void *opts;
+	size_t before;
+};
+
+/* The keys of the feature sections, filled from the rows of the key table
+ * (types, bounds and defaults checked there) for the section's parser
+ * (ph_sections.h). Nodes are keys the parser reads itself; all borrowed. */
+struct ph_state_opts { /* request_state */
+	char *secret_file, *secret_env, *salt;
+	long long max_age, max_size;
+	const struct ph_ynode *previous_secret_files;
+};
+struct ph_auth_opts { /* auth */
+	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
+	char *default_access;
+	long long argon2_cache;
+	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;
+};
+struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapping */
+	long long ttl_ms;
+	char *scope;
+	const struct ph_ynode *items;
+};
+struct ph_skills_opts { /* skills */
+	char *manifest;
+	long long max_files, max_bytes, max_depth;
+	bool digest_cache;
+};
+/* Parses the node of one custom key; reports problems with ph_conf_problem
+ * (x->file, node line). Returns 0 or -1. */
+typedef int (*ph_conf_parse_fn)(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+/* Frees what the parser stored in the config. */
+typedef void (*ph_conf_free_fn)(struct ph_config *c);
+#endif
