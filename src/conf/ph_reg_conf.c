@@ -581,17 +581,6 @@ static const char *const resource_keys[] = {
 	"uri", "name", "title", "description", "mime_type", "annotations", "icons", "file", "text",
 	"ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "module", "symbol", NULL};
 
-static bool
-uri_ok(const char *uri)
-{
-	const char *colon = strchr(uri, ':');
-	if (colon == NULL || colon == uri || strlen(uri) > PH_URI_MAX)
-		return false;
-	for (const char *p = uri; *p; p++)
-		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
 
 static void
 parse_cache(struct rc *r, const struct ph_ynode *item, struct ph_cache *c)
@@ -610,7 +599,7 @@ parse_resource(struct rc *r, const struct ph_ynode *item)
 	res->uri = str_key(r, item, "uri", true);
 	if (res->uri == NULL)
 		goto fail;
-	if (!uri_ok(res->uri)) {
+	if (!ph_uri_ok(res->uri)) {
 		ph_yread_problem(&r->s, ph_yread_key_line(item, "uri"), "'%s' is not a URI (scheme:rest, no spaces)", res->uri);
 		goto fail;
 	}

@@ -413,9 +413,9 @@ static const struct ph_exec_bounds skill_exec_bounds = {
 	.argv_key = "exec",
 	.max_args = SIZE_MAX,
 	.timeout_min = 1,
-	.timeout_max = 86400000,
+	.timeout_max = PH_EXEC_TIMEOUT_MAX_MS,
 	.output_min = 1,
-	.output_max = 1073741824,
+	.output_max = PH_EXEC_OUTPUT_MAX,
 	.cwd_dir = true,
 };
 

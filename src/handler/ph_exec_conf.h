@@ -9,6 +9,10 @@
 #include "ph_exec.h"
 #include "ph_yread.h"
 
+/* The documented bounds of an exec handler's timeout_ms and max_output. */
+#define PH_EXEC_TIMEOUT_MAX_MS 86400000LL
+#define PH_EXEC_OUTPUT_MAX 1073741824LL
+
 struct ph_exec_bounds {
 	const char *argv_key;   /* the key of the command list: "exec", "command" */
 	const char *section;    /* key names are reported as SECTION.KEY, or KEY when NULL */

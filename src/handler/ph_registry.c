@@ -644,24 +644,13 @@ phantom_prompt_complete(phantom_prompt *p, const char *argument, phantom_handler
 	return -1;
 }
 
-static bool
-uri_ok(const char *uri)
-{
-	const char *colon = uri ? strchr(uri, ':') : NULL;
-	if (colon == NULL || colon == uri || strlen(uri) > PH_URI_MAX)
-		return false;
-	for (const char *p = uri; *p; p++)
-		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
 
 phantom_resource *
 phantom_resource_add(phantom_registry *reg, const char *uri, const char *name, const char *mime_type,
 		     const char *text, phantom_handler_fn fn, void *udata)
 {
 	struct ph_resource *r;
-	if (!uri_ok(uri))
+	if (!ph_uri_ok(uri))
 		return ph_registry_fail(reg, "resource uri '%s' is not a URI (scheme:rest, no spaces)",
 					uri ? uri : "(null)");
 	if (text == NULL && fn == NULL)

@@ -277,3 +277,15 @@ ph_uritemplate_safe_segment(const char *v)
 		return false; /* also "." and ".." and hidden files */
 	return strpbrk(v, "/\\") == NULL;
 }
+
+bool
+ph_uri_ok(const char *uri)
+{
+	const char *colon = uri ? strchr(uri, ':') : NULL;
+	if (colon == NULL || colon == uri || strlen(uri) > PH_URI_MAX)
+		return false;
+	for (const char *p = uri; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}

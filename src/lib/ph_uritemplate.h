@@ -34,4 +34,7 @@ void ph_uritemplate_vals_free(const struct ph_uritemplate *t, char **vals);
 /* True when a decoded value is usable as one file name below a directory:
  * not empty, not "." or "..", no '/', '\\' or NUL, not starting with '.'. */
 bool ph_uritemplate_safe_segment(const char *v);
+/* True for a URI Phantom accepts for a resource: a scheme before a ':', no
+ * blanks or control characters, at most PH_URI_MAX bytes (NULL: false). */
+bool ph_uri_ok(const char *uri);
 #endif
