@@ -225,10 +225,18 @@ spawn_fcgi_tcp() {
 	t_started spawn-fcgi "$PH_PID" "$PH_LOG" port_open "$port"
 }
 
-# workers_of PID: the worker pids of a master, one per line, sorted
-workers_of() { pgrep -P "$1" | sort -n; }
+# workers_of PID: the worker pids of a master, one per line, sorted (its
+# hub, named phantom-hub, is not a worker)
+workers_of() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = phantom-hub ] || echo "$p"
+	done | sort -n
+}
 # nworkers PID: how many workers a master has
-nworkers() { pgrep -c -P "$1" || true; }
+nworkers() { workers_of "$1" | wc -l; }
+# hub_of PID: the pid of a master's hub (empty when none runs)
+hub_of() { pgrep -P "$1" -x phantom-hub || true; }
 # workers_are PID N DESCRIPTION: checks that PID has N workers, giving a
 # master that is still forking (or exiting) up to 3 s to get there
 workers_are() {

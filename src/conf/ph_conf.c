@@ -174,13 +174,19 @@ static const struct key keys[] = {
 	{"limits.completion_values", K_INT, 1, 100, "100", true, OFF(limits.completion_values), NULL,
 	 "most values in one completion/complete answer"},
 	{"subscriptions", K_SECTION, 0, 0, NULL, true, 0, NULL,
-	 "subscriptions/listen streams (each holds a worker while open)."},
+	 "subscriptions/listen streams (held by the hub when a master runs, else by a worker)."},
 	{"subscriptions.max_ms", K_INT, 1000, 86400000, "300000", true, OFF(subscriptions.max_ms), NULL,
 	 "a listen stream ends with a result after this long; the client listens again"},
 	{"subscriptions.keepalive_ms", K_INT, 100, 3600000, "15000", true,
 	 OFF(subscriptions.keepalive_ms), NULL, "keep-alive comment interval on listen streams"},
-	{"subscriptions.max_streams", K_INT, 0, 4096, "0", true, OFF(subscriptions.max_streams), NULL,
-	 "listen streams open at once across all workers (0: half the workers, at least 1)"},
+	{"subscriptions.max_streams", K_INT, 0, 1000000, "0", true, OFF(subscriptions.max_streams), NULL,
+	 "listen streams open at once on this host (0: 10000 with a hub, bounded by the open-file "
+	 "limit; half the workers, at least 1, without one)"},
+	{"subscriptions.max_per_principal", K_INT, 0, 1000000, "1000", true,
+	 OFF(subscriptions.max_per_principal), NULL,
+	 "listen streams one principal may hold in the hub at once (0: no limit)"},
+	{"subscriptions.max_queue", K_INT, 1024, 67108864, "262144", true, OFF(subscriptions.max_queue),
+	 NULL, "bytes queued for a listen stream whose client does not read before it is dropped"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

@@ -570,12 +570,34 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 	return true;
 }
 
+/* _meta["io.modelcontextprotocol/serverInfo"] on a 2026-07-28 result. */
+static void
+add_server_info(const struct ph_server *srv, struct json_object *res)
+{
+	struct json_object *meta = ph_jget(res, "_meta");
+	if (meta == NULL) {
+		meta = json_object_new_object();
+		json_object_object_add(res, "_meta", meta);
+	}
+	json_object_object_add(meta, META_SERVERINFO, json_object_get(srv->server_info));
+}
+
+/* The JSON-RPC response carrying res (taken) for id (borrowed). */
+static struct json_object *
+result_message(struct json_object *id, struct json_object *res)
+{
+	struct json_object *msg = json_object_new_object();
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "id", json_object_get(id));
+	json_object_object_add(msg, "result", res);
+	return msg;
+}
+
 static void
 finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 {
-	struct json_object *msg = json_object_new_object();
 	if (!r->legacy) {
-		struct json_object *meta, *rt = ph_jget(res, "resultType");
+		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
 			json_object_object_add(res, "resultType", json_object_new_string("complete"));
@@ -599,17 +621,18 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 			json_object_object_del(res, "ttlMs");
 			json_object_object_del(res, "cacheScope");
 		}
-		meta = ph_jget(res, "_meta");
-		if (meta == NULL) {
-			meta = json_object_new_object();
-			json_object_object_add(res, "_meta", meta);
-		}
-		json_object_object_add(meta, META_SERVERINFO, json_object_get(r->srv->server_info));
+		add_server_info(r->srv, res);
 	}
-	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(msg, "id", json_object_get(r->id));
-	json_object_object_add(msg, "result", res);
-	send_final(r, 200, msg, NULL);
+	send_final(r, 200, result_message(r->id, res), NULL);
+}
+
+struct json_object *
+ph_core_final_result(const struct ph_server *srv, struct json_object *id, struct json_object *res)
+{
+	if (ph_jget(res, "resultType") == NULL)
+		json_object_object_add(res, "resultType", json_object_new_string("complete"));
+	add_server_info(srv, res);
+	return result_message(id, res);
 }
 
 static void

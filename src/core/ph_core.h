@@ -11,4 +11,10 @@ void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
 
 /* The request log line (ph_reqlog.c). */
 void ph_log_request(const struct ph_req *r, const char *method);
+/* The final response of a 2026-07-28 request answered outside a worker
+ * (the hub ending a listen stream): res (taken) completed as the core
+ * completes every result (resultType, serverInfo) in a JSON-RPC response
+ * for id (borrowed). Caller puts. */
+struct json_object *ph_core_final_result(const struct ph_server *srv, struct json_object *id,
+					 struct json_object *res);
 #endif

@@ -72,4 +72,9 @@ struct json_object *ph_capabilities(struct ph_req *r);
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
 
+
+/* The whole catalogue of a kind (every page, unrestricted, without cache
+ * hints) as one text, to compare two configurations (ph_catalog.c). Caller
+ * frees. */
+char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
 #endif

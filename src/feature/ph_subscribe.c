@@ -2,7 +2,9 @@
  * stream that starts with the acknowledgement, carries list_changed
  * notifications tagged with the subscription id, keep-alive comments, and
  * ends with a result when the server stops, reloads or the stream reaches
- * subscriptions.max_ms. A stream pins a worker, so the number of streams is
+ * subscriptions.max_ms. Where a master runs, the worker hands the stream to
+ * the hub right after the acknowledgement (process/ph_hub.c) and is free
+ * again; otherwise the stream pins the worker, so the number of streams is
  * bounded by subscriptions.max_streams and the stream's lifetime by max_ms;
  * clients listen again. */
 #include "first.h"
@@ -10,6 +12,7 @@
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <poll.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
@@ -88,6 +91,50 @@ stream(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 	}
 }
 
+/* subscriptions.max_streams 0: with a hub, HUB_STREAMS bounded by the
+ * open-file limit (less room for the hub's own files); without one, each
+ * stream holds a worker, so half of them. */
+#define HUB_STREAMS 10000
+#define HUB_SPARE_FDS 64
+static long long
+default_max(const struct ph_config *c)
+{
+	struct rlimit rl;
+	long long n = HUB_STREAMS;
+	if (ph_hub_fd < 0)
+		return c->workers > 1 ? c->workers / 2 : 1;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (long long)rl.rlim_cur - HUB_SPARE_FDS < n)
+		n = (long long)rl.rlim_cur - HUB_SPARE_FDS;
+	return n > 1 ? n : 1;
+}
+
+/* Hands the acknowledged stream to the hub: its id, the kinds granted (in
+ * the order of kinds[]) and the principal. Returns true when the hub has
+ * it. */
+static bool
+hand_over(struct ph_req *r, const bool on[])
+{
+	struct json_object *d, *a;
+	const char *text;
+	size_t len;
+	bool done;
+	if (r->ex->ops->handoff == NULL || ph_hub_fd < 0)
+		return false;
+	d = json_object_new_object();
+	a = json_object_new_array();
+	json_object_object_add(d, "id", json_object_get(r->id));
+	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++)
+		json_object_array_add(a, json_object_new_boolean(on[i]));
+	json_object_object_add(d, "on", a);
+	if (r->principal)
+		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+	text = ph_json_text(d, &len);
+	done = r->ex->ops->handoff(r->ex, text, len) == 0;
+	json_object_put(d);
+	return done;
+}
+
 void
 ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 {
@@ -103,7 +150,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	if (max == 0)
-		max = c->workers > 1 ? c->workers / 2 : 1;
+		max = default_max(c);
 	if (!ph_shared_listener_enter(max)) {
 		ph_outcome_error(o, PH_E_HANDLER, NULL,
 				 "Too many open subscriptions (subscriptions.max_streams is %lld)", max);
@@ -114,6 +161,11 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 	json_object_object_add(ack, "notifications", grant_filter(r, want, on, seen));
 	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0)
 		goto gone;
+	if (r->ex->http && hand_over(r, on)) {
+		/* the hub holds the stream and its slot from here on */
+		r->detached = true;
+		return;
+	}
 	if (!r->ex->http) {
 		/* stdio: other requests interleave with the subscription, so it
 		 * stays open without holding the process; it ends with

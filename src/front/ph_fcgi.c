@@ -66,6 +66,7 @@ ph_signals_worker_init(void)
 
 struct fcgi_front {
 	FCGX_Request *req;
+	bool handed_off; /* the hub carries the request on */
 };
 
 static const char *
@@ -163,9 +164,63 @@ fcgi_closed(struct ph_exchange *ex)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+/* Sends the connection to the hub: the request id joins desc (a JSON object
+ * text ending in '}'), the fd travels as SCM_RIGHTS. Never blocks: a hub
+ * that does not keep up leaves the stream with the worker. */
+static int
+fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
+{
+	struct fcgi_front *f = ex->front;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct ph_buf msg;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t n;
+	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || f->req->ipcFd < 0)
+		return -1;
+	if (FCGX_FFlush(f->req->out) < 0 || FCGX_GetError(f->req->out) != 0)
+		return -1;
+	ph_buf_init(&msg);
+	ph_buf_add(&msg, desc, len - 1);
+	ph_buf_printf(&msg, ",\"rid\":%d}", f->req->requestId);
+	iov.iov_base = msg.data;
+	iov.iov_len = msg.len;
+	memset(&mh, 0, sizeof mh);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof cbuf.buf;
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &f->req->ipcFd, sizeof(int));
+	do
+		n = sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	ph_buf_free(&msg);
+	if (n < 0) {
+		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
+		       strerror(errno));
+		return -1;
+	}
+	f->handed_off = true;
+	return 0;
+}
+
 static const struct ph_front_ops fcgi_ops = {
-	fcgi_param, fcgi_read, fcgi_respond, fcgi_stream_start, fcgi_stream_send, fcgi_stream_ping,
-	fcgi_closed,
+	.param = fcgi_param,
+	.read = fcgi_read,
+	.respond = fcgi_respond,
+	.stream_start = fcgi_stream_start,
+	.stream_send = fcgi_stream_send,
+	.stream_ping = fcgi_stream_ping,
+	.closed = fcgi_closed,
+	.handoff = fcgi_handoff,
 };
 
 static void
@@ -235,13 +290,19 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			return 1;
 		}
 		{
-			struct fcgi_front f = {&req};
+			struct fcgi_front f = {&req, false};
 			struct ph_exchange ex;
 			memset(&ex, 0, sizeof ex);
 			ex.ops = &fcgi_ops;
 			ex.front = &f;
 			ex.http = true;
 			ph_serve(*srv, &ex);
+			if (f.handed_off) {
+				/* the hub ends the request: close our copy of the
+				 * connection without FCGI_END_REQUEST or shutdown() */
+				FCGX_Detach(&req);
+				FCGX_Free(&req, 1);
+			}
 		}
 		FCGX_Finish_r(&req);
 		served++;

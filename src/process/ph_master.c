@@ -6,6 +6,7 @@
  * while the old one finishes what it is doing. The master never serves. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_hub.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +41,12 @@ struct master {
 	volatile long long *board; /* shared served counters, one per slot */
 	int64_t backoff_us;
 	bool stopping;
+	/* the hub: the channel workers hand streams over on ([0] the workers',
+	 * [1] the hub's end; the master keeps both, so a restarted hub finds
+	 * what was sent while none ran), its pid and when it was told to stop */
+	int chan[2];
+	pid_t hub;
+	int64_t hub_term_at_us;
 };
 
 static void
@@ -75,6 +84,43 @@ spawn(struct master *m, size_t i)
 	m->slots[i].term_at_us = 0;
 }
 
+/* Starts the hub; a hub that cannot start is retried by the caller. */
+static void
+spawn_hub(struct master *m)
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		ph_log("error", "fork of the hub failed: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		prctl(PR_SET_NAME, "phantom-hub"); /* ps and pgrep tell it from the workers */
+		if (getppid() == 1)
+			_exit(0);
+		close(m->run->listen_fd); /* the hub never accepts */
+		close(m->chan[0]);
+		_exit(ph_hub_run(m->srv, m->run, m->chan[1]));
+	}
+	m->hub = pid;
+	m->hub_term_at_us = 0;
+}
+
+/* The hub died: the streams it held are gone with it; a new one starts at
+ * once unless the server is stopping. */
+static void
+hub_died(struct master *m, int st)
+{
+	if (WIFSIGNALED(st))
+		ph_log("warning", "hub %d killed by signal %d; its streams ended", (int)m->hub, WTERMSIG(st));
+	else if (WEXITSTATUS(st) != 0 || !m->stopping)
+		ph_log("warning", "hub %d exited with status %d", (int)m->hub, WEXITSTATUS(st));
+	m->hub = 0;
+	ph_shared_listeners_reset();
+	if (!m->stopping)
+		spawn_hub(m);
+}
+
 static size_t
 live(const struct master *m)
 {
@@ -102,6 +148,10 @@ reap(struct master *m)
 		pid_t pid = waitpid(-1, &st, WNOHANG);
 		if (pid <= 0)
 			return;
+		if (pid == m->hub) {
+			hub_died(m, st);
+			continue;
+		}
 		for (size_t i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->slots[i];
 			long long served;
@@ -192,7 +242,27 @@ reload(struct master *m)
 		spawn(m, i);
 	}
 	terminate_generation(m, m->gen);
+	if (m->hub > 0)
+		kill(m->hub, SIGHUP); /* it reloads too, and announces what changed */
 	ph_log("notice", "configuration reloaded; generation %u started", m->gen);
+}
+
+/* The hub holds a connection per stream: the soft open-file limit goes as
+ * far as the hard one allows, and the figure is logged. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = was;
+	}
+	ph_log("notice", "open files limit: %llu (listen streams are bounded by it)",
+	       (unsigned long long)rl.rlim_cur);
 }
 
 /* Sizes the master for srv (kept in m: a reload replaces it, the end of
@@ -218,6 +288,12 @@ master_init(struct master *m, struct ph_server *srv, const struct ph_run *run)
 		ph_log("error", "mmap: %s", strerror(errno));
 		return -1;
 	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, m->chan) != 0) {
+		ph_log("error", "the hub's channel: %s", strerror(errno));
+		return -1;
+	}
+	ph_hub_fd = m->chan[0];
+	raise_nofile();
 	return 0;
 }
 
@@ -273,6 +349,16 @@ tend_slots(struct master *m, int64_t now, int64_t wake)
 			}
 		}
 	}
+	if (m->hub > 0 && m->hub_term_at_us > 0) {
+		int64_t dl = m->hub_term_at_us + m->run->shutdown_timeout * 1000000;
+		if (dl <= now) {
+			ph_log("warning", "the hub did not finish in %llds; killing it", m->run->shutdown_timeout);
+			kill(m->hub, SIGKILL);
+			m->hub_term_at_us = INT64_MAX / 2;
+		} else if (dl < wake) {
+			wake = dl;
+		}
+	}
 	return wake;
 }
 
@@ -306,6 +392,11 @@ on_signal(struct master *m, int sig)
 			ph_log("notice", "stopping: letting %zu workers finish", live(m));
 			m->stopping = true;
 			terminate_generation(m, m->gen + 1);
+			if (m->hub > 0) {
+				/* every stream gets its result before the connection closes */
+				kill(m->hub, SIGTERM);
+				m->hub_term_at_us = ph_now_us();
+			}
 		}
 		break;
 	case SIGHUP:
@@ -326,21 +417,24 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	if (master_init(&m, srv, run) != 0)
 		return 1;
 	master_signals(&set);
+	spawn_hub(&m);
 	for (size_t i = 0; i < m.want; i++)
 		spawn(&m, i);
-	ph_log("notice", "master %d started %zu workers", (int)getpid(), m.want);
+	ph_log("notice", "master %d started %zu workers and hub %d", (int)getpid(), m.want, (int)m.hub);
 
 	for (;;) {
 		int64_t now = ph_now_us();
 		int64_t wake = tend_slots(&m, now, now + 1000000);
 		int sig;
-		if (m.stopping && live(&m) == 0)
+		if (m.stopping && live(&m) == 0 && m.hub == 0)
 			break;
 		sig = wait_signal(&set, now, wake);
 		if (sig >= 0)
 			on_signal(&m, sig);
 	}
 	munmap((void *)m.board, m.nslots * sizeof *m.board);
+	close(m.chan[0]);
+	close(m.chan[1]);
 	free(m.slots);
 	ph_server_free(m.srv);
 	ph_log("notice", "master %d exiting", (int)getpid());

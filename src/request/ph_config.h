@@ -38,7 +38,7 @@ struct ph_config {
 		bool json; /* log lines as JSON objects rather than key=value */
 	} log;
 	struct {
-		long long max_ms, keepalive_ms, max_streams;
+		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue;
 	} subscriptions;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */

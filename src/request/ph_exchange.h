@@ -39,6 +39,13 @@ struct ph_front_ops {
 	const char *(*queued)(struct ph_exchange *ex, size_t i, size_t *len);
 	/* Drops queued line i: the core has consumed it. */
 	void (*dequeue)(struct ph_exchange *ex, size_t i);
+	/* Hands the connection, with what has been written so far flushed, to
+	 * the hub together with desc (len bytes: the JSON the hub needs to
+	 * carry the stream on). Returns 0 when the hub has it: the front then
+	 * lets the request go without ending it, and nothing more may be
+	 * written. -1 (nothing handed over) when there is no hub or it
+	 * cannot take it. NULL when the front cannot hand over. */
+	int (*handoff)(struct ph_exchange *ex, const char *desc, size_t len);
 };
 
 struct ph_exchange {

@@ -12,6 +12,7 @@ struct shared {
 volatile sig_atomic_t ph_stop_requested;
 volatile sig_atomic_t ph_reload_requested;
 volatile long long *ph_served_counter;
+int ph_hub_fd = -1;
 
 static struct shared local_fallback;
 static struct shared *sh;
@@ -60,7 +61,17 @@ ph_shared_listener_enter(long long max)
 void
 ph_shared_listener_leave(void)
 {
-	__atomic_sub_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
+	int n = __atomic_load_n(&get()->listeners, __ATOMIC_SEQ_CST);
+	/* never below 0: a stream in flight to a hub that died was forgotten */
+	while (n > 0 && !__atomic_compare_exchange_n(&get()->listeners, &n, n - 1, false,
+						     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+}
+
+void
+ph_shared_listeners_reset(void)
+{
+	__atomic_store_n(&get()->listeners, 0, __ATOMIC_SEQ_CST);
 }
 
 bool

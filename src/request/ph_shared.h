@@ -17,12 +17,17 @@ uint64_t ph_shared_changes(enum ph_kind kind);
 /* Takes a listen-stream slot when fewer than max are open. Returns false when full. */
 bool ph_shared_listener_enter(long long max);
 void ph_shared_listener_leave(void);
+/* Forgets every open stream (the hub that held them has died). */
+void ph_shared_listeners_reset(void);
 /* Set by the signal handlers of the fronts and the master; checked
  * between requests and by long streams. */
 extern volatile sig_atomic_t ph_stop_requested;
 extern volatile sig_atomic_t ph_reload_requested;
 /* This worker's slot in the master's shared scoreboard (NULL without a master). */
 extern volatile long long *ph_served_counter;
+/* The workers' end of the channel to the hub (-1 without a master, and so
+ * without a hub): streams that stay open are handed over on it. */
+extern int ph_hub_fd;
 
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */

@@ -1,0 +1,163 @@
+/* ph_catalog.c: a kind's whole catalogue as one text, every page, as a
+ * client without restrictions would list it, so that two configurations can
+ * be compared: a reload announces list_changed only for the kinds whose
+ * catalogue really changed. */
+#include "first.h"
+#include "ph_features.h"
+#include "ph_util.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* Pages read at most per list: a bound against a handler that never ends. */
+#define CATALOG_MAX_PAGES 100000
+
+static const char *
+quiet_param(struct ph_exchange *ex, const char *name)
+{
+	(void)ex;
+	(void)name;
+	return NULL;
+}
+
+static long
+quiet_read(struct ph_exchange *ex, char *buf, size_t len)
+{
+	(void)ex;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+static int
+quiet_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	      const char *body, size_t len)
+{
+	(void)ex;
+	(void)status;
+	(void)ctype;
+	(void)hdrs;
+	(void)body;
+	(void)len;
+	return 0;
+}
+
+static int
+quiet_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	(void)ex;
+	(void)hdrs;
+	return 0;
+}
+
+static int
+quiet_send(struct ph_exchange *ex, const char *json, size_t len)
+{
+	(void)ex;
+	(void)json;
+	(void)len;
+	return 0;
+}
+
+static int
+quiet_ping(struct ph_exchange *ex)
+{
+	(void)ex;
+	return 0;
+}
+
+/* A front that answers nothing: the lists are called for their result. */
+static const struct ph_front_ops quiet_ops = {
+	.param = quiet_param,
+	.read = quiet_read,
+	.respond = quiet_respond,
+	.stream_start = quiet_start,
+	.stream_send = quiet_send,
+	.stream_ping = quiet_ping,
+};
+
+typedef void (*list_fn)(struct ph_req *r, struct ph_outcome *o);
+
+/* Calls one page of list with cursor (NULL: the first). Returns the result
+ * (caller puts) or NULL when the list failed. */
+static struct json_object *
+one_page(struct ph_server *srv, list_fn list, const char *cursor)
+{
+	struct ph_exchange ex;
+	struct ph_req r;
+	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+	struct json_object *params = json_object_new_object();
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &quiet_ops;
+	memset(&r, 0, sizeof r);
+	r.srv = srv;
+	r.ex = &ex;
+	r.method = "catalog";
+	r.legacy = true; /* no cache hints: they are not part of what changed */
+	r.log_level = PH_LOG_NONE;
+	r.last_progress = -1;
+	if (cursor)
+		json_object_object_add(params, "cursor", json_object_new_string(cursor));
+	r.params = params;
+	list(&r, &o);
+	free(o.message);
+	json_object_put(o.data);
+	json_object_put(params);
+	return o.result;
+}
+
+/* Appends every page's key array of list to b. */
+static void
+add_pages(struct ph_server *srv, list_fn list, const char *key, struct ph_buf *b)
+{
+	char *cursor = NULL;
+	for (int page = 0; page < CATALOG_MAX_PAGES; page++) {
+		struct json_object *res = one_page(srv, list, cursor);
+		const char *next;
+		size_t len;
+		free(cursor);
+		cursor = NULL;
+		if (res == NULL) {
+			ph_buf_adds(b, "(failed)");
+			return;
+		}
+		ph_buf_adds(b, ph_json_text(ph_jget(res, key), &len));
+		next = ph_jstr(res, "nextCursor");
+		if (next)
+			cursor = ph_xstrdup(next);
+		json_object_put(res);
+		if (cursor == NULL)
+			return;
+	}
+	free(cursor);
+}
+
+char *
+ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
+{
+	struct ph_buf b;
+	ph_buf_init(&b);
+	ph_buf_addc(&b, '[');
+	switch (kind) {
+	case PH_KIND_TOOL:
+		if (ph_tools_available(srv))
+			add_pages(srv, ph_tools_list, "tools", &b);
+		break;
+	case PH_KIND_PROMPT:
+		if (ph_prompts_available(srv))
+			add_pages(srv, ph_prompts_list, "prompts", &b);
+		break;
+	case PH_KIND_RESOURCE:
+		/* skills are resources too: their files are read as resources */
+		add_pages(srv, ph_resources_list, "resources", &b);
+		add_pages(srv, ph_templates_list, "resourceTemplates", &b);
+		if (ph_skills_configured(srv))
+			add_pages(srv, ph_skills_list, "skills", &b);
+		break;
+	case PH_KIND_SKILL:
+		if (ph_skills_configured(srv))
+			add_pages(srv, ph_skills_list, "skills", &b);
+		break;
+	}
+	ph_buf_addc(&b, ']');
+	return ph_buf_steal(&b);
+}

@@ -1,0 +1,536 @@
+/* ph_hub.c: the hub. A worker that has acknowledged a subscriptions/listen
+ * hands the FastCGI connection over (its fd, with SCM_RIGHTS, and a small
+ * JSON description of the stream) and goes back to accept; the hub writes
+ * the FastCGI records from then on: the notifications the stream asked for,
+ * keep-alive comments, and at the end the listen request's result,
+ * FCGI_END_REQUEST and close. One epoll loop, non-blocking sockets, one
+ * output queue per stream, bounded. */
+#include "first.h"
+#include "ph_hub.h"
+#include "ph_core.h"
+#include "ph_features.h"
+#include "ph_shared.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define META_SUBID "io.modelcontextprotocol/subscriptionId"
+/* The largest hand-over message a worker sends (the stream's JSON). */
+#define HUB_MSG_MAX 65536
+/* FastCGI record types and the largest record content (FastCGI 1.0 §3.3). */
+#define FCGI_END_REQUEST 3
+#define FCGI_ABORT_REQUEST 2
+#define FCGI_STDOUT 6
+#define FCGI_RECORD_MAX 65535
+
+/* The list kinds a stream may ask to hear about, in the order of the
+ * hand-over message's "on" array. */
+static const struct {
+	enum ph_kind kind;
+	const char *method;
+} kinds[] = {
+	{PH_KIND_TOOL, "notifications/tools/list_changed"},
+	{PH_KIND_PROMPT, "notifications/prompts/list_changed"},
+	{PH_KIND_RESOURCE, "notifications/resources/list_changed"},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+struct stream {
+	int fd;
+	unsigned rid;             /* the FastCGI request id */
+	struct json_object *id;   /* the listen request's id: the subscription id */
+	char *principal;          /* NULL when anonymous */
+	bool on[NKINDS];
+	int64_t opened_us, ping_us;
+	unsigned long events;
+	struct ph_buf out;        /* records not yet written, from off */
+	size_t off;
+	bool want_out;            /* EPOLLOUT armed */
+	bool ending;              /* the final result is queued: close once written */
+	size_t idx;               /* in hub.v */
+};
+
+struct hub {
+	struct ph_server *srv;    /* owned */
+	const struct ph_run *run;
+	int chan, ep, sig;
+	struct stream **v;
+	size_t n, cap;
+	char *catalog[NKINDS];    /* what the lists were at the last (re)load */
+	bool stopping, want_stop, want_reload;
+	int64_t stop_deadline_us;
+};
+
+/* Sentinels telling the channel and the signal fd apart in epoll events. */
+static char chan_tag, sig_tag;
+
+/* ---- FastCGI records ------------------------------------------------------ */
+
+/* Appends type records carrying len bytes of data (at least one record, so
+ * len 0 writes the empty record that ends a stream). */
+static void
+add_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
+{
+	do {
+		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
+		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8),
+				      (unsigned char)(rid & 0xff), (unsigned char)(n >> 8),
+				      (unsigned char)(n & 0xff), 0, 0};
+		ph_buf_add(b, h, sizeof h);
+		ph_buf_add(b, data, n);
+		data += n;
+		len -= n;
+	} while (len > 0);
+}
+
+/* ---- streams -------------------------------------------------------------- */
+
+static void
+arm(struct hub *h, struct stream *s, bool out)
+{
+	struct epoll_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0);
+	ev.data.ptr = s;
+	if (epoll_ctl(h->ep, EPOLL_CTL_MOD, s->fd, &ev) == 0)
+		s->want_out = out;
+}
+
+/* Removes s from the hub and frees it, logging how it ended. */
+static void
+drop(struct hub *h, struct stream *s, const char *why)
+{
+	struct stream *last = h->v[h->n - 1];
+	ph_log("info", "hub: listen %s of %s ended (%s) after %lld ms, %lu events",
+	       json_object_get_string(s->id), s->principal ? s->principal : "-", why,
+	       (long long)((ph_now_us() - s->opened_us) / 1000), s->events);
+	epoll_ctl(h->ep, EPOLL_CTL_DEL, s->fd, NULL);
+	close(s->fd);
+	last->idx = s->idx;
+	h->v[s->idx] = last;
+	h->n--;
+	ph_shared_listener_leave();
+	json_object_put(s->id);
+	free(s->principal);
+	ph_buf_free(&s->out);
+	free(s);
+}
+
+/* Writes what is queued. Returns false when s was dropped (the peer has
+ * gone, or s had ended and is now written out). */
+static bool
+flush(struct hub *h, struct stream *s)
+{
+	while (s->off < s->out.len) {
+		ssize_t n = write(s->fd, s->out.data + s->off, s->out.len - s->off);
+		if (n > 0) {
+			s->off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!s->want_out)
+				arm(h, s, true);
+			return true;
+		}
+		drop(h, s, "the web server closed the connection");
+		return false;
+	}
+	ph_buf_reset(&s->out);
+	s->off = 0;
+	if (s->want_out)
+		arm(h, s, false);
+	if (s->ending) {
+		drop(h, s, "done");
+		return false;
+	}
+	return true;
+}
+
+/* Queues SSE text as FCGI_STDOUT and writes what it can. A client that
+ * does not read is dropped once its queue passes subscriptions.max_queue.
+ * Returns false when s was dropped. */
+static bool
+send_text(struct hub *h, struct stream *s, const char *text, size_t len)
+{
+	if (s->out.len - s->off + len > (size_t)h->srv->conf->subscriptions.max_queue) {
+		drop(h, s, "the client does not read (subscriptions.max_queue)");
+		return false;
+	}
+	add_records(&s->out, FCGI_STDOUT, s->rid, text, len);
+	return flush(h, s);
+}
+
+/* Sends one JSON-RPC message (taken) as an SSE event. */
+static bool
+send_event(struct hub *h, struct stream *s, struct json_object *msg)
+{
+	struct ph_buf b;
+	size_t len;
+	const char *j = ph_json_text(msg, &len);
+	bool alive;
+	ph_buf_init(&b);
+	ph_buf_adds(&b, "event: message\ndata: ");
+	ph_buf_add(&b, j, len);
+	ph_buf_adds(&b, "\n\n");
+	json_object_put(msg);
+	s->events++;
+	alive = send_text(h, s, b.data, b.len);
+	ph_buf_free(&b);
+	return alive;
+}
+
+/* {"_meta": {subscriptionId}}: the params of every notification and the
+ * result of the stream (caller puts). */
+static struct json_object *
+tagged(const struct stream *s)
+{
+	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
+	json_object_object_add(m, META_SUBID, json_object_get(s->id));
+	json_object_object_add(p, "_meta", m);
+	return p;
+}
+
+static bool
+notify(struct hub *h, struct stream *s, const char *method)
+{
+	struct json_object *n = json_object_new_object();
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	json_object_object_add(n, "params", tagged(s));
+	return send_event(h, s, n);
+}
+
+/* Ends s gracefully: the listen request's result (the client listens
+ * again), the end of stdout, FCGI_END_REQUEST; closed once written. */
+static void
+end(struct hub *h, struct stream *s)
+{
+	static const unsigned char complete[8] = {0};
+	if (s->ending)
+		return;
+	if (!send_event(h, s, ph_core_final_result(h->srv, s->id, tagged(s))))
+		return;
+	s->ending = true;
+	add_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
+	add_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
+	flush(h, s);
+}
+
+/* The web server wrote to a connection it handed us: only FCGI_ABORT_REQUEST
+ * or a close can come. Returns false when s was dropped. */
+static bool
+readable(struct hub *h, struct stream *s)
+{
+	unsigned char buf[4096];
+	for (;;) {
+		ssize_t n = read(s->fd, buf, sizeof buf);
+		if (n > 0) {
+			if (n >= 2 && buf[1] == FCGI_ABORT_REQUEST) {
+				drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
+				return false;
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		drop(h, s, "the client went away");
+		return false;
+	}
+}
+
+/* ---- hand-over ------------------------------------------------------------ */
+
+/* Streams of principal now held. */
+static size_t
+of_principal(const struct hub *h, const char *principal)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
+			n++;
+	return n;
+}
+
+/* Takes the stream described by text (len bytes) on fd. Returns false (fd
+ * closed) when the description is not one the workers write. */
+static bool
+adopt(struct hub *h, int fd, const char *text, size_t len)
+{
+	struct json_object *d, *on, *rid;
+	struct stream *s;
+	struct epoll_event ev;
+	long long per = h->srv->conf->subscriptions.max_per_principal;
+	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &d) || !json_object_is_type(d, json_type_object) ||
+	    (rid = ph_jget(d, "rid")) == NULL || !json_object_is_type(rid, json_type_int) ||
+	    ph_jget(d, "id") == NULL || (on = ph_jget(d, "on")) == NULL ||
+	    !json_object_is_type(on, json_type_array) || json_object_array_length(on) != NKINDS) {
+		ph_log("error", "hub: a worker handed over a stream it did not describe; closed");
+		json_object_put(d);
+		close(fd);
+		ph_shared_listener_leave();
+		return false;
+	}
+	s = ph_xcalloc(1, sizeof *s);
+	s->fd = fd;
+	s->rid = (unsigned)json_object_get_int(rid) & 0xffff;
+	s->id = json_object_get(ph_jget(d, "id"));
+	if (ph_jstr(d, "principal"))
+		s->principal = ph_xstrdup(ph_jstr(d, "principal"));
+	for (size_t i = 0; i < NKINDS; i++)
+		s->on[i] = json_object_get_boolean(json_object_array_get_idx(on, i));
+	json_object_put(d);
+	s->opened_us = s->ping_us = ph_now_us();
+	ph_buf_init(&s->out);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 64;
+		h->v = ph_xrealloc(h->v, h->cap * sizeof *h->v);
+	}
+	s->idx = h->n;
+	h->v[h->n++] = s;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN | EPOLLRDHUP;
+	ev.data.ptr = s;
+	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		ph_log("error", "hub: epoll: %s", strerror(errno));
+		drop(h, s, "the hub cannot watch it");
+		return false;
+	}
+	if (s->principal && per > 0 && of_principal(h, s->principal) > (size_t)per) {
+		struct json_object *e = json_object_new_object(), *err = json_object_new_object();
+		char msg[160];
+		snprintf(msg, sizeof msg, "Too many open subscriptions for this principal "
+			 "(subscriptions.max_per_principal is %lld)", per);
+		json_object_object_add(err, "code", json_object_new_int(-32603));
+		json_object_object_add(err, "message", json_object_new_string(msg));
+		json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
+		json_object_object_add(e, "id", json_object_get(s->id));
+		json_object_object_add(e, "error", err);
+		if (send_event(h, s, e)) {
+			static const unsigned char complete[8] = {0};
+			s->ending = true;
+			add_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
+			add_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
+			flush(h, s);
+		}
+	}
+	return true;
+}
+
+/* Receives every pending hand-over on the channel. */
+static void
+receive(struct hub *h)
+{
+	for (;;) {
+		char text[HUB_MSG_MAX];
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} cbuf;
+		struct iovec iov = {text, sizeof text};
+		struct msghdr mh;
+		struct cmsghdr *c;
+		int fd = -1;
+		ssize_t n;
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof cbuf.buf;
+		n = recvmsg(h->chan, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				memcpy(&fd, CMSG_DATA(c), sizeof fd);
+		if (fd < 0) {
+			ph_log("error", "hub: a hand-over without a connection; ignored");
+			continue;
+		}
+		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+			ph_log("error", "hub: a hand-over larger than %d bytes; closed", HUB_MSG_MAX);
+			close(fd);
+			ph_shared_listener_leave();
+			continue;
+		}
+		adopt(h, fd, text, (size_t)n);
+	}
+}
+
+/* ---- changes, time, signals ------------------------------------------------ */
+
+static void
+take_catalogs(struct hub *h)
+{
+	for (size_t k = 0; k < NKINDS; k++) {
+		free(h->catalog[k]);
+		h->catalog[k] = ph_catalog_text(h->srv, kinds[k].kind);
+	}
+}
+
+/* SIGHUP: the new configuration (the running one stays when it does not
+ * load), and list_changed for each kind whose catalogue changed, to the
+ * streams that asked for that kind. */
+static void
+reload(struct hub *h)
+{
+	struct ph_server *n = ph_server_load(h->run->conf_path);
+	bool changed[NKINDS];
+	if (n == NULL) {
+		ph_log("error", "hub: reload failed: the running configuration stays");
+		return;
+	}
+	ph_server_free(h->srv);
+	h->srv = n;
+	for (size_t k = 0; k < NKINDS; k++) {
+		char *now = ph_catalog_text(h->srv, kinds[k].kind);
+		changed[k] = strcmp(now, h->catalog[k]) != 0;
+		free(h->catalog[k]);
+		h->catalog[k] = now;
+	}
+	for (size_t i = h->n; i-- > 0;) {
+		struct stream *s = h->v[i];
+		for (size_t k = 0; k < NKINDS && !s->ending; k++)
+			if (changed[k] && s->on[k] && !notify(h, s, kinds[k].method))
+				break;
+	}
+	ph_log("notice", "hub: configuration reloaded; lists changed:%s%s%s%s; %zu streams",
+	       changed[0] ? " tools" : "", changed[1] ? " prompts" : "", changed[2] ? " resources" : "",
+	       changed[0] || changed[1] || changed[2] ? "" : " none", h->n);
+}
+
+/* Keep-alive comments and the end of streams past subscriptions.max_ms. */
+static void
+tick(struct hub *h)
+{
+	const struct ph_config *c = h->srv->conf;
+	int64_t now = ph_now_us();
+	for (size_t i = h->n; i-- > 0;) {
+		struct stream *s = h->v[i];
+		if (s->ending)
+			continue;
+		if (now - s->opened_us >= c->subscriptions.max_ms * 1000)
+			end(h, s);
+		else if (now - s->ping_us >= c->subscriptions.keepalive_ms * 1000) {
+			s->ping_us = now;
+			send_text(h, s, ": keepalive\n\n", 13);
+		}
+	}
+}
+
+/* Notes the signals that arrived; they are acted on between batches of
+ * events (acting on them can end streams that later events name). */
+static void
+on_signal(struct hub *h)
+{
+	struct signalfd_siginfo si;
+	while (read(h->sig, &si, sizeof si) == (ssize_t)sizeof si) {
+		if (si.ssi_signo == SIGHUP)
+			h->want_reload = true;
+		else if (si.ssi_signo == SIGUSR2)
+			ph_log("notice", "hub %d: %zu streams", (int)getpid(), h->n);
+		else
+			h->want_stop = true; /* SIGTERM, SIGINT, SIGUSR1 */
+	}
+}
+
+/* SIGTERM: every stream gets its result, then the hub exits (bounded by
+ * shutdown_timeout). */
+static void
+stop(struct hub *h)
+{
+	h->stopping = true;
+	h->stop_deadline_us = ph_now_us() + h->srv->conf->shutdown_timeout * 1000000;
+	for (size_t i = h->n; i-- > 0;)
+		end(h, h->v[i]);
+}
+
+/* The hub's own signals through a signalfd, the channel and the epoll set.
+ * Returns 0, or -1 after logging. */
+static int
+hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int chan)
+{
+	sigset_t set;
+	struct epoll_event ev;
+	memset(h, 0, sizeof *h);
+	h->srv = srv;
+	h->run = run;
+	h->chan = chan;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	h->sig = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	h->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (h->sig < 0 || h->ep < 0) {
+		ph_log("error", "hub: %s", strerror(errno));
+		return -1;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &chan_tag;
+	epoll_ctl(h->ep, EPOLL_CTL_ADD, chan, &ev);
+	ev.data.ptr = &sig_tag;
+	epoll_ctl(h->ep, EPOLL_CTL_ADD, h->sig, &ev);
+	take_catalogs(h);
+	return 0;
+}
+
+int
+ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
+{
+	struct hub h;
+	if (hub_init(&h, srv, run, chan) != 0)
+		return 1;
+	ph_log("notice", "hub %d started", (int)getpid());
+	while (!h.stopping || (h.n > 0 && ph_now_us() < h.stop_deadline_us)) {
+		struct epoll_event evs[256];
+		long long ka = h.srv->conf->subscriptions.keepalive_ms;
+		int n = epoll_wait(h.ep, evs, 256, ka < 250 ? (int)ka : 250);
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &chan_tag)
+				receive(&h);
+			else if (p == &sig_tag)
+				on_signal(&h);
+			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
+					flush(&h, p);
+			} else if (evs[i].events & EPOLLOUT)
+				flush(&h, p);
+		}
+		if (h.want_reload && !h.stopping)
+			reload(&h);
+		h.want_reload = false;
+		if (h.want_stop && !h.stopping)
+			stop(&h);
+		tick(&h);
+	}
+	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
+	while (h.n > 0)
+		drop(&h, h.v[h.n - 1], "the hub stopped");
+	for (size_t k = 0; k < NKINDS; k++)
+		free(h.catalog[k]);
+	free(h.v);
+	ph_server_free(h.srv);
+	return 0;
+}
