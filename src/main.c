@@ -29,9 +29,10 @@ static const char usage_text[] =
 	"  -V, --version       print the version\n"
 	"  -h, --help          print this help\n"
 	"\n"
-	"Without --listen or --stdio, FastCGI is served on the socket inherited on fd 0\n"
-	"(spawn-fcgi, lighttpd bin-path, mod_fcgid); with GATEWAY_INTERFACE set and fd 0\n"
-	"not a listening socket, one CGI request is served.\n";
+	"Without --listen or --stdio, FastCGI is served on the socket passed by systemd\n"
+	"(LISTEN_FDS, socket activation), else on the configured listen:, else on the\n"
+	"socket inherited on fd 0 (spawn-fcgi, lighttpd bin-path, mod_fcgid); with\n"
+	"GATEWAY_INTERFACE set and fd 0 not a listening socket, one CGI request is served.\n";
 
 static void bad_usage(const char *what, const char *arg) __attribute__((noreturn));
 
@@ -141,15 +142,31 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 	return true;
 }
 
-/* Finds the FastCGI socket: --listen or the configured listen (opened
- * here), else one inherited on fd 0, and the worker count that goes with
- * it, into *run. Returns false when there is none to serve on, with *rc
- * the exit status: one CGI request served instead, or an error logged.
- * srv is borrowed. */
+/* Finds the FastCGI socket, first of: --listen (opened here), the socket
+ * passed by systemd (act_fd, or -1), the configured listen (opened here),
+ * one inherited on fd 0; and the worker count that goes with it, into
+ * *run. Returns false when there is none to serve on, with *rc the exit
+ * status: one CGI request served instead, or an error logged. srv is
+ * borrowed. */
 static bool
-choose_socket(struct ph_server *srv, const struct opts *o, struct ph_run *run, int *rc)
+choose_socket(struct ph_server *srv, const struct opts *o, int act_fd, struct ph_run *run, int *rc)
 {
 	const char *listen_spec = o->listen_spec ? o->listen_spec : srv->conf->listen;
+	if (act_fd >= 0 && o->listen_spec != NULL) {
+		ph_log("warning", "--listen %s given: the socket passed by systemd is not used",
+		       o->listen_spec);
+		close(act_fd);
+	} else if (act_fd >= 0) {
+		if (srv->conf->listen != NULL)
+			ph_log("notice", "listen: %s is not used: serving on the socket passed by systemd",
+			       srv->conf->listen);
+		/* our own socket, as with --listen: the configuration decides
+		 * how many workers (systemd starts one process, Accept=no) */
+		ph_log("notice", "serving FastCGI on the socket passed by systemd (fd %d)", act_fd);
+		run->listen_fd = act_fd;
+		run->workers = o->workers ? o->workers : srv->conf->workers;
+		return true;
+	}
 	if (listen_spec != NULL) {
 		char err[512];
 		run->listen_fd = ph_listen_open(listen_spec, err, sizeof err);
@@ -180,10 +197,10 @@ choose_socket(struct ph_server *srv, const struct opts *o, struct ph_run *run, i
 }
 
 /* Serves FastCGI (or the one CGI request) with srv, whose ownership is
- * transferred: a single process, or a master with workers. Returns the
- * exit status. */
+ * transferred: a single process, or a master with workers. act_fd is the
+ * socket passed by systemd, or -1. Returns the exit status. */
 static int
-serve_fastcgi(struct ph_server *srv, const struct opts *o)
+serve_fastcgi(struct ph_server *srv, const struct opts *o, int act_fd)
 {
 	struct ph_run run;
 	int rc;
@@ -191,7 +208,7 @@ serve_fastcgi(struct ph_server *srv, const struct opts *o)
 	run.conf_path = o->conf_path;
 	run.max_requests = srv->conf->max_requests;
 	run.shutdown_timeout = srv->conf->shutdown_timeout;
-	if (!choose_socket(srv, o, &run, &rc)) {
+	if (!choose_socket(srv, o, act_fd, &run, &rc)) {
 		ph_server_free(srv);
 		return rc;
 	}
@@ -217,12 +234,23 @@ main(int argc, char **argv)
 {
 	struct opts o;
 	struct ph_server *srv;
-	int rc;
+	char act_err[512];
+	int rc, act_fd;
 
 	if (!parse_options(argc, argv, &o, &rc))
 		return rc;
+	/* read and removed before anything can fork */
+	act_fd = ph_listen_activated(act_err, sizeof act_err);
 	if (o.test)
 		return check_config(o.conf_path);
+	if (act_fd == -2 && !o.stdio_mode) {
+		ph_log("error", "%s", act_err);
+		return 1;
+	}
+	if (act_fd >= 0 && o.stdio_mode) {
+		close(act_fd);
+		act_fd = -1;
+	}
 
 	ph_shared_init();
 	srv = ph_server_load(o.conf_path);
@@ -235,5 +263,5 @@ main(int argc, char **argv)
 		ph_server_free(srv);
 		return rc;
 	}
-	return serve_fastcgi(srv, &o);
+	return serve_fastcgi(srv, &o, act_fd);
 }

@@ -31,6 +31,15 @@ int ph_master_run(struct ph_server *srv, const struct ph_run *r);
 /* Opens a listening socket for "HOST:PORT", "[V6]:PORT" or "unix:PATH".
  * Returns the fd or -1 with *err (static or caller-freed message in errbuf). */
 int ph_listen_open(const char *spec, char *errbuf, size_t errsz);
+/* The first socket that systemd passes (SD_LISTEN_FDS_START). */
+#define PH_LISTEN_FDS_START 3
+/* systemd socket activation without libsystemd: when LISTEN_PID is this
+ * process and LISTEN_FDS is 1, returns the listening socket on fd 3 (made
+ * close-on-exec). Returns -1 when no socket was passed to this process, -2
+ * with a message in errbuf when the passed sockets cannot be served (more
+ * than one, or fd 3 not a listening stream socket). Always unsets
+ * LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES, so children never see them. */
+int ph_listen_activated(char *errbuf, size_t errsz);
 /* True when fd is a listening socket (the FastCGI convention for fd 0). */
 bool ph_fd_is_listener(int fd);
 /* True when fd is any socket. */

@@ -5,9 +5,11 @@
 #include "ph_front.h"
 #include "ph_util.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -142,4 +144,55 @@ ph_listen_open(const char *spec, char *errbuf, size_t errsz)
 	if (strncmp(spec, "unix:", 5) == 0)
 		return listen_unix(spec + 5, errbuf, errsz);
 	return listen_tcp(spec, errbuf, errsz);
+}
+
+/* The socket activation protocol of sd_listen_fds(3), read without
+ * libsystemd: LISTEN_PID names the process the sockets are for, LISTEN_FDS
+ * how many there are, starting at fd 3. The variables are removed at once,
+ * whatever they say, so that no exec handler or other child inherits them
+ * (a child would otherwise see LISTEN_FDS and a pid that is not its own). */
+int
+ph_listen_activated(char *errbuf, size_t errsz)
+{
+	const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+	char pid_copy[32], fds_copy[32];
+	long long pid, nfds;
+	const char *e;
+	int fl;
+
+	snprintf(pid_copy, sizeof pid_copy, "%s", pid_s ? pid_s : "");
+	snprintf(fds_copy, sizeof fds_copy, "%s", fds_s ? fds_s : "");
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (pid_s == NULL || fds_s == NULL)
+		return -1;
+	/* for another process (we were started by one that got them): not ours */
+	if (ph_strtonum(pid_copy, 1, 0x7fffffffLL, &pid, &e) != 0 || pid != (long long)getpid())
+		return -1;
+	if (ph_strtonum(fds_copy, 0, 0x7fffffffLL, &nfds, &e) != 0) {
+		snprintf(errbuf, errsz, "socket activation: LISTEN_FDS='%s' is not a count of sockets",
+			 fds_copy);
+		return -2;
+	}
+	if (nfds == 0)
+		return -1;
+	if (nfds > 1) {
+		snprintf(errbuf, errsz,
+			 "socket activation: %lld sockets passed (LISTEN_FDS=%lld), Phantom serves on "
+			 "exactly one: give the .socket unit a single ListenStream=", nfds, nfds);
+		return -2;
+	}
+	if (!ph_fd_is_listener(PH_LISTEN_FDS_START)) {
+		snprintf(errbuf, errsz,
+			 "socket activation: fd %d is not a listening stream socket (LISTEN_FDS=1); "
+			 "use ListenStream= with Accept=no", PH_LISTEN_FDS_START);
+		return -2;
+	}
+	/* exec handlers get fresh descriptors 0..4 anyway; keep the socket out
+	 * of anything else this process might exec */
+	fl = fcntl(PH_LISTEN_FDS_START, F_GETFD);
+	if (fl >= 0)
+		fcntl(PH_LISTEN_FDS_START, F_SETFD, fl | FD_CLOEXEC);
+	return PH_LISTEN_FDS_START;
 }

@@ -413,6 +413,35 @@ ph_tool_set_output(struct ph_registry *reg, struct ph_tool *t, struct json_objec
 
 /* ---- modules ------------------------------------------------------------------- */
 
+#ifdef PH_BUILD_DIR
+/* The example module of the build tree, for a bare module name, when the
+ * running program is the uninstalled phantom-fcgi of the very build tree
+ * that compiled it (PH_BUILD_DIR, set by Makefile.am): then the bundled
+ * conf/phantom.yaml checks and runs before `make install`. An installed or
+ * copied program never looks there. Returns a path (caller frees) or NULL. */
+static char *
+build_tree_module(const char *module)
+{
+	char exe[4096];
+	struct stat st;
+	char *p;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	if (strcmp(exe, PH_BUILD_DIR "/phantom-fcgi") != 0)
+		return NULL;
+	p = ph_xasprintf("%s/examples/module/.libs/%s", PH_BUILD_DIR, module);
+	if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return p;
+	free(p);
+	return NULL;
+}
+#endif
+
+/* Where a module is loaded from: a name with '/' relative to dir; a bare
+ * name from $PHANTOM_MODULE_PATH, then the build tree (only for its own
+ * uninstalled program), then PH_MODULE_DIR. Returns a path (caller frees). */
 static char *
 module_path(const char *module, const char *dir)
 {
@@ -431,6 +460,13 @@ module_path(const char *module, const char *dir)
 		}
 		env += l + (env[l] == ':');
 	}
+#ifdef PH_BUILD_DIR
+	{
+		char *p = build_tree_module(module);
+		if (p != NULL)
+			return p;
+	}
+#endif
 	return ph_xasprintf("%s/%s", PH_MODULE_DIR, module);
 }
 

@@ -156,8 +156,10 @@ int ph_tool_set_output(struct ph_registry *reg, struct ph_tool *t, struct json_o
 int ph_registry_merge(struct ph_registry *dst, struct ph_registry *src);
 
 /* Loads a module and returns the handler function it exports as symbol.
- * A name without '/' is searched in $PHANTOM_MODULE_PATH, then the
- * installed module directory; one with '/' is relative to dir. The module
+ * A name without '/' is searched in $PHANTOM_MODULE_PATH, then (for the
+ * uninstalled program of a build tree only) that tree's
+ * examples/module/.libs, then the installed module directory; one with
+ * '/' is relative to dir. The module
  * must export phantom_module_abi equal to PHANTOM_ABI. Returns NULL with
  * reg->err. */
 phantom_handler_fn ph_registry_module(struct ph_registry *reg, const char *module, const char *symbol,
