@@ -4,6 +4,7 @@
 #include "first.h"
 #include "ph_auth.h"
 #include "ph_front.h"
+#include "ph_hub.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <getopt.h>
@@ -17,6 +18,7 @@ static const char usage_text[] =
 	"       phantom-fcgi [-c FILE] --stdio\n"
 	"       phantom-fcgi [-c FILE] -t\n"
 	"       phantom-fcgi --hash-token[=argon2|sha256] < token\n"
+	"       phantom-fcgi [-c FILE] --notify tools/list_changed|prompts/list_changed|resources/list_changed\n"
 	"       phantom-fcgi -V | -h\n"
 	"\n"
 	"  -c, --config FILE   configuration (default: $PHANTOM_CONFIG, else built-in defaults)\n"
@@ -26,6 +28,8 @@ static const char usage_text[] =
 	"  -t, --test          check the configuration, print every problem, exit 0 or 1\n"
 	"      --hash-token[=KIND]  read a bearer token from stdin, print its hash for\n"
 	"                      auth.tokens: argon2 (default) or sha256\n"
+	"      --notify KIND   tell the running server's listening clients that a list changed\n"
+	"                      (through the hub's subscriptions.control_socket)\n"
 	"  -V, --version       print the version\n"
 	"  -h, --help          print this help\n"
 	"\n"
@@ -63,12 +67,31 @@ check_config(const char *path)
 	return rc;
 }
 
+/* --notify KIND: tells the running server's hub, found through the
+ * configuration's subscriptions.control_socket. Returns the exit status. */
+static int
+notify(const char *path, int argc, char **argv)
+{
+	struct ph_conf_problems probs = {0};
+	struct ph_config *c = ph_conf_load(path, &probs);
+	int rc;
+	for (size_t i = 0; i < probs.n; i++)
+		fprintf(stderr, "%s\n", probs.v[i]);
+	ph_conf_problems_free(&probs);
+	if (c == NULL)
+		return 1;
+	rc = ph_hub_notify(c->subscriptions.control_socket, argc, argv);
+	ph_conf_free(c);
+	return rc;
+}
+
 /* What the command line asks for. */
 struct opts {
 	const char *conf_path;   /* -c, else $PHANTOM_CONFIG when set and not empty */
 	const char *listen_spec; /* --listen */
 	long long workers;       /* -w; 0 when not given */
 	bool stdio_mode, test;
+	bool notify;             /* --notify: the notification follows the options */
 };
 
 static const struct option longopts[] = {
@@ -80,6 +103,7 @@ static const struct option longopts[] = {
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
 	{"hash-token", optional_argument, NULL, 'H'},
+	{"notify", no_argument, NULL, 'N'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -128,6 +152,9 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 		case 'H':
 			*rc = ph_auth_hash_token(optarg, stdin, stdout);
 			return false;
+		case 'N':
+			o->notify = true;
+			break;
 		case ':':
 			bad_usage("missing value for option", argv[optind - 1]);
 			break;
@@ -135,7 +162,7 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 			bad_usage("unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc && !o->notify)
 		bad_usage("unexpected argument", argv[optind]);
 	if (o->stdio_mode && o->listen_spec)
 		bad_usage("--stdio and --listen exclude each other", NULL);
@@ -243,6 +270,8 @@ main(int argc, char **argv)
 	act_fd = ph_listen_activated(act_err, sizeof act_err);
 	if (o.test)
 		return check_config(o.conf_path);
+	if (o.notify)
+		return notify(o.conf_path, argc - optind, argv + optind);
 	if (act_fd == -2 && !o.stdio_mode) {
 		ph_log("error", "%s", act_err);
 		return 1;

@@ -20,7 +20,10 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
@@ -63,6 +66,8 @@ struct hub {
 	struct ph_server *srv;    /* owned */
 	const struct ph_run *run;
 	int chan, ep, sig;
+	int ctl;                  /* the control socket, -1 when none */
+	char *ctl_path;           /* its path, unlinked at exit (owned) */
 	struct stream **v;
 	size_t n, cap;
 	char *catalog[NKINDS];    /* what the lists were at the last (re)load */
@@ -71,7 +76,7 @@ struct hub {
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag;
+static char chan_tag, sig_tag, ctl_tag;
 
 /* ---- FastCGI records ------------------------------------------------------ */
 
@@ -460,6 +465,185 @@ stop(struct hub *h)
 		end(h, h->v[i]);
 }
 
+/* ---- the control socket (phantom-fcgi --notify) --------------------------- */
+
+/* The longest command line the control socket reads, and how long a
+ * client may take to send it. */
+#define CTL_LINE_MAX 4096
+#define CTL_TIMEOUT_MS 1000
+
+/* Fills a unix socket address for path. Returns false when it is too long. */
+static bool
+ctl_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sa->sun_path)
+		return false;
+	memcpy(sa->sun_path, path, strlen(path));
+	return true;
+}
+
+/* Listens on subscriptions.control_socket, mode 0600. A socket file
+ * someone still listens on is left alone (another server uses it); a stale
+ * one is replaced. Leaves h->ctl -1 after logging when it cannot. */
+static void
+ctl_open(struct hub *h)
+{
+	const char *path = h->srv->conf->subscriptions.control_socket;
+	struct sockaddr_un sa;
+	int fd, probe;
+	mode_t old;
+	h->ctl = -1;
+	if (path == NULL || *path == '\0')
+		return;
+	if (!ctl_addr(path, &sa)) {
+		ph_log("error", "hub: subscriptions.control_socket is too long: %s", path);
+		return;
+	}
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+		close(probe);
+		ph_log("error", "hub: %s is in use by another server; --notify will not reach this one",
+		       path);
+		return;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	old = umask(0177); /* created 0600: only the owner may connect */
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 16) != 0) {
+		umask(old);
+		ph_log("warning", "hub: no control socket at %s (%s); --notify is not available", path,
+		       strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	umask(old);
+	h->ctl = fd;
+	h->ctl_path = ph_xstrdup(path);
+}
+
+/* Announces kind's list_changed to every stream that asked for it. Returns
+ * how many streams were told, or -1 when the command is unknown. */
+static long
+ctl_command(struct hub *h, const char *line)
+{
+	long told = 0;
+	size_t k;
+	for (k = 0; k < NKINDS; k++)
+		if (strcmp(line, kinds[k].method + strlen("notifications/")) == 0)
+			break;
+	if (k == NKINDS)
+		return -1;
+	for (size_t i = h->n; i-- > 0;) {
+		struct stream *s = h->v[i];
+		if (s->on[k] && !s->ending && notify(h, s, kinds[k].method))
+			told++;
+	}
+	ph_log("notice", "hub: --notify %s told %ld streams", line, told);
+	return told;
+}
+
+/* Reads one line from a control client (bounded in size and time). Returns
+ * its length, or -1. */
+static long
+ctl_read_line(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	int64_t until = ph_now_us() + CTL_TIMEOUT_MS * 1000;
+	while (len + 1 < size) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int64_t left = (until - ph_now_us()) / 1000;
+		ssize_t n;
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		n = read(fd, buf + len, size - 1 - len);
+		if (n <= 0)
+			return -1;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (memchr(buf, '\n', len)) {
+			buf[strcspn(buf, "\r\n")] = '\0';
+			return (long)strlen(buf);
+		}
+	}
+	return -1;
+}
+
+/* One control client: only root and this server's own user; one command
+ * line, one answer line ("ok N" or "error ..."). */
+static void
+ctl_accept(struct hub *h)
+{
+	int fd;
+	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		struct ucred cr;
+		socklen_t cl = sizeof cr;
+		char line[CTL_LINE_MAX], out[160];
+		long told;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
+		    (cr.uid != 0 && cr.uid != geteuid())) {
+			ph_log("warning", "hub: control connection from uid %d refused", (int)cr.uid);
+			close(fd);
+			continue;
+		}
+		if (ctl_read_line(fd, line, sizeof line) < 0)
+			snprintf(out, sizeof out, "error no command line within %d ms\n", CTL_TIMEOUT_MS);
+		else if ((told = ctl_command(h, line)) < 0)
+			snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
+				 "prompts/list_changed, resources/list_changed)\n", line);
+		else
+			snprintf(out, sizeof out, "ok %ld\n", told);
+		if (write(fd, out, strlen(out)) < 0) {
+			/* the client went away: nothing to tell it */
+		}
+		close(fd);
+	}
+}
+
+int
+ph_hub_notify(const char *path, int argc, char **argv)
+{
+	struct sockaddr_un sa;
+	char reply[256];
+	struct ph_buf cmd;
+	int fd;
+	ssize_t n;
+	if (argc != 1) {
+		fprintf(stderr, "phantom-fcgi: --notify takes one notification: tools/list_changed, "
+			"prompts/list_changed or resources/list_changed\n");
+		return 2;
+	}
+	if (path == NULL || *path == '\0' || !ctl_addr(path, &sa)) {
+		fprintf(stderr, "phantom-fcgi: no subscriptions.control_socket is configured\n");
+		return 1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		fprintf(stderr, "phantom-fcgi: cannot reach the hub at %s: %s (is a master running?)\n",
+			path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	ph_buf_init(&cmd);
+	ph_buf_printf(&cmd, "%s\n", argv[0]);
+	n = write(fd, cmd.data, cmd.len);
+	ph_buf_free(&cmd);
+	n = n < 0 ? -1 : read(fd, reply, sizeof reply - 1);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "phantom-fcgi: the hub did not answer\n");
+		return 1;
+	}
+	reply[n] = '\0';
+	fputs(reply, strncmp(reply, "ok ", 3) == 0 ? stdout : stderr);
+	return strncmp(reply, "ok ", 3) == 0 ? 0 : 1;
+}
+
 /* The hub's own signals through a signalfd, the channel and the epoll set.
  * Returns 0, or -1 after logging. */
 static int
@@ -491,6 +675,11 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, chan, &ev);
 	ev.data.ptr = &sig_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, h->sig, &ev);
+	ctl_open(h);
+	if (h->ctl >= 0) {
+		ev.data.ptr = &ctl_tag;
+		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
+	}
 	take_catalogs(h);
 	return 0;
 }
@@ -512,6 +701,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				receive(&h);
 			else if (p == &sig_tag)
 				on_signal(&h);
+			else if (p == &ctl_tag)
+				ctl_accept(&h);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
 					flush(&h, p);
@@ -530,6 +721,11 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		drop(&h, h.v[h.n - 1], "the hub stopped");
 	for (size_t k = 0; k < NKINDS; k++)
 		free(h.catalog[k]);
+	if (h.ctl >= 0) {
+		close(h.ctl);
+		unlink(h.ctl_path);
+	}
+	free(h.ctl_path);
 	free(h.v);
 	ph_server_free(h.srv);
 	return 0;

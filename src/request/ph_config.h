@@ -39,6 +39,7 @@ struct ph_config {
 	} log;
 	struct {
 		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue;
+		char *control_socket; /* '' or NULL: none */
 	} subscriptions;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */

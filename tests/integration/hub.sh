@@ -16,7 +16,7 @@ cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: hub-test, version: "1.0" }
 workers: 2
 shutdown_timeout: 5
-subscriptions: { max_ms: 600000, keepalive_ms: 1000, max_per_principal: 0 }
+subscriptions: { max_ms: 600000, keepalive_ms: 1000, max_per_principal: 0, control_socket: $T_DIR/hub.sock }
 tools:
   - name: echo
     description: echoes its input
@@ -88,9 +88,18 @@ workers=$(workers_of "$PH_PID" | tr '\n' ' ')
 python3 "$CLIENTS" "$U" 50 60 "$T_DIR/ready2" >"$T_DIR/run2.json" & cp=$!
 wait_for 45 test -e "$T_DIR/ready2"
 is "$(cat "$T_DIR/ready2")" 50 "50 streams are open"
+# an application announces its own change through the control socket
+is "$(stat -c %a "$T_DIR/hub.sock")" 600 "the control socket is mode 0600"
+is "$("$PHANTOM" -c "$T_DIR/phantom.yaml" --notify tools/list_changed)" "ok 50" \
+	"--notify tools/list_changed reaches the 50 streams"
+"$PHANTOM" -c "$T_DIR/phantom.yaml" --notify tools/nonsense 2>"$T_DIR/notify.err"
+is "$?" 1 "--notify of an unknown notification fails"
+like "$(cat "$T_DIR/notify.err")" "unknown notification" "and says why"
+sleep 0.5
 kill -KILL "$hub"
 wait "$cp"
 is "$(count "$T_DIR/run2.json" '.closed')" 50 "the streams of a killed hub end"
+is "$(count "$T_DIR/run2.json" '.tools == 1')" 50 "each stream got the announced tools/list_changed once"
 wait_for 3 test -n "$(hub_of "$PH_PID")"
 new=$(hub_of "$PH_PID")
 [ -n "$new" -a "$new" != "$hub" ]; ok "the master starts a new hub at once"
