@@ -6,6 +6,7 @@
  * while the old one finishes what it is doing. The master never serves. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_metrics.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -38,6 +39,7 @@ struct master {
 	volatile long long *board; /* shared served counters, one per slot */
 	int64_t backoff_us;
 	bool stopping;
+	int64_t drain_until_us; /* stopping: workers get SIGTERM then (0: sent) */
 };
 
 static void
@@ -192,6 +194,8 @@ reload(struct master *m)
 		spawn(m, i);
 	}
 	terminate_generation(m, m->gen);
+	ph_metrics_set_generation(m->gen);
+	ph_metrics_reloaded();
 	ph_log("notice", "configuration reloaded; generation %u started", m->gen);
 }
 
@@ -303,9 +307,18 @@ on_signal(struct master *m, int sig)
 	case SIGINT:
 	case SIGUSR1:
 		if (!m->stopping) {
-			ph_log("notice", "stopping: letting %zu workers finish", live(m));
+			long long drain = m->srv->conf->http.drain_ms;
 			m->stopping = true;
-			terminate_generation(m, m->gen + 1);
+			ph_metrics_set_stopping(true);
+			if (drain > 0 && sig == SIGTERM) {
+				/* health answers 503 while the workers still serve, so a
+				 * load balancer moves away before anything is refused */
+				ph_log("notice", "stopping: serving %lld ms more with health 503", drain);
+				m->drain_until_us = ph_now_us() + drain * 1000;
+			} else {
+				ph_log("notice", "stopping: letting %zu workers finish", live(m));
+				terminate_generation(m, m->gen + 1);
+			}
 		}
 		break;
 	case SIGHUP:
@@ -334,6 +347,21 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 		int64_t now = ph_now_us();
 		int64_t wake = tend_slots(&m, now, now + 1000000);
 		int sig;
+		size_t current = 0;
+		for (size_t i = 0; i < m.nslots; i++)
+			if (m.slots[i].pid > 0 && m.slots[i].gen == m.gen && m.slots[i].term_at_us == 0)
+				current++;
+		ph_metrics_set_workers((long long)current);
+		if (m.drain_until_us > 0) {
+			if (now >= m.drain_until_us) {
+				m.drain_until_us = 0;
+				ph_log("notice", "stopping: letting %zu workers finish", live(&m));
+				terminate_generation(&m, m.gen + 1);
+				continue;
+			}
+			if (m.drain_until_us < wake)
+				wake = m.drain_until_us;
+		}
 		if (m.stopping && live(&m) == 0)
 			break;
 		sig = wait_signal(&set, now, wake);

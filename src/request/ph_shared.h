@@ -17,6 +17,8 @@ uint64_t ph_shared_changes(enum ph_kind kind);
 /* Takes a listen-stream slot when fewer than max are open. Returns false when full. */
 bool ph_shared_listener_enter(long long max);
 void ph_shared_listener_leave(void);
+/* Listen streams open now. */
+int ph_shared_listeners(void);
 /* Set by the signal handlers of the fronts and the master; checked
  * between requests and by long streams. */
 extern volatile sig_atomic_t ph_stop_requested;
