@@ -15,7 +15,7 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
 	      wrk jq curl openssl clang valgrind procps perl python3 systemd
-	      dpkg-dev debhelper lintian fakeroot"
+	      dpkg-dev debhelper lintian fakeroot chromium prometheus"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then
 		apt-get update -qq >/dev/null 2>&1 || true

@@ -256,6 +256,28 @@ serve_fastcgi(struct ph_server *srv, const struct opts *o, int act_fd)
 	return ph_master_run(srv, &run);
 }
 
+/* The configuration did not load and a web server started us: serves each
+ * request (one CGI request, or FastCGI on fd 0 in a single process, which
+ * a SIGHUP can still bring to a working configuration) with HTTP 500.
+ * Returns the exit status. */
+static int
+serve_unconfigured(const struct opts *o)
+{
+	struct ph_server *srv = NULL;
+	struct ph_run run;
+	int rc;
+	if (!ph_fd_is_listener(0)) {
+		ph_cgi_once(NULL);
+		return 1;
+	}
+	memset(&run, 0, sizeof run);
+	run.conf_path = o->conf_path;
+	run.listen_fd = 0;
+	rc = ph_fcgi_serve(&srv, &run, true);
+	ph_server_free(srv);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -283,6 +305,14 @@ main(int argc, char **argv)
 
 	ph_shared_init();
 	srv = ph_server_load(o.conf_path);
+	if (srv == NULL && !o.stdio_mode && !o.listen_spec &&
+	    (ph_fd_is_listener(0) || getenv("GATEWAY_INTERFACE") != NULL)) {
+		/* started by a web server (CGI, mod_fcgid, lighttpd, spawn-fcgi):
+		 * exiting would leave its clients without any answer, so each
+		 * request gets a 500 that points at this log */
+		ph_log("error", "the configuration has problems (check with -t); answering 500");
+		return serve_unconfigured(&o);
+	}
 	if (srv == NULL) {
 		ph_log("error", "cannot start: the configuration has problems (check with -t)");
 		return 1;

@@ -119,6 +119,12 @@ const char *phantom_complete_value(const phantom_call *c);
 
 /* The authenticated principal, or NULL when none. */
 const char *phantom_call_principal(const phantom_call *c);
+/* The W3C trace context of the call, to continue the trace: field is
+ * "traceparent" (with this request's span as the parent, the value exec
+ * handlers get as TRACEPARENT), "tracestate" or "baggage" (as the client
+ * sent them in _meta or the headers). Borrowed for the call; NULL when
+ * the client sent none (or an invalid traceparent). */
+const char *phantom_call_trace(const phantom_call *c, const char *field);
 /* The client capabilities declared for this request ({} when none). */
 struct json_object *phantom_call_client_capabilities(const phantom_call *c);
 /* 1 when the client declared the capability ("elicitation", "sampling"...). */

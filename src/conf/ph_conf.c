@@ -1,6 +1,7 @@
 /* ph_conf.c: the configuration key table and the loader that walks it. */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_cidr.h"
 #include "ph_sections.h"
 #include "ph_util.h"
 #include "ph_yread.h"
@@ -150,6 +151,21 @@ static const struct key keys[] = {
 	 "allowed Host names (any port) or \"*\""},
 	{"http.max_body", K_INT, 64, 1073741824, "4194304", true, OFF(http.max_body), NULL,
 	 "largest request body in bytes (413 above)"},
+	{"http.cors", K_SECTION, 0, 0, NULL, true, 0, NULL,
+	 "CORS for browser clients on other origins (off while origins is empty)"},
+	{"http.cors.origins", K_LIST, 0, 0, "[]", true, OFF(http.cors.origins), NULL,
+	 "origins (scheme://host[:port]) or \"*\" that get CORS headers; they pass the Origin check too"},
+	{"http.cors.max_age", K_INT, 0, 86400, "600", true, OFF(http.cors.max_age), NULL,
+	 "Access-Control-Max-Age of a preflight, seconds"},
+	{"http.health", K_STR, 1, 1024, NULL, true, OFF(http.health), NULL,
+	 "path answering GET with 200 {status: ok} (503 while stopping); unset: off"},
+	{"http.metrics", K_SECTION, 0, 0, NULL, true, 0, NULL, "Prometheus metrics (off while path is unset)"},
+	{"http.metrics.path", K_STR, 1, 1024, NULL, true, OFF(http.metrics.path), NULL,
+	 "path answering GET with the text exposition format 0.0.4; unset: off"},
+	{"http.metrics.allow", K_LIST, 0, 0, "[127.0.0.0/8, \"::1/128\"]", true, OFF(http.metrics.allow),
+	 NULL, "client addresses (CIDRs, REMOTE_ADDR) that may scrape; others get 403"},
+	{"http.drain_ms", K_INT, 0, 600000, "0", true, OFF(http.drain_ms), NULL,
+	 "after SIGTERM, keep serving this long with health answering 503, then stop"},
 	{"limits", K_SECTION, 0, 0, NULL, true, 0, NULL, "Parser limits."},
 	{"limits.json_depth", K_INT, 2, 1000, "64", true, OFF(limits.json_depth), NULL,
 	 "deepest JSON nesting accepted in a request"},
@@ -173,6 +189,14 @@ static const struct key keys[] = {
 	 "largest file served by a resource, resource template or prompt image"},
 	{"limits.completion_values", K_INT, 1, 100, "100", true, OFF(limits.completion_values), NULL,
 	 "most values in one completion/complete answer"},
+	{"limits.rate", K_SECTION, 0, 0, NULL, true, 0, NULL,
+	 "token bucket per principal (or client address) over HTTP; 429 above"},
+	{"limits.rate.requests", K_INT, 0, 1000000000, "0", true, OFF(limits.rate.requests), NULL,
+	 "requests allowed per per_seconds (0: no limit)"},
+	{"limits.rate.per_seconds", K_INT, 1, 86400, "1", true, OFF(limits.rate.per_seconds), NULL,
+	 "the period of requests, in seconds"},
+	{"limits.rate.burst", K_INT, 0, 1000000000, "0", true, OFF(limits.rate.burst), NULL,
+	 "requests allowed at once after a quiet time (0: requests)"},
 	{"subscriptions", K_SECTION, 0, 0, NULL, true, 0, NULL,
 	 "subscriptions/listen streams (held by the hub when a master runs, else by a worker)."},
 	{"subscriptions.max_ms", K_INT, 1000, 86400000, "300000", true, OFF(subscriptions.max_ms), NULL,
@@ -196,8 +220,10 @@ static const struct key keys[] = {
 	 "previous_secret_files (accepted for opening only); without a secret a random key is made "
 	 "at each start", ph_state_conf_parse, ph_state_conf_free, ROWS(state_keys, ph_state_opts)},
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
+	{"log.format", K_ENUM, 0, 0, "text", true, OFF(log.format), "text|json",
+	 "request log lines as key=value text or as JSON objects with OpenTelemetry names"},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
-	 "write each request log line as a JSON object"},
+	 "replaced by log.format; true means format json"},
 	{"auth", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "authentication (mode: none|bearer|remote_user|exec), tokens, WWW-Authenticate "
 	 "parameters, OAuth metadata and per-principal allow-lists; see docs/auth.md",
@@ -405,6 +431,30 @@ set_default(char *base, const struct key *k)
 		abort();
 }
 
+/* The values no row can check alone: the addresses of http.metrics.allow
+ * and the paths of the health and metrics routes. */
+static void
+check_http(const struct ph_config *c, struct ph_conf_problems *probs, const char *name)
+{
+	const struct ph_strlist *a = &c->http.metrics.allow;
+	struct ph_cidr n;
+	if (a->any)
+		ph_conf_problem(probs, name, 0, "http.metrics.allow: list the networks; \"*\" is not allowed");
+	for (size_t i = 0; i < a->n; i++)
+		if (ph_cidr_parse(a->v[i], &n) != 0)
+			ph_conf_problem(probs, name, 0, "http.metrics.allow[%zu]: '%s' is not an address or "
+					"network (ADDR/BITS)", i, a->v[i]);
+	if (c->http.health && c->http.health[0] != '/')
+		ph_conf_problem(probs, name, 0, "http.health: '%s' must be a path starting with '/'",
+				c->http.health);
+	if (c->http.metrics.path && c->http.metrics.path[0] != '/')
+		ph_conf_problem(probs, name, 0, "http.metrics.path: '%s' must be a path starting with '/'",
+				c->http.metrics.path);
+	if (c->http.health && c->http.metrics.path && strcmp(c->http.health, c->http.metrics.path) == 0)
+		ph_conf_problem(probs, name, 0, "http.health and http.metrics.path are both '%s'",
+				c->http.health);
+}
+
 static void
 apply_defaults(struct ph_config *c)
 {
@@ -433,6 +483,7 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 			walk(&x, root, "");
 			ph_yaml_free(root);
 		}
+		check_http(c, probs, name);
 	}
 	if (probs->n != before) {
 		ph_conf_free(c);

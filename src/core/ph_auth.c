@@ -164,9 +164,50 @@ access_add(struct ph_access *acc, int k, const char *s)
 	return NULL;
 }
 
-/* auth.allow.<principal>: null (no restriction) or a map of lists. */
+/* auth.allow.<principal>.rate: {requests, per_seconds, burst}, the
+ * principal's own bucket instead of limits.rate (requests 0: no limit). */
 static void
-parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, struct ph_access *acc)
+parse_rate(struct pctx *p, const char *principal, const struct ph_ynode *n, struct ph_rate_conf *rc)
+{
+	static const struct {
+		const char *name;
+		long long min, max, def;
+		size_t off;
+	} keys[] = {
+		{"requests", 0, 1000000000, 0, offsetof(struct ph_rate_conf, requests)},
+		{"per_seconds", 1, 86400, 1, offsetof(struct ph_rate_conf, per_seconds)},
+		{"burst", 0, 1000000000, 0, offsetof(struct ph_rate_conf, burst)},
+	};
+	char name[PH_AUTH_PRINCIPAL_MAX + 64];
+	for (size_t k = 0; k < PH_ARRAY_LEN(keys); k++)
+		*(long long *)((char *)rc + keys[k].off) = keys[k].def;
+	if (n->kind != PH_Y_MAP) {
+		ph_yread_problem(&p->s, n->line, "auth.allow.%s.rate: expected a mapping of requests, "
+			"per_seconds, burst", principal);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		size_t k = 0;
+		while (k < PH_ARRAY_LEN(keys) && strcmp(keys[k].name, n->keys[i]) != 0)
+			k++;
+		if (k == PH_ARRAY_LEN(keys)) {
+			ph_yread_problem(&p->s, n->key_lines[i], "unknown key 'auth.allow.%s.rate.%s' (expected "
+				"requests, per_seconds or burst)", principal, n->keys[i]);
+			continue;
+		}
+		snprintf(name, sizeof name, "auth.allow.%s.rate.%s", principal, keys[k].name);
+		ph_yread_int(&p->s, n->vals[i], name, keys[k].min, keys[k].max,
+			     (long long *)((char *)rc + keys[k].off));
+	}
+	if (rc->requests == 0)
+		rc->requests = -1; /* set to 0: this principal has no limit */
+}
+
+/* auth.allow.<principal>: null (no restriction) or a map of lists, and
+ * the principal's own rate limit. */
+static void
+parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, struct ph_access *acc,
+	     struct ph_rate_conf *rate)
 {
 	if (ph_yaml_is_null(n))
 		return;
@@ -178,9 +219,13 @@ parse_access(struct pctx *p, const char *principal, const struct ph_ynode *n, st
 	for (size_t i = 0; i < n->n; i++) {
 		const struct ph_ynode *l = n->vals[i];
 		int k = kind_index(n->keys[i]);
+		if (k < 0 && strcmp(n->keys[i], "rate") == 0) {
+			parse_rate(p, principal, l, rate);
+			continue;
+		}
 		if (k < 0) {
 			ph_yread_problem(&p->s, n->key_lines[i], "unknown key 'auth.allow.%s.%s' (expected tools, prompts, "
-				"resources or skills)", principal, n->keys[i]);
+				"resources, skills or rate)", principal, n->keys[i]);
 			continue;
 		}
 		acc->kind[k].set = true;
@@ -229,7 +274,7 @@ parse_allow(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 			ph_yread_problem(&p->s, n->key_lines[i], "auth.allow: '%s' is not a usable principal name "
 				"(1 to %d bytes, no control characters)", n->keys[i], PH_AUTH_PRINCIPAL_MAX);
 		e->principal = ph_xstrdup(n->keys[i]);
-		parse_access(p, e->principal, n->vals[i], &e->access);
+		parse_access(p, e->principal, n->vals[i], &e->access, &e->rate);
 	}
 	qsort(a->allow, a->nallow, sizeof *a->allow, allow_cmp);
 }
@@ -811,6 +856,17 @@ grant(struct ph_req *r, const struct ph_auth_conf *a, const char *principal,
 		return PH_E_FORBIDDEN;
 	}
 	return PH_OK;
+}
+
+const struct ph_rate_conf *
+ph_auth_rate(const struct ph_req *r)
+{
+	const struct ph_auth_conf *a = r->srv->conf->auth;
+	const struct ph_allow_entry *e;
+	if (a == NULL || r->principal == NULL || (e = find_allow(a, r->principal)) == NULL ||
+	    e->rate.requests == 0)
+		return NULL;
+	return &e->rate;
 }
 
 static enum ph_err

@@ -22,6 +22,7 @@ enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_E
 struct ph_allow_entry {
 	char *principal;
 	struct ph_access access;
+	struct ph_rate_conf rate; /* requests 0: limits.rate applies; -1: no limit */
 };
 
 /* A configured token: its SHA-256, or an argon2 string from
@@ -97,4 +98,7 @@ enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct 
 const char *ph_auth_metadata(struct ph_req *r);
 /* Releases what ph_auth_check kept for the request (after the log line). */
 void ph_auth_end(struct ph_req *r);
+/* The rate limit of the request's principal from auth.allow.<principal>.rate
+ * (borrowed; requests -1 is "none"), or NULL: limits.rate applies. */
+const struct ph_rate_conf *ph_auth_rate(const struct ph_req *r);
 #endif

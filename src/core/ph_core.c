@@ -9,10 +9,16 @@
 #include "ph_registry.h"
 #include "ph_util.h"
 #include "ph_mrtr.h"
+#include "ph_cidr.h"
+#include "ph_metrics.h"
+#include "ph_rate.h"
+#include <sodium.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const char *const modern_versions[] = {PH_MODERN_VERSION};
@@ -47,9 +53,10 @@ static void
 respond(struct ph_req *r, int status, const char *ctype, const struct ph_header *hdrs,
 	const char *body, size_t len)
 {
-	static const struct ph_header none[] = {{NULL, NULL}};
+	struct ph_header all[16];
 	r->status = status;
-	if (r->ex->ops->respond(r->ex, status, ctype, hdrs ? hdrs : none, body, len) != 0)
+	ph_req_headers(r, hdrs, all, PH_ARRAY_LEN(all));
+	if (r->ex->ops->respond(r->ex, status, ctype, all, body, len) != 0)
 		r->ex->cancelled = 1;
 }
 
@@ -110,6 +117,135 @@ param(struct ph_req *r, const char *name)
 	return r->ex->ops->param(r->ex, name);
 }
 
+/* What a request that is not an MCP POST asks for. */
+enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS };
+
+/* True when the request's path (REQUEST_URI without the query) is path. */
+static bool
+path_is(struct ph_req *r, const char *path)
+{
+	const char *uri = param(r, "REQUEST_URI");
+	size_t n;
+	if (uri == NULL || path == NULL)
+		return false;
+	n = strcspn(uri, "?#");
+	return n == strlen(path) && memcmp(uri, path, n) == 0;
+}
+
+/* True when http.cors lets this Origin read responses. */
+static bool
+cors_allowed(const struct ph_config *c, const char *origin)
+{
+	const struct ph_strlist *o = &c->http.cors.origins;
+	if (o->any)
+		return true;
+	for (size_t i = 0; i < o->n; i++)
+		if (ph_strcaseeq(o->v[i], origin))
+			return true;
+	return false;
+}
+
+static bool
+cors_on(const struct ph_config *c)
+{
+	return c->http.cors.origins.any || c->http.cors.origins.n > 0;
+}
+
+/* Longest Access-Control-Request-Headers list looked at. */
+#define CORS_REQUEST_HEADERS_MAX 2048
+
+/* Answers an OPTIONS preflight from an allowed origin: 204 with the
+ * methods and every header an MCP client sends, including the Mcp-Param-*
+ * names the browser asks for (they follow the tools' input schemas). */
+static void
+send_preflight(struct ph_req *r)
+{
+	static const char fixed[] = "Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method, "
+				    "Mcp-Name, Mcp-Session-Id, Last-Event-ID, traceparent, tracestate, baggage";
+	const char *asked = param(r, "HTTP_ACCESS_CONTROL_REQUEST_HEADERS");
+	char age[32];
+	struct ph_buf allow;
+	ph_buf_init(&allow);
+	ph_buf_adds(&allow, fixed);
+	if (asked != NULL && strlen(asked) <= CORS_REQUEST_HEADERS_MAX) {
+		char *copy = ph_xstrdup(asked), *save = NULL;
+		for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+			bool token = true;
+			for (const char *q = t; *q; q++)
+				if (!(isalnum((unsigned char)*q) || *q == '-' || *q == '_'))
+					token = false;
+			if (token && strncasecmp(t, "mcp-param-", 10) == 0 && t[10] != '\0') {
+				ph_buf_adds(&allow, ", ");
+				ph_buf_adds(&allow, t);
+			}
+		}
+		free(copy);
+	}
+	snprintf(age, sizeof age, "%lld", r->srv->conf->http.cors.max_age);
+	{
+		const struct ph_header hdrs[] = {
+			{"Access-Control-Allow-Methods", "POST, GET, DELETE, OPTIONS"},
+			{"Access-Control-Allow-Headers", allow.data},
+			{"Access-Control-Max-Age", age},
+			{NULL, NULL}};
+		respond(r, 204, NULL, hdrs, NULL, 0);
+	}
+	ph_buf_free(&allow);
+}
+
+/* GET http.health: 200 while serving, 503 once stopping, with the
+ * configuration generation and the workers. No authentication: a load
+ * balancer asks. */
+static void
+send_health(struct ph_req *r)
+{
+	static const struct ph_header hdrs[] = {{"Cache-Control", "no-store"}, {NULL, NULL}};
+	bool stopping = ph_metrics_stopping();
+	long long busy = ph_metrics_busy_now(), workers = ph_metrics_workers();
+	struct json_object *o = json_object_new_object(), *w = json_object_new_object();
+	size_t len;
+	const char *s;
+	if (workers < busy)
+		workers = busy;
+	json_object_object_add(o, "status", json_object_new_string(stopping ? "stopping" : "ok"));
+	json_object_object_add(o, "generation", json_object_new_int64(ph_metrics_generation()));
+	json_object_object_add(w, "busy", json_object_new_int64(busy));
+	json_object_object_add(w, "idle", json_object_new_int64(workers - busy));
+	json_object_object_add(o, "workers", w);
+	s = ph_json_text(o, &len);
+	respond(r, stopping ? 503 : 200, "application/json", hdrs, s, len);
+	json_object_put(o);
+}
+
+/* True when REMOTE_ADDR is inside one of http.metrics.allow. */
+static bool
+metrics_client_allowed(struct ph_req *r)
+{
+	const struct ph_strlist *a = &r->srv->conf->http.metrics.allow;
+	const char *addr = param(r, "REMOTE_ADDR");
+	struct ph_cidr n;
+	for (size_t i = 0; i < a->n; i++)
+		if (ph_cidr_parse(a->v[i], &n) == 0 && ph_cidr_contains(&n, addr))
+			return true;
+	return false;
+}
+
+/* GET http.metrics.path: the Prometheus text format, to allowed addresses. */
+static void
+send_metrics(struct ph_req *r)
+{
+	struct ph_buf b;
+	if (!metrics_client_allowed(r)) {
+		static const char msg[] = "Forbidden: this address may not read the metrics\n";
+		respond(r, 403, "text/plain; charset=utf-8", NULL, msg, sizeof msg - 1);
+		return;
+	}
+	ph_buf_init(&b);
+	ph_metrics_render(&b);
+	respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, b.data, b.len);
+	ph_buf_free(&b);
+}
+
 /* Host part of "host", "host:port", "[v6]", "[v6]:port", copied into out. */
 static void
 host_part(const char *hp, size_t n, char *out, size_t outsz)
@@ -143,7 +279,7 @@ static bool
 origin_allowed(const struct ph_config *c, const char *origin)
 {
 	const struct ph_strlist *o = &c->http.origins;
-	if (o->any)
+	if (o->any || cors_allowed(c, origin))
 		return true;
 	for (size_t i = 0; i < o->n; i++)
 		if (ph_strcaseeq(o->v[i], origin))
@@ -179,11 +315,44 @@ content_type_json(const char *ct)
 	return *ct == '\0' || *ct == ';';
 }
 
-/* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
- * *body (caller frees), or with *doc set (borrowed) for the GET route of the
- * metadata document, or the error to send. */
+/* The routes that are not an MCP POST: the metadata document, health and
+ * metrics (GET), a CORS preflight (OPTIONS). Returns PH_OK with *route (and
+ * *doc for the metadata), or the error to send. */
 static enum ph_err
-http_rules(struct ph_req *r, char **body, size_t *blen, const char **doc)
+other_route(struct ph_req *r, const char *m, const char *origin, enum route *route, const char **doc)
+{
+	const struct ph_config *c = r->srv->conf;
+	if (m != NULL && strcmp(m, "OPTIONS") == 0 && cors_on(c) && origin != NULL && *origin) {
+		if (!cors_allowed(c, origin))
+			return PH_E_ORIGIN;
+		*route = R_PREFLIGHT;
+		return PH_OK;
+	}
+	if (m != NULL && strcmp(m, "GET") == 0) {
+		if (c->http.health && path_is(r, c->http.health)) {
+			r->target = c->http.health;
+			*route = R_HEALTH;
+			return PH_OK;
+		}
+		if (c->http.metrics.path && path_is(r, c->http.metrics.path)) {
+			r->target = c->http.metrics.path;
+			*route = R_METRICS;
+			return PH_OK;
+		}
+		/* OAuth protected-resource metadata at auth.metadata.path */
+		if ((*doc = ph_auth_metadata(r)) != NULL) {
+			*route = R_METADATA;
+			return PH_OK;
+		}
+	}
+	return PH_E_HTTP_METHOD;
+}
+
+/* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
+ * *body (caller frees) and *route R_MCP, or with another *route (*doc set,
+ * borrowed, for the metadata document), or the error to send. */
+static enum ph_err
+http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const char **doc)
 {
 	const struct ph_config *c = r->srv->conf;
 	const char *m = param(r, "REQUEST_METHOD");
@@ -193,13 +362,11 @@ http_rules(struct ph_req *r, char **body, size_t *blen, const char **doc)
 	long long max = c->http.max_body, n = 0;
 	struct ph_buf b;
 
-	if (m == NULL || strcmp(m, "POST") != 0) {
-		/* the one GET route: OAuth protected-resource metadata at
-		 * auth.metadata.path; answered there, so no body (*body NULL) */
-		if (m != NULL && strcmp(m, "GET") == 0 && (*doc = ph_auth_metadata(r)) != NULL)
-			return PH_OK;
-		return PH_E_HTTP_METHOD;
-	}
+	*route = R_MCP;
+	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
+		r->cors_origin = origin; /* errors too: the page can read them */
+	if (m == NULL || strcmp(m, "POST") != 0)
+		return other_route(r, m, origin, route, doc);
 	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
 		return PH_E_ORIGIN;
 	if (host != NULL && *host != '\0') {
@@ -643,7 +810,50 @@ handle_notification(struct ph_req *r)
 	send_accepted(r);
 }
 
-/* Runs authentication; sends the 401/403 and returns false when it fails. */
+/* Takes a token from the bucket of the request's principal (else its
+ * client address) over HTTP; stdio is exempt. Returns false after sending
+ * 429 with Retry-After and a JSON-RPC error naming the limit. */
+static bool
+rate_ok(struct ph_req *r)
+{
+	const struct ph_rate_conf *own = ph_auth_rate(r), *rc = own ? own : &r->srv->conf->limits.rate;
+	const char *addr;
+	char key[PH_RATE_KEY_MAX + 1], limit[PH_AUTH_PRINCIPAL_MAX + 32], msg[PH_AUTH_PRINCIPAL_MAX + 160];
+	char after[32];
+	long long wait;
+	if (!r->ex->http || rc->requests <= 0)
+		return true;
+	if (r->principal)
+		snprintf(key, sizeof key, "p:%s", r->principal);
+	else
+		snprintf(key, sizeof key, "a:%s", (addr = param(r, "REMOTE_ADDR")) ? addr : "-");
+	wait = ph_rate_take(key, rc, ph_now_us());
+	if (wait == 0)
+		return true;
+	ph_metrics_rate_limited();
+	if (own)
+		snprintf(limit, sizeof limit, "auth.allow.%s.rate", r->principal);
+	else
+		snprintf(limit, sizeof limit, "limits.rate");
+	snprintf(msg, sizeof msg, "Too Many Requests: over %s (%lld requests per %lld s); retry after %lld s",
+		 limit, rc->requests, rc->per_seconds, wait);
+	snprintf(after, sizeof after, "%lld", wait);
+	{
+		const struct ph_header hdrs[] = {{"Retry-After", after}, {NULL, NULL}};
+		struct json_object *d = json_object_new_object();
+		json_object_object_add(d, "limit", json_object_new_string(limit));
+		json_object_object_add(d, "requests", json_object_new_int64(rc->requests));
+		json_object_object_add(d, "perSeconds", json_object_new_int64(rc->per_seconds));
+		json_object_object_add(d, "retryAfter", json_object_new_int64(wait));
+		r->rpc_code = ph_err_rpc_code(PH_E_RATE_LIMITED, r->legacy);
+		send_final(r, ph_err_http_status(PH_E_RATE_LIMITED, r->legacy),
+			   rpc_error(r->id, r->rpc_code, msg, d), hdrs);
+	}
+	return false;
+}
+
+/* Runs authentication and the rate limit; sends the 401/403/429 and
+ * returns false when one refuses. */
 static bool
 authenticate(struct ph_req *r)
 {
@@ -651,7 +861,7 @@ authenticate(struct ph_req *r)
 	const struct ph_header *hdrs = NULL;
 	enum ph_err e = ph_auth_check(r, msg, sizeof msg, &hdrs);
 	if (e == PH_OK)
-		return true;
+		return rate_ok(r);
 	r->rpc_code = ph_err_rpc_code(e, r->legacy);
 	send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
 		   rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
@@ -758,6 +968,43 @@ legacy_steps(struct ph_req *r, struct json_object *meta)
 	return m;
 }
 
+static bool
+all_hex(const char *s, size_t n)
+{
+	bool nonzero = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+		if (s[i] != '0')
+			nonzero = true;
+	}
+	return nonzero;
+}
+
+/* Splits a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>") into the
+ * request's trace and parent span, makes this request's span id and the
+ * traceparent handlers continue from. An invalid one is ignored. */
+static void
+parse_traceparent(struct ph_req *r, const char *tp)
+{
+	unsigned char rnd[8];
+	if (tp == NULL || strlen(tp) < 55 || (tp[55] != '\0' && tp[55] != '-') || tp[2] != '-' ||
+	    tp[35] != '-' || tp[52] != '-' || !isxdigit((unsigned char)tp[0]) ||
+	    !isxdigit((unsigned char)tp[1]) || strncmp(tp, "ff", 2) == 0 ||
+	    !all_hex(tp + 3, 32) || !all_hex(tp + 36, 16) || !isxdigit((unsigned char)tp[53]) ||
+	    !isxdigit((unsigned char)tp[54]))
+		return;
+	memcpy(r->trace_id, tp + 3, 32);
+	r->trace_id[32] = '\0';
+	memcpy(r->parent_span_id, tp + 36, 16);
+	r->parent_span_id[16] = '\0';
+	do
+		randombytes_buf(rnd, sizeof rnd);
+	while (!all_hex(sodium_bin2hex(r->span_id, sizeof r->span_id, rnd, sizeof rnd), 16));
+	snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-%.2s", r->trace_id,
+		 r->span_id, tp + 53);
+}
+
 /* W3C trace context from _meta, else the traceparent header. */
 static void
 read_trace(struct ph_req *r, struct json_object *meta)
@@ -771,6 +1018,11 @@ read_trace(struct ph_req *r, struct json_object *meta)
 		r->baggage = json_object_get_string(t);
 	if (r->traceparent == NULL && r->ex->http)
 		r->traceparent = param(r, "HTTP_TRACEPARENT");
+	if (r->tracestate == NULL && r->ex->http)
+		r->tracestate = param(r, "HTTP_TRACESTATE");
+	if (r->baggage == NULL && r->ex->http)
+		r->baggage = param(r, "HTTP_BAGGAGE");
+	parse_traceparent(r, r->traceparent);
 }
 
 static void
@@ -812,6 +1064,7 @@ ladder(struct ph_req *r)
 	struct json_object *meta = ph_jget(r->params, "_meta");
 	const struct method *m;
 	choose_era(r, meta);
+	read_trace(r, meta);
 	if (r->id == NULL) {
 		/* a notification from someone unauthenticated is refused too */
 		if (authenticate(r))
@@ -821,7 +1074,6 @@ ladder(struct ph_req *r)
 	m = r->legacy ? legacy_steps(r, meta) : modern_steps(r, meta);
 	if (m == NULL)
 		return;
-	read_trace(r, meta);
 	dispatch(r, m);
 }
 
@@ -834,16 +1086,30 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 	struct ph_exchange *ex = r->ex;
 	if (ex->http) {
 		const char *doc = NULL;
-		enum ph_err e = http_rules(r, body, blen, &doc);
+		enum route route = R_MCP;
+		enum ph_err e = http_rules(r, body, blen, &route, &doc);
 		if (e != PH_OK) {
 			send_error(r, e, NULL, NULL);
 			return false;
 		}
-		if (doc != NULL) {
+		r->counted = route == R_MCP;
+		switch (route) {
+		case R_MCP:
+			return true;
+		case R_METADATA:
 			send_metadata(r, doc);
-			return false;
+			break;
+		case R_PREFLIGHT:
+			send_preflight(r);
+			break;
+		case R_HEALTH:
+			send_health(r);
+			break;
+		case R_METRICS:
+			send_metrics(r);
+			break;
 		}
-		return true;
+		return false;
 	}
 	if (ex->too_large) {
 		send_error(r, PH_E_TOO_LARGE, NULL, NULL);
@@ -917,11 +1183,27 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	r.log_level = PH_LOG_NONE;
 	r.last_progress = -1;
 	r.legacy = false;
+	r.counted = true;
 	if (take_body(&r, &body, &blen) && read_envelope(&r, body, blen))
 		ladder(&r);
 	ph_log_request(&r, r.method ? r.method : "-");
+	/* what an MCP client sent, not the health checks and scrapes */
+	if (r.counted && r.ex->http)
+		ph_metrics_request(r.method, r.status, (int64_t)(ph_now_us() - r.t0));
 	ph_auth_end(&r);
 	ph_mrtr_end(&r);
 	json_object_put(r.msg);
 	free(body);
+}
+
+void
+ph_serve_unconfigured(struct ph_exchange *ex)
+{
+	struct ph_req r;
+	memset(&r, 0, sizeof r);
+	r.ex = ex;
+	r.t0 = ph_now_us();
+	send_error(&r, PH_E_UNCONFIGURED, NULL, NULL);
+	ph_log("error", "answered %d: the configuration did not load (check with phantom-fcgi -t)",
+	       r.status);
 }

@@ -9,6 +9,11 @@
  * response and the log line. Never fails; every problem becomes a response. */
 void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
 
+/* Answers one exchange with HTTP 500 and a JSON-RPC error that points at
+ * the log: what a CGI or FastCGI process whose configuration did not load
+ * serves instead of nothing. */
+void ph_serve_unconfigured(struct ph_exchange *ex);
+
 /* The request log line (ph_reqlog.c). */
 void ph_log_request(const struct ph_req *r, const char *method);
 /* The final response of a 2026-07-28 request answered outside a worker

@@ -22,6 +22,73 @@ add_safe(struct ph_buf *b, const char *s)
 	}
 }
 
+static void
+add_str(struct json_object *o, const char *k, const char *v)
+{
+	if (v != NULL && *v != '\0')
+		json_object_object_add(o, k, json_object_new_string(v));
+}
+
+/* The protocol version of the request: the one in _meta (2026-07-28), else
+ * the MCP-Protocol-Version header a legacy client sends after initialize. */
+static const char *
+log_version(const struct ph_req *r)
+{
+	if (!r->legacy && r->version)
+		return r->version;
+	if (r->ex->http)
+		return r->ex->ops->param(r->ex, "HTTP_MCP_PROTOCOL_VERSION");
+	return NULL;
+}
+
+/* The JSON form of the line: OpenTelemetry MCP semantic-convention names
+ * where one exists, and the members of the older log.json form. */
+static struct json_object *
+json_line(const struct ph_req *r, const char *method, const char *ts, long long us)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "time", json_object_new_string(ts));
+	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "method", json_object_new_string(method));
+	add_str(o, "mcp.method.name", r->method);
+	if (r->target && r->method) {
+		if (strcmp(r->method, "tools/call") == 0)
+			add_str(o, "gen_ai.tool.name", r->target);
+		else if (strcmp(r->method, "prompts/get") == 0)
+			add_str(o, "gen_ai.prompt.name", r->target);
+		else if (strncmp(r->method, "resources/", 10) == 0)
+			add_str(o, "mcp.resource.uri", r->target);
+	}
+	if (r->target)
+		json_object_object_add(o, "target", json_object_new_string(r->target));
+	if (r->id)
+		json_object_object_add(o, "jsonrpc.request.id",
+				       json_object_new_string(json_object_get_string(r->id)));
+	add_str(o, "mcp.protocol.version", log_version(r));
+	if (r->legacy && r->ex->http)
+		add_str(o, "mcp.session.id", r->ex->ops->param(r->ex, "HTTP_MCP_SESSION_ID"));
+	json_object_object_add(o, "network.transport", json_object_new_string(r->ex->http ? "tcp" : "pipe"));
+	json_object_object_add(o, "status", json_object_new_int(r->status));
+	if (r->rpc_code) {
+		char e[16];
+		snprintf(e, sizeof e, "%d", r->rpc_code);
+		json_object_object_add(o, "error.type", json_object_new_string(e));
+		json_object_object_add(o, "code", json_object_new_int(r->rpc_code));
+	} else if (r->status >= 400) {
+		char e[16];
+		snprintf(e, sizeof e, "%d", r->status);
+		json_object_object_add(o, "error.type", json_object_new_string(e));
+	}
+	json_object_object_add(o, "duration_ms", json_object_new_double((double)us / 1000.0));
+	json_object_object_add(o, "us", json_object_new_int64(us));
+	add_str(o, "principal", r->principal);
+	add_str(o, "trace_id", r->trace_id);
+	add_str(o, "span_id", r->span_id);
+	add_str(o, "parent_span_id", r->parent_span_id);
+	add_str(o, "traceparent", r->traceparent);
+	return o;
+}
+
 void
 ph_log_request(const struct ph_req *r, const char *method)
 {
@@ -30,21 +97,8 @@ ph_log_request(const struct ph_req *r, const char *method)
 	long long us = (long long)(ph_now_us() - r->t0);
 	ph_log_timestamp(ts, sizeof ts);
 	ph_buf_init(&b);
-	if (r->srv->conf->log.json) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "time", json_object_new_string(ts));
-		json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-		json_object_object_add(o, "method", json_object_new_string(method));
-		if (r->target)
-			json_object_object_add(o, "target", json_object_new_string(r->target));
-		json_object_object_add(o, "status", json_object_new_int(r->status));
-		if (r->rpc_code)
-			json_object_object_add(o, "code", json_object_new_int(r->rpc_code));
-		json_object_object_add(o, "us", json_object_new_int64(us));
-		if (r->principal)
-			json_object_object_add(o, "principal", json_object_new_string(r->principal));
-		if (r->traceparent)
-			json_object_object_add(o, "traceparent", json_object_new_string(r->traceparent));
+	if (r->srv && (r->srv->conf->log.json || strcmp(r->srv->conf->log.format, "json") == 0)) {
+		struct json_object *o = json_line(r, method, ts, us);
 		ph_buf_adds(&b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else {

@@ -7,6 +7,7 @@
  * a connection returns to ppoll() instead of sleeping in accept(). */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_metrics.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -233,10 +235,32 @@ reload_in_place(struct ph_server **srv, const char *path)
 	}
 	ph_server_free(*srv);
 	*srv = n;
+	ph_metrics_set_generation(ph_metrics_generation() + 1);
+	ph_metrics_reloaded();
 	ph_shared_changed(PH_KIND_TOOL);
 	ph_shared_changed(PH_KIND_PROMPT);
 	ph_shared_changed(PH_KIND_RESOURCE);
 	ph_log("notice", "configuration reloaded");
+}
+
+/* Asked to stop: a single process (own_reload) with http.drain_ms goes on
+ * serving until *end (set at the first call), health answering 503.
+ * Returns true while it still serves. */
+static bool
+draining(struct ph_server **srv, bool own_reload, int64_t *end)
+{
+	if (*end == 0) {
+		long long ms = *srv ? (*srv)->conf->http.drain_ms : 0;
+		if (!own_reload)
+			return false; /* a worker: the master drains and says it stops */
+		ph_metrics_set_stopping(true);
+		if (ms <= 0)
+			return false;
+		ph_log("notice", "stopping: serving %lld ms more with health 503", ms);
+		*end = ph_now_us() + ms * 1000;
+		return true;
+	}
+	return ph_now_us() < *end;
 }
 
 int
@@ -244,6 +268,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 {
 	FCGX_Request req;
 	long long served = 0;
+	int64_t drain_end = 0;
 	sigset_t open_mask;
 	int fl;
 
@@ -260,24 +285,35 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		ph_log("error", "FCGX_InitRequest failed");
 		return 1;
 	}
-	while (!ph_stop_requested) {
+	if (own_reload)
+		ph_metrics_set_workers(1); /* no master to say so */
+	for (;;) {
 		struct pollfd pfd = {r->listen_fd, POLLIN, 0};
+		struct timespec left, *tmo = NULL;
 		int rc;
+		if (ph_stop_requested && !draining(srv, own_reload, &drain_end))
+			break;
+		if (drain_end > 0) {
+			int64_t us = drain_end - ph_now_us();
+			left.tv_sec = (time_t)(us / 1000000);
+			left.tv_nsec = (long)(us % 1000000) * 1000;
+			tmo = &left;
+		}
 		if (ph_reload_requested) {
 			ph_reload_requested = 0;
 			if (own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
 		/* the only place stop/reload signals are delivered */
-		rc = ppoll(&pfd, 1, NULL, &open_mask);
+		rc = ppoll(&pfd, 1, tmo, &open_mask);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			ph_log("error", "poll on the listening socket: %s", strerror(errno));
 			return 1;
 		}
-		if (ph_stop_requested)
-			break;
+		if (rc == 0 || (ph_stop_requested && drain_end == 0))
+			continue;
 		if (pfd.revents & (POLLERR | POLLNVAL)) {
 			ph_log("error", "the listening socket failed");
 			return 1;
@@ -296,7 +332,12 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			ex.ops = &fcgi_ops;
 			ex.front = &f;
 			ex.http = true;
-			ph_serve(*srv, &ex);
+			ph_metrics_busy(1);
+			if (*srv)
+				ph_serve(*srv, &ex);
+			else
+				ph_serve_unconfigured(&ex);
+			ph_metrics_busy(-1);
 			if (f.handed_off) {
 				/* the hub ends the request: close our copy of the
 				 * connection without FCGI_END_REQUEST or shutdown() */
@@ -450,7 +491,10 @@ ph_cgi_once(struct ph_server *srv)
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &cgi_ops;
 	ex.http = true;
-	ph_serve(srv, &ex);
+	if (srv)
+		ph_serve(srv, &ex);
+	else
+		ph_serve_unconfigured(&ex);
 	cgi_drain();
 	return 0;
 }

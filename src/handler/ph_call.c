@@ -2,6 +2,7 @@
  * builders of phantom.h, and content block checks. */
 #include "first.h"
 #include "ph_call.h"
+#include "ph_metrics.h"
 #include "ph_mime.h"
 #include "ph_mrtr.h"
 #include "ph_schema.h"
@@ -112,6 +113,20 @@ const char *
 phantom_call_principal(const phantom_call *c)
 {
 	return c->r->principal;
+}
+
+const char *
+phantom_call_trace(const phantom_call *c, const char *field)
+{
+	if (field == NULL)
+		return NULL;
+	if (strcmp(field, "traceparent") == 0)
+		return c->r->child_traceparent[0] ? c->r->child_traceparent : NULL;
+	if (strcmp(field, "tracestate") == 0)
+		return c->r->tracestate;
+	if (strcmp(field, "baggage") == 0)
+		return c->r->baggage;
+	return NULL;
 }
 
 struct json_object *
@@ -672,19 +687,46 @@ exec_input(struct ph_req *r, const struct ph_invocation *inv)
 	return in;
 }
 
+/* Counts a run of an exec handler and, when it gave no result, why. */
+static void
+count_exec(const struct ph_exec_result *res)
+{
+	static const enum ph_metric_exec why[] = {
+		[PH_EXEC_SPAWN] = PH_MX_SPAWN, [PH_EXEC_EXIT] = PH_MX_EXIT, [PH_EXEC_SIGNAL] = PH_MX_SIGNAL,
+		[PH_EXEC_TIMEOUT] = PH_MX_TIMEOUT, [PH_EXEC_OVERFLOW] = PH_MX_OUTPUT_CAP,
+		[PH_EXEC_CANCELLED] = PH_MX_CANCELLED,
+	};
+	ph_metrics_exec(PH_MX_START);
+	if (res->status != PH_EXEC_OK && (size_t)res->status < PH_ARRAY_LEN(why))
+		ph_metrics_exec(why[res->status]);
+}
+
 static struct json_object *
 run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
 {
 	struct ph_exec_limits lim;
 	struct exec_ctx ec = {r, inv->label};
-	struct ph_exec_hooks hooks = {on_fd3, exec_alive, &ec, inv->label};
+	struct ph_exec_hooks hooks = {on_fd3, exec_alive, &ec, inv->label, NULL};
 	struct ph_exec_result res;
 	struct json_object *in = exec_input(r, inv), *out = NULL;
 	size_t len;
 	const char *s = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
 	char why[200];
+	char *env[4] = {NULL, NULL, NULL, NULL};
+	size_t ne = 0;
+	/* the handler continues the trace: its parent is this request's span */
+	if (r->child_traceparent[0])
+		env[ne++] = ph_xasprintf("TRACEPARENT=%s", r->child_traceparent);
+	if (r->tracestate)
+		env[ne++] = ph_xasprintf("TRACESTATE=%s", r->tracestate);
+	if (r->baggage)
+		env[ne++] = ph_xasprintf("BAGGAGE=%s", r->baggage);
+	hooks.env = env;
 	ph_call_exec_limits(r, &lim);
 	ph_exec_run(&h->exec, &lim, s, len, &hooks, &res);
+	count_exec(&res);
+	for (size_t i = 0; i < ne; i++)
+		free(env[i]);
 	json_object_put(in);
 	if (res.status != PH_EXEC_OK) {
 		ph_log("warning", "%s: %s failed: %s", inv->label, h->exec.argv[0],

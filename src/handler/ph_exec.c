@@ -120,7 +120,7 @@ ph_exec_resolve(const char *name, const char *dir, const char *path)
 /* The environment of the command: PATH (ours unless the list sets it) and
  * the allow-listed names. Caller frees the array and its strings. */
 static char **
-build_env(char *const *allow)
+build_env(char *const *allow, char *const *extra)
 {
 	size_t n = 0, cap = 4;
 	char **env = ph_xcalloc(cap, sizeof *env);
@@ -145,6 +145,13 @@ build_env(char *const *allow)
 			env = ph_xrealloc(env, cap * sizeof *env);
 		}
 		env[n++] = entry;
+	}
+	for (size_t i = 0; extra && extra[i]; i++) {
+		if (n + 2 >= cap) {
+			cap *= 2;
+			env = ph_xrealloc(env, cap * sizeof *env);
+		}
+		env[n++] = ph_xstrdup(extra[i]);
 	}
 	if (!has_path) {
 		if (n + 2 >= cap)
@@ -533,7 +540,7 @@ run_start(struct run *r)
 		spawn_failed(r, errno);
 		return false;
 	}
-	r->envp = build_env(r->spec->env);
+	r->envp = build_env(r->spec->env, r->hooks ? r->hooks->env : NULL);
 	r->pid = start_child(r->spec, r->lim, r->envp, r->pin[0], r->pout[1], r->perr[1], r->p3[1],
 			     r->pst[1]);
 	if (r->pid < 0) {

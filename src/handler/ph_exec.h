@@ -36,6 +36,9 @@ struct ph_exec_hooks {
 	bool (*alive)(void *ctx);
 	void *ctx;
 	const char *label; /* names the command in log lines ("tool deploy") */
+	/* "NAME=value" entries added to this run's environment (the request's
+	 * trace context), NULL-terminated; may be NULL */
+	char *const *env;
 };
 
 enum ph_exec_status {

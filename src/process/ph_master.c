@@ -7,6 +7,7 @@
 #include "first.h"
 #include "ph_front.h"
 #include "ph_hub.h"
+#include "ph_metrics.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -47,6 +48,7 @@ struct master {
 	int chan[2];
 	pid_t hub;
 	int64_t hub_term_at_us;
+	int64_t drain_until_us; /* stopping: workers get SIGTERM then (0: sent) */
 };
 
 static void
@@ -242,6 +244,8 @@ reload(struct master *m)
 		spawn(m, i);
 	}
 	terminate_generation(m, m->gen);
+	ph_metrics_set_generation(m->gen);
+	ph_metrics_reloaded();
 	if (m->hub > 0)
 		kill(m->hub, SIGHUP); /* it reloads too, and announces what changed */
 	ph_log("notice", "configuration reloaded; generation %u started", m->gen);
@@ -376,6 +380,18 @@ wait_signal(const sigset_t *set, int64_t now, int64_t wake)
 	return sigtimedwait(set, &si, &ts);
 }
 
+/* The end of a graceful stop: the workers finish what they serve, and the
+ * hub ends every stream with its result before the connection closes. */
+static void
+stop_all(struct master *m)
+{
+	terminate_generation(m, m->gen + 1);
+	if (m->hub > 0) {
+		kill(m->hub, SIGTERM);
+		m->hub_term_at_us = ph_now_us();
+	}
+}
+
 /* Acts on one signal: SIGCHLD reaps, SIGTERM, SIGINT and SIGUSR1 start a
  * graceful stop, SIGHUP reloads (both once stopping, ignored). */
 static void
@@ -389,13 +405,17 @@ on_signal(struct master *m, int sig)
 	case SIGINT:
 	case SIGUSR1:
 		if (!m->stopping) {
-			ph_log("notice", "stopping: letting %zu workers finish", live(m));
+			long long drain = m->srv->conf->http.drain_ms;
 			m->stopping = true;
-			terminate_generation(m, m->gen + 1);
-			if (m->hub > 0) {
-				/* every stream gets its result before the connection closes */
-				kill(m->hub, SIGTERM);
-				m->hub_term_at_us = ph_now_us();
+			ph_metrics_set_stopping(true);
+			if (drain > 0 && sig == SIGTERM) {
+				/* health answers 503 while the workers still serve, so a
+				 * load balancer moves away before anything is refused */
+				ph_log("notice", "stopping: serving %lld ms more with health 503", drain);
+				m->drain_until_us = ph_now_us() + drain * 1000;
+			} else {
+				ph_log("notice", "stopping: letting %zu workers finish", live(m));
+				stop_all(m);
 			}
 		}
 		break;
@@ -426,6 +446,21 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 		int64_t now = ph_now_us();
 		int64_t wake = tend_slots(&m, now, now + 1000000);
 		int sig;
+		size_t current = 0;
+		for (size_t i = 0; i < m.nslots; i++)
+			if (m.slots[i].pid > 0 && m.slots[i].gen == m.gen && m.slots[i].term_at_us == 0)
+				current++;
+		ph_metrics_set_workers((long long)current);
+		if (m.drain_until_us > 0) {
+			if (now >= m.drain_until_us) {
+				m.drain_until_us = 0;
+				ph_log("notice", "stopping: letting %zu workers finish", live(&m));
+				stop_all(&m);
+				continue;
+			}
+			if (m.drain_until_us < wake)
+				wake = m.drain_until_us;
+		}
 		if (m.stopping && live(&m) == 0 && m.hub == 0)
 			break;
 		sig = wait_signal(&set, now, wake);

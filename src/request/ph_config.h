@@ -13,6 +13,12 @@ struct ph_strlist {
 	bool any; /* written as "*" */
 };
 
+/* A token bucket's size (limits.rate, auth.allow.<principal>.rate):
+ * requests per per_seconds, up to burst at once; requests 0 is no limit. */
+struct ph_rate_conf {
+	long long requests, per_seconds, burst;
+};
+
 struct ph_config {
 	char *file; /* as given, NULL for built-in defaults */
 	char *dir;  /* directory that relative paths are resolved against */
@@ -26,6 +32,16 @@ struct ph_config {
 	struct {
 		struct ph_strlist origins, hosts;
 		long long max_body;
+		struct {
+			struct ph_strlist origins; /* empty: no CORS headers */
+			long long max_age;
+		} cors;
+		char *health;               /* path of the health check, NULL: off */
+		struct {
+			char *path;             /* NULL: off */
+			struct ph_strlist allow; /* CIDRs that may scrape */
+		} metrics;
+		long long drain_ms;         /* serving on (health 503) after SIGTERM */
 	} http;
 	struct {
 		long long json_depth, yaml_depth;
@@ -33,9 +49,11 @@ struct ph_config {
 		long long exec_timeout_ms, exec_grace_ms, exec_max_output;
 		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
 		long long resource_bytes, completion_values;
+		struct ph_rate_conf rate;
 	} limits;
 	struct {
-		bool json; /* log lines as JSON objects rather than key=value */
+		bool json;    /* the old key: true is format json */
+		char *format; /* "text" | "json" */
 	} log;
 	struct {
 		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue;

@@ -44,6 +44,11 @@ static const struct {
 	[PH_E_FORBIDDEN] = {"PH_E_FORBIDDEN", -32000, -32000, 403, 403, "Forbidden"},
 	[PH_E_INTERNAL] = {"PH_E_INTERNAL", -32603, -32603, 500, 500, "Internal error"},
 	[PH_E_HANDLER] = {"PH_E_HANDLER", -32603, -32603, 200, 200, "Internal error"},
+	/* a transport refusal like 401/403: -32000, the meaning in the status */
+	[PH_E_RATE_LIMITED] = {"PH_E_RATE_LIMITED", -32000, -32000, 429, 429, "Too Many Requests"},
+	[PH_E_UNCONFIGURED] = {"PH_E_UNCONFIGURED", -32603, -32603, 500, 500,
+			       "Internal error: the server could not load its configuration; see the "
+			       "server log"},
 };
 
 int
@@ -84,6 +89,7 @@ ph_http_reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 202: return "Accepted";
+	case 204: return "No Content";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
@@ -91,6 +97,7 @@ ph_http_reason(int status)
 	case 405: return "Method Not Allowed";
 	case 413: return "Content Too Large";
 	case 415: return "Unsupported Media Type";
+	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
 	default: return "Unknown";

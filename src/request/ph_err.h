@@ -26,6 +26,8 @@ enum ph_err {
 	PH_E_FORBIDDEN,        /* 403 -32000 */
 	PH_E_INTERNAL,         /* 500 -32603 */
 	PH_E_HANDLER,          /* 200 -32603: a handler failed after dispatch */
+	PH_E_RATE_LIMITED,     /* 429 -32000 + Retry-After: over limits.rate */
+	PH_E_UNCONFIGURED,     /* 500 -32603: the configuration did not load */
 	PH_E__COUNT
 };
 

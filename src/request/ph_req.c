@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void
 ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, const char *fmt, ...)
@@ -39,6 +40,26 @@ ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri)
 
 /* ---- notifications and liveness ------------------------------------------ */
 
+void
+ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_header *out, size_t max)
+{
+	size_t n = 0;
+	bool has_acao = false;
+	for (; hdrs && hdrs->name && n + 4 < max; hdrs++) {
+		if (strcasecmp(hdrs->name, "Access-Control-Allow-Origin") == 0)
+			has_acao = true;
+		out[n++] = *hdrs;
+	}
+	if (r->cors_origin && !has_acao) {
+		/* the origin itself, never "*": a browser then also sends and
+		 * reads credentials-bearing requests */
+		out[n++] = (struct ph_header){"Access-Control-Allow-Origin", r->cors_origin};
+		out[n++] = (struct ph_header){"Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate"};
+		out[n++] = (struct ph_header){"Vary", "Origin"};
+	}
+	out[n] = (struct ph_header){NULL, NULL};
+}
+
 int
 ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 {
@@ -58,7 +79,9 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 	if (params)
 		json_object_object_add(n, "params", params);
 	if (r->ex->http && !r->streaming) {
-		if (r->ex->ops->stream_start(r->ex, sse) != 0) {
+		struct ph_header h[8];
+		ph_req_headers(r, sse, h, PH_ARRAY_LEN(h));
+		if (r->ex->ops->stream_start(r->ex, h) != 0) {
 			r->ex->cancelled = 1;
 			json_object_put(n);
 			return -1;

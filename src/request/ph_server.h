@@ -41,6 +41,12 @@ struct ph_req {
 	struct json_object *progress_token; /* borrowed, may be NULL */
 	enum ph_log_level log_level;
 	const char *traceparent, *tracestate, *baggage;
+	/* from a valid traceparent: its trace and span (our parent), a span id
+	 * made for this request, and the traceparent handlers continue from
+	 * ("00-trace-span-flags"); empty strings when there was none */
+	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
+	const char *cors_origin;        /* an Origin http.cors allows: CORS headers go out */
+	bool counted;                   /* an MCP request for the metrics (not health, scrapes) */
 	const char *target;             /* tool name, prompt name or uri, for the log */
 	const char *principal;          /* authenticated principal, NULL when none */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
@@ -72,6 +78,12 @@ struct ph_outcome {
 
 void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data,
 		      const char *fmt, ...) PH_PRINTF(4, 5);
+
+/* Copies the headers hdrs (ends with {NULL, NULL}) into out (room for max
+ * entries) and adds what every response of this request carries (CORS).
+ * The values are borrowed from hdrs and r. */
+void ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_header *out,
+		    size_t max);
 
 /* Sends a notification related to the request (progress, message). On HTTP
  * the first one turns the response into an SSE stream. Takes ownership of

@@ -1,12 +1,15 @@
 /* ph_shared.c: counters shared by the master and its workers. */
 #include "first.h"
 #include "ph_shared.h"
+#include "ph_shm.h"
 #include <signal.h>
 #include <sys/mman.h>
 
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
 	int listeners;
+	struct ph_shm_metrics metrics;
+	struct ph_shm_rate rate;
 };
 
 volatile sig_atomic_t ph_stop_requested;
@@ -33,6 +36,24 @@ get(void)
 	if (sh == NULL)
 		ph_shared_init();
 	return sh;
+}
+
+struct ph_shm_metrics *
+ph_shm_metrics(void)
+{
+	return &get()->metrics;
+}
+
+struct ph_shm_rate *
+ph_shm_rate(void)
+{
+	return &get()->rate;
+}
+
+int
+ph_shared_listeners(void)
+{
+	return __atomic_load_n(&get()->listeners, __ATOMIC_SEQ_CST);
 }
 
 void

@@ -19,6 +19,8 @@ bool ph_shared_listener_enter(long long max);
 void ph_shared_listener_leave(void);
 /* Forgets every open stream (the hub that held them has died). */
 void ph_shared_listeners_reset(void);
+/* Listen streams open now. */
+int ph_shared_listeners(void);
 /* Set by the signal handlers of the fronts and the master; checked
  * between requests and by long streams. */
 extern volatile sig_atomic_t ph_stop_requested;

@@ -1,8 +1,54 @@
-/* test_util.c: bounded number parsing, buffers, paths, trimming. */
+/* test_util.c: bounded number parsing, buffers, paths, trimming, address
+ * networks and the shared rate buckets. */
 #include "first.h"
+#include "ph_cidr.h"
+#include "ph_rate.h"
 #include "ph_util.h"
 #include "tap.h"
 #include <stdlib.h>
+
+/* ph_cidr.c: what http.metrics.allow accepts and matches. */
+static void
+test_cidr(void)
+{
+	struct ph_cidr n;
+	ok(ph_cidr_parse("127.0.0.0/8", &n) == 0 && n.bits == 8, "cidr: 127.0.0.0/8");
+	ok(ph_cidr_contains(&n, "127.1.2.3"), "cidr: 127.1.2.3 is inside /8");
+	ok(!ph_cidr_contains(&n, "128.0.0.1"), "cidr: 128.0.0.1 is not");
+	ok(ph_cidr_contains(&n, "::ffff:127.0.0.9"), "cidr: an IPv4-mapped address counts as IPv4");
+	ok(!ph_cidr_contains(&n, "not an address"), "cidr: garbage is never inside");
+	ok(!ph_cidr_contains(&n, NULL), "cidr: no REMOTE_ADDR is never inside");
+	ok(ph_cidr_parse("::1/128", &n) == 0 && ph_cidr_contains(&n, "::1") && !ph_cidr_contains(&n, "::2"),
+	   "cidr: ::1/128");
+	ok(ph_cidr_parse("10.1.2.3", &n) == 0 && n.bits == 32, "cidr: a bare address is /32");
+	ok(ph_cidr_parse("10.0.0.0/20", &n) == 0 && ph_cidr_contains(&n, "10.0.15.255") &&
+	   !ph_cidr_contains(&n, "10.0.16.0"), "cidr: a prefix that is not a whole byte");
+	ok(ph_cidr_parse("10.0.0.0/33", &n) != 0, "cidr: /33 is refused");
+	ok(ph_cidr_parse("10.0.0/8", &n) != 0, "cidr: a short address is refused");
+	ok(ph_cidr_parse("", &n) != 0, "cidr: empty is refused");
+	ok(ph_cidr_parse("::/-1", &n) != 0, "cidr: a negative prefix is refused");
+}
+
+/* ph_rate.c: a bucket of 2 refilling at 1 per second, on a fake clock. */
+static void
+test_rate(void)
+{
+	struct ph_rate_conf rc = {1, 1, 2};
+	int64_t t = 1000000000;
+	is_int(ph_rate_take("p:x", &rc, t), 0, "rate: first of the burst");
+	is_int(ph_rate_take("p:x", &rc, t), 0, "rate: second of the burst");
+	is_int(ph_rate_take("p:x", &rc, t), 1, "rate: the third waits one second");
+	is_int(ph_rate_take("p:y", &rc, t), 0, "rate: another key has its own bucket");
+	is_int(ph_rate_take("p:x", &rc, t + 500000), 1, "rate: half a second later: still waiting");
+	is_int(ph_rate_take("p:x", &rc, t + 1000000), 0, "rate: a second later one token is back");
+	is_int(ph_rate_take("p:x", &rc, t + 1000000), 1, "rate: and only one");
+	is_int(ph_rate_take("p:x", &rc, t + 100000000), 0, "rate: after a long pause the bucket is full");
+	is_int(ph_rate_take("p:x", &rc, t + 100000000), 0, "rate: (two tokens)");
+	is_int(ph_rate_take("p:x", &rc, t + 100000000), 1, "rate: never more than burst");
+	rc = (struct ph_rate_conf){1, 60, 0};
+	is_int(ph_rate_take("p:slow", &rc, t), 0, "rate: 1 per 60 s, first");
+	is_int(ph_rate_take("p:slow", &rc, t), 60, "rate: Retry-After 60");
+}
 
 int
 main(void)
@@ -47,5 +93,7 @@ main(void)
 	p = ph_dirname("phantom.yaml");
 	is_str(p, ".", "dirname without a slash");
 	free(p);
+	test_cidr();
+	test_rate();
 	return tap_done();
 }

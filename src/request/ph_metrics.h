@@ -1,0 +1,42 @@
+/* ph_metrics.h: the counters every process of one server adds to (requests
+ * by method and status, durations, exec handlers, rate limiting) and the
+ * worker state the master publishes (busy and live workers, generation,
+ * reloads, stopping), kept in the shared mapping of ph_shared.c, and their
+ * Prometheus text exposition (format 0.0.4). */
+#ifndef PH_METRICS_H
+#define PH_METRICS_H
+#include "first.h"
+#include "ph_util.h"
+
+/* Why an exec handler did not give a result. */
+enum ph_metric_exec {
+	PH_MX_START,      /* started (every run) */
+	PH_MX_TIMEOUT,    /* stopped: ran past its timeout */
+	PH_MX_OUTPUT_CAP, /* stopped: wrote more than max_output */
+	PH_MX_CANCELLED,  /* stopped: the client went away or cancelled */
+	PH_MX_EXIT,       /* failed: non-zero exit */
+	PH_MX_SIGNAL,     /* failed: died of a signal */
+	PH_MX_SPAWN,      /* failed: could not be started */
+	PH_MX__COUNT
+};
+
+/* Counts one answered MCP request: method (NULL: none was read), HTTP
+ * status, duration in microseconds. */
+void ph_metrics_request(const char *method, int status, int64_t us);
+void ph_metrics_exec(enum ph_metric_exec what);
+void ph_metrics_rate_limited(void);
+/* A worker starts (+1) or ends (-1) serving a request. */
+void ph_metrics_busy(int delta);
+/* Published by the master (or the single process): live workers of the
+ * current generation, the generation, one more reload, stopping. */
+void ph_metrics_set_workers(long long live);
+void ph_metrics_set_generation(long long gen);
+void ph_metrics_reloaded(void);
+void ph_metrics_set_stopping(bool stopping);
+bool ph_metrics_stopping(void);
+long long ph_metrics_generation(void);
+long long ph_metrics_workers(void);
+long long ph_metrics_busy_now(void);
+/* Appends the whole exposition to b. */
+void ph_metrics_render(struct ph_buf *b);
+#endif

@@ -1,0 +1,88 @@
+/* ph_rate.c: token buckets in the shared mapping. One spin lock guards the
+ * table: a take is a hash, a short scan and a few additions, far shorter
+ * than anything else a request does. */
+#include "first.h"
+#include "ph_rate.h"
+#include "ph_shm.h"
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+/* FNV-1a of the whole key, never 0 (0 marks an empty slot). */
+static uint64_t
+key_hash(const char *k)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *k; k++) {
+		h ^= (unsigned char)*k;
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+static void
+lock(struct ph_shm_rate *t)
+{
+	while (__atomic_test_and_set(&t->lock, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void
+unlock(struct ph_shm_rate *t)
+{
+	__atomic_clear(&t->lock, __ATOMIC_RELEASE);
+}
+
+/* The slot of key (hash h): its own, else an empty one, else the least
+ * recently used, reset to a full bucket of cap micro-tokens. */
+static struct ph_rate_slot *
+find_slot(struct ph_shm_rate *t, const char *key, uint64_t h, int64_t cap, int64_t now)
+{
+	struct ph_rate_slot *lru = &t->slot[h % PH_RATE_SLOTS], *s;
+	for (size_t i = 0; i < PH_RATE_SLOTS; i++) {
+		s = &t->slot[(h + i) % PH_RATE_SLOTS];
+		if (s->hash == h && strncmp(s->key, key, PH_RATE_KEY_MAX) == 0)
+			return s;
+		if (s->hash == 0) {
+			lru = s;
+			break;
+		}
+		if (s->last_us < lru->last_us)
+			lru = s;
+	}
+	lru->hash = h;
+	snprintf(lru->key, sizeof lru->key, "%s", key);
+	lru->micro_tokens = cap;
+	lru->last_us = now;
+	return lru;
+}
+
+long long
+ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now)
+{
+	struct ph_shm_rate *t = ph_shm_rate();
+	uint64_t h = key_hash(key);
+	double per_us = (double)rc->requests / ((double)rc->per_seconds * 1e6); /* tokens per us */
+	int64_t cap = (rc->burst > 0 ? rc->burst : rc->requests) * 1000000LL;
+	long long wait = 0;
+	struct ph_rate_slot *s;
+	lock(t);
+	s = find_slot(t, key, h, cap, now);
+	if (now > s->last_us) {
+		double add = (double)(now - s->last_us) * per_us * 1e6;
+		s->micro_tokens = add >= (double)cap ? cap : s->micro_tokens + (int64_t)add;
+		if (s->micro_tokens > cap)
+			s->micro_tokens = cap;
+		s->last_us = now;
+	}
+	if (s->micro_tokens >= 1000000) {
+		s->micro_tokens -= 1000000;
+	} else {
+		double us = (double)(1000000 - s->micro_tokens) / (per_us * 1e6);
+		wait = (long long)((us + 999999.0) / 1e6);
+		if (wait < 1)
+			wait = 1;
+	}
+	unlock(t);
+	return wait;
+}

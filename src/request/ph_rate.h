@@ -1,0 +1,19 @@
+/* ph_rate.h: token buckets shared by all processes of one server
+ * (limits.rate, auth.allow.<principal>.rate), one per key (a principal, or
+ * a client address), in the shared mapping of ph_shared.c. */
+#ifndef PH_RATE_H
+#define PH_RATE_H
+#include "first.h"
+#include "ph_config.h"
+
+/* Buckets kept at once; past that the least recently used is reused (its
+ * key starts again with a full bucket). */
+#define PH_RATE_SLOTS 1024
+/* Bytes of a key that tell buckets apart (with a hash of the whole key). */
+#define PH_RATE_KEY_MAX 63
+
+/* Takes one token from key's bucket sized by rc (borrowed; requests > 0)
+ * at time now_us. Returns 0 when allowed, else the seconds until a token
+ * is there (at least 1), for Retry-After. */
+long long ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now_us);
+#endif
