@@ -91,6 +91,38 @@ stream(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 	}
 }
 
+/* The filter's known members have their SubscriptionFilter types: the
+ * list flags booleans, resourceSubscriptions an array of strings (accepted
+ * and, as this server does not offer resource subscriptions, left out of
+ * the acknowledgement). Returns false after setting o to -32602. */
+static bool
+filter_ok(struct json_object *want, struct ph_outcome *o)
+{
+	struct json_object *rs = ph_jget(want, "resourceSubscriptions");
+	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++) {
+		struct json_object *v = ph_jget(want, kinds[i].filter);
+		if (v != NULL && !json_object_is_type(v, json_type_boolean)) {
+			ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.%s must be a boolean",
+					 kinds[i].filter);
+			return false;
+		}
+	}
+	if (rs == NULL)
+		return true;
+	if (!json_object_is_type(rs, json_type_array)) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL,
+				 "Invalid params: notifications.resourceSubscriptions must be an array of URIs");
+		return false;
+	}
+	for (size_t i = 0; i < json_object_array_length(rs); i++)
+		if (!json_object_is_type(json_object_array_get_idx(rs, i), json_type_string)) {
+			ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: "
+					 "notifications.resourceSubscriptions[%zu] must be a string", i);
+			return false;
+		}
+	return true;
+}
+
 /* subscriptions.max_streams 0: with a hub, HUB_STREAMS bounded by the
  * open-file limit (less room for the hub's own files); without one, each
  * stream holds a worker, so half of them. */
@@ -149,6 +181,8 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications must be an object");
 		return;
 	}
+	if (!filter_ok(want, o))
+		return;
 	if (max == 0)
 		max = default_max(c);
 	if (!ph_shared_listener_enter(max)) {

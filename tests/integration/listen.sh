@@ -45,10 +45,10 @@ post "$U" "$listen_body" -H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subs
 is "$(jqr .error.code)" -32603 "a listen over subscriptions.max_streams is refused"
 mpost "$U" 5 server/discover '{}'
 is "$STATUS" 200 "other requests are served while a stream is open"
-# a reload ends the open stream cleanly
+# the open stream lives through a reload (in the hub) and ends with its result
 kill -HUP "$PH_PID"
 wait "$lp"
-is "$(events "$T_DIR/s2" | tail -1 | jq -r .id)" L1 "a reload ends the stream with its result"
+is "$(events "$T_DIR/s2" | tail -1 | jq -r .id)" L1 "across a reload the stream ends with its result"
 sleep 0.3
 listen "$T_DIR/s3"
 is "$(events "$T_DIR/s3" | head -1 | jq -r .method)" notifications/subscriptions/acknowledged "after the reload a new stream is accepted"
@@ -69,6 +69,13 @@ is "$(events "$T_DIR/s5" | head -1 | jq -r .method)" notifications/subscriptions
 post "$U" '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
 	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen'
 is "$(jqr .error.code)" -32602 "listen without a notifications filter is -32602"
+for bad in '{"toolsListChanged":"yes"}' '{"resourceSubscriptions":"file:///x"}' '{"resourceSubscriptions":[1]}'; do
+	post "$U" '{"jsonrpc":"2.0","id":"L3","method":"subscriptions/listen","params":{"notifications":'"$bad"',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+		-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen'
+	is "$(jqr .error.code)" -32602 "a filter of the wrong types ($bad) is -32602"
+done
+mpost "$U" 6 server/discover '{}'
+is "$STATUS" 200 "and the server keeps serving"
 
 # stdio: the ack, and other requests keep being answered while it is open
 out=$( (printf '%s\n' "$listen_body"; printf '%s\n' "$(req 2 server/discover)") |
