@@ -45,6 +45,8 @@ ph_log_request(const struct ph_req *r, const char *method)
 			json_object_object_add(o, "principal", json_object_new_string(r->principal));
 		if (r->traceparent)
 			json_object_object_add(o, "traceparent", json_object_new_string(r->traceparent));
+		if (r->exec_how)
+			json_object_object_add(o, "exec", json_object_new_string(r->exec_how));
 		ph_buf_adds(&b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else {
@@ -66,6 +68,8 @@ ph_log_request(const struct ph_req *r, const char *method)
 			ph_buf_adds(&b, " traceparent=");
 			add_safe(&b, r->traceparent);
 		}
+		if (r->exec_how)
+			ph_buf_printf(&b, " exec=%s", r->exec_how);
 	}
 	ph_buf_addc(&b, '\n');
 	/* one write per line keeps lines whole when workers share stderr */

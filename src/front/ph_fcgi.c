@@ -7,6 +7,7 @@
  * a connection returns to ppoll() instead of sleeping in accept(). */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_persist.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -36,6 +37,10 @@ on_reload(int sig)
 }
 
 static sigset_t worker_blocked;
+
+/* Persistent handler exits waited on beside the listening socket; more are
+ * looked at once a second. */
+#define PH_FCGI_PERSIST_FDS 32
 
 void
 ph_signals_worker_init(void)
@@ -206,15 +211,28 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		return 1;
 	}
 	while (!ph_stop_requested) {
-		struct pollfd pfd = {r->listen_fd, POLLIN, 0};
-		int rc;
+		/* the listening socket, and the exits of persistent handlers so
+		 * that none stays a zombie while the worker waits */
+		struct pollfd pf[1 + PH_FCGI_PERSIST_FDS], *pfd = &pf[0];
+		struct timespec ts, *tsp = NULL;
+		int rc, ms = -1;
+		nfds_t n;
 		if (ph_reload_requested) {
 			ph_reload_requested = 0;
 			if (own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
+		ph_persist_tick();
+		pf[0] = (struct pollfd){r->listen_fd, POLLIN, 0};
+		n = 1 + (nfds_t)ph_persist_pollfds(pf + 1, PH_FCGI_PERSIST_FDS, &ms);
+		if (ms >= 0) {
+			ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
+			tsp = &ts;
+		}
 		/* the only place stop/reload signals are delivered */
-		rc = ppoll(&pfd, 1, NULL, &open_mask);
+		rc = ppoll(pf, n, tsp, &open_mask);
+		if (rc == 0 || (rc > 0 && pfd->revents == 0))
+			continue; /* a handler's turn: ph_persist_tick */
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
@@ -223,7 +241,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		}
 		if (ph_stop_requested)
 			break;
-		if (pfd.revents & (POLLERR | POLLNVAL)) {
+		if (pfd->revents & (POLLERR | POLLNVAL)) {
 			ph_log("error", "the listening socket failed");
 			return 1;
 		}
@@ -251,6 +269,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			break;
 	}
 	FCGX_Free(&req, 1);
+	ph_persist_shutdown();
 	return 0;
 }
 
