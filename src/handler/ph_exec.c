@@ -1017,7 +1017,13 @@ proc_round(struct ph_exec_proc *p, struct ph_exec_result *res, bool *extra)
 		if (got == 1)
 			return proc_take_answer(p, res, extra) ? 1 : 0;
 		if (got == -1) {
-			run_stop(r, PH_EXEC_CLOSED, 0);
+			/* stdout closes as the process dies: a crash is told as one */
+			if (wait_exit(r->pid, 100)) {
+				kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+				proc_exit_status(r, res);
+			} else {
+				run_stop(r, PH_EXEC_CLOSED, 0);
+			}
 			return -1;
 		}
 	}
