@@ -62,10 +62,8 @@ slot_stop(struct slot *s, const char *why)
 	s->retire = false;
 }
 
-/* The answer line checked: one JSON object carrying "id": id, which is
- * removed. Returns it (caller puts) or NULL after logging why. */
-static struct json_object *
-check_answer(const char *label, const char *line, size_t len, long long id, int depth)
+struct json_object *
+ph_persist_answer(const char *label, const char *line, size_t len, long long id, int depth)
 {
 	struct json_object *o = NULL, *v;
 	if (!ph_json_parse(line, len, depth, &o) || !json_object_is_type(o, json_type_object)) {
@@ -119,7 +117,7 @@ call_once(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, con
 		while (n > 0 && (res.out[n - 1] == '\n' || res.out[n - 1] == '\r'))
 			n--;
 		res.out[n] = '\0';
-		out = check_answer(label, res.out, n, id, depth);
+		out = ph_persist_answer(label, res.out, n, id, depth);
 	}
 	ph_exec_result_free(&res);
 	return out;
@@ -200,7 +198,7 @@ ph_persist_call(const struct ph_exec_spec *spec, const struct ph_exec_limits *li
 		       ph_exec_describe(&res, why, sizeof why));
 		slot_stop(s, "the call failed");
 	} else {
-		out = check_answer(s->label, res.out, res.out_len, id, depth);
+		out = ph_persist_answer(s->label, res.out, res.out_len, id, depth);
 		if (out == NULL)
 			slot_stop(s, "a bad answer");
 		else if (extra)

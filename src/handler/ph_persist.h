@@ -30,6 +30,12 @@ struct json_object *ph_persist_call(const struct ph_exec_spec *spec, const struc
 				    struct json_object *input, const struct ph_exec_hooks *hooks,
 				    int depth, enum ph_persist_how *how);
 
+/* Checks an answer line (without its newline): one JSON object of at most
+ * depth levels carrying "id": id, which is removed. Returns it (caller
+ * puts) or NULL after logging why, naming label. */
+struct json_object *ph_persist_answer(const char *label, const char *line, size_t len, long long id,
+				      int depth);
+
 /* Fills pf (at most max entries) with the pidfds of the running processes
  * and *timeout_ms (not changed when nothing is due; it is only lowered)
  * with when ph_persist_tick has work next. Returns the number filled. */
