@@ -56,7 +56,8 @@ fi
 
 # ---- packages ------------------------------------------------------------------
 pkgs="build-essential autoconf automake libtool pkg-config
-      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev spawn-fcgi curl"
+      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev spawn-fcgi curl
+      python3"   # the example app's persistent word_count tool
 # any nginx will do; nginx-light is the smallest
 command -v nginx >/dev/null || pkgs="$pkgs nginx-light"
 missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)

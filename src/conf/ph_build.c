@@ -3,6 +3,7 @@
  * every problem. phantom-fcgi -t, the fronts and the embedding API use it. */
 #include "first.h"
 #include "ph_build.h"
+#include "ph_persist.h"
 #include "ph_registry.h"
 #include "ph_state.h"
 #include "ph_util.h"
@@ -35,6 +36,8 @@ ph_server_free(struct ph_server *s)
 {
 	if (s == NULL)
 		return;
+	/* persistent handlers run the programs of this configuration */
+	ph_persist_shutdown();
 	json_object_put(s->server_info);
 	ph_conf_free(s->conf);
 	free(s);

@@ -141,8 +141,8 @@ schema_key(struct rc *r, const struct ph_ynode *item, const char *key)
 	return ph_yaml_to_json(v);
 }
 
-static const char *const handler_keys[] = {"exec", "timeout_ms", "max_output", "env", "cwd", "module",
-					   "symbol"};
+static const char *const handler_keys[] = {"exec", "timeout_ms", "max_output", "env", "cwd", "persistent",
+					   "module", "symbol"};
 
 static bool
 has_handler_keys(const struct ph_ynode *item)
@@ -190,7 +190,7 @@ parse_handler(struct rc *r, const struct ph_ynode *item, struct ph_handler *h)
 	if (!exec) {
 		if (ph_yaml_get(item, "symbol"))
 			ph_yread_problem(&r->s, ph_yread_key_line(item, "symbol"), "'symbol' needs 'module'");
-		for (size_t i = 1; i < 5; i++)
+		for (size_t i = 1; i < 6; i++)
 			if (ph_yaml_get(item, handler_keys[i]))
 				ph_yread_problem(&r->s, ph_yread_key_line(item, handler_keys[i]), "'%s' needs 'exec'", handler_keys[i]);
 		return r->s.bad ? -1 : 0;
@@ -205,7 +205,7 @@ parse_handler(struct rc *r, const struct ph_ynode *item, struct ph_handler *h)
 static int
 parse_completion(struct rc *r, const struct ph_ynode *v, const char *name, struct ph_completion *c)
 {
-	static const char *const allowed[] = {"exec", "timeout_ms", "max_output", "env", "cwd", "module",
+	static const char *const allowed[] = {"exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module",
 					      "symbol", NULL};
 	memset(c, 0, sizeof *c);
 	c->name = ph_xstrdup(name);
@@ -291,7 +291,7 @@ set_where(struct rc *r, const char *section, size_t i, const struct ph_ynode *it
 
 static const char *const tool_keys[] = {
 	"name", "title", "description", "annotations", "icons", "input", "input_schema",
-	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd",
+	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent",
 	"module", "symbol", NULL};
 
 /* A tool's input schema: built from the 'input' fields, given as
@@ -417,7 +417,7 @@ ph_conf_tools(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 
 static const char *const prompt_keys[] = {
 	"name", "title", "description", "icons", "arguments", "messages", "exec", "timeout_ms",
-	"max_output", "env", "cwd", "module", "symbol", NULL};
+	"max_output", "env", "cwd", "persistent", "module", "symbol", NULL};
 
 static void
 parse_prompt_args(struct rc *r, struct ph_prompt *p, const struct ph_ynode *args)
@@ -579,7 +579,7 @@ ph_conf_prompts(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n
 
 static const char *const resource_keys[] = {
 	"uri", "name", "title", "description", "mime_type", "annotations", "icons", "file", "text",
-	"ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "module", "symbol", NULL};
+	"ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module", "symbol", NULL};
 
 
 static void
@@ -677,7 +677,7 @@ ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_ynode 
 
 static const char *const template_keys[] = {
 	"uri_template", "name", "title", "description", "mime_type", "annotations", "icons", "dir",
-	"complete", "ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "module",
+	"complete", "ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module",
 	"symbol", NULL};
 
 /* uri_template of t, copied and parsed into t->ut: not skill://, with at

@@ -417,6 +417,7 @@ static const struct ph_exec_bounds skill_exec_bounds = {
 	.output_min = 1,
 	.output_max = PH_EXEC_OUTPUT_MAX,
 	.cwd_dir = true,
+	.persistent = true,
 };
 
 static int
@@ -453,7 +454,7 @@ static int
 parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
 {
 	static const char *const known[] = {"path", "dir", "cache", "params", "list", "dynamic", "exec",
-					    "timeout_ms", "max_output"};
+					    "timeout_ms", "max_output", "persistent"};
 	const struct ph_ynode *v;
 	int rc = 0;
 	k->line = n->line;
@@ -487,7 +488,7 @@ parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const 
 	if ((v = ph_yaml_get(n, "dynamic")) != NULL && ph_yread_bool(&L->s, v, "dynamic", &k->dynamic) != 0)
 		rc = -1;
 	if (ph_yaml_get(n, "exec") != NULL || ph_yaml_get(n, "timeout_ms") != NULL ||
-	    ph_yaml_get(n, "max_output") != NULL || k->dynamic) {
+	    ph_yaml_get(n, "max_output") != NULL || ph_yaml_get(n, "persistent") != NULL || k->dynamic) {
 		if (parse_exec(L, k, n, mdir) != 0)
 			rc = -1;
 		return rc;

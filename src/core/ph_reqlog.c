@@ -82,6 +82,7 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 	json_object_object_add(o, "duration_ms", json_object_new_double((double)us / 1000.0));
 	json_object_object_add(o, "us", json_object_new_int64(us));
 	add_str(o, "principal", r->principal);
+	add_str(o, "exec", r->exec_how); /* warm or fresh: a persistent handler */
 	add_str(o, "trace_id", r->trace_id);
 	add_str(o, "span_id", r->span_id);
 	add_str(o, "parent_span_id", r->parent_span_id);
@@ -120,6 +121,8 @@ ph_log_request(const struct ph_req *r, const char *method)
 			ph_buf_adds(&b, " traceparent=");
 			add_safe(&b, r->traceparent);
 		}
+		if (r->exec_how)
+			ph_buf_printf(&b, " exec=%s", r->exec_how);
 	}
 	ph_buf_addc(&b, '\n');
 	/* one write per line keeps lines whole when workers share stderr */

@@ -8,6 +8,7 @@
 #include "first.h"
 #include "ph_front.h"
 #include "ph_metrics.h"
+#include "ph_persist.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -38,6 +39,10 @@ on_reload(int sig)
 }
 
 static sigset_t worker_blocked;
+
+/* Persistent handler exits waited on beside the listening socket; more are
+ * looked at once a second. */
+#define PH_FCGI_PERSIST_FDS 32
 
 void
 ph_signals_worker_init(void)
@@ -288,33 +293,47 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
 	for (;;) {
-		struct pollfd pfd = {r->listen_fd, POLLIN, 0};
-		struct timespec left, *tmo = NULL;
-		int rc;
+		/* the listening socket, and the exits of persistent handlers so
+		 * that none stays a zombie while the worker waits */
+		struct pollfd pf[1 + PH_FCGI_PERSIST_FDS], *pfd = &pf[0];
+		struct timespec ts, *tsp = NULL;
+		int rc, ms = -1;
+		nfds_t n;
 		if (ph_stop_requested && !draining(srv, own_reload, &drain_end))
 			break;
-		if (drain_end > 0) {
-			int64_t us = drain_end - ph_now_us();
-			left.tv_sec = (time_t)(us / 1000000);
-			left.tv_nsec = (long)(us % 1000000) * 1000;
-			tmo = &left;
-		}
 		if (ph_reload_requested) {
 			ph_reload_requested = 0;
 			if (own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
+		ph_persist_tick();
+		pf[0] = (struct pollfd){r->listen_fd, POLLIN, 0};
+		n = 1 + (nfds_t)ph_persist_pollfds(pf + 1, PH_FCGI_PERSIST_FDS, &ms);
+		if (ms >= 0) {
+			ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
+			tsp = &ts;
+		}
 		/* the only place stop/reload signals are delivered */
-		rc = ppoll(&pfd, 1, tmo, &open_mask);
+		if (drain_end > 0) {
+			int64_t left = (drain_end - ph_now_us()) / 1000;
+			if (left < 0)
+				left = 0;
+			if (ms < 0 || left < ms) {
+				ms = (int)left;
+				ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
+				tsp = &ts;
+			}
+		}
+		rc = ppoll(pf, n, tsp, &open_mask);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			ph_log("error", "poll on the listening socket: %s", strerror(errno));
 			return 1;
 		}
-		if (rc == 0 || (ph_stop_requested && drain_end == 0))
-			continue;
-		if (pfd.revents & (POLLERR | POLLNVAL)) {
+		if (rc == 0 || pfd->revents == 0 || (ph_stop_requested && drain_end == 0))
+			continue; /* a handler's turn (ph_persist_tick), or stopping */
+		if (pfd->revents & (POLLERR | POLLNVAL)) {
 			ph_log("error", "the listening socket failed");
 			return 1;
 		}
@@ -353,6 +372,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			break;
 	}
 	FCGX_Free(&req, 1);
+	ph_persist_shutdown();
 	return 0;
 }
 

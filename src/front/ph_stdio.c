@@ -7,6 +7,7 @@
  * for later. The front itself never parses a message. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_persist.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <poll.h>
@@ -250,9 +251,11 @@ ph_stdio_run(struct ph_server *srv)
 		ex.too_large = too_long;
 		ph_serve(srv, &ex);
 		free(line);
+		ph_persist_tick();
 		if (ferror(stdout))
 			break;
 	}
 	ph_buf_free(&f.in);
+	ph_persist_shutdown();
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include "ph_metrics.h"
 #include "ph_mime.h"
 #include "ph_mrtr.h"
+#include "ph_persist.h"
 #include "ph_schema.h"
 #include "ph_util.h"
 #include <math.h>
@@ -723,6 +724,15 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 		env[ne++] = ph_xasprintf("BAGGAGE=%s", r->baggage);
 	hooks.env = env;
 	ph_call_exec_limits(r, &lim);
+	if (h->exec.persist.on) {
+		enum ph_persist_how how;
+		out = ph_persist_call(&h->exec, &lim, in, &hooks, (int)r->srv->conf->limits.json_depth, &how);
+		json_object_put(in);
+		/* the log line says fresh when any process of the request was */
+		if (r->exec_how == NULL || how == PH_PERSIST_FRESH)
+			r->exec_how = how == PH_PERSIST_WARM ? "warm" : "fresh";
+		return out;
+	}
 	ph_exec_run(&h->exec, &lim, s, len, &hooks, &res);
 	count_exec(&res);
 	for (size_t i = 0; i < ne; i++)

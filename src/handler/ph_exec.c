@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,6 +73,9 @@ ph_exec_describe(const struct ph_exec_result *res, char *buf, size_t n)
 		break;
 	case PH_EXEC_CANCELLED:
 		snprintf(buf, n, "cancelled: the client went away");
+		break;
+	case PH_EXEC_CLOSED:
+		snprintf(buf, n, "closed its stdout without answering");
 		break;
 	}
 	return buf;
@@ -227,6 +233,12 @@ child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, char **
 		struct rlimit nocore = {0, 0};
 		setrlimit(RLIMIT_CORE, &nocore);
 	}
+#ifdef PR_SET_PDEATHSIG
+	/* a persistent process must not outlive a worker that dies without
+	 * stopping it (a crash, SIGKILL) */
+	if (spec->persist.on)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(spec->argv[0], spec->argv, envp);
@@ -810,4 +822,358 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 		run_status(&r);
 	}
 	return run_finish(&r);
+}
+
+/* ---- persistent processes ------------------------------------------------------
+ * A persistent process is a struct run that outlives one call: the same
+ * start (run_start), the same leader watch and the same group killing; only
+ * the loop differs, ending at the first line on stdout instead of at EOF. */
+
+struct ph_exec_proc {
+	struct run r;               /* pipes, pid, pidfd, reaped; r.res points at the call's result */
+	struct ph_exec_result sres; /* the result of the start */
+	struct ph_exec_hooks h;     /* the label, for the start */
+	char *label;                /* owned */
+	struct ph_buf ob;           /* stdout bytes of the call in progress */
+};
+
+static void
+proc_free(struct ph_exec_proc *p)
+{
+	struct run *r = &p->r;
+	close_pipe(r->pin);
+	close_pipe(r->pout);
+	close_pipe(r->perr);
+	close_pipe(r->p3);
+	close_pipe(r->pst);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->envp)
+		free_env(r->envp);
+	ph_buf_free(&r->lerr.b);
+	ph_buf_free(&r->l3.b);
+	ph_buf_free(&r->out);
+	ph_buf_free(&p->ob);
+	free(p->label);
+	free(p);
+}
+
+struct ph_exec_proc *
+ph_exec_proc_start(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, const char *label,
+		   struct ph_exec_result *res)
+{
+	struct ph_exec_proc *p = ph_xcalloc(1, sizeof *p);
+	struct run *r = &p->r;
+	p->label = ph_xstrdup(label ? label : spec->argv[0]);
+	p->h.label = p->label;
+	run_init(r, spec, lim, NULL, 0, &p->h, &p->sres);
+	ph_buf_init(&p->ob);
+	if (!run_start(r)) {
+		*res = p->sres;
+		res->out = ph_xstrdup("");
+		proc_free(p);
+		return NULL;
+	}
+	/* vfork: the child has exec'd, its environment copy is no longer needed */
+	free_env(r->envp);
+	r->envp = NULL;
+	r->pidfd = pidfd_for(r->pid);
+	fcntl(r->pin[1], F_SETFL, O_NONBLOCK);
+	fcntl(r->pout[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->perr[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->p3[0], F_SETFL, O_NONBLOCK);
+	/* what run_init borrowed is only good for the start */
+	r->spec = NULL;
+	r->lim = NULL;
+	r->hooks = NULL;
+	r->res = NULL;
+	memset(res, 0, sizeof *res);
+	return p;
+}
+
+/* Takes the first line of p->ob as the answer into res (without its
+ * newline or a '\r' before it); *extra when bytes follow it. Returns false
+ * while there is no complete line. */
+static bool
+proc_take_answer(struct ph_exec_proc *p, struct ph_exec_result *res, bool *extra)
+{
+	char *nl = p->ob.len ? memchr(p->ob.data, '\n', p->ob.len) : NULL;
+	size_t n;
+	if (nl == NULL)
+		return false;
+	n = (size_t)(nl - p->ob.data);
+	*extra = p->ob.len > n + 1;
+	if (n > 0 && p->ob.data[n - 1] == '\r')
+		n--;
+	res->out = ph_xmalloc(n + 1);
+	memcpy(res->out, p->ob.data, n);
+	res->out[n] = '\0';
+	res->out_len = n;
+	ph_buf_reset(&p->ob);
+	return true;
+}
+
+/* Reads what stdout has into p->ob. Returns 1 when a complete line is
+ * there, 0 when more is to come, -1 at EOF or on an error (stdout closed)
+ * and -2 when the line went over the cap. */
+static int
+proc_read_stdout(struct ph_exec_proc *p)
+{
+	struct run *r = &p->r;
+	char buf[16384];
+	for (;;) {
+		ssize_t n = read(r->pout[0], buf, sizeof buf);
+		if (n > 0) {
+			ph_buf_add(&p->ob, buf, (size_t)n);
+			if (memchr(buf, '\n', (size_t)n) != NULL) {
+				char *nl = memchr(p->ob.data, '\n', p->ob.len);
+				return (long long)(nl - p->ob.data) > r->cap ? -2 : 1;
+			}
+			if ((long long)p->ob.len > r->cap)
+				return -2;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		close_fd(&r->pout[0]);
+		return -1;
+	}
+}
+
+/* The status of a leader that exited during a call, from its wait status. */
+static void
+proc_exit_status(struct run *r, struct ph_exec_result *res)
+{
+	if (WIFSIGNALED(r->wstatus)) {
+		res->status = PH_EXEC_SIGNAL;
+		res->code = WTERMSIG(r->wstatus);
+	} else {
+		res->status = PH_EXEC_EXIT;
+		res->code = WIFEXITED(r->wstatus) ? WEXITSTATUS(r->wstatus) : 0;
+	}
+}
+
+/* Prepares the run for one call: the hooks, limits and clock of this call. */
+static void
+proc_call_init(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+	       const char *line, size_t len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res)
+{
+	struct run *r = &p->r;
+	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
+	memset(res, 0, sizeof *res);
+	r->res = res;
+	r->lim = lim;
+	r->hooks = hooks;
+	r->killed = false;
+	r->input = line;
+	r->input_len = len;
+	r->written = 0;
+	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
+	r->el = (struct errlog){p->label, 0, 0};
+	r->pc = (struct p3ctx){hooks};
+	ph_buf_reset(&p->ob);
+	r->t0 = ph_now_us();
+	if (timeout <= 0)
+		timeout = 30000;
+	r->deadline = r->t0 + timeout * 1000;
+	r->next_alive = r->t0 + 1000000;
+}
+
+/* One poll round of a call. Returns 1 when the answer is in, 0 to go on,
+ * -1 when the call ended otherwise (res->status says how). */
+static int
+proc_round(struct ph_exec_proc *p, struct ph_exec_result *res, bool *extra)
+{
+	struct run *r = &p->r;
+	struct pollset ps;
+	int rc, got = 0;
+	ps.np = 0;
+	ps.iin = ps.iout = ps.ierr = ps.i3 = ps.ipid = -1;
+	if (r->pin[1] >= 0 && r->written < r->input_len)
+		ps.iin = pollset_add(&ps, r->pin[1], POLLOUT);
+	if (r->pout[0] >= 0)
+		ps.iout = pollset_add(&ps, r->pout[0], POLLIN);
+	if (r->perr[0] >= 0)
+		ps.ierr = pollset_add(&ps, r->perr[0], POLLIN);
+	if (r->p3[0] >= 0)
+		ps.i3 = pollset_add(&ps, r->p3[0], POLLIN);
+	if (r->pidfd >= 0 && !r->reaped)
+		ps.ipid = pollset_add(&ps, r->pidfd, POLLIN);
+	rc = poll(ps.pf, (nfds_t)ps.np, poll_timeout(r));
+	if (rc < 0 && errno != EINTR) {
+		run_stop(r, PH_EXEC_CLOSED, 0);
+		return -1;
+	}
+	if (pollset_ready(&ps, rc, ps.iin, POLLOUT | POLLERR | POLLHUP)) {
+		ssize_t w = write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
+		if (w > 0)
+			r->written += (size_t)w;
+		else if (w < 0 && errno != EAGAIN && errno != EINTR)
+			close_fd(&r->pin[1]); /* it closed its stdin: its exit tells the rest */
+	}
+	if (pollset_ready(&ps, rc, ps.ierr, POLLIN | POLLHUP | POLLERR))
+		read_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
+	if (pollset_ready(&ps, rc, ps.i3, POLLIN | POLLHUP | POLLERR))
+		read_lines(&r->p3[0], &r->l3, fd3_cb, &r->pc);
+	if (pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR)) {
+		got = proc_read_stdout(p);
+		if (got == -2) {
+			run_stop(r, PH_EXEC_OVERFLOW, 0);
+			return -1;
+		}
+		if (got == 1)
+			return proc_take_answer(p, res, extra) ? 1 : 0;
+		if (got == -1) {
+			/* stdout closes as the process dies: a crash is told as one */
+			if (wait_exit(r->pid, 100)) {
+				kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+				proc_exit_status(r, res);
+			} else {
+				run_stop(r, PH_EXEC_CLOSED, 0);
+			}
+			return -1;
+		}
+	}
+	if (!r->reaped && (ps.ipid < 0 || pollset_ready(&ps, rc, ps.ipid, POLLIN)) &&
+	    leader_state(r->pid) != LEADER_RUNNING) {
+		/* it died: an answer it wrote just before still counts; then
+		 * its group goes, before the leader is reaped */
+		got = r->pout[0] >= 0 ? proc_read_stdout(p) : 0;
+		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+		if (got == 1 && proc_take_answer(p, res, extra)) {
+			*extra = true; /* not to be used again */
+			return 1;
+		}
+		proc_exit_status(r, res);
+		return -1;
+	}
+	return run_expired(r) ? -1 : 0;
+}
+
+int
+ph_exec_proc_call(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+		  const char *line, size_t len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res,
+		  bool *extra)
+{
+	struct run *r = &p->r;
+	int rc = 0;
+	*extra = false;
+	proc_call_init(p, spec, lim, line, len, hooks, res);
+	if (r->reaped || r->pin[1] < 0 || r->pout[0] < 0) {
+		res->status = PH_EXEC_CLOSED;
+		rc = -1;
+	}
+	while (rc == 0)
+		rc = proc_round(p, res, extra);
+	if (r->el.dropped)
+		ph_log("info", "%s: stderr: %zu more bytes not logged", p->label, r->el.dropped);
+	/* an fd 3 line cut short belongs to no later call */
+	ph_buf_reset(&r->l3.b);
+	r->l3.skipping = false;
+	r->hooks = NULL;
+	r->pc = (struct p3ctx){NULL};
+	r->lim = NULL;
+	r->res = NULL;
+	res->us = ph_now_us() - r->t0;
+	if (rc == 1)
+		return 0;
+	if (!r->reaped) /* never left running after a failed call */
+		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+	free(res->out);
+	res->out = ph_xstrdup("");
+	res->out_len = 0;
+	ph_buf_reset(&p->ob);
+	return -1;
+}
+
+/* Reads what *fd has now, handing lines to fn; at most a few rounds, so a
+ * flood cannot hold the caller. */
+static void
+drain_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
+{
+	for (int i = 0; i < 16 && *fd >= 0; i++) {
+		struct pollfd pf = {*fd, POLLIN, 0};
+		if (poll(&pf, 1, 0) <= 0)
+			return;
+		read_lines(fd, lb, fn, ctx);
+	}
+}
+
+static void
+drop_line(void *ctx, const char *line, size_t len)
+{
+	size_t *n = ctx;
+	(void)line;
+	*n += len;
+}
+
+bool
+ph_exec_proc_ready(struct ph_exec_proc *p)
+{
+	struct run *r = &p->r;
+	struct pollfd pf;
+	size_t dropped = 0;
+	if (r->reaped)
+		return false;
+	r->el = (struct errlog){p->label, 0, 0};
+	drain_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
+	drain_lines(&r->p3[0], &r->l3, drop_line, &dropped);
+	ph_buf_reset(&r->l3.b);
+	if (dropped)
+		ph_log("info", "%s: fd 3: %zu bytes written between calls, dropped", p->label, dropped);
+	if (leader_state(r->pid) != LEADER_RUNNING) {
+		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+		ph_log("info", "%s: the persistent process exited between calls", p->label);
+		return false;
+	}
+	if (r->pin[1] < 0 || r->pout[0] < 0)
+		return false;
+	pf = (struct pollfd){r->pout[0], POLLIN, 0};
+	if (poll(&pf, 1, 0) > 0) {
+		ph_log("warning", "%s: the persistent process wrote on stdout (or closed it) between calls; "
+		       "replacing it", p->label);
+		return false;
+	}
+	return true;
+}
+
+long long
+ph_exec_proc_rss(const struct ph_exec_proc *p)
+{
+	char path[64];
+	long long size = 0, resident = -1;
+	FILE *f;
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)p->r.pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%lld %lld", &size, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * (long long)sysconf(_SC_PAGESIZE);
+}
+
+int
+ph_exec_proc_pidfd(const struct ph_exec_proc *p)
+{
+	return p->r.reaped ? -1 : p->r.pidfd;
+}
+
+pid_t
+ph_exec_proc_pid(const struct ph_exec_proc *p)
+{
+	return p->r.pid;
+}
+
+void
+ph_exec_proc_stop(struct ph_exec_proc *p)
+{
+	if (p == NULL)
+		return;
+	/* a loop reading stdin sees EOF; whatever is left of its group is
+	 * killed while the leader is still unreaped */
+	close_fd(&p->r.pin[1]);
+	if (!p->r.reaped && p->r.pid > 0)
+		kill_and_reap(p->r.pid, &p->r.wstatus, &p->r.reaped);
+	proc_free(p);
 }

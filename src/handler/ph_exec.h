@@ -11,6 +11,18 @@
 #ifndef PH_EXEC_H
 #define PH_EXEC_H
 #include "first.h"
+#include <sys/types.h>
+
+/* A persistent handler (phantom.yaml(5), EXEC HANDLERS, Persistent
+ * handlers): the program stays up between calls and is replaced after
+ * max_calls calls, idle_ms without one, or once its resident set passes
+ * max_rss bytes (0: no limit). */
+struct ph_exec_persist {
+	bool on;
+	long long max_calls, idle_ms, max_rss;
+};
+#define PH_PERSIST_MAX_CALLS 10000
+#define PH_PERSIST_IDLE_MS 300000
 
 /* What to run. Built at configuration load; never changed afterwards. */
 struct ph_exec_spec {
@@ -20,6 +32,7 @@ struct ph_exec_spec {
 	long long timeout_ms; /* 0: limits.exec_timeout_ms */
 	long long max_output; /* 0: limits.exec_max_output */
 	bool no_core;         /* RLIMIT_CORE 0: the command handles secrets (auth) */
+	struct ph_exec_persist persist;
 };
 
 /* Server-wide limits (phantom.yaml `limits.exec_*`). 0 leaves an rlimit as
@@ -49,6 +62,7 @@ enum ph_exec_status {
 	PH_EXEC_TIMEOUT,   /* ran past its timeout and was killed */
 	PH_EXEC_OVERFLOW,  /* wrote more than max_output on stdout and was killed */
 	PH_EXEC_CANCELLED, /* the request was cancelled and the command killed */
+	PH_EXEC_CLOSED,    /* persistent: closed its stdout without answering */
 };
 
 struct ph_exec_result {
@@ -68,6 +82,44 @@ void ph_exec_result_free(struct ph_exec_result *res);
 /* A short description for the log ("exit status 3", "killed by signal 11
  * (Segmentation fault)", "timed out after 500 ms"). Returns buf. */
 const char *ph_exec_describe(const struct ph_exec_result *res, char *buf, size_t n);
+
+/* ---- persistent processes (ph_persist.c keeps them) ----------------------
+ * The same start as ph_exec_run (own process group, scrubbed environment,
+ * rlimits, cwd, stderr to the log), but the process stays up: each call
+ * writes one line on its stdin and reads one line from its stdout. Its
+ * group is signalled only while the leader is unreaped, as above. */
+struct ph_exec_proc;
+
+/* Starts spec as a persistent process. Returns it (stop it with
+ * ph_exec_proc_stop), or NULL with res set to PH_EXEC_SPAWN. label is
+ * copied. */
+struct ph_exec_proc *ph_exec_proc_start(const struct ph_exec_spec *spec,
+					const struct ph_exec_limits *lim, const char *label,
+					struct ph_exec_result *res);
+/* One call: writes line (which must end in a newline) and waits for one
+ * line on stdout, handing fd 3 lines to hooks, until the timeout of spec,
+ * a cancellation (hooks->alive), an answer longer than the output cap, the
+ * process closing its stdout or dying. On PH_EXEC_OK res->out holds the
+ * answer without its newline, and *extra is set when more bytes followed it
+ * (an answer twice). Any other status has killed the process (or found it
+ * dead): it can only be stopped. Returns 0 on PH_EXEC_OK, else -1. */
+int ph_exec_proc_call(struct ph_exec_proc *p, const struct ph_exec_spec *spec,
+		      const struct ph_exec_limits *lim, const char *line, size_t len,
+		      const struct ph_exec_hooks *hooks, struct ph_exec_result *res, bool *extra);
+/* Between calls: logs what it wrote on stderr, drops fd 3 lines, and says
+ * whether it can take a call: false when it has died or written on stdout
+ * unasked (or closed it). The dead leader is reaped here with its group
+ * killed first. */
+bool ph_exec_proc_ready(struct ph_exec_proc *p);
+/* The process's resident set in bytes, -1 when unknown. */
+long long ph_exec_proc_rss(const struct ph_exec_proc *p);
+/* A pidfd that becomes readable when the leader exits, -1 when the kernel
+ * has none. */
+int ph_exec_proc_pidfd(const struct ph_exec_proc *p);
+pid_t ph_exec_proc_pid(const struct ph_exec_proc *p);
+/* Closes its stdin, kills its group (while the leader is unreaped), reaps
+ * it, closes every fd and frees p. NULL is fine. */
+void ph_exec_proc_stop(struct ph_exec_proc *p);
 
 /* Resolves a command name at load: a name with '/' is taken relative to dir,
  * a bare name is searched in path (a PATH value). Returns the absolute path

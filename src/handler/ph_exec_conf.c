@@ -24,6 +24,7 @@ const struct ph_exec_bounds ph_exec_handler_bounds = {
 	.env_cwd = true,
 	.cwd_dir = true,
 	.bare_relative = false,
+	.persistent = true,
 };
 
 static bool
@@ -124,6 +125,40 @@ parse_limits(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exe
 	return rc;
 }
 
+/* persistent: true | false | {max_calls, idle_ms, max_rss} into
+ * spec->persist, the defaults filling what the mapping leaves out. Returns
+ * 0, or -1 after a report. */
+static int
+parse_persistent(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
+		 struct ph_exec_spec *spec)
+{
+	static const char *const keys[] = {"max_calls", "idle_ms", "max_rss", NULL};
+	const struct ph_ynode *v = ph_yaml_get(map, "persistent");
+	struct ph_exec_persist *p = &spec->persist;
+	char nb[64];
+	const char *name = qual(b, "persistent", nb, sizeof nb);
+	int rc = 0;
+	p->max_calls = PH_PERSIST_MAX_CALLS;
+	p->idle_ms = PH_PERSIST_IDLE_MS;
+	p->max_rss = 0;
+	if (!b->persistent || v == NULL || ph_yaml_is_null(v))
+		return 0;
+	if (v->kind == PH_Y_SCALAR)
+		return ph_yread_bool(s, v, name, &p->on);
+	if (v->kind != PH_Y_MAP) {
+		ph_yread_problem(s, v->line, "%s: expected true, false or a mapping {max_calls, idle_ms, max_rss}",
+				 name);
+		return -1;
+	}
+	if (!ph_yread_keys(s, v, name, keys))
+		return -1;
+	p->on = true;
+	rc |= bounded(s, v, b, "max_calls", 1, 1000000000, PH_PERSIST_MAX_CALLS, &p->max_calls);
+	rc |= bounded(s, v, b, "idle_ms", 1, 86400000, PH_PERSIST_IDLE_MS, &p->idle_ms);
+	rc |= bounded(s, v, b, "max_rss", 0, 1LL << 40, 0, &p->max_rss);
+	return rc;
+}
+
 /* True when v, the command key named name, is a list of 1 to b->max_args
  * items; false after a report. */
 static bool
@@ -213,7 +248,7 @@ ph_exec_spec_parse(struct ph_ysink *s, const struct ph_ynode *map, const struct 
 	size_t argc = 0;
 	memset(spec, 0, sizeof *spec);
 	if (v == NULL) /* no command: only the limits, so that a bad one is still reported */
-		return parse_limits(s, map, b, spec);
+		return parse_limits(s, map, b, spec) | parse_persistent(s, map, b, spec);
 	if (!argv_shape_ok(s, b, v, name))
 		return -1;
 	spec->argv = ph_yread_strlist(s, v, name, 1, b->max_args, b->max_args == SIZE_MAX ? SIZE_MAX : 4096,
@@ -225,7 +260,8 @@ ph_exec_spec_parse(struct ph_ysink *s, const struct ph_ynode *map, const struct 
 		goto fail;
 	free(spec->argv[0]);
 	spec->argv[0] = resolved;
-	if (parse_cwd(s, map, b, dir, spec) != 0 || parse_limits(s, map, b, spec) != 0)
+	if (parse_cwd(s, map, b, dir, spec) != 0 || parse_limits(s, map, b, spec) != 0 ||
+	    parse_persistent(s, map, b, spec) != 0)
 		goto fail;
 	return 0;
 fail:

@@ -1,5 +1,5 @@
 /* ph_exec_conf.h: the one parser of an exec handler's configuration: the
- * command list, env, cwd, timeout_ms and max_output, read from a mapping of
+ * command list, env, cwd, timeout_ms, max_output and persistent, read from a mapping of
  * a tool, prompt, resource, template or completion (phantom.yaml), of a
  * dynamic skill (the skills manifest) or of the authenticator (auth). What
  * differs between them is the caller's table of bounds. */
@@ -22,6 +22,7 @@ struct ph_exec_bounds {
 	bool env_cwd;           /* env and cwd are read (otherwise the caller refuses them) */
 	bool cwd_dir;           /* without cwd, the command runs in dir (otherwise in the server's) */
 	bool bare_relative;     /* a program without '/' is relative to dir too, not looked up in PATH */
+	bool persistent;        /* the persistent key is read (otherwise the caller refuses it) */
 };
 
 /* The bounds of EXEC HANDLERS in phantom.yaml(5), for tools, prompts,

@@ -65,6 +65,7 @@ struct ph_req {
 	bool detached;                  /* the handler answers later or never (stdio listen) */
 	double last_progress;
 	int64_t t0;
+	const char *exec_how;           /* "warm" or "fresh": a persistent exec served it (log line) */
 };
 
 /* What a method handler returns: a result object (transferred to the core) or

@@ -9,12 +9,16 @@
 #   phantom module    tools/call echo (examples/module, a C handler)   via nginx
 #   phantom script    tools/call echo_script (a POSIX sh exec handler) via nginx
 #   phantom resource  resources/read info://hello (static text)         via nginx
+#   phantom py_once   tools/call echo_py (tests/bench/echo.py, Python, one process
+#                     per call)                                         via nginx
+#   phantom py_warm   tools/call echo_py_warm (the same program, persistent: true)
 #   ceiling           tests/fcgi_trivial under spawn-fcgi, a fixed 200-byte
 #                     JSON answer from plain libfcgi, behind its own nginx
 #   peer              the TypeScript SDK v2 server (v2-server.mjs --mode
 #                     minimal: tools/call echo, resources/read info://hello)
 # Phantom and the ceiling run BENCH_WORKERS FastCGI processes on loopback
-# TCP. RSS is the peak sum of every process of a side (nginx included),
+# TCP, and again on a unix socket (the bundled configuration's transport;
+# BENCH_UNIX=0 skips that part). RSS is the peak sum of every process of a side (nginx included),
 # sampled every 0.2 s. The peer's npm packages are installed into
 # $PHANTOM_TEST_CACHE (default ~/.cache/phantom-tests) when missing; set
 # PEER_SERVER to the v2-server.mjs to use (default ../shared/tools/...).
@@ -107,6 +111,8 @@ tools:
   - name: echo_script
     input_schema: {type: object, properties: {text: {type: string}}, required: [text]}
     exec: [$top_srcdir/examples/scripts/echo_script.sh]
+  - { name: echo_py, input: {text: string}, exec: [$top_srcdir/tests/bench/echo.py] }
+  - { name: echo_py_warm, input: {text: string}, exec: [$top_srcdir/tests/bench/echo.py], persistent: true }
 resources:
   - { uri: "info://hello", name: hello, text: "Hello, world." }
 YAML
@@ -129,6 +135,27 @@ wait_port "$TRIV_PORT"
 nginx_start "127.0.0.1:$TRIV_PORT" || { echo "bench: nginx did not start" >&2; exit 1; }
 CEIL_URL=$NGINX_URL
 CEIL_NGINX=$(cat "$(ls -d "$T_DIR"/nginx-* | while read -r d; do [ "$(cat "$d/nginx.pid")" != "$PH_NGINX" ] && echo "$d"; done | head -1)/nginx.pid")
+
+# ---- the same over unix sockets ------------------------------------------------------------
+if [ "${BENCH_UNIX:-1}" != 0 ]; then
+	PHU_SOCK=$T_DIR/phantom-bench.sock
+	spawn-fcgi -n -s "$PHU_SOCK" -M 0666 -- "$PHANTOM" -c "$T_DIR/bench.yaml" --workers "$W" \
+		2>"$T_DIR/phantom-unix.log" &
+	PHU_PID=$!
+	T_PIDS+=("$PHU_PID")
+	wait_for 5 test -S "$PHU_SOCK" || { echo "bench: phantom (unix) did not start" >&2; exit 1; }
+	nginx_start "unix:$PHU_SOCK" || { echo "bench: nginx did not start" >&2; exit 1; }
+	PHU_URL=$NGINX_URL
+	PHU_NGINX=$(cat "$NGINX_DIR/nginx.pid")
+	TRIVU_SOCK=$T_DIR/trivial-bench.sock
+	spawn-fcgi -s "$TRIVU_SOCK" -M 0666 -F "$W" -P "$T_DIR/trivial-unix.pid" -- "$TRIVIAL" >/dev/null
+	TRIVU_PIDS=$(cat "$T_DIR/trivial-unix.pid")
+	for p in $TRIVU_PIDS; do T_PIDS+=("$p"); done
+	wait_for 5 test -S "$TRIVU_SOCK"
+	nginx_start "unix:$TRIVU_SOCK" || { echo "bench: nginx did not start" >&2; exit 1; }
+	CEILU_URL=$NGINX_URL
+	CEILU_NGINX=$(cat "$NGINX_DIR/nginx.pid")
+fi
 
 # ---- the peer ------------------------------------------------------------------------------
 PEER_URL=
@@ -164,6 +191,13 @@ run ceiling "$CEIL_URL" tools/call echo '{"text":"hi"}' "$CEIL_NGINX" $TRIV_PIDS
 run module "$PH_URL" tools/call echo '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
 run script "$PH_URL" tools/call echo_script '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
 run resource "$PH_URL" resources/read info://hello '{}' "$PH_NGINX" "$PH_PID"
+run py_once "$PH_URL" tools/call echo_py '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
+run py_warm "$PH_URL" tools/call echo_py_warm '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
+if [ "${BENCH_UNIX:-1}" != 0 ]; then
+	run ceiling_unix "$CEILU_URL" tools/call echo '{"text":"hi"}' "$CEILU_NGINX" $TRIVU_PIDS
+	run module_unix "$PHU_URL" tools/call echo '{"text":"hi"}' "$PHU_NGINX" "$PHU_PID"
+	run py_warm_unix "$PHU_URL" tools/call echo_py_warm '{"text":"hi"}' "$PHU_NGINX" "$PHU_PID"
+fi
 if [ -n "$PEER_URL" ]; then
 	run peer_tool "$PEER_URL" tools/call echo '{"text":"hi"}' - "$PEER_PID"
 	run peer_resource "$PEER_URL" resources/read info://hello '{}' - "$PEER_PID"
@@ -182,6 +216,9 @@ row ceiling "$IDLE_CEIL"
 row module "$IDLE_PH"
 row script "$IDLE_PH"
 row resource "$IDLE_PH"
+row py_once "$IDLE_PH"
+row py_warm "$IDLE_PH"
+if [ "${BENCH_UNIX:-1}" != 0 ]; then row ceiling_unix "$IDLE_CEIL"; row module_unix "$IDLE_PH"; row py_warm_unix "$IDLE_PH"; fi
 if [ -n "$PEER_URL" ]; then row peer_tool "$IDLE_PEER"; row peer_resource "$IDLE_PEER"; fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
@@ -189,13 +226,24 @@ col() { local c=$2; set -- ${R[$1]:-0 0 0 0 0 0}; echo "${!c}"; }
 maxcol() { local c=$1 m=0 v; shift; for l in "$@"; do v=$(col "$l" "$c"); [ "$v" -gt "$m" ] 2>/dev/null && m=$v; done; echo "$m"; }
 echo
 echo "module tools/call / ceiling      $(ratio "$(col module 1)" "$(col ceiling 1)")   (target >= 0.8)"
+echo "persistent Python / per-call Python  $(ratio "$(col py_warm 1)" "$(col py_once 1)")   (target >= 30)"
+echo "persistent Python / module       $(ratio "$(col py_warm 1)" "$(col module 1)")"
+if [ "${BENCH_UNIX:-1}" != 0 ]; then
+	echo "unix socket: module / ceiling    $(ratio "$(col module_unix 1)" "$(col ceiling_unix 1)")   (target >= 0.95)"
+	echo "unix socket: persistent Python / module  $(ratio "$(col py_warm_unix 1)" "$(col module_unix 1)")"
+	echo "unix socket / TCP, ceiling       $(ratio "$(col ceiling_unix 1)" "$(col ceiling 1)")"
+fi
 if [ -n "$PEER_URL" ]; then
 	echo "module tools/call / peer         $(ratio "$(col module 1)" "$(col peer_tool 1)")   (target >= 10)"
 	echo "script tools/call / peer         $(ratio "$(col script 1)" "$(col peer_tool 1)")   (target >= 1)"
 	echo "resources/read / peer            $(ratio "$(col resource 1)" "$(col peer_resource 1)")"
+	echo "persistent Python / peer         $(ratio "$(col py_warm 1)" "$(col peer_tool 1)")   (target >= 2)"
+	echo "per-call Python / peer           $(ratio "$(col py_once 1)" "$(col peer_tool 1)")"
 	PEER_RSS=$(maxcol 4 peer_tool peer_resource)
 	PEER_PSS=$(maxcol 6 peer_tool peer_resource)
 	echo "Phantom / peer, peak RSS         $(ratio "$(maxcol 4 module script resource)" "$PEER_RSS")   (target <= 0.10; nginx + master + $W workers)"
 	echo "Phantom / peer, peak RSS, no nginx $(ratio "$(maxcol 5 module script resource)" "$PEER_RSS")"
 	echo "Phantom / peer, peak PSS         $(ratio "$(maxcol 6 module script resource)" "$PEER_PSS")"
+	echo "Phantom with persistent Python / peer, peak RSS  $(ratio "$(col py_warm 4)" "$PEER_RSS")   ($W Python processes included)"
+	echo "Phantom with persistent Python / peer, peak PSS  $(ratio "$(col py_warm 6)" "$PEER_PSS")"
 fi

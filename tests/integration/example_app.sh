@@ -1,6 +1,6 @@
 #!/bin/bash
 # The shipped conf/phantom.yaml behind the shipped conf/nginx.conf: every
-# tool (C module and sh scripts), prompt and resource of the example app
+# tool (C module, sh scripts, a persistent Python loop), prompt and resource of the example app
 # answers as documented.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
@@ -18,7 +18,7 @@ is "$(jqr '.result.capabilities|[has("tools"),has("prompts"),has("resources"),ha
 	"tools, prompts, resources and completions are advertised"
 is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" phantom "the sample configuration keeps the default server name"
 mcall "$U" 2 tools/list '{}'
-is "$(jqr '[.result.tools[].name]|join(",")')" "echo,text_stats,count_to,host_info,echo_script,countdown,delete_file,link_account" "the example tools"
+is "$(jqr '[.result.tools[].name]|join(",")')" "echo,text_stats,count_to,host_info,echo_script,countdown,word_count,delete_file,link_account" "the example tools"
 is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" "300000/public" "tools list cache hints"
 
 call 10 '{"name":"echo","arguments":{"text":"héllo"}}'
@@ -34,6 +34,12 @@ call 14 '{"name":"host_info"}'
 is "$(jqr .result.isError)" false "host_info (sh script)"
 is "$(jqr '.result.structuredContent.load|length')" 3 "host_info passes its output schema"
 is "$(jqr .result.structuredContent.hostname)" "$(cat /proc/sys/kernel/hostname)" "host_info reports the host name"
+call 17 '{"name":"word_count","arguments":{"text":"one two\nthree"}}'
+is "$(jqr '.result.structuredContent|"\(.characters) \(.words) \(.lines)"')" "13 3 2" "word_count (persistent Python)"
+call 18 '{"name":"word_count","arguments":{"text":"a b"}}'
+is "$(jqr .result.structuredContent.words)" 2 "word_count answers again"
+call 19 '{"name":"word_count","arguments":{"text":"a"}}' # three calls, two workers: one is warm
+grep -q 'target=word_count status=200 .*exec=warm' "$PH_LOG"; ok "... from a warm process (the log line says so)"
 call 15 '{"name":"echo_script","arguments":{"text":"plain words"}}'
 is "$(jqr '.result.content[0].text')" "plain words" "echo_script (sh script)"
 call 16 '{"name":"echo_script","arguments":{"text":"a\\b"}}'

@@ -169,6 +169,112 @@ alive(void *ctx)
 	return !s->cancel;
 }
 
+/* A persistent process of the script at path, with timeout_ms. */
+static struct ph_exec_proc *
+proc(const char *path, long long timeout, struct ph_exec_spec *spec, char **argv)
+{
+	struct ph_exec_result r;
+	struct ph_exec_proc *pr;
+	argv[0] = (char *)path;
+	argv[1] = NULL;
+	memset(spec, 0, sizeof *spec);
+	spec->argv = argv;
+	spec->cwd = dir;
+	spec->timeout_ms = timeout;
+	spec->persist.on = true;
+	pr = ph_exec_proc_start(spec, &lim, "persistent test", &r);
+	ph_exec_result_free(&r);
+	return pr;
+}
+
+/* Persistent processes: calls on one process, an answer twice, a timeout,
+ * a death between calls, a child holding the pipes, stop. */
+static void
+persistent_tests(void)
+{
+	struct ph_exec_spec spec;
+	struct ph_exec_result r;
+	struct ph_exec_proc *pr;
+	char *argv[2], *p;
+	bool extra;
+	pid_t pid, child;
+	int64_t t0;
+
+	p = script("loop.sh", "while IFS= read -r l; do echo \"got $l\"; done");
+	pr = proc(p, 1000, &spec, argv);
+	ok(pr != NULL, "a persistent process starts");
+	pid = ph_exec_proc_pid(pr);
+	ok(ph_exec_proc_call(pr, &spec, &lim, "one\n", 4, NULL, &r, &extra) == 0 && !extra,
+	   "a call gets one line back");
+	is_str(r.out, "got one", "... the answer, without its newline");
+	ph_exec_result_free(&r);
+	ok(ph_exec_proc_ready(pr), "it is ready for the next call");
+	ok(ph_exec_proc_call(pr, &spec, &lim, "two\n", 4, NULL, &r, &extra) == 0, "a second call");
+	is_str(r.out, "got two", "... is answered by the same process");
+	ok(ph_exec_proc_pid(pr) == pid && ph_exec_proc_rss(pr) > 0, "one process, with a resident set");
+	ph_exec_result_free(&r);
+	ph_exec_proc_stop(pr);
+	ok(dead(pid), "stop ends it");
+	free(p);
+
+	p = script("twice.sh", "while IFS= read -r l; do echo a; echo b; done");
+	pr = proc(p, 1000, &spec, argv);
+	ph_exec_proc_call(pr, &spec, &lim, "x\n", 2, NULL, &r, &extra);
+	is_str(r.out, "a", "answering twice: the first line is the answer");
+	ph_exec_result_free(&r);
+	usleep(50000);
+	ok(extra || !ph_exec_proc_ready(pr), "... and the second is seen (with it or between calls)");
+	ph_exec_proc_stop(pr);
+	free(p);
+
+	p = script("hang.sh", "echo $$ >hang.pid; sleep 30 & echo $! >hang.child; read l; wait");
+	pr = proc(p, 300, &spec, argv);
+	t0 = ph_now_us();
+	ph_exec_proc_call(pr, &spec, &lim, "x\n", 2, NULL, &r, &extra);
+	ok(r.status == PH_EXEC_TIMEOUT && ph_now_us() - t0 < 1500000, "never answering: a timeout (%s)",
+	   ph_exec_describe(&r, (char[200]){0}, 200));
+	ph_exec_result_free(&r);
+	ok(!ph_exec_proc_ready(pr), "a timed-out process takes no more calls");
+	child = pid_file("hang.child");
+	ok(child > 0 && dead(child), "its group was killed");
+	ph_exec_proc_stop(pr);
+	free(p);
+
+	p = script("forker.sh", "read l; sleep 30 & echo $! >fork.child; exit 0");
+	pr = proc(p, 5000, &spec, argv);
+	t0 = ph_now_us();
+	ph_exec_proc_call(pr, &spec, &lim, "x\n", 2, NULL, &r, &extra);
+	ok(r.status == PH_EXEC_EXIT && ph_now_us() - t0 < 1500000,
+	   "exiting with a child holding the pipes ends the call at once (%s)",
+	   ph_exec_describe(&r, (char[200]){0}, 200));
+	ph_exec_result_free(&r);
+	child = pid_file("fork.child");
+	ok(child > 0 && dead(child), "... and the child is killed");
+	ph_exec_proc_stop(pr);
+	free(p);
+
+	p = script("dies.sh", "read l; echo ok; exit 3");
+	pr = proc(p, 1000, &spec, argv);
+	pid = ph_exec_proc_pid(pr);
+	ok(ph_exec_proc_call(pr, &spec, &lim, "x\n", 2, NULL, &r, &extra) == 0, "an answer just before exiting counts");
+	ph_exec_result_free(&r);
+	usleep(100000);
+	ok(!ph_exec_proc_ready(pr), "the exit is seen between calls");
+	ok(dead(pid), "... and the process reaped");
+	ph_exec_proc_stop(pr);
+	free(p);
+
+	p = script("closer.sh", "exec >&-; read l; sleep 30");
+	pr = proc(p, 2000, &spec, argv);
+	usleep(50000);
+	ok(!ph_exec_proc_ready(pr), "a process that closed its stdout is not ready for a call");
+	ok(ph_exec_proc_call(pr, &spec, &lim, "x\n", 2, NULL, &r, &extra) != 0 && r.status == PH_EXEC_CLOSED,
+	   "... and a call on it fails at once: %s", ph_exec_describe(&r, (char[200]){0}, 200));
+	ph_exec_result_free(&r);
+	ph_exec_proc_stop(pr);
+	free(p);
+}
+
 int
 main(void)
 {
@@ -407,6 +513,8 @@ main(void)
 		ok(r.status == PH_EXEC_SPAWN, "a bad working directory: %s", ph_exec_describe(&r, why, sizeof why));
 		ph_exec_result_free(&r);
 	}
+
+	persistent_tests();
 
 	usleep(100000);
 	is_int(children(), 0, "no child process left, zombie or alive");
