@@ -433,7 +433,8 @@ test_conf() {
 	local f=$1 name=$2; shift 2
 	{
 		printf 'server: { name: %s, version: "1.0" }\n' "$name"
-		printf 'http: { max_body: 2048 }\n'
+		# TEST_HTTP: more members of the http section ("health: /healthz")
+		printf 'http: { max_body: 2048%s }\n' "${TEST_HTTP:+, $TEST_HTTP}"
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$f"
 	chmod 0644 "$f"

@@ -7,13 +7,15 @@
 command -v apache2 >/dev/null || skip_all "apache2 not installed"
 [ -e /usr/lib/apache2/modules/mod_proxy_fcgi.so ] || skip_all "mod_proxy_fcgi missing"
 
-test_conf "$T_DIR/phantom.yaml" apache-test 'workers: 2'
+TEST_HTTP='health: /healthz' test_conf "$T_DIR/phantom.yaml" apache-test 'workers: 2'
 phantom_unix "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 apache_start "$top_srcdir/conf/apache.conf" "" \
 	-e "s#unix:/run/phantom/phantom.sock|#unix:$PH_SOCK|#" ||
 	{ echo "not ok 1 - apache (proxy_fcgi) starts"; exit 1; }
 U=$APACHE_URL
 http_rule_checks "$U" apache-test
+body=$(curl -s -w ' %{http_code}' "${U%/mcp}/healthz")
+is "$(jq -r .status <<<"${body% *}") ${body##* }" "ok 200" "the shipped configuration routes /healthz to Phantom"
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	--data-binary '{}' "${U}x")
 is "$STATUS" 403 "proxy_fcgi: only exactly /mcp reaches Phantom"

@@ -5,11 +5,13 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v lighttpd >/dev/null || skip_all "lighttpd not installed"
 
-test_conf "$T_DIR/phantom.yaml" lighttpd-test 'workers: 2'
+TEST_HTTP='health: /healthz' test_conf "$T_DIR/phantom.yaml" lighttpd-test 'workers: 2'
 phantom_unix "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 lighttpd_start "$PH_BACKEND" || { echo "not ok 1 - lighttpd starts"; exit 1; }
 
 http_rule_checks "$LIGHTTPD_URL" lighttpd-test
+body=$(curl -s -w ' %{http_code}' "${LIGHTTPD_URL%/mcp}/healthz")
+is "$(jq -r .status <<<"${body% *}") ${body##* }" "ok 200" "the shipped configuration routes /healthz to Phantom"
 
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	--data-binary '{}' "${LIGHTTPD_URL}x")
