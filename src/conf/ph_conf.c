@@ -173,6 +173,8 @@ static const struct key keys[] = {
 	 "largest file served by a resource, resource template or prompt image"},
 	{"limits.completion_values", K_INT, 1, 100, "100", true, OFF(limits.completion_values), NULL,
 	 "most values in one completion/complete answer"},
+	{"limits.batch_max", K_INT, 1, 10000, "100", true, OFF(limits.batch_max), NULL,
+	 "most messages in one JSON-RPC batch (2025-03-26 and 2024-11-05 clients only)"},
 	{"subscriptions", K_SECTION, 0, 0, NULL, true, 0, NULL,
 	 "subscriptions/listen streams (each holds a worker while open)."},
 	{"subscriptions.max_ms", K_INT, 1000, 86400000, "300000", true, OFF(subscriptions.max_ms), NULL,

@@ -33,6 +33,7 @@ struct ph_config {
 		long long exec_timeout_ms, exec_grace_ms, exec_max_output;
 		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
 		long long resource_bytes, completion_values;
+		long long batch_max; /* messages in one legacy JSON-RPC batch */
 	} limits;
 	struct {
 		bool json; /* log lines as JSON objects rather than key=value */

@@ -52,6 +52,10 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 		json_object_put(params);
 		return -1;
 	}
+	if (r->batch != NULL) {
+		json_object_put(params);
+		return 0;
+	}
 	n = json_object_new_object();
 	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(n, "method", json_object_new_string(method));

@@ -57,6 +57,9 @@ struct ph_req {
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
 	bool streaming;                 /* an SSE stream was started */
 	bool detached;                  /* the handler answers later or never (stdio listen) */
+	/* borrowed: inside a legacy batch, the array its responses are
+	 * collected in (the core sends it once); NULL otherwise */
+	struct json_object *batch;
 	double last_progress;
 	int64_t t0;
 };
@@ -75,7 +78,8 @@ void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *d
 
 /* Sends a notification related to the request (progress, message). On HTTP
  * the first one turns the response into an SSE stream. Takes ownership of
- * params. Returns -1 when the client has gone (the request is cancelled). */
+ * params. Returns -1 when the client has gone (the request is cancelled).
+ * A request inside a batch sends none (the batch is one JSON answer). */
 int ph_req_notify(struct ph_req *r, const char *method, struct json_object *params);
 /* Long-running handlers call this about once a second: on an SSE stream it
  * sends a keep-alive comment, which is how a closed client is noticed.
