@@ -65,6 +65,12 @@ void ph_skills_list(struct ph_req *r, struct ph_outcome *o);
 void ph_skills_get(struct ph_req *r, struct ph_outcome *o);
 void ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o);
 bool ph_skills_configured(const struct ph_server *s);
+/* resources/list: the SKILL.md of every skill skills/list lists to this
+ * request (allow-lists apply), as resources named and described by their
+ * frontmatter (mimeType text/markdown). Appends those at positions off to
+ * off+max-1 that are served to arr (NULL: counts only). Returns how many
+ * there are in all. */
+size_t ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json_object *arr);
 
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);

@@ -78,13 +78,37 @@ resource_entry(const void *p)
 	return e;
 }
 
+/* resources/list: the configured resources the principal may see, then the
+ * SKILL.md of each listed skill (ph_skills_resources), paged as one list. */
 void
 ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 {
-	static const struct ph_list_spec spec = {"resources", PH_KIND_RESOURCE, PH_LIST_RESOURCES,
-						 resource_name, resource_entry};
 	struct ph_registry *reg = reg_of(r);
-	ph_list_page(r, o, &spec, reg ? (void *const *)reg->resources : NULL, reg ? reg->nresources : 0);
+	size_t n = reg ? reg->nresources : 0, nres = 0, nsk, total, off, cnt;
+	const struct ph_resource **vis = ph_xcalloc(n + 1, sizeof *vis);
+	struct json_object *arr;
+	for (size_t i = 0; i < n; i++)
+		if (ph_access_allowed(r, PH_KIND_RESOURCE, resource_name(reg->resources[i])))
+			vis[nres++] = reg->resources[i];
+	nsk = ph_skills_resources(r, 0, 0, NULL);
+	total = nres + nsk;
+	if (ph_page_begin(r, total, &off, o) != 0) {
+		free(vis);
+		return;
+	}
+	cnt = ph_page_count(r, total, off);
+	arr = json_object_new_array();
+	for (size_t i = off; i < off + cnt && i < nres; i++)
+		json_object_array_add(arr, resource_entry(vis[i]));
+	if (off + cnt > nres) {
+		size_t from = off > nres ? off - nres : 0;
+		ph_skills_resources(r, from, off + cnt - nres - from, arr);
+	}
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "resources", arr);
+	ph_page_end(r, o->result, off, cnt, total);
+	ph_list_cache_hints(r, PH_LIST_RESOURCES, o->result);
+	free(vis);
 }
 
 /* Templates are named by their uri_template for access control. */

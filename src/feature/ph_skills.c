@@ -979,6 +979,38 @@ out:
 	rq_free(&q);
 }
 
+size_t
+ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json_object *arr)
+{
+	struct rq q;
+	size_t nvis = 0;
+	if (r->srv->conf->skills == NULL)
+		return 0;
+	rq_init(&q, r);
+	for (size_t i = 0; i < q.sc->nlisting; i++) {
+		const struct ph_listing *l = &q.sc->listing[i];
+		struct ph_skill *k = &q.sc->skills[l->skill];
+		if (!visible(&q, l->skill))
+			continue;
+		if (arr != NULL && nvis >= off && nvis - off < max && present(&q, l->skill, l->vals)) {
+			struct json_object *fm = frontmatter(&q, l->skill), *e = json_object_new_object();
+			const char *name = ph_jstr(fm, "name"), *desc = ph_jstr(fm, "description");
+			char *uri = file_uri(k, l->vals, "SKILL.md");
+			json_object_object_add(e, "uri", json_object_new_string(uri));
+			json_object_object_add(e, "name",
+					       json_object_new_string(name ? name : k->segs[k->nsegs - 1]));
+			if (desc)
+				json_object_object_add(e, "description", json_object_new_string(desc));
+			json_object_object_add(e, "mimeType", json_object_new_string("text/markdown"));
+			json_object_array_add(arr, e);
+			free(uri);
+		}
+		nvis++;
+	}
+	rq_free(&q);
+	return nvis;
+}
+
 void
 ph_skills_get(struct ph_req *r, struct ph_outcome *o)
 {
