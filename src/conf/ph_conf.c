@@ -205,6 +205,9 @@ static const struct key keys[] = {
 	{"resource_templates", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "resource templates: a list, or {ttl_ms, scope, items}", ph_conf_templates, ph_conf_registry_free,
 	 ROWS(templates_keys, ph_list_opts)},
+	{"resource_lists", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "handlers that page the application's own resources after the configured ones: "
+	 "[{name, exec | module, ...}]", ph_conf_resource_lists, ph_conf_registry_free, NULL, 0, 0},
 	{"skills", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "skills manifest and limits: manifest, max_files, max_bytes, max_depth, digest_cache",
 	 ph_skills_conf_parse, ph_skills_conf_free, ROWS(skills_keys, ph_skills_opts)},

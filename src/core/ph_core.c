@@ -271,13 +271,15 @@ struct method {
 	bool (*available)(const struct ph_server *s);
 };
 
-/* The resources capability: configured resources or templates, or skills
- * (whose files are resources). Without any, the methods are -32601. */
+/* The resources capability: configured resources, templates or resource
+ * lists, or skills (whose files are resources). Without any, the methods
+ * are -32601. */
 static bool
 has_resources(const struct ph_server *s)
 {
 	const struct ph_registry *reg = s->conf->registry;
-	return (reg && (reg->nresources > 0 || reg->ntemplates > 0)) || ph_skills_configured(s);
+	return (reg && (reg->nresources > 0 || reg->ntemplates > 0 || reg->ncatalogs > 0)) ||
+	       ph_skills_configured(s);
 }
 
 /* resources/read: skill:// uris belong to the skills extension, the rest to

@@ -115,6 +115,35 @@ phantom_call_principal(const phantom_call *c)
 }
 
 struct json_object *
+phantom_call_assigns(const phantom_call *c)
+{
+	return c->r->assigns ? c->r->assigns : c->empty_caps;
+}
+
+const char *
+phantom_call_assign(const phantom_call *c, const char *name, const char *def)
+{
+	struct json_object *v = ph_jget(c->r->assigns, name);
+	if (v == NULL || json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array) ||
+	    json_object_is_type(v, json_type_null))
+		return def;
+	return json_object_get_string(v);
+}
+
+const char *
+phantom_call_cursor(const phantom_call *c)
+{
+	return ph_jstr(c->inv->extra, "cursor");
+}
+
+long long
+phantom_call_limit(const phantom_call *c)
+{
+	struct json_object *v = ph_jget(c->inv->extra, "limit");
+	return v ? json_object_get_int64(v) : 0;
+}
+
+struct json_object *
 phantom_call_client_capabilities(const phantom_call *c)
 {
 	return c->r->client_caps ? c->r->client_caps : c->empty_caps;
@@ -527,6 +556,12 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 			json_object_object_add(ir, "state", json_object_get(res->state));
 		json_object_object_add(o, "inputRequired", ir);
 		return o;
+	}
+	if (strcmp(inv->kind, "resource_list") == 0) {
+		/* a page is the structuredContent object itself */
+		json_object_put(o);
+		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
+									       : json_object_new_object();
 	}
 	if (strcmp(inv->kind, "tool") == 0) {
 		json_object_object_add(o, "content", json_object_get(res->content));

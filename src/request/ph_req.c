@@ -29,6 +29,12 @@ ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, 
 	o->data = data;
 }
 
+struct json_object *
+ph_req_assigns(const struct ph_req *r)
+{
+	return r->assigns ? json_object_get(r->assigns) : json_object_new_object();
+}
+
 void
 ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri)
 {

@@ -43,6 +43,8 @@ struct ph_req {
 	const char *traceparent, *tracestate, *baggage;
 	const char *target;             /* tool name, prompt name or uri, for the log */
 	const char *principal;          /* authenticated principal, NULL when none */
+	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
+					 * principal (an object), NULL when none (ph_auth.c) */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
 	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
@@ -98,6 +100,10 @@ int ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger,
 
 
 /* ---- helpers for method handlers (ph_req.c) ---- */
+
+/* The request's assigns as a new reference (caller puts): the object the
+ * authenticator returned next to the principal, or an empty object. */
+struct json_object *ph_req_assigns(const struct ph_req *r);
 
 /* Sets o to "resource not found" for uri: -32602 with data.uri (modern) or
  * -32002 (legacy). */
