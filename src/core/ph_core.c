@@ -943,6 +943,7 @@ serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_objec
 	r.legacy = true;
 	r.batch = out;
 	r.principal = top->principal;
+	r.assigns = top->assigns;
 	r.access = top->access;
 	r.restricted = top->restricted;
 	r.msg = json_object_get(msg);

@@ -93,11 +93,13 @@ static char *
 catalog_cursor(struct ph_req *r, size_t idx, const char *hcursor)
 {
 	struct json_object *st = json_object_new_object();
-	char *tok;
+	char *tok, *who;
 	json_object_object_add(st, "i", json_object_new_int64((int64_t)idx));
 	json_object_object_add(st, "c", hcursor ? json_object_new_string(hcursor) : NULL);
-	tok = ph_state_seal(r->srv->conf->request_state, r->principal, "resources/list", CATALOG_TARGET,
+	who = ph_req_binding(r);
+	tok = ph_state_seal(r->srv->conf->request_state, who, "resources/list", CATALOG_TARGET,
 			    NULL, st, ph_now_us() / 1000000);
+	free(who);
 	json_object_put(st);
 	return tok;
 }
@@ -110,9 +112,15 @@ catalog_open(struct ph_req *r, const char *cursor, size_t *idx, char **hcursor)
 	struct json_object *st = NULL, *i, *c;
 	const struct ph_registry *reg = reg_of(r);
 	bool ok = false;
-	if (reg == NULL || reg->ncatalogs == 0 ||
-	    ph_state_open(r->srv->conf->request_state, cursor, r->principal, "resources/list",
-			  CATALOG_TARGET, NULL, &st, ph_now_us() / 1000000) != PH_STATE_OK)
+	char *who;
+	enum ph_state_err e;
+	if (reg == NULL || reg->ncatalogs == 0)
+		return false;
+	who = ph_req_binding(r);
+	e = ph_state_open(r->srv->conf->request_state, cursor, who, "resources/list", CATALOG_TARGET,
+			  NULL, &st, ph_now_us() / 1000000);
+	free(who);
+	if (e != PH_STATE_OK)
 		return false;
 	i = ph_jget(st, "i");
 	c = ph_jget(st, "c");
@@ -259,7 +267,6 @@ catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcu
 	snprintf(label, sizeof label, "resource list %s", c->name);
 	json_object_object_add(extra, "cursor", hcursor ? json_object_new_string(hcursor) : NULL);
 	json_object_object_add(extra, "limit", json_object_new_int64((int64_t)limit));
-	json_object_object_add(extra, "assigns", ph_req_assigns(r));
 	memset(&inv, 0, sizeof inv);
 	inv.kind = "resource_list";
 	inv.label = label;

@@ -49,6 +49,15 @@ placeholder(const char *s, size_t n, size_t *noff, size_t *nlen)
 	while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
 			 (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 		i++;
+	if (i - *noff == 7 && memcmp(s + *noff, "assigns", 7) == 0 && i + 1 < n && s[i] == '.') {
+		/* {{assigns.NAME}}: one attribute of the principal */
+		size_t at = ++i;
+		while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+				 (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+			i++;
+		if (i == at)
+			return 0;
+	}
 	*nlen = i - *noff;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
@@ -58,10 +67,12 @@ placeholder(const char *s, size_t n, size_t *noff, size_t *nlen)
 }
 
 /* Which value a placeholder name stands for: a parameter index, -1 for the
- * principal, -2 when unknown. */
+ * principal, -3 for an attribute (assigns.NAME), -2 when unknown. */
 static long
 placeholder_value(const char *name, size_t len, char *const *pnames, size_t np)
 {
+	if (len > 8 && memcmp(name, "assigns.", 8) == 0)
+		return -3;
 	if ((len == 9 && memcmp(name, "principal", 9) == 0) || (len == 4 && memcmp(name, "user", 4) == 0))
 		return -1;
 	for (size_t i = 0; i < np; i++)
@@ -88,10 +99,11 @@ ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size_t np,
 			return ph_xstrdup("'{{' does not start a {{name}} placeholder");
 		switch (placeholder_value(src + i + noff, nlen, pnames, np)) {
 		case -2:
-			return ph_xasprintf("unknown placeholder {{%.*s}} (known: principal, user and "
-					    "the path parameters)", (int)nlen, src + i + noff);
+			return ph_xasprintf("unknown placeholder {{%.*s}} (known: principal, user, "
+					    "assigns.NAME and the path parameters)", (int)nlen, src + i + noff);
 		case -1:
-			*principal = true;
+		case -3:
+			*principal = true; /* rendered per principal */
 			break;
 		default:
 			break;
@@ -103,7 +115,7 @@ ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size_t np,
 
 void
 ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *const *pnames,
-		     char *const *vals, size_t np, const char *principal)
+		     char *const *vals, size_t np, const char *principal, struct json_object *assigns)
 {
 	size_t lit = 0;
 	for (size_t i = 0; i < len; i++) {
@@ -118,6 +130,10 @@ ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *cons
 		if (v == -1) {
 			if (principal)
 				ph_buf_adds(out, principal);
+		} else if (v == -3) {
+			const char *a = ph_assign_text(assigns, src + i + noff + 8, nlen - 8);
+			if (a)
+				ph_buf_adds(out, a);
 		} else if (vals && vals[v]) {
 			ph_buf_adds(out, vals[v]);
 		}
@@ -255,7 +271,7 @@ param_names(const struct ph_skill *k, char **buf, size_t cap)
 int
 ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 		     struct ph_skill_file *f, char *const *vals, const char *principal,
-		     struct ph_buf *out)
+		     struct json_object *assigns, struct ph_buf *out)
 {
 	struct stat st;
 	if (f->tmpl) {
@@ -263,7 +279,7 @@ ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *own
 		if (refresh(sc, owner, f) != 0)
 			return -1;
 		ph_skill_tmpl_render(out, f->c.src, f->c.srclen, param_names(owner, pn, PH_SKILL_MAX_SEGS),
-				     vals, owner->nparams, principal);
+				     vals, owner->nparams, principal, assigns);
 		return 0;
 	}
 	return read_file(sc, owner, f, out, &st);
@@ -272,7 +288,7 @@ ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *own
 int
 ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 		      struct ph_skill_file *f, char *const *vals, const char *principal,
-		      unsigned char digest[32], size_t *size)
+		      struct json_object *assigns, unsigned char digest[32], size_t *size)
 {
 	if (refresh(sc, owner, f) != 0)
 		return -1;
@@ -281,7 +297,7 @@ ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *ow
 		char *pn[PH_SKILL_MAX_SEGS];
 		ph_buf_init(&b);
 		ph_skill_tmpl_render(&b, f->c.src, f->c.srclen, param_names(owner, pn, PH_SKILL_MAX_SEGS),
-				     vals, owner->nparams, principal);
+				     vals, owner->nparams, principal, assigns);
 		crypto_hash_sha256(digest, (const unsigned char *)(b.data ? b.data : ""), b.len);
 		ph_skills_hash_count++;
 		*size = b.len;
@@ -870,7 +886,8 @@ skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_
 			struct json_object *ent;
 			if (!ent_served(q, k, t, vals))
 				continue;
-			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
+			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, q->r->assigns, d,
+						  &size) != 0) {
 				ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
 				       ph_fs_strerror(errno));
 				continue;
@@ -1102,7 +1119,8 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		struct ph_buf b;
 		ph_buf_init(&b);
 		if (t == NULL || !ent_served(&q, l.skill, t, l.vals) ||
-		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
+		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, r->assigns,
+					 &b) != 0) {
 			if (t != NULL && errno != ENOENT)
 				ph_log("warning", "skill file %s is not served: %s", t->f->disk, ph_fs_strerror(errno));
 			ph_outcome_not_found(r, o, uri);

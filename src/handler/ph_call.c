@@ -123,11 +123,8 @@ phantom_call_assigns(const phantom_call *c)
 const char *
 phantom_call_assign(const phantom_call *c, const char *name, const char *def)
 {
-	struct json_object *v = ph_jget(c->r->assigns, name);
-	if (v == NULL || json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array) ||
-	    json_object_is_type(v, json_type_null))
-		return def;
-	return json_object_get_string(v);
+	const char *v = name ? ph_assign_text(c->r->assigns, name, strlen(name)) : NULL;
+	return v ? v : def;
 }
 
 const char *
@@ -674,7 +671,7 @@ exec_alive(void *ctx)
 /* The stdin document of the exec protocol. Caller puts. The members the
  * server vouches for come first and the ones the client supplied last, in
  * a fixed order (kind, name or uri, state, legacy, arguments, principal,
- * clientCapabilities, meta, inputResponses): a script without a JSON parser
+ * assigns, clientCapabilities, meta, inputResponses): a script without a JSON parser
  * may match a prefix such as {"kind":"tool","name":"x","state": and know
  * that no client wrote it (phantom.yaml(5), MULTI-ROUND REQUESTS). */
 static struct json_object *
@@ -694,6 +691,8 @@ exec_input(struct ph_req *r, const struct ph_invocation *inv)
 		json_object_object_add(in, "legacy", json_object_new_boolean(1));
 	json_object_object_add(in, "arguments", json_object_get(inv->arguments));
 	json_object_object_add(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
+	/* what the authenticator said about the principal ({} when nothing) */
+	json_object_object_add(in, "assigns", ph_req_assigns(r));
 	json_object_object_add(in, "clientCapabilities",
 			       r->client_caps ? json_object_get(r->client_caps) : json_object_new_object());
 	meta = ph_jget(r->params, "_meta");

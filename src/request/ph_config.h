@@ -73,7 +73,7 @@ struct ph_state_opts { /* request_state */
 struct ph_auth_opts { /* auth */
 	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
 	char *default_access;
-	long long argon2_cache;
+	long long argon2_cache, max_assigns, assigns_depth;
 	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;
 };
 struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapping */

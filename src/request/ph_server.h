@@ -104,6 +104,16 @@ int ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger,
 /* The request's assigns as a new reference (caller puts): the object the
  * authenticator returned next to the principal, or an empty object. */
 struct json_object *ph_req_assigns(const struct ph_req *r);
+/* Who a sealed token (requestState, a list cursor) is bound to: the
+ * principal, and with assigns also a SHA-256 of their canonical JSON, so a
+ * retry by another principal, or by the same one with other assigns, is
+ * refused. NULL when there is neither. Caller frees. */
+char *ph_req_binding(const struct ph_req *r);
+/* The text of assigns member name (len bytes) for a {{assigns.NAME}}
+ * placeholder: a string as it is, a number or boolean as JSON; NULL for an
+ * object, array, null or a missing member (assigns may be NULL). Borrowed
+ * from assigns. */
+const char *ph_assign_text(struct json_object *assigns, const char *name, size_t len);
 
 /* Sets o to "resource not found" for uri: -32602 with data.uri (modern) or
  * -32002 (legacy). */
