@@ -957,26 +957,120 @@ ph_skills_configured(const struct ph_server *s)
 	return s->conf->skills != NULL;
 }
 
+/* The values of one listed item: a plain value for a one-parameter path,
+ * or an object of parameter -> value. Returns them (caller frees with
+ * vals_free) when every parameter has a value its pattern accepts, else
+ * NULL with why. */
+static char **
+list_item_vals(const struct ph_skill *k, struct json_object *it, char *why, size_t wsz)
+{
+	char **vals = ph_xcalloc(k->nparams + 1, sizeof *vals);
+	for (size_t p = 0; p < k->nparams; p++) {
+		const char *v = json_object_is_type(it, json_type_string) && k->nparams == 1
+					? json_object_get_string(it) : ph_jstr(it, k->params[p].name);
+		if (v == NULL || *v == '\0' || strchr(v, '/') || strcmp(v, ".") == 0 || strcmp(v, "..") == 0 ||
+		    !ph_utf8_valid(v, strlen(v)) || !k->params[p].re_ok ||
+		    regexec(&k->params[p].re, v, 0, NULL, 0) != 0) {
+			snprintf(why, wsz, "no value of '%s' that its pattern accepts", k->params[p].name);
+			for (size_t j = 0; j < p; j++)
+				free(vals[j]);
+			free(vals);
+			return NULL;
+		}
+		vals[p] = ph_xstrdup(v);
+	}
+	return vals;
+}
+
+static void
+vals_free(char **vals)
+{
+	for (size_t i = 0; vals && vals[i]; i++)
+		free(vals[i]);
+	free(vals);
+}
+
+/* One line of this request's listing: a skill and its values (borrowed
+ * from the configuration, or owned when a list handler gave them). */
+struct line {
+	size_t skill;
+	char **vals;
+	bool owned;
+};
+
+/* Runs skill k's list handler: {kind: "skill_list", name: path, principal,
+ * assigns, ...} -> {"list": [value | {param: value}, ...]}, appending a line
+ * per good item to *ls. A bad item is logged and skipped. Returns false
+ * when the handler failed or its answer has no "list" array. */
+static bool
+list_run(struct rq *q, size_t k, struct line **ls, size_t *n)
+{
+	const struct ph_skill *s = &q->sc->skills[k];
+	struct json_object *args = json_object_new_object(), *res, *arr;
+	struct ph_invocation inv;
+	char label[300], why[160];
+	bool ok = false;
+	snprintf(label, sizeof label, "skill %s: list", s->path);
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "skill_list";
+	inv.label = label;
+	inv.name = s->path;
+	inv.arguments = args;
+	res = ph_call_handler(q->r, &s->list_h, &inv);
+	arr = ph_jget(res, "list");
+	if (res != NULL && !json_object_is_type(arr, json_type_array))
+		ph_log("warning", "%s: the answer has no \"list\" array", label);
+	if (json_object_is_type(arr, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			char **vals = list_item_vals(s, json_object_array_get_idx(arr, i), why, sizeof why);
+			if (vals == NULL) {
+				ph_log("warning", "%s: item %zu skipped: %s", label, i, why);
+				continue;
+			}
+			*ls = ph_xrealloc(*ls, (*n + 1) * sizeof **ls);
+			(*ls)[(*n)++] = (struct line){k, vals, true};
+		}
+		ok = true;
+	}
+	json_object_put(res);
+	json_object_put(args);
+	return ok;
+}
+
 void
 ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 {
 	struct rq q;
 	struct hints h;
-	size_t *vis, nvis = 0, off, cnt;
-	bool complete = true;
+	size_t nvis = 0, off, cnt;
+	struct line *vis = NULL;
+	bool complete = true, asked = false;
 	struct json_object *skills;
 	rq_init(&q, r);
-	vis = ph_xcalloc(q.sc->nlisting ? q.sc->nlisting : 1, sizeof *vis);
-	for (size_t i = 0; i < q.sc->nlisting; i++)
-		if (visible(&q, q.sc->listing[i].skill))
-			vis[nvis++] = i;
+	/* the configured listing, then what each list handler gives this principal */
+	for (size_t i = 0; i < q.sc->nlisting; i++) {
+		if (!visible(&q, q.sc->listing[i].skill))
+			continue;
+		vis = ph_xrealloc(vis, (nvis + 1) * sizeof *vis);
+		vis[nvis++] = (struct line){q.sc->listing[i].skill, q.sc->listing[i].vals, false};
+	}
+	for (size_t k = 0; k < q.sc->n; k++) {
+		if (q.sc->skills[k].list_h.kind == PH_HANDLER_NONE || !visible(&q, k))
+			continue;
+		if (!list_run(&q, k, &vis, &nvis)) {
+			ph_outcome_error(o, PH_E_HANDLER, NULL, "skills/list: the list of '%s' failed",
+					 q.sc->skills[k].path);
+			goto out;
+		}
+		asked = true;
+	}
 	if (ph_page_begin(r, nvis, &off, o) != 0)
 		goto out;
 	cnt = ph_page_count(r, nvis, off);
 	hints_init(&h);
 	skills = json_object_new_array();
 	for (size_t i = off; i < off + cnt; i++) {
-		const struct ph_listing *l = &q.sc->listing[vis[i]];
+		const struct line *l = &vis[i];
 		enum ph_err e;
 		struct json_object *ent = skill_entry(&q, l->skill, l->vals, &h, &e);
 		if (ent == NULL) {
@@ -988,10 +1082,13 @@ ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "skills", skills);
 	ph_page_end(r, o->result, off, cnt, nvis);
-	if (!complete)
-		h.n = 0;
+	if (!complete || asked)
+		h.n = 0; /* left-out entries, or a listing made for this principal: not reusable */
 	hints_put(&q, &h, o->result);
 out:
+	for (size_t i = 0; i < nvis; i++)
+		if (vis[i].owned)
+			vals_free(vis[i].vals);
 	free(vis);
 	rq_free(&q);
 }

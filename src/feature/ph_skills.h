@@ -94,6 +94,7 @@ struct ph_skill {
 	size_t ndesc;
 	char ***list;        /* concrete parameter values listed by skills/list */
 	size_t nlist;
+	struct ph_handler list_h; /* list: as a handler: the values per request (kind NONE: none) */
 };
 
 /* One line of the default skills/list: a skill and its parameter values. */
