@@ -148,5 +148,19 @@ for m in fail slow garbage; do
 	is "$(sed -n 3p <<<"$OUT" | jq -r .id)" 4 "  the next request is served"
 done
 [ $((SECONDS - t0)) -lt 20 ]; ok "the slow handler was stopped by its timeout_ms"
+
+# a module handler (tests/modules/testmod.c: catalog), CATALOG_SIZE studies
+test_conf "$T_DIR/module.yaml" catalog-test 'request_state: { secret_env: CATALOG_SECRET }' \
+	'resource_lists: [ { name: mod, module: testmod.so, symbol: catalog } ]'
+n=0 params='{}'
+for _ in $(seq 1 5); do
+	OUT=$(CATALOG_SIZE=250 "$PHANTOM" -c "$T_DIR/module.yaml" --stdio 2>"$T_DIR/module.err" <<<"$(req 1 resources/list "$params")")
+	n=$((n + $(jq '.result.resources | length' <<<"$OUT")))
+	c=$(jq -r '.result.nextCursor // empty' <<<"$OUT")
+	[ -z "$c" ] && break
+	params=$(jq -nc --arg c "$c" '{cursor: $c}')
+done
+is "$n/$c" 250/ "a module resource list: 250 entries in 3 pages, then no nextCursor"
+is "$(jq -r '.result.resources[0].uri' <<<"$OUT")" study://200 "  the module got its own cursor back"
 grep -q 'resource list studies' "$T_DIR/slow.err"; ok "the timeout is logged"
 done_testing
