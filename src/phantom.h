@@ -125,6 +125,18 @@ const char *phantom_call_principal(const phantom_call *c);
  * sent them in _meta or the headers). Borrowed for the call; NULL when
  * the client sent none (or an invalid traceparent). */
 const char *phantom_call_trace(const phantom_call *c, const char *field);
+/* The attributes the authenticator returned with the principal ("assigns",
+ * an object, borrowed; {} when none): plan, team, account... */
+struct json_object *phantom_call_assigns(const phantom_call *c);
+/* A value of the assigns as a string (strings as they are, numbers and
+ * booleans in JSON), or def when absent or an object or array. */
+const char *phantom_call_assign(const phantom_call *c, const char *name, const char *def);
+/* Resource lists (resource_lists: in phantom.yaml): the handler's own cursor
+ * of the page asked for (NULL: the first page) and the most entries to
+ * return. The page is returned as structuredContent
+ * {"resources": [...], "nextCursor": "..."} (phantom_result_structured_*). */
+const char *phantom_call_cursor(const phantom_call *c);
+long long phantom_call_limit(const phantom_call *c);
 /* The client capabilities declared for this request ({} when none). */
 struct json_object *phantom_call_client_capabilities(const phantom_call *c);
 /* 1 when the client declared the capability ("elicitation", "sampling"...). */

@@ -507,9 +507,9 @@ http_rule_checks() {
 	is "$(jqr .id)" null "-32700 has id null (it could not be read)"
 	still_serving "$U" -32700
 
-	post "$U" '[{"jsonrpc":"2.0","id":11,"method":"ping"}]'
-	is "$STATUS" 400 "a batch gets 400"
-	is "$(jqr .error.code)" -32600 "a batch is -32600"
+	post "$U" '[{"jsonrpc":"2.0","id":11,"method":"ping"}]' -H "MCP-Protocol-Version: 2025-11-25"
+	is "$STATUS" 400 "a batch from a 2025-11-25 client gets 400"
+	is "$(jqr .error.code)" -32600 "a batch from a 2025-11-25 client is -32600"
 	still_serving "$U" "batch"
 
 	post "$U" '{"jsonrpc":"2.0","id":12,"result":{}}'

@@ -673,6 +673,61 @@ ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_ynode 
 	return bad ? -1 : 0;
 }
 
+/* ---- resource lists -------------------------------------------------------------------- */
+
+static const char *const catalog_keys[] = {
+	"name", "exec", "timeout_ms", "max_output", "env", "cwd", "module", "symbol", NULL};
+
+static void
+parse_catalog(struct rc *r, const struct ph_ynode *item, size_t i)
+{
+	struct ph_catalog *c = ph_xcalloc(1, sizeof *c);
+	c->line = item->line;
+	if (!ph_yread_keys(&r->s, item, NULL, catalog_keys))
+		goto fail;
+	c->name = str_key(r, item, "name", false);
+	if (c->name == NULL && !r->s.bad)
+		c->name = ph_xasprintf("resource_lists[%zu]", i);
+	if (parse_handler(r, item, &c->h) != 0)
+		goto fail;
+	if (c->h.kind == PH_HANDLER_NONE) {
+		ph_yread_problem(&r->s, item->line, "a resource list needs a handler: exec or module");
+		goto fail;
+	}
+	if (r->s.bad)
+		goto fail;
+	ph_registry_add_catalog(r->reg, c);
+	return;
+fail:
+	ph_catalog_free(c);
+}
+
+int
+ph_conf_resource_lists(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	bool bad = false;
+	if (ph_yaml_is_null(n))
+		return 0;
+	if (n->kind != PH_Y_SEQ) {
+		struct rc r;
+		rc_init(&r, x);
+		snprintf(r.where, sizeof r.where, "%s", key);
+		ph_yread_problem(&r.s, n->line, "expected a list of handlers ({name, exec | module, ...})");
+		return -1;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		struct rc r;
+		rc_init(&r, x);
+		set_where(&r, key, i, n->vals[i], "name");
+		if (n->vals[i]->kind != PH_Y_MAP)
+			ph_yread_problem(&r.s, n->vals[i]->line, "a resource list is a mapping");
+		else
+			parse_catalog(&r, n->vals[i], i);
+		bad |= r.s.bad;
+	}
+	return bad ? -1 : 0;
+}
+
 /* ---- resource templates ------------------------------------------------------------ */
 
 static const char *const template_keys[] = {

@@ -67,6 +67,7 @@ skill_free(struct ph_skill *k)
 	}
 	free(k->h.exec.env);
 	free(k->h.exec.cwd);
+	ph_exec_spec_clear(&k->list_h.exec);
 	json_object_put(k->fm);
 	for (size_t i = 0; i < k->nfiles; i++) {
 		free(k->files[i].rel);
@@ -318,10 +319,14 @@ parse_params(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 	return rc;
 }
 
+static const struct ph_exec_bounds skill_exec_bounds;
+
 /* list: concrete parameter values for skills/list. Items are mappings of
- * parameter -> value, or plain values when the path has one parameter. */
+ * parameter -> value, or plain values when the path has one parameter; or
+ * a handler ({exec: [...], timeout_ms, max_output}) that gives them per
+ * request. */
 static int
-parse_list(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
+parse_list(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
 {
 	int rc = 0;
 	if (n == NULL || ph_yaml_is_null(n))
@@ -330,8 +335,25 @@ parse_list(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n)
 		PROB(L, n->line, "list: '%s' has no parameters to list", k->path);
 		return -1;
 	}
+	if (n->kind == PH_Y_MAP) {
+		for (size_t i = 0; i < n->n; i++)
+			if (strcmp(n->keys[i], "exec") != 0 && strcmp(n->keys[i], "timeout_ms") != 0 &&
+			    strcmp(n->keys[i], "max_output") != 0) {
+				PROB(L, n->key_lines[i], "list: unknown key '%s' (a handler has exec, "
+				     "timeout_ms, max_output)", n->keys[i]);
+				return -1;
+			}
+		if (ph_yaml_get(n, "exec") == NULL) {
+			PROB(L, n->line, "list: a handler needs exec: [program, args...]");
+			return -1;
+		}
+		if (ph_exec_spec_parse(&L->s, n, &skill_exec_bounds, mdir, &k->list_h.exec) != 0)
+			return -1;
+		k->list_h.kind = PH_HANDLER_EXEC;
+		return 0;
+	}
 	if (n->kind != PH_Y_SEQ) {
-		PROB(L, n->line, "list: expected a list of parameter values");
+		PROB(L, n->line, "list: expected a list of parameter values, or a handler {exec: [...]}");
 		return -1;
 	}
 	for (size_t i = 0; i < n->n; i++) {
@@ -481,7 +503,7 @@ parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const 
 		return -1;
 	if (parse_params(L, k, ph_yaml_get(n, "params")) != 0)
 		rc = -1;
-	if (rc == 0 && parse_list(L, k, ph_yaml_get(n, "list")) != 0)
+	if (rc == 0 && parse_list(L, k, ph_yaml_get(n, "list"), mdir) != 0)
 		rc = -1;
 	if ((v = ph_yaml_get(n, "cache")) != NULL && !ph_yaml_is_null(v) && parse_cache(L, k, v) != 0)
 		rc = -1;

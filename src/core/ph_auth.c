@@ -650,6 +650,8 @@ parse_settings(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts
 		if (strcmp(o->mode, modes[m]) == 0)
 			a->mode = (enum ph_auth_mode)m;
 	a->argon2_cache = o->argon2_cache;
+	a->max_assigns = o->max_assigns;
+	a->assigns_depth = o->assigns_depth;
 	a->default_deny = strcmp(o->default_access, "none") == 0;
 	for (size_t i = 0; i < PH_ARRAY_LEN(default_headers); i++)
 		h[i] = ph_xstrdup(default_headers[i]);
@@ -812,6 +814,7 @@ cache_add(struct ph_auth_conf *a, const unsigned char *digest, size_t token)
 /* What a request keeps until ph_auth_end: only the exec mode needs it. */
 struct auth_state {
 	char *principal;
+	struct json_object *assigns; /* the exec authenticator's, NULL when none */
 	struct ph_access access;
 	char *challenge;
 	struct ph_header hdrs[2];
@@ -1062,20 +1065,68 @@ opt_string(struct json_object *o, const char *key, size_t max, bool quotable, co
 	return 0;
 }
 
+/* The depth of v: 0 for a scalar, 1 for an object or array of scalars... */
+static long long
+json_depth(struct json_object *v)
+{
+	long long d = 0;
+	if (json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, k, x) {
+			long long c = json_depth(x);
+			(void)k;
+			if (c > d)
+				d = c;
+		}
+		return d + 1;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			long long c = json_depth(json_object_array_get_idx(v, i));
+			if (c > d)
+				d = c;
+		}
+		return d + 1;
+	}
+	return 0;
+}
+
+/* Checks "assigns" of an allow answer: an object of at most
+ * auth.max_assigns bytes (as JSON) nested no deeper than auth.assigns_depth
+ * (the object itself is depth 1). Returns NULL or what is wrong. */
+static const char *
+exec_assigns(const struct ph_auth_conf *a, struct json_object *v)
+{
+	size_t len;
+	if (!json_object_is_type(v, json_type_object))
+		return "\"assigns\" is not an object";
+	json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &len);
+	if ((long long)len > a->max_assigns)
+		return "\"assigns\" is larger than auth.max_assigns";
+	if (json_depth(v) > a->assigns_depth)
+		return "\"assigns\" is nested deeper than auth.assigns_depth";
+	return NULL;
+}
+
 /* An allow answer: its principal and, when it sends "allow", its own
- * allow-lists, kept in st (owned by r->auth_state); *e is what grant says.
- * Returns NULL or what is wrong with the answer. */
+ * allow-lists, and its "assigns", kept in st (owned by r->auth_state); *e
+ * is what grant says. Returns NULL or what is wrong with the answer. */
 static const char *
 exec_allow(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, struct auth_state *st,
 	   char *msg, size_t msz, enum ph_err *e)
 {
 	const char *p = ph_jstr(ans, "principal"), *why;
-	struct json_object *al = ph_jget(ans, "allow");
+	struct json_object *al = ph_jget(ans, "allow"), *as = ph_jget(ans, "assigns");
 	if (p == NULL || !principal_ok(p))
 		return "allow without a usable \"principal\"";
 	st->principal = ph_xstrdup(p);
 	if (al != NULL && (why = exec_access(al, &st->access)) != NULL)
 		return why;
+	if (as != NULL) {
+		if ((why = exec_assigns(a, as)) != NULL)
+			return why;
+		st->assigns = json_object_get(as);
+		r->assigns = st->assigns;
+	}
 	*e = grant(r, a, st->principal, al ? &st->access : NULL, msg, msz);
 	return NULL;
 }
@@ -1175,6 +1226,7 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 		*hdrs = NULL;
 		r->principal = NULL;
 		r->access = NULL;
+		r->assigns = NULL;
 		e = PH_E_INTERNAL;
 	}
 	json_object_put(ans);
@@ -1223,6 +1275,9 @@ ph_auth_end(struct ph_req *r)
 		r->access = NULL;
 	if (r->principal == st->principal)
 		r->principal = NULL;
+	if (r->assigns == st->assigns)
+		r->assigns = NULL;
+	json_object_put(st->assigns);
 	free(st->principal);
 	access_free(&st->access);
 	free(st->challenge);

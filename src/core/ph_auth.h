@@ -50,6 +50,7 @@ struct ph_auth_conf {
 	char *tokens_file;                       /* resolved path */
 	char **command;                          /* exec argv, NULL-terminated */
 	long long timeout_ms, max_output, argon2_cache;
+	long long max_assigns, assigns_depth; /* exec: bounds of "assigns" */
 	char **headers;                          /* exec: lower-case header names */
 	char **header_params;                    /* ... and their CGI names */
 	size_t nheaders;

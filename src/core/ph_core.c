@@ -66,7 +66,14 @@ static void
 send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
 {
 	size_t len;
-	const char *s = ph_json_text(msg, &len);
+	const char *s;
+	if (r->batch != NULL) {
+		/* one entry of a legacy batch: the batch is sent when all are done */
+		json_object_array_add(r->batch, msg);
+		r->status = 200;
+		return;
+	}
+	s = ph_json_text(msg, &len);
 	if (r->streaming) {
 		if (r->ex->ops->stream_send(r->ex, s, len) != 0)
 			r->ex->cancelled = 1;
@@ -93,7 +100,7 @@ send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_obj
 static void
 send_accepted(struct ph_req *r)
 {
-	if (r->ex->http)
+	if (r->ex->http && r->batch == NULL)
 		respond(r, 202, NULL, NULL, NULL, 0);
 	else
 		r->status = 202;
@@ -431,13 +438,15 @@ struct method {
 	bool (*available)(const struct ph_server *s);
 };
 
-/* The resources capability: configured resources or templates, or skills
- * (whose files are resources). Without any, the methods are -32601. */
+/* The resources capability: configured resources, templates or resource
+ * lists, or skills (whose files are resources). Without any, the methods
+ * are -32601. */
 static bool
 has_resources(const struct ph_server *s)
 {
 	const struct ph_registry *reg = s->conf->registry;
-	return (reg && (reg->nresources > 0 || reg->ntemplates > 0)) || ph_skills_configured(s);
+	return (reg && (reg->nresources > 0 || reg->ntemplates > 0 || reg->ncatalogs > 0)) ||
+	       ph_skills_configured(s);
 }
 
 /* resources/read: skill:// uris belong to the skills extension, the rest to
@@ -859,7 +868,10 @@ authenticate(struct ph_req *r)
 {
 	char msg[512] = "";
 	const struct ph_header *hdrs = NULL;
-	enum ph_err e = ph_auth_check(r, msg, sizeof msg, &hdrs);
+	enum ph_err e;
+	if (r->batch != NULL)
+		return true; /* the batch as a whole was authenticated (serve_batch) */
+	e = ph_auth_check(r, msg, sizeof msg, &hdrs);
 	if (e == PH_OK)
 		return rate_ok(r);
 	r->rpc_code = ph_err_rpc_code(e, r->legacy);
@@ -888,6 +900,8 @@ choose_era(struct ph_req *r, struct json_object *meta)
 	}
 	if (r->legacy && strcmp(r->method, "initialize") != 0 && ph_jget(meta, META_CAPS) != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
+	if (r->batch != NULL)
+		r->legacy = true; /* only a legacy batch gets this far (batch_allowed) */
 }
 
 /* Sends -32601 for the request's method. */
@@ -1120,21 +1134,13 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 	return true;
 }
 
-/* Step 2: the body is JSON (r->msg, owned by r) and one JSON-RPC request or
+/* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
  * notification; sets r->id, r->method and r->params. Returns false after
  * sending the error. */
 static bool
-read_envelope(struct ph_req *r, const char *body, size_t blen)
+check_envelope(struct ph_req *r)
 {
 	struct json_object *jv;
-	if (!ph_json_parse(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg)) {
-		send_error(r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
-		return false;
-	}
-	if (json_object_is_type(r->msg, json_type_array)) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported", NULL);
-		return false;
-	}
 	if (!json_object_is_type(r->msg, json_type_object)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		return false;
@@ -1169,6 +1175,135 @@ read_envelope(struct ph_req *r, const char *body, size_t blen)
 	return true;
 }
 
+/* ---- legacy batches (2025-03-26, 2024-11-05) ------------------------------ */
+
+/* The revisions whose transport has JSON-RPC batches; 2025-06-18 removed them. */
+static bool
+batch_version(const char *v)
+{
+	return strcmp(v, "2025-03-26") == 0 || strcmp(v, "2024-11-05") == 0;
+}
+
+/* True when this batch (r->msg, an array) comes from a client whose
+ * negotiated version has batches. A request carries no session here, so
+ * the version is, in order: the MCP-Protocol-Version header (every client
+ * of 2025-06-18 and later sends it after initialize); else the
+ * protocolVersion of an initialize in the batch; else 2025-03-26, the
+ * transport's rule for a request without the header (stdio has no headers,
+ * and a client of a later revision never sends a batch). A batch holding a
+ * 2026-07-28 request (its _meta names a version) is never one. */
+static bool
+batch_allowed(struct ph_req *r)
+{
+	const char *hv = r->ex->http ? param(r, "HTTP_MCP_PROTOCOL_VERSION") : NULL;
+	const char *init = NULL;
+	size_t n = json_object_array_length(r->msg);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(r->msg, i);
+		struct json_object *p = ph_jget(e, "params");
+		const char *m = ph_jstr(e, "method");
+		if (ph_jget(ph_jget(p, "_meta"), META_VERSION) != NULL)
+			return false;
+		if (m != NULL && strcmp(m, "initialize") == 0 && ph_jstr(p, "protocolVersion") != NULL)
+			init = ph_jstr(p, "protocolVersion");
+	}
+	if (hv != NULL) {
+		size_t tl;
+		const char *t = ph_trim(hv, &tl);
+		char v[32];
+		snprintf(v, sizeof v, "%.*s", (int)(tl < 31 ? tl : 31), t);
+		return batch_version(v);
+	}
+	return batch_version(init ? init : "2025-03-26");
+}
+
+/* One message of a batch, as its own request: same ladder, its response
+ * appended to out. The batch's authentication (top) is shared. */
+static void
+serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_object *out)
+{
+	struct ph_req r;
+	memset(&r, 0, sizeof r);
+	r.srv = top->srv;
+	r.ex = top->ex;
+	r.t0 = ph_now_us();
+	r.log_level = PH_LOG_NONE;
+	r.last_progress = -1;
+	r.legacy = true;
+	r.batch = out;
+	r.principal = top->principal;
+	r.assigns = top->assigns;
+	r.access = top->access;
+	r.restricted = top->restricted;
+	r.msg = json_object_get(msg);
+	if (check_envelope(&r))
+		ladder(&r);
+	ph_log_request(&r, r.method ? r.method : "-");
+	ph_mrtr_end(&r);
+	json_object_put(r.msg);
+}
+
+/* A JSON array body (r->msg): -32600 unless the client's version has
+ * batches (batch_allowed); else authenticated once, then each message in
+ * order, answered with one array of the responses, or 202 when every
+ * message was a notification. */
+static void
+serve_batch(struct ph_req *r)
+{
+	size_t n = json_object_array_length(r->msg);
+	long long max = r->srv->conf->limits.batch_max;
+	struct json_object *out;
+	r->method = "batch";
+	if (n == 0) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
+		return;
+	}
+	if (!batch_allowed(r)) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported "
+			   "after protocol version 2025-03-26", NULL);
+		return;
+	}
+	r->legacy = true;
+	if ((long long)n > max) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "Invalid Request: a batch holds at most %lld messages", max);
+		send_error(r, PH_E_INVALID_REQUEST, msg, NULL);
+		return;
+	}
+	if (!authenticate(r))
+		return;
+	out = json_object_new_array();
+	for (size_t i = 0; i < n && !r->ex->cancelled; i++)
+		serve_batch_entry(r, json_object_array_get_idx(r->msg, i), out);
+	if (r->ex->cancelled) {
+		r->status = 499;
+	} else if (json_object_array_length(out) == 0) {
+		send_accepted(r);
+	} else {
+		size_t len;
+		const char *s = ph_json_text(out, &len);
+		respond(r, 200, "application/json", NULL, s, len);
+	}
+	json_object_put(out);
+}
+
+/* Step 2: the body is JSON (r->msg, owned by r): a batch, or one message
+ * (check_envelope), served; errors are sent. */
+static void
+serve_body(struct ph_req *r, const char *body, size_t blen)
+{
+	if (!ph_json_parse(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg)) {
+		send_error(r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
+		return;
+	}
+	if (json_object_is_type(r->msg, json_type_array)) {
+		serve_batch(r);
+		return;
+	}
+	if (check_envelope(r))
+		ladder(r);
+}
+
 void
 ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 {
@@ -1184,8 +1319,8 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	r.last_progress = -1;
 	r.legacy = false;
 	r.counted = true;
-	if (take_body(&r, &body, &blen) && read_envelope(&r, body, blen))
-		ladder(&r);
+	if (take_body(&r, &body, &blen))
+		serve_body(&r, body, blen);
 	ph_log_request(&r, r.method ? r.method : "-");
 	/* what an MCP client sent, not the health checks and scrapes */
 	if (r.counted && r.ex->http)

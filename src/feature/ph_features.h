@@ -65,6 +65,20 @@ void ph_skills_list(struct ph_req *r, struct ph_outcome *o);
 void ph_skills_get(struct ph_req *r, struct ph_outcome *o);
 void ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o);
 bool ph_skills_configured(const struct ph_server *s);
+/* The longest cursor a resource list handler may return. */
+#define PH_CATALOG_CURSOR_MAX 4096
+/* Checks one entry a resource list handler returned: uri (scheme:rest, no
+ * space or control character, not skill://) and name required, title,
+ * description, mimeType (type/subtype), size (integer >= 0), annotations
+ * (object) and icons (array) optional. Returns a new Resource object with
+ * only those members (caller puts), or NULL with the reason in why. */
+struct json_object *ph_catalog_entry(struct json_object *e, char *why, size_t wsz);
+/* resources/list: the SKILL.md of every skill skills/list lists to this
+ * request (allow-lists apply), as resources named and described by their
+ * frontmatter (mimeType text/markdown). Appends those at positions off to
+ * off+max-1 that are served to arr (NULL: counts only). Returns how many
+ * there are in all. */
+size_t ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json_object *arr);
 
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);

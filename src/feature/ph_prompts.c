@@ -84,10 +84,12 @@ ph_prompts_list(struct ph_req *r, struct ph_outcome *o)
 }
 
 /* Replaces {{name}} (spaces inside the braces allowed) with the argument's
- * value; a name that is not an argument of the prompt stays as written and
- * an optional argument not given becomes "". Caller frees. */
+ * value, and {{assigns.NAME}} with that attribute of the principal (""
+ * when it has none); a name that is not an argument of the prompt stays as
+ * written and an optional argument not given becomes "". Caller frees. */
 static char *
-substitute(const struct ph_prompt *p, const char *text, struct json_object *args)
+substitute(const struct ph_prompt *p, const char *text, struct json_object *args,
+	   struct json_object *assigns)
 {
 	struct ph_buf b;
 	const char *s = text;
@@ -120,6 +122,11 @@ substitute(const struct ph_prompt *p, const char *text, struct json_object *args
 				known = true;
 			}
 		}
+		if (!known && ne - ns > 8 && strncmp(ns, "assigns.", 8) == 0) {
+			const char *v = ph_assign_text(assigns, ns + 8, (size_t)(ne - ns - 8));
+			ph_buf_adds(&b, v ? v : "");
+			known = true;
+		}
 		if (!known)
 			ph_buf_add(&b, open, (size_t)(close + 2 - open));
 		s = close + 2;
@@ -146,7 +153,7 @@ static_messages(struct ph_req *r, const struct ph_prompt *p, struct json_object 
 		struct json_object *c = json_object_new_object();
 		switch (m->kind) {
 		case PH_MSG_TEXT: {
-			char *t = substitute(p, m->text, args);
+			char *t = substitute(p, m->text, args, r->assigns);
 			json_object_object_add(c, "type", json_object_new_string("text"));
 			json_object_object_add(c, "text", json_object_new_string(t));
 			free(t);
@@ -160,7 +167,7 @@ static_messages(struct ph_req *r, const struct ph_prompt *p, struct json_object 
 			json_object_object_add(c, "mimeType", json_object_new_string(m->mime));
 			break;
 		case PH_MSG_RESOURCE: {
-			char *uri = substitute(p, m->text, args);
+			char *uri = substitute(p, m->text, args, r->assigns);
 			struct json_object *contents = NULL;
 			int rc = ph_resources_fetch(r, uri, &contents);
 			if (rc != 0) {

@@ -7,6 +7,7 @@
 #include "ph_features.h"
 #include "ph_fs.h"
 #include "ph_mime.h"
+#include "ph_state.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +45,8 @@ ph_resources_capabilities(struct ph_req *r, struct json_object *caps)
 		any = ph_access_allowed(r, PH_KIND_RESOURCE, reg->resources[i]->uri);
 	for (size_t i = 0; reg && i < reg->ntemplates && !any; i++)
 		any = ph_access_allowed(r, PH_KIND_RESOURCE, reg->templates[i]->uri_template);
+	/* a resource list may show this principal entries by uri: announce it */
+	any = any || (reg && reg->ncatalogs > 0);
 	if (any && ph_jget(caps, "resources") == NULL)
 		json_object_object_add(caps, "resources", json_object_new_object());
 }
@@ -78,13 +81,300 @@ resource_entry(const void *p)
 	return e;
 }
 
+/* ---- resources/list from handlers (resource_lists:) ------------------------------- */
+
+/* A cursor of the catalogue part: the handler's index and its own cursor
+ * (NULL: its first page), sealed like a requestState (ph_state.c) and bound
+ * to the principal, so a client can neither read nor forge the handler's
+ * cursor nor use another principal's. */
+#define CATALOG_TARGET "resource_lists"
+
+static char *
+catalog_cursor(struct ph_req *r, size_t idx, const char *hcursor)
+{
+	struct json_object *st = json_object_new_object();
+	char *tok, *who;
+	json_object_object_add(st, "i", json_object_new_int64((int64_t)idx));
+	json_object_object_add(st, "c", hcursor ? json_object_new_string(hcursor) : NULL);
+	who = ph_req_binding(r);
+	tok = ph_state_seal(r->srv->conf->request_state, who, "resources/list", CATALOG_TARGET,
+			    NULL, st, ph_now_us() / 1000000);
+	free(who);
+	json_object_put(st);
+	return tok;
+}
+
+/* Opens a catalogue cursor. Returns true with the handler index and its
+ * cursor (*hcursor, caller frees; NULL for its first page). */
+static bool
+catalog_open(struct ph_req *r, const char *cursor, size_t *idx, char **hcursor)
+{
+	struct json_object *st = NULL, *i, *c;
+	const struct ph_registry *reg = reg_of(r);
+	bool ok = false;
+	char *who;
+	enum ph_state_err e;
+	if (reg == NULL || reg->ncatalogs == 0)
+		return false;
+	who = ph_req_binding(r);
+	e = ph_state_open(r->srv->conf->request_state, cursor, who, "resources/list", CATALOG_TARGET,
+			  NULL, &st, ph_now_us() / 1000000);
+	free(who);
+	if (e != PH_STATE_OK)
+		return false;
+	i = ph_jget(st, "i");
+	c = ph_jget(st, "c");
+	if (json_object_is_type(i, json_type_int) && json_object_get_int64(i) >= 0 &&
+	    (size_t)json_object_get_int64(i) < reg->ncatalogs &&
+	    (c == NULL || json_object_is_type(c, json_type_string))) {
+		*idx = (size_t)json_object_get_int64(i);
+		*hcursor = c ? ph_xstrdup(json_object_get_string(c)) : NULL;
+		ok = true;
+	}
+	json_object_put(st);
+	return ok;
+}
+
+static bool
+scheme_ok(const char *uri)
+{
+	const char *p = uri;
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+		return false;
+	while (*p && *p != ':') {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '+' || *p == '-' || *p == '.'))
+			return false;
+		p++;
+	}
+	return *p == ':' && p[1] != '\0';
+}
+
+/* An optional string member: absent, or a string without NUL of 1 to max bytes. */
+static bool
+opt_str(struct json_object *e, const char *key, size_t max, char *why, size_t wsz)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(e, key, &v))
+		return true;
+	if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) == 0 ||
+	    (size_t)json_object_get_string_len(v) > max ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v)) {
+		snprintf(why, wsz, "'%s' must be a non-empty string of at most %zu bytes", key, max);
+		return false;
+	}
+	return true;
+}
+
+struct json_object *
+ph_catalog_entry(struct json_object *e, char *why, size_t wsz)
+{
+	static const char *const strs[] = {"title", "description"};
+	struct json_object *out, *v;
+	const char *uri, *mime;
+	if (!json_object_is_type(e, json_type_object)) {
+		snprintf(why, wsz, "an entry must be an object");
+		return NULL;
+	}
+	if (!opt_str(e, "uri", PH_URI_MAX, why, wsz) || !opt_str(e, "name", 1024, why, wsz) ||
+	    !opt_str(e, "title", 1024, why, wsz) || !opt_str(e, "description", 65536, why, wsz) ||
+	    !opt_str(e, "mimeType", 255, why, wsz))
+		return NULL;
+	uri = ph_jstr(e, "uri");
+	if (uri == NULL || ph_jstr(e, "name") == NULL) {
+		snprintf(why, wsz, "'uri' and 'name' are required");
+		return NULL;
+	}
+	for (const char *p = uri; *p; p++) {
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
+			snprintf(why, wsz, "'uri' holds a space or a control character");
+			return NULL;
+		}
+	}
+	if (!scheme_ok(uri) || strncmp(uri, "skill://", 8) == 0) {
+		snprintf(why, wsz, "'uri' is not a URI (scheme:rest), or is a skill:// URI");
+		return NULL;
+	}
+	mime = ph_jstr(e, "mimeType");
+	if (mime && (strchr(mime, '/') == NULL || strpbrk(mime, " \t\r\n") != NULL)) {
+		snprintf(why, wsz, "'mimeType' is not a media type (type/subtype)");
+		return NULL;
+	}
+	if (json_object_object_get_ex(e, "size", &v) &&
+	    (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)) {
+		snprintf(why, wsz, "'size' must be a non-negative integer");
+		return NULL;
+	}
+	if (json_object_object_get_ex(e, "annotations", &v) && !json_object_is_type(v, json_type_object)) {
+		snprintf(why, wsz, "'annotations' must be an object");
+		return NULL;
+	}
+	if (json_object_object_get_ex(e, "icons", &v) && !json_object_is_type(v, json_type_array)) {
+		snprintf(why, wsz, "'icons' must be an array");
+		return NULL;
+	}
+	/* only the members of a Resource, in a fixed order */
+	out = json_object_new_object();
+	json_object_object_add(out, "uri", json_object_new_string(uri));
+	json_object_object_add(out, "name", json_object_new_string(ph_jstr(e, "name")));
+	for (size_t i = 0; i < PH_ARRAY_LEN(strs); i++)
+		if (ph_jstr(e, strs[i]))
+			json_object_object_add(out, strs[i], json_object_new_string(ph_jstr(e, strs[i])));
+	if (mime)
+		json_object_object_add(out, "mimeType", json_object_new_string(mime));
+	if (json_object_object_get_ex(e, "size", &v))
+		json_object_object_add(out, "size", json_object_new_int64(json_object_get_int64(v)));
+	if (json_object_object_get_ex(e, "annotations", &v))
+		json_object_object_add(out, "annotations", json_object_get(v));
+	if (json_object_object_get_ex(e, "icons", &v))
+		json_object_object_add(out, "icons", json_object_get(v));
+	return out;
+}
+
+/* Cache hints of a catalogue page: the list's, narrowed by the handler's
+ * own ttlMs (the smaller wins) and cacheScope ("private" wins). */
+static void
+catalog_hints(struct ph_req *r, struct json_object *res, struct json_object *page)
+{
+	struct json_object *t = ph_jget(res, "ttlMs");
+	const char *scope = ph_jstr(res, "cacheScope");
+	ph_list_cache_hints(r, PH_LIST_RESOURCES, page);
+	if (r->legacy)
+		return;
+	if (json_object_is_type(t, json_type_int) && json_object_get_int64(t) >= 0 &&
+	    json_object_get_int64(t) < json_object_get_int64(ph_jget(page, "ttlMs")))
+		json_object_object_add(page, "ttlMs", json_object_new_int64(json_object_get_int64(t)));
+	if (scope && strcmp(scope, "private") == 0)
+		json_object_object_add(page, "cacheScope", json_object_new_string("private"));
+}
+
+/* One page of resource list idx from its handler, at its cursor hcursor
+ * (NULL: the first). Entries are checked (ph_catalog_entry), filtered by
+ * the allow-lists (an entry is visible when its uri or the list's name is
+ * allowed) and cut at the limit the handler was given; a bad entry is
+ * logged and skipped, a failing handler or a malformed answer is -32603. */
+static void
+catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcursor)
+{
+	const struct ph_registry *reg = reg_of(r);
+	const struct ph_catalog *c = reg->catalogs[idx];
+	size_t limit = (size_t)r->srv->conf->server.page_size, kept = 0, n;
+	struct json_object *extra = json_object_new_object(), *args = json_object_new_object();
+	struct json_object *res, *arr, *next, *out;
+	struct ph_invocation inv;
+	char label[200], why[160];
+	bool name_ok = ph_access_allowed(r, PH_KIND_RESOURCE, c->name);
+	snprintf(label, sizeof label, "resource list %s", c->name);
+	json_object_object_add(extra, "cursor", hcursor ? json_object_new_string(hcursor) : NULL);
+	json_object_object_add(extra, "limit", json_object_new_int64((int64_t)limit));
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "resource_list";
+	inv.label = label;
+	inv.arguments = args;
+	inv.extra = extra;
+	res = ph_call_handler(r, &c->h, &inv);
+	json_object_put(extra);
+	json_object_put(args);
+	if (res == NULL) {
+		ph_outcome_error(o, PH_E_HANDLER, NULL, "resources/list: the resource list '%s' failed", c->name);
+		return;
+	}
+	arr = ph_jget(res, "resources");
+	next = ph_jget(res, "nextCursor");
+	if (!json_object_is_type(arr, json_type_array) ||
+	    (next != NULL && (!json_object_is_type(next, json_type_string) ||
+			      json_object_get_string_len(next) > PH_CATALOG_CURSOR_MAX))) {
+		ph_log("warning", "%s: the answer needs 'resources' (an array) and at most a string "
+		       "'nextCursor' of up to %d bytes", label, PH_CATALOG_CURSOR_MAX);
+		json_object_put(res);
+		ph_outcome_error(o, PH_E_HANDLER, NULL, "resources/list: the resource list '%s' failed", c->name);
+		return;
+	}
+	out = json_object_new_array();
+	n = json_object_array_length(arr);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = ph_catalog_entry(json_object_array_get_idx(arr, i), why, sizeof why);
+		if (e == NULL) {
+			ph_log("warning", "%s: entry %zu skipped: %s", label, i, why);
+			continue;
+		}
+		if (kept == limit) {
+			ph_log("warning", "%s: more than the %zu entries asked for; the rest are dropped",
+			       label, limit);
+			json_object_put(e);
+			break;
+		}
+		if (!name_ok && !ph_access_allowed(r, PH_KIND_RESOURCE, ph_jstr(e, "uri"))) {
+			json_object_put(e);
+			continue;
+		}
+		json_object_array_add(out, e);
+		kept++;
+	}
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "resources", out);
+	if (next != NULL || idx + 1 < reg->ncatalogs) {
+		char *tok = next ? catalog_cursor(r, idx, json_object_get_string(next))
+				 : catalog_cursor(r, idx + 1, NULL);
+		json_object_object_add(o->result, "nextCursor", json_object_new_string(tok));
+		free(tok);
+	}
+	catalog_hints(r, res, o->result);
+	json_object_put(res);
+}
+
+/* resources/list: the configured resources the principal may see, then the
+ * SKILL.md of each listed skill (ph_skills_resources), paged as one list;
+ * then the pages of each resource list handler in turn. */
 void
 ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 {
-	static const struct ph_list_spec spec = {"resources", PH_KIND_RESOURCE, PH_LIST_RESOURCES,
-						 resource_name, resource_entry};
 	struct ph_registry *reg = reg_of(r);
-	ph_list_page(r, o, &spec, reg ? (void *const *)reg->resources : NULL, reg ? reg->nresources : 0);
+	size_t n = reg ? reg->nresources : 0, nres = 0, nsk, total, off, cnt, idx;
+	size_t ncat = reg ? reg->ncatalogs : 0;
+	const struct ph_resource **vis;
+	struct json_object *arr;
+	const char *cursor = ph_jstr(r->params, "cursor");
+	char *hcursor = NULL;
+	if (cursor != NULL && catalog_open(r, cursor, &idx, &hcursor)) {
+		catalog_page(r, o, idx, hcursor);
+		free(hcursor);
+		return;
+	}
+	vis = ph_xcalloc(n + 1, sizeof *vis);
+	for (size_t i = 0; i < n; i++)
+		if (ph_access_allowed(r, PH_KIND_RESOURCE, resource_name(reg->resources[i])))
+			vis[nres++] = reg->resources[i];
+	nsk = ph_skills_resources(r, 0, 0, NULL);
+	total = nres + nsk;
+	if (total == 0 && ncat > 0 && cursor == NULL) {
+		free(vis);
+		catalog_page(r, o, 0, NULL);
+		return;
+	}
+	if (ph_page_begin(r, total, &off, o) != 0) {
+		free(vis);
+		return;
+	}
+	cnt = ph_page_count(r, total, off);
+	arr = json_object_new_array();
+	for (size_t i = off; i < off + cnt && i < nres; i++)
+		json_object_array_add(arr, resource_entry(vis[i]));
+	if (off + cnt > nres) {
+		size_t from = off > nres ? off - nres : 0;
+		ph_skills_resources(r, from, off + cnt - nres - from, arr);
+	}
+	o->result = json_object_new_object();
+	json_object_object_add(o->result, "resources", arr);
+	ph_page_end(r, o->result, off, cnt, total);
+	if (off + cnt >= total && ncat > 0) {
+		/* the configured part is done: the handlers' pages come next */
+		char *tok = catalog_cursor(r, 0, NULL);
+		json_object_object_add(o->result, "nextCursor", json_object_new_string(tok));
+		free(tok);
+	}
+	ph_list_cache_hints(r, PH_LIST_RESOURCES, o->result);
+	free(vis);
 }
 
 /* Templates are named by their uri_template for access control. */

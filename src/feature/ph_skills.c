@@ -49,6 +49,15 @@ placeholder(const char *s, size_t n, size_t *noff, size_t *nlen)
 	while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
 			 (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 		i++;
+	if (i - *noff == 7 && memcmp(s + *noff, "assigns", 7) == 0 && i + 1 < n && s[i] == '.') {
+		/* {{assigns.NAME}}: one attribute of the principal */
+		size_t at = ++i;
+		while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+				 (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+			i++;
+		if (i == at)
+			return 0;
+	}
 	*nlen = i - *noff;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
@@ -58,10 +67,12 @@ placeholder(const char *s, size_t n, size_t *noff, size_t *nlen)
 }
 
 /* Which value a placeholder name stands for: a parameter index, -1 for the
- * principal, -2 when unknown. */
+ * principal, -3 for an attribute (assigns.NAME), -2 when unknown. */
 static long
 placeholder_value(const char *name, size_t len, char *const *pnames, size_t np)
 {
+	if (len > 8 && memcmp(name, "assigns.", 8) == 0)
+		return -3;
 	if ((len == 9 && memcmp(name, "principal", 9) == 0) || (len == 4 && memcmp(name, "user", 4) == 0))
 		return -1;
 	for (size_t i = 0; i < np; i++)
@@ -88,10 +99,11 @@ ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size_t np,
 			return ph_xstrdup("'{{' does not start a {{name}} placeholder");
 		switch (placeholder_value(src + i + noff, nlen, pnames, np)) {
 		case -2:
-			return ph_xasprintf("unknown placeholder {{%.*s}} (known: principal, user and "
-					    "the path parameters)", (int)nlen, src + i + noff);
+			return ph_xasprintf("unknown placeholder {{%.*s}} (known: principal, user, "
+					    "assigns.NAME and the path parameters)", (int)nlen, src + i + noff);
 		case -1:
-			*principal = true;
+		case -3:
+			*principal = true; /* rendered per principal */
 			break;
 		default:
 			break;
@@ -103,7 +115,7 @@ ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size_t np,
 
 void
 ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *const *pnames,
-		     char *const *vals, size_t np, const char *principal)
+		     char *const *vals, size_t np, const char *principal, struct json_object *assigns)
 {
 	size_t lit = 0;
 	for (size_t i = 0; i < len; i++) {
@@ -118,6 +130,10 @@ ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *cons
 		if (v == -1) {
 			if (principal)
 				ph_buf_adds(out, principal);
+		} else if (v == -3) {
+			const char *a = ph_assign_text(assigns, src + i + noff + 8, nlen - 8);
+			if (a)
+				ph_buf_adds(out, a);
 		} else if (vals && vals[v]) {
 			ph_buf_adds(out, vals[v]);
 		}
@@ -255,7 +271,7 @@ param_names(const struct ph_skill *k, char **buf, size_t cap)
 int
 ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 		     struct ph_skill_file *f, char *const *vals, const char *principal,
-		     struct ph_buf *out)
+		     struct json_object *assigns, struct ph_buf *out)
 {
 	struct stat st;
 	if (f->tmpl) {
@@ -263,7 +279,7 @@ ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *own
 		if (refresh(sc, owner, f) != 0)
 			return -1;
 		ph_skill_tmpl_render(out, f->c.src, f->c.srclen, param_names(owner, pn, PH_SKILL_MAX_SEGS),
-				     vals, owner->nparams, principal);
+				     vals, owner->nparams, principal, assigns);
 		return 0;
 	}
 	return read_file(sc, owner, f, out, &st);
@@ -272,7 +288,7 @@ ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *own
 int
 ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 		      struct ph_skill_file *f, char *const *vals, const char *principal,
-		      unsigned char digest[32], size_t *size)
+		      struct json_object *assigns, unsigned char digest[32], size_t *size)
 {
 	if (refresh(sc, owner, f) != 0)
 		return -1;
@@ -281,7 +297,7 @@ ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *ow
 		char *pn[PH_SKILL_MAX_SEGS];
 		ph_buf_init(&b);
 		ph_skill_tmpl_render(&b, f->c.src, f->c.srclen, param_names(owner, pn, PH_SKILL_MAX_SEGS),
-				     vals, owner->nparams, principal);
+				     vals, owner->nparams, principal, assigns);
 		crypto_hash_sha256(digest, (const unsigned char *)(b.data ? b.data : ""), b.len);
 		ph_skills_hash_count++;
 		*size = b.len;
@@ -870,7 +886,8 @@ skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum ph_
 			struct json_object *ent;
 			if (!ent_served(q, k, t, vals))
 				continue;
-			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, d, &size) != 0) {
+			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, q->r->assigns, d,
+						  &size) != 0) {
 				ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
 				       ph_fs_strerror(errno));
 				continue;
@@ -940,26 +957,120 @@ ph_skills_configured(const struct ph_server *s)
 	return s->conf->skills != NULL;
 }
 
+/* The values of one listed item: a plain value for a one-parameter path,
+ * or an object of parameter -> value. Returns them (caller frees with
+ * vals_free) when every parameter has a value its pattern accepts, else
+ * NULL with why. */
+static char **
+list_item_vals(const struct ph_skill *k, struct json_object *it, char *why, size_t wsz)
+{
+	char **vals = ph_xcalloc(k->nparams + 1, sizeof *vals);
+	for (size_t p = 0; p < k->nparams; p++) {
+		const char *v = json_object_is_type(it, json_type_string) && k->nparams == 1
+					? json_object_get_string(it) : ph_jstr(it, k->params[p].name);
+		if (v == NULL || *v == '\0' || strchr(v, '/') || strcmp(v, ".") == 0 || strcmp(v, "..") == 0 ||
+		    !ph_utf8_valid(v, strlen(v)) || !k->params[p].re_ok ||
+		    regexec(&k->params[p].re, v, 0, NULL, 0) != 0) {
+			snprintf(why, wsz, "no value of '%s' that its pattern accepts", k->params[p].name);
+			for (size_t j = 0; j < p; j++)
+				free(vals[j]);
+			free(vals);
+			return NULL;
+		}
+		vals[p] = ph_xstrdup(v);
+	}
+	return vals;
+}
+
+static void
+vals_free(char **vals)
+{
+	for (size_t i = 0; vals && vals[i]; i++)
+		free(vals[i]);
+	free(vals);
+}
+
+/* One line of this request's listing: a skill and its values (borrowed
+ * from the configuration, or owned when a list handler gave them). */
+struct line {
+	size_t skill;
+	char **vals;
+	bool owned;
+};
+
+/* Runs skill k's list handler: {kind: "skill_list", name: path, principal,
+ * assigns, ...} -> {"list": [value | {param: value}, ...]}, appending a line
+ * per good item to *ls. A bad item is logged and skipped. Returns false
+ * when the handler failed or its answer has no "list" array. */
+static bool
+list_run(struct rq *q, size_t k, struct line **ls, size_t *n)
+{
+	const struct ph_skill *s = &q->sc->skills[k];
+	struct json_object *args = json_object_new_object(), *res, *arr;
+	struct ph_invocation inv;
+	char label[300], why[160];
+	bool ok = false;
+	snprintf(label, sizeof label, "skill %s: list", s->path);
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "skill_list";
+	inv.label = label;
+	inv.name = s->path;
+	inv.arguments = args;
+	res = ph_call_handler(q->r, &s->list_h, &inv);
+	arr = ph_jget(res, "list");
+	if (res != NULL && !json_object_is_type(arr, json_type_array))
+		ph_log("warning", "%s: the answer has no \"list\" array", label);
+	if (json_object_is_type(arr, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			char **vals = list_item_vals(s, json_object_array_get_idx(arr, i), why, sizeof why);
+			if (vals == NULL) {
+				ph_log("warning", "%s: item %zu skipped: %s", label, i, why);
+				continue;
+			}
+			*ls = ph_xrealloc(*ls, (*n + 1) * sizeof **ls);
+			(*ls)[(*n)++] = (struct line){k, vals, true};
+		}
+		ok = true;
+	}
+	json_object_put(res);
+	json_object_put(args);
+	return ok;
+}
+
 void
 ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 {
 	struct rq q;
 	struct hints h;
-	size_t *vis, nvis = 0, off, cnt;
-	bool complete = true;
+	size_t nvis = 0, off, cnt;
+	struct line *vis = NULL;
+	bool complete = true, asked = false;
 	struct json_object *skills;
 	rq_init(&q, r);
-	vis = ph_xcalloc(q.sc->nlisting ? q.sc->nlisting : 1, sizeof *vis);
-	for (size_t i = 0; i < q.sc->nlisting; i++)
-		if (visible(&q, q.sc->listing[i].skill))
-			vis[nvis++] = i;
+	/* the configured listing, then what each list handler gives this principal */
+	for (size_t i = 0; i < q.sc->nlisting; i++) {
+		if (!visible(&q, q.sc->listing[i].skill))
+			continue;
+		vis = ph_xrealloc(vis, (nvis + 1) * sizeof *vis);
+		vis[nvis++] = (struct line){q.sc->listing[i].skill, q.sc->listing[i].vals, false};
+	}
+	for (size_t k = 0; k < q.sc->n; k++) {
+		if (q.sc->skills[k].list_h.kind == PH_HANDLER_NONE || !visible(&q, k))
+			continue;
+		if (!list_run(&q, k, &vis, &nvis)) {
+			ph_outcome_error(o, PH_E_HANDLER, NULL, "skills/list: the list of '%s' failed",
+					 q.sc->skills[k].path);
+			goto out;
+		}
+		asked = true;
+	}
 	if (ph_page_begin(r, nvis, &off, o) != 0)
 		goto out;
 	cnt = ph_page_count(r, nvis, off);
 	hints_init(&h);
 	skills = json_object_new_array();
 	for (size_t i = off; i < off + cnt; i++) {
-		const struct ph_listing *l = &q.sc->listing[vis[i]];
+		const struct line *l = &vis[i];
 		enum ph_err e;
 		struct json_object *ent = skill_entry(&q, l->skill, l->vals, &h, &e);
 		if (ent == NULL) {
@@ -971,12 +1082,47 @@ ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "skills", skills);
 	ph_page_end(r, o->result, off, cnt, nvis);
-	if (!complete)
-		h.n = 0;
+	if (!complete || asked)
+		h.n = 0; /* left-out entries, or a listing made for this principal: not reusable */
 	hints_put(&q, &h, o->result);
 out:
+	for (size_t i = 0; i < nvis; i++)
+		if (vis[i].owned)
+			vals_free(vis[i].vals);
 	free(vis);
 	rq_free(&q);
+}
+
+size_t
+ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json_object *arr)
+{
+	struct rq q;
+	size_t nvis = 0;
+	if (r->srv->conf->skills == NULL)
+		return 0;
+	rq_init(&q, r);
+	for (size_t i = 0; i < q.sc->nlisting; i++) {
+		const struct ph_listing *l = &q.sc->listing[i];
+		struct ph_skill *k = &q.sc->skills[l->skill];
+		if (!visible(&q, l->skill))
+			continue;
+		if (arr != NULL && nvis >= off && nvis - off < max && present(&q, l->skill, l->vals)) {
+			struct json_object *fm = frontmatter(&q, l->skill), *e = json_object_new_object();
+			const char *name = ph_jstr(fm, "name"), *desc = ph_jstr(fm, "description");
+			char *uri = file_uri(k, l->vals, "SKILL.md");
+			json_object_object_add(e, "uri", json_object_new_string(uri));
+			json_object_object_add(e, "name",
+					       json_object_new_string(name ? name : k->segs[k->nsegs - 1]));
+			if (desc)
+				json_object_object_add(e, "description", json_object_new_string(desc));
+			json_object_object_add(e, "mimeType", json_object_new_string("text/markdown"));
+			json_object_array_add(arr, e);
+			free(uri);
+		}
+		nvis++;
+	}
+	rq_free(&q);
+	return nvis;
 }
 
 void
@@ -1070,7 +1216,8 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		struct ph_buf b;
 		ph_buf_init(&b);
 		if (t == NULL || !ent_served(&q, l.skill, t, l.vals) ||
-		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, &b) != 0) {
+		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, r->assigns,
+					 &b) != 0) {
 			if (t != NULL && errno != ENOENT)
 				ph_log("warning", "skill file %s is not served: %s", t->f->disk, ph_fs_strerror(errno));
 			ph_outcome_not_found(r, o, uri);

@@ -94,6 +94,7 @@ struct ph_skill {
 	size_t ndesc;
 	char ***list;        /* concrete parameter values listed by skills/list */
 	size_t nlist;
+	struct ph_handler list_h; /* list: as a handler: the values per request (kind NONE: none) */
 };
 
 /* One line of the default skills/list: a skill and its parameter values. */
@@ -154,15 +155,18 @@ size_t ph_utf8_chars(const char *s, size_t len);
 /* ---- templates (ph_skills.c) ---- */
 
 /* Checks a template's placeholders: {{name}} with optional blanks, where
- * name is one of pnames, "principal" or "user". Returns NULL, or a message
+ * name is one of pnames, "principal", "user" or "assigns.NAME" (NAME of
+ * letters, digits, '_' and '-'); *principal is set for the last three. Returns NULL, or a message
  * (caller frees) and *line the 1-based line of the problem. Sets
  * *principal when the principal is used. */
 char *ph_skill_tmpl_check(const char *src, size_t len, char *const *pnames, size_t np,
 			  int *line, bool *principal);
 /* Renders a template into out: parameters from vals (parallel to pnames),
- * the principal (NULL: empty). Unknown placeholders stay as they are. */
+ * the principal (NULL: empty), {{assigns.NAME}} from assigns (NULL or a
+ * missing, object or array member: empty). Unknown placeholders stay as
+ * they are. */
 void ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char *const *pnames,
-			  char *const *vals, size_t np, const char *principal);
+			  char *const *vals, size_t np, const char *principal, struct json_object *assigns);
 
 /* ---- configuration (ph_skill_load.c): the parser of the skills section is
  * declared in ph_sections.h ---- */
@@ -175,16 +179,16 @@ void ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char 
 long ph_skills_match(const struct ph_skills_conf *sc, char *const *segs, size_t n, size_t *used);
 /* The tree entry at rel in skill k, or NULL. */
 const struct ph_tree_ent *ph_skills_tree_find(const struct ph_skill *k, const char *rel);
-/* The bytes a file serves: read (and rendered for templates) with vals and
- * principal. Returns 0 with *out (caller frees), -1 with errno. */
+/* The bytes a file serves: read (and rendered for templates) with vals,
+ * principal and assigns (may be NULL). Returns 0 with *out (caller frees), -1 with errno. */
 int ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 			 struct ph_skill_file *f, char *const *vals, const char *principal,
-			 struct ph_buf *out) PH_WUR;
+			 struct json_object *assigns, struct ph_buf *out) PH_WUR;
 /* The size and sha256 of what a file serves; static files come from the
  * digest cache when the file has not changed. Returns 0 or -1. */
 int ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 			  struct ph_skill_file *f, char *const *vals, const char *principal,
-			  unsigned char digest[32], size_t *size) PH_WUR;
+			  struct json_object *assigns, unsigned char digest[32], size_t *size) PH_WUR;
 /* How many files were hashed in this process (to show the cache works). */
 extern unsigned long ph_skills_hash_count;
 #endif

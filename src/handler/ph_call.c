@@ -131,6 +131,32 @@ phantom_call_trace(const phantom_call *c, const char *field)
 }
 
 struct json_object *
+phantom_call_assigns(const phantom_call *c)
+{
+	return c->r->assigns ? c->r->assigns : c->empty_caps;
+}
+
+const char *
+phantom_call_assign(const phantom_call *c, const char *name, const char *def)
+{
+	const char *v = name ? ph_assign_text(c->r->assigns, name, strlen(name)) : NULL;
+	return v ? v : def;
+}
+
+const char *
+phantom_call_cursor(const phantom_call *c)
+{
+	return ph_jstr(c->inv->extra, "cursor");
+}
+
+long long
+phantom_call_limit(const phantom_call *c)
+{
+	struct json_object *v = ph_jget(c->inv->extra, "limit");
+	return v ? json_object_get_int64(v) : 0;
+}
+
+struct json_object *
 phantom_call_client_capabilities(const phantom_call *c)
 {
 	return c->r->client_caps ? c->r->client_caps : c->empty_caps;
@@ -544,6 +570,12 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		json_object_object_add(o, "inputRequired", ir);
 		return o;
 	}
+	if (strcmp(inv->kind, "resource_list") == 0) {
+		/* a page is the structuredContent object itself */
+		json_object_put(o);
+		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
+									       : json_object_new_object();
+	}
 	if (strcmp(inv->kind, "tool") == 0) {
 		json_object_object_add(o, "content", json_object_get(res->content));
 		if (res->structured)
@@ -655,7 +687,7 @@ exec_alive(void *ctx)
 /* The stdin document of the exec protocol. Caller puts. The members the
  * server vouches for come first and the ones the client supplied last, in
  * a fixed order (kind, name or uri, state, legacy, arguments, principal,
- * clientCapabilities, meta, inputResponses): a script without a JSON parser
+ * assigns, clientCapabilities, meta, inputResponses): a script without a JSON parser
  * may match a prefix such as {"kind":"tool","name":"x","state": and know
  * that no client wrote it (phantom.yaml(5), MULTI-ROUND REQUESTS). */
 static struct json_object *
@@ -675,6 +707,8 @@ exec_input(struct ph_req *r, const struct ph_invocation *inv)
 		json_object_object_add(in, "legacy", json_object_new_boolean(1));
 	json_object_object_add(in, "arguments", json_object_get(inv->arguments));
 	json_object_object_add(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
+	/* what the authenticator said about the principal ({} when nothing) */
+	json_object_object_add(in, "assigns", ph_req_assigns(r));
 	json_object_object_add(in, "clientCapabilities",
 			       r->client_caps ? json_object_get(r->client_caps) : json_object_new_object());
 	meta = ph_jget(r->params, "_meta");

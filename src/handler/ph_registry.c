@@ -182,6 +182,9 @@ ph_registry_free(struct ph_registry *reg)
 	for (size_t i = 0; i < reg->ntemplates; i++)
 		ph_template_free(reg->templates[i]);
 	free(reg->templates);
+	for (size_t i = 0; i < reg->ncatalogs; i++)
+		ph_catalog_free(reg->catalogs[i]);
+	free(reg->catalogs);
 	for (int i = 0; i < PH_LIST__N; i++)
 		free(reg->lists[i].scope);
 	/* after the items: their handlers point into these */
@@ -189,6 +192,23 @@ ph_registry_free(struct ph_registry *reg)
 		dlclose(reg->dl[i]);
 	free(reg->dl);
 	free(reg);
+}
+
+void
+ph_registry_add_catalog(struct ph_registry *reg, struct ph_catalog *c)
+{
+	reg->catalogs = ph_xrealloc(reg->catalogs, (reg->ncatalogs + 1) * sizeof *reg->catalogs);
+	reg->catalogs[reg->ncatalogs++] = c;
+}
+
+void
+ph_catalog_free(struct ph_catalog *c)
+{
+	if (c == NULL)
+		return;
+	free(c->name);
+	ph_handler_clear(&c->h);
+	free(c);
 }
 
 bool

@@ -92,6 +92,14 @@ struct ph_resource {
 	struct ph_registry *reg;
 };
 
+/* One handler of resources/list (resource_lists:): it pages the
+ * application's own catalogue after the configured resources. */
+struct ph_catalog {
+	char *name;          /* for allow-lists and log lines */
+	struct ph_handler h;
+	int line;
+};
+
 struct ph_template {
 	char *uri_template, *name, *title, *description, *mime;
 	struct json_object *annotations, *icons;
@@ -115,6 +123,8 @@ struct ph_registry {
 	size_t nresources;
 	struct ph_template **templates;
 	size_t ntemplates;
+	struct ph_catalog **catalogs;       /* resource_lists, in order */
+	size_t ncatalogs;
 	struct ph_cache lists[PH_LIST__N]; /* hints of the list methods */
 	void **dl;                          /* module handles, closed on free */
 	size_t ndl;
@@ -142,6 +152,9 @@ void ph_tool_free(struct ph_tool *t);
 void ph_prompt_free(struct ph_prompt *p);
 void ph_resource_free(struct ph_resource *r);
 void ph_template_free(struct ph_template *t);
+/* Appends a resource list handler (ownership taken). */
+void ph_registry_add_catalog(struct ph_registry *reg, struct ph_catalog *c);
+void ph_catalog_free(struct ph_catalog *c);
 void ph_handler_clear(struct ph_handler *h);
 void ph_completion_clear(struct ph_completion *c);
 

@@ -50,6 +50,7 @@ struct ph_config {
 		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
 		long long resource_bytes, completion_values;
 		struct ph_rate_conf rate;
+		long long batch_max; /* messages in one legacy JSON-RPC batch */
 	} limits;
 	struct {
 		bool json;    /* the old key: true is format json */
@@ -91,7 +92,7 @@ struct ph_state_opts { /* request_state */
 struct ph_auth_opts { /* auth */
 	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
 	char *default_access;
-	long long argon2_cache;
+	long long argon2_cache, max_assigns, assigns_depth;
 	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;
 };
 struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapping */

@@ -32,6 +32,7 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 	struct json_object *ir, *rs, *args, *tmp, *state = NULL;
 	const char *target;
 	enum ph_state_err e;
+	char *who;
 	if (r->legacy || r->params == NULL)
 		return true;
 	if (json_object_object_get_ex(r->params, "inputResponses", &ir)) {
@@ -63,8 +64,10 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 		return true; /* the method itself reports the missing name or uri */
 	r->target = target; /* for the log line, also when refused */
 	args = bound_args(r, &tmp);
-	e = ph_state_open(r->srv->conf->request_state, json_object_get_string(rs), r->principal, r->method,
+	who = ph_req_binding(r);
+	e = ph_state_open(r->srv->conf->request_state, json_object_get_string(rs), who, r->method,
 			  target, args, &state, (int64_t)time(NULL));
+	free(who);
 	json_object_put(tmp);
 	if (e != PH_STATE_OK) {
 		/* which check failed, nothing that helps forging one */
@@ -308,9 +311,11 @@ answer_sealed(struct ph_req *r, struct json_object *ir, size_t n, const char *la
 	const struct ph_state_conf *sc = r->srv->conf->request_state;
 	struct json_object *args, *tmp, *res;
 	char *tok;
+	char *who = ph_req_binding(r);
 	args = bound_args(r, &tmp);
-	tok = ph_state_seal(sc, r->principal, r->method, r->target, args, ph_jget(ir, "state"),
+	tok = ph_state_seal(sc, who, r->method, r->target, args, ph_jget(ir, "state"),
 			    (int64_t)time(NULL));
+	free(who);
 	json_object_put(tmp);
 	if ((long long)strlen(tok) > sc->max_size) {
 		/* the client could never bring it back */

@@ -6,7 +6,9 @@
 #include "ph_server.h"
 #include "ph_json.h"
 #include "ph_mime.h"
+#include "ph_state.h"
 #include "ph_util.h"
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,44 @@ ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, 
 	o->err = e;
 	o->message = ph_xstrdup(tmp);
 	o->data = data;
+}
+
+struct json_object *
+ph_req_assigns(const struct ph_req *r)
+{
+	return r->assigns ? json_object_get(r->assigns) : json_object_new_object();
+}
+
+char *
+ph_req_binding(const struct ph_req *r)
+{
+	unsigned char d[crypto_hash_sha256_BYTES];
+	char hex[2 * sizeof d + 1], *canon, *out;
+	if (r->assigns == NULL)
+		return r->principal ? ph_xstrdup(r->principal) : NULL;
+	canon = ph_json_canonical(r->assigns);
+	crypto_hash_sha256(d, (const unsigned char *)canon, strlen(canon));
+	free(canon);
+	sodium_bin2hex(hex, sizeof hex, d, sizeof d);
+	/* a principal holds no control character: the separator cannot be forged */
+	out = ph_xasprintf("%s\x1f%s", r->principal ? r->principal : "", hex);
+	return out;
+}
+
+const char *
+ph_assign_text(struct json_object *assigns, const char *name, size_t len)
+{
+	char key[256];
+	struct json_object *v;
+	if (assigns == NULL || len >= sizeof key)
+		return NULL;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	v = ph_jget(assigns, key);
+	if (v == NULL || json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array) ||
+	    json_object_is_type(v, json_type_null))
+		return NULL;
+	return json_object_get_string(v);
 }
 
 void
@@ -72,6 +112,10 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 	if (r->ex->cancelled) {
 		json_object_put(params);
 		return -1;
+	}
+	if (r->batch != NULL) {
+		json_object_put(params);
+		return 0;
 	}
 	n = json_object_new_object();
 	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));

@@ -49,6 +49,8 @@ struct ph_req {
 	bool counted;                   /* an MCP request for the metrics (not health, scrapes) */
 	const char *target;             /* tool name, prompt name or uri, for the log */
 	const char *principal;          /* authenticated principal, NULL when none */
+	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
+					 * principal (an object), NULL when none (ph_auth.c) */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
 	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
@@ -63,6 +65,9 @@ struct ph_req {
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
 	bool streaming;                 /* an SSE stream was started */
 	bool detached;                  /* the handler answers later or never (stdio listen) */
+	/* borrowed: inside a legacy batch, the array its responses are
+	 * collected in (the core sends it once); NULL otherwise */
+	struct json_object *batch;
 	double last_progress;
 	int64_t t0;
 	const char *exec_how;           /* "warm" or "fresh": a persistent exec served it (log line) */
@@ -88,7 +93,8 @@ void ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct
 
 /* Sends a notification related to the request (progress, message). On HTTP
  * the first one turns the response into an SSE stream. Takes ownership of
- * params. Returns -1 when the client has gone (the request is cancelled). */
+ * params. Returns -1 when the client has gone (the request is cancelled).
+ * A request inside a batch sends none (the batch is one JSON answer). */
 int ph_req_notify(struct ph_req *r, const char *method, struct json_object *params);
 /* Long-running handlers call this about once a second: on an SSE stream it
  * sends a keep-alive comment, which is how a closed client is noticed.
@@ -107,6 +113,20 @@ int ph_req_log(struct ph_req *r, enum ph_log_level level, const char *logger,
 
 
 /* ---- helpers for method handlers (ph_req.c) ---- */
+
+/* The request's assigns as a new reference (caller puts): the object the
+ * authenticator returned next to the principal, or an empty object. */
+struct json_object *ph_req_assigns(const struct ph_req *r);
+/* Who a sealed token (requestState, a list cursor) is bound to: the
+ * principal, and with assigns also a SHA-256 of their canonical JSON, so a
+ * retry by another principal, or by the same one with other assigns, is
+ * refused. NULL when there is neither. Caller frees. */
+char *ph_req_binding(const struct ph_req *r);
+/* The text of assigns member name (len bytes) for a {{assigns.NAME}}
+ * placeholder: a string as it is, a number or boolean as JSON; NULL for an
+ * object, array, null or a missing member (assigns may be NULL). Borrowed
+ * from assigns. */
+const char *ph_assign_text(struct json_object *assigns, const char *name, size_t len);
 
 /* Sets o to "resource not found" for uri: -32602 with data.uri (modern) or
  * -32002 (legacy). */

@@ -34,11 +34,11 @@ check_headers(const struct fake_front *f)
 		abort();
 }
 
-/* The response must be one JSON-RPC response object. */
+/* o must be one JSON-RPC response object. */
 static void
-check_response(struct fake_front *f)
+check_message(struct json_object *o)
 {
-	struct json_object *o = fake_json(f), *v;
+	struct json_object *v;
 	if (o == NULL || !json_object_is_type(o, json_type_object))
 		abort();
 	v = ph_jget(o, "jsonrpc");
@@ -51,6 +51,23 @@ check_response(struct fake_front *f)
 	v = ph_jget(ph_jget(o, "error"), "code");
 	if (ph_jget(o, "error") != NULL && (v == NULL || !json_object_is_type(v, json_type_int)))
 		abort();
+}
+
+/* The response must be one JSON-RPC response object, or the non-empty
+ * array of them that answers a legacy batch. */
+static void
+check_response(struct fake_front *f)
+{
+	struct json_object *o = fake_json(f);
+	if (json_object_is_type(o, json_type_array)) {
+		size_t n = json_object_array_length(o);
+		if (n == 0)
+			abort();
+		for (size_t i = 0; i < n; i++)
+			check_message(json_object_array_get_idx(o, i));
+		return;
+	}
+	check_message(o);
 }
 
 int

@@ -105,9 +105,17 @@ is "$(jqr '.result.completion.values | @json')" '["alpha"]' "bob: completion of 
 
 # ---- resources, templates, completion of templates
 as alice 10 resources/list '{}'
-is "$(jqr '[.result.resources[].uri] | @json')" '["docs://a"]' "alice: resources/list shows only docs://a"
+is "$(jqr '[.result.resources[].uri] | @json')" \
+	'["docs://a","skill://acme/billing/refunds/SKILL.md","skill://acme/billing/refunds/partial-refunds/SKILL.md"]' \
+	"alice: resources/list shows only docs://a and the SKILL.md of her skills (nested ones granted)"
 as bob 11 resources/list '{}'
-is "$(jqr '[.result.resources[].uri] | sort | @json')" '["docs://a","docs://b"]' "bob: both resources"
+is "$(jqr '[.result.resources[].uri] | sort | @json')" \
+	'["docs://a","docs://b","skill://acme/billing/refunds/SKILL.md","skill://acme/billing/refunds/partial-refunds/SKILL.md","skill://git-workflow/SKILL.md","skill://studies/42/study-review/SKILL.md"]' \
+	"bob: both resources and every listed skill's SKILL.md"
+is "$(jqr '.result.resources[] | select(.uri=="skill://git-workflow/SKILL.md") | [.name, .mimeType, (.description|length > 0)] | @json')" \
+	'["git-workflow","text/markdown",true]' "a SKILL.md resource has the frontmatter's name and description, text/markdown"
+as carol 11 resources/list '{}'
+is "$(jqr '.result.resources | length')" 0 "carol (empty allow-lists): no resource, no SKILL.md"
 as alice 12 resources/templates/list '{}'
 is "$(jqr '[.result.resourceTemplates[].uriTemplate] | @json')" '["notes://{id}"]' \
 	"alice: templates/list shows only notes://{id}"

@@ -299,7 +299,7 @@ call "$U" 60 tools/call '{"name":"info","arguments":{"ask":true}}'
 P='{"name":"info","arguments":{"ask":true}}'
 call "$U" 61 tools/call "$(retry "$P" "$(rstate)" "$(accept q '{"answer":"x"}' | jq -c '. + {"unknown":{"action":"decline"}}')")"
 I=$(txt)
-is "$(jq -c .keys <<<"$I")" '["kind","name","state","arguments","principal","clientCapabilities","meta","inputResponses"]' \
+is "$(jq -c .keys <<<"$I")" '["kind","name","state","arguments","principal","assigns","clientCapabilities","meta","inputResponses"]' \
 	"exec input on a retry: server-vouched members first, inputResponses last"
 is "$(jq -c .state <<<"$I")" '{"n":1,"nested":{"a":[1,2,"ü"]},"s":"x\"y"}' "the state comes back as sealed (nested, UTF-8, escapes)"
 is "$(jq -c '.inputResponses|keys' <<<"$I")" '["q","unknown"]' "inputResponses reach the handler as sent (unknown keys too)"
@@ -311,7 +311,7 @@ is "$(jq -r '"\(.has_state) \(.inputResponses.q.content.answer)"' <<<"$I")" "fal
 legacy "$U" 63 tools/call '{"name":"info","requestState":"garbage","inputResponses":{"q":1}}'
 I=$(txt)
 is "$(jq -c '[.keys, .legacy, .clientCapabilities]' <<<"$I")" \
-	'[["kind","name","legacy","arguments","principal","clientCapabilities","meta"],true,{}]' \
+	'[["kind","name","legacy","arguments","principal","assigns","clientCapabilities","meta"],true,{}]' \
 	"2025-11-25: legacy true, clientCapabilities {}, requestState and inputResponses ignored"
 
 # ---- refused requestState: -32602, and the next request is served ----------------

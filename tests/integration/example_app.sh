@@ -72,7 +72,10 @@ mcall "$U" 24 prompts/get '{"name":"describe_logo"}'
 is "$(jqr '.result.messages[1].content.mimeType')" image/png "describe_logo carries the image"
 
 mcall "$U" 30 resources/list '{}'
-is "$(jqr '[.result.resources[].uri]|join(",")')" "docs://index,docs://logo" "the example resources"
+is "$(jqr '[.result.resources[].uri|select(startswith("skill://")|not)]|join(",")')" "docs://index,docs://logo" \
+	"the example resources"
+is "$(jqr '[.result.resources[].uri|select(startswith("skill://"))]|length > 0')" true \
+	"the bundled skills' SKILL.md files are listed after them"
 mcall "$U" 31 resources/read '{"uri":"docs://index"}'
 like "$(jqr '.result.contents[0].text')" "^# Phantom example documentation" "docs://index"
 is "$(jqr .result.ttlMs)/$(jqr .result.cacheScope)" "60000/public" "with its cache hints"

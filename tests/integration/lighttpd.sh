@@ -32,7 +32,7 @@ is "$(jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name')" binpath-t
 master=$(pgrep -P "$LIGHTTPD_PID" -f phantom-fcgi | head -1)
 like "$master" '^[0-9]+$' "bin-path: lighttpd's child is the Phantom master"
 workers_are "$master" 2 "bin-path: the master runs --workers 2"
-post "$BP_URL" '[1]'
+post "$BP_URL" '[1]' -H 'MCP-Protocol-Version: 2025-11-25'
 is "$STATUS/$(jqr .error.code)" 400/-32600 "bin-path: errors answered as JSON-RPC"
 still_serving "$BP_URL" "an error (bin-path)"
 kill "$LIGHTTPD_PID"

@@ -13,7 +13,7 @@ big=$(printf '%3000s' '' | tr ' ' 'x')
 	echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 	echo '{"jsonrpc":"2.0","id":3,"method":"ping"}'
 	echo '{"jsonrpc":"2.0","id":4,'
-	echo '[{"jsonrpc":"2.0","id":5,"method":"ping"}]'
+	echo '[{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":'"$(meta)"'}}]'
 	echo '{"jsonrpc":"2.0","id":6,"result":{}}'
 	echo '{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}'
 	req 8 no/such/method; echo
@@ -36,7 +36,7 @@ is "$(lj 2 .result.protocolVersion)/$(lj 2 .result.serverInfo.name)" 2025-11-25/
 	"legacy initialize answered"
 is "$(lj 3 .id)/$(lj 3 '.result|tojson')" '3/{}' "ping answered after the notification"
 is "$(lj 4 .error.code)/$(lj 4 .id)" -32700/null "invalid JSON: -32700, id null"
-is "$(lj 5 .error.code)" -32600 "a batch: -32600"
+is "$(lj 5 .error.code)" -32600 "a batch holding a 2026-07-28 request: -32600"
 is "$(lj 6 .error.code)/$(lj 6 .id)" -32600/6 "a posted response: -32600 with its id"
 is "$(lj 7 .error.code)/$(lj 7 .error.data.requested)" -32022/2099-01-01 "unsupported version: -32022"
 is "$(lj 8 .error.code)/$(lj 8 .id)" -32601/8 "unknown method: -32601 with its id"

@@ -22,6 +22,7 @@ phantom_result *prompt(phantom_call *c, void *u);
 phantom_result *resource(phantom_call *c, void *u);
 phantom_result *many_values(phantom_call *c, void *u);
 phantom_result *args_echo(phantom_call *c, void *u);
+phantom_result *catalog(phantom_call *c, void *u);
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -163,4 +164,38 @@ args_echo(phantom_call *c, void *u)
 {
 	(void)u;
 	return phantom_text(json_object_to_json_string_ext(phantom_call_arguments(c), JSON_C_TO_STRING_PLAIN));
+}
+
+/* A resource list (resource_lists:): CATALOG_SIZE studies (default 1000),
+ * study://N, paged by its own cursor, the next offset in decimal; the
+ * principal and the assigns' plan go into each description. */
+phantom_result *
+catalog(phantom_call *c, void *u)
+{
+	const char *cur = phantom_call_cursor(c), *env = getenv("CATALOG_SIZE");
+	long long size = env ? atoll(env) : 1000, lim = phantom_call_limit(c);
+	long long off = cur ? atoll(cur) : 0, end = off + lim < size ? off + lim : size;
+	const char *who = phantom_call_principal(c), *plan = phantom_call_assign(c, "plan", "none");
+	struct json_object *page = json_object_new_object(), *arr = json_object_new_array();
+	phantom_result *res = phantom_result_new();
+	char buf[128];
+	(void)u;
+	for (long long i = off; i < end; i++) {
+		struct json_object *e = json_object_new_object();
+		snprintf(buf, sizeof buf, "study://%lld", i);
+		json_object_object_add(e, "uri", json_object_new_string(buf));
+		snprintf(buf, sizeof buf, "study-%lld", i);
+		json_object_object_add(e, "name", json_object_new_string(buf));
+		snprintf(buf, sizeof buf, "for %s on %s", who ? who : "anyone", plan);
+		json_object_object_add(e, "description", json_object_new_string(buf));
+		json_object_object_add(e, "mimeType", json_object_new_string("application/json"));
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(page, "resources", arr);
+	if (end < size) {
+		snprintf(buf, sizeof buf, "%lld", end);
+		json_object_object_add(page, "nextCursor", json_object_new_string(buf));
+	}
+	phantom_result_structured_take(res, page);
+	return res;
 }

@@ -1040,6 +1040,68 @@ test_jget(void)
 	json_object_put(o);
 }
 
+/* Legacy batches: served for 2025-03-26 and 2024-11-05 (the header, an
+ * initialize in the batch, or neither), refused for later versions. */
+static void
+test_batch(void)
+{
+	static const char mixed[] =
+		"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
+		"{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"no/such\"},7]";
+	static const char pings[] = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]";
+	static const char notes[] = "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]";
+	static const char init06[] = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+		"\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+		"\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}]";
+	char big[8192];
+	size_t at = 0;
+
+	serve_http(mixed, "HTTP_MCP_PROTOCOL_VERSION", "2025-03-26");
+	is_int(F.status, 200, "batch 2025-03-26: HTTP 200");
+	ok(json_object_is_type(F.json, json_type_array) && json_object_array_length(F.json) == 3,
+	   "batch: one answer per request, none for the notification");
+	if (json_object_is_type(F.json, json_type_array) && json_object_array_length(F.json) == 3) {
+		struct json_object *a = json_object_array_get_idx(F.json, 0);
+		struct json_object *b = json_object_array_get_idx(F.json, 1);
+		struct json_object *c = json_object_array_get_idx(F.json, 2);
+		ok(jpath(a, "result", (const char *)NULL) != NULL, "batch: the ping answered first");
+		is_int(json_object_get_int(jpath(b, "error", "code", (const char *)NULL)), -32601,
+		       "batch: unknown method -32601 in its place");
+		is_str(json_object_get_string(jpath(b, "id", (const char *)NULL)), "b", "batch: with its id");
+		is_int(json_object_get_int(jpath(c, "error", "code", (const char *)NULL)), -32600,
+		       "batch: a non-object entry is -32600");
+	}
+	serve_http(pings, "HTTP_MCP_PROTOCOL_VERSION", "2024-11-05");
+	ok(json_object_is_type(F.json, json_type_array), "batch 2024-11-05 served");
+	serve_http(pings);
+	ok(json_object_is_type(F.json, json_type_array), "batch without the header: 2025-03-26");
+	serve_http(notes);
+	is_int(F.status, 202, "batch of notifications only: 202");
+	serve_http(pings, "HTTP_MCP_PROTOCOL_VERSION", "2025-06-18");
+	expect(400, -32600, "null", "batch from 2025-06-18");
+	serve_http(pings, "HTTP_MCP_PROTOCOL_VERSION", "2025-11-25");
+	expect(400, -32600, "null", "batch from 2025-11-25");
+	serve_http(pings, MODERN_HDRS("ping"));
+	expect(400, -32600, "null", "batch with the 2026-07-28 header");
+	serve_http(init06);
+	expect(400, -32600, "null", "batch whose initialize asks for 2025-06-18");
+	serve_http("[" DISCOVER "]");
+	expect(400, -32600, "null", "batch holding a 2026-07-28 request");
+	serve_stdio(pings);
+	ok(json_object_is_type(F.json, json_type_array), "stdio: a batch is 2025-03-26");
+	serve_stdio("[" DISCOVER "]");
+	expect(0, -32600, "null", "stdio: a modern batch");
+	/* limits.batch_max (100 by default) */
+	big[at++] = '[';
+	for (int i = 0; i < 101; i++)
+		at += (size_t)snprintf(big + at, sizeof big - at, "%s{\"jsonrpc\":\"2.0\",\"id\":%d,"
+				       "\"method\":\"ping\"}", i ? "," : "", i);
+	snprintf(big + at, sizeof big - at, "]");
+	serve_http(big);
+	expect(400, -32600, "null", "a batch over limits.batch_max");
+}
+
 int
 main(void)
 {
@@ -1050,6 +1112,7 @@ main(void)
 	test_body_size();
 	test_parse();
 	test_shape();
+	test_batch();
 	test_notifications();
 	test_meta();
 	test_headers();

@@ -237,13 +237,13 @@ test_templates(void)
 	bool principal = false;
 	const char *src = "Hello {{principal}}, {{ user }}: study {{study_id}} {{x";
 	ph_buf_init(&b);
-	ph_skill_tmpl_render(&b, src, strlen(src), pn, vals, 1, "Ada");
+	ph_skill_tmpl_render(&b, src, strlen(src), pn, vals, 1, "Ada", NULL);
 	is_str(b.data, "Hello Ada, Ada: study 42 {{x", "principal, its alias user, and parameters");
 	ph_buf_reset(&b);
-	ph_skill_tmpl_render(&b, src, strlen(src), pn, vals, 1, NULL);
+	ph_skill_tmpl_render(&b, src, strlen(src), pn, vals, 1, NULL, NULL);
 	is_str(b.data, "Hello , : study 42 {{x", "no principal renders as empty");
 	ph_buf_reset(&b);
-	ph_skill_tmpl_render(&b, "{{nope}} {", 10, pn, vals, 1, "Ada");
+	ph_skill_tmpl_render(&b, "{{nope}} {", 10, pn, vals, 1, "Ada", NULL);
 	is_str(b.data, "{{nope}} {", "unknown placeholders stay as they are");
 	ph_buf_free(&b);
 	msg = ph_skill_tmpl_check("a\nb {{study_id}}\n{{principal}}", 30, pn, 1, &line, &principal);
@@ -538,11 +538,11 @@ test_fixture(const char *srcdir)
 		/* the seed evidence: SKILL.md renders "Hello Ada." for principal Ada */
 		t = ph_skills_tree_find(k, "SKILL.md");
 		ph_buf_init(&b);
-		ok(t && ph_skills_file_bytes(sc, &sc->skills[t->owner], t->f, NULL, "Ada", &b) == 0,
+		ok(t && ph_skills_file_bytes(sc, &sc->skills[t->owner], t->f, NULL, "Ada", NULL, &b) == 0,
 		   "refunds SKILL.md renders");
 		ok(b.data && strstr(b.data, "# Refunds\n\nHello Ada. Draft the reply") != NULL,
 		   "it says Hello Ada. for principal Ada");
-		ok(ph_skills_file_digest(sc, &sc->skills[t->owner], t->f, NULL, "Ada", d, &size) == 0,
+		ok(ph_skills_file_digest(sc, &sc->skills[t->owner], t->f, NULL, "Ada", NULL, d, &size) == 0,
 		   "its digest is computed");
 		crypto_hash_sha256(dd, (const unsigned char *)b.data, b.len);
 		ok(memcmp(d, dd, 32) == 0 && size == b.len, "the digest and size are of the served bytes");
@@ -566,14 +566,14 @@ test_fixture(const char *srcdir)
 		unsigned char d1[32], d2[32];
 		size_t s1, s2;
 		unsigned long before = ph_skills_hash_count;
-		ok(ph_skills_file_digest(sc, k, &k->files[0], NULL, NULL, d1, &s1) == 0 &&
-		   ph_skills_file_digest(sc, k, &k->files[0], NULL, NULL, d2, &s2) == 0 &&
+		ok(ph_skills_file_digest(sc, k, &k->files[0], NULL, NULL, NULL, d1, &s1) == 0 &&
+		   ph_skills_file_digest(sc, k, &k->files[0], NULL, NULL, NULL, d2, &s2) == 0 &&
 		   ph_skills_hash_count == before + 1, "a static file is hashed once, then served from cache");
 		hexof(d1, hex);
 		is_str(hex, "5e14afb41c8e149b9f2c78f7c252218fa7599b1ca8c2495ffa4bdbc356fde755",
 		       "git-workflow SKILL.md has the digest phantom-behaviour §3.2 gives");
 		sc->digest_cache = false;
-		ok(ph_skills_file_digest(sc, k, &k->files[0], NULL, NULL, d2, &s2) == 0 &&
+		ok(ph_skills_file_digest(sc, k, &k->files[0], NULL, NULL, NULL, d2, &s2) == 0 &&
 		   ph_skills_hash_count == before + 2, "with digest_cache off it is hashed every time");
 		sc->digest_cache = true;
 	}
@@ -598,16 +598,16 @@ test_cache_invalidation(void)
 		unsigned char d1[32], d2[32], d3[32];
 		size_t s;
 		unsigned long before = ph_skills_hash_count;
-		ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, d1, &s) == 0, "digest of data.txt");
+		ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, NULL, d1, &s) == 0, "digest of data.txt");
 		write_file("m/a/data.txt", "two\n"); /* same size, new content */
-		ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, d2, &s) == 0 && memcmp(d1, d2, 32) != 0 &&
+		ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, NULL, d2, &s) == 0 && memcmp(d1, d2, 32) != 0 &&
 		   ph_skills_hash_count == before + 2, "a rewritten file is hashed again");
-		ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, d3, &s) == 0 && memcmp(d2, d3, 32) == 0 &&
+		ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, NULL, d3, &s) == 0 && memcmp(d2, d3, 32) == 0 &&
 		   ph_skills_hash_count == before + 2, "and cached again");
 		{
 			char *p = ph_xasprintf("%s/m/a/data.txt", tmpdir);
 			unlink(p);
-			ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, d3, &s) != 0,
+			ok(ph_skills_file_digest(c->skills, k, f, NULL, NULL, NULL, d3, &s) != 0,
 			   "a removed file has no digest");
 			free(p);
 		}
