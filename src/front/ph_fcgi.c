@@ -171,6 +171,9 @@ fcgi_closed(struct ph_exchange *ex)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+/* The longest a worker waits for room on the hub's channel. */
+#define HANDOFF_WAIT_MS 200
+
 /* Sends the connection to the hub: the request id joins desc (a JSON object
  * text ending in '}'), the fd travels as SCM_RIGHTS. Never blocks: a hub
  * that does not keep up leaves the stream with the worker. */
@@ -206,9 +209,19 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &f->req->ipcFd, sizeof(int));
-	do
+	/* many workers handing over at once can fill the channel for a moment:
+	 * wait for room a bounded time (HANDOFF_WAIT_MS) rather than keep the
+	 * stream on this worker */
+	for (int64_t until = ph_now_us() + HANDOFF_WAIT_MS * 1000;;) {
+		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
+		int64_t left;
 		n = sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != ENOBUFS))
+			break;
+		left = (until - ph_now_us()) / 1000;
+		if (errno != EINTR && (left <= 0 || poll(&p, 1, (int)left) < 0))
+			break;
+	}
 	ph_buf_free(&msg);
 	if (n < 0) {
 		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",

@@ -297,6 +297,12 @@ master_init(struct master *m, struct ph_server *srv, const struct ph_run *run)
 		return -1;
 	}
 	ph_hub_fd = m->chan[0];
+	{
+		/* room for bursts of hand-overs (the kernel caps it at wmem_max) */
+		int sz = 4 << 20;
+		setsockopt(m->chan[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+		setsockopt(m->chan[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	}
 	raise_nofile();
 	return 0;
 }
