@@ -338,8 +338,10 @@ echo
 echo "hub log ($(grep -c 'hub: listen .* ended' "$PH_LOG") 'listen ... ended' lines):"
 grep -E 'hub|open files' "$PH_LOG" | grep -v 'hub: listen .* ended' | head -20 | sed 's/^/  /'
 grep -E 'hub: listen .* ended' "$PH_LOG" | sed 's/.*ended (\([^)]*\)).*/\1/' | sort | uniq -c | sed 's/^/  ended: /'
-if grep -qv '\[notice\]' "$NGX_DIR/error.log" 2>/dev/null; then
-	echo "nginx error log ($(grep -vc '\[notice\]' "$NGX_DIR/error.log") lines beyond notices):"
-	grep -v '\[notice\]' "$NGX_DIR/error.log" | sed -e 's/^[0-9\/: ]*//' -e 's/[0-9]*#[0-9]*: \*[0-9]* //' -e 's/, client:.*//' |
+# nginx writes its errors where conf/nginx.conf says: nginx-error.log
+NGX_ERR=$NGX_DIR/nginx-error.log
+if grep -qv '\[notice\]' "$NGX_ERR" 2>/dev/null; then
+	echo "nginx error log ($(grep -vc '\[notice\]' "$NGX_ERR") lines beyond notices):"
+	grep -v '\[notice\]' "$NGX_ERR" | sed -e 's/^[0-9\/: ]*//' -e 's/[0-9]*#[0-9]*: \*[0-9]* //' -e 's/, client:.*//' |
 		sort | uniq -c | sort -rn | head -5 | sed 's/^/  /'
 fi
