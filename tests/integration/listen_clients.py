@@ -10,17 +10,32 @@ closes), the i-th with FILTER[i % len(FILTER)] as its notifications filter
 acknowledged streams to READY_FILE once every stream is acknowledged or
 failed, reads everything until each stream closes or SECONDS pass, and
 prints one JSON line per stream: {"i", "filter", "acked", "tools", "prompts",
-"resources", "result", "error", "closed"}."""
-import json, os, resource, selectors, socket, sys, time
+"resources", "result", "error", "closed", "http", "t_ack", "t_tools",
+"t_closed"}; "http" is the response's status code (0 before one arrived),
+the t_ fields are the wall-clock times (time.time()) the acknowledgement,
+the first tools/list_changed and the end of the connection were read, or
+null.
+
+Environment:
+  LISTEN_DUMP=DIR      writes what stream i received to DIR/i.txt
+  LISTEN_BATCH=K       keeps at most K streams connecting and waiting for
+                       their acknowledgement at a time (default: all N)
+  LISTEN_PROGRESS=FILE rewrites FILE about every 0.25 s with one line
+                       "opened acked tools closed" (stream counts)"""
+import errno, json, os, resource, selectors, socket, sys, time
 from urllib.parse import urlparse
 
 url, n, seconds, ready_file = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 filters = [json.loads(f) for f in sys.argv[5:]] or [{"toolsListChanged": True}]
+batch = int(os.environ.get("LISTEN_BATCH") or n) or n
+progress = os.environ.get("LISTEN_PROGRESS")
 u = urlparse(url)
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, n + 64)), hard))
 sel = selectors.DefaultSelector()
-streams = []
+ACK = b"notifications/subscriptions/acknowledged"
+TOOLS = b"notifications/tools/list_changed"
+TAIL = max(len(ACK), len(TOOLS))
 
 def request(i, flt):
     body = json.dumps({"jsonrpc": "2.0", "id": "S%d" % i, "method": "subscriptions/listen",
@@ -33,64 +48,115 @@ def request(i, flt):
             % (u.path, u.netloc, len(body))).encode()
     return head + body
 
-for i in range(n):
-    s = socket.create_connection((u.hostname, u.port))
+streams = [{"i": i, "filter": filters[i % len(filters)], "sock": None, "buf": b"", "closed": False,
+            "acked": False, "http": 0, "t_ack": None, "t_tools": None, "t_closed": None, "out": b""}
+           for i in range(n)]
+opened = acked = tooled = closed = settled = 0  # settled: acknowledged or closed
+
+def settle(st):
+    global settled
+    if not st.get("settled"):
+        st["settled"] = True
+        settled += 1
+
+def close(st, now):
+    global closed
+    settle(st)
+    st["closed"] = True
+    st["t_closed"] = now
+    sel.unregister(st["sock"])
+    st["sock"].close()
+    closed += 1
+
+def open_next():
+    """Starts the next stream's connection (non-blocking)."""
+    global opened
+    st = streams[opened]
+    opened += 1
+    st["out"] = request(st["i"], st["filter"])
+    s = socket.socket(socket.AF_INET6 if ":" in (u.hostname or "") else socket.AF_INET)
     s.setblocking(False)
-    st = {"i": i, "filter": filters[i % len(filters)], "sock": s, "buf": b"", "closed": False,
-          "out": request(i, filters[i % len(filters)])}
-    streams.append(st)
+    st["sock"] = s
     sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE, st)
+    rc = s.connect_ex((u.hostname, u.port))
+    if rc not in (0, errno.EINPROGRESS):
+        close(st, time.time())
 
-def acked(st):
-    if not st.get("acked"):
-        st["acked"] = b"notifications/subscriptions/acknowledged" in st["buf"]
-    return st["acked"]
-
-def pending(streams):
-    """Streams neither acknowledged nor closed yet."""
-    return sum(1 for st in streams if not (st["closed"] or acked(st)))
+def received(st, data, now):
+    global acked, tooled
+    seen = st["buf"][-TAIL:] + data
+    st["buf"] += data
+    if not st["http"] and b"\r\n" in st["buf"]:
+        parts = st["buf"].split(b" ", 2)
+        st["http"] = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else -1
+    if not st["acked"] and ACK in seen:
+        st["acked"] = True
+        st["t_ack"] = now
+        acked += 1
+        settle(st)
+    if st["t_tools"] is None and TOOLS in seen:
+        st["t_tools"] = now
+        tooled += 1
 
 ready = False
+last_progress = 0.0
 deadline = time.time() + seconds
-open_count = n
-while open_count > 0 and time.time() < deadline:
-    for key, ev in sel.select(timeout=0.2):
+while closed < n and time.time() < deadline:
+    while opened < n and opened - settled < batch:
+        open_next()
+    for key, ev in sel.select(timeout=0.1):
         st = key.data
+        if st["closed"]:
+            continue
+        now = time.time()
         if ev & selectors.EVENT_WRITE and st["out"]:
-            sent = st["sock"].send(st["out"])
+            try:
+                sent = st["sock"].send(st["out"])
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                close(st, now)
+                continue
             st["out"] = st["out"][sent:]
             if not st["out"]:
                 sel.modify(st["sock"], selectors.EVENT_READ, st)
         if ev & selectors.EVENT_READ:
             try:
                 data = st["sock"].recv(65536)
-            except BlockingIOError:
+            except (BlockingIOError, InterruptedError):
                 continue
-            except ConnectionResetError:
+            except OSError:
                 data = b""
             if not data:
-                st["closed"] = True
-                sel.unregister(st["sock"])
-                st["sock"].close()
-                open_count -= 1
+                close(st, now)
             else:
-                st["buf"] += data
-    if not ready and pending(streams) == 0:
+                received(st, data, now)
+    now = time.time()
+    if progress and now - last_progress >= 0.25:
+        with open(progress + ".tmp", "w") as f:
+            f.write("%d %d %d %d\n" % (opened, acked, tooled, closed))
+        os.replace(progress + ".tmp", progress)
+        last_progress = now
+    if not ready and settled == n:
         with open(ready_file, "w") as f:
-            f.write("%d\n" % sum(1 for st in streams if acked(st)))
+            f.write("%d\n" % acked)
         ready = True
 if not ready:
     with open(ready_file, "w") as f:
-        f.write("%d\n" % sum(1 for st in streams if acked(st)))
+        f.write("%d\n" % acked)
+if progress:
+    with open(progress, "w") as f:
+        f.write("%d %d %d %d\n" % (opened, acked, tooled, closed))
 dump = os.environ.get("LISTEN_DUMP")
 for st in streams:
     b = st["buf"]
     if dump:
         with open(os.path.join(dump, "%d.txt" % st["i"]), "wb") as f:
             f.write(b)
-    print(json.dumps({"i": st["i"], "filter": st["filter"], "acked": acked(st),
-                      "tools": b.count(b"notifications/tools/list_changed"),
+    print(json.dumps({"i": st["i"], "filter": st["filter"], "acked": st["acked"],
+                      "tools": b.count(TOOLS),
                       "prompts": b.count(b"notifications/prompts/list_changed"),
                       "resources": b.count(b"notifications/resources/list_changed"),
                       "result": b.count(b'"resultType":"complete"'),
-                      "error": b.count(b'"error":'), "closed": st["closed"]}))
+                      "error": b.count(b'"error":'), "closed": st["closed"], "http": st["http"],
+                      "t_ack": st["t_ack"], "t_tools": st["t_tools"], "t_closed": st["t_closed"]}))
