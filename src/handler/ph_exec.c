@@ -481,6 +481,18 @@ struct run {
 	char **envp;
 };
 
+/* Starts a call's clock: its deadline timeout ms from now (30 s when the
+ * caller gave none) and the first liveness check a second from now. */
+static void
+run_clock(struct run *r, long long timeout)
+{
+	r->t0 = ph_now_us();
+	if (timeout <= 0)
+		timeout = 30000;
+	r->deadline = r->t0 + timeout * 1000;
+	r->next_alive = r->t0 + 1000000;
+}
+
 /* Fills r for one run: the limits of the spec over those of lim, the clock
  * started, every fd -1. Borrows every pointer. */
 static void
@@ -505,11 +517,7 @@ run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_li
 	r->el = (struct errlog){r->label, 0, 0};
 	r->pc = (struct p3ctx){hooks};
 	ph_buf_init(&r->out);
-	r->t0 = ph_now_us();
-	if (timeout <= 0)
-		timeout = 30000;
-	r->deadline = r->t0 + timeout * 1000;
-	r->next_alive = r->t0 + 1000000;
+	run_clock(r, timeout);
 }
 
 /* Records a failure to start, with errno as its code. */
@@ -972,11 +980,7 @@ proc_call_init(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const st
 	r->el = (struct errlog){p->label, 0, 0};
 	r->pc = (struct p3ctx){hooks};
 	ph_buf_reset(&p->ob);
-	r->t0 = ph_now_us();
-	if (timeout <= 0)
-		timeout = 30000;
-	r->deadline = r->t0 + timeout * 1000;
-	r->next_alive = r->t0 + 1000000;
+	run_clock(r, timeout);
 }
 
 /* One poll round of a call. Returns 1 when the answer is in, 0 to go on,

@@ -16,6 +16,7 @@
 #include "ph_build.h"
 #include "ph_conf.h"
 #include "ph_core.h"
+#include "ph_schema.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "tap.h"
@@ -56,50 +57,6 @@ note(const char *fmt, ...)
 	free(line);
 }
 
-/* True when a and b are the same JSON value the way jq compares them: object
- * members in any order, numbers by value (1 and 1.0 are equal). */
-static bool
-json_same(struct json_object *a, struct json_object *b)
-{
-	enum json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
-	bool na = ta == json_type_int || ta == json_type_double;
-	bool nb = tb == json_type_int || tb == json_type_double;
-	if (na && nb)
-		return json_object_get_double(a) == json_object_get_double(b);
-	if (ta != tb)
-		return false;
-	switch (ta) {
-	case json_type_null:
-		return true;
-	case json_type_boolean:
-		return json_object_get_boolean(a) == json_object_get_boolean(b);
-	case json_type_string:
-		return json_object_get_string_len(a) == json_object_get_string_len(b) &&
-		       memcmp(json_object_get_string(a), json_object_get_string(b),
-			      (size_t)json_object_get_string_len(a)) == 0;
-	case json_type_array: {
-		size_t n = json_object_array_length(a);
-		if (n != json_object_array_length(b))
-			return false;
-		for (size_t i = 0; i < n; i++)
-			if (!json_same(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i)))
-				return false;
-		return true;
-	}
-	case json_type_object: {
-		if (json_object_object_length(a) != json_object_object_length(b))
-			return false;
-		json_object_object_foreach(a, key, va) {
-			struct json_object *vb;
-			if (!json_object_object_get_ex(b, key, &vb) || !json_same(va, vb))
-				return false;
-		}
-		return true;
-	}
-	default:
-		return false;
-	}
-}
 
 static const char *
 text_of(struct json_object *o)
@@ -178,7 +135,7 @@ same_response(struct fake_front *f, struct json_object *want, const char *front)
 		return false;
 	}
 	got = fake_json(f);
-	if (got != NULL && json_same(got, want))
+	if (got != NULL && ph_json_equal(got, want) /* as jq compares: members in any order, numbers by value */)
 		return true;
 	note("%s: got      %s", front, got ? text_of(got) : f->out.data ? f->out.data : "(nothing)");
 	note("%s: expected %s", front, text_of(want));
