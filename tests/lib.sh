@@ -253,8 +253,10 @@ nginx_start() {
 	command -v nginx >/dev/null || return 1
 	port=$(free_port)
 	dir=$(run_dir "nginx-$port")
+	# NGINX_WORKERS: another worker_processes (round-robin is per nginx worker)
 	conf_subst "$top_srcdir/conf/nginx.conf" "$dir/nginx.conf" "$port" "$dir" \
-		-e "s#server unix:/run/phantom/phantom.sock;#server $backend;#"
+		-e "s#server unix:/run/phantom/phantom.sock;#server $backend;#" \
+		-e "${NGINX_WORKERS:+s#^worker_processes [0-9]*;#worker_processes $NGINX_WORKERS;#}"
 	nginx -c "$dir/nginx.conf" -e "$dir/error.log" || return 1
 	T_CLEANUP+=("nginx -c '$dir/nginx.conf' -e '$dir/error.log' -s stop; sleep 0.1")
 	wait_port "$port" || return 1

@@ -85,6 +85,9 @@ start b
 start c
 start r
 # one upstream, two independent instances with the same secret, round-robin
+# (one nginx worker: each worker keeps its own round-robin position, and the
+# checks below rely on consecutive requests alternating)
+NGINX_WORKERS=1
 nginx_start "$A_ADDR; server $B_ADDR" || { echo "not ok - nginx starts"; exit 1; }
 U=$NGINX_URL
 grep -q "server $A_ADDR; server $B_ADDR;" "$NGINX_DIR/nginx.conf"
