@@ -281,6 +281,74 @@ draining(struct ph_server **srv, bool own_reload, int64_t *end)
 	return ph_now_us() < *end;
 }
 
+/* Waits for a connection on the listening socket, running persistent
+ * handlers' turns (their exits and idle ends) meanwhile; the only place stop
+ * and reload signals are delivered (open_mask). drain_end > 0: stopping is
+ * delayed until then. Returns 1 when a connection is waiting, 0 to look
+ * again (a signal, a handler's turn, stopping), -1 when the socket failed. */
+static int
+wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end)
+{
+	struct pollfd pf[1 + PH_FCGI_PERSIST_FDS];
+	struct timespec ts, *tsp = NULL;
+	int rc, ms = -1;
+	nfds_t n;
+	ph_persist_tick();
+	pf[0] = (struct pollfd){listen_fd, POLLIN, 0};
+	n = 1 + (nfds_t)ph_persist_pollfds(pf + 1, PH_FCGI_PERSIST_FDS, &ms);
+	if (drain_end > 0) {
+		int64_t left = (drain_end - ph_now_us()) / 1000;
+		if (left < 0)
+			left = 0;
+		if (ms < 0 || left < ms)
+			ms = (int)left;
+	}
+	if (ms >= 0) {
+		ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
+		tsp = &ts;
+	}
+	rc = ppoll(pf, n, tsp, open_mask);
+	if (rc < 0) {
+		if (errno == EINTR)
+			return 0;
+		ph_log("error", "poll on the listening socket: %s", strerror(errno));
+		return -1;
+	}
+	if (rc == 0 || pf[0].revents == 0 || (ph_stop_requested && drain_end == 0))
+		return 0; /* a handler's turn (ph_persist_tick), or stopping */
+	if (pf[0].revents & (POLLERR | POLLNVAL)) {
+		ph_log("error", "the listening socket failed");
+		return -1;
+	}
+	return 1;
+}
+
+/* Serves the accepted request req, then ends it: FCGX_Finish_r, or, when
+ * the hub has taken the connection, only our copy of it closed (no
+ * FCGI_END_REQUEST, no shutdown()). srv NULL: the configuration did not
+ * load, and the request is told so. */
+static void
+serve_one(struct ph_server *srv, FCGX_Request *req)
+{
+	struct fcgi_front f = {req, false};
+	struct ph_exchange ex;
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &fcgi_ops;
+	ex.front = &f;
+	ex.http = true;
+	ph_metrics_busy(1);
+	if (srv)
+		ph_serve(srv, &ex);
+	else
+		ph_serve_unconfigured(&ex);
+	ph_metrics_busy(-1);
+	if (f.handed_off) {
+		FCGX_Detach(req);
+		FCGX_Free(req, 1);
+	}
+	FCGX_Finish_r(req);
+}
+
 int
 ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 {
@@ -288,7 +356,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	long long served = 0;
 	int64_t drain_end = 0;
 	sigset_t open_mask;
-	int fl;
+	int fl, rc;
 
 	ph_signals_worker_init();
 	sigemptyset(&open_mask);
@@ -306,12 +374,6 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
 	for (;;) {
-		/* the listening socket, and the exits of persistent handlers so
-		 * that none stays a zombie while the worker waits */
-		struct pollfd pf[1 + PH_FCGI_PERSIST_FDS], *pfd = &pf[0];
-		struct timespec ts, *tsp = NULL;
-		int rc, ms = -1;
-		nfds_t n;
 		if (ph_stop_requested && !draining(srv, own_reload, &drain_end))
 			break;
 		if (ph_reload_requested) {
@@ -319,37 +381,11 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			if (own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
-		ph_persist_tick();
-		pf[0] = (struct pollfd){r->listen_fd, POLLIN, 0};
-		n = 1 + (nfds_t)ph_persist_pollfds(pf + 1, PH_FCGI_PERSIST_FDS, &ms);
-		if (ms >= 0) {
-			ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
-			tsp = &ts;
-		}
-		/* the only place stop/reload signals are delivered */
-		if (drain_end > 0) {
-			int64_t left = (drain_end - ph_now_us()) / 1000;
-			if (left < 0)
-				left = 0;
-			if (ms < 0 || left < ms) {
-				ms = (int)left;
-				ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
-				tsp = &ts;
-			}
-		}
-		rc = ppoll(pf, n, tsp, &open_mask);
-		if (rc < 0) {
-			if (errno == EINTR)
-				continue;
-			ph_log("error", "poll on the listening socket: %s", strerror(errno));
+		rc = wait_listener(r->listen_fd, &open_mask, drain_end);
+		if (rc < 0)
 			return 1;
-		}
-		if (rc == 0 || pfd->revents == 0 || (ph_stop_requested && drain_end == 0))
-			continue; /* a handler's turn (ph_persist_tick), or stopping */
-		if (pfd->revents & (POLLERR | POLLNVAL)) {
-			ph_log("error", "the listening socket failed");
-			return 1;
-		}
+		if (rc == 0)
+			continue;
 		rc = FCGX_Accept_r(&req);
 		if (rc < 0) {
 			if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR || rc == -ECONNABORTED)
@@ -357,27 +393,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			ph_log("error", "FastCGI accept failed: %s", strerror(-rc));
 			return 1;
 		}
-		{
-			struct fcgi_front f = {&req, false};
-			struct ph_exchange ex;
-			memset(&ex, 0, sizeof ex);
-			ex.ops = &fcgi_ops;
-			ex.front = &f;
-			ex.http = true;
-			ph_metrics_busy(1);
-			if (*srv)
-				ph_serve(*srv, &ex);
-			else
-				ph_serve_unconfigured(&ex);
-			ph_metrics_busy(-1);
-			if (f.handed_off) {
-				/* the hub ends the request: close our copy of the
-				 * connection without FCGI_END_REQUEST or shutdown() */
-				FCGX_Detach(&req);
-				FCGX_Free(&req, 1);
-			}
-		}
-		FCGX_Finish_r(&req);
+		serve_one(*srv, &req);
 		served++;
 		if (ph_served_counter)
 			*ph_served_counter = served;
