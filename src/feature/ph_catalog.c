@@ -4,6 +4,7 @@
  * catalogue really changed. */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <stdlib.h>
 #include <string.h>
@@ -160,4 +161,25 @@ ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
 	}
 	ph_buf_addc(&b, ']');
 	return ph_buf_steal(&b);
+}
+
+bool
+ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind)
+{
+	char *a = ph_catalog_text(old, kind), *b = ph_catalog_text(now, kind);
+	bool changed = strcmp(a, b) != 0;
+	free(a);
+	free(b);
+	return changed;
+}
+
+void
+ph_catalog_announce(struct ph_server *old, struct ph_server *now)
+{
+	static const enum ph_kind listed[] = {PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE};
+	if (old == NULL || now == NULL)
+		return; /* a process that had no configuration has no streams */
+	for (size_t i = 0; i < PH_ARRAY_LEN(listed); i++)
+		if (ph_catalog_changed(old, now, listed[i]))
+			ph_shared_changed(listed[i]);
 }

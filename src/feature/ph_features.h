@@ -91,4 +91,11 @@ void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
  * hints) as one text, to compare two configurations (ph_catalog.c). Caller
  * frees. */
 char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
+/* True when a kind's catalogue differs between two configurations: what a
+ * reload announces (list_changed) and what it keeps quiet about. */
+bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind);
+/* Moves the shared change counter of each list kind (tools, prompts,
+ * resources) whose catalogue differs, so streams a worker holds (where no
+ * hub takes them) announce only what changed. */
+void ph_catalog_announce(struct ph_server *old, struct ph_server *now);
 #endif

@@ -6,6 +6,7 @@
  * The listening socket is non-blocking, so a worker that loses the race for
  * a connection returns to ppoll() instead of sleeping in accept(). */
 #include "first.h"
+#include "ph_features.h"
 #include "ph_front.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
@@ -251,13 +252,11 @@ reload_in_place(struct ph_server **srv, const char *path)
 		ph_log("error", "reload failed: keeping the running configuration");
 		return;
 	}
+	ph_catalog_announce(*srv, n); /* this process's own listen streams */
 	ph_server_free(*srv);
 	*srv = n;
 	ph_metrics_set_generation(ph_metrics_generation() + 1);
 	ph_metrics_reloaded();
-	ph_shared_changed(PH_KIND_TOOL);
-	ph_shared_changed(PH_KIND_PROMPT);
-	ph_shared_changed(PH_KIND_RESOURCE);
 	ph_log("notice", "configuration reloaded");
 }
 

@@ -783,6 +783,24 @@ close_pipe(int p[2])
 	close_fd(&p[1]);
 }
 
+/* Closes what a run holds of its process: the pipes, the pidfd, the
+ * environment built for it. */
+static void
+run_close(struct run *r)
+{
+	close_pipe(r->pin);
+	close_pipe(r->pout);
+	close_pipe(r->perr);
+	close_pipe(r->p3);
+	close_pipe(r->pst);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	if (r->envp)
+		free_env(r->envp);
+	r->envp = NULL;
+}
+
 /* Flushes the last lines, closes every fd, frees the environment and hands
  * the output to res: stolen on success, wiped and replaced by "" otherwise.
  * Returns 0 on success, else -1. */
@@ -794,15 +812,7 @@ run_finish(struct run *r)
 	lines_flush(&r->l3, fd3_cb, &r->pc);
 	if (r->el.dropped)
 		ph_log("info", "%s: stderr: %zu more bytes not logged", r->label, r->el.dropped);
-	close_pipe(r->pin);
-	close_pipe(r->pout);
-	close_pipe(r->perr);
-	close_pipe(r->p3);
-	close_pipe(r->pst);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
-	if (r->envp)
-		free_env(r->envp);
+	run_close(r);
 	res->us = ph_now_us() - r->t0;
 	if (res->status == PH_EXEC_OK) {
 		res->out_len = r->out.len;
@@ -849,15 +859,7 @@ static void
 proc_free(struct ph_exec_proc *p)
 {
 	struct run *r = &p->r;
-	close_pipe(r->pin);
-	close_pipe(r->pout);
-	close_pipe(r->perr);
-	close_pipe(r->p3);
-	close_pipe(r->pst);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
-	if (r->envp)
-		free_env(r->envp);
+	run_close(r);
 	ph_buf_free(&r->lerr.b);
 	ph_buf_free(&r->l3.b);
 	ph_buf_free(&r->out);

@@ -70,7 +70,6 @@ struct hub {
 	char *ctl_path;           /* its path, unlinked at exit (owned) */
 	struct stream **v;
 	size_t n, cap;
-	char *catalog[NKINDS];    /* what the lists were at the last (re)load */
 	bool stopping, want_stop, want_reload;
 	int64_t stop_deadline_us;
 };
@@ -379,15 +378,6 @@ receive(struct hub *h)
 
 /* ---- changes, time, signals ------------------------------------------------ */
 
-static void
-take_catalogs(struct hub *h)
-{
-	for (size_t k = 0; k < NKINDS; k++) {
-		free(h->catalog[k]);
-		h->catalog[k] = ph_catalog_text(h->srv, kinds[k].kind);
-	}
-}
-
 /* SIGHUP: the new configuration (the running one stays when it does not
  * load), and list_changed for each kind whose catalogue changed, to the
  * streams that asked for that kind. */
@@ -400,14 +390,10 @@ reload(struct hub *h)
 		ph_log("error", "hub: reload failed: the running configuration stays");
 		return;
 	}
+	for (size_t k = 0; k < NKINDS; k++)
+		changed[k] = ph_catalog_changed(h->srv, n, kinds[k].kind);
 	ph_server_free(h->srv);
 	h->srv = n;
-	for (size_t k = 0; k < NKINDS; k++) {
-		char *now = ph_catalog_text(h->srv, kinds[k].kind);
-		changed[k] = strcmp(now, h->catalog[k]) != 0;
-		free(h->catalog[k]);
-		h->catalog[k] = now;
-	}
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
@@ -680,7 +666,6 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
 	}
-	take_catalogs(h);
 	return 0;
 }
 
@@ -719,8 +704,6 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
 		drop(&h, h.v[h.n - 1], "the hub stopped");
-	for (size_t k = 0; k < NKINDS; k++)
-		free(h.catalog[k]);
 	if (h.ctl >= 0) {
 		close(h.ctl);
 		unlink(h.ctl_path);

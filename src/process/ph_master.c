@@ -5,6 +5,7 @@
  * on SIGTERM and reloads on SIGHUP by starting a new generation of workers
  * while the old one finishes what it is doing. The master never serves. */
 #include "first.h"
+#include "ph_features.h"
 #include "ph_front.h"
 #include "ph_hub.h"
 #include "ph_metrics.h"
@@ -221,13 +222,12 @@ reload(struct master *m)
 		free(names[i]);
 	}
 	free(names);
+	/* listen streams a worker holds (the hub could not take them) announce
+	 * what changed before their worker ends */
+	ph_catalog_announce(m->srv, n);
 	ph_server_free(m->srv);
 	m->srv = n;
 	m->gen++;
-	/* listen streams in the old generation announce the change before they end */
-	ph_shared_changed(PH_KIND_TOOL);
-	ph_shared_changed(PH_KIND_PROMPT);
-	ph_shared_changed(PH_KIND_RESOURCE);
 	if (m->run->workers == 0 && n->conf->workers > 0) {
 		/* the scoreboard is sized at start: a reload may use half of it,
 		 * leaving room for the generation that is draining */
