@@ -109,6 +109,11 @@ if [ -n "$root" ] && [ -d "$run/app/examples/sandbox" ]; then
 	chown -R phantom "$run/app/examples/sandbox"
 fi
 conf=$run/app/conf/phantom.yaml
+# the hub's control socket (phantom-fcgi --notify) in a directory the user
+# Phantom runs as may write
+mkdir -p "$run/hub"
+if [ -n "$root" ] && id phantom >/dev/null 2>&1; then chown phantom "$run/hub"; fi
+sed -i "s#^  control_socket: .*#  control_socket: $run/hub/hub.sock#" "$conf"
 "$bin" -t -c "$conf" || die "the configuration has problems (see above)"
 
 # ---- Phantom under spawn-fcgi ------------------------------------------------------
