@@ -220,6 +220,30 @@ static const struct key keys[] = {
 	 "the hub's control socket for phantom-fcgi --notify (mode 0600; '': none)"},
 	{"subscriptions.max_queue", K_INT, 1024, 67108864, "262144", true, OFF(subscriptions.max_queue),
 	 NULL, "bytes queued for a listen stream whose client does not read before it is dropped"},
+	{"tasks", K_SECTION, 0, 0, NULL, true, 0, NULL,
+	 "tools that run as tasks (io.modelcontextprotocol/tasks): their store and limits; the hub "
+	 "runs their processes, so tasks need a master"},
+	{"tasks.dir", K_STR, 1, 4000, "/run/phantom/tasks", false, OFF(tasks.dir), NULL,
+	 "the task store: one file per task (created mode 0700; relative to the configuration file)"},
+	{"tasks.host", K_STR, 0, 32, "''", true, OFF(tasks.host), NULL,
+	 "names this host in task ids (a-z 0-9 - _), so a proxy can route tasks/* by Mcp-Name"},
+	{"tasks.ttl_ms", K_INT, 1000, 2592000000LL, "3600000", true, OFF(tasks.ttl_ms), NULL,
+	 "how long a finished task is kept (ttlMs); a tool's task_ttl_ms overrides it"},
+	{"tasks.poll_interval_ms", K_INT, 0, 3600000, "1000", true, OFF(tasks.poll_ms), NULL,
+	 "pollIntervalMs suggested to clients (0: none)"},
+	{"tasks.timeout_ms", K_INT, 1000, 2592000000LL, "3600000", true, OFF(tasks.timeout_ms), NULL,
+	 "a task's process is stopped after this long unless the tool sets timeout_ms"},
+	{"tasks.inline_ms", K_INT, 0, 60000, "0", true, OFF(tasks.inline_ms), NULL,
+	 "a task whose process ends this soon is answered inline, as if it were no task; a tool's "
+	 "task_inline_ms overrides it"},
+	{"tasks.max_running", K_INT, 1, 100000, "64", true, OFF(tasks.max_running), NULL,
+	 "task processes running at once on this host"},
+	{"tasks.max_per_principal", K_INT, 0, 100000, "16", true, OFF(tasks.max_per_principal), NULL,
+	 "task processes one principal may run at once (0: no limit)"},
+	{"tasks.max_records", K_INT, 1, 10000000, "100000", true, OFF(tasks.max_records), NULL,
+	 "task records kept on this host (running and finished)"},
+	{"tasks.max_result", K_INT, 1024, 67108864, "1048576", true, OFF(tasks.max_result), NULL,
+	 "bytes a task's process may write as its result"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "
@@ -464,6 +488,18 @@ check_http(const struct ph_config *c, struct ph_conf_problems *probs, const char
 				c->http.health);
 }
 
+/* tasks.host goes into task ids (and so into file names): a-z 0-9 - _. */
+static void
+check_tasks(const struct ph_config *c, struct ph_conf_problems *probs, const char *name)
+{
+	for (const char *p = c->tasks.host; p && *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_')) {
+			ph_conf_problem(probs, name, 0, "tasks.host: '%s' may hold only a-z 0-9 - _",
+					c->tasks.host);
+			return;
+		}
+}
+
 static void
 apply_defaults(struct ph_config *c)
 {
@@ -493,6 +529,7 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 			ph_yaml_free(root);
 		}
 		check_http(c, probs, name);
+		check_tasks(c, probs, name);
 	}
 	if (probs->n != before) {
 		ph_conf_free(c);

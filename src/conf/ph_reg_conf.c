@@ -292,7 +292,36 @@ set_where(struct rc *r, const char *section, size_t i, const struct ph_ynode *it
 static const char *const tool_keys[] = {
 	"name", "title", "description", "annotations", "icons", "input", "input_schema",
 	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent",
-	"module", "symbol", NULL};
+	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", NULL};
+
+/* task, task_ttl_ms, task_inline_ms. A task runs an exec handler in a
+ * process the hub starts; a module's function runs inside a worker, so it
+ * cannot be one. Returns 0, or -1 after a report. */
+static int
+tool_task(struct rc *r, const struct ph_ynode *item, struct ph_tool *t)
+{
+	const struct ph_ynode *v = ph_yaml_get(item, "task");
+	int mode = 0;
+	t->task_ttl_ms = int_key(r, item, "task_ttl_ms", 1000, 2592000000LL, -1);
+	t->task_inline_ms = int_key(r, item, "task_inline_ms", 0, 60000, -1);
+	if (v == NULL || ph_yaml_is_null(v))
+		return 0;
+	if ((mode = ph_yread_enum(&r->s, v, "task", "off|optional|required")) < 0)
+		return -1;
+	t->task = (enum ph_task_mode)mode;
+	if (t->task != PH_TASK_OFF && t->h.kind == PH_HANDLER_C) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "task"),
+				 "a module handler cannot run as a task (it runs inside a worker); give the "
+				 "tool an exec handler or set task: off");
+		return -1;
+	}
+	if (t->task != PH_TASK_OFF && t->h.exec.persist.on) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "task"),
+				 "a persistent handler cannot run as a task (a task gets a process of its own)");
+		return -1;
+	}
+	return 0;
+}
 
 /* A tool's input schema: built from the 'input' fields, given as
  * 'input_schema', or an object without properties when neither is set.
@@ -385,6 +414,8 @@ parse_tool(struct rc *r, const struct ph_ynode *item)
 		ph_yread_problem(&r->s, item->line, "a tool needs a handler: 'exec' (a command) or 'module' and 'symbol'");
 		goto fail;
 	}
+	if (tool_task(r, item, t) != 0)
+		goto fail;
 	if (r->s.bad)
 		goto fail;
 	if (ph_registry_add_tool(r->reg, t) == NULL)

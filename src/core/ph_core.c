@@ -429,6 +429,7 @@ enum {
 	M_URI = 1 << 3,       /* Mcp-Name carries params.uri */
 	M_CACHEABLE = 1 << 4, /* ttlMs/cacheScope on a complete result */
 	M_MRTR = 1 << 5,      /* may answer input_required (mcp-wire §5.2) */
+	M_TASK = 1 << 6,      /* Mcp-Name carries params.taskId (the tasks extension) */
 };
 
 struct method {
@@ -588,6 +589,9 @@ static const struct method methods[] = {
 	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
 	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
 	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
+	{"tasks/get", M_MODERN | M_TASK, ph_tasks_get, ph_tasks_available},
+	{"tasks/update", M_MODERN | M_TASK, ph_tasks_update, ph_tasks_available},
+	{"tasks/cancel", M_MODERN | M_TASK, ph_tasks_cancel, ph_tasks_available},
 	{"skills/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
 	{"skills/get", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
 	/* cacheable too: the SDK client (2.4.0) requires ttlMs/cacheScope here */
@@ -720,9 +724,11 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 		snprintf(msg, msz, "Header mismatch: required Mcp-Method header is missing");
 		return false;
 	}
-	if (presence && m != NULL && (m->flags & (M_NAME | M_URI))) {
+	if (presence && m != NULL && (m->flags & (M_NAME | M_URI | M_TASK))) {
 		const char *nh = param(r, "HTTP_MCP_NAME");
-		struct json_object *bv = ph_jget(r->params, (m->flags & M_NAME) ? "name" : "uri");
+		struct json_object *bv = ph_jget(r->params, (m->flags & M_NAME)  ? "name"
+							    : (m->flags & M_URI) ? "uri"
+										 : "taskId");
 		const char *body = bv && json_object_is_type(bv, json_type_string)
 					   ? json_object_get_string(bv) : NULL;
 		if (body != NULL) {
@@ -792,8 +798,9 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 			 * hints, saying "do not reuse" (not the handler's own) */
 			json_object_object_add(res, "ttlMs", json_object_new_int64(0));
 			json_object_object_add(res, "cacheScope", json_object_new_string("private"));
-		} else if (!complete) {
-			/* an InputRequiredResult has no caching fields */
+		} else if (!complete && strcmp(json_object_get_string(rt), "input_required") == 0) {
+			/* an InputRequiredResult has no caching fields (a task's
+			 * ttlMs is its own: how long it is kept) */
 			json_object_object_del(res, "ttlMs");
 			json_object_object_del(res, "cacheScope");
 		}

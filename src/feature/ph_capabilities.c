@@ -17,6 +17,7 @@ ph_capabilities(struct ph_req *r)
 	ph_complete_capabilities(r, caps);
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
+	ph_tasks_capabilities(r, caps);
 	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
 	 * legacy session has no stream to carry them, so it is not promised */
 	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {

@@ -83,6 +83,27 @@ size_t ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);
 
+/* Tools as tasks (ph_tasks.c; the hub runs their processes). */
+struct ph_tool;
+bool ph_tasks_available(const struct ph_server *s);
+/* capabilities.extensions["io.modelcontextprotocol/tasks"] when a tool
+ * runs as a task (2026-07-28 only). */
+void ph_tasks_capabilities(struct ph_req *r, struct json_object *caps);
+/* A tool with task: required called without the extension: true after
+ * setting -32021 in o. */
+bool ph_tasks_refuse(struct ph_req *r, const struct ph_tool *t, struct ph_outcome *o);
+/* Makes the call a task when the tool and the request allow it: true after
+ * setting o (the task, an inline answer, or an error), false when the call
+ * is to run as any other. args are the validated arguments. */
+bool ph_tasks_call(struct ph_req *r, const struct ph_tool *t, struct json_object *args, const char *label,
+		   struct ph_outcome *o);
+void ph_tasks_get(struct ph_req *r, struct ph_outcome *o);
+void ph_tasks_update(struct ph_req *r, struct ph_outcome *o);
+void ph_tasks_cancel(struct ph_req *r, struct ph_outcome *o);
+/* A tool handler's answer as a CallToolResult (ph_tools.c); problems with
+ * it are logged under label and give the generic failure. Caller puts. */
+struct json_object *ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label);
+
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
 

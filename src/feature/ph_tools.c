@@ -209,8 +209,8 @@ static const char generic_failure[] = "Tool execution failed";
 /* Turns a handler's answer into a CallToolResult. Returns the result
  * (caller owns); problems with the answer are logged and give the generic
  * failure. */
-static struct json_object *
-tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
+struct json_object *
+ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
 {
 	struct json_object *content = ph_jget(res, "content"), *sc = ph_jget(res, "structuredContent");
 	struct json_object *ie = ph_jget(res, "isError"), *meta = ph_jget(res, "_meta"), *out;
@@ -306,7 +306,7 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: arguments must be an object");
 		return;
 	}
-	if (!check_capabilities(r, t, o))
+	if (!check_capabilities(r, t, o) || ph_tasks_refuse(r, t, o))
 		return;
 	if (!check_param_headers(r, t, given, o))
 		return;
@@ -327,6 +327,10 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 	}
 	ph_buf_free(&errs);
 
+	if (ph_tasks_call(r, t, args, label, o)) {
+		json_object_put(args);
+		return;
+	}
 	memset(&inv, 0, sizeof inv);
 	inv.kind = "tool";
 	inv.label = label;
@@ -346,6 +350,6 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		json_object_put(res);
 		return;
 	}
-	o->result = tool_result(t, res, label);
+	o->result = ph_tool_result(t, res, label);
 	json_object_put(res);
 }

@@ -632,7 +632,12 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 void
 ph_call_exec_limits(const struct ph_req *r, struct ph_exec_limits *lim)
 {
-	const struct ph_config *c = r->srv->conf;
+	ph_call_exec_limits_of(r->srv->conf, lim);
+}
+
+void
+ph_call_exec_limits_of(const struct ph_config *c, struct ph_exec_limits *lim)
+{
 	lim->timeout_ms = c->limits.exec_timeout_ms;
 	lim->grace_ms = c->limits.exec_grace_ms;
 	lim->max_output = c->limits.exec_max_output;
@@ -690,8 +695,8 @@ exec_alive(void *ctx)
  * assigns, clientCapabilities, meta, inputResponses): a script without a JSON parser
  * may match a prefix such as {"kind":"tool","name":"x","state": and know
  * that no client wrote it (phantom.yaml(5), MULTI-ROUND REQUESTS). */
-static struct json_object *
-exec_input(struct ph_req *r, const struct ph_invocation *inv)
+struct json_object *
+ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 {
 	struct json_object *in = json_object_new_object(), *meta;
 	json_object_object_add(in, "kind", json_object_new_string(inv->kind));
@@ -743,7 +748,7 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	struct exec_ctx ec = {r, inv->label};
 	struct ph_exec_hooks hooks = {on_fd3, exec_alive, &ec, inv->label, NULL};
 	struct ph_exec_result res;
-	struct json_object *in = exec_input(r, inv), *out = NULL;
+	struct json_object *in = ph_call_exec_input(r, inv), *out = NULL;
 	size_t len;
 	const char *s = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
 	char why[200];

@@ -37,6 +37,10 @@ struct ph_cache {
 	char *scope;
 };
 
+/* A tool's `task` key: off (never a task), optional (a task when the
+ * request declares the extension), required (only as a task). */
+enum ph_task_mode { PH_TASK_OFF, PH_TASK_OPTIONAL, PH_TASK_REQUIRED };
+
 struct ph_tool {
 	char *name, *title, *description;
 	struct json_object *input_schema;  /* as advertised */
@@ -47,6 +51,8 @@ struct ph_tool {
 	size_t nheaders;
 	char **requires;                   /* client capabilities needed */
 	size_t nrequires;
+	enum ph_task_mode task;            /* runs as a task (io.modelcontextprotocol/tasks) */
+	long long task_ttl_ms, task_inline_ms; /* -1: tasks.ttl_ms, tasks.inline_ms */
 	struct ph_handler h;
 	struct ph_registry *reg;
 };

@@ -7,6 +7,7 @@
  * output queue per stream, bounded. */
 #include "first.h"
 #include "ph_hub.h"
+#include "ph_hub_task.h"
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_shared.h"
@@ -72,6 +73,7 @@ struct hub {
 	size_t n, cap;
 	bool stopping, want_stop, want_reload;
 	int64_t stop_deadline_us;
+	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
@@ -362,6 +364,8 @@ receive(struct hub *h)
 		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 				memcpy(&fd, CMSG_DATA(c), sizeof fd);
+		if (ph_hub_tasks_message(h->tasks, text, (size_t)n, fd))
+			continue;
 		if (fd < 0) {
 			ph_log("error", "hub: a hand-over without a connection; ignored");
 			continue;
@@ -394,6 +398,7 @@ reload(struct hub *h)
 		changed[k] = ph_catalog_changed(h->srv, n, kinds[k].kind);
 	ph_server_free(h->srv);
 	h->srv = n;
+	ph_hub_tasks_reconf(h->tasks, n);
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
@@ -433,6 +438,8 @@ on_signal(struct hub *h)
 	while (read(h->sig, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGHUP)
 			h->want_reload = true;
+		else if (si.ssi_signo == SIGCHLD)
+			ph_hub_tasks_reap(h->tasks);
 		else if (si.ssi_signo == SIGUSR2)
 			ph_log("notice", "hub %d: %zu streams", (int)getpid(), h->n);
 		else
@@ -449,6 +456,7 @@ stop(struct hub *h)
 	h->stop_deadline_us = ph_now_us() + h->srv->conf->shutdown_timeout * 1000000;
 	for (size_t i = h->n; i-- > 0;)
 		end(h, h->v[i]);
+	ph_hub_tasks_stop(h->tasks);
 }
 
 /* ---- the control socket (phantom-fcgi --notify) --------------------------- */
@@ -647,6 +655,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD); /* task supervisors ending */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	h->sig = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -662,6 +671,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	ev.data.ptr = &sig_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, h->sig, &ev);
 	ctl_open(h);
+	h->tasks = ph_hub_tasks_new(srv, NULL, h);
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
@@ -676,7 +686,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	if (hub_init(&h, srv, run, chan) != 0)
 		return 1;
 	ph_log("notice", "hub %d started", (int)getpid());
-	while (!h.stopping || (h.n > 0 && ph_now_us() < h.stop_deadline_us)) {
+	while (!h.stopping ||
+	       ((h.n > 0 || ph_hub_tasks_running(h.tasks) > 0) && ph_now_us() < h.stop_deadline_us)) {
 		struct epoll_event evs[256];
 		long long ka = h.srv->conf->subscriptions.keepalive_ms;
 		int n = epoll_wait(h.ep, evs, 256, ka < 250 ? (int)ka : 250);
@@ -700,6 +711,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		if (h.want_stop && !h.stopping)
 			stop(&h);
 		tick(&h);
+		ph_hub_tasks_tick(h.tasks);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
@@ -710,6 +722,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	}
 	free(h.ctl_path);
 	free(h.v);
+	ph_hub_tasks_free(h.tasks);
 	ph_server_free(h.srv);
 	return 0;
 }

@@ -60,6 +60,12 @@ struct ph_config {
 		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue;
 		char *control_socket; /* '' or NULL: none */
 	} subscriptions;
+	struct {
+		char *dir;  /* the task store */
+		char *host; /* names this host in task ids ('': no name) */
+		long long ttl_ms, poll_ms, timeout_ms, inline_ms;
+		long long max_running, max_per_principal, max_records, max_result;
+	} tasks;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */

@@ -268,6 +268,46 @@ my %tools;
 		logmsg('info', 'test_logging_tool ran');
 		tool_text('logged');
 	},
+
+	# ---- the tasks extension (io.modelcontextprotocol/tasks): these run as
+	# tasks when the request declares it (phantom.yaml: task:), in a process
+	# the hub starts; the handler code is the same as for any tool
+	greet => sub { tool_text('Hello, ' . ($args->{name} // 'world') . '!') },
+	slow_compute => sub {
+		my $s = $args->{seconds} // 0;
+		sleep($s) if $s > 0;
+		tool_text('Computed ' . ($args->{label} // 'result') . " after $s s");
+	},
+	failing_job => sub {
+		sleep(1);
+		out({ content => [text('The job failed: the input could not be processed')], isError => $TRUE });
+	},
+	# no JSON answer at all: a handler failure, so the task ends "failed"
+	protocol_error_job => sub { sleep(0.5); print STDERR "protocol_error_job: giving up\n"; exit 3 },
+	confirm_delete => sub {
+		my $file = $args->{filename} // 'the file';
+		my $r = $responses && $responses->{confirm};
+		need({ confirm => elicit("Delete $file?", confirm => { type => 'boolean' }) })
+			unless ref $r eq 'HASH';
+		my $yes = ($r->{action} // '') eq 'accept' && ref $r->{content} eq 'HASH' && $r->{content}{confirm};
+		tool_text($yes ? "Deleted $file" : "Kept $file");
+	},
+	multi_input => sub {
+		my ($n, $c) = ($responses && $responses->{name}, $responses && $responses->{confirm});
+		need({ name => elicit('Your name?', name => { type => 'string' }),
+		       confirm => elicit('Go ahead?', confirm => { type => 'boolean' }) })
+			unless ref $n eq 'HASH' && ref $c eq 'HASH';
+		tool_text('Got name=' . ($n->{content}{name} // '') . ' confirm=' .
+			  ($c->{content}{confirm} ? 'true' : 'false'));
+	},
+	# round 1 asks at once (answered inline, before any task exists); the
+	# retry takes longer than the tool's task_inline_ms and becomes a task
+	test_tool_with_task => sub {
+		my $r = accepted('user_name');
+		need({ user_name => elicit('What is your name?', name => { type => 'string' }) }) unless $r;
+		sleep(2);
+		tool_text('Hello, ' . ($r->{name} // '') . ', from a task');
+	},
 );
 
 my %prompts = (

@@ -7,6 +7,8 @@
 #                    not-scored json-schema-2020-12, http-header-validation and
 #                    http-custom-header-server-validation;
 #                    the three sep-2640-skills-* extension scenarios;
+#                    the ten tasks-* extension scenarios (each check passes but
+#                    the one the suite always skips);
 #                    --requirements 2025-11-25 against the baseline
 #                    expected-failures-2025.yml
 #   behind lighttpd  --requirements 2026-07-28 once more
@@ -177,6 +179,24 @@ summarise
 # shellcheck disable=SC2086
 report "skills nginx" "skip warn" $SKILLS
 is "$skills_rc" 0 "skills nginx: suite exit status"
+
+# the tasks extension's scenarios, one by one as well; every check must pass
+# but tasks-status-notifications, which the suite itself always skips
+TASKS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+	tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+	tasks-required-task-error tasks-mrtr-composition"
+mkdir -p "$T_DIR/conformance-tasks/out"
+tasks_rc=0
+for s in $TASKS; do
+	conformance "$s" "$NGINX_URL" --scenario "$s"
+	[ "$RUN_RC" -eq 0 ] || tasks_rc=$RUN_RC
+	cp -R "$RUN_DIR"/out/. "$T_DIR/conformance-tasks/out/"
+done
+RUN_DIR=$T_DIR/conformance-tasks
+summarise
+# shellcheck disable=SC2086
+report "tasks nginx" warn $TASKS
+is "$tasks_rc" 0 "tasks nginx: suite exit status"
 
 conformance "2025-11-25 nginx" "$NGINX_URL" --requirements 2025-11-25 \
 	--expected-failures "$BASELINE_2025"
