@@ -292,7 +292,7 @@ set_where(struct rc *r, const char *section, size_t i, const struct ph_ynode *it
 static const char *const tool_keys[] = {
 	"name", "title", "description", "annotations", "icons", "input", "input_schema",
 	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent",
-	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", NULL};
+	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", "await", NULL};
 
 /* task, task_ttl_ms, task_inline_ms. A task runs an exec handler in a
  * process the hub starts; a module's function runs inside a worker, so it
@@ -304,11 +304,21 @@ tool_task(struct rc *r, const struct ph_ynode *item, struct ph_tool *t)
 	int mode = 0;
 	t->task_ttl_ms = int_key(r, item, "task_ttl_ms", 1000, 2592000000LL, -1);
 	t->task_inline_ms = int_key(r, item, "task_inline_ms", 0, 60000, -1);
-	if (v == NULL || ph_yaml_is_null(v))
-		return 0;
+	t->task_await = bool_key(r, item, "await", false);
+	if (v == NULL || ph_yaml_is_null(v)) {
+		if (t->task_await)
+			ph_yread_problem(&r->s, ph_yread_key_line(item, "await"),
+					 "await is for tools that run as tasks (set task: optional or required)");
+		return t->task_await ? -1 : 0;
+	}
 	if ((mode = ph_yread_enum(&r->s, v, "task", "off|optional|required")) < 0)
 		return -1;
 	t->task = (enum ph_task_mode)mode;
+	if (t->task == PH_TASK_OFF && t->task_await) {
+		ph_yread_problem(&r->s, ph_yread_key_line(item, "await"),
+				 "await is for tools that run as tasks (set task: optional or required)");
+		return -1;
+	}
 	if (t->task != PH_TASK_OFF && t->h.kind == PH_HANDLER_C) {
 		ph_yread_problem(&r->s, ph_yread_key_line(item, "task"),
 				 "a module handler cannot run as a task (it runs inside a worker); give the "

@@ -580,6 +580,20 @@ run_start(struct run *r)
 	return true;
 }
 
+/* True when stdin stays open for more input after the first (hooks->more). */
+static bool
+more_wanted(const struct run *r)
+{
+	return r->hooks && r->hooks->more;
+}
+
+/* True when there are bytes for stdin: the input, or more of it. */
+static bool
+stdin_pending(const struct run *r)
+{
+	return r->written < r->input_len || (more_wanted(r) && r->hooks->more->len > 0);
+}
+
 /* Readies the running command for the poll loop: a pidfd for its exit
  * where the kernel has one, our pipe ends non-blocking, stdin closed at
  * once when there is no input. */
@@ -591,7 +605,7 @@ run_watch(struct run *r)
 	fcntl(r->pout[0], F_SETFL, O_NONBLOCK);
 	fcntl(r->perr[0], F_SETFL, O_NONBLOCK);
 	fcntl(r->p3[0], F_SETFL, O_NONBLOCK);
-	if (r->input_len == 0)
+	if (r->input_len == 0 && !more_wanted(r))
 		close_fd(&r->pin[1]);
 }
 
@@ -629,7 +643,7 @@ pollset_fill(const struct run *r, struct pollset *ps)
 {
 	ps->np = 0;
 	ps->iin = ps->iout = ps->ierr = ps->i3 = ps->ipid = -1;
-	if (r->pin[1] >= 0)
+	if (r->pin[1] >= 0 && stdin_pending(r))
 		ps->iin = pollset_add(ps, r->pin[1], POLLOUT);
 	if (r->pout[0] >= 0)
 		ps->iout = pollset_add(ps, r->pout[0], POLLIN);
@@ -663,10 +677,22 @@ run_stop(struct run *r, enum ph_exec_status status, long long grace_ms)
 static void
 feed_stdin(struct run *r)
 {
-	ssize_t w = write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
-	if (w > 0)
-		r->written += (size_t)w;
-	if ((w < 0 && errno != EAGAIN && errno != EINTR) || r->written == r->input_len)
+	struct ph_buf *more = more_wanted(r) ? r->hooks->more : NULL;
+	ssize_t w;
+	if (r->written < r->input_len) {
+		w = write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
+		if (w > 0)
+			r->written += (size_t)w;
+	} else if (more && more->len > 0) {
+		w = write_nopipe(r->pin[1], more->data, more->len);
+		if (w > 0) {
+			memmove(more->data, more->data + w, more->len - (size_t)w + 1);
+			more->len -= (size_t)w;
+		}
+	} else {
+		return;
+	}
+	if ((w < 0 && errno != EAGAIN && errno != EINTR) || (more == NULL && r->written == r->input_len))
 		close_fd(&r->pin[1]); /* done, or the command does not read (EPIPE) */
 }
 

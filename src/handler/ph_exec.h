@@ -13,6 +13,8 @@
 #include "first.h"
 #include <sys/types.h>
 
+struct ph_buf;
+
 /* A persistent handler (phantom.yaml(5), EXEC HANDLERS, Persistent
  * handlers): the program stays up between calls and is replaced after
  * max_calls calls, idle_ms without one, or once its resident set passes
@@ -52,6 +54,10 @@ struct ph_exec_hooks {
 	/* "NAME=value" entries added to this run's environment (the request's
 	 * trace context), NULL-terminated; may be NULL */
 	char *const *env;
+	/* NULL: stdin is closed once the input is written. Else stdin stays
+	 * open, and bytes the callbacks add to *more are written to it (and
+	 * taken out of it): a task that awaits its answers (ph_hub_task.c). */
+	struct ph_buf *more;
 };
 
 enum ph_exec_status {

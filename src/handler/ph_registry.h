@@ -53,6 +53,7 @@ struct ph_tool {
 	size_t nrequires;
 	enum ph_task_mode task;            /* runs as a task (io.modelcontextprotocol/tasks) */
 	long long task_ttl_ms, task_inline_ms; /* -1: tasks.ttl_ms, tasks.inline_ms */
+	bool task_await;                   /* asks for input on fd 3, reads answers on stdin */
 	struct ph_handler h;
 	struct ph_registry *reg;
 };

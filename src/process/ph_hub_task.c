@@ -119,7 +119,6 @@ edit_end(struct json_object *rec, void *arg)
 	if (ph_task_status_final(ph_jstr(rec, "status")))
 		return false;
 	ph_task_set_status(rec, e->status, e->detail);
-	json_object_object_del(rec, "_cancel");
 	if (e->result)
 		json_object_object_add(rec, "result", json_object_get(e->result));
 	if (strcmp(e->status, "failed") == 0) {
@@ -159,6 +158,10 @@ struct sup {
 	sigset_t sigs;       /* blocked, taken with sigtimedwait */
 	bool stopping, cancel;
 	int64_t deadline_us; /* the task's timeout */
+	/* await: true: the answers go to the running process's stdin */
+	struct ph_buf more;  /* bytes for its stdin (the runner takes them) */
+	bool awaiting;       /* it asked on fd 3 and waits for the answers */
+	const char *bad;     /* why the task fails though its process ran */
 };
 
 /* Takes the pending signals: SIGTERM or SIGINT stop the task, SIGUSR1 (the
@@ -186,24 +189,77 @@ look(struct sup *s)
 	return rec;
 }
 
+static const char *input_problem(struct sup *s, struct json_object *ir);
+static struct json_object *edit_record(const char *dir, const char *id,
+				       bool (*edit)(struct json_object *, void *), void *arg);
+
+/* Takes the answers tasks/update collected out of the record (they go to
+ * the process now). */
+static bool
+edit_take(struct json_object *rec, void *arg)
+{
+	struct json_object **out = arg;
+	*out = json_object_get(ph_jget(rec, "_answers"));
+	json_object_object_del(rec, "_answers");
+	return true;
+}
+
+/* await: true, once every open request is answered (tasks/update moved the
+ * task back to working): the answers as one line on the process's stdin,
+ * {"inputResponses": {...}}. */
+static void
+deliver(struct sup *s, struct json_object *rec)
+{
+	struct json_object *ans = NULL, *line;
+	const char *st = ph_jstr(rec, "status");
+	if (!s->awaiting || st == NULL || strcmp(st, "working") != 0)
+		return;
+	json_object_put(edit_record(s->dir, s->id, edit_take, &ans));
+	line = json_object_new_object();
+	json_object_object_add(line, "inputResponses", ans ? ans : json_object_new_object());
+	ph_buf_adds(&s->more, json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
+	ph_buf_addc(&s->more, '\n');
+	json_object_put(line);
+	s->awaiting = false;
+}
+
 /* The runner asks about once a second whether to go on. */
 static bool
 sup_alive(void *ctx)
 {
 	struct sup *s = ctx;
+	struct json_object *rec;
 	take_signals(s, 0);
-	if (!s->stopping)
-		json_object_put(look(s));
-	return !s->stopping && !s->cancel;
+	if (!s->stopping && s->bad == NULL) {
+		rec = look(s);
+		if (!s->cancel)
+			deliver(s, rec);
+		json_object_put(rec);
+	}
+	return !s->stopping && !s->cancel && s->bad == NULL;
 }
 
-/* fd 3 lines of a task's process: no request carries them to a client. */
+/* A line on fd 3. With await: true, {"inputRequired": {"inputRequests":
+ * {...}}} asks while the process runs: the task shows input_required with
+ * those requests until tasks/update answered them all. Other lines (progress,
+ * log) have no request to go to and are dropped. */
 static void
 sup_fd3(void *ctx, const char *line, size_t len)
 {
-	(void)ctx;
-	(void)line;
-	(void)len;
+	struct sup *s = ctx;
+	struct json_object *o, *ir;
+	struct ending e;
+	if (!s->tool->task_await || s->bad || !ph_json_parse(line, len, (int)s->srv->conf->limits.json_depth, &o))
+		return;
+	if ((ir = ph_jget(o, "inputRequired")) != NULL) {
+		if ((s->bad = input_problem(s, ir)) == NULL) {
+			e = (struct ending){"input_required", NULL, NULL, NULL, ir};
+			json_object_put(edit_record(s->dir, s->id, edit_end, &e));
+			s->awaiting = true;
+			tell_hub(s->id);
+		}
+	}
+	json_object_put(o);
 }
 
 /* The stdin document of a round after the first: the first round's, with
@@ -232,21 +288,27 @@ run_round(struct sup *s, struct json_object *input, struct ending *e)
 	const struct ph_config *c = s->srv->conf;
 	struct ph_exec_spec spec = s->tool->h.exec;
 	struct ph_exec_limits lim;
-	struct ph_exec_hooks hooks = {sup_fd3, sup_alive, s, s->label, NULL};
+	struct ph_exec_hooks hooks = {sup_fd3, sup_alive, s, s->label, NULL, s->tool->task_await ? &s->more : NULL};
 	struct ph_exec_result res;
 	struct json_object *out = NULL;
 	size_t len;
-	const char *text = json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len);
+	const char *doc = json_object_to_json_string_length(input, JSON_C_TO_STRING_PLAIN, &len);
+	char *text = s->tool->task_await ? ph_xasprintf("%s\n", doc) : ph_xstrdup(doc);
+	len += s->tool->task_await;
 	static char why[200];
 	int64_t left = (s->deadline_us - ph_now_us()) / 1000;
 	ph_call_exec_limits_of(c, &lim);
 	spec.timeout_ms = left > 1 ? left : 1;
 	spec.max_output = c->tasks.max_result;
 	ph_exec_run(&spec, &lim, text, len, &hooks, &res);
+	free(text);
 	memset(e, 0, sizeof *e);
 	e->status = "failed";
 	e->message = "Tool execution failed";
-	if (res.status == PH_EXEC_CANCELLED) {
+	if (res.status == PH_EXEC_CANCELLED && s->bad) {
+		e->detail = s->bad;
+		ph_log("warning", "%s: task %s: %s", s->label, s->id, s->bad);
+	} else if (res.status == PH_EXEC_CANCELLED) {
 		e->status = s->stopping ? "failed" : "cancelled";
 		e->message = "The server stopped while the task ran";
 		e->detail = s->stopping ? e->message : NULL;
@@ -469,6 +531,7 @@ sup_main(struct ph_server *srv, const struct ph_tool *tool, const char *id, int 
 	s.tool = tool;
 	s.dir = store_dir(srv);
 	s.reply = reply;
+	ph_buf_init(&s.more);
 	snprintf(s.id, sizeof s.id, "%s", id);
 	snprintf(s.label, sizeof s.label, "tool %s", tool->name);
 	timeout = tool->h.exec.timeout_ms > 0 ? tool->h.exec.timeout_ms : srv->conf->tasks.timeout_ms;

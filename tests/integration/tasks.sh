@@ -46,6 +46,17 @@ echo \$\$ >"$T_DIR/stubborn.pid"
 sleep 120
 echo '{"content":[]}'
 SH
+# await: true: asks two questions on fd 3 while it runs, reads the answers
+# as one line on stdin
+cat >"$T_DIR/asker.sh" <<'SH'
+#!/bin/sh
+read -r doc
+echo '{"inputRequired":{"inputRequests":{"a":{"method":"elicitation/create","params":{"message":"A?","requestedSchema":{"type":"object","properties":{}}}},"b":{"method":"elicitation/create","params":{"message":"B?","requestedSchema":{"type":"object","properties":{}}}}}}}' >&3
+read -r answers
+a=$(printf '%s' "$answers" | jq -r '.inputResponses.a.content.v')
+b=$(printf '%s' "$answers" | jq -r '.inputResponses.b.content.v')
+printf '{"content":[{"type":"text","text":"pid %s a=%s b=%s"}]}' "$$" "$a" "$b"
+SH
 chmod 0755 "$T_DIR"/*.sh
 
 # conf FILE HOST: the test server, its task store in STORE
@@ -68,6 +79,7 @@ tools:
   - { name: must, description: only as a task, task: required, exec: [$T_DIR/sleeper.sh] }
   - { name: confirm, description: asks first, task: required, exec: [$T_DIR/confirm.sh] }
   - { name: stubborn, description: ignores SIGTERM, task: required, exec: [$T_DIR/stubborn.sh] }
+  - { name: asker, description: asks while it runs, task: required, await: true, exec: [$T_DIR/asker.sh] }
 YAML
 }
 conf "$T_DIR/phantom.yaml" alpha
@@ -168,6 +180,22 @@ tpost alice 24 tasks/get "{\"taskId\":\"$ask\"}"
 is "$(jqr '.result.result.content[0].text')" "answer accept state 1" "the handler ran again with the answer and its state"
 tpost alice 25 tasks/cancel "{\"taskId\":\"$ask\"}"
 is "$(jqr .result.resultType)/$(status alice "$ask")" complete/completed "cancelling a finished task acks and keeps its status"
+
+# await: true: the same process asks on fd 3 and reads the answers on stdin
+tpost alice 26 tools/call '{"name":"asker","arguments":{}}'
+aw=$(jqr .result.taskId)
+wait_status alice "$aw" input_required 5; ok "await: a question on fd 3 moves the task to input_required"
+tpost alice 27 tasks/get "{\"taskId\":\"$aw\"}"
+is "$(jqr '.result.inputRequests | keys | join(",")')" a,b "both open requests are listed"
+apid=$(pgrep -f "$T_DIR/asker.sh" | head -1)
+tpost alice 28 tasks/update "{\"taskId\":\"$aw\",\"inputResponses\":{\"a\":{\"action\":\"accept\",\"content\":{\"v\":\"one\"}}}}"
+tpost alice 29 tasks/get "{\"taskId\":\"$aw\"}"
+is "$(jqr .result.status)/$(jqr '.result.inputRequests | keys | join(",")')" input_required/b \
+	"a partial answer: right after the ack only the other request is open"
+tpost alice 30 tasks/update "{\"taskId\":\"$aw\",\"inputResponses\":{\"b\":{\"action\":\"accept\",\"content\":{\"v\":\"two\"}}}}"
+wait_status alice "$aw" completed 5; ok "await: the last answer lets it complete"
+tpost alice 31 tasks/get "{\"taskId\":\"$aw\"}"
+is "$(jqr '.result.result.content[0].text')" "pid $apid a=one b=two" "the process that asked read both answers on its stdin"
 
 # ---- cancel of a handler that ignores SIGTERM ------------------------------------------
 rm -f "$T_DIR/stubborn.pid"
