@@ -244,6 +244,8 @@ static const struct key keys[] = {
 	 "task records kept on this host (running and finished)"},
 	{"tasks.max_result", K_INT, 1024, 67108864, "1048576", true, OFF(tasks.max_result), NULL,
 	 "bytes a task's process may write as its result"},
+	{"tasks.purge_interval_ms", K_INT, 100, 86400000, "60000", true, OFF(tasks.purge_interval_ms), NULL,
+	 "the hub goes over the task store this often: expired records removed, lost tasks failed"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

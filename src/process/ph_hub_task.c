@@ -25,9 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A pass over the store starts this long after the last one ended, and
- * reads at most this many records per loop of the hub. */
-#define PASS_EVERY_US (60 * 1000000LL)
+/* A pass over the store starts tasks.purge_interval_ms after the last one
+ * ended, and reads at most this many records per loop of the hub. */
 #define PASS_STEP 2000
 /* A record without a supervisor is left alone this long after it was
  * made: its worker may still be asking the hub to start it. */
@@ -748,7 +747,7 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t)
 		free(dir);
 		t->pass_records = 0;
 		if (t->pass == NULL) {
-			t->next_pass_us = ph_now_us() + PASS_EVERY_US;
+			t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
 			return;
 		}
 	}
@@ -765,7 +764,7 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t)
 		closedir(t->pass);
 		t->pass = NULL;
 		t->records = t->pass_records;
-		t->next_pass_us = ph_now_us() + PASS_EVERY_US;
+		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
 	}
 	free(dir);
 }

@@ -65,6 +65,7 @@ struct ph_config {
 		char *host; /* names this host in task ids ('': no name) */
 		long long ttl_ms, poll_ms, timeout_ms, inline_ms;
 		long long max_running, max_per_principal, max_records, max_result;
+		long long purge_interval_ms; /* between the hub's passes over the store */
 	} tasks;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */

@@ -57,6 +57,7 @@ a=$(printf '%s' "$answers" | jq -r '.inputResponses.a.content.v')
 b=$(printf '%s' "$answers" | jq -r '.inputResponses.b.content.v')
 printf '{"content":[{"type":"text","text":"pid %s a=%s b=%s"}]}' "$$" "$a" "$b"
 SH
+printf '#!/bin/sh\ncat >/dev/null\nhead -c 5000 /dev/zero | tr "\\0" x\n' >"$T_DIR/big.sh"
 chmod 0755 "$T_DIR"/*.sh
 
 # conf FILE HOST: the test server, its task store in STORE
@@ -68,7 +69,8 @@ max_requests: 4
 shutdown_timeout: 3
 limits: { exec_grace_ms: 500 }
 subscriptions: { control_socket: '' }
-tasks: { dir: $STORE, host: $2, poll_interval_ms: 200, max_running: 40, max_per_principal: 30, max_records: 5000 }
+tasks: { dir: $STORE, host: $2, poll_interval_ms: 200, max_running: 40, max_per_principal: 30, max_records: 5000,
+         max_result: 4096, purge_interval_ms: 500 }
 auth:
   mode: bearer
   tokens:
@@ -80,9 +82,13 @@ tools:
   - { name: confirm, description: asks first, task: required, exec: [$T_DIR/confirm.sh] }
   - { name: stubborn, description: ignores SIGTERM, task: required, exec: [$T_DIR/stubborn.sh] }
   - { name: asker, description: asks while it runs, task: required, await: true, exec: [$T_DIR/asker.sh] }
+  - { name: big, description: answers too much, task: required, exec: [$T_DIR/big.sh] }
+  - { name: brief, description: kept three seconds, input: { seconds: { type: number } }, task: required, task_ttl_ms: 3000, exec: [$T_DIR/sleeper.sh] }
 YAML
 }
 conf "$T_DIR/phantom.yaml" alpha
+# stdio has no auth and no hub
+sed -e '/^auth:/,/^tools:/{/^tools:/!d}' "$T_DIR/phantom.yaml" >"$T_DIR/stdio.yaml"
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 U=$NGINX_URL
@@ -126,6 +132,30 @@ tpost alice 3 tools/call '{"name":"must","arguments":{}}' '{}'
 is "$STATUS/$(jqr .error.code)" 400/-32021 "task: required without the extension is -32021"
 is "$(jqr '.error.data.requiredCapabilities.extensions["io.modelcontextprotocol/tasks"] | type')" object \
 	"and its data names the extension"
+
+# ---- what the configuration refuses ------------------------------------------------
+export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
+bad() { # bad YAML-TOOL WHAT: -t refuses a configuration with this tool
+	printf 'tools:\n  - %s\n' "$1" >"$T_DIR/bad.yaml"
+	out=$("$PHANTOM" -c "$T_DIR/bad.yaml" -t 2>&1); rc=$?
+	is "$rc" 1 "-t refuses $2"
+	diag "$(head -1 <<<"$out")"
+}
+bad '{ name: m, module: testmod.so, symbol: all_content, task: required }' "a module handler as a task"
+like "$out" "module handler cannot run as a task" "and says why"
+bad '{ name: m, exec: [/bin/true], task: sometimes }' "an unknown task mode"
+bad '{ name: m, exec: [/bin/true], await: true }' "await without task"
+bad '{ name: m, exec: [/bin/true], task: optional, persistent: true }' "a persistent handler as a task"
+
+# ---- no hub: stdio ------------------------------------------------------------------------
+printf '%s\n' "$(jq -nc --arg v "$MODERN" --argjson caps "$EXT" '{jsonrpc:"2.0",id:1,method:"tools/call",params:{name:"must",
+	arguments:{},_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":$caps}}}')" \
+	"$(jq -nc --arg v "$MODERN" --argjson caps "$EXT" '{jsonrpc:"2.0",id:2,method:"tools/call",params:{name:"sleeper",
+	arguments:{seconds:0},_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":$caps}}}')" |
+	timeout 20 "$PHANTOM" -c "$T_DIR/stdio.yaml" --stdio >"$T_DIR/stdio.out" 2>"$T_DIR/stdio.err"
+is "$(jq -r 'select(.id == 1) | .error.code' "$T_DIR/stdio.out")" -32603 "stdio (no hub): a required task tool answers -32603"
+like "$(jq -r 'select(.id == 1) | .error.message' "$T_DIR/stdio.out")" "hub" "saying tasks need the hub"
+is "$(jq -r 'select(.id == 2) | .result.content[0].text' "$T_DIR/stdio.out")" "slept 0" "an optional one answers inline"
 
 # ---- a long task through a reload and the recycling of every worker ---------------
 LONG=${TASKS_LONG_S:-30}
@@ -196,6 +226,23 @@ tpost alice 30 tasks/update "{\"taskId\":\"$aw\",\"inputResponses\":{\"b\":{\"ac
 wait_status alice "$aw" completed 5; ok "await: the last answer lets it complete"
 tpost alice 31 tasks/get "{\"taskId\":\"$aw\"}"
 is "$(jqr '.result.result.content[0].text')" "pid $apid a=one b=two" "the process that asked read both answers on its stdin"
+
+# ---- the result's size, and expiry ------------------------------------------------------------
+tpost alice 32 tools/call '{"name":"big","arguments":{}}'
+bigid=$(jqr .result.taskId)
+wait_status alice "$bigid" failed 5; ok "a result over tasks.max_result fails the task"
+tpost alice 33 tasks/get "{\"taskId\":\"$bigid\"}"
+is "$(jqr .result.error.code)/$(jqr .result.statusMessage)" "-32603/the result is over tasks.max_result" "with -32603 and the reason"
+tpost alice 34 tools/call '{"name":"brief","arguments":{"seconds":0}}'
+br=$(jqr .result.taskId)
+wait_status alice "$br" completed 5; ok "a task with task_ttl_ms 3000 completes"
+ended=$(jq -r ._ended_ms "$STORE/$br.json")
+is "$(status alice "$br")" completed "it is still there before its ttlMs has passed"
+for i in $(seq 1 100); do [ "$(status alice "$br")" = -32602 ] && break; sleep 0.1; done
+gone=$(date +%s%3N)
+is "$(status alice "$br")" -32602 "after its ttlMs it is unknown"
+[ $((gone - ended)) -ge 3000 ]; ok "not before its ttlMs (unknown $((gone - ended)) ms after it ended)"
+wait_for 5 test ! -e "$STORE/$br.json"; ok "and the hub's pass removed its record"
 
 # ---- cancel of a handler that ignores SIGTERM ------------------------------------------
 rm -f "$T_DIR/stubborn.pid"
