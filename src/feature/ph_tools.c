@@ -146,7 +146,7 @@ decimal_form(const char *hv)
 }
 
 /* Compares a decoded header value with the argument. Returns true when they
- * agree: strings byte for byte (a value holding U+0000 included), numbers
+ * agree: strings byte for byte (never one holding U+0000), numbers
  * numerically in decimal form ("42.0" is 42, "042" and "0x2A" are not),
  * booleans as "true"/"false". */
 static bool
@@ -198,6 +198,11 @@ check_param_headers(struct ph_req *r, const struct ph_tool *t, struct json_objec
 				return false;
 			}
 			continue;
+		}
+		if (ph_jstr_nul(v)) { /* no header can carry it (ph_header_decode) */
+			ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: argument %s, mirrored in "
+					 "Mcp-Param-%s, contains U+0000", h->dotted, h->name);
+			return false;
 		}
 		if (raw == NULL) {
 			ph_outcome_error(o, PH_E_HEADER, NULL, "Header mismatch: required Mcp-Param-%s header "

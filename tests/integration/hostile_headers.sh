@@ -86,12 +86,17 @@ done
 # ---- U+0000 and encodings in mirrored values ---------------------------------
 send "$(req 3 tools/call '{"name":"headers","arguments":{"region":"eu\u0000west"}}')" tools/call \
 	HTTP_MCP_NAME=headers HTTP_MCP_PARAM_REGION=eu
-is "$STATUS/$(jqr .error.code)" 400/-32020 "Mcp-Param-Region: eu does not match the value eu\\u0000west"
+is "$(jqr .error.code)" -32602 "a mirrored argument holding U+0000 is -32602, Mcp-Param-Region: eu does not match it"
+like "$(jqr .error.message)" 'region, mirrored in Mcp-Param-Region, contains U\+0000' "the message names both"
 still "a header matching a value up to its U+0000"
 send "$(req 4 tools/call '{"name":"headers","arguments":{"region":"eu\u0000west"}}')" tools/call \
 	HTTP_MCP_NAME=headers HTTP_MCP_PARAM_REGION="=?base64?$(printf 'eu\0west' | base64)?="
-is "$STATUS/$(jqr .error.code)" 400/-32020 "a base64 header holding U+0000 is malformed (-32020)"
+is "$(jqr .error.code)" -32602 "the same with the value in base64: -32602"
 still "a base64 header holding U+0000"
+send "$(req 4 tools/call "$H")" tools/call \
+	HTTP_MCP_NAME=headers HTTP_MCP_PARAM_PRIORITY=42 HTTP_MCP_PARAM_REGION="=?base64?$(printf 'eu\0west' | base64)?="
+is "$STATUS/$(jqr .error.code)" 400/-32020 "a base64 header decoding to U+0000 is malformed (-32020)"
+still "a base64 header decoding to U+0000"
 for bytes in '\xc0\xae' '\xed\xa0\x80' '\xf4\x90\x80\x80' '\xff'; do
 	send "$(req 5 tools/call "$H")" tools/call HTTP_MCP_NAME=headers HTTP_MCP_PARAM_PRIORITY=42 \
 		HTTP_MCP_PARAM_REGION="=?base64?$(printf "eu$bytes" | base64)?="
