@@ -40,7 +40,13 @@ rpc_error(struct json_object *id, int code, const char *message, struct json_obj
 	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
 	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message", json_object_new_string(message));
+	if (ph_utf8_valid(message, strlen(message))) {
+		json_object_object_add(e, "message", json_object_new_string(message));
+	} else { /* it quotes a header, or was cut mid-character */
+		char *fixed = ph_utf8_repair(message);
+		json_object_object_add(e, "message", json_object_new_string(fixed));
+		free(fixed);
+	}
 	if (data)
 		json_object_object_add(e, "data", data);
 	json_object_object_add(o, "error", e);

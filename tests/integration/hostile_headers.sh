@@ -109,4 +109,20 @@ is "$STATUS/$(jqr .error.code)" 400/-32020 "a base64 Mcp-Name that is not UTF-8:
 send "$(req 7 tools/call "$H")" tools/call HTTP_MCP_NAME="=?base64?$(printf 'headers' | base64)?=" \
 	HTTP_MCP_PARAM_PRIORITY=42 HTTP_MCP_PARAM_REGION="=?base64?$(printf 'eu' | base64)?="
 is "$STATUS/$(jqr .result.isError)" 200/false "base64 headers that decode to the body values match"
+
+# ---- header values quoted in error messages ----------------------------------
+utf8() { printf '%s' "$BODY" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1; }
+send "$(req 8 tools/list)" $'tools/\xc0\xaelist'
+is "$STATUS/$(jqr .error.code)" 400/-32020 "Mcp-Method: bytes that are not UTF-8 do not match"
+utf8; ok "the -32020 message quoting them is still UTF-8"
+like "$(jqr .error.message)" "'tools/\\?\\?list'" "the bad bytes are shown as '?'"
+still "an Mcp-Method that is not UTF-8"
+long=$(printf '\xc3\xa9%.0s' $(seq 300))
+send "$(req 9 tools/call "$H")" tools/call "HTTP_MCP_NAME=$long" HTTP_MCP_PARAM_PRIORITY=42 HTTP_MCP_PARAM_REGION=eu
+is "$STATUS/$(jqr .error.code)" 400/-32020 "a long Mcp-Name of 'é' does not match"
+utf8; ok "the message, cut to its buffer, is still UTF-8"
+send "$(req 10 tools/call "$H")" tools/call HTTP_MCP_NAME=headers HTTP_MCP_PARAM_PRIORITY=42 "HTTP_MCP_PARAM_REGION=x$long"
+is "$STATUS/$(jqr .error.code)" 400/-32020 "a long Mcp-Param-Region of 'é' does not match"
+utf8; ok "its message, cut at 200 bytes, is still UTF-8"
+still "long header values quoted in messages"
 done_testing
