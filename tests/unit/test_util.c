@@ -59,6 +59,7 @@ test_json_nul(void)
 {
 #define KN(lit) ph_json_key_nul(lit, sizeof lit - 1)
 	struct json_object *o = NULL;
+	char *p;
 	ok(KN("{\"a\\u0000b\":1}"), "key NUL: an escaped U+0000 in a key");
 	ok(KN("[{\"x\":{\"\\u0000\" \n : 1}}]"), "key NUL: nested, whitespace before the colon");
 	ok(!KN("{\"a\":\"b\\u0000c\"}"), "key NUL: not in a value");
@@ -74,6 +75,9 @@ test_json_nul(void)
 	ok(!ph_utf8_valid("\xed\xa0\x80", 3) && !ph_utf8_valid("\xf4\x90\x80\x80", 4),
 	   "utf8: surrogates and code points past U+10FFFF refused");
 	ok(ph_utf8_valid("\xf4\x8f\xbf\xbf\xc3\xa9", 6), "utf8: U+10FFFF and U+00E9 accepted");
+	p = ph_utf8_repair("a\xc0\xae\xc3\xa9\xe2\x82");
+	is_str(p, "a??\xc3\xa9??", "utf8 repair: bad bytes become '?', a character cut short too");
+	free(p);
 #undef KN
 }
 
