@@ -10,6 +10,7 @@
 #include "ph_util.h"
 #include "ph_mrtr.h"
 #include "ph_cidr.h"
+#include "ph_mime.h"
 #include "ph_metrics.h"
 #include "ph_rate.h"
 #include <sodium.h>
@@ -39,7 +40,13 @@ rpc_error(struct json_object *id, int code, const char *message, struct json_obj
 	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
 	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message", json_object_new_string(message));
+	if (ph_utf8_valid(message, strlen(message))) {
+		json_object_object_add(e, "message", json_object_new_string(message));
+	} else { /* it quotes a header, or was cut mid-character */
+		char *fixed = ph_utf8_repair(message);
+		json_object_object_add(e, "message", json_object_new_string(fixed));
+		free(fixed);
+	}
 	if (data)
 		json_object_object_add(e, "data", data);
 	json_object_object_add(o, "error", e);
@@ -253,22 +260,45 @@ send_metrics(struct ph_req *r)
 	ph_buf_free(&b);
 }
 
-/* Host part of "host", "host:port", "[v6]", "[v6]:port", copied into out. */
-static void
+/* True when s[0..n) is an optional port: empty, or ':' and at most five
+ * digits (RFC 3986 port = *DIGIT). */
+static bool
+port_ok(const char *s, size_t n)
+{
+	if (n == 0)
+		return true;
+	if (s[0] != ':' || n > 6)
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* Host part of "host", "host:port", "[v6]", "[v6]:port", copied into out.
+ * Returns false for anything else: a bracket not closed, anything but hex
+ * digits, ':' and '.' inside the brackets, anything but a port after the
+ * host ("[::1]evil", "[::1].evil.com"), or a host longer than out. */
+static bool
 host_part(const char *hp, size_t n, char *out, size_t outsz)
 {
 	size_t l;
 	if (n > 0 && hp[0] == '[') {
 		const char *close = memchr(hp, ']', n);
-		l = close ? (size_t)(close - hp) + 1 : n;
+		if (close == NULL || close == hp + 1)
+			return false;
+		l = (size_t)(close - hp) + 1;
+		if (strspn(hp + 1, "0123456789abcdefABCDEF:.") != l - 2)
+			return false;
 	} else {
 		const char *colon = memchr(hp, ':', n);
 		l = colon ? (size_t)(colon - hp) : n;
 	}
-	if (l >= outsz)
-		l = outsz - 1;
+	if (!port_ok(hp + l, n - l) || l >= outsz)
+		return false;
 	memcpy(out, hp, l);
 	out[l] = '\0';
+	return true;
 }
 
 static bool
@@ -299,8 +329,8 @@ origin_allowed(const struct ph_config *c, const char *origin)
 		if (p == NULL)
 			return false;
 		p += 3;
-		host_part(p, strcspn(p, "/"), host, sizeof host);
-		return host_allowed(&c->http.hosts, host);
+		return host_part(p, strcspn(p, "/"), host, sizeof host) &&
+		       host_allowed(&c->http.hosts, host);
 	}
 	return false;
 }
@@ -378,8 +408,7 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 		return PH_E_ORIGIN;
 	if (host != NULL && *host != '\0') {
 		char h[256];
-		host_part(host, strlen(host), h, sizeof h);
-		if (!host_allowed(&c->http.hosts, h))
+		if (!host_part(host, strlen(host), h, sizeof h) || !host_allowed(&c->http.hosts, h))
 			return PH_E_HOST;
 	}
 	if (!content_type_json(param(r, "CONTENT_TYPE")))
@@ -640,6 +669,10 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 		return false;
 	}
 	v = ph_jget(meta, META_VERSION);
+	if (ph_jstr_nul(v)) {
+		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] contains U+0000", META_VERSION);
+		return false;
+	}
 	if (v == NULL || !json_object_is_type(v, json_type_string)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] is required and must be a string",
 			 META_VERSION);
@@ -682,7 +715,7 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 /* Compares a header against the body value after trimming and decoding.
  * Returns 0 when equal, 1 when different, -1 when malformed. */
 static int
-header_cmp(const char *hv, const char *body)
+header_cmp(const char *hv, const char *body, size_t blen)
 {
 	size_t n;
 	const char *t = ph_trim(hv, &n);
@@ -691,11 +724,11 @@ header_cmp(const char *hv, const char *body)
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
-		int d = strcmp(dec, body) != 0;
+		int d = strlen(dec) != blen || memcmp(dec, body, blen) != 0;
 		free(dec);
 		return d;
 	}
-	return (strlen(body) == n && memcmp(t, body, n) == 0) ? 0 : 1;
+	return (blen == n && memcmp(t, body, n) == 0) ? 0 : 1;
 }
 
 /* Modern step 5 and 7: the standard routing headers. */
@@ -705,7 +738,7 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 	const char *pv = param(r, "HTTP_MCP_PROTOCOL_VERSION");
 	const char *mm = param(r, "HTTP_MCP_METHOD");
 	if (pv != NULL) {
-		if (header_cmp(pv, r->version) != 0) {
+		if (header_cmp(pv, r->version, strlen(r->version)) != 0) {
 			snprintf(msg, msz, "Header mismatch: MCP-Protocol-Version header value '%s' does not "
 				 "match body value '%s'", pv, r->version);
 			return false;
@@ -715,7 +748,7 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 		return false;
 	}
 	if (mm != NULL) {
-		if (header_cmp(mm, r->method) != 0) {
+		if (header_cmp(mm, r->method, strlen(r->method)) != 0) {
 			snprintf(msg, msz, "Header mismatch: Mcp-Method header value '%s' does not match "
 				 "body value '%s'", mm, r->method);
 			return false;
@@ -731,13 +764,14 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 										 : "taskId");
 		const char *body = bv && json_object_is_type(bv, json_type_string)
 					   ? json_object_get_string(bv) : NULL;
+		size_t blen = body ? (size_t)json_object_get_string_len(bv) : 0;
 		if (body != NULL) {
 			int rc;
 			if (nh == NULL) {
 				snprintf(msg, msz, "Header mismatch: required Mcp-Name header is missing");
 				return false;
 			}
-			rc = header_cmp(nh, body);
+			rc = header_cmp(nh, body, blen);
 			if (rc < 0) {
 				snprintf(msg, msz, "Header mismatch: Mcp-Name header has invalid base64 encoding");
 				return false;
@@ -1141,6 +1175,33 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 	return true;
 }
 
+/* The params members that name what a request acts on: the features read
+ * them as C strings, so one holding U+0000 would be served as its prefix. */
+static const char *const name_paths[][2] = {
+	{"name", NULL}, {"uri", NULL}, {"cursor", NULL},
+	{"ref", "name"}, {"ref", "uri"}, {"argument", "name"},
+};
+
+/* Returns true when no name in r->params holds U+0000, else false after
+ * sending -32602. */
+static bool
+names_nul_free(struct ph_req *r)
+{
+	for (size_t i = 0; i < PH_ARRAY_LEN(name_paths); i++) {
+		struct json_object *v = ph_jget(r->params, name_paths[i][0]);
+		if (name_paths[i][1] != NULL)
+			v = ph_jget(v, name_paths[i][1]);
+		if (ph_jstr_nul(v)) {
+			char msg[96];
+			snprintf(msg, sizeof msg, "Invalid params: %s%s%s contains U+0000", name_paths[i][0],
+				 name_paths[i][1] ? "." : "", name_paths[i][1] ? name_paths[i][1] : "");
+			send_error(r, PH_E_PARAMS, msg, NULL);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
  * notification; sets r->id, r->method and r->params. Returns false after
  * sending the error. */
@@ -1171,6 +1232,10 @@ check_envelope(struct ph_req *r)
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
 		return false;
 	}
+	if (ph_jstr_nul(jv)) {
+		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method contains U+0000", NULL);
+		return false;
+	}
 	r->method = json_object_get_string(jv);
 	if (json_object_object_get_ex(r->msg, "id", &jv) && !valid_id(jv)) {
 		r->id = NULL;
@@ -1179,7 +1244,7 @@ check_envelope(struct ph_req *r)
 		return false;
 	}
 	r->params = ph_jget(r->msg, "params");
-	return true;
+	return names_nul_free(r);
 }
 
 /* ---- legacy batches (2025-03-26, 2024-11-05) ------------------------------ */
@@ -1294,13 +1359,35 @@ serve_batch(struct ph_req *r)
 	json_object_put(out);
 }
 
+/* An object key holding U+0000 anywhere in the body: json-c has cut it at
+ * the NUL, so what the handler would see is not what was sent. Refused
+ * with -32602 (and the message's id when it has one). */
+static void
+refuse_key_nul(struct ph_req *r)
+{
+	struct json_object *id = ph_jget(r->msg, "id");
+	if (id != NULL && valid_id(id))
+		r->id = id;
+	send_error(r, PH_E_PARAMS, "Invalid params: an object key contains U+0000", NULL);
+}
+
 /* Step 2: the body is JSON (r->msg, owned by r): a batch, or one message
  * (check_envelope), served; errors are sent. */
 static void
 serve_body(struct ph_req *r, const char *body, size_t blen)
 {
+	/* json-c's own check lets overlong forms, surrogates and code points
+	 * past U+10FFFF through; RFC 3629 is applied to the whole body */
+	if (!ph_utf8_valid(body, blen)) {
+		send_error(r, PH_E_PARSE, "Parse error: the body is not valid UTF-8", NULL);
+		return;
+	}
 	if (!ph_json_parse(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg)) {
 		send_error(r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
+		return;
+	}
+	if (ph_json_key_nul(body, blen)) {
+		refuse_key_nul(r);
 		return;
 	}
 	if (json_object_is_type(r->msg, json_type_array)) {

@@ -124,15 +124,39 @@ arg_at(struct json_object *args, const struct ph_param_header *h)
 	return cur;
 }
 
+/* True when hv is a number as JSON writes one without an exponent: an
+ * optional '-', 0 or digits not starting with 0, then optionally '.' and
+ * digits. Hex, '+', leading zeros and exponents are not what a client
+ * converting the argument "as decimal" sends (mcp-wire §6.3). */
+static bool
+decimal_form(const char *hv)
+{
+	const char *p = hv + (hv[0] == '-');
+	size_t d = strspn(p, "0123456789");
+	if (d == 0 || (p[0] == '0' && d > 1))
+		return false;
+	p += d;
+	if (*p == '.') {
+		d = strspn(p + 1, "0123456789");
+		if (d == 0)
+			return false;
+		p += d + 1;
+	}
+	return *p == '\0';
+}
+
 /* Compares a decoded header value with the argument. Returns true when they
- * agree: strings byte for byte, numbers numerically ("42.0" is 42),
+ * agree: strings byte for byte (never one holding U+0000), numbers
+ * numerically in decimal form ("42.0" is 42, "042" and "0x2A" are not),
  * booleans as "true"/"false". */
 static bool
 header_matches(const char *hv, struct json_object *v)
 {
 	switch (json_object_get_type(v)) {
-	case json_type_string:
-		return strcmp(hv, json_object_get_string(v)) == 0;
+	case json_type_string: {
+		size_t n = (size_t)json_object_get_string_len(v);
+		return strlen(hv) == n && memcmp(hv, json_object_get_string(v), n) == 0;
+	}
 	case json_type_boolean:
 		return strcmp(hv, json_object_get_boolean(v) ? "true" : "false") == 0;
 	case json_type_int:
@@ -140,7 +164,7 @@ header_matches(const char *hv, struct json_object *v)
 		char *end;
 		double d, a = json_object_get_double(v);
 		const double lim = 9007199254740991.0; /* 2^53 - 1 */
-		if (hv[0] == '\0' || strchr(" \t", hv[0]))
+		if (!decimal_form(hv))
 			return false;
 		errno = 0;
 		d = strtod(hv, &end);
@@ -174,6 +198,11 @@ check_param_headers(struct ph_req *r, const struct ph_tool *t, struct json_objec
 				return false;
 			}
 			continue;
+		}
+		if (ph_jstr_nul(v)) { /* no header can carry it (ph_header_decode) */
+			ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: argument %s, mirrored in "
+					 "Mcp-Param-%s, contains U+0000", h->dotted, h->name);
+			return false;
 		}
 		if (raw == NULL) {
 			ph_outcome_error(o, PH_E_HEADER, NULL, "Header mismatch: required Mcp-Param-%s header "

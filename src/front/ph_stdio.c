@@ -164,8 +164,8 @@ static const struct ph_front_ops stdio_ops = {
 
 /* Takes the next complete line out of the buffer (reading as needed).
  * Returns its length (line NUL-terminated in *out, caller frees), -1 at
- * EOF. A line over max_line is returned as too long with *too_long set and
- * only its first bytes kept. */
+ * EOF. A line over max_line, the last one without a newline too, is returned
+ * as too long with *too_long set and only its first bytes kept. */
 static long
 next_line(struct stdio_front *f, char **out, bool *too_long)
 {
@@ -185,11 +185,14 @@ next_line(struct stdio_front *f, char **out, bool *too_long)
 		}
 		scanned = f->in.len;
 		if (f->eof) {
-			if (f->in.len == 0)
+			size_t len = f->in.len;
+			if (len == 0)
 				return -1;
-			/* a last line without a newline still counts */
+			/* a last line without a newline still counts, and is
+			 * held to the same limit (its excess was dropped above) */
 			*out = ph_buf_steal(&f->in);
-			return (long)strlen(*out);
+			*too_long = len > f->max_line;
+			return (long)len;
 		}
 		if (f->in.len > f->max_line + 1) {
 			/* drop the excess of an over-long line but remember it */

@@ -95,3 +95,44 @@ ph_jstr(struct json_object *o, const char *key)
 	struct json_object *v = ph_jget(o, key);
 	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
+
+bool
+ph_jstr_nul(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_string) &&
+	       memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)) != NULL;
+}
+
+/* Skips the string whose body starts at s[*i] (after the opening quote),
+ * leaving *i after the closing quote. Returns true when it holds \u0000. */
+static bool
+skip_string(const char *s, size_t len, size_t *i)
+{
+	bool nul = false;
+	while (*i < len && s[*i] != '"') {
+		if (s[*i] == '\\') {
+			if (len - *i > 5 && memcmp(s + *i + 1, "u0000", 5) == 0)
+				nul = true;
+			(*i)++;
+		}
+		(*i)++;
+	}
+	(*i)++;
+	return nul;
+}
+
+bool
+ph_json_key_nul(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		size_t j;
+		if (s[i++] != '"' || !skip_string(s, len, &i))
+			continue;
+		for (j = i; j < len && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r' || s[j] == '\n'); j++)
+			;
+		if (j < len && s[j] == ':')
+			return true;
+	}
+	return false;
+}

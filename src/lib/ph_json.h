@@ -28,4 +28,12 @@ const char *ph_json_text(struct json_object *o, size_t *len);
 struct json_object *ph_jget(struct json_object *o, const char *key);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *ph_jstr(struct json_object *o, const char *key);
+
+/* True when v is a string holding U+0000 (json-c keeps the length, but a
+ * C string reading of it stops at the NUL). */
+bool ph_jstr_nul(struct json_object *v);
+/* True when an object key of the JSON text s (already parsed) holds an
+ * escaped U+0000: json-c cuts keys at the NUL, so the parsed object cannot
+ * tell "a\u0000b" from "a". */
+bool ph_json_key_nul(const char *s, size_t len);
 #endif

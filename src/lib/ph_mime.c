@@ -100,6 +100,23 @@ ph_utf8_valid(const char *str, size_t n)
 	return true;
 }
 
+char *
+ph_utf8_repair(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = ph_xstrndup(s, n);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		if (len <= n - i && ph_utf8_valid(s + i, len)) {
+			i += len;
+		} else {
+			out[i++] = '?';
+		}
+	}
+	return out;
+}
+
 /* Base64 of n bytes in a libsodium variant. Caller frees. */
 static char *
 encode(const void *data, size_t n, int variant)

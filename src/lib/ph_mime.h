@@ -12,6 +12,10 @@ const char *ph_mime_guess(const char *filename);
 bool ph_mime_textual(const char *mime);
 /* True when the n bytes are well-formed UTF-8 without NUL. */
 bool ph_utf8_valid(const char *s, size_t n);
+/* A copy of the C string s with every byte that does not belong to a
+ * well-formed UTF-8 sequence replaced by '?' (for messages that quote what
+ * a client sent, possibly cut mid-character). Caller frees. */
+char *ph_utf8_repair(const char *s) PH_NONNULL_RET;
 /* Base64 (standard alphabet, padded) of n bytes. Caller frees. */
 char *ph_base64(const void *data, size_t n) PH_NONNULL_RET;
 /* Decodes standard padded base64; returns 0 with *out (NUL-terminated,

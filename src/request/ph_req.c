@@ -155,21 +155,28 @@ same_id(struct json_object *a, struct json_object *b)
 		return false;
 	if (json_object_is_type(a, json_type_int))
 		return json_object_get_int64(a) == json_object_get_int64(b);
-	return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
+	return json_object_get_string_len(a) == json_object_get_string_len(b) &&
+	       memcmp(json_object_get_string(a), json_object_get_string(b),
+		      (size_t)json_object_get_string_len(a)) == 0;
 }
 
 /* True when line is a notifications/cancelled naming request id. */
 static bool
 cancels(const char *line, size_t len, struct json_object *id)
 {
-	struct json_object *o, *p, *rid;
+	static const char want[] = "notifications/cancelled";
+	struct json_object *o, *p, *rid, *m;
 	bool yes = false;
-	if (!ph_json_parse(line, len, PH_JSON_DEPTH_CANCEL, &o) || o == NULL)
+	/* a line the core would refuse is left queued, to be answered so */
+	if (!ph_utf8_valid(line, len) || !ph_json_parse(line, len, PH_JSON_DEPTH_CANCEL, &o) || o == NULL)
 		return false;
 	p = ph_jget(o, "params");
 	rid = ph_jget(p, "requestId");
-	if (ph_jget(o, "id") == NULL && ph_jstr(o, "method") != NULL &&
-	    strcmp(ph_jstr(o, "method"), "notifications/cancelled") == 0 && same_id(rid, id))
+	m = ph_jget(o, "method");
+	if (ph_jget(o, "id") == NULL && json_object_is_type(m, json_type_string) &&
+	    json_object_get_string_len(m) == sizeof want - 1 &&
+	    memcmp(json_object_get_string(m), want, sizeof want - 1) == 0 && same_id(rid, id) &&
+	    !ph_json_key_nul(line, len))
 		yes = true;
 	json_object_put(o);
 	return yes;
@@ -344,7 +351,8 @@ ph_header_decode(const char *v, size_t n, char **out)
 		return 1;
 	if (ph_base64_decode(v + pl, n - pl - sl, &dec, &len) != 0)
 		return -1;
-	if (memchr(dec, '\0', len) != NULL) {
+	/* what it names is valid UTF-8 without U+0000, so must its header be */
+	if (!ph_utf8_valid((const char *)dec, len)) {
 		free(dec);
 		return -1;
 	}

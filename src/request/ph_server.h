@@ -132,7 +132,8 @@ const char *ph_assign_text(struct json_object *assigns, const char *name, size_t
  * -32002 (legacy). */
 void ph_outcome_not_found(struct ph_req *r, struct ph_outcome *o, const char *uri);
 /* Decodes an MCP header value written as =?base64?...?=. Returns 0 with *out
- * (caller frees), 1 when the value is a literal, -1 on bad base64 or a NUL. */
+ * (caller frees), 1 when the value is a literal, -1 on bad base64 or when the
+ * decoded bytes are not valid UTF-8 (RFC 3629) or hold a NUL. */
 int ph_header_decode(const char *v, size_t n, char **out);
 
 /* Pagination (mcp-wire §11): reads params.cursor. Returns 0 with *offset, or

@@ -216,7 +216,7 @@ for u in skill://git-workflow/../acme/billing/refunds/SKILL.md skill://git-workf
 	is "$(jqr '.error.code')" -32602 "traversal refused: resources/read $u"
 done
 post "$U" '{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"skill://git-workflow/SKILL.md\u0000.png"}}'
-is "$(jqr .error.code)" -32002 "traversal refused: an embedded NUL in the JSON string"
+is "$(jqr .error.code)" -32602 "traversal refused: an embedded NUL in the JSON string (-32602 before any lookup)"
 post "$U" '{"jsonrpc":"2.0","id":6,"method":"skills/get","params":{"uri":"skill://git-workflow/SKILL.md\u0000"}}'
 is "$(jqr .error.code)" -32602 "skills/get with an embedded NUL is not served"
 # a served file replaced by a link pointing out, after the server started

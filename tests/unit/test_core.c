@@ -701,7 +701,9 @@ test_decode(void)
 		{"=?base64?aGVsbG8=?=", 0, "hello"},
 		{"=?base64?aGVsbA==?=", 0, "hell"},
 		{"=?base64?" "?=", 0, ""}, /* split: no trigraph */
-		{"=?base64?+/+/?=", 0, "\xfb\xff\xbf"},
+		{"=?base64?77+/wr8=?=", 0, "\xef\xbf\xbf\xc2\xbf"}, /* '+' and '/' */
+		{"=?base64?+/+/?=", -1, NULL}, /* decodes to bytes that are not UTF-8 */
+		{"=?base64?wK4=?=", -1, NULL}, /* an overlong '.' (C0 AE) */
 		{"=?base64?aGk?=", -1, NULL},
 		{"=?base64?a=Gk?=", -1, NULL},
 		{"=?base64?aG=k?=", -1, NULL},

@@ -2,6 +2,8 @@
  * networks and the shared rate buckets. */
 #include "first.h"
 #include "ph_cidr.h"
+#include "ph_json.h"
+#include "ph_mime.h"
 #include "ph_rate.h"
 #include "ph_util.h"
 #include "tap.h"
@@ -50,6 +52,35 @@ test_rate(void)
 	is_int(ph_rate_take("p:slow", &rc, t), 60, "rate: Retry-After 60");
 }
 
+/* ph_json.c: U+0000 in keys and strings (json-c cuts keys at the NUL);
+ * ph_mime.c: RFC 3629 as request bodies are held to it. */
+static void
+test_json_nul(void)
+{
+#define KN(lit) ph_json_key_nul(lit, sizeof lit - 1)
+	struct json_object *o = NULL;
+	char *p;
+	ok(KN("{\"a\\u0000b\":1}"), "key NUL: an escaped U+0000 in a key");
+	ok(KN("[{\"x\":{\"\\u0000\" \n : 1}}]"), "key NUL: nested, whitespace before the colon");
+	ok(!KN("{\"a\":\"b\\u0000c\"}"), "key NUL: not in a value");
+	ok(!KN("{\"a\\\\u0000\":1}"), "key NUL: an escaped backslash followed by u0000 is not one");
+	ok(KN("{\"a\\u00001\":1}"), "key NUL: \\u0000 followed by more text still counts");
+	ok(!KN("{\"\\u0000"), "key NUL: text cut short is read safely");
+	ok(ph_json_parse("\"a\\u0000b\"", 10, 4, &o) && ph_jstr_nul(o), "jstr NUL: a value holding U+0000");
+	json_object_put(o);
+	ok(ph_json_parse("\"ab\"", 4, 4, &o) && !ph_jstr_nul(o), "jstr NUL: one without");
+	json_object_put(o);
+	ok(!ph_jstr_nul(NULL), "jstr NUL: no value");
+	ok(!ph_utf8_valid("\xc0\xae", 2) && !ph_utf8_valid("\xe0\x80\xaf", 3), "utf8: overlong forms refused");
+	ok(!ph_utf8_valid("\xed\xa0\x80", 3) && !ph_utf8_valid("\xf4\x90\x80\x80", 4),
+	   "utf8: surrogates and code points past U+10FFFF refused");
+	ok(ph_utf8_valid("\xf4\x8f\xbf\xbf\xc3\xa9", 6), "utf8: U+10FFFF and U+00E9 accepted");
+	p = ph_utf8_repair("a\xc0\xae\xc3\xa9\xe2\x82");
+	is_str(p, "a??\xc3\xa9??", "utf8 repair: bad bytes become '?', a character cut short too");
+	free(p);
+#undef KN
+}
+
 int
 main(void)
 {
@@ -95,5 +126,6 @@ main(void)
 	free(p);
 	test_cidr();
 	test_rate();
+	test_json_nul();
 	return tap_done();
 }
