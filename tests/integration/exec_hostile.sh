@@ -143,4 +143,24 @@ is "$(rj '.result.content[0].text')" ok "the call after the module cases is serv
 
 exec {PH[1]}>&-
 wait_gone "$PID" 5; ok "the server exits at EOF"
+
+# The same in a prefork worker under a master, over FastCGI
+if command -v cgi-fcgi >/dev/null; then
+	rm -f "$T_DIR/escaped.pid"
+	phantom_listen "$T_DIR/phantom.yaml" --workers 2
+	t0=$(date +%s%N)
+	fcgi_post "$PH_BACKEND" "$(req 30 tools/call '{"name":"escape","arguments":{}}')" $(mhdr tools/call) \
+		HTTP_MCP_NAME=escape
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	is "$STATUS/$(jqr '.result.content[0].text')" 200/ok "a worker: the setsid grandchild's call answers"
+	[ "$ms" -lt 2500 ]; ok "... promptly (${ms} ms)"
+	esc=$(cat "$T_DIR/escaped.pid" 2>/dev/null)
+	[ -n "$esc" ] && wait_gone "$esc" 2; ok "... and the setsid process is gone"
+	left=0
+	for w in $(workers_of "$PH_PID"); do left=$((left + $(pgrep -P "$w" | wc -l))); done
+	is "$left" 0 "no worker has a process of a call left"
+	fcgi_post "$PH_BACKEND" "$(req 31 tools/call '{"name":"good","arguments":{}}')" $(mhdr tools/call) \
+		HTTP_MCP_NAME=good
+	is "$STATUS/$(jqr '.result.content[0].text')" 200/ok "the next FastCGI call is served"
+fi
 done_testing
