@@ -4,7 +4,10 @@
  * reaches everything it started. The leader's exit is watched through a
  * pidfd (or, on kernels without one, by polling every 50 ms): as soon as
  * it exits the rest of the group is killed, so a background process that
- * keeps a pipe open cannot hold the request.
+ * keeps a pipe open cannot hold the request. A process that left the group
+ * (setsid) can hold a pipe for at most the exit grace; where the server is
+ * a child subreaper, it is then our child and the sweep after the run kills
+ * it.
  *
  * The group is only ever signalled while its leader is not yet reaped: the
  * leader's exit is seen with waitid(WNOWAIT), and an unreaped zombie keeps
