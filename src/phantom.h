@@ -184,7 +184,10 @@ void phantom_log_server(const char *level, const char *fmt, ...)
 /* ---- results ------------------------------------------------------------ */
 
 /* A new empty result; the builders below add to it and return 0, or -1 on
- * bad input (the result stays usable). For tools each builder adds a content
+ * bad input (the result stays usable). Every string must be valid UTF-8:
+ * text that is not makes its builder return -1 and the call fail (as when
+ * the handler returns NULL), and so does any other string of the result
+ * that is not, such as a structured value or a link's name. For tools each builder adds a content
  * block; for prompts each block becomes a message with the current role; for
  * resources text and embedded blocks become contents entries. */
 phantom_result *phantom_result_new(void);

@@ -358,6 +358,8 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	int fl, rc;
 
 	ph_signals_worker_init();
+	/* what a handler leaves behind (even after setsid) becomes ours to kill */
+	ph_exec_subreaper();
 	sigemptyset(&open_mask);
 	if (FCGX_Init() != 0) {
 		ph_log("error", "FCGX_Init failed");
@@ -536,6 +538,7 @@ ph_cgi_once(struct ph_server *srv)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	ph_exec_subreaper();
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &cgi_ops;
 	ex.http = true;

@@ -229,6 +229,8 @@ ph_stdio_run(struct ph_server *srv)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* what a handler leaves behind (even after setsid) becomes ours to kill */
+	ph_exec_subreaper();
 	memset(&f, 0, sizeof f);
 	ph_buf_init(&f.in);
 	f.max_line = (size_t)srv->conf->http.max_body;

@@ -31,6 +31,7 @@ struct phantom_result {
 	char *role, *description;
 	long long total;
 	bool is_error, not_found;
+	bool bad_text; /* a builder was given text that is not UTF-8: the call fails */
 };
 
 /* ---- the call context --------------------------------------------------------- */
@@ -297,8 +298,12 @@ int
 phantom_result_text(phantom_result *res, const char *text)
 {
 	struct json_object *b;
-	if (res == NULL || text == NULL || !ph_utf8_valid(text, strlen(text)))
+	if (res == NULL || text == NULL)
 		return -1;
+	if (!ph_utf8_valid(text, strlen(text))) {
+		res->bad_text = true;
+		return -1;
+	}
 	b = block("text");
 	json_object_object_add(b, "text", json_object_new_string(text));
 	return add_block(res, b);
@@ -355,8 +360,10 @@ phantom_result_embedded(phantom_result *res, const char *uri, const char *mime_t
 	struct json_object *b, *in;
 	if (res == NULL || uri == NULL || (text == NULL && blob == NULL && blob_len > 0))
 		return -1;
-	if (text && !ph_utf8_valid(text, strlen(text)))
+	if (text && !ph_utf8_valid(text, strlen(text))) {
+		res->bad_text = true;
 		return -1;
+	}
 	in = json_object_new_object();
 	json_object_object_add(in, "uri", json_object_new_string(uri));
 	if (mime_type)
@@ -645,12 +652,40 @@ ph_call_exec_limits_of(const struct ph_config *c, struct ph_exec_limits *lim)
 	lim->memory = c->limits.exec_memory;
 	lim->files = c->limits.exec_files;
 	lim->procs = c->limits.exec_procs;
+	lim->exit_grace_ms = c->limits.exec_exit_grace_ms;
+	lim->log_max = c->limits.exec_log_max;
 }
 
 struct exec_ctx {
 	struct ph_req *r;
 	const char *label;
+	size_t logged, dropped; /* bytes of fd 3 lines logged and not */
 };
+
+/* Logs an fd 3 line that is no notification, as what ("not a JSON
+ * object"), up to limits.exec_log_max bytes of lines per call; the rest is
+ * counted. A line that is not UTF-8 is not quoted. */
+static void
+fd3_note(struct exec_ctx *e, const char *what, const char *line, size_t len)
+{
+	if (e->logged >= (size_t)e->r->srv->conf->limits.exec_log_max) {
+		e->dropped += len;
+		return;
+	}
+	e->logged += len;
+	if (ph_utf8_valid(line, len))
+		ph_log("info", "%s: fd 3: %s: %.200s", e->label, what, line);
+	else
+		ph_log("info", "%s: fd 3: %s (%zu bytes)", e->label, what, len);
+}
+
+/* After the call: how much of fd 3 went unlogged. */
+static void
+fd3_done(const struct exec_ctx *e)
+{
+	if (e->dropped)
+		ph_log("info", "%s: fd 3: %zu more bytes not logged", e->label, e->dropped);
+}
 
 /* A line on fd 3: {progress, total?, message?} becomes notifications/progress,
  * {level, data, logger?} notifications/message; anything else is logged. */
@@ -659,9 +694,13 @@ on_fd3(void *ctx, const char *line, size_t len)
 {
 	struct exec_ctx *e = ctx;
 	struct json_object *o, *p, *lvl;
+	if (!ph_utf8_valid(line, len)) {
+		fd3_note(e, "not valid UTF-8", line, len);
+		return;
+	}
 	if (!ph_json_parse(line, len, (int)e->r->srv->conf->limits.json_depth, &o) ||
 	    !json_object_is_type(o, json_type_object)) {
-		ph_log("info", "%s: fd 3: not a JSON object: %.200s", e->label, line);
+		fd3_note(e, "not a JSON object", line, len);
 		json_object_put(o);
 		return;
 	}
@@ -678,7 +717,7 @@ on_fd3(void *ctx, const char *line, size_t len)
 		ph_req_log(e->r, ph_log_level_parse(json_object_get_string(lvl)), ph_jstr(o, "logger"),
 			   d ? json_object_get(d) : json_object_new_string(""));
 	} else {
-		ph_log("info", "%s: fd 3: neither progress nor log: %.200s", e->label, line);
+		fd3_note(e, "neither progress nor log", line, len);
 	}
 	json_object_put(o);
 }
@@ -745,7 +784,7 @@ static struct json_object *
 run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
 {
 	struct ph_exec_limits lim;
-	struct exec_ctx ec = {r, inv->label};
+	struct exec_ctx ec = {r, inv->label, 0, 0};
 	struct ph_exec_hooks hooks = {on_fd3, exec_alive, &ec, inv->label, NULL};
 	struct ph_exec_result res;
 	struct json_object *in = ph_call_exec_input(r, inv), *out = NULL;
@@ -766,6 +805,7 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	if (h->exec.persist.on) {
 		enum ph_persist_how how;
 		out = ph_persist_call(&h->exec, &lim, in, &hooks, (int)r->srv->conf->limits.json_depth, &how);
+		fd3_done(&ec);
 		json_object_put(in);
 		/* the log line says fresh when any process of the request was */
 		if (r->exec_how == NULL || how == PH_PERSIST_FRESH)
@@ -773,6 +813,7 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 		return out;
 	}
 	ph_exec_run(&h->exec, &lim, s, len, &hooks, &res);
+	fd3_done(&ec);
 	count_exec(&res);
 	for (size_t i = 0; i < ne; i++)
 		free(env[i]);
@@ -780,6 +821,14 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	if (res.status != PH_EXEC_OK) {
 		ph_log("warning", "%s: %s failed: %s", inv->label, h->exec.argv[0],
 		       ph_exec_describe(&res, why, sizeof why));
+		ph_exec_result_free(&res);
+		return NULL;
+	}
+	if (!ph_utf8_valid(res.out, res.out_len)) {
+		/* json-c would take overlong forms and surrogates, and the
+		 * client would get them back as invalid JSON */
+		ph_log("warning", "%s: %s wrote %zu bytes on stdout that are not valid UTF-8", inv->label,
+		       h->exec.argv[0], res.out_len);
 		ph_exec_result_free(&res);
 		return NULL;
 	}
@@ -809,8 +858,14 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 		       h->symbol ? h->symbol : "(C function)");
 		return NULL;
 	}
-	out = result_to_json(res, inv);
+	out = res->bad_text ? NULL : result_to_json(res, inv);
 	phantom_result_free(res);
+	if (out == NULL || !ph_json_utf8_valid(out)) {
+		ph_log("warning", "%s: handler %s gave a string that is not valid UTF-8", inv->label,
+		       h->symbol ? h->symbol : "(C function)");
+		json_object_put(out);
+		return NULL;
+	}
 	return out;
 }
 

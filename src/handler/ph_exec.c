@@ -4,7 +4,10 @@
  * reaches everything it started. The leader's exit is watched through a
  * pidfd (or, on kernels without one, by polling every 50 ms): as soon as
  * it exits the rest of the group is killed, so a background process that
- * keeps a pipe open cannot hold the request.
+ * keeps a pipe open cannot hold the request. A process that left the group
+ * (setsid) can hold a pipe for at most the exit grace; where the server is
+ * a child subreaper, it is then our child and the sweep after the run kills
+ * it.
  *
  * The group is only ever signalled while its leader is not yet reaped: the
  * leader's exit is seen with waitid(WNOWAIT), and an unreaped zombie keeps
@@ -31,6 +34,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,8 +42,13 @@ extern char **environ;
 
 /* Longest fd-3 or stderr line kept; longer ones are cut. */
 #define LINE_MAX_BYTES 65536
-/* stderr bytes logged per call; the rest is counted and dropped. */
-#define STDERR_LOG_MAX 65536
+/* Rounds of a sweep: each kills the orphans of the round before's. */
+#define SWEEP_ROUNDS 64
+/* Most children looked at in one round. */
+#define SWEEP_MAX 1024
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 void
 ph_exec_result_free(struct ph_exec_result *res)
@@ -303,14 +312,22 @@ lines_flush(struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *
 
 struct errlog {
 	const char *label;
-	size_t logged, dropped;
+	size_t logged, dropped, max;
 };
+
+/* The stderr log of one call, capped at lim->log_max bytes. */
+static struct errlog
+errlog_for(const char *label, const struct ph_exec_limits *lim)
+{
+	long long max = lim && lim->log_max > 0 ? lim->log_max : PH_EXEC_LOG_MAX;
+	return (struct errlog){label, 0, 0, (size_t)max};
+}
 
 static void
 log_stderr(void *ctx, const char *line, size_t len)
 {
 	struct errlog *el = ctx;
-	if (el->logged >= STDERR_LOG_MAX) {
+	if (el->logged >= el->max) {
 		el->dropped += len;
 		return;
 	}
@@ -341,8 +358,185 @@ pidfd_for(pid_t pid)
 	}
 #else
 	(void)pid;
+	errno = ENOSYS;
 #endif
 	return -1;
+}
+
+/* ---- what we started, and what was left behind ---------------------------------
+ * The leaders of the commands we run (per call and persistent), from the
+ * start to the reaping; any other child of ours is an orphan a command left
+ * behind (a subreaper inherits them). A worker runs one call at a time, so a
+ * plain array does. */
+static pid_t *owned;
+static size_t nowned, owned_cap;
+static bool subreaper_on;
+
+static void
+owned_add(pid_t pid)
+{
+	if (nowned == owned_cap) {
+		owned_cap = owned_cap ? owned_cap * 2 : 8;
+		owned = ph_xrealloc(owned, owned_cap * sizeof *owned);
+	}
+	owned[nowned++] = pid;
+}
+
+static void
+owned_del(pid_t pid)
+{
+	for (size_t i = 0; i < nowned; i++) {
+		if (owned[i] == pid) {
+			owned[i] = owned[--nowned];
+			return;
+		}
+	}
+}
+
+static bool
+is_owned(pid_t pid)
+{
+	for (size_t i = 0; i < nowned; i++)
+		if (owned[i] == pid)
+			return true;
+	return false;
+}
+
+bool
+ph_exec_subreaper(void)
+{
+#ifdef PR_SET_CHILD_SUBREAPER
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+		subreaper_on = true;
+#endif
+	return subreaper_on;
+}
+
+/* Adds the pids listed in one /proc/self/task/TID/children file to kids
+ * (at most max in all). Returns the new count. */
+static size_t
+read_children(const char *path, pid_t *kids, size_t n, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	long v;
+	if (f == NULL)
+		return n;
+	while (n < max && fscanf(f, "%ld", &v) == 1)
+		if (v > 0)
+			kids[n++] = (pid_t)v;
+	fclose(f);
+	return n;
+}
+
+/* Our children, from every thread's children list (an orphan goes to one
+ * of the subreaper's threads). Returns how many went into kids. */
+static size_t
+list_children(pid_t *kids, size_t max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	size_t n = 0;
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[300];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/children", de->d_name);
+		n = read_children(path, kids, n, max);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Waits at most ms for the process behind pidfd fd to exit; true when it has. */
+static bool
+pidfd_wait(int fd, int ms)
+{
+	struct pollfd pf = {fd, POLLIN, 0};
+	int rc;
+	while ((rc = poll(&pf, 1, ms)) < 0 && errno == EINTR)
+		;
+	return rc > 0;
+}
+
+/* Kills and reaps one orphan through a pidfd, so the signal reaches that
+ * very process, and only while it is still our child (waitid with WNOWAIT
+ * fails otherwise). Returns true when it was ours. */
+static bool
+kill_orphan_pidfd(int fd)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return false;
+#ifdef SYS_pidfd_send_signal
+	syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+#endif
+	if (pidfd_wait(fd, 1000))
+		waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
+	return true;
+}
+
+/* The same without pidfds: an unreaped child keeps its pid, so it is
+ * signalled only after waitid says it is still ours. */
+static void
+kill_orphan_pid(pid_t pid)
+{
+	siginfo_t si;
+	int st;
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int pidfd_for(pid_t pid);
+
+/* One round of the sweep: kills the orphans among our children. Returns
+ * how many it found. */
+static size_t
+sweep_round(void)
+{
+	pid_t kids[SWEEP_MAX];
+	size_t n = list_children(kids, SWEEP_MAX), found = 0;
+	for (size_t i = 0; i < n; i++) {
+		pid_t pg;
+		int fd;
+		if (is_owned(kids[i]))
+			continue;
+		pg = getpgid(kids[i]);
+		if (pg > 0 && is_owned(pg))
+			continue; /* still in the group of a command we run: goes with it */
+		found++;
+		fd = pidfd_for(kids[i]);
+		if (fd >= 0) {
+			kill_orphan_pidfd(fd);
+			close(fd);
+		} else if (errno != ESRCH) {
+			kill_orphan_pid(kids[i]);
+		}
+	}
+	return found;
+}
+
+void
+ph_exec_sweep(void)
+{
+	size_t total = 0, n = 0;
+	int round;
+	if (!subreaper_on)
+		return;
+	/* a killed orphan's own children become ours: the next round takes them */
+	for (round = 0; round < SWEEP_ROUNDS && (n = sweep_round()) > 0; round++)
+		total += n;
+	if (total > 0)
+		ph_log("info", "exec: killed %zu process%s left behind by a command", total,
+		       total == 1 ? "" : "es");
+	if (n > 0)
+		ph_log("warning", "exec: processes left behind are still forking after %d rounds", round);
 }
 
 static void
@@ -403,6 +597,7 @@ kill_and_reap(pid_t pid, int *wstatus, bool *reaped)
 		while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
 			;
 	}
+	owned_del(pid);
 	*reaped = true;
 }
 
@@ -471,8 +666,9 @@ struct run {
 	int pidfd, wstatus;
 	pid_t pid;
 	bool reaped, killed;
-	long long cap;
+	long long cap, exit_grace_ms;
 	int64_t t0, deadline, next_alive;
+	int64_t exited; /* when the loop reaped the leader, 0 before */
 	const char *label;
 	struct linebuf lerr, l3;
 	struct errlog el;
@@ -513,8 +709,9 @@ run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_li
 	r->p3[0] = r->p3[1] = r->pst[0] = r->pst[1] = -1;
 	r->pidfd = -1;
 	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
+	r->exit_grace_ms = lim->exit_grace_ms;
 	r->label = hooks && hooks->label ? hooks->label : spec->argv[0];
-	r->el = (struct errlog){r->label, 0, 0};
+	r->el = errlog_for(r->label, lim);
 	r->pc = (struct p3ctx){hooks};
 	ph_buf_init(&r->out);
 	run_clock(r, timeout);
@@ -567,6 +764,7 @@ run_start(struct run *r)
 		spawn_failed(r, errno);
 		return false;
 	}
+	owned_add(r->pid);
 	setpgid(r->pid, r->pid); /* also done by the child: whichever runs first */
 	close_fd(&r->pin[0]);
 	close_fd(&r->pout[1]);
@@ -622,6 +820,8 @@ poll_timeout(const struct run *r)
 {
 	int64_t now = ph_now_us();
 	int64_t wait = (r->deadline < r->next_alive ? r->deadline : r->next_alive) - now;
+	if (r->exited && r->exited + r->exit_grace_ms * 1000 - now < wait)
+		wait = r->exited + r->exit_grace_ms * 1000 - now;
 	if (r->pidfd < 0 && !r->reaped && wait > 50000)
 		wait = 50000;
 	if (wait < 0)
@@ -749,6 +949,19 @@ run_expired(struct run *r)
 	return false;
 }
 
+/* True when the leader has exited exit_grace_ms ago and something it
+ * started (out of its process group: setsid) still holds an output open:
+ * the answer is then taken as it is. */
+static bool
+exit_grace_over(const struct run *r)
+{
+	if (!r->exited || ph_now_us() < r->exited + r->exit_grace_ms * 1000)
+		return false;
+	ph_log("info", "%s: its output was still held open %lld ms after it exited; not waiting longer",
+	       r->label, r->exit_grace_ms);
+	return true;
+}
+
 /* The poll loop: feeds stdin, drains stdout, stderr and fd 3, and reaps
  * the leader once it exits, until every output is closed and the leader
  * is reaped, or the command is stopped (output cap, timeout,
@@ -777,19 +990,40 @@ run_loop(struct run *r)
 			 * hold our pipes open); its group is killed before it is
 			 * reaped */
 			kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+			r->exited = ph_now_us();
 		}
-		if (run_expired(r))
+		if (run_expired(r) || exit_grace_over(r))
 			break;
 	}
 }
 
-/* After the loop: makes sure the leader is reaped, and unless the command
- * was stopped, sets the status from how it ended. */
+static void drain_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t),
+			void *ctx);
+
+/* After the loop, with what the command left behind killed: reads what is
+ * still in the pipes (without waiting for a writer that escaped). */
+static void
+run_drain(struct run *r)
+{
+	while (r->pout[0] >= 0 && !r->killed) {
+		size_t before = r->out.len;
+		if (!read_stdout(r) || r->out.len == before)
+			break;
+	}
+	drain_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
+	drain_lines(&r->p3[0], &r->l3, fd3_cb, &r->pc);
+}
+
+/* After the loop: makes sure the leader is reaped and nothing it started
+ * is left, and unless the command was stopped, sets the status from how
+ * it ended. */
 static void
 run_status(struct run *r)
 {
 	if (!r->reaped) /* poll failed: do not leave anything behind */
 		terminate(r->pid, &r->wstatus, &r->reaped, 0);
+	ph_exec_sweep();
+	run_drain(r);
 	if (r->killed)
 		return;
 	if (WIFEXITED(r->wstatus)) {
@@ -879,6 +1113,7 @@ struct ph_exec_proc {
 	struct ph_exec_hooks h;     /* the label, for the start */
 	char *label;                /* owned */
 	struct ph_buf ob;           /* stdout bytes of the call in progress */
+	long long log_max;          /* limits.exec_log_max at the start, for between calls */
 };
 
 static void
@@ -902,6 +1137,7 @@ ph_exec_proc_start(const struct ph_exec_spec *spec, const struct ph_exec_limits 
 	struct run *r = &p->r;
 	p->label = ph_xstrdup(label ? label : spec->argv[0]);
 	p->h.label = p->label;
+	p->log_max = lim->log_max;
 	run_init(r, spec, lim, NULL, 0, &p->h, &p->sres);
 	ph_buf_init(&p->ob);
 	if (!run_start(r)) {
@@ -1005,7 +1241,7 @@ proc_call_init(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const st
 	r->input_len = len;
 	r->written = 0;
 	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
-	r->el = (struct errlog){p->label, 0, 0};
+	r->el = errlog_for(p->label, lim);
 	r->pc = (struct p3ctx){hooks};
 	ph_buf_reset(&p->ob);
 	run_clock(r, timeout);
@@ -1107,10 +1343,13 @@ ph_exec_proc_call(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const
 	r->lim = NULL;
 	r->res = NULL;
 	res->us = ph_now_us() - r->t0;
+	if (r->reaped)
+		ph_exec_sweep();
 	if (rc == 1)
 		return 0;
 	if (!r->reaped) /* never left running after a failed call */
 		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+	ph_exec_sweep();
 	free(res->out);
 	res->out = ph_xstrdup("");
 	res->out_len = 0;
@@ -1147,7 +1386,7 @@ ph_exec_proc_ready(struct ph_exec_proc *p)
 	size_t dropped = 0;
 	if (r->reaped)
 		return false;
-	r->el = (struct errlog){p->label, 0, 0};
+	r->el = errlog_for(p->label, &(struct ph_exec_limits){.log_max = p->log_max});
 	drain_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
 	drain_lines(&r->p3[0], &r->l3, drop_line, &dropped);
 	ph_buf_reset(&r->l3.b);
@@ -1155,6 +1394,7 @@ ph_exec_proc_ready(struct ph_exec_proc *p)
 		ph_log("info", "%s: fd 3: %zu bytes written between calls, dropped", p->label, dropped);
 	if (leader_state(r->pid) != LEADER_RUNNING) {
 		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+		ph_exec_sweep();
 		ph_log("info", "%s: the persistent process exited between calls", p->label);
 		return false;
 	}
@@ -1207,5 +1447,6 @@ ph_exec_proc_stop(struct ph_exec_proc *p)
 	close_fd(&p->r.pin[1]);
 	if (!p->r.reaped && p->r.pid > 0)
 		kill_and_reap(p->r.pid, &p->r.wstatus, &p->r.reaped);
+	ph_exec_sweep();
 	proc_free(p);
 }

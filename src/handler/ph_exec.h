@@ -38,11 +38,15 @@ struct ph_exec_spec {
 };
 
 /* Server-wide limits (phantom.yaml `limits.exec_*`). 0 leaves an rlimit as
- * inherited. */
+ * inherited. log_max bounds the stderr bytes logged per call (0:
+ * PH_EXEC_LOG_MAX); exit_grace_ms is how long stdout is still read after
+ * the command itself has exited while something it started holds it open. */
 struct ph_exec_limits {
 	long long timeout_ms, grace_ms, max_output;
 	long long cpu_s, memory, files, procs;
+	long long log_max, exit_grace_ms;
 };
+#define PH_EXEC_LOG_MAX 65536
 
 struct ph_exec_hooks {
 	/* One line the command wrote on fd 3 (without the newline, NUL-terminated). */
@@ -126,6 +130,20 @@ pid_t ph_exec_proc_pid(const struct ph_exec_proc *p);
 /* Closes its stdin, kills its group (while the leader is unreaped), reaps
  * it, closes every fd and frees p. NULL is fine. */
 void ph_exec_proc_stop(struct ph_exec_proc *p);
+
+/* Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER), so that
+ * whatever a command starts and leaves behind, even after setsid, becomes
+ * our child when its parent dies, and is killed and reaped after each run
+ * (ph_exec_sweep). For the server's own processes (worker, single process,
+ * stdio, CGI), never for a program embedding libphantom, whose other
+ * children the sweep would take. Returns false where the kernel has no
+ * subreapers. */
+bool ph_exec_subreaper(void);
+/* With ph_exec_subreaper on: SIGKILLs and reaps every child of ours that
+ * we did not start, except those still in the process group of a command
+ * we run (a persistent process's own background work goes with it).
+ * Called after every run and stop; harmless at any time. */
+void ph_exec_sweep(void);
 
 /* Resolves a command name at load: a name with '/' is taken relative to dir,
  * a bare name is searched in path (a PATH value). Returns the absolute path

@@ -9,6 +9,7 @@
 #include "ph_persist.h"
 #include "ph_json.h"
 #include "ph_log.h"
+#include "ph_mime.h"
 #include "ph_util.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,11 @@ struct json_object *
 ph_persist_answer(const char *label, const char *line, size_t len, long long id, int depth)
 {
 	struct json_object *o = NULL, *v;
+	if (!ph_utf8_valid(line, len)) {
+		ph_log("warning", "%s: the persistent process answered with %zu bytes that are not valid UTF-8",
+		       label, len);
+		return NULL;
+	}
 	if (!ph_json_parse(line, len, depth, &o) || !json_object_is_type(o, json_type_object)) {
 		ph_log("warning", "%s: the persistent process did not answer with one JSON object line "
 		       "(%zu bytes: %.120s)", label, len, line);

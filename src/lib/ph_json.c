@@ -1,6 +1,7 @@
 /* ph_json.c: strict JSON parsing and member access (ph_json.h). */
 #include "first.h"
 #include "ph_json.h"
+#include "ph_mime.h"
 #include <string.h>
 
 /* json-c's strict mode still accepts two things that are not JSON: raw
@@ -135,4 +136,45 @@ ph_json_key_nul(const char *s, size_t len)
 			return true;
 	}
 	return false;
+}
+
+/* ph_utf8_valid over s, which may hold U+0000: each NUL-free stretch on
+ * its own. */
+static bool
+utf8_with_nul(const char *s, size_t len)
+{
+	while (len > 0) {
+		const char *nul = memchr(s, '\0', len);
+		size_t n = nul ? (size_t)(nul - s) : len;
+		if (!ph_utf8_valid(s, n))
+			return false;
+		if (nul == NULL)
+			break;
+		s += n + 1;
+		len -= n + 1;
+	}
+	return true;
+}
+
+bool
+ph_json_utf8_valid(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		return utf8_with_nul(json_object_get_string(o), (size_t)json_object_get_string_len(o));
+	case json_type_array:
+		for (size_t i = 0, n = json_object_array_length(o); i < n; i++)
+			if (!ph_json_utf8_valid(json_object_array_get_idx(o, i)))
+				return false;
+		return true;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v) {
+			if (!ph_utf8_valid(k, strlen(k)) || !ph_json_utf8_valid(v))
+				return false;
+		}
+		return true;
+	}
+	default:
+		return true;
+	}
 }

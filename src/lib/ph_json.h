@@ -20,6 +20,12 @@
  * for anything else (*out NULL). */
 bool ph_json_parse(const char *s, size_t len, int depth, struct json_object **out) PH_WUR;
 
+/* True when every string and member name in o is valid UTF-8 (RFC 3629:
+ * no overlong forms, surrogates or code points past U+10FFFF; U+0000 is
+ * allowed). For values built in C (module results), which no parser has
+ * checked. NULL is valid. */
+bool ph_json_utf8_valid(struct json_object *o) PH_WUR;
+
 /* The compact text of o (no slash escaping), borrowed from o until it
  * changes or is put; *len its length. */
 const char *ph_json_text(struct json_object *o, size_t *len);

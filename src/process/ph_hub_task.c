@@ -518,6 +518,9 @@ sup_main(struct ph_server *srv, const struct ph_tool *tool, const char *id, int 
 	close_inherited(reply);
 	prctl(PR_SET_NAME, "phantom-task");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* what the program starts and detaches (setsid) comes back to us, and
+	 * the runner kills it after each round */
+	ph_exec_subreaper();
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGUSR2, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);

@@ -48,6 +48,7 @@ struct ph_config {
 		/* exec handlers (ph_exec.c) */
 		long long exec_timeout_ms, exec_grace_ms, exec_max_output;
 		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
+		long long exec_exit_grace_ms, exec_log_max;
 		long long resource_bytes, completion_values;
 		struct ph_rate_conf rate;
 		long long batch_max; /* messages in one legacy JSON-RPC batch */

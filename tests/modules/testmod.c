@@ -23,6 +23,7 @@ phantom_result *resource(phantom_call *c, void *u);
 phantom_result *many_values(phantom_call *c, void *u);
 phantom_result *args_echo(phantom_call *c, void *u);
 phantom_result *catalog(phantom_call *c, void *u);
+phantom_result *bad_utf8(phantom_call *c, void *u);
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -198,4 +199,23 @@ catalog(phantom_call *c, void *u)
 	}
 	phantom_result_structured_take(res, page);
 	return res;
+}
+
+/* Output that is not UTF-8, chosen by the "how" argument: an overlong '.'
+ * in a text block, a surrogate in structuredContent, a code point past
+ * U+10FFFF in a resource link's name. */
+phantom_result *
+bad_utf8(phantom_call *c, void *u)
+{
+	const char *how = phantom_arg_string(c, "how", "text");
+	phantom_result *r;
+	(void)u;
+	if (strcmp(how, "text") == 0)
+		return phantom_text("over\xc0\xaelong");
+	r = phantom_text("fine");
+	if (strcmp(how, "structured") == 0)
+		phantom_result_structured_take(r, json_object_new_string("sur\xed\xa0\x80rogate"));
+	else
+		phantom_result_resource_link(r, "test://x", "big\xf4\x90\x80\x80", NULL, NULL);
+	return r;
 }

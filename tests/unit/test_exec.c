@@ -275,6 +275,65 @@ persistent_tests(void)
 	free(p);
 }
 
+/* As a subreaper: a setsid grandchild holding stdout does not hold the
+ * call past limits.exec_exit_grace_ms and is killed after it, as is a chain
+ * of them; a persistent process's own background child, still in its
+ * group, is left to it until the process stops. */
+static void
+subreaper_tests(void)
+{
+	struct ph_exec_limits gl = lim;
+	char *argv[] = {NULL, NULL}, *pargv[2], *p, *pp;
+	struct ph_exec_spec spec = {argv, NULL, dir, 5000, 0};
+	struct ph_exec_spec pspec;
+	struct ph_exec_proc *pr;
+	struct ph_exec_result r;
+	bool extra;
+	pid_t bg, esc;
+	int64_t t0, ms;
+	char path[64];
+
+	ok(ph_exec_subreaper(), "the runner can be a child subreaper");
+	pp = script("pbg.sh", "sleep 30 & echo $! >pbg.child; while IFS= read -r l; do echo ok; done");
+	pr = proc(pp, 2000, &pspec, pargv);
+	ok(pr && ph_exec_proc_call(pr, &pspec, &lim, "x\n", 2, NULL, &r, &extra) == 0,
+	   "a persistent process with a background child answers");
+	ph_exec_result_free(&r);
+	bg = pid_file("pbg.child");
+
+	gl.exit_grace_ms = 300;
+	p = script("esc.sh", "setsid sh -c 'echo $$ >esc.pid; exec sleep 30' & "
+			     "while [ ! -s esc.pid ]; do sleep 0.01; done; echo answer");
+	argv[0] = p;
+	t0 = ph_now_us();
+	ph_exec_run(&spec, &gl, NULL, 0, NULL, &r);
+	ms = (ph_now_us() - t0) / 1000;
+	ok(r.status == PH_EXEC_OK, "a setsid grandchild holding stdout: the run succeeds (%s)",
+	   ph_exec_describe(&r, (char[200]){0}, 200));
+	is_str(r.out, "answer\n", "... with the answer written before the exit");
+	ok(ms >= 290 && ms < 1500, "... after the exit grace, not the timeout (%lld ms)", (long long)ms);
+	ph_exec_result_free(&r);
+	esc = pid_file("esc.pid");
+	ok(esc > 0 && dead(esc), "... and the setsid process is killed");
+	snprintf(path, sizeof path, "/proc/%d", (int)bg);
+	ok(bg > 0 && access(path, F_OK) == 0, "the persistent process's child is left");
+	free(p);
+
+	p = script("chain.sh", "sh -c 'setsid sh -c \"setsid sleep 30 & echo \\$! >chain.pid; sleep 30\" &'; "
+			       "while [ ! -s chain.pid ]; do sleep 0.01; done; echo done");
+	argv[0] = p;
+	ph_exec_run(&spec, &gl, NULL, 0, NULL, &r);
+	is_str(r.out, "done\n", "a chain of setsid processes: the answer is used");
+	ph_exec_result_free(&r);
+	esc = pid_file("chain.pid");
+	ok(esc > 0 && dead(esc), "... and the last of the chain is killed");
+	free(p);
+
+	ph_exec_proc_stop(pr);
+	ok(bg > 0 && dead(bg), "stopping the persistent process ends its child");
+	free(pp);
+}
+
 int
 main(void)
 {
@@ -515,6 +574,7 @@ main(void)
 	}
 
 	persistent_tests();
+	subreaper_tests();
 
 	usleep(100000);
 	is_int(children(), 0, "no child process left, zombie or alive");
