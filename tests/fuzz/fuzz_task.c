@@ -20,6 +20,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
 
+/* The scratch store goes when the fuzzer exits. */
+static void
+cleanup(void)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s.json", dir, ID);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/.lock", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void
 as_id(const uint8_t *data, size_t size)
 {
@@ -75,6 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof dir, "/tmp/fuzz-task-%d", (int)getpid());
 		if (ph_task_dir_ready(dir) != 0)
 			abort();
+		atexit(cleanup);
 	}
 	as_id(data, size);
 	as_record(data, size);
