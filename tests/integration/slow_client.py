@@ -64,6 +64,15 @@ def main():
         check("a trickled body gets 408", st, 408)
         check("... after http.body_timeout_ms, not at the end of the trickle", 1.2 < secs < 4, True)
 
+    # records of another request id, which libfcgi skips without returning
+    skips = fcgi.record(fcgi.STDIN, 7, b"x" * 40) * 3
+    t = threading.Thread(target=trickle, args=("skips", whole[:body_at], skips))
+    t.start()
+    t.join()
+    st, secs = results["skips"]
+    check("trickled records of another request id get 408", st, 408)
+    check("... after http.body_timeout_ms", 1.2 < secs < 4, True)
+
     # the parameters trickled: 408 (the request has begun)
     t = threading.Thread(target=trickle, args=("params", whole[:12], whole[12:body_at]))
     t.start()
