@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -425,6 +426,30 @@ serve_one(struct ph_server *srv, FCGX_Request *req)
 	deadline_disarm();
 }
 
+/* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
+ * now that Phantom accepts itself: when it is set, a TCP peer whose address
+ * is not in it is refused. Returns true when the peer of fd may send. */
+static bool
+peer_allowed(int fd)
+{
+	const char *p = getenv("FCGI_WEB_SERVER_ADDRS");
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof sa;
+	char ip[INET_ADDRSTRLEN];
+	size_t n;
+	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||
+	    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip) == NULL)
+		return true;
+	n = strlen(ip);
+	while (*p) {
+		size_t l = strcspn(p, ",");
+		if (l == n && memcmp(p, ip, n) == 0)
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
 /* Takes a connection off the listening socket for libfcgi, which would
  * otherwise accept and then read the parameters with no bound on the time.
  * Returns 1 with req->ipcFd set (or kept from the last request,
@@ -442,6 +467,11 @@ take_connection(FCGX_Request *req, int listen_fd)
 			return 0;
 		ph_log("error", "FastCGI accept failed: %s", strerror(errno));
 		return -1;
+	}
+	if (!peer_allowed(fd)) {
+		ph_log("warning", "a FastCGI connection from outside FCGI_WEB_SERVER_ADDRS; closed");
+		close(fd);
+		return 0;
 	}
 	/* as libfcgi does on TCP: the peer answers nothing, so Nagle only delays */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -19,5 +19,14 @@ done < <(python3 "$top_srcdir/tests/integration/fcgi_hostile.py" "$PH_SOCK" 2>"$
 is "$(cat "$T_DIR/py.err")" "" "the hostile client ran to its end"
 kill -0 "$PH_PID" 2>/dev/null
 ok "the server is still running"
-like "$(grep -c 'answered\|request' "$PH_LOG")" '^[0-9]+$' "the server logged"
+
+# libfcgi's FCGI_WEB_SERVER_ADDRS still applies now that Phantom accepts itself
+FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2 phantom_listen "$T_DIR/phantom.yaml"
+ok "phantom-fcgi started on TCP with FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2"
+fcgi_post "$PH_ADDR" "$(req 1 server/discover)" $(mhdr server/discover)
+is "$STATUS/$BODY" "200/" "a peer not in FCGI_WEB_SERVER_ADDRS gets no answer"
+like "$(cat "$PH_LOG")" 'outside FCGI_WEB_SERVER_ADDRS; closed' "the refusal is logged"
+FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.1 phantom_listen "$T_DIR/phantom.yaml"
+fcgi_post "$PH_ADDR" "$(req 1 server/discover)" $(mhdr server/discover)
+is "$STATUS/$(jqr .result.resultType)" "200/complete" "a peer in FCGI_WEB_SERVER_ADDRS is served"
 done_testing
