@@ -385,6 +385,48 @@ other_route(struct ph_req *r, const char *m, const char *origin, enum route *rou
 	return PH_E_HTTP_METHOD;
 }
 
+/* Reads the body, at most max bytes; declared is CONTENT_LENGTH (-1: none
+ * given), which the body must match exactly. Returns PH_OK with the body in
+ * *body (caller frees), or the error to send: a body over max, not the
+ * declared length, cut short, or not in by the front's deadline. */
+static enum ph_err
+read_body(struct ph_req *r, long long declared, long long max, char **body, size_t *blen)
+{
+	enum ph_err e = PH_OK;
+	struct ph_buf b;
+	ph_buf_init(&b);
+	for (;;) {
+		char chunk[8192];
+		long got = r->ex->ops->read(r->ex, chunk, sizeof chunk);
+		if (got == 0)
+			break;
+		if (got < 0) {
+			e = got == PH_READ_TIMEOUT ? PH_E_TIMEOUT
+			    : declared >= 0      ? PH_E_BODY_LENGTH
+						 : PH_E_INVALID_REQUEST;
+			break;
+		}
+		if ((long long)(b.len + (size_t)got) > max) {
+			e = PH_E_TOO_LARGE;
+			break;
+		}
+		ph_buf_add(&b, chunk, (size_t)got);
+		if (declared >= 0 && (long long)b.len > declared) {
+			e = PH_E_BODY_LENGTH; /* more than declared: stop reading */
+			break;
+		}
+	}
+	if (e == PH_OK && declared >= 0 && (long long)b.len != declared)
+		e = PH_E_BODY_LENGTH;
+	if (e != PH_OK) {
+		ph_buf_free(&b);
+		return e;
+	}
+	*blen = b.len;
+	*body = ph_buf_steal(&b);
+	return PH_OK;
+}
+
 /* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
  * *body (caller frees) and *route R_MCP, or with another *route (*doc set,
  * borrowed, for the metadata document), or the error to send. */
@@ -397,7 +439,6 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	const char *host = param(r, "HTTP_HOST");
 	const char *cl = param(r, "CONTENT_LENGTH");
 	long long max = c->http.max_body, n = 0;
-	struct ph_buf b;
 
 	*route = R_MCP;
 	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
@@ -420,25 +461,7 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 		if (n > max)
 			return PH_E_TOO_LARGE;
 	}
-	ph_buf_init(&b);
-	for (;;) {
-		char chunk[8192];
-		long got = r->ex->ops->read(r->ex, chunk, sizeof chunk);
-		if (got < 0) {
-			ph_buf_free(&b);
-			return PH_E_INVALID_REQUEST;
-		}
-		if (got == 0)
-			break;
-		if ((long long)(b.len + (size_t)got) > max) {
-			ph_buf_free(&b);
-			return PH_E_TOO_LARGE;
-		}
-		ph_buf_add(&b, chunk, (size_t)got);
-	}
-	*blen = b.len;
-	*body = ph_buf_steal(&b);
-	return PH_OK;
+	return read_body(r, cl != NULL && *cl != '\0' ? n : -1, max, body, blen);
 }
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
@@ -1435,4 +1458,15 @@ ph_serve_unconfigured(struct ph_exchange *ex)
 	send_error(&r, PH_E_UNCONFIGURED, NULL, NULL);
 	ph_log("error", "answered %d: the configuration did not load (check with phantom-fcgi -t)",
 	       r.status);
+}
+
+void
+ph_serve_refused(struct ph_exchange *ex, enum ph_err e)
+{
+	struct ph_req r;
+	memset(&r, 0, sizeof r);
+	r.ex = ex;
+	r.t0 = ph_now_us();
+	send_error(&r, e, NULL, NULL);
+	ph_log("warning", "answered %d: %s", r.status, ph_err_message(e));
 }

@@ -14,6 +14,11 @@ void ph_serve(struct ph_server *srv, struct ph_exchange *ex);
  * serves instead of nothing. */
 void ph_serve_unconfigured(struct ph_exchange *ex);
 
+/* Answers one exchange with the transport error e (its HTTP status and a
+ * JSON-RPC error with id null): a request the front had to give up on
+ * before it could be served (a read deadline). Logs it. */
+void ph_serve_refused(struct ph_exchange *ex, enum ph_err e);
+
 /* The request log line (ph_reqlog.c). */
 void ph_log_request(const struct ph_req *r, const char *method);
 /* The final response of a 2026-07-28 request answered outside a worker

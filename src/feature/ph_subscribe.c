@@ -197,6 +197,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		goto gone;
 	if (r->ex->http && hand_over(r, on)) {
 		/* the hub holds the stream and its slot from here on */
+		ph_shared_listener_give();
 		r->detached = true;
 		return;
 	}

@@ -4,7 +4,14 @@
  * taken only inside ppoll() before accept, because libfcgi does not retry a
  * read interrupted by a signal and would hand us a silently truncated body.
  * The listening socket is non-blocking, so a worker that loses the race for
- * a connection returns to ppoll() instead of sleeping in accept(). */
+ * a connection returns to ppoll() instead of sleeping in accept().
+ *
+ * Deadlines: libfcgi reads a request with blocking reads and loops inside a
+ * record (padding, skipped records) as long as bytes come, so a slow client
+ * would hold the worker. Reads run under a deadline instead (see
+ * deadline_arm): the parameters within http.params_timeout_ms, the body
+ * within http.body_timeout_ms, the drain of a closing connection within
+ * CLOSE_DRAIN_MS. */
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
@@ -20,7 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +49,62 @@ on_reload(int sig)
 	(void)sig;
 	ph_reload_requested = 1;
 }
+
+/* ---- read deadlines ------------------------------------------------------ */
+
+/* The connection a deadline guards (-1: none armed), and whether it passed. */
+static volatile sig_atomic_t deadline_fd = -1;
+static volatile sig_atomic_t deadline_hit;
+
+/* SIGALRM at a deadline: the reading side of the connection is shut, so the
+ * read libfcgi is blocked in, and every later one, returns 0 at once,
+ * wherever it is in a record; the answer (408) can still be written. No
+ * race with arming: a read that starts after the shutdown returns too. */
+static void
+on_deadline(int sig)
+{
+	int fd = deadline_fd;
+	(void)sig;
+	if (fd >= 0) {
+		shutdown(fd, SHUT_RD);
+		deadline_hit = 1;
+	}
+}
+
+/* Guards reads on fd until until_us (ph_now_us time); at once when past. */
+static void
+deadline_arm(int fd, int64_t until_us)
+{
+	struct itimerval it;
+	int64_t left = until_us - ph_now_us();
+	if (left < 1)
+		left = 1;
+	memset(&it, 0, sizeof it);
+	it.it_value.tv_sec = (time_t)(left / 1000000);
+	it.it_value.tv_usec = (suseconds_t)(left % 1000000);
+	deadline_hit = 0;
+	deadline_fd = fd;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Stops the timer. Returns true when the deadline had passed. */
+static bool
+deadline_disarm(void)
+{
+	struct itimerval it;
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+	deadline_fd = -1;
+	return deadline_hit != 0;
+}
+
+/* How long libfcgi may drain a connection it closes (it reads until the
+ * peer has been quiet for 2 s, which a trickling client never is). */
+#define CLOSE_DRAIN_MS 2000
+
+/* The deadlines when no configuration loaded (the key table's defaults). */
+#define DEFAULT_PARAMS_MS 10000
+#define DEFAULT_BODY_MS 30000
 
 static sigset_t worker_blocked;
 
@@ -58,6 +125,8 @@ ph_signals_worker_init(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_reload;
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_deadline;
+	sigaction(SIGALRM, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sa.sa_handler = SIG_DFL;
@@ -74,7 +143,8 @@ ph_signals_worker_init(void)
 
 struct fcgi_front {
 	FCGX_Request *req;
-	bool handed_off; /* the hub carries the request on */
+	bool handed_off;      /* the hub carries the request on */
+	int64_t body_until_us; /* the body's deadline */
 };
 
 static const char *
@@ -88,7 +158,11 @@ static long
 fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
 {
 	struct fcgi_front *f = ex->front;
-	int n = FCGX_GetStr(buf, (int)len, f->req->in);
+	int n;
+	deadline_arm(f->req->ipcFd, f->body_until_us);
+	n = FCGX_GetStr(buf, (int)len, f->req->in);
+	if (deadline_disarm())
+		return PH_READ_TIMEOUT;
 	if (n < 0 || (n == 0 && FCGX_GetError(f->req->in) != 0))
 		return -1;
 	return n;
@@ -329,7 +403,8 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end)
 static void
 serve_one(struct ph_server *srv, FCGX_Request *req)
 {
-	struct fcgi_front f = {req, false};
+	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
+	struct fcgi_front f = {req, false, ph_now_us() + body_ms * 1000};
 	struct ph_exchange ex;
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &fcgi_ops;
@@ -345,7 +420,153 @@ serve_one(struct ph_server *srv, FCGX_Request *req)
 		FCGX_Detach(req);
 		FCGX_Free(req, 1);
 	}
+	if (req->ipcFd >= 0)
+		deadline_arm(req->ipcFd, ph_now_us() + CLOSE_DRAIN_MS * 1000);
 	FCGX_Finish_r(req);
+	deadline_disarm();
+}
+
+/* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
+ * now that Phantom accepts itself: when it is set, a TCP peer whose address
+ * is not in it is refused. Returns true when the peer of fd may send. */
+static bool
+peer_allowed(int fd)
+{
+	const char *p = getenv("FCGI_WEB_SERVER_ADDRS");
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof sa;
+	char ip[INET_ADDRSTRLEN];
+	size_t n;
+	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||
+	    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip) == NULL)
+		return true;
+	n = strlen(ip);
+	while (*p) {
+		size_t l = strcspn(p, ",");
+		if (l == n && memcmp(p, ip, n) == 0)
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
+/* Takes a connection off the listening socket for libfcgi, which would
+ * otherwise accept and then read the parameters with no bound on the time.
+ * Returns 1 with req->ipcFd set (or kept from the last request,
+ * FCGI_KEEP_CONN), 0 when none was waiting, -1 when accept failed. */
+static int
+take_connection(FCGX_Request *req, int listen_fd)
+{
+	int fd, one = 1;
+	if (req->ipcFd >= 0)
+		return 1;
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED ||
+		    errno == EPROTO || errno == ENETDOWN || errno == ENETUNREACH || errno == EHOSTUNREACH)
+			return 0;
+		ph_log("error", "FastCGI accept failed: %s", strerror(errno));
+		return -1;
+	}
+	if (!peer_allowed(fd)) {
+		ph_log("warning", "a FastCGI connection from outside FCGI_WEB_SERVER_ADDRS; closed");
+		close(fd);
+		return 0;
+	}
+	/* as libfcgi does on TCP: the peer answers nothing, so Nagle only delays */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	req->ipcFd = fd;
+	req->keepConnection = 1; /* FCGX_Accept_r's first FCGX_Finish_r keeps fd */
+	return 1;
+}
+
+/* ---- the answer to a request whose parameters came too late ----------------
+ * libfcgi has let the request go by then, so the records are written here. */
+
+/* Appends one FastCGI record header (version 1, no padding) to b. */
+static void
+record_head(struct ph_buf *b, int type, int rid, size_t len)
+{
+	unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8), (unsigned char)rid,
+			      (unsigned char)(len >> 8), (unsigned char)len, 0, 0};
+	ph_buf_add(b, (const char *)h, sizeof h);
+}
+
+struct late {
+	int fd, rid;
+};
+
+static const char *
+late_param(struct ph_exchange *ex, const char *name)
+{
+	(void)ex;
+	(void)name;
+	return NULL;
+}
+
+/* Writes the response as FCGI_STDOUT, its end and FCGI_END_REQUEST, never
+ * blocking (the socket's buffer takes it: it is small). */
+static int
+late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	     const char *body, size_t len)
+{
+	struct late *l = ex->front;
+	static const char end[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
+	struct ph_buf out, rec;
+	ssize_t n;
+	ph_buf_init(&out);
+	ph_buf_init(&rec);
+	head(&out, status, ctype, hdrs);
+	ph_buf_printf(&out, "Content-Length: %zu\r\n\r\n", len);
+	ph_buf_add(&out, body, len);
+	if (out.len <= 65535) {
+		record_head(&rec, 6 /* FCGI_STDOUT */, l->rid, out.len);
+		ph_buf_add(&rec, out.data, out.len);
+	}
+	record_head(&rec, 6, l->rid, 0);
+	record_head(&rec, 3 /* FCGI_END_REQUEST */, l->rid, sizeof end);
+	ph_buf_add(&rec, end, sizeof end);
+	n = send(l->fd, rec.data, rec.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	ph_buf_free(&out);
+	ph_buf_free(&rec);
+	return n == (ssize_t)rec.len ? 0 : -1;
+}
+
+static const struct ph_front_ops late_ops = {.param = late_param, .respond = late_respond};
+
+/* Reads the next request's parameters (FCGX_Accept_r) from the connection
+ * take_connection gave, within params_ms. Returns true when a request is
+ * ready; false when it failed or was too slow: the connection is then
+ * closed, after a 408 when the request had begun. */
+static bool
+read_params(FCGX_Request *req, long long params_ms)
+{
+	int keep = fcntl(req->ipcFd, F_DUPFD_CLOEXEC, 0);
+	int rc;
+	bool late;
+	req->listen_sock = -1; /* after a failure libfcgi returns instead of accepting */
+	req->requestId = 0;
+	req->detached = 1; /* its close leaves the socket to our copy (no shutdown) */
+	deadline_arm(req->ipcFd, ph_now_us() + params_ms * 1000);
+	rc = FCGX_Accept_r(req);
+	late = deadline_disarm();
+	req->detached = 0;
+	if (rc != 0 && late) {
+		ph_log("warning", "a FastCGI request's parameters took over %lld ms "
+				  "(http.params_timeout_ms); connection closed", params_ms);
+		if (req->requestId != 0 && keep >= 0) {
+			struct late l = {keep, req->requestId};
+			struct ph_exchange ex;
+			memset(&ex, 0, sizeof ex);
+			ex.ops = &late_ops;
+			ex.front = &l;
+			ex.http = true;
+			ph_serve_refused(&ex, PH_E_TIMEOUT);
+		}
+	}
+	if (keep >= 0)
+		close(keep);
+	return rc == 0;
 }
 
 int
@@ -387,13 +608,12 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			return 1;
 		if (rc == 0)
 			continue;
-		rc = FCGX_Accept_r(&req);
-		if (rc < 0) {
-			if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR || rc == -ECONNABORTED)
-				continue;
-			ph_log("error", "FastCGI accept failed: %s", strerror(-rc));
+		rc = take_connection(&req, r->listen_fd);
+		if (rc < 0)
 			return 1;
-		}
+		if (rc == 0 ||
+		    !read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS))
+			continue;
 		serve_one(*srv, &req);
 		served++;
 		if (ph_served_counter)

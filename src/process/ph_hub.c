@@ -370,6 +370,7 @@ receive(struct hub *h)
 			ph_log("error", "hub: a hand-over without a connection; ignored");
 			continue;
 		}
+		ph_shared_listener_take(); /* the stream's slot is the hub's now */
 		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
 			ph_log("error", "hub: a hand-over larger than %d bytes; closed", HUB_MSG_MAX);
 			close(fd);

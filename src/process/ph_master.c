@@ -77,6 +77,7 @@ spawn(struct master *m, size_t i)
 		if (getppid() == 1)
 			_exit(0); /* the master died before we got here */
 		ph_served_counter = &m->board[i];
+		ph_shared_set_owner((int)i + 1);
 		rc = ph_fcgi_serve(&srv, m->run, false);
 		_exit(rc);
 	}
@@ -99,6 +100,7 @@ spawn_hub(struct master *m)
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		prctl(PR_SET_NAME, "phantom-hub"); /* ps and pgrep tell it from the workers */
+		ph_shared_set_owner(PH_SHARED_OWNER_HUB);
 		if (getppid() == 1)
 			_exit(0);
 		close(m->run->listen_fd); /* the hub never accepts */
@@ -119,9 +121,19 @@ hub_died(struct master *m, int st)
 	else if (WEXITSTATUS(st) != 0 || !m->stopping)
 		ph_log("warning", "hub %d exited with status %d", (int)m->hub, WEXITSTATUS(st));
 	m->hub = 0;
-	ph_shared_listeners_reset();
+	ph_shared_listeners_release(PH_SHARED_OWNER_HUB);
 	if (!m->stopping)
 		spawn_hub(m);
+}
+
+/* Logs the listen-stream slots given back for a worker that died holding
+ * streams (it could not hand them to the hub). */
+static void
+released(pid_t pid, int n)
+{
+	if (n > 0)
+		ph_log("notice", "worker %d held %d listen stream%s; slot%s given back", (int)pid, n,
+		       n == 1 ? "" : "s", n == 1 ? "" : "s");
 }
 
 static size_t
@@ -162,6 +174,7 @@ reap(struct master *m)
 				continue;
 			served = m->board[i];
 			s->pid = 0;
+			released(pid, ph_shared_listeners_release((int)i + 1));
 			if (WIFSIGNALED(st))
 				ph_log("warning", "worker %d killed by signal %d after %lld requests", (int)pid,
 				       WTERMSIG(st), served);

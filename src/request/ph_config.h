@@ -32,6 +32,7 @@ struct ph_config {
 	struct {
 		struct ph_strlist origins, hosts;
 		long long max_body;
+		long long params_timeout_ms, body_timeout_ms; /* FastCGI read deadlines */
 		struct {
 			struct ph_strlist origins; /* empty: no CORS headers */
 			long long max_age;

@@ -49,6 +49,12 @@ static const struct {
 	[PH_E_UNCONFIGURED] = {"PH_E_UNCONFIGURED", -32603, -32603, 500, 500,
 			       "Internal error: the server could not load its configuration; see the "
 			       "server log"},
+	[PH_E_BODY_LENGTH] = {"PH_E_BODY_LENGTH", -32600, -32600, 400, 400,
+			      "Invalid Request: the body length differs from Content-Length"},
+	/* a transport refusal: http.params_timeout_ms or http.body_timeout_ms
+	 * passed before the request was in */
+	[PH_E_TIMEOUT] = {"PH_E_TIMEOUT", -32000, -32000, 408, 408,
+			  "Request Timeout: the request did not arrive in time"},
 };
 
 int
@@ -95,6 +101,7 @@ ph_http_reason(int status)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 413: return "Content Too Large";
 	case 415: return "Unsupported Media Type";
 	case 429: return "Too Many Requests";

@@ -28,6 +28,8 @@ enum ph_err {
 	PH_E_HANDLER,          /* 200 -32603: a handler failed after dispatch */
 	PH_E_RATE_LIMITED,     /* 429 -32000 + Retry-After: over limits.rate */
 	PH_E_UNCONFIGURED,     /* 500 -32603: the configuration did not load */
+	PH_E_BODY_LENGTH,      /* 400 -32600: the body is not CONTENT_LENGTH bytes */
+	PH_E_TIMEOUT,          /* 408 -32000: the request did not arrive in time */
 	PH_E__COUNT
 };
 

@@ -12,11 +12,16 @@ struct ph_header {
 	const char *value;
 };
 
+/* ph_front_ops.read: the deadline for the body passed. */
+#define PH_READ_TIMEOUT (-2L)
+
 struct ph_front_ops {
 	/* A request variable by its CGI name ("REQUEST_METHOD", "CONTENT_TYPE",
 	 * "HTTP_ORIGIN"); borrowed until the exchange ends, or NULL. */
 	const char *(*param)(struct ph_exchange *ex, const char *name);
-	/* Reads up to len body bytes: returns the count, 0 at the end, -1 on error. */
+	/* Reads up to len body bytes: returns the count, 0 at the end, -1 on
+	 * error (the body was cut short), PH_READ_TIMEOUT when the body did not
+	 * arrive by the front's deadline (http.body_timeout_ms). */
 	long (*read)(struct ph_exchange *ex, char *buf, size_t len);
 	/* Sends a complete response. body may be NULL (len 0) for 202. hdrs ends
 	 * with a {NULL, NULL} entry. Returns -1 when the client is gone. */

@@ -1,4 +1,13 @@
-/* ph_shared.c: counters shared by the master and its workers. */
+/* ph_shared.c: counters shared by the master and its workers.
+ *
+ * Listen streams: the total bounds them (subscriptions.max_streams), and
+ * each process that holds some counts them in its own cell (its owner
+ * number: the hub, or a worker's slot in the master), so that the master
+ * gives back what a process held when it dies, however it died. A stream
+ * being handed to the hub is in the total and in no cell until the hub
+ * takes it, so a hub that restarts and adopts it counts it once. A process
+ * without an owner number (a single process: the mapping is its own and
+ * ends with it) counts in the total only. */
 #include "first.h"
 #include "ph_shared.h"
 #include "ph_shm.h"
@@ -8,6 +17,7 @@
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
 	int listeners;
+	int held[PH_SHARED_OWNERS]; /* listen streams each owner holds */
 	struct ph_shm_metrics metrics;
 	struct ph_shm_rate rate;
 };
@@ -19,6 +29,7 @@ int ph_hub_fd = -1;
 
 static struct shared local_fallback;
 static struct shared *sh;
+static int owner = -1; /* this process's cell in held[], -1: none */
 
 void
 ph_shared_init(void)
@@ -68,12 +79,48 @@ ph_shared_changes(enum ph_kind kind)
 	return __atomic_load_n(&get()->changes[kind], __ATOMIC_SEQ_CST);
 }
 
+void
+ph_shared_set_owner(int n)
+{
+	owner = n >= 0 && n < PH_SHARED_OWNERS ? n : -1;
+}
+
+/* Adds d to this process's cell, never below 0. */
+static void
+held_add(int d)
+{
+	int *c, n;
+	if (owner < 0)
+		return;
+	c = &get()->held[owner];
+	n = __atomic_load_n(c, __ATOMIC_SEQ_CST);
+	while (n + d >= 0 && !__atomic_compare_exchange_n(c, &n, n + d, false, __ATOMIC_SEQ_CST,
+							  __ATOMIC_SEQ_CST))
+		;
+}
+
+/* Takes up to n from the total, never below 0. */
+static void
+total_sub(int n)
+{
+	int *c = &get()->listeners;
+	int v = __atomic_load_n(c, __ATOMIC_SEQ_CST);
+	while (v > 0 && !__atomic_compare_exchange_n(c, &v, v > n ? v - n : 0, false, __ATOMIC_SEQ_CST,
+						     __ATOMIC_SEQ_CST))
+		;
+}
+
 bool
 ph_shared_listener_enter(long long max)
 {
-	int n = __atomic_add_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
+	int n;
+	/* the cell first: a process killed in between is then undercounted
+	 * for a moment, never leaks a slot for good */
+	held_add(1);
+	n = __atomic_add_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
 	if (n > max) {
-		__atomic_sub_fetch(&get()->listeners, 1, __ATOMIC_SEQ_CST);
+		total_sub(1);
+		held_add(-1);
 		return false;
 	}
 	return true;
@@ -82,17 +129,32 @@ ph_shared_listener_enter(long long max)
 void
 ph_shared_listener_leave(void)
 {
-	int n = __atomic_load_n(&get()->listeners, __ATOMIC_SEQ_CST);
-	/* never below 0: a stream in flight to a hub that died was forgotten */
-	while (n > 0 && !__atomic_compare_exchange_n(&get()->listeners, &n, n - 1, false,
-						     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		;
+	held_add(-1);
+	total_sub(1);
 }
 
 void
-ph_shared_listeners_reset(void)
+ph_shared_listener_give(void)
 {
-	__atomic_store_n(&get()->listeners, 0, __ATOMIC_SEQ_CST);
+	held_add(-1);
+}
+
+void
+ph_shared_listener_take(void)
+{
+	held_add(1);
+}
+
+int
+ph_shared_listeners_release(int n)
+{
+	int had;
+	if (n < 0 || n >= PH_SHARED_OWNERS)
+		return 0;
+	had = __atomic_exchange_n(&get()->held[n], 0, __ATOMIC_SEQ_CST);
+	if (had > 0)
+		total_sub(had);
+	return had;
 }
 
 bool

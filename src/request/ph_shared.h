@@ -1,6 +1,6 @@
 /* ph_shared.h: the little state all processes of one server share through an
  * anonymous shared mapping made before the first fork (change counters for
- * list_changed notifications, the number of open listen streams), and this
+ * list_changed notifications, the open listen streams and who holds them), and this
  * process's stop and reload flags. */
 #ifndef PH_SHARED_H
 #define PH_SHARED_H
@@ -14,11 +14,24 @@ void ph_shared_init(void);
 void ph_shared_changed(enum ph_kind kind);
 /* The change count of a kind; compare two readings to see a change. */
 uint64_t ph_shared_changes(enum ph_kind kind);
+/* The owners of listen-stream slots: the hub, and each worker by its slot
+ * in the master plus one. */
+#define PH_SHARED_OWNERS 1025
+#define PH_SHARED_OWNER_HUB 0
+/* Sets this process's owner number (in a child, after the fork); a number
+ * out of range leaves it without one (counted in the total only). */
+void ph_shared_set_owner(int n);
 /* Takes a listen-stream slot when fewer than max are open. Returns false when full. */
 bool ph_shared_listener_enter(long long max);
+/* Gives the slot back: the stream ended. */
 void ph_shared_listener_leave(void);
-/* Forgets every open stream (the hub that held them has died). */
-void ph_shared_listeners_reset(void);
+/* A worker has handed the stream to the hub: the slot is in flight. */
+void ph_shared_listener_give(void);
+/* The hub has received a stream in flight: its slot is the hub's now. */
+void ph_shared_listener_take(void);
+/* The master, when owner n has died: gives back every slot it held.
+ * Returns how many. */
+int ph_shared_listeners_release(int n);
 /* Listen streams open now. */
 int ph_shared_listeners(void);
 /* Set by the signal handlers of the fronts and the master; checked

@@ -19,6 +19,11 @@ is "$(jq -r .status <<<"${body% *}") ${body##* }" "ok 200" "the shipped configur
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	--data-binary '{}' "${U}x")
 is "$STATUS" 403 "proxy_fcgi: only exactly /mcp reaches Phantom"
+# mod_proxy_fcgi streams the body: the shipped configuration bounds slow clients
+apache2 -f "$APACHE_DIR/apache.conf" -M 2>/dev/null | grep -q reqtimeout_module
+ok "the shipped configuration loads mod_reqtimeout"
+like "$(grep '^RequestReadTimeout' "$APACHE_DIR/apache.conf")" 'body=[0-9]+,MinRate=[0-9]+' \
+	"the shipped configuration sets a RequestReadTimeout for the body"
 kill "$APACHE_PID"; wait_gone "$APACHE_PID"
 
 # ---- mod_fcgid with the user's .htaccess --------------------------------------

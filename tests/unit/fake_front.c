@@ -20,7 +20,8 @@ op_param(struct ph_exchange *ex, const char *name)
 }
 
 /* Hands out the rest of the body, at most f->chunk bytes at a time. Returns
- * the count, 0 at the end, -1 when the test asked reads to fail. */
+ * the count, 0 at the end, -1 or PH_READ_TIMEOUT when the test asked reads
+ * to fail. */
 static long
 op_read(struct ph_exchange *ex, char *buf, size_t len)
 {
@@ -29,6 +30,8 @@ op_read(struct ph_exchange *ex, char *buf, size_t len)
 	f->reads++;
 	if (f->read_fail)
 		return -1;
+	if (f->read_late)
+		return PH_READ_TIMEOUT;
 	if (n > len)
 		n = len;
 	if (f->chunk && n > f->chunk)

@@ -33,6 +33,7 @@ struct fake_front {
 	/* how the client and the connection behave */
 	size_t chunk;   /* at most this many bytes per read; 0: as many as asked */
 	bool read_fail; /* every read fails (-1) */
+	bool read_late; /* every read misses the front's deadline (PH_READ_TIMEOUT) */
 	bool gone;      /* the peer closed: closed() says so, every write fails */
 
 	/* what the core did */

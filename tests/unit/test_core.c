@@ -393,6 +393,12 @@ test_body_size(void)
 	expect(200, 0, "1", "empty Content-Length counts as none");
 	serve_http(DISCOVER, "CONTENT_TYPE", "text/plain", "CONTENT_LENGTH", "100000");
 	expect(415, -32000, "null", "Content-Type is checked before the size");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "200");
+	ok(memmem(F.out.data, F.out.len, "Content-Length", 14) != NULL,
+	   "the 400 says the body is not Content-Length long");
+	expect(400, -32600, "null", "a body shorter than its Content-Length");
+	serve_http(DISCOVER, MODERN_HDRS("server/discover"), "CONTENT_LENGTH", "20");
+	expect(400, -32600, "null", "a body longer than its Content-Length");
 
 	/* reading */
 	fake_reset();
@@ -423,6 +429,16 @@ test_body_size(void)
 		fake_serve(&F, srv);
 		fake_json(&F);
 		expect(400, -32600, "null", "a failed body read");
+		fake_reset();
+		F.ex.http = true;
+		fake_body(&F, DISCOVER, strlen(DISCOVER));
+		F.read_late = true;
+		fake_param(&F, "REQUEST_METHOD", "POST");
+		fake_param(&F, "CONTENT_TYPE", "application/json");
+		fake_serve(&F, srv);
+		fake_json(&F);
+		is_int(F.reads, 1, "a read past the deadline is the last");
+		expect(408, -32000, "null", "a body past the front's deadline");
 	}
 	ph_server_free(srv);
 	srv = def;

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Hostile FastCGI records straight on Phantom's socket (tests/fcgi.py plays
+# the web server): malformed headers, wrong versions, unknown and
+# management types, absurd parameter lengths, cut streams, ABORT_REQUEST,
+# multiplexing, and bodies that do not match CONTENT_LENGTH, each followed
+# by an ordinary request that must be served. A single process, so a crash
+# is not hidden by a master starting a new worker.
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v python3 >/dev/null || skip_all "python3 not installed"
+
+test_conf "$T_DIR/phantom.yaml" fcgi-hostile 'workers: 1'
+sed -i 's/max_body: 2048/max_body: 65536/' "$T_DIR/phantom.yaml"
+phantom_unix "$T_DIR/phantom.yaml"
+ok "phantom-fcgi started (one process)"
+
+while IFS=$'\t' read -r desc got want; do
+	is "$got" "$want" "$desc"
+done < <(python3 "$top_srcdir/tests/integration/fcgi_hostile.py" "$PH_SOCK" 2>"$T_DIR/py.err")
+is "$(cat "$T_DIR/py.err")" "" "the hostile client ran to its end"
+kill -0 "$PH_PID" 2>/dev/null
+ok "the server is still running"
+
+# libfcgi's FCGI_WEB_SERVER_ADDRS still applies now that Phantom accepts itself
+FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2 phantom_listen "$T_DIR/phantom.yaml"
+ok "phantom-fcgi started on TCP with FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2"
+fcgi_post "$PH_ADDR" "$(req 1 server/discover)" $(mhdr server/discover)
+is "$STATUS/$BODY" "200/" "a peer not in FCGI_WEB_SERVER_ADDRS gets no answer"
+like "$(cat "$PH_LOG")" 'outside FCGI_WEB_SERVER_ADDRS; closed' "the refusal is logged"
+FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.1 phantom_listen "$T_DIR/phantom.yaml"
+fcgi_post "$PH_ADDR" "$(req 1 server/discover)" $(mhdr server/discover)
+is "$STATUS/$(jqr .result.resultType)" "200/complete" "a peer in FCGI_WEB_SERVER_ADDRS is served"
+done_testing
