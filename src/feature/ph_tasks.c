@@ -25,6 +25,8 @@
 /* How long a worker waits for the hub to say it started a task's process
  * (it answers at once unless it is restarting). */
 #define HUB_REPLY_MS 2000
+/* How long a worker waits for room in the hub's channel. */
+#define HUB_SEND_MS 200
 /* The largest answer the hub or a task's supervisor sends a worker. */
 #define REPLY_MAX 512
 
@@ -95,44 +97,6 @@ store_of(const struct ph_req *r)
 
 /* ---- talking to the hub ---------------------------------------------------- */
 
-/* Sends text to the hub, with fd attached when it is not -1, waiting up to
- * 200 ms for room in the channel. Returns true when it went. */
-static bool
-hub_send(const char *text, size_t len, int fd)
-{
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
-	struct iovec iov = {(void *)text, len};
-	struct msghdr mh;
-	int64_t until = ph_now_us() + 200000;
-	memset(&mh, 0, sizeof mh);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-		memset(&cbuf, 0, sizeof cbuf);
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof cbuf.buf;
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	}
-	for (;;) {
-		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
-		if (sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len)
-			return true;
-		if (errno != EAGAIN && errno != EINTR)
-			return false;
-		if (ph_now_us() >= until)
-			return false;
-		poll(&p, 1, 20);
-	}
-}
-
 /* Tells the hub the record of id changed (answers, a cancel): it wakes the
  * task's process and tells the streams listening for the task. */
 static void
@@ -140,7 +104,7 @@ hub_changed(const char *id)
 {
 	char msg[PH_TASK_ID_MAX + 40];
 	int n = snprintf(msg, sizeof msg, "{\"task\":\"changed\",\"id\":\"%s\"}", id);
-	if (ph_hub_fd >= 0 && !hub_send(msg, (size_t)n, -1))
+	if (ph_hub_fd >= 0 && ph_hub_send(msg, (size_t)n, -1, HUB_SEND_MS) != 0)
 		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
 }
 
@@ -180,7 +144,7 @@ hub_start(const char *id, char *why, size_t n)
 		return -1;
 	}
 	len = snprintf(msg, sizeof msg, "{\"task\":\"start\",\"id\":\"%s\"}", id);
-	if (!hub_send(msg, (size_t)len, sp[1])) {
+	if (ph_hub_send(msg, (size_t)len, sp[1], HUB_SEND_MS) != 0) {
 		snprintf(why, n, "the hub is not taking tasks (%s)", strerror(errno));
 		close(sp[0]);
 		close(sp[1]);

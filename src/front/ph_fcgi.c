@@ -256,15 +256,8 @@ static int
 fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct fcgi_front *f = ex->front;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
 	struct ph_buf msg;
-	struct iovec iov;
-	struct msghdr mh;
-	struct cmsghdr *c;
-	ssize_t n;
+	int rc;
 	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || f->req->ipcFd < 0)
 		return -1;
 	if (FCGX_FFlush(f->req->out) < 0 || FCGX_GetError(f->req->out) != 0)
@@ -272,33 +265,11 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 	ph_buf_init(&msg);
 	ph_buf_add(&msg, desc, len - 1);
 	ph_buf_printf(&msg, ",\"rid\":%d}", f->req->requestId);
-	iov.iov_base = msg.data;
-	iov.iov_len = msg.len;
-	memset(&mh, 0, sizeof mh);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof cbuf.buf;
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &f->req->ipcFd, sizeof(int));
-	/* many workers handing over at once can fill the channel for a moment:
-	 * wait for room a bounded time (HANDOFF_WAIT_MS) rather than keep the
-	 * stream on this worker */
-	for (int64_t until = ph_now_us() + HANDOFF_WAIT_MS * 1000;;) {
-		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
-		int64_t left;
-		n = sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != ENOBUFS))
-			break;
-		left = (until - ph_now_us()) / 1000;
-		if (errno != EINTR && (left <= 0 || poll(&p, 1, (int)left) < 0))
-			break;
-	}
+	/* a full channel is waited for a bounded time (HANDOFF_WAIT_MS) rather
+	 * than keep the stream on this worker */
+	rc = ph_hub_send(msg.data, msg.len, f->req->ipcFd, HANDOFF_WAIT_MS);
 	ph_buf_free(&msg);
-	if (n < 0) {
+	if (rc != 0) {
 		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
 		       strerror(errno));
 		return -1;

@@ -11,8 +11,13 @@
 #include "first.h"
 #include "ph_shared.h"
 #include "ph_shm.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
@@ -167,4 +172,45 @@ ph_stop_pending(void)
 		return false;
 	return sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1 ||
 	       sigismember(&p, SIGUSR1) == 1 || sigismember(&p, SIGHUP) == 1;
+}
+
+int
+ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = {(void *)text, len};
+	struct msghdr mh;
+	int64_t until = ph_now_us() + (int64_t)wait_ms * 1000;
+	if (ph_hub_fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	memset(&mh, 0, sizeof mh);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *c;
+		memset(&cbuf, 0, sizeof cbuf);
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof cbuf.buf;
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	}
+	for (;;) {
+		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
+		int64_t left;
+		if (sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno != EINTR && errno != EAGAIN && errno != ENOBUFS)
+			return -1;
+		left = (until - ph_now_us()) / 1000;
+		if (errno != EINTR && (left <= 0 || poll(&p, 1, (int)left) < 0))
+			return -1;
+	}
 }

@@ -43,6 +43,11 @@ extern volatile long long *ph_served_counter;
 /* The workers' end of the channel to the hub (-1 without a master, and so
  * without a hub): streams that stay open are handed over on it. */
 extern int ph_hub_fd;
+/* Sends one message of len bytes to the hub on ph_hub_fd, with fd attached
+ * (SCM_RIGHTS) unless it is -1, waiting up to wait_ms for room in the
+ * channel (many workers at once can fill it for a moment). Returns 0, or
+ * -1 with errno (EBADF: there is no hub). */
+int ph_hub_send(const char *text, size_t len, int fd, int wait_ms);
 
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */
