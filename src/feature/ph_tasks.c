@@ -97,17 +97,6 @@ store_of(const struct ph_req *r)
 
 /* ---- talking to the hub ---------------------------------------------------- */
 
-/* Tells the hub the record of id changed (answers, a cancel): it wakes the
- * task's process and tells the streams listening for the task. */
-static void
-hub_changed(const char *id)
-{
-	char msg[PH_TASK_ID_MAX + 40];
-	int n = snprintf(msg, sizeof msg, "{\"task\":\"changed\",\"id\":\"%s\"}", id);
-	if (ph_hub_fd >= 0 && ph_hub_send(msg, (size_t)n, -1, HUB_SEND_MS) != 0)
-		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
-}
-
 /* Reads one message from fd within ms (-1: none came). */
 static ssize_t
 read_reply(int fd, char *buf, size_t n, int ms)
@@ -402,7 +391,7 @@ ph_tasks_update(struct ph_req *r, struct ph_outcome *o)
 	} else {
 		/* applied before the ack: a tasks/get right after it sees them */
 		if (locked_edit(dir, r->target, edit_answers, resp))
-			hub_changed(r->target);
+			ph_task_changed(r->target);
 		o->result = json_object_new_object();
 	}
 	json_object_put(rec);
@@ -427,7 +416,7 @@ ph_tasks_cancel(struct ph_req *r, struct ph_outcome *o)
 	if (rec == NULL)
 		return;
 	if (locked_edit(dir, r->target, edit_cancel, NULL))
-		hub_changed(r->target);
+		ph_task_changed(r->target);
 	o->result = json_object_new_object();
 	json_object_put(rec);
 	free(dir);

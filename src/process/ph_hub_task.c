@@ -134,17 +134,6 @@ edit_end(struct json_object *rec, void *arg)
 	return true;
 }
 
-/* Tells the hub (whose channel every process of the master shares) that
- * the record of id changed. */
-static void
-tell_hub(const char *id)
-{
-	char msg[PH_TASK_ID_MAX + 40];
-	int n = snprintf(msg, sizeof msg, "{\"task\":\"changed\",\"id\":\"%s\"}", id);
-	if (ph_hub_fd >= 0)
-		(void)send(ph_hub_fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
 /* ---- the supervisor ---------------------------------------------------------- */
 
 struct sup {
@@ -255,7 +244,7 @@ sup_fd3(void *ctx, const char *line, size_t len)
 			e = (struct ending){"input_required", NULL, NULL, NULL, ir};
 			json_object_put(edit_record(s->dir, s->id, edit_end, &e));
 			s->awaiting = true;
-			tell_hub(s->id);
+			ph_task_changed(s->id);
 		}
 	}
 	json_object_put(o);
@@ -435,7 +424,7 @@ finish(struct sup *s, struct ending *e)
 	json_object_put(edit_record(s->dir, s->id, edit_end, e));
 	json_object_put(e->result);
 	e->result = NULL;
-	tell_hub(s->id);
+	ph_task_changed(s->id);
 	tell_worker(s, "done");
 }
 
@@ -464,7 +453,7 @@ supervise(struct sup *s, struct json_object *rec)
 		json_object_put(asked);
 		if (round == 0 && worker_took(s))
 			return; /* answered inline: the record is the worker's to remove */
-		tell_hub(s->id);
+		ph_task_changed(s->id);
 		if (s->reply >= 0)
 			close(s->reply);
 		s->reply = -1;

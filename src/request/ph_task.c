@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_task.h"
 #include "ph_json.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -290,4 +291,13 @@ ph_task_view(struct json_object *rec)
 			json_object_object_add(v, k, json_object_get(val));
 	}
 	return v;
+}
+
+void
+ph_task_changed(const char *id)
+{
+	char msg[PH_TASK_ID_MAX + 40];
+	int n = snprintf(msg, sizeof msg, "{\"task\":\"changed\",\"id\":\"%s\"}", id);
+	if (ph_hub_fd >= 0 && ph_hub_send(msg, (size_t)n, -1, 200) != 0)
+		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
 }
