@@ -106,6 +106,30 @@ one_page(struct ph_server *srv, list_fn list, const char *cursor)
 	return o.result;
 }
 
+enum ph_sub_kind
+ph_catalog_watch(struct ph_server *srv, const char *principal, const struct ph_access *access,
+		 const char *uri, char **path)
+{
+	struct ph_exchange ex;
+	struct ph_req r;
+	struct json_object *params = json_object_new_object();
+	enum ph_sub_kind w;
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &quiet_ops;
+	memset(&r, 0, sizeof r);
+	r.srv = srv;
+	r.ex = &ex;
+	r.method = "subscriptions/listen";
+	r.principal = principal;
+	r.access = access;
+	r.log_level = PH_LOG_NONE;
+	r.last_progress = -1;
+	r.params = params;
+	w = ph_resources_watch(&r, uri, path);
+	json_object_put(params);
+	return w;
+}
+
 /* Appends every page's key array of list to b. */
 static void
 add_pages(struct ph_server *srv, list_fn list, const char *key, struct ph_buf *b)

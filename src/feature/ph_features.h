@@ -83,6 +83,22 @@ size_t ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);
 
+/* What serves a URI of a listen's resourceSubscriptions, as this request's
+ * principal may read it: nothing (or nothing it may read), a file (*path
+ * set, caller frees: the hub watches it), or something else (a handler,
+ * inline text: the application announces its changes with phantom-fcgi
+ * --notify or a handler's resourcesUpdated). ph_resources.c; skill:// URIs
+ * in ph_skills.c. */
+enum ph_sub_kind { PH_SUB_NONE, PH_SUB_FILE, PH_SUB_OTHER };
+enum ph_sub_kind ph_resources_watch(struct ph_req *r, const char *uri, char **path);
+enum ph_sub_kind ph_skills_watch(struct ph_req *r, const char *uri, char **path);
+
+/* ph_resources_watch for a process that serves no request (the hub):
+ * uri as principal (NULL: anonymous) with access (NULL: unrestricted) may
+ * read it under srv (ph_catalog.c). */
+enum ph_sub_kind ph_catalog_watch(struct ph_server *srv, const char *principal,
+			       const struct ph_access *access, const char *uri, char **path);
+
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
 

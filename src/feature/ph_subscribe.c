@@ -13,6 +13,7 @@
 #include "ph_util.h"
 #include <poll.h>
 #include <sys/resource.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
@@ -91,12 +92,68 @@ stream(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 	}
 }
 
-/* The filter's known members have their SubscriptionFilter types: the
- * list flags booleans, resourceSubscriptions an array of strings (accepted
- * and, as this server does not offer resource subscriptions, left out of
- * the acknowledgement). Returns false after setting o to -32602. */
+/* True when resourceSubscriptions work for this request: the hub takes
+ * the stream and watches them (resources.subscribe is advertised). */
 static bool
-filter_ok(struct json_object *want, struct ph_outcome *o)
+hub_watches(struct ph_req *r)
+{
+	return r->ex->http && r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
+}
+
+/* The URIs of want's resourceSubscriptions this principal may read, each
+ * once, in the order asked; empty when resource subscriptions do not work
+ * here. Returns the array (caller puts). */
+static struct json_object *
+grant_uris(struct ph_req *r, struct json_object *want)
+{
+	struct json_object *rs = ph_jget(want, "resourceSubscriptions"), *seen, *out;
+	out = json_object_new_array();
+	if (rs == NULL || !hub_watches(r))
+		return out;
+	seen = json_object_new_object();
+	for (size_t i = 0; i < json_object_array_length(rs); i++) {
+		const char *uri = json_object_get_string(json_object_array_get_idx(rs, i));
+		char *path = NULL;
+		if (json_object_object_get_ex(seen, uri, NULL))
+			continue;
+		json_object_object_add(seen, uri, NULL);
+		if (ph_resources_watch(r, uri, &path) != PH_SUB_NONE)
+			json_object_array_add(out, json_object_new_string(uri));
+		free(path);
+	}
+	json_object_put(seen);
+	return out;
+}
+
+/* resourceSubscriptions within subscriptions.max_resource_subscriptions and
+ * small enough to hand to the hub. Returns false after setting o. */
+static bool
+uris_ok(struct ph_req *r, struct json_object *rs, struct ph_outcome *o)
+{
+	long long max = r->srv->conf->subscriptions.max_resource_subscriptions;
+	size_t n = json_object_array_length(rs), bytes = 0;
+	if ((long long)n > max) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.resourceSubscriptions "
+				 "names %zu URIs, more than subscriptions.max_resource_subscriptions (%lld)", n, max);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		bytes += (size_t)json_object_get_string_len(json_object_array_get_idx(rs, i)) + 8;
+	if (bytes > PH_HUB_MSG_MAX / 2) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.resourceSubscriptions "
+				 "is %zu bytes long; at most %d", bytes, PH_HUB_MSG_MAX / 2);
+		return false;
+	}
+	return true;
+}
+
+/* The filter's known members have their SubscriptionFilter types: the
+ * list flags booleans, resourceSubscriptions an array of strings, at most
+ * subscriptions.max_resource_subscriptions of them (those this principal
+ * may read are acknowledged where the hub watches them). Returns false
+ * after setting o to -32602. */
+static bool
+filter_ok(struct ph_req *r, struct json_object *want, struct ph_outcome *o)
 {
 	struct json_object *rs = ph_jget(want, "resourceSubscriptions");
 	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++) {
@@ -120,7 +177,7 @@ filter_ok(struct json_object *want, struct ph_outcome *o)
 					 "notifications.resourceSubscriptions[%zu] must be a string", i);
 			return false;
 		}
-	return true;
+	return uris_ok(r, rs, o);
 }
 
 /* subscriptions.max_streams 0: with a hub, HUB_STREAMS bounded by the
@@ -142,10 +199,10 @@ default_max(const struct ph_config *c)
 }
 
 /* Hands the acknowledged stream to the hub: its id, the kinds granted (in
- * the order of kinds[]) and the principal. Returns true when the hub has
- * it. */
+ * the order of kinds[]), the resource URIs granted (uris, borrowed) and
+ * the principal. Returns true when the hub has it. */
 static bool
-hand_over(struct ph_req *r, const bool on[])
+hand_over(struct ph_req *r, const bool on[], struct json_object *uris)
 {
 	struct json_object *d, *a;
 	const char *text;
@@ -159,6 +216,8 @@ hand_over(struct ph_req *r, const bool on[])
 	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++)
 		json_object_array_add(a, json_object_new_boolean(on[i]));
 	json_object_object_add(d, "on", a);
+	if (json_object_array_length(uris) > 0)
+		json_object_object_add(d, "uris", json_object_get(uris));
 	if (r->principal)
 		json_object_object_add(d, "principal", json_object_new_string(r->principal));
 	text = ph_json_text(d, &len);
@@ -171,7 +230,7 @@ void
 ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 {
 	const struct ph_config *c = r->srv->conf;
-	struct json_object *want = ph_jget(r->params, "notifications"), *ack;
+	struct json_object *want = ph_jget(r->params, "notifications"), *ack, *uris;
 	bool on[PH_ARRAY_LEN(kinds)];
 	uint64_t seen[PH_ARRAY_LEN(kinds)];
 	int64_t t0 = ph_now_us();
@@ -181,7 +240,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications must be an object");
 		return;
 	}
-	if (!filter_ok(want, o))
+	if (!filter_ok(r, want, o))
 		return;
 	if (max == 0)
 		max = default_max(c);
@@ -193,13 +252,21 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 	/* honour only what this server advertises (the ack narrows the filter) */
 	ack = tagged(r);
 	json_object_object_add(ack, "notifications", grant_filter(r, want, on, seen));
-	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0)
+	uris = grant_uris(r, want);
+	if (json_object_array_length(uris) > 0)
+		json_object_object_add(ph_jget(ack, "notifications"), "resourceSubscriptions",
+				       json_object_get(uris));
+	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0) {
+		json_object_put(uris);
 		goto gone;
-	if (r->ex->http && hand_over(r, on)) {
+	}
+	if (r->ex->http && hand_over(r, on, uris)) {
 		/* the hub holds the stream and its slot from here on */
+		json_object_put(uris);
 		r->detached = true;
 		return;
 	}
+	json_object_put(uris);
 	if (!r->ex->http) {
 		/* stdio: other requests interleave with the subscription, so it
 		 * stays open without holding the process; it ends with

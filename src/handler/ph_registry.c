@@ -3,6 +3,7 @@
 #include "first.h"
 #include "ph_registry.h"
 #include "ph_json.h"
+#include "ph_log.h"
 #include "ph_util.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -251,6 +252,39 @@ ph_registry_resource(const struct ph_registry *reg, const char *uri)
 		if (strcmp(reg->resources[i]->uri, uri) == 0)
 			return reg->resources[i];
 	return NULL;
+}
+
+bool
+ph_resource_stamp(const char *path, long long stamp[3])
+{
+	struct stat st;
+	memset(stamp, 0, 3 * sizeof *stamp);
+	if (stat(path, &st) != 0)
+		return false;
+	stamp[0] = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	stamp[1] = (long long)st.st_size;
+	stamp[2] = (long long)st.st_ino;
+	return true;
+}
+
+void
+ph_resource_refresh(struct ph_resource *r, size_t max)
+{
+	long long now[3];
+	char *data;
+	size_t len;
+	if (r->file == NULL || !ph_resource_stamp(r->file, now) ||
+	    memcmp(now, r->file_stamp, sizeof now) == 0)
+		return;
+	if (ph_read_file(r->file, max, &data, &len) != 0) {
+		ph_log("warning", "resource %s: cannot read '%s' again (%s); the old bytes are served",
+		       r->uri, r->file, strerror(errno));
+		return;
+	}
+	free(r->data);
+	r->data = data;
+	r->len = len;
+	memcpy(r->file_stamp, now, sizeof now);
 }
 
 struct ph_template *

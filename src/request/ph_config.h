@@ -58,6 +58,7 @@ struct ph_config {
 	} log;
 	struct {
 		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue;
+		long long max_resource_subscriptions, max_watches;
 		char *control_socket; /* '' or NULL: none */
 	} subscriptions;
 	/* Sections owned by feature modules, parsed by the parser their row in

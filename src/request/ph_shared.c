@@ -4,6 +4,7 @@
 #include "ph_shm.h"
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
@@ -105,4 +106,23 @@ ph_stop_pending(void)
 		return false;
 	return sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1 ||
 	       sigismember(&p, SIGUSR1) == 1 || sigismember(&p, SIGHUP) == 1;
+}
+
+int
+ph_shared_announce_updated(const char *uri)
+{
+	struct json_object *m;
+	const char *text;
+	size_t len;
+	ssize_t n = -1;
+	if (ph_hub_fd < 0 || uri == NULL || *uri == '\0')
+		return -1;
+	m = json_object_new_object();
+	json_object_object_add(m, "updated", json_object_new_string(uri));
+	text = json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &len);
+	/* no descriptor: the hub takes it as an announcement, not a stream */
+	if (len <= PH_HUB_MSG_MAX)
+		n = send(ph_hub_fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	json_object_put(m);
+	return n < 0 ? -1 : 0;
 }

@@ -30,6 +30,14 @@ extern volatile long long *ph_served_counter;
 /* The workers' end of the channel to the hub (-1 without a master, and so
  * without a hub): streams that stay open are handed over on it. */
 extern int ph_hub_fd;
+/* The largest message on that channel: a stream's description (its
+ * resourceSubscriptions take at most half of it) or an announcement. */
+#define PH_HUB_MSG_MAX (192 * 1024)
+/* Tells the hub that the resource at uri changed, for the listen streams
+ * subscribed to it (phantom_resource_updated, an exec handler's
+ * resourcesUpdated). Returns 0, or -1 when there is no hub to tell or it
+ * does not take the message. */
+int ph_shared_announce_updated(const char *uri);
 
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */
