@@ -110,6 +110,11 @@ char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
 /* True when a kind's catalogue differs between two configurations: what a
  * reload announces (list_changed) and what it keeps quiet about. */
 bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind);
+/* The same for one principal: its catalogue under old (with its allow-lists
+ * there, old_access; NULL: unrestricted) and under now (now_access). A
+ * reload tells a stream only when what its principal sees changed. */
+bool ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
+			    const struct ph_access *now_access, const char *principal, enum ph_kind kind);
 /* Moves the shared change counter of each list kind (tools, prompts,
  * resources) whose catalogue differs, so streams a worker holds (where no
  * hub takes them) announce only what changed. */

@@ -517,32 +517,69 @@ receive(struct hub *h)
 
 /* ---- changes, time, signals ------------------------------------------------ */
 
+/* What principal sees of each kind changed between old and h->srv: the
+ * answer for everyone (all) when it has allow-lists in neither, else its
+ * own catalogues compared (a principal refused in one of them: changed when
+ * it is not refused in both), kept in cache (an object of arrays, one per
+ * principal) for its other streams. */
+static void
+changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *principal,
+	    struct json_object *cache, bool out[])
+{
+	bool was_denied, is_denied;
+	const struct ph_access *a, *b;
+	struct json_object *c;
+	memcpy(out, all, NKINDS * sizeof *out);
+	if (principal == NULL)
+		return;
+	a = ph_auth_configured_access(old, principal, &was_denied);
+	b = ph_auth_configured_access(h->srv, principal, &is_denied);
+	if (a == NULL && b == NULL && !was_denied && !is_denied)
+		return;
+	if (!json_object_object_get_ex(cache, principal, &c)) {
+		c = json_object_new_array();
+		for (size_t k = 0; k < NKINDS; k++)
+			json_object_array_add(c, json_object_new_boolean(
+				was_denied || is_denied ? was_denied != is_denied
+				: ph_catalog_changed_for(old, a, h->srv, b, principal, kinds[k].kind)));
+		json_object_object_add(cache, principal, c);
+	}
+	for (size_t k = 0; k < NKINDS; k++)
+		out[k] = json_object_get_boolean(json_object_array_get_idx(c, k));
+}
+
 /* SIGHUP: the new configuration (the running one stays when it does not
- * load), and list_changed for each kind whose catalogue changed, to the
- * streams that asked for that kind. */
+ * load), and list_changed for each kind whose catalogue changed as the
+ * stream's principal sees it, to the streams that asked for that kind. */
 static void
 reload(struct hub *h)
 {
-	struct ph_server *n = ph_server_load(h->run->conf_path);
+	struct ph_server *old = h->srv, *n = ph_server_load(h->run->conf_path);
+	struct json_object *cache;
 	bool changed[NKINDS];
+	size_t told = 0;
 	if (n == NULL) {
 		ph_log("error", "hub: reload failed: the running configuration stays");
 		return;
 	}
 	for (size_t k = 0; k < NKINDS; k++)
-		changed[k] = ph_catalog_changed(h->srv, n, kinds[k].kind);
-	ph_server_free(h->srv);
+		changed[k] = ph_catalog_changed(old, n, kinds[k].kind);
 	h->srv = n;
 	rewatch(h);
+	cache = json_object_new_object();
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
+		bool mine[NKINDS];
+		changed_for(h, old, changed, s->principal, cache, mine);
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
-			if (changed[k] && s->on[k] && !notify(h, s, kinds[k].method))
+			if (mine[k] && s->on[k] && (told++, !notify(h, s, kinds[k].method)))
 				break;
 	}
-	ph_log("notice", "hub: configuration reloaded; lists changed:%s%s%s%s; %zu streams",
+	json_object_put(cache);
+	ph_server_free(old);
+	ph_log("notice", "hub: configuration reloaded; lists changed:%s%s%s%s; %zu streams, %zu told",
 	       changed[0] ? " tools" : "", changed[1] ? " prompts" : "", changed[2] ? " resources" : "",
-	       changed[0] || changed[1] || changed[2] ? "" : " none", h->n);
+	       changed[0] || changed[1] || changed[2] ? "" : " none", h->n, told);
 }
 
 /* Keep-alive comments and the end of streams past subscriptions.max_ms. */

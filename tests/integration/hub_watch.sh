@@ -44,7 +44,7 @@ auth:
   mode: bearer
   tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") } ]
   allow:
-    bob: { resources: ["file:///data/b.txt", "app://counter", "file:///many/{name}", "file:///deep/{d}/{f}"] }
+    bob: { tools: [bump], resources: ["file:///data/b.txt", "app://counter", "file:///many/{name}", "file:///deep/{d}/{f}"] }
 YAML
 "$PHANTOM" -t -c "$T_DIR/phantom.yaml" >"$T_DIR/t.out" 2>&1; ok "the configuration is valid"
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok - phantom starts"; exit 1; }
@@ -186,4 +186,26 @@ kill -TERM "$PH_PID"; wait "$reader"; wait_gone "$PH_PID" 10
 is "$(jq -c '.updated' "$T_DIR/reader.json")" '["file:///data/a.txt"]' \
 	"the stream that reads still gets its resources/updated"
 is "$(count "$T_DIR/reader.json" '.result == 1')" 1 "and its result at SIGTERM"
+
+# ---- list_changed only to principals whose visible list changed -----------------------
+phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok - phantom restarts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok - nginx restarts"; exit 1; }
+U=$NGINX_URL
+both='{"toolsListChanged":true,"resourcesListChanged":true}'
+listen alice "$AA" 30 "$both" "$both"
+AP=$LP
+listen bob "$AB" 30 "$both" "$both"
+# a tool and a resource bob's allow-lists do not grant
+sed -i -e 's|^tools:|tools:\n  - { name: other, description: another, exec: [./bump.sh] }|' \
+	-e 's|^resources:|resources:\n  - { uri: "file:///data/c.txt", name: c, text: C }|' "$T_DIR/phantom.yaml"
+"$PHANTOM" -t -c "$T_DIR/phantom.yaml" >/dev/null 2>&1; ok "the changed configuration is valid"
+kill -HUP "$PH_PID"
+wait_for 30 grep -q "lists changed: tools resources" "$PH_LOG"
+sleep 0.5
+kill -TERM "$PH_PID"; wait "$AP" "$LP"; wait_gone "$PH_PID" 10
+is "$(count "$T_DIR/alice.json" '.tools == 1 and .resources == 1')" 2 \
+	"alice (no allow-lists) is told that tools and resources changed"
+is "$(count "$T_DIR/bob.json" '.tools == 0 and .resources == 0 and .result == 1')" 2 \
+	"bob, who sees neither new item, is told nothing"
+like "$(grep 'lists changed: tools resources' "$PH_LOG")" "4 streams, 4 told" "the hub's log line counts what it told"
 done_testing
