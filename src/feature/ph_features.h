@@ -101,6 +101,17 @@ enum ph_sub_kind ph_catalog_watch(struct ph_server *srv, const char *principal,
 
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
+/* The listens a stdio client holds open in this process: the one whose id
+ * equals request_id (borrowed; a notifications/cancelled) ends; a reload
+ * sends each the list_changed of every kind it asked for whose catalogue
+ * differs between old and now, through send (the front's line writer,
+ * ctx its own); forget drops them all (the client is gone). kept says how
+ * many there are. */
+void ph_subscriptions_cancel(struct json_object *request_id);
+void ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
+			       int (*send)(void *ctx, const char *json, size_t len), void *ctx);
+void ph_subscriptions_forget(void);
+size_t ph_subscriptions_kept(void);
 
 
 /* The whole catalogue of a kind (every page, unrestricted, without cache

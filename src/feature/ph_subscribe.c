@@ -29,13 +29,109 @@ static const struct {
 	{"resourcesListChanged", "resources", PH_KIND_RESOURCE, "notifications/resources/list_changed"},
 };
 
+/* {"_meta": {subscriptionId: id}}: the params of a notification on the
+ * stream of listen id (caller puts). */
+static struct json_object *
+tagged_id(struct json_object *id)
+{
+	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
+	json_object_object_add(m, META_SUBID, json_object_get(id));
+	json_object_object_add(p, "_meta", m);
+	return p;
+}
+
 static struct json_object *
 tagged(struct ph_req *r)
 {
-	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
-	json_object_object_add(m, META_SUBID, json_object_get(r->id));
-	json_object_object_add(p, "_meta", m);
-	return p;
+	return tagged_id(r->id);
+}
+
+/* ---- listens kept open on stdio (no hub: this process tells them) ---- */
+
+struct kept {
+	struct json_object *id;
+	bool on[PH_ARRAY_LEN(kinds)];
+};
+static struct kept *kept;
+static size_t nkept;
+
+/* Keeps the stdio listen r (granted kinds on[]) so a reload can tell it,
+ * at most subscriptions.max_per_principal of them (stdio is one client).
+ * Returns false when full. */
+static bool
+keep_listen(struct ph_req *r, const bool on[])
+{
+	long long max = r->srv->conf->subscriptions.max_per_principal;
+	if (max > 0 && (long long)nkept >= max)
+		return false;
+	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
+	kept[nkept].id = json_object_get(r->id);
+	memcpy(kept[nkept].on, on, sizeof kept[nkept].on);
+	nkept++;
+	return true;
+}
+
+/* True when the two JSON-RPC ids are the same (type and value). */
+static bool
+same_id(struct json_object *a, struct json_object *b)
+{
+	if (json_object_get_type(a) != json_object_get_type(b))
+		return false;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	return json_object_is_type(a, json_type_string) && strcmp(json_object_get_string(a),
+								   json_object_get_string(b)) == 0;
+}
+
+void
+ph_subscriptions_cancel(struct json_object *request_id)
+{
+	for (size_t i = 0; request_id && i < nkept; i++)
+		if (same_id(kept[i].id, request_id)) {
+			json_object_put(kept[i].id);
+			kept[i] = kept[--nkept];
+			return;
+		}
+}
+
+size_t
+ph_subscriptions_kept(void)
+{
+	return nkept;
+}
+
+void
+ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
+			  int (*send)(void *ctx, const char *json, size_t len), void *ctx)
+{
+	bool changed[PH_ARRAY_LEN(kinds)];
+	for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++)
+		changed[k] = nkept > 0 && ph_catalog_changed(old, now, kinds[k].kind);
+	for (size_t i = 0; i < nkept; i++)
+		for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++) {
+			struct json_object *n;
+			size_t len;
+			const char *text;
+			if (!changed[k] || !kept[i].on[k])
+				continue;
+			n = json_object_new_object();
+			json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+			json_object_object_add(n, "method", json_object_new_string(kinds[k].method));
+			json_object_object_add(n, "params", tagged_id(kept[i].id));
+			text = ph_json_text(n, &len);
+			send(ctx, text, len);
+			json_object_put(n);
+		}
+}
+
+void
+ph_subscriptions_forget(void)
+{
+	for (size_t i = 0; i < nkept; i++)
+		json_object_put(kept[i].id);
+	free(kept);
+	kept = NULL;
+	nkept = 0;
 }
 
 /* The filter granted for want: the kinds asked for that this server
@@ -270,9 +366,15 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 	if (!r->ex->http) {
 		/* stdio: other requests interleave with the subscription, so it
 		 * stays open without holding the process; it ends with
-		 * notifications/cancelled or EOF. The configuration of a stdio
-		 * server does not change while it runs, so nothing more is sent. */
+		 * notifications/cancelled or EOF, and a reload (SIGHUP) tells it
+		 * what changed (ph_subscriptions_reloaded). */
 		ph_shared_listener_leave();
+		if (!keep_listen(r, on)) {
+			ph_outcome_error(o, PH_E_HANDLER, NULL, "Too many open subscriptions "
+					 "(subscriptions.max_per_principal is %lld)",
+					 c->subscriptions.max_per_principal);
+			return;
+		}
 		r->detached = true;
 		return;
 	}
