@@ -147,7 +147,9 @@ struct ph_template *ph_registry_template(const struct ph_registry *reg, const ch
 bool ph_resource_stamp(const char *path, long long stamp[3]);
 /* A file resource whose file changed since it was read (its stamp moved)
  * reads it again, so resources/read serves what resources/updated
- * announced; the old bytes stay when the new ones cannot be read (logged). */
+ * announced; the old bytes stay when the new ones cannot be read (logged),
+ * and when the path has become a symbolic link (never followed here; a
+ * link configured as the file is read at start only). */
 void ph_resource_refresh(struct ph_resource *r, size_t max);
 
 /* Adding items: each takes ownership of the item (freed on failure) and
