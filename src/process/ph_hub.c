@@ -347,6 +347,26 @@ watch_stream(struct hub *h, struct stream *s)
 	return true;
 }
 
+/* Takes the resourceSubscriptions the worker granted s (uris, borrowed)
+ * and watches them; a stream whose files cannot all be watched ends with
+ * an error naming subscriptions.max_watches. */
+static void
+start_watching(struct hub *h, struct stream *s, struct json_object *uris)
+{
+	char msg[200];
+	if (!take_uris(s, uris)) {
+		ph_log("error", "hub: a worker handed over resourceSubscriptions that are not URIs");
+		refuse(h, s, "Internal error: the subscription could not be taken");
+		return;
+	}
+	if (watch_stream(h, s))
+		return;
+	unwatch_stream(h, s);
+	snprintf(msg, sizeof msg, "Too many watched resources (subscriptions.max_watches is %lld)",
+		 h->srv->conf->subscriptions.max_watches);
+	refuse(h, s, msg);
+}
+
 /* A change reached stream owner's subscription to uri:
  * notifications/resources/updated. */
 static void
@@ -461,12 +481,8 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 		snprintf(msg, sizeof msg, "Too many open subscriptions for this principal "
 			 "(subscriptions.max_per_principal is %lld)", per);
 		refuse(h, s, msg);
-	} else if (!take_uris(s, uris) || !watch_stream(h, s)) {
-		char msg[200];
-		snprintf(msg, sizeof msg, "Too many watched resources (subscriptions.max_watches is %lld)",
-			 h->srv->conf->subscriptions.max_watches);
-		unwatch_stream(h, s);
-		refuse(h, s, msg);
+	} else {
+		start_watching(h, s, uris);
 	}
 	json_object_put(d);
 	return true;

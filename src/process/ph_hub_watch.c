@@ -379,10 +379,11 @@ ph_watch_free(struct ph_watch *w)
 	for (size_t b = 0; b < TARGET_BUCKETS; b++)
 		while (w->byuri[b]) {
 			struct target *t = w->byuri[b];
-			while (t->n > 0)
-				ph_watch_drop(w, t->subs[t->n - 1]); /* frees t with its last one */
-			if (w->byuri[b] == t)
+			t->busy = 0;
+			if (t->n == 0)
 				target_put(w, t);
+			else
+				ph_watch_drop(w, t->subs[t->n - 1]); /* the last one frees t */
 		}
 	close(w->fd);
 	free(w->marked);

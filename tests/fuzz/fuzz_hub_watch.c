@@ -8,7 +8,8 @@
  * Invariants checked: the table counts the subscriptions that were added
  * and not dropped; an announcement calls back only owners subscribed to
  * that URI; once everything is dropped no subscription and no watched
- * directory remains.
+ * directory remains; a table freed while it still holds subscriptions (the
+ * hub exiting) frees them all.
  *
  *   make -C build fuzz && build/tests/fuzz/fuzz_hub_watch tests/fuzz/corpus/hub_watch
  */
@@ -126,6 +127,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (ph_watch_subs(r.w) != r.total)
 			abort();
+	}
+	if (size > 0 && (data[0] & 0x40)) {
+		/* the table freed with its subscriptions (the hub exiting) */
+		ph_watch_free(r.w);
+		for (size_t k = 0; k < OWNERS; k++)
+			for (size_t i = 0; i < r.o[k].n; i++)
+				free(r.o[k].uris[i]);
+		return 0;
 	}
 	for (size_t k = 0; k < OWNERS; k++)
 		drop_all(&r, &r.o[k]);

@@ -11,12 +11,12 @@ acknowledged streams to READY_FILE once every stream is acknowledged or
 failed, reads everything until each stream closes or SECONDS pass, and
 prints one JSON line per stream: {"i", "filter", "acked", "tools", "prompts",
 "resources", "result", "error", "closed", "http", "updated", "ack_uris",
-"t_ack", "t_tools", "t_closed"}; "updated" lists the uris of the
+"t_ack", "t_tools", "t_updated", "t_closed"}; "updated" lists the uris of the
 notifications/resources/updated received, "ack_uris" the acknowledged
 resourceSubscriptions (null without an acknowledgement); "http" is the response's status code (0 before one arrived),
 the t_ fields are the wall-clock times (time.time()) the acknowledgement,
-the first tools/list_changed and the end of the connection were read, or
-null.
+the first tools/list_changed, the first resources/updated and the end of
+the connection were read, or null.
 
 Environment:
   LISTEN_AUTH=VALUE    sends it as the Authorization header
@@ -39,7 +39,8 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, n + 64)), hard))
 sel = selectors.DefaultSelector()
 ACK = b"notifications/subscriptions/acknowledged"
 TOOLS = b"notifications/tools/list_changed"
-TAIL = max(len(ACK), len(TOOLS))
+UPDATED = b"notifications/resources/updated"
+TAIL = max(len(ACK), len(TOOLS), len(UPDATED))
 
 def request(i, flt):
     body = json.dumps({"jsonrpc": "2.0", "id": "S%d" % i, "method": "subscriptions/listen",
@@ -53,7 +54,8 @@ def request(i, flt):
     return head + body
 
 streams = [{"i": i, "filter": filters[i % len(filters)], "sock": None, "buf": b"", "closed": False,
-            "acked": False, "http": 0, "t_ack": None, "t_tools": None, "t_closed": None, "out": b""}
+            "acked": False, "http": 0, "t_ack": None, "t_tools": None, "t_updated": None, "t_closed": None,
+            "out": b""}
            for i in range(n)]
 opened = acked = tooled = closed = settled = 0  # settled: acknowledged or closed
 
@@ -101,6 +103,8 @@ def received(st, data, now):
     if st["t_tools"] is None and TOOLS in seen:
         st["t_tools"] = now
         tooled += 1
+    if st["t_updated"] is None and UPDATED in seen:
+        st["t_updated"] = now
 
 ready = False
 last_progress = 0.0
@@ -185,4 +189,5 @@ for st in streams:
                       "result": b.count(b'"resultType":"complete"'),
                       "error": b.count(b'"error":'), "closed": st["closed"], "http": st["http"],
                       "updated": updated_uris(b), "ack_uris": acked_uris(b),
-                      "t_ack": st["t_ack"], "t_tools": st["t_tools"], "t_closed": st["t_closed"]}))
+                      "t_ack": st["t_ack"], "t_tools": st["t_tools"], "t_updated": st["t_updated"],
+                      "t_closed": st["t_closed"]}))
