@@ -5,12 +5,14 @@
 #   cd build && bash ../tests/bench/hub_watch_bench.sh     # or: make bench-hub-watch
 #
 # Phantom (workers: 4, behind nginx with conf/nginx.conf) is started twice:
-#   1. WATCH_STREAMS listen streams with {"toolsListChanged": true} only;
+#   1. WATCH_STREAMS listen streams asking for tools and prompts
+#      list_changed only;
 #   2. the same streams, each also subscribed to WATCH_SUBS files of one
 #      template directory (WATCH_STREAMS x WATCH_SUBS subscriptions, one
 #      inotify watch).
 # Each time the hub's VmRSS is read with the streams open; in run 2 one
-# file is rewritten and the time from the write to the last stream reading
+# file is rewritten (after an untimed warm-up fan-out of
+# prompts/list_changed) and the time from the write to the last stream reading
 # notifications/resources/updated is taken, beside the time from
 # `phantom-fcgi --notify tools/list_changed` to the last stream reading
 # tools/list_changed measured in the same run (the baseline: the same
@@ -38,14 +40,16 @@ chmod -R a+rwX "$T_DIR/w"
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: watch-bench, version: "1.0" }
 workers: 4
-subscriptions: { max_ms: 3600000, keepalive_ms: 15000, max_per_principal: 0,
+subscriptions: { max_ms: 3600000, keepalive_ms: 500, max_per_principal: 0,
                  control_socket: $T_DIR/hub.sock, max_resource_subscriptions: $K }
 tools:
   - { name: t, description: a tool, exec: [/bin/true] }
+prompts:
+  - { name: p, description: a prompt, messages: [ { role: user, text: hi } ] }
 resource_templates:
   - { uri_template: "file:///w/{name}", name: w, dir: w }
 YAML
-subs=$(seq 1 "$K" | jq -R '"file:///w/f" + .' | jq -sc '{toolsListChanged: true, resourceSubscriptions: .}')
+subs=$(seq 1 "$K" | jq -R '"file:///w/f" + .' | jq -sc '{toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: .}')
 
 # run FILTER OUT: N streams with FILTER; sets RSS (KiB, the hub's)
 run() {
@@ -65,6 +69,10 @@ run() {
 	nginx -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/error.log" -s stop 2>/dev/null
 }
 fanout() {
+	# the first fan-out after the streams opened is the slowest whatever it
+	# carries: a prompts/list_changed that nothing times goes first
+	"$PHANTOM" -c "$T_DIR/phantom.yaml" --notify prompts/list_changed >/dev/null
+	sleep 5
 	T_LIST=$(now)
 	"$PHANTOM" -c "$T_DIR/phantom.yaml" --notify tools/list_changed >/dev/null
 	sleep 5
@@ -72,7 +80,7 @@ fanout() {
 	printf 'changed' >"$T_DIR/w/f1"
 	sleep 5
 }
-run '{"toolsListChanged":true}' "$T_DIR/run1.json"
+run '{"toolsListChanged":true,"promptsListChanged":true}' "$T_DIR/run1.json"
 rss1=$RSS
 run "$subs" "$T_DIR/run2.json" fanout
 rss2=$RSS
