@@ -21,7 +21,8 @@ printf 'one\n' >"$T_DIR/data/a.txt"
 printf 'two\n' >"$T_DIR/data/b.txt"
 for i in $(seq 1 1000); do : >"$T_DIR/many/f$i"; done
 for d in 1 2 3; do : >"$T_DIR/deep/$d/x"; done
-chmod -R a+rwX "$T_DIR/data" "$T_DIR/many" "$T_DIR/deep"
+cp -r "$top_srcdir/skills" "$T_DIR/skills"
+chmod -R a+rwX "$T_DIR/data" "$T_DIR/many" "$T_DIR/deep" "$T_DIR/skills"
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"contents":[{"uri":"app://counter","text":"7"}]}\\n'"'"'\n' >"$T_DIR/counter.sh"
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text":"bumped"}],"resourcesUpdated":["app://counter"]}\\n'"'"'\n' >"$T_DIR/bump.sh"
 chmod 0755 "$T_DIR/counter.sh" "$T_DIR/bump.sh"
@@ -37,6 +38,7 @@ resources:
   - { uri: "file:///data/a.txt", name: a, file: data/a.txt }
   - { uri: "file:///data/b.txt", name: b, file: data/b.txt }
   - { uri: "app://counter", name: counter, exec: [./counter.sh] }
+skills: { manifest: skills/manifest.yaml }
 resource_templates:
   - { uri_template: "file:///many/{name}", name: many, dir: many }
   - { uri_template: "file:///deep/{d}/{f}", name: deep, dir: deep }
@@ -67,13 +69,15 @@ is "$(jqr .result.capabilities.resources.subscribe)" true "server/discover adver
 # ---- a changed file reaches exactly its subscribers ---------------------------------
 listen s1 "$AA" 20 '{"resourceSubscriptions":["file:///data/a.txt"]}' \
 	'{"resourceSubscriptions":["file:///data/b.txt"]}' \
-	'{"toolsListChanged":true,"resourceSubscriptions":["file:///data/a.txt","file:///nope","app://counter"]}'
+	'{"toolsListChanged":true,"resourceSubscriptions":["file:///data/a.txt","file:///nope","app://counter"]}' \
+	'{"resourceSubscriptions":["skill://git-workflow/SKILL.md"]}'
 LISTEN_AUTH=$AB python3 "$CLIENTS" "$U" 1 20 "$T_DIR/ready-bob" \
 	'{"resourceSubscriptions":["file:///data/a.txt","file:///data/b.txt"]}' >"$T_DIR/bob.json" & BP=$!
 wait_for 30 test -e "$T_DIR/ready-bob"
-is "$(cat "$T_DIR/ready-s1")" 3 "alice's three streams are acknowledged"
+is "$(cat "$T_DIR/ready-s1")" 4 "alice's four streams are acknowledged"
 sleep 0.3
 printf 'one, changed\n' >"$T_DIR/data/a.txt"
+printf '\nOne more line.\n' >>"$T_DIR/skills/git-workflow/SKILL.md"
 sleep 0.5
 is "$("$PHANTOM" -c "$T_DIR/phantom.yaml" --notify resources/updated app://counter)" "ok 1" \
 	"--notify resources/updated URI reaches the one stream subscribed to it"
@@ -83,6 +87,8 @@ is "$(jqr '.result | has("resourcesUpdated")')" false "and the member is not pas
 sleep 0.5
 mpost "$U" 3 resources/read '{"uri":"file:///data/a.txt"}' -H "Authorization: $AA"
 is "$(jqr .result.contents[0].text)" "one, changed" "resources/read serves the changed file"
+mpost "$U" 3 resources/read '{"uri":"skill://git-workflow/SKILL.md"}' -H "Authorization: $AA"
+like "$(jqr .result.contents[0].text)" "One more line" "and the changed skill file"
 kill -TERM "$PH_PID"; wait "$LP" "$BP"; wait_gone "$PH_PID" 10
 is "$(jq -c 'select(.i == 0) | .updated' "$T_DIR/s1.json")" '["file:///data/a.txt"]' \
 	"the stream subscribed to a.txt got resources/updated for it once"
@@ -95,7 +101,9 @@ is "$(jq -c 'select(.i == 2) | .updated' "$T_DIR/s1.json")" \
 is "$(jq -c '.ack_uris' "$T_DIR/bob.json")" '["file:///data/b.txt"]' \
 	"bob's acknowledgement leaves out a URI his allow-list does not grant"
 is "$(jq -c '.updated' "$T_DIR/bob.json")" '[]' "and he is not told about it"
-is "$(count "$T_DIR/s1.json" '.result == 1 and .closed')" 3 "every stream ended with its result at SIGTERM"
+is "$(jq -c 'select(.i == 3) | .updated' "$T_DIR/s1.json")" '["skill://git-workflow/SKILL.md"]' \
+	"a skill file subscribed to is watched too"
+is "$(count "$T_DIR/s1.json" '.result == 1 and .closed')" 4 "every stream ended with its result at SIGTERM"
 
 # ---- 100,000 subscriptions, limits ---------------------------------------------------
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok - phantom restarts"; exit 1; }
