@@ -19,6 +19,7 @@ static const char usage_text[] =
 	"       phantom-fcgi [-c FILE] -t\n"
 	"       phantom-fcgi --hash-token[=argon2|sha256] < token\n"
 	"       phantom-fcgi [-c FILE] --notify tools/list_changed|prompts/list_changed|resources/list_changed\n"
+	"       phantom-fcgi [-c FILE] --notify resources/updated URI...\n"
 	"       phantom-fcgi -V | -h\n"
 	"\n"
 	"  -c, --config FILE   configuration (default: $PHANTOM_CONFIG, else built-in defaults)\n"
@@ -28,7 +29,8 @@ static const char usage_text[] =
 	"  -t, --test          check the configuration, print every problem, exit 0 or 1\n"
 	"      --hash-token[=KIND]  read a bearer token from stdin, print its hash for\n"
 	"                      auth.tokens: argon2 (default) or sha256\n"
-	"      --notify KIND   tell the running server's listening clients that a list changed\n"
+	"      --notify KIND   tell the running server's listening clients that a list changed,\n"
+	"                      or with resources/updated URI... that those resources changed\n"
 	"                      (through the hub's subscriptions.control_socket)\n"
 	"  -V, --version       print the version\n"
 	"  -h, --help          print this help\n"
@@ -318,7 +320,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (o.stdio_mode) {
-		rc = ph_stdio_run(srv);
+		rc = ph_stdio_run(&srv, o.conf_path, true);
 		ph_server_free(srv);
 		return rc;
 	}

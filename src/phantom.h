@@ -177,6 +177,12 @@ int phantom_progress(phantom_call *c, double progress, double total, const char 
  * the request asked for that level. Returns -1 when cancelled. */
 int phantom_log(phantom_call *c, const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* notifications/resources/updated for uri, to every subscriptions/listen
+ * stream subscribed to it (as its principal may read it): call it when a
+ * resource that is not a file changed (the hub watches files itself). Any
+ * handler may call it, for any resource. Returns 0, or -1 when no hub runs
+ * (no master: CGI, stdio, a single process) or it did not take it. */
+int phantom_resource_updated(phantom_call *c, const char *uri);
 /* A line in the server log (stderr), never sent to the client. */
 void phantom_log_server(const char *level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -254,6 +254,12 @@ static const struct key keys[] = {
 	 "bytes a task's process may write as its result"},
 	{"tasks.purge_interval_ms", K_INT, 100, 86400000, "60000", true, OFF(tasks.purge_interval_ms), NULL,
 	 "the hub goes over the task store this often: expired records removed, lost tasks failed"},
+	{"subscriptions.max_resource_subscriptions", K_INT, 0, 100000, "1000", true,
+	 OFF(subscriptions.max_resource_subscriptions), NULL,
+	 "URIs one listen stream may name in resourceSubscriptions (more: -32602)"},
+	{"subscriptions.max_watches", K_INT, 1, 1000000, "4096", true, OFF(subscriptions.max_watches),
+	 NULL, "directories the hub watches at once for resourceSubscriptions (one per directory "
+	 "holding subscribed files, shared by every stream); a stream that needs more ends with an error"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

@@ -926,6 +926,7 @@ ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs)
 			continue;
 		}
 		r->has_data = true;
+		ph_resource_stamp(r->file, r->file_stamp);
 	}
 	for (size_t i = 0; i < reg->nprompts; i++) {
 		struct ph_prompt *p = reg->prompts[i];

@@ -861,6 +861,20 @@ grant(struct ph_req *r, const struct ph_auth_conf *a, const char *principal,
 	return PH_OK;
 }
 
+const struct ph_access *
+ph_auth_configured_access(const struct ph_server *srv, const char *principal, bool *denied)
+{
+	const struct ph_auth_conf *a = srv->conf->auth;
+	const struct ph_allow_entry *e;
+	*denied = false;
+	if (a == NULL || principal == NULL)
+		return NULL;
+	if ((e = find_allow(a, principal)) != NULL)
+		return &e->access;
+	*denied = a->default_deny;
+	return NULL;
+}
+
 const struct ph_rate_conf *
 ph_auth_rate(const struct ph_req *r)
 {

@@ -97,6 +97,13 @@ enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct 
  * the OAuth protected-resource metadata document (RFC 9728; borrowed from
  * the configuration), else NULL. */
 const char *ph_auth_metadata(struct ph_req *r);
+/* The allow-lists the configuration gives principal (NULL: none, or an
+ * anonymous request); *denied is set when it has none and default_access
+ * is none. What an exec authenticator returned is not known here. For a
+ * process that serves no request itself (the hub re-checking a stream's
+ * subscriptions after a reload). */
+const struct ph_access *ph_auth_configured_access(const struct ph_server *srv, const char *principal,
+						  bool *denied);
 /* Releases what ph_auth_check kept for the request (after the log line). */
 void ph_auth_end(struct ph_req *r);
 /* The rate limit of the request's principal from auth.allow.<principal>.rate

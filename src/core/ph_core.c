@@ -879,7 +879,10 @@ static void
 handle_notification(struct ph_req *r)
 {
 	/* notifications/initialized, notifications/cancelled and anything else:
-	 * accepted and dropped; a front that can cancel does it before this. */
+	 * accepted and dropped; a front that can cancel does it before this. A
+	 * cancelled that names a listen kept open on stdio ends it. */
+	if (strcmp(r->method, "notifications/cancelled") == 0 && !r->ex->http)
+		ph_subscriptions_cancel(ph_jget(r->params, "requestId"));
 	send_accepted(r);
 }
 

@@ -2,6 +2,7 @@
  * feature adding its own (server/discover, initialize, listen streams). */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 
 /* Capabilities derived from what is configured and visible to this
@@ -25,5 +26,9 @@ ph_capabilities(struct ph_req *r)
 		if (c != NULL)
 			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
 	}
+	/* resourceSubscriptions are watched by the hub, which only a master
+	 * runs (ph_subscribe.c acknowledges them only there) */
+	if (!r->legacy && ph_hub_fd >= 0 && r->ex->http && ph_jget(caps, "resources") != NULL)
+		json_object_object_add(ph_jget(caps, "resources"), "subscribe", json_object_new_boolean(1));
 	return caps;
 }

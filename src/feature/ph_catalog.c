@@ -80,8 +80,14 @@ typedef void (*list_fn)(struct ph_req *r, struct ph_outcome *o);
 
 /* Calls one page of list with cursor (NULL: the first). Returns the result
  * (caller puts) or NULL when the list failed. */
+/* Whom a catalogue is listed for: NULL principal and access, everyone. */
+struct viewer {
+	const char *principal;
+	const struct ph_access *access;
+};
+
 static struct json_object *
-one_page(struct ph_server *srv, list_fn list, const char *cursor)
+one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const char *cursor)
 {
 	struct ph_exchange ex;
 	struct ph_req r;
@@ -93,6 +99,8 @@ one_page(struct ph_server *srv, list_fn list, const char *cursor)
 	r.srv = srv;
 	r.ex = &ex;
 	r.method = "catalog";
+	r.principal = who->principal;
+	r.access = who->access;
 	r.legacy = true; /* no cache hints: they are not part of what changed */
 	r.log_level = PH_LOG_NONE;
 	r.last_progress = -1;
@@ -106,13 +114,37 @@ one_page(struct ph_server *srv, list_fn list, const char *cursor)
 	return o.result;
 }
 
+enum ph_sub_kind
+ph_catalog_watch(struct ph_server *srv, const char *principal, const struct ph_access *access,
+		 const char *uri, char **path)
+{
+	struct ph_exchange ex;
+	struct ph_req r;
+	struct json_object *params = json_object_new_object();
+	enum ph_sub_kind w;
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &quiet_ops;
+	memset(&r, 0, sizeof r);
+	r.srv = srv;
+	r.ex = &ex;
+	r.method = "subscriptions/listen";
+	r.principal = principal;
+	r.access = access;
+	r.log_level = PH_LOG_NONE;
+	r.last_progress = -1;
+	r.params = params;
+	w = ph_resources_watch(&r, uri, path);
+	json_object_put(params);
+	return w;
+}
+
 /* Appends every page's key array of list to b. */
 static void
-add_pages(struct ph_server *srv, list_fn list, const char *key, struct ph_buf *b)
+add_pages(struct ph_server *srv, const struct viewer *who, list_fn list, const char *key, struct ph_buf *b)
 {
 	char *cursor = NULL;
 	for (int page = 0; page < CATALOG_MAX_PAGES; page++) {
-		struct json_object *res = one_page(srv, list, cursor);
+		struct json_object *res = one_page(srv, who, list, cursor);
 		const char *next;
 		size_t len;
 		free(cursor);
@@ -132,8 +164,9 @@ add_pages(struct ph_server *srv, list_fn list, const char *key, struct ph_buf *b
 	free(cursor);
 }
 
-char *
-ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
+/* The catalogue of kind as who sees it. Caller frees. */
+static char *
+text_for(struct ph_server *srv, const struct viewer *who, enum ph_kind kind)
 {
 	struct ph_buf b;
 	ph_buf_init(&b);
@@ -141,26 +174,45 @@ ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
 	switch (kind) {
 	case PH_KIND_TOOL:
 		if (ph_tools_available(srv))
-			add_pages(srv, ph_tools_list, "tools", &b);
+			add_pages(srv, who, ph_tools_list, "tools", &b);
 		break;
 	case PH_KIND_PROMPT:
 		if (ph_prompts_available(srv))
-			add_pages(srv, ph_prompts_list, "prompts", &b);
+			add_pages(srv, who, ph_prompts_list, "prompts", &b);
 		break;
 	case PH_KIND_RESOURCE:
 		/* skills are resources too: their files are read as resources */
-		add_pages(srv, ph_resources_list, "resources", &b);
-		add_pages(srv, ph_templates_list, "resourceTemplates", &b);
+		add_pages(srv, who, ph_resources_list, "resources", &b);
+		add_pages(srv, who, ph_templates_list, "resourceTemplates", &b);
 		if (ph_skills_configured(srv))
-			add_pages(srv, ph_skills_list, "skills", &b);
+			add_pages(srv, who, ph_skills_list, "skills", &b);
 		break;
 	case PH_KIND_SKILL:
 		if (ph_skills_configured(srv))
-			add_pages(srv, ph_skills_list, "skills", &b);
+			add_pages(srv, who, ph_skills_list, "skills", &b);
 		break;
 	}
 	ph_buf_addc(&b, ']');
 	return ph_buf_steal(&b);
+}
+
+char *
+ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
+{
+	static const struct viewer everyone = {NULL, NULL};
+	return text_for(srv, &everyone, kind);
+}
+
+bool
+ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
+		       const struct ph_access *now_access, const char *principal, enum ph_kind kind)
+{
+	struct viewer a = {principal, old_access}, b = {principal, now_access};
+	char *ta = text_for(old, &a, kind), *tb = text_for(now, &b, kind);
+	bool changed = strcmp(ta, tb) != 0;
+	free(ta);
+	free(tb);
+	return changed;
 }
 
 bool

@@ -103,9 +103,35 @@ void ph_tasks_cancel(struct ph_req *r, struct ph_outcome *o);
 /* A tool handler's answer as a CallToolResult (ph_tools.c); problems with
  * it are logged under label and give the generic failure. Caller puts. */
 struct json_object *ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label);
+/* What serves a URI of a listen's resourceSubscriptions, as this request's
+ * principal may read it: nothing (or nothing it may read), a file (*path
+ * set, caller frees: the hub watches it), or something else (a handler,
+ * inline text: the application announces its changes with phantom-fcgi
+ * --notify or a handler's resourcesUpdated). ph_resources.c; skill:// URIs
+ * in ph_skills.c. */
+enum ph_sub_kind { PH_SUB_NONE, PH_SUB_FILE, PH_SUB_OTHER };
+enum ph_sub_kind ph_resources_watch(struct ph_req *r, const char *uri, char **path);
+enum ph_sub_kind ph_skills_watch(struct ph_req *r, const char *uri, char **path);
+
+/* ph_resources_watch for a process that serves no request (the hub):
+ * uri as principal (NULL: anonymous) with access (NULL: unrestricted) may
+ * read it under srv (ph_catalog.c). */
+enum ph_sub_kind ph_catalog_watch(struct ph_server *srv, const char *principal,
+			       const struct ph_access *access, const char *uri, char **path);
 
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
+/* The listens a stdio client holds open in this process: the one whose id
+ * equals request_id (borrowed; a notifications/cancelled) ends; a reload
+ * sends each the list_changed of every kind it asked for whose catalogue
+ * differs between old and now, through send (the front's line writer,
+ * ctx its own); forget drops them all (the client is gone). kept says how
+ * many there are. */
+void ph_subscriptions_cancel(struct json_object *request_id);
+void ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
+			       int (*send)(void *ctx, const char *json, size_t len), void *ctx);
+void ph_subscriptions_forget(void);
+size_t ph_subscriptions_kept(void);
 
 
 /* The whole catalogue of a kind (every page, unrestricted, without cache
@@ -115,6 +141,11 @@ char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
 /* True when a kind's catalogue differs between two configurations: what a
  * reload announces (list_changed) and what it keeps quiet about. */
 bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind);
+/* The same for one principal: its catalogue under old (with its allow-lists
+ * there, old_access; NULL: unrestricted) and under now (now_access). A
+ * reload tells a stream only when what its principal sees changed. */
+bool ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
+			    const struct ph_access *now_access, const char *principal, enum ph_kind kind);
 /* Moves the shared change counter of each list kind (tools, prompts,
  * resources) whose catalogue differs, so streams a worker holds (where no
  * hub takes them) announce only what changed. */

@@ -566,6 +566,7 @@ read_uri(struct ph_req *r, const char *uri, struct json_object **contents, const
 		*cache = &res->cache;
 		*list = PH_LIST_RESOURCES;
 		if (res->has_data) {
+			ph_resource_refresh(res, (size_t)r->srv->conf->limits.resource_bytes);
 			*contents = json_object_new_array();
 			json_object_array_add(*contents, content_entry(uri, res->mime ? res->mime : "text/plain",
 								       res->data, res->len));
@@ -654,4 +655,71 @@ ph_resources_fetch(struct ph_req *r, const char *uri, struct json_object **conte
 	default:
 		return -1;
 	}
+}
+
+/* The file below template t's directory that uri names, when it is a
+ * regular file there. Returns its path (caller frees) or NULL. */
+static char *
+template_file(const struct ph_template *t, char **vals)
+{
+	struct ph_buf rel;
+	struct stat st;
+	char *path = NULL;
+	int fd;
+	ph_buf_init(&rel);
+	for (size_t i = 0; i < ph_uritemplate_nvars(t->ut); i++) {
+		if (!ph_uritemplate_safe_segment(vals[i])) {
+			ph_buf_free(&rel);
+			return NULL;
+		}
+		ph_buf_printf(&rel, "%s%s", i ? "/" : "", vals[i]);
+	}
+	fd = ph_fs_open_beneath(t->dir, rel.data);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		path = ph_path_join(t->dir, rel.data);
+	if (fd >= 0)
+		close(fd);
+	ph_buf_free(&rel);
+	return path;
+}
+
+/* A template this request may read that matches uri: its file or, served
+ * by a handler, PH_SUB_OTHER. */
+static enum ph_sub_kind
+template_watch(struct ph_req *r, const char *uri, char **path)
+{
+	const struct ph_registry *reg = reg_of(r);
+	for (size_t i = 0; reg && i < reg->ntemplates; i++) {
+		struct ph_template *t = reg->templates[i];
+		char *vals[PH_URITEMPLATE_MAX_VARS];
+		enum ph_sub_kind w = PH_SUB_OTHER;
+		if (!ph_uritemplate_match(t->ut, uri, vals))
+			continue;
+		if (!ph_access_allowed(r, PH_KIND_RESOURCE, t->uri_template)) {
+			ph_uritemplate_vals_free(t->ut, vals);
+			continue;
+		}
+		if (t->dir)
+			w = (*path = template_file(t, vals)) != NULL ? PH_SUB_FILE : PH_SUB_NONE;
+		ph_uritemplate_vals_free(t->ut, vals);
+		return w;
+	}
+	return PH_SUB_NONE;
+}
+
+enum ph_sub_kind
+ph_resources_watch(struct ph_req *r, const char *uri, char **path)
+{
+	struct ph_resource *res;
+	*path = NULL;
+	if (strncmp(uri, "skill://", 8) == 0)
+		return ph_skills_watch(r, uri, path);
+	res = ph_registry_resource(reg_of(r), uri);
+	if (res != NULL && ph_access_allowed(r, PH_KIND_RESOURCE, res->uri)) {
+		if (res->file == NULL)
+			return PH_SUB_OTHER;
+		*path = ph_xstrdup(res->file);
+		return PH_SUB_FILE;
+	}
+	return template_watch(r, uri, path);
 }

@@ -1236,6 +1236,32 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 	rq_free(&q);
 }
 
+enum ph_sub_kind
+ph_skills_watch(struct ph_req *r, const char *uri, char **path)
+{
+	struct rq q;
+	struct loc l;
+	enum ph_sub_kind w = PH_SUB_NONE;
+	*path = NULL;
+	if (r->srv->conf->skills == NULL)
+		return PH_SUB_NONE;
+	rq_init(&q, r);
+	if (resolve(&q, uri, strlen(uri), &l) == 0) {
+		const struct ph_skill *s = &q.sc->skills[l.skill];
+		const struct ph_tree_ent *t = NULL;
+		if (s->dynamic)
+			w = PH_SUB_OTHER; /* its handler makes the files */
+		else if (l.rel[0] && (t = ph_skills_tree_find(s, l.rel)) != NULL &&
+			 ent_served(&q, l.skill, t, l.vals)) {
+			*path = ph_xstrdup(t->f->disk);
+			w = PH_SUB_FILE;
+		}
+		loc_free(&l);
+	}
+	rq_free(&q);
+	return w;
+}
+
 /* A direct child of the directory being read. */
 struct child {
 	const char *name; /* borrowed */

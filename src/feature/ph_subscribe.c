@@ -13,6 +13,7 @@
 #include "ph_util.h"
 #include <poll.h>
 #include <sys/resource.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
@@ -28,13 +29,109 @@ static const struct {
 	{"resourcesListChanged", "resources", PH_KIND_RESOURCE, "notifications/resources/list_changed"},
 };
 
+/* {"_meta": {subscriptionId: id}}: the params of a notification on the
+ * stream of listen id (caller puts). */
+static struct json_object *
+tagged_id(struct json_object *id)
+{
+	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
+	json_object_object_add(m, META_SUBID, json_object_get(id));
+	json_object_object_add(p, "_meta", m);
+	return p;
+}
+
 static struct json_object *
 tagged(struct ph_req *r)
 {
-	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
-	json_object_object_add(m, META_SUBID, json_object_get(r->id));
-	json_object_object_add(p, "_meta", m);
-	return p;
+	return tagged_id(r->id);
+}
+
+/* ---- listens kept open on stdio (no hub: this process tells them) ---- */
+
+struct kept {
+	struct json_object *id;
+	bool on[PH_ARRAY_LEN(kinds)];
+};
+static struct kept *kept;
+static size_t nkept;
+
+/* Keeps the stdio listen r (granted kinds on[]) so a reload can tell it,
+ * at most subscriptions.max_per_principal of them (stdio is one client).
+ * Returns false when full. */
+static bool
+keep_listen(struct ph_req *r, const bool on[])
+{
+	long long max = r->srv->conf->subscriptions.max_per_principal;
+	if (max > 0 && (long long)nkept >= max)
+		return false;
+	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
+	kept[nkept].id = json_object_get(r->id);
+	memcpy(kept[nkept].on, on, sizeof kept[nkept].on);
+	nkept++;
+	return true;
+}
+
+/* True when the two JSON-RPC ids are the same (type and value). */
+static bool
+same_id(struct json_object *a, struct json_object *b)
+{
+	if (json_object_get_type(a) != json_object_get_type(b))
+		return false;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	return json_object_is_type(a, json_type_string) && strcmp(json_object_get_string(a),
+								   json_object_get_string(b)) == 0;
+}
+
+void
+ph_subscriptions_cancel(struct json_object *request_id)
+{
+	for (size_t i = 0; request_id && i < nkept; i++)
+		if (same_id(kept[i].id, request_id)) {
+			json_object_put(kept[i].id);
+			kept[i] = kept[--nkept];
+			return;
+		}
+}
+
+size_t
+ph_subscriptions_kept(void)
+{
+	return nkept;
+}
+
+void
+ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
+			  int (*send)(void *ctx, const char *json, size_t len), void *ctx)
+{
+	bool changed[PH_ARRAY_LEN(kinds)];
+	for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++)
+		changed[k] = nkept > 0 && ph_catalog_changed(old, now, kinds[k].kind);
+	for (size_t i = 0; i < nkept; i++)
+		for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++) {
+			struct json_object *n;
+			size_t len;
+			const char *text;
+			if (!changed[k] || !kept[i].on[k])
+				continue;
+			n = json_object_new_object();
+			json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+			json_object_object_add(n, "method", json_object_new_string(kinds[k].method));
+			json_object_object_add(n, "params", tagged_id(kept[i].id));
+			text = ph_json_text(n, &len);
+			send(ctx, text, len);
+			json_object_put(n);
+		}
+}
+
+void
+ph_subscriptions_forget(void)
+{
+	for (size_t i = 0; i < nkept; i++)
+		json_object_put(kept[i].id);
+	free(kept);
+	kept = NULL;
+	nkept = 0;
 }
 
 /* The filter granted for want: the kinds asked for that this server
@@ -91,12 +188,68 @@ stream(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 	}
 }
 
-/* The filter's known members have their SubscriptionFilter types: the
- * list flags booleans, resourceSubscriptions an array of strings (accepted
- * and, as this server does not offer resource subscriptions, left out of
- * the acknowledgement). Returns false after setting o to -32602. */
+/* True when resourceSubscriptions work for this request: the hub takes
+ * the stream and watches them (resources.subscribe is advertised). */
 static bool
-filter_ok(struct json_object *want, struct ph_outcome *o)
+hub_watches(struct ph_req *r)
+{
+	return r->ex->http && r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
+}
+
+/* The URIs of want's resourceSubscriptions this principal may read, each
+ * once, in the order asked; empty when resource subscriptions do not work
+ * here. Returns the array (caller puts). */
+static struct json_object *
+grant_uris(struct ph_req *r, struct json_object *want)
+{
+	struct json_object *rs = ph_jget(want, "resourceSubscriptions"), *seen, *out;
+	out = json_object_new_array();
+	if (rs == NULL || !hub_watches(r))
+		return out;
+	seen = json_object_new_object();
+	for (size_t i = 0; i < json_object_array_length(rs); i++) {
+		const char *uri = json_object_get_string(json_object_array_get_idx(rs, i));
+		char *path = NULL;
+		if (json_object_object_get_ex(seen, uri, NULL))
+			continue;
+		json_object_object_add(seen, uri, NULL);
+		if (ph_resources_watch(r, uri, &path) != PH_SUB_NONE)
+			json_object_array_add(out, json_object_new_string(uri));
+		free(path);
+	}
+	json_object_put(seen);
+	return out;
+}
+
+/* resourceSubscriptions within subscriptions.max_resource_subscriptions and
+ * small enough to hand to the hub. Returns false after setting o. */
+static bool
+uris_ok(struct ph_req *r, struct json_object *rs, struct ph_outcome *o)
+{
+	long long max = r->srv->conf->subscriptions.max_resource_subscriptions;
+	size_t n = json_object_array_length(rs), bytes = 0;
+	if ((long long)n > max) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.resourceSubscriptions "
+				 "names %zu URIs, more than subscriptions.max_resource_subscriptions (%lld)", n, max);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		bytes += (size_t)json_object_get_string_len(json_object_array_get_idx(rs, i)) + 8;
+	if (bytes > PH_HUB_MSG_MAX / 2) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.resourceSubscriptions "
+				 "is %zu bytes long; at most %d", bytes, PH_HUB_MSG_MAX / 2);
+		return false;
+	}
+	return true;
+}
+
+/* The filter's known members have their SubscriptionFilter types: the
+ * list flags booleans, resourceSubscriptions an array of strings, at most
+ * subscriptions.max_resource_subscriptions of them (those this principal
+ * may read are acknowledged where the hub watches them). Returns false
+ * after setting o to -32602. */
+static bool
+filter_ok(struct ph_req *r, struct json_object *want, struct ph_outcome *o)
 {
 	struct json_object *rs = ph_jget(want, "resourceSubscriptions");
 	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++) {
@@ -120,7 +273,7 @@ filter_ok(struct json_object *want, struct ph_outcome *o)
 					 "notifications.resourceSubscriptions[%zu] must be a string", i);
 			return false;
 		}
-	return true;
+	return uris_ok(r, rs, o);
 }
 
 /* subscriptions.max_streams 0: with a hub, HUB_STREAMS bounded by the
@@ -142,10 +295,10 @@ default_max(const struct ph_config *c)
 }
 
 /* Hands the acknowledged stream to the hub: its id, the kinds granted (in
- * the order of kinds[]) and the principal. Returns true when the hub has
- * it. */
+ * the order of kinds[]), the resource URIs granted (uris, borrowed) and
+ * the principal. Returns true when the hub has it. */
 static bool
-hand_over(struct ph_req *r, const bool on[])
+hand_over(struct ph_req *r, const bool on[], struct json_object *uris)
 {
 	struct json_object *d, *a;
 	const char *text;
@@ -159,6 +312,8 @@ hand_over(struct ph_req *r, const bool on[])
 	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++)
 		json_object_array_add(a, json_object_new_boolean(on[i]));
 	json_object_object_add(d, "on", a);
+	if (json_object_array_length(uris) > 0)
+		json_object_object_add(d, "uris", json_object_get(uris));
 	if (r->principal)
 		json_object_object_add(d, "principal", json_object_new_string(r->principal));
 	text = ph_json_text(d, &len);
@@ -171,7 +326,7 @@ void
 ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 {
 	const struct ph_config *c = r->srv->conf;
-	struct json_object *want = ph_jget(r->params, "notifications"), *ack;
+	struct json_object *want = ph_jget(r->params, "notifications"), *ack, *uris;
 	bool on[PH_ARRAY_LEN(kinds)];
 	uint64_t seen[PH_ARRAY_LEN(kinds)];
 	int64_t t0 = ph_now_us();
@@ -181,7 +336,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications must be an object");
 		return;
 	}
-	if (!filter_ok(want, o))
+	if (!filter_ok(r, want, o))
 		return;
 	if (max == 0)
 		max = default_max(c);
@@ -193,20 +348,34 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 	/* honour only what this server advertises (the ack narrows the filter) */
 	ack = tagged(r);
 	json_object_object_add(ack, "notifications", grant_filter(r, want, on, seen));
-	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0)
+	uris = grant_uris(r, want);
+	if (json_object_array_length(uris) > 0)
+		json_object_object_add(ph_jget(ack, "notifications"), "resourceSubscriptions",
+				       json_object_get(uris));
+	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0) {
+		json_object_put(uris);
 		goto gone;
-	if (r->ex->http && hand_over(r, on)) {
+	}
+	if (r->ex->http && hand_over(r, on, uris)) {
 		/* the hub holds the stream and its slot from here on */
 		ph_shared_listener_give();
+		json_object_put(uris);
 		r->detached = true;
 		return;
 	}
+	json_object_put(uris);
 	if (!r->ex->http) {
 		/* stdio: other requests interleave with the subscription, so it
 		 * stays open without holding the process; it ends with
-		 * notifications/cancelled or EOF. The configuration of a stdio
-		 * server does not change while it runs, so nothing more is sent. */
+		 * notifications/cancelled or EOF, and a reload (SIGHUP) tells it
+		 * what changed (ph_subscriptions_reloaded). */
 		ph_shared_listener_leave();
+		if (!keep_listen(r, on)) {
+			ph_outcome_error(o, PH_E_HANDLER, NULL, "Too many open subscriptions "
+					 "(subscriptions.max_per_principal is %lld)",
+					 c->subscriptions.max_per_principal);
+			return;
+		}
 		r->detached = true;
 		return;
 	}

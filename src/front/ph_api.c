@@ -44,7 +44,8 @@ phantom_server_free(phantom_server *srv)
 int
 phantom_serve_stdio(phantom_server *srv)
 {
-	return ph_stdio_run(srv);
+	/* the registry came from the program, not from a file: no reload */
+	return ph_stdio_run(&srv, NULL, false);
 }
 
 int

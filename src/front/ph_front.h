@@ -23,8 +23,10 @@ struct ph_run {
 int ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload);
 /* Serves one CGI request from the environment and stdin. Returns exit status. */
 int ph_cgi_once(struct ph_server *srv);
-/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. */
-int ph_stdio_run(struct ph_server *srv);
+/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. reload:
+ * SIGHUP loads conf_path (NULL: the built-in defaults) again, replacing
+ * *srv, and tells the listens the client holds what changed. */
+int ph_stdio_run(struct ph_server **srv, const char *conf_path, bool reload);
 /* The prefork master: forks r->workers workers, supervises, reloads, stops. */
 int ph_master_run(struct ph_server *srv, const struct ph_run *r);
 

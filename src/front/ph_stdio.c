@@ -7,7 +7,10 @@
  * for later. The front itself never parses a message. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_build.h"
+#include "ph_features.h"
 #include "ph_persist.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <poll.h>
@@ -21,6 +24,7 @@ struct stdio_front {
 	struct ph_buf in; /* bytes read, not yet served */
 	size_t max_line;
 	bool eof;
+	bool reload;      /* SIGHUP reloads: a wait for input ends on it */
 };
 
 static const char *
@@ -90,7 +94,7 @@ fill(struct stdio_front *f, bool wait)
 	}
 	for (;;) {
 		n = read(0, chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR && !(f->reload && ph_reload_requested))
 			continue;
 		break;
 	}
@@ -164,8 +168,9 @@ static const struct ph_front_ops stdio_ops = {
 
 /* Takes the next complete line out of the buffer (reading as needed).
  * Returns its length (line NUL-terminated in *out, caller frees), -1 at
- * EOF. A line over max_line, the last one without a newline too, is returned
- * as too long with *too_long set and only its first bytes kept. */
+ * EOF, -2 when a reload was asked for while waiting for input. A line over
+ * max_line, the last one without a newline too, is returned as too long
+ * with *too_long set and only its first bytes kept. */
 static long
 next_line(struct stdio_front *f, char **out, bool *too_long)
 {
@@ -217,12 +222,45 @@ next_line(struct stdio_front *f, char **out, bool *too_long)
 			}
 			continue;
 		}
+		if (f->reload && ph_reload_requested)
+			return -2;
 		fill(f, true);
 	}
 }
 
+static int
+send_line(void *ctx, const char *json, size_t len)
+{
+	(void)ctx;
+	return put_line(json, len);
+}
+
+static void
+on_hup(int sig)
+{
+	(void)sig;
+	ph_reload_requested = 1;
+}
+
+/* SIGHUP: the configuration again (the running one stays when it does not
+ * load), and list_changed on the client's open listens for what changed. */
+static void
+reload(struct ph_server **srv, const char *conf_path)
+{
+	struct ph_server *n;
+	ph_reload_requested = 0;
+	if ((n = ph_server_load(conf_path)) == NULL) {
+		ph_log("error", "reload failed: keeping the running configuration");
+		return;
+	}
+	ph_subscriptions_reloaded(*srv, n, send_line, NULL);
+	ph_server_free(*srv);
+	*srv = n;
+	ph_log("notice", "configuration reloaded; %zu listens open", ph_subscriptions_kept());
+}
+
 int
-ph_stdio_run(struct ph_server *srv)
+ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable)
 {
 	struct stdio_front f;
 	struct sigaction sa;
@@ -231,14 +269,26 @@ ph_stdio_run(struct ph_server *srv)
 	sigaction(SIGPIPE, &sa, NULL);
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
 	ph_exec_subreaper();
+	if (reloadable) {
+		/* no SA_RESTART: a SIGHUP interrupts the wait for input */
+		sa.sa_handler = on_hup;
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	memset(&f, 0, sizeof f);
 	ph_buf_init(&f.in);
-	f.max_line = (size_t)srv->conf->http.max_body;
+	f.max_line = (size_t)(*srvp)->conf->http.max_body;
+	f.reload = reloadable;
 	for (;;) {
+		struct ph_server *srv;
 		struct ph_exchange ex;
 		char *line = NULL;
 		bool too_long;
-		long n = next_line(&f, &line, &too_long);
+		long n;
+		if (reloadable && ph_reload_requested)
+			reload(srvp, conf_path);
+		srv = *srvp;
+		if ((n = next_line(&f, &line, &too_long)) == -2)
+			continue;
 		if (n < 0)
 			break; /* EOF: the client is done */
 		while (n > 0 && line[n - 1] == '\r')
@@ -261,6 +311,7 @@ ph_stdio_run(struct ph_server *srv)
 			break;
 	}
 	ph_buf_free(&f.in);
+	ph_subscriptions_forget();
 	ph_persist_shutdown();
 	return 0;
 }

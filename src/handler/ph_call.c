@@ -7,6 +7,7 @@
 #include "ph_mrtr.h"
 #include "ph_persist.h"
 #include "ph_schema.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <math.h>
 #include <stdarg.h>
@@ -869,12 +870,43 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 	return out;
 }
 
+/* An exec handler's "resourcesUpdated": [URI, ...] announces that those
+ * resources changed (to the listen streams subscribed to them, through the
+ * hub); the member is taken out of the result. */
+static void
+take_updates(struct json_object *out, const char *label)
+{
+	struct json_object *u;
+	if (out == NULL || !json_object_object_get_ex(out, "resourcesUpdated", &u))
+		return;
+	if (!json_object_is_type(u, json_type_array))
+		ph_log("warning", "%s: resourcesUpdated must be an array of URIs; ignored", label);
+	for (size_t i = 0; json_object_is_type(u, json_type_array) && i < json_object_array_length(u); i++) {
+		const char *uri = json_object_get_string(json_object_array_get_idx(u, i));
+		if (!json_object_is_type(json_object_array_get_idx(u, i), json_type_string))
+			ph_log("warning", "%s: resourcesUpdated[%zu] is not a string; ignored", label, i);
+		else if (ph_shared_announce_updated(uri) != 0)
+			ph_log("info", "%s: resourcesUpdated %s: no hub to announce it to", label, uri);
+	}
+	json_object_object_del(out, "resourcesUpdated");
+}
+
+int
+phantom_resource_updated(phantom_call *c, const char *uri)
+{
+	(void)c;
+	return ph_shared_announce_updated(uri);
+}
+
 struct json_object *
 ph_call_handler(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
 {
+	struct json_object *out;
 	switch (h->kind) {
 	case PH_HANDLER_EXEC:
-		return run_exec(r, h, inv);
+		out = run_exec(r, h, inv);
+		take_updates(out, inv->label);
+		return out;
 	case PH_HANDLER_C:
 		return run_c(r, h, inv);
 	case PH_HANDLER_NONE:

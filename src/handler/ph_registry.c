@@ -3,9 +3,11 @@
 #include "first.h"
 #include "ph_registry.h"
 #include "ph_json.h"
+#include "ph_log.h"
 #include "ph_util.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +253,41 @@ ph_registry_resource(const struct ph_registry *reg, const char *uri)
 		if (strcmp(reg->resources[i]->uri, uri) == 0)
 			return reg->resources[i];
 	return NULL;
+}
+
+bool
+ph_resource_stamp(const char *path, long long stamp[3])
+{
+	struct stat st;
+	memset(stamp, 0, 3 * sizeof *stamp);
+	if (lstat(path, &st) != 0)
+		return false;
+	stamp[0] = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	stamp[1] = (long long)st.st_size;
+	stamp[2] = (long long)st.st_ino;
+	return true;
+}
+
+void
+ph_resource_refresh(struct ph_resource *r, size_t max)
+{
+	long long now[3];
+	char *data;
+	size_t len;
+	if (r->file == NULL || !ph_resource_stamp(r->file, now) ||
+	    memcmp(now, r->file_stamp, sizeof now) == 0)
+		return;
+	/* the stamp moves on either way: one warning per change, not per read */
+	memcpy(r->file_stamp, now, sizeof now);
+	/* never through a link planted since the start (fs_beneath.sh) */
+	if (ph_read_file_flags(r->file, O_NOFOLLOW, max, &data, &len) != 0) {
+		ph_log("warning", "resource %s: cannot read '%s' again (%s); the old bytes are served",
+		       r->uri, r->file, errno == ELOOP ? "it is now a symbolic link" : strerror(errno));
+		return;
+	}
+	free(r->data);
+	r->data = data;
+	r->len = len;
 }
 
 struct ph_template *

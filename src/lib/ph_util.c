@@ -262,9 +262,15 @@ ph_dirname(const char *path)
 int
 ph_read_file(const char *path, size_t max, char **out, size_t *len)
 {
+	return ph_read_file_flags(path, 0, max, out, len);
+}
+
+int
+ph_read_file_flags(const char *path, int flags, size_t max, char **out, size_t *len)
+{
 	struct ph_buf b;
 	char chunk[8192];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 	if (fd < 0)
 		return -1;
 	ph_buf_init(&b);

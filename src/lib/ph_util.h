@@ -54,4 +54,7 @@ char *ph_dirname(const char *path) PH_NONNULL_RET;
 /* Reads a whole file up to max bytes. Returns 0, or -1 with errno set
  * (EFBIG when larger than max). *out is NUL-terminated; caller frees. */
 int ph_read_file(const char *path, size_t max, char **out, size_t *len) PH_WUR;
+/* The same, opened with these extra open(2) flags (O_NOFOLLOW: never
+ * through a symbolic link). */
+int ph_read_file_flags(const char *path, int flags, size_t max, char **out, size_t *len) PH_WUR;
 #endif

@@ -8,6 +8,8 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
+#include "ph_hub_watch.h"
+#include "ph_auth.h"
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_shared.h"
@@ -29,7 +31,7 @@
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
 /* The largest hand-over message a worker sends (the stream's JSON). */
-#define HUB_MSG_MAX 65536
+#define HUB_MSG_MAX PH_HUB_MSG_MAX
 /* FastCGI record types and the largest record content (FastCGI 1.0 §3.3). */
 #define FCGI_END_REQUEST 3
 #define FCGI_ABORT_REQUEST 2
@@ -61,6 +63,10 @@ struct stream {
 	bool want_out;            /* EPOLLOUT armed */
 	bool ending;              /* the final result is queued: close once written */
 	size_t idx;               /* in hub.v */
+	char **uris;              /* resourceSubscriptions granted by the worker */
+	size_t nuris;
+	struct ph_wsub **wsubs;   /* the subscriptions of those this principal may read now */
+	size_t nwsubs;
 };
 
 struct hub {
@@ -71,13 +77,16 @@ struct hub {
 	char *ctl_path;           /* its path, unlinked at exit (owned) */
 	struct stream **v;
 	size_t n, cap;
+	struct ph_watch *watch;   /* resource subscriptions, NULL without inotify */
 	bool stopping, want_stop, want_reload;
 	int64_t stop_deadline_us;
 	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag;
+static char chan_tag, sig_tag, ctl_tag, watch_tag;
+
+static void unwatch_stream(struct hub *h, struct stream *s);
 
 /* ---- FastCGI records ------------------------------------------------------ */
 
@@ -125,6 +134,10 @@ drop(struct hub *h, struct stream *s, const char *why)
 	h->v[s->idx] = last;
 	h->n--;
 	ph_shared_listener_leave();
+	unwatch_stream(h, s);
+	for (size_t i = 0; i < s->nuris; i++)
+		free(s->uris[i]);
+	free(s->uris);
 	json_object_put(s->id);
 	free(s->principal);
 	ph_buf_free(&s->out);
@@ -257,6 +270,155 @@ readable(struct hub *h, struct stream *s)
 	}
 }
 
+/* Ends s at once with a JSON-RPC error (code -32603, message msg) in place
+ * of its result: a stream the hub acknowledged but cannot hold. */
+static void
+refuse(struct hub *h, struct stream *s, const char *msg)
+{
+	static const unsigned char complete[8] = {0};
+	struct json_object *e = json_object_new_object(), *err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(-32603));
+	json_object_object_add(err, "message", json_object_new_string(msg));
+	json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(e, "id", json_object_get(s->id));
+	json_object_object_add(e, "error", err);
+	if (!send_event(h, s, e))
+		return;
+	s->ending = true;
+	add_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
+	add_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
+	flush(h, s);
+}
+
+/* ---- resource subscriptions (the table: ph_hub_watch.c) --------------------- */
+
+/* Keeps the URIs of the hand-over's "uris" (NULL: none) in s. Returns
+ * false when it is not an array of strings. */
+static bool
+take_uris(struct stream *s, struct json_object *uris)
+{
+	size_t n;
+	if (uris == NULL)
+		return true;
+	if (!json_object_is_type(uris, json_type_array))
+		return false;
+	n = json_object_array_length(uris);
+	s->uris = ph_xcalloc(n ? n : 1, sizeof *s->uris);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *u = json_object_array_get_idx(uris, i);
+		if (!json_object_is_type(u, json_type_string))
+			return false;
+		s->uris[s->nuris++] = ph_xstrdup(json_object_get_string(u));
+	}
+	return true;
+}
+
+static void
+unwatch_stream(struct hub *h, struct stream *s)
+{
+	for (size_t i = 0; i < s->nwsubs; i++)
+		ph_watch_drop(h->watch, s->wsubs[i]);
+	free(s->wsubs);
+	s->wsubs = NULL;
+	s->nwsubs = 0;
+}
+
+/* Subscribes s to each of its URIs that its principal may read under the
+ * hub's configuration now (a reload may have narrowed an allow-list or
+ * moved a file); a file's directory is watched. Returns false when one
+ * could not be watched (subscriptions.max_watches). */
+static bool
+watch_stream(struct hub *h, struct stream *s)
+{
+	bool denied;
+	const struct ph_access *acc = ph_auth_configured_access(h->srv, s->principal, &denied);
+	if (s->nuris == 0 || h->watch == NULL || denied)
+		return true;
+	s->wsubs = ph_xcalloc(s->nuris, sizeof *s->wsubs);
+	for (size_t i = 0; i < s->nuris; i++) {
+		char *path = NULL;
+		struct ph_wsub *w;
+		if (ph_catalog_watch(h->srv, s->principal, acc, s->uris[i], &path) == PH_SUB_NONE)
+			continue;
+		w = ph_watch_add(h->watch, s, s->uris[i], path, h->srv->conf->subscriptions.max_watches);
+		free(path);
+		if (w == NULL)
+			return false;
+		s->wsubs[s->nwsubs++] = w;
+	}
+	return true;
+}
+
+/* Takes the resourceSubscriptions the worker granted s (uris, borrowed)
+ * and watches them; a stream whose files cannot all be watched ends with
+ * an error naming subscriptions.max_watches. */
+static void
+start_watching(struct hub *h, struct stream *s, struct json_object *uris)
+{
+	char msg[200];
+	if (!take_uris(s, uris)) {
+		ph_log("error", "hub: a worker handed over resourceSubscriptions that are not URIs");
+		refuse(h, s, "Internal error: the subscription could not be taken");
+		return;
+	}
+	if (watch_stream(h, s))
+		return;
+	unwatch_stream(h, s);
+	snprintf(msg, sizeof msg, "Too many watched resources (subscriptions.max_watches is %lld)",
+		 h->srv->conf->subscriptions.max_watches);
+	refuse(h, s, msg);
+}
+
+/* A change reached stream owner's subscription to uri:
+ * notifications/resources/updated. */
+static void
+updated(void *ctx, void *owner, const char *uri)
+{
+	struct hub *h = ctx;
+	struct stream *s = owner;
+	struct json_object *n, *p;
+	if (s->ending)
+		return;
+	n = json_object_new_object();
+	p = tagged(s);
+	json_object_object_add(p, "uri", json_object_new_string(uri));
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string("notifications/resources/updated"));
+	json_object_object_add(n, "params", p);
+	send_event(h, s, n);
+}
+
+/* After a reload: every stream's subscriptions again, with the new
+ * configuration's files and allow-lists. */
+static void
+rewatch(struct hub *h)
+{
+	for (size_t i = h->n; i-- > 0;) {
+		struct stream *s = h->v[i];
+		unwatch_stream(h, s);
+		if (!s->ending && !watch_stream(h, s))
+			ph_log("warning", "hub: listen %s: some resources are no longer watched "
+			       "(subscriptions.max_watches is %lld)", json_object_get_string(s->id),
+			       h->srv->conf->subscriptions.max_watches);
+	}
+}
+
+/* An announcement from a worker (no connection attached): {"updated": URI}
+ * from phantom_resource_updated or an exec handler's resourcesUpdated. */
+static void
+announcement(struct hub *h, const char *text, size_t len)
+{
+	struct json_object *m;
+	const char *uri;
+	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (uri = ph_jstr(m, "updated")) == NULL) {
+		ph_log("error", "hub: a message from a worker that is neither a stream nor an announcement");
+		json_object_put(m);
+		return;
+	}
+	ph_watch_announce(h->watch, uri, updated, h);
+	json_object_put(m);
+}
+
 /* ---- hand-over ------------------------------------------------------------ */
 
 /* Streams of principal now held. */
@@ -275,7 +437,7 @@ of_principal(const struct hub *h, const char *principal)
 static bool
 adopt(struct hub *h, int fd, const char *text, size_t len)
 {
-	struct json_object *d, *on, *rid;
+	struct json_object *d, *on, *rid, *uris;
 	struct stream *s;
 	struct epoll_event ev;
 	long long per = h->srv->conf->subscriptions.max_per_principal;
@@ -297,7 +459,7 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 		s->principal = ph_xstrdup(ph_jstr(d, "principal"));
 	for (size_t i = 0; i < NKINDS; i++)
 		s->on[i] = json_object_get_boolean(json_object_array_get_idx(on, i));
-	json_object_put(d);
+	uris = ph_jget(d, "uris");
 	s->opened_us = s->ping_us = ph_now_us();
 	ph_buf_init(&s->out);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -313,26 +475,18 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
 		ph_log("error", "hub: epoll: %s", strerror(errno));
 		drop(h, s, "the hub cannot watch it");
+		json_object_put(d);
 		return false;
 	}
 	if (s->principal && per > 0 && of_principal(h, s->principal) > (size_t)per) {
-		struct json_object *e = json_object_new_object(), *err = json_object_new_object();
 		char msg[160];
 		snprintf(msg, sizeof msg, "Too many open subscriptions for this principal "
 			 "(subscriptions.max_per_principal is %lld)", per);
-		json_object_object_add(err, "code", json_object_new_int(-32603));
-		json_object_object_add(err, "message", json_object_new_string(msg));
-		json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
-		json_object_object_add(e, "id", json_object_get(s->id));
-		json_object_object_add(e, "error", err);
-		if (send_event(h, s, e)) {
-			static const unsigned char complete[8] = {0};
-			s->ending = true;
-			add_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
-			add_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
-			flush(h, s);
-		}
+		refuse(h, s, msg);
+	} else {
+		start_watching(h, s, uris);
 	}
+	json_object_put(d);
 	return true;
 }
 
@@ -341,7 +495,7 @@ static void
 receive(struct hub *h)
 {
 	for (;;) {
-		char text[HUB_MSG_MAX];
+		static char text[HUB_MSG_MAX];
 		union {
 			struct cmsghdr align;
 			char buf[CMSG_SPACE(sizeof(int))];
@@ -367,7 +521,8 @@ receive(struct hub *h)
 		if (ph_hub_tasks_message(h->tasks, text, (size_t)n, fd))
 			continue;
 		if (fd < 0) {
-			ph_log("error", "hub: a hand-over without a connection; ignored");
+			if (!(mh.msg_flags & MSG_TRUNC))
+				announcement(h, text, (size_t)n);
 			continue;
 		}
 		ph_shared_listener_take(); /* the stream's slot is the hub's now */
@@ -383,32 +538,70 @@ receive(struct hub *h)
 
 /* ---- changes, time, signals ------------------------------------------------ */
 
+/* What principal sees of each kind changed between old and h->srv: the
+ * answer for everyone (all) when it has allow-lists in neither, else its
+ * own catalogues compared (a principal refused in one of them: changed when
+ * it is not refused in both), kept in cache (an object of arrays, one per
+ * principal) for its other streams. */
+static void
+changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *principal,
+	    struct json_object *cache, bool out[])
+{
+	bool was_denied, is_denied;
+	const struct ph_access *a, *b;
+	struct json_object *c;
+	memcpy(out, all, NKINDS * sizeof *out);
+	if (principal == NULL)
+		return;
+	a = ph_auth_configured_access(old, principal, &was_denied);
+	b = ph_auth_configured_access(h->srv, principal, &is_denied);
+	if (a == NULL && b == NULL && !was_denied && !is_denied)
+		return;
+	if (!json_object_object_get_ex(cache, principal, &c)) {
+		c = json_object_new_array();
+		for (size_t k = 0; k < NKINDS; k++)
+			json_object_array_add(c, json_object_new_boolean(
+				was_denied || is_denied ? was_denied != is_denied
+				: ph_catalog_changed_for(old, a, h->srv, b, principal, kinds[k].kind)));
+		json_object_object_add(cache, principal, c);
+	}
+	for (size_t k = 0; k < NKINDS; k++)
+		out[k] = json_object_get_boolean(json_object_array_get_idx(c, k));
+}
+
 /* SIGHUP: the new configuration (the running one stays when it does not
- * load), and list_changed for each kind whose catalogue changed, to the
- * streams that asked for that kind. */
+ * load), and list_changed for each kind whose catalogue changed as the
+ * stream's principal sees it, to the streams that asked for that kind. */
 static void
 reload(struct hub *h)
 {
-	struct ph_server *n = ph_server_load(h->run->conf_path);
+	struct ph_server *old = h->srv, *n = ph_server_load(h->run->conf_path);
+	struct json_object *cache;
 	bool changed[NKINDS];
+	size_t told = 0;
 	if (n == NULL) {
 		ph_log("error", "hub: reload failed: the running configuration stays");
 		return;
 	}
 	for (size_t k = 0; k < NKINDS; k++)
-		changed[k] = ph_catalog_changed(h->srv, n, kinds[k].kind);
-	ph_server_free(h->srv);
+		changed[k] = ph_catalog_changed(old, n, kinds[k].kind);
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
+	rewatch(h);
+	cache = json_object_new_object();
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
+		bool mine[NKINDS];
+		changed_for(h, old, changed, s->principal, cache, mine);
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
-			if (changed[k] && s->on[k] && !notify(h, s, kinds[k].method))
+			if (mine[k] && s->on[k] && (told++, !notify(h, s, kinds[k].method)))
 				break;
 	}
-	ph_log("notice", "hub: configuration reloaded; lists changed:%s%s%s%s; %zu streams",
+	json_object_put(cache);
+	ph_server_free(old);
+	ph_log("notice", "hub: configuration reloaded; lists changed:%s%s%s%s; %zu streams, %zu told",
 	       changed[0] ? " tools" : "", changed[1] ? " prompts" : "", changed[2] ? " resources" : "",
-	       changed[0] || changed[1] || changed[2] ? "" : " none", h->n);
+	       changed[0] || changed[1] || changed[2] ? "" : " none", h->n, told);
 }
 
 /* Keep-alive comments and the end of streams past subscriptions.max_ms. */
@@ -442,7 +635,8 @@ on_signal(struct hub *h)
 		else if (si.ssi_signo == SIGCHLD)
 			ph_hub_tasks_reap(h->tasks);
 		else if (si.ssi_signo == SIGUSR2)
-			ph_log("notice", "hub %d: %zu streams", (int)getpid(), h->n);
+			ph_log("notice", "hub %d: %zu streams, %zu resource subscriptions, %zu watched "
+			       "directories", (int)getpid(), h->n, ph_watch_subs(h->watch), ph_watch_dirs(h->watch));
 		else
 			h->want_stop = true; /* SIGTERM, SIGINT, SIGUSR1 */
 	}
@@ -521,13 +715,30 @@ ctl_open(struct hub *h)
 	h->ctl_path = ph_xstrdup(path);
 }
 
-/* Announces kind's list_changed to every stream that asked for it. Returns
- * how many streams were told, or -1 when the command is unknown. */
+/* "resources/updated URI...": resources/updated to the streams subscribed
+ * to each URI. Returns how many notifications were sent. */
 static long
-ctl_command(struct hub *h, const char *line)
+ctl_updated(struct hub *h, char *uris)
+{
+	long told = 0;
+	for (char *save = NULL, *u = strtok_r(uris, " \t", &save); u; u = strtok_r(NULL, " \t", &save))
+		told += (long)ph_watch_announce(h->watch, u, updated, h);
+	return told;
+}
+
+/* Announces kind's list_changed to every stream that asked for it, or
+ * resources/updated to those subscribed to the URIs named. Returns how
+ * many streams were told, or -1 when the command is unknown. */
+static long
+ctl_command(struct hub *h, char *line)
 {
 	long told = 0;
 	size_t k;
+	if (strncmp(line, "resources/updated ", 18) == 0) {
+		told = ctl_updated(h, line + 18);
+		ph_log("notice", "hub: --notify resources/updated told %ld streams", told);
+		return told;
+	}
 	for (k = 0; k < NKINDS; k++)
 		if (strcmp(line, kinds[k].method + strlen("notifications/")) == 0)
 			break;
@@ -577,7 +788,7 @@ ctl_accept(struct hub *h)
 	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		struct ucred cr;
 		socklen_t cl = sizeof cr;
-		char line[CTL_LINE_MAX], out[160];
+		char line[CTL_LINE_MAX], out[256];
 		long told;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
 		    (cr.uid != 0 && cr.uid != geteuid())) {
@@ -589,7 +800,7 @@ ctl_accept(struct hub *h)
 			snprintf(out, sizeof out, "error no command line within %d ms\n", CTL_TIMEOUT_MS);
 		else if ((told = ctl_command(h, line)) < 0)
 			snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
-				 "prompts/list_changed, resources/list_changed)\n", line);
+				 "prompts/list_changed, resources/list_changed, resources/updated URI...)\n", line);
 		else
 			snprintf(out, sizeof out, "ok %ld\n", told);
 		if (write(fd, out, strlen(out)) < 0) {
@@ -607,9 +818,10 @@ ph_hub_notify(const char *path, int argc, char **argv)
 	struct ph_buf cmd;
 	int fd;
 	ssize_t n;
-	if (argc != 1) {
+	bool updated_uris = argc >= 1 && strcmp(argv[0], "resources/updated") == 0;
+	if (updated_uris ? argc < 2 : argc != 1) {
 		fprintf(stderr, "phantom-fcgi: --notify takes one notification: tools/list_changed, "
-			"prompts/list_changed or resources/list_changed\n");
+			"prompts/list_changed, resources/list_changed, or resources/updated and its URIs\n");
 		return 2;
 	}
 	if (path == NULL || *path == '\0' || !ctl_addr(path, &sa)) {
@@ -625,7 +837,22 @@ ph_hub_notify(const char *path, int argc, char **argv)
 		return 1;
 	}
 	ph_buf_init(&cmd);
-	ph_buf_printf(&cmd, "%s\n", argv[0]);
+	for (int i = 0; i < argc; i++) {
+		if (strpbrk(argv[i], " \t\r\n") != NULL || (i > 0 && argv[i][0] == '\0')) {
+			fprintf(stderr, "phantom-fcgi: not a URI: '%s'\n", argv[i]);
+			ph_buf_free(&cmd);
+			close(fd);
+			return 2;
+		}
+		ph_buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
+	}
+	if (cmd.len + 1 >= CTL_LINE_MAX) {
+		fprintf(stderr, "phantom-fcgi: --notify: the URIs take more than %d bytes\n", CTL_LINE_MAX);
+		ph_buf_free(&cmd);
+		close(fd);
+		return 2;
+	}
+	ph_buf_addc(&cmd, '\n');
 	n = write(fd, cmd.data, cmd.len);
 	ph_buf_free(&cmd);
 	n = n < 0 ? -1 : read(fd, reply, sizeof reply - 1);
@@ -671,6 +898,10 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, chan, &ev);
 	ev.data.ptr = &sig_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, h->sig, &ev);
+	if ((h->watch = ph_watch_new()) != NULL) {
+		ev.data.ptr = &watch_tag;
+		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_watch_fd(h->watch), &ev);
+	}
 	ctl_open(h);
 	h->tasks = ph_hub_tasks_new(srv, NULL, h);
 	if (h->ctl >= 0) {
@@ -700,6 +931,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				on_signal(&h);
 			else if (p == &ctl_tag)
 				ctl_accept(&h);
+			else if (p == &watch_tag)
+				ph_watch_read(h.watch, updated, &h);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
 					flush(&h, p);
@@ -724,6 +957,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	free(h.ctl_path);
 	free(h.v);
 	ph_hub_tasks_free(h.tasks);
+	ph_watch_free(h.watch);
 	ph_server_free(h.srv);
 	return 0;
 }

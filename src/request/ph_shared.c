@@ -214,3 +214,22 @@ ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
 			return -1;
 	}
 }
+
+int
+ph_shared_announce_updated(const char *uri)
+{
+	struct json_object *m;
+	const char *text;
+	size_t len;
+	ssize_t n = -1;
+	if (ph_hub_fd < 0 || uri == NULL || *uri == '\0')
+		return -1;
+	m = json_object_new_object();
+	json_object_object_add(m, "updated", json_object_new_string(uri));
+	text = json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &len);
+	/* no descriptor: the hub takes it as an announcement, not a stream */
+	if (len <= PH_HUB_MSG_MAX)
+		n = ph_hub_send(text, len, -1, 0);
+	json_object_put(m);
+	return n < 0 ? -1 : 0;
+}

@@ -48,6 +48,14 @@ extern int ph_hub_fd;
  * channel (many workers at once can fill it for a moment). Returns 0, or
  * -1 with errno (EBADF: there is no hub). */
 int ph_hub_send(const char *text, size_t len, int fd, int wait_ms);
+/* The largest message on that channel: a stream's description (its
+ * resourceSubscriptions take at most half of it) or an announcement. */
+#define PH_HUB_MSG_MAX (192 * 1024)
+/* Tells the hub that the resource at uri changed, for the listen streams
+ * subscribed to it (phantom_resource_updated, an exec handler's
+ * resourcesUpdated). Returns 0, or -1 when there is no hub to tell or it
+ * does not take the message. */
+int ph_shared_announce_updated(const char *uri);
 
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */

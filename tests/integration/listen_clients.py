@@ -10,13 +10,16 @@ closes), the i-th with FILTER[i % len(FILTER)] as its notifications filter
 acknowledged streams to READY_FILE once every stream is acknowledged or
 failed, reads everything until each stream closes or SECONDS pass, and
 prints one JSON line per stream: {"i", "filter", "acked", "tools", "prompts",
-"resources", "result", "error", "closed", "http", "t_ack", "t_tools",
-"t_closed"}; "http" is the response's status code (0 before one arrived),
+"resources", "result", "error", "closed", "http", "updated", "ack_uris",
+"t_ack", "t_tools", "t_updated", "t_closed"}; "updated" lists the uris of the
+notifications/resources/updated received, "ack_uris" the acknowledged
+resourceSubscriptions (null without an acknowledgement); "http" is the response's status code (0 before one arrived),
 the t_ fields are the wall-clock times (time.time()) the acknowledgement,
-the first tools/list_changed and the end of the connection were read, or
-null.
+the first tools/list_changed, the first resources/updated and the end of
+the connection were read, or null.
 
 Environment:
+  LISTEN_AUTH=VALUE    sends it as the Authorization header
   LISTEN_DUMP=DIR      writes what stream i received to DIR/i.txt
   LISTEN_BATCH=K       keeps at most K streams connecting and waiting for
                        their acknowledgement at a time (default: all N)
@@ -30,12 +33,14 @@ filters = [json.loads(f) for f in sys.argv[5:]] or [{"toolsListChanged": True}]
 batch = int(os.environ.get("LISTEN_BATCH") or n) or n
 progress = os.environ.get("LISTEN_PROGRESS")
 u = urlparse(url)
+auth = ("Authorization: %s\r\n" % os.environ["LISTEN_AUTH"]) if os.environ.get("LISTEN_AUTH") else ""
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, n + 64)), hard))
 sel = selectors.DefaultSelector()
 ACK = b"notifications/subscriptions/acknowledged"
 TOOLS = b"notifications/tools/list_changed"
-TAIL = max(len(ACK), len(TOOLS))
+UPDATED = b"notifications/resources/updated"
+TAIL = max(len(ACK), len(TOOLS), len(UPDATED))
 
 def request(i, flt):
     body = json.dumps({"jsonrpc": "2.0", "id": "S%d" % i, "method": "subscriptions/listen",
@@ -44,12 +49,13 @@ def request(i, flt):
                            "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
     head = ("POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\n"
             "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
-            "Mcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n"
-            % (u.path, u.netloc, len(body))).encode()
+            "Mcp-Method: subscriptions/listen\r\n%sContent-Length: %d\r\n\r\n"
+            % (u.path, u.netloc, auth, len(body))).encode()
     return head + body
 
 streams = [{"i": i, "filter": filters[i % len(filters)], "sock": None, "buf": b"", "closed": False,
-            "acked": False, "http": 0, "t_ack": None, "t_tools": None, "t_closed": None, "out": b""}
+            "acked": False, "http": 0, "t_ack": None, "t_tools": None, "t_updated": None, "t_closed": None,
+            "out": b""}
            for i in range(n)]
 opened = acked = tooled = closed = settled = 0  # settled: acknowledged or closed
 
@@ -97,6 +103,8 @@ def received(st, data, now):
     if st["t_tools"] is None and TOOLS in seen:
         st["t_tools"] = now
         tooled += 1
+    if st["t_updated"] is None and UPDATED in seen:
+        st["t_updated"] = now
 
 ready = False
 last_progress = 0.0
@@ -147,6 +155,27 @@ if not ready:
 if progress:
     with open(progress, "w") as f:
         f.write("%d %d %d %d\n" % (opened, acked, tooled, closed))
+def updated_uris(b):
+    """The uris of the notifications/resources/updated events in b, in order."""
+    uris = []
+    for line in b.split(b"\n"):
+        if line.startswith(b"data: ") and b"notifications/resources/updated" in line:
+            try:
+                uris.append(json.loads(line[6:])["params"]["uri"])
+            except (ValueError, KeyError, TypeError):
+                uris.append(None)
+    return uris
+
+def acked_uris(b):
+    """The resourceSubscriptions of the acknowledgement in b (None: no ack)."""
+    for line in b.split(b"\n"):
+        if line.startswith(b"data: ") and ACK in line:
+            try:
+                return json.loads(line[6:])["params"]["notifications"].get("resourceSubscriptions", [])
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return None
+    return None
+
 dump = os.environ.get("LISTEN_DUMP")
 for st in streams:
     b = st["buf"]
@@ -159,4 +188,6 @@ for st in streams:
                       "resources": b.count(b"notifications/resources/list_changed"),
                       "result": b.count(b'"resultType":"complete"'),
                       "error": b.count(b'"error":'), "closed": st["closed"], "http": st["http"],
-                      "t_ack": st["t_ack"], "t_tools": st["t_tools"], "t_closed": st["t_closed"]}))
+                      "updated": updated_uris(b), "ack_uris": acked_uris(b),
+                      "t_ack": st["t_ack"], "t_tools": st["t_tools"], "t_updated": st["t_updated"],
+                      "t_closed": st["t_closed"]}))
