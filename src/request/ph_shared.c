@@ -2,14 +2,17 @@
 #include "first.h"
 #include "ph_shared.h"
 #include "ph_shm.h"
+#include <errno.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
 	int listeners;
 	struct ph_shm_metrics metrics;
 	struct ph_shm_rate rate;
+	int verify[PH_SHARED_VERIFY_MAX]; /* pid verifying a token, 0: free */
 };
 
 volatile sig_atomic_t ph_stop_requested;
@@ -87,6 +90,35 @@ ph_shared_listener_leave(void)
 	while (n > 0 && !__atomic_compare_exchange_n(&get()->listeners, &n, n - 1, false,
 						     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		;
+}
+
+/* True when a verification slot holding pid may be taken: empty, or its
+ * process is gone (EPERM means it exists under another user). */
+static bool
+slot_free(int pid)
+{
+	return pid == 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+}
+
+int
+ph_shared_verify_enter(long long max)
+{
+	int self = (int)getpid();
+	for (long long i = 0; i < max && i < PH_SHARED_VERIFY_MAX; i++) {
+		int *s = &get()->verify[i];
+		int cur = __atomic_load_n(s, __ATOMIC_SEQ_CST);
+		if (slot_free(cur) &&
+		    __atomic_compare_exchange_n(s, &cur, self, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return (int)i;
+	}
+	return -1;
+}
+
+void
+ph_shared_verify_leave(int slot)
+{
+	if (slot >= 0 && slot < PH_SHARED_VERIFY_MAX)
+		__atomic_store_n(&get()->verify[slot], 0, __ATOMIC_SEQ_CST);
 }
 
 void

@@ -19,6 +19,15 @@ bool ph_shared_listener_enter(long long max);
 void ph_shared_listener_leave(void);
 /* Forgets every open stream (the hub that held them has died). */
 void ph_shared_listeners_reset(void);
+/* Most argon2 verifications running at once on one host
+ * (auth.max_concurrent_verify is bounded by it). */
+#define PH_SHARED_VERIFY_MAX 64
+/* Takes one of the first max verification slots. Returns its index, or -1
+ * when all are held; a slot held by a process that died is taken over, so
+ * a worker killed while verifying does not leak one. */
+int ph_shared_verify_enter(long long max);
+/* Gives back slot (from ph_shared_verify_enter; -1 does nothing). */
+void ph_shared_verify_leave(int slot);
 /* Listen streams open now. */
 int ph_shared_listeners(void);
 /* Set by the signal handlers of the fronts and the master; checked
