@@ -19,7 +19,9 @@
  * than auth.fail_limit invalid tokens per auth.fail_window_s gets 429
  * without any hashing, and at most auth.max_concurrent_verify checks run at
  * once on the host (shared slots; past that 429 at once rather than a
- * worker waiting). What the issue called "a fast keyed lookup before
+ * worker waiting). Verified tokens are remembered per worker and for the
+ * host (ph_shared_auth_*, so a recycled worker does not verify them again,
+ * which past auth.fail_limit it could not). What the issue called "a fast keyed lookup before
  * argon2" is not possible for a token never seen: the configuration holds
  * only the salted argon2 string, and keeping a fast digest beside it would
  * hand an offline attacker the fast digest to brute-force instead. The
@@ -47,6 +49,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+_Static_assert(PH_SHARED_DIGEST == crypto_generichash_BYTES, "the shared cache holds keyed digests");
 _Static_assert(PH_ACCESS_KINDS == PH_KIND_SKILL + 1, "one allow-list per enum ph_kind");
 
 /* Keys of auth.allow.<principal>, in enum ph_kind order. */
@@ -982,6 +985,7 @@ verify_argon2(struct ph_auth_conf *a, const char *tok, size_t n, const unsigned 
 		if (a->tokens[i].argon2 && crypto_pwhash_str_verify(a->tokens[i].argon2_str, tok, n) == 0) {
 			*idx = (long)i;
 			cache_add(a, kd, i);
+			ph_shared_auth_put(kd, i);
 		}
 	}
 	ph_shared_verify_leave(slot);
@@ -1027,6 +1031,12 @@ check_bearer(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	idx = ph_auth_sha256_find(a, digest);
 	if (idx < 0)
 		idx = cache_find(a, kd);
+	if (idx < 0 && (idx = ph_shared_auth_get(kd)) >= 0) {
+		if (idx >= (long)a->ntokens)
+			idx = -1; /* cannot be: digests are keyed per configuration */
+		else
+			cache_add(a, kd, (size_t)idx);
+	}
 	if (idx < 0)
 		e = check_unknown(r, a, tok, n, kd, &idx, msg, msz, hdrs);
 	sodium_memzero(digest, sizeof digest);
