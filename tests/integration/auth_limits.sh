@@ -71,7 +71,7 @@ ok "no token reaches the log"
 ( mpost "$U" 10 server/discover '{}' -H "Authorization: Bearer slow" "${FROM3[@]}"
   echo "$STATUS" >"$T_DIR/slow.status" ) &
 slow=$!
-sleep 0.15
+sleep 0.3
 mpost "$U" 11 server/discover '{}' -H "Authorization: Bearer other" "${FROM2[@]}"
 is "$STATUS" 429 "a second verification while one runs: 429 at once"
 is "$(header Retry-After)" 1 "... with Retry-After: 1"
