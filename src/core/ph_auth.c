@@ -20,12 +20,12 @@
  * without any hashing, and at most auth.max_concurrent_verify checks run at
  * once on the host (shared slots; past that 429 at once rather than a
  * worker waiting). Verified tokens are remembered per worker and for the
- * host (ph_shared_auth_*, so a recycled worker does not verify them again,
- * which past auth.fail_limit it could not). What the issue called "a fast keyed lookup before
- * argon2" is not possible for a token never seen: the configuration holds
- * only the salted argon2 string, and keeping a fast digest beside it would
- * hand an offline attacker the fast digest to brute-force instead. The
- * positive cache is that lookup for tokens once verified. */
+ * host (ph_shared_auth_*: a recycled worker does not verify them again,
+ * which past auth.fail_limit it could not). A fast keyed lookup before
+ * argon2 is not possible for a token never seen: the configuration holds
+ * only the salted argon2 string, and a fast digest kept beside it would
+ * hand an offline attacker that digest to brute-force instead. The caches
+ * are that lookup for tokens once verified. */
 #include "first.h"
 #include "ph_auth.h"
 #include "ph_exec.h"
@@ -903,9 +903,9 @@ unauthorized(const struct ph_auth_conf *a, bool invalid, const char *why, char *
 	return PH_E_UNAUTHORIZED;
 }
 
-/* The token of an "Authorization: Bearer TOKEN" header (*tok, *n borrowed
- * from the request), or NULL with *why set to the 401 message and *invalid
- * saying whether it is the invalid_token challenge. */
+/* The token of an "Authorization: Bearer TOKEN" header (borrowed from the
+ * request, *n bytes), or NULL with *why set to the 401 message and *invalid
+ * saying whether it gets the invalid_token challenge. */
 static const char *
 bearer_token(struct ph_req *r, size_t *n, const char **why, bool *invalid)
 {
