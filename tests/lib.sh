@@ -51,9 +51,23 @@ like() {
 		T_FAIL=$((T_FAIL + 1)); fi
 }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+# t_stop: asks every started server to stop (SIGTERM) and waits up to 10 s:
+# workers and hubs run LeakSanitizer as they leave in a sanitizer build, and
+# their reports must be in the logs before done_testing reads them
+t_stop() {
+	local p
+	for p in "${T_PIDS[@]+"${T_PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
+	for _ in $(seq 1 200); do
+		local alive=
+		for p in "${T_PIDS[@]+"${T_PIDS[@]}"}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ -z "$alive" ] && break
+		sleep 0.05
+	done
+}
 done_testing() {
 	# every log in the test directory: a sanitizer build reports there
 	local rep
+	t_stop
 	rep=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error: ' "$T_DIR" 2>/dev/null)
 	is "$rep" "" "no sanitizer report in the server logs"
 	[ -n "$rep" ] && grep -rhE -A20 'ERROR: (Address|Leak)Sanitizer|runtime error: ' $rep | sed 's/^/#   /'

@@ -33,6 +33,8 @@ struct lctx {
 	int yaml_depth;
 	int before;        /* problems before the manifest was read */
 	struct ph_ysink s; /* the same, for the typed readers */
+	const char *cfile; /* the configuration file naming the manifest */
+	int cline;         /* and the line of its 'manifest:' */
 };
 
 #define PROB(L, line, ...) ph_conf_problem((L)->probs, (L)->mfile, (line), __VA_ARGS__)
@@ -1117,7 +1119,9 @@ load_manifest(struct lctx *L)
 	struct ph_ynode *root, *list;
 	bool bad = false;
 	if (ph_read_file(sc->manifest, 16 << 20, &buf, &len) != 0) {
-		PROB(L, 0, "cannot read the skills manifest: %s", strerror(errno));
+		/* blamed on the line that names it: the manifest has no line yet */
+		ph_conf_problem(L->probs, L->cfile, L->cline, "skills.manifest: cannot read %s: %s",
+				sc->manifest, strerror(errno));
 		return;
 	}
 	root = ph_yaml_parse(buf, len, L->yaml_depth, &err);
@@ -1171,6 +1175,14 @@ load_manifest(struct lctx *L)
 
 /* ---- the phantom.yaml section ------------------------------------------------- */
 
+/* Returns the line of the section's 'manifest:' value, or of the section. */
+static int
+manifest_line(const struct ph_ynode *n)
+{
+	const struct ph_ynode *m = ph_yaml_get(n, "manifest");
+	return m != NULL ? m->line : n->line;
+}
+
 int
 ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
@@ -1212,6 +1224,8 @@ ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_yno
 	L.yaml_depth = (int)x->c->limits.yaml_depth;
 	sc->yaml_depth = L.yaml_depth;
 	L.before = (int)x->probs->n;
+	L.cfile = x->file;
+	L.cline = manifest_line(n);
 	load_manifest(&L);
 	return (int)x->probs->n == L.before ? 0 : -1;
 }

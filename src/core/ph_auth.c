@@ -10,14 +10,31 @@
  *                answers allow / unauthorized / forbidden
  * Failures become 401 with WWW-Authenticate or 403, both JSON-RPC error
  * bodies sent by the core (authenticate() in ph_core.c). The token is never
- * logged, copied or kept: only its SHA-256 digest lives on, in the argon2
- * verification cache. docs/auth.md is the user-facing description. */
+ * logged, copied or kept: only a keyed digest lives on, in the argon2
+ * verification cache. docs/auth.md is the user-facing description.
+ *
+ * An argon2 check costs ~70 ms and 64 MiB, so wrong tokens are kept from
+ * spending it: a token is looked up cheaply first (the SHA-256 entries and
+ * the cache of tokens already verified), a client address that sent more
+ * than auth.fail_limit invalid tokens per auth.fail_window_s gets 429
+ * without any hashing, and at most auth.max_concurrent_verify checks run at
+ * once on the host (shared slots; past that 429 at once rather than a
+ * worker waiting). Verified tokens are remembered per worker and for the
+ * host (ph_shared_auth_*: a recycled worker does not verify them again,
+ * which past auth.fail_limit it could not). A fast keyed lookup before
+ * argon2 is not possible for a token never seen: the configuration holds
+ * only the salted argon2 string, and a fast digest kept beside it would
+ * hand an offline attacker that digest to brute-force instead. The caches
+ * are that lookup for tokens once verified. */
 #include "first.h"
 #include "ph_auth.h"
 #include "ph_exec.h"
 #include "ph_exec_conf.h"
 #include "ph_features.h"
+#include "ph_metrics.h"
+#include "ph_rate.h"
 #include "ph_sections.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include "ph_yaml.h"
 #include "ph_yread.h"
@@ -32,6 +49,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+_Static_assert(PH_SHARED_DIGEST == crypto_generichash_BYTES, "the shared cache holds keyed digests");
 _Static_assert(PH_ACCESS_KINDS == PH_KIND_SKILL + 1, "one allow-list per enum ph_kind");
 
 /* Keys of auth.allow.<principal>, in enum ph_kind order. */
@@ -592,6 +610,7 @@ conf_free(struct ph_auth_conf *a)
 	free(a->challenge_invalid);
 	if (a->cache)
 		sodium_memzero(a->cache, (size_t)a->argon2_cache * sizeof *a->cache);
+	sodium_memzero(a->cache_key, sizeof a->cache_key);
 	free(a->cache);
 	free(a);
 }
@@ -650,6 +669,8 @@ parse_settings(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts
 		if (strcmp(o->mode, modes[m]) == 0)
 			a->mode = (enum ph_auth_mode)m;
 	a->argon2_cache = o->argon2_cache;
+	a->max_verify = o->max_concurrent_verify;
+	a->fail = (struct ph_rate_conf){o->fail_limit, o->fail_window_s, o->fail_limit};
 	a->max_assigns = o->max_assigns;
 	a->assigns_depth = o->assigns_depth;
 	a->default_deny = strcmp(o->default_access, "none") == 0;
@@ -727,6 +748,7 @@ conf_finish(struct ph_auth_conf *a)
 	a->hdr_invalid[0] = (struct ph_header){"WWW-Authenticate", a->challenge_invalid};
 	if (a->argon2_cache > 0)
 		a->cache = ph_xcalloc((size_t)a->argon2_cache, sizeof *a->cache);
+	randombytes_buf(a->cache_key, sizeof a->cache_key);
 }
 
 int
@@ -788,7 +810,7 @@ cache_find(const struct ph_auth_conf *a, const unsigned char *digest)
 {
 	long found = -1;
 	for (size_t i = 0; i < a->ncache; i++) {
-		long eq = (long)(sodium_memcmp(a->cache[i].digest, digest, crypto_hash_sha256_BYTES) + 1);
+		long eq = (long)(sodium_memcmp(a->cache[i].digest, digest, crypto_generichash_BYTES) + 1);
 		long mask = -eq;
 		found = (found & ~mask) | ((long)a->cache[i].token & mask);
 	}
@@ -802,7 +824,7 @@ cache_add(struct ph_auth_conf *a, const unsigned char *digest, size_t token)
 	if (a->argon2_cache <= 0)
 		return;
 	c = &a->cache[a->cache_next];
-	memcpy(c->digest, digest, crypto_hash_sha256_BYTES);
+	memcpy(c->digest, digest, crypto_generichash_BYTES);
 	c->token = token;
 	a->cache_next = (a->cache_next + 1) % (size_t)a->argon2_cache;
 	if (a->ncache < (size_t)a->argon2_cache)
@@ -895,46 +917,148 @@ unauthorized(const struct ph_auth_conf *a, bool invalid, const char *why, char *
 	return PH_E_UNAUTHORIZED;
 }
 
-static enum ph_err
-check_bearer(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
-	     const struct ph_header **hdrs)
+/* The token of an "Authorization: Bearer TOKEN" header (borrowed from the
+ * request, *n bytes), or NULL with *why set to the 401 message and *invalid
+ * saying whether it gets the invalid_token challenge. */
+static const char *
+bearer_token(struct ph_req *r, size_t *n, const char **why, bool *invalid)
 {
-	unsigned char digest[crypto_hash_sha256_BYTES];
 	const char *h = param(r, "HTTP_AUTHORIZATION"), *tok;
-	size_t n;
-	long idx;
+	*invalid = false;
 	/* Apache hands the header over as REDIRECT_HTTP_AUTHORIZATION after an
 	 * internal rewrite (SetEnvIf/RewriteRule recipes on shared hosting) */
 	if (h == NULL || *h == '\0')
 		h = param(r, "REDIRECT_HTTP_AUTHORIZATION");
+	*why = "Unauthorized";
 	if (h == NULL || *h == '\0')
-		return unauthorized(a, false, "Unauthorized", msg, msz, hdrs);
-	tok = ph_trim(h, &n);
-	if (n < 6 || strncasecmp(tok, "Bearer", 6) != 0 || (n > 6 && tok[6] != ' ' && tok[6] != '\t'))
-		return unauthorized(a, false, "Unauthorized: a Bearer token is required", msg, msz, hdrs);
+		return NULL;
+	tok = ph_trim(h, n);
+	*why = "Unauthorized: a Bearer token is required";
+	if (*n < 6 || strncasecmp(tok, "Bearer", 6) != 0 || (*n > 6 && tok[6] != ' ' && tok[6] != '\t'))
+		return NULL;
 	tok += 6;
-	n -= 6;
-	while (n > 0 && (*tok == ' ' || *tok == '\t')) {
+	*n -= 6;
+	while (*n > 0 && (*tok == ' ' || *tok == '\t')) {
 		tok++;
-		n--;
+		(*n)--;
 	}
-	if (n == 0 || n > PH_AUTH_TOKEN_MAX || !token68(tok, n))
-		return unauthorized(a, true, "Unauthorized: invalid token", msg, msz, hdrs);
-	crypto_hash_sha256(digest, (const unsigned char *)tok, n);
-	idx = ph_auth_sha256_find(a, digest);
-	if (idx < 0)
-		idx = cache_find(a, digest);
-	for (size_t i = 0; idx < 0 && i < a->ntokens; i++) {
+	*why = "Unauthorized: invalid token";
+	*invalid = true;
+	if (*n == 0 || *n > PH_AUTH_TOKEN_MAX || !token68(tok, *n))
+		return NULL;
+	return tok;
+}
+
+/* 429 with Retry-After: wait seconds (the header lives until the next
+ * refusal; a worker serves one request at a time). */
+static enum ph_err
+too_many(long long wait, char *msg, size_t msz, const struct ph_header **hdrs, const char *fmt, ...)
+	PH_PRINTF(5, 6);
+static enum ph_err
+too_many(long long wait, char *msg, size_t msz, const struct ph_header **hdrs, const char *fmt, ...)
+{
+	static char after[24];
+	static const struct ph_header h[] = {{"Retry-After", after}, {NULL, NULL}};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, msz, fmt, ap);
+	va_end(ap);
+	snprintf(after, sizeof after, "%lld", wait);
+	*hdrs = h;
+	ph_metrics_rate_limited();
+	return PH_E_RATE_LIMITED;
+}
+
+/* The bucket of auth.fail_limit for the request's client address. */
+static void
+fail_key(struct ph_req *r, char *key, size_t ksz)
+{
+	const char *addr = param(r, "REMOTE_ADDR");
+	snprintf(key, ksz, "f:%s", addr ? addr : "-");
+}
+
+/* Runs the argon2 entries against tok while holding a verification slot.
+ * Returns PH_OK with *idx the entry matched (or -1), or 429 when every slot
+ * of auth.max_concurrent_verify is taken. */
+static enum ph_err
+verify_argon2(struct ph_auth_conf *a, const char *tok, size_t n, const unsigned char *kd, long *idx,
+	      char *msg, size_t msz, const struct ph_header **hdrs)
+{
+	bool any = false;
+	int slot;
+	for (size_t i = 0; i < a->ntokens; i++)
+		any = any || a->tokens[i].argon2;
+	if (!any)
+		return PH_OK;
+	if ((slot = ph_shared_verify_enter(a->max_verify)) < 0)
+		return too_many(1, msg, msz, hdrs, "Too Many Requests: %lld token verifications are "
+				"running (auth.max_concurrent_verify); retry after 1 s", a->max_verify);
+	for (size_t i = 0; *idx < 0 && i < a->ntokens; i++) {
 		/* ~70 ms and 64 MiB each with the --hash-token parameters: a
 		 * success is remembered, so a client pays it once per worker */
 		if (a->tokens[i].argon2 && crypto_pwhash_str_verify(a->tokens[i].argon2_str, tok, n) == 0) {
-			idx = (long)i;
-			cache_add(a, digest, i);
+			*idx = (long)i;
+			cache_add(a, kd, i);
+			ph_shared_auth_put(kd, i);
 		}
 	}
-	sodium_memzero(digest, sizeof digest);
+	ph_shared_verify_leave(slot);
+	return PH_OK;
+}
+
+/* A token the cheap lookups do not know: refused with 429 when its client
+ * address is past auth.fail_limit, else checked against the argon2
+ * entries; a failure counts against the address. Returns PH_OK with *idx
+ * (-1: no entry matched) or the 429. */
+static enum ph_err
+check_unknown(struct ph_req *r, struct ph_auth_conf *a, const char *tok, size_t n,
+	      const unsigned char *kd, long *idx, char *msg, size_t msz, const struct ph_header **hdrs)
+{
+	char key[PH_RATE_KEY_MAX + 1];
+	long long wait;
+	enum ph_err e;
+	fail_key(r, key, sizeof key);
+	if (a->fail.requests > 0 && (wait = ph_rate_peek(key, &a->fail, ph_now_us())) > 0)
+		return too_many(wait, msg, msz, hdrs, "Too Many Requests: over auth.fail_limit (%lld "
+				"invalid tokens per %lld s from this address); retry after %lld s",
+				a->fail.requests, a->fail.per_seconds, wait);
+	e = verify_argon2(a, tok, n, kd, idx, msg, msz, hdrs);
+	if (e == PH_OK && *idx < 0 && a->fail.requests > 0)
+		(void)ph_rate_take(key, &a->fail, ph_now_us());
+	return e;
+}
+
+static enum ph_err
+check_bearer(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
+	     const struct ph_header **hdrs)
+{
+	unsigned char digest[crypto_hash_sha256_BYTES], kd[crypto_generichash_BYTES];
+	const char *tok, *why;
+	size_t n = 0;
+	long idx;
+	bool invalid;
+	enum ph_err e = PH_OK;
+	if ((tok = bearer_token(r, &n, &why, &invalid)) == NULL)
+		return unauthorized(a, invalid, why, msg, msz, hdrs);
+	crypto_hash_sha256(digest, (const unsigned char *)tok, n);
+	crypto_generichash(kd, sizeof kd, (const unsigned char *)tok, n, a->cache_key, sizeof a->cache_key);
+	idx = ph_auth_sha256_find(a, digest);
 	if (idx < 0)
-		return unauthorized(a, true, "Unauthorized: invalid token", msg, msz, hdrs);
+		idx = cache_find(a, kd);
+	if (idx < 0 && (idx = ph_shared_auth_get(kd)) >= 0) {
+		if (idx >= (long)a->ntokens)
+			idx = -1; /* cannot be: digests are keyed per configuration */
+		else
+			cache_add(a, kd, (size_t)idx);
+	}
+	if (idx < 0)
+		e = check_unknown(r, a, tok, n, kd, &idx, msg, msz, hdrs);
+	sodium_memzero(digest, sizeof digest);
+	sodium_memzero(kd, sizeof kd);
+	if (e != PH_OK)
+		return e;
+	if (idx < 0)
+		return unauthorized(a, true, why, msg, msz, hdrs);
 	return grant(r, a, a->tokens[idx].principal, NULL, msg, msz);
 }
 

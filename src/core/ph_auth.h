@@ -35,10 +35,11 @@ struct ph_token {
 	char argon2_str[crypto_pwhash_STRBYTES];
 };
 
-/* A successful argon2 verification remembered by this worker: the SHA-256
- * of the token and the index of the entry it matched. */
+/* A successful argon2 verification remembered by this worker: the token's
+ * BLAKE2b under the configuration's random cache_key (a memory dump does
+ * not give a digest to brute-force offline) and the entry it matched. */
 struct ph_auth_cached {
-	unsigned char digest[crypto_hash_sha256_BYTES];
+	unsigned char digest[crypto_generichash_BYTES];
 	size_t token;
 };
 
@@ -50,6 +51,8 @@ struct ph_auth_conf {
 	char *tokens_file;                       /* resolved path */
 	char **command;                          /* exec argv, NULL-terminated */
 	long long timeout_ms, max_output, argon2_cache;
+	long long max_verify;                    /* auth.max_concurrent_verify */
+	struct ph_rate_conf fail;                /* auth.fail_limit per fail_window_s */
 	long long max_assigns, assigns_depth; /* exec: bounds of "assigns" */
 	char **headers;                          /* exec: lower-case header names */
 	char **header_params;                    /* ... and their CGI names */
@@ -66,6 +69,7 @@ struct ph_auth_conf {
 	 * with the configuration, so a reload forgets it. */
 	struct ph_auth_cached *cache;
 	size_t ncache, cache_next;
+	unsigned char cache_key[crypto_generichash_KEYBYTES]; /* random at load */
 };
 
 /* The parser of the `auth` section is declared in ph_sections.h. */

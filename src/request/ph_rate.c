@@ -57,8 +57,10 @@ find_slot(struct ph_shm_rate *t, const char *key, uint64_t h, int64_t cap, int64
 	return lru;
 }
 
-long long
-ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now)
+/* Refills key's bucket to now and, when take, spends a token. Returns 0
+ * when a token was there, else the seconds until one is (at least 1). */
+static long long
+bucket(const char *key, const struct ph_rate_conf *rc, int64_t now, bool take)
 {
 	struct ph_shm_rate *t = ph_shm_rate();
 	uint64_t h = key_hash(key);
@@ -76,7 +78,8 @@ ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now)
 		s->last_us = now;
 	}
 	if (s->micro_tokens >= 1000000) {
-		s->micro_tokens -= 1000000;
+		if (take)
+			s->micro_tokens -= 1000000;
 	} else {
 		double us = (double)(1000000 - s->micro_tokens) / (per_us * 1e6);
 		wait = (long long)((us + 999999.0) / 1e6);
@@ -85,4 +88,16 @@ ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now)
 	}
 	unlock(t);
 	return wait;
+}
+
+long long
+ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now)
+{
+	return bucket(key, rc, now, true);
+}
+
+long long
+ph_rate_peek(const char *key, const struct ph_rate_conf *rc, int64_t now)
+{
+	return bucket(key, rc, now, false);
 }

@@ -16,4 +16,8 @@
  * at time now_us. Returns 0 when allowed, else the seconds until a token
  * is there (at least 1), for Retry-After. */
 long long ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now_us);
+/* The same without spending the token: 0 while key's bucket holds one,
+ * else the seconds until it does (auth.fail_limit takes on each failure and
+ * peeks before the costly check). */
+long long ph_rate_peek(const char *key, const struct ph_rate_conf *rc, int64_t now_us);
 #endif

@@ -14,10 +14,13 @@
 #include "ph_util.h"
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
+#include <sched.h>
+#include <sodium.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
@@ -25,7 +28,20 @@ struct shared {
 	int held[PH_SHARED_OWNERS]; /* listen streams each owner holds */
 	struct ph_shm_metrics metrics;
 	struct ph_shm_rate rate;
+	int verify[PH_SHARED_VERIFY_MAX]; /* pid verifying a token, 0: free */
+	struct {
+		char lock;
+		struct shared_auth {
+			unsigned char digest[PH_SHARED_DIGEST];
+			long token; /* the entry of the configuration that keyed digest */
+			bool used;  /* false: empty (the mapping starts zeroed) */
+		} slot[PH_SHARED_AUTH_SLOTS];
+	} auth;
 };
+
+/* A digest may sit in AUTH_PROBE slots from the one its first bytes name
+ * (the digest is keyed by a secret, so its bits say nothing of a token). */
+#define AUTH_PROBE 4
 
 volatile sig_atomic_t ph_stop_requested;
 volatile sig_atomic_t ph_reload_requested;
@@ -136,6 +152,89 @@ ph_shared_listener_leave(void)
 {
 	held_add(-1);
 	total_sub(1);
+}
+
+/* True when a verification slot holding pid may be taken: empty, or its
+ * process is gone (EPERM means it exists under another user). */
+static bool
+slot_free(int pid)
+{
+	return pid == 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+}
+
+int
+ph_shared_verify_enter(long long max)
+{
+	int self = (int)getpid();
+	for (long long i = 0; i < max && i < PH_SHARED_VERIFY_MAX; i++) {
+		int *s = &get()->verify[i];
+		int cur = __atomic_load_n(s, __ATOMIC_SEQ_CST);
+		if (slot_free(cur) &&
+		    __atomic_compare_exchange_n(s, &cur, self, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return (int)i;
+	}
+	return -1;
+}
+
+void
+ph_shared_verify_leave(int slot)
+{
+	if (slot >= 0 && slot < PH_SHARED_VERIFY_MAX)
+		__atomic_store_n(&get()->verify[slot], 0, __ATOMIC_SEQ_CST);
+}
+
+static void
+auth_lock(void)
+{
+	while (__atomic_test_and_set(&get()->auth.lock, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void
+auth_unlock(void)
+{
+	__atomic_clear(&get()->auth.lock, __ATOMIC_RELEASE);
+}
+
+static size_t
+auth_home(const unsigned char *d)
+{
+	return ((size_t)d[0] | (size_t)d[1] << 8) % PH_SHARED_AUTH_SLOTS;
+}
+
+void
+ph_shared_auth_put(const unsigned char *digest, size_t token)
+{
+	size_t home = auth_home(digest), pick = (home + digest[2] % AUTH_PROBE) % PH_SHARED_AUTH_SLOTS;
+	auth_lock();
+	for (size_t i = 0; i < AUTH_PROBE; i++) {
+		struct shared_auth *s = &get()->auth.slot[(home + i) % PH_SHARED_AUTH_SLOTS];
+		if (!s->used || memcmp(s->digest, digest, PH_SHARED_DIGEST) == 0) {
+			pick = (home + i) % PH_SHARED_AUTH_SLOTS;
+			break;
+		}
+	}
+	memcpy(get()->auth.slot[pick].digest, digest, PH_SHARED_DIGEST);
+	get()->auth.slot[pick].token = (long)token;
+	get()->auth.slot[pick].used = true;
+	auth_unlock();
+}
+
+long
+ph_shared_auth_get(const unsigned char *digest)
+{
+	size_t home = auth_home(digest);
+	long found = -1;
+	auth_lock();
+	for (size_t i = 0; i < AUTH_PROBE; i++) {
+		struct shared_auth *s = &get()->auth.slot[(home + i) % PH_SHARED_AUTH_SLOTS];
+		/* as ph_auth_sha256_find: eq is 1 or 0, selected without a branch */
+		long eq = (long)(sodium_memcmp(s->digest, digest, PH_SHARED_DIGEST) + 1) & (long)s->used;
+		long mask = -eq;
+		found = (found & ~mask) | (s->token & mask);
+	}
+	auth_unlock();
+	return found;
 }
 
 void

@@ -32,6 +32,26 @@ void ph_shared_listener_take(void);
 /* The master, when owner n has died: gives back every slot it held.
  * Returns how many. */
 int ph_shared_listeners_release(int n);
+/* Most argon2 verifications running at once on one host
+ * (auth.max_concurrent_verify is bounded by it). */
+#define PH_SHARED_VERIFY_MAX 64
+/* Takes one of the first max verification slots. Returns its index, or -1
+ * when all are held; a slot held by a process that died is taken over, so
+ * a worker killed while verifying does not leak one. */
+int ph_shared_verify_enter(long long max);
+/* Gives back slot (from ph_shared_verify_enter; -1 does nothing). */
+void ph_shared_verify_leave(int slot);
+/* Argon2 verifications the host remembers together (beside each worker's
+ * auth.argon2_cache), so a worker started after a client was verified does
+ * not verify it again; digests are PH_SHARED_DIGEST bytes, keyed by the
+ * configuration (ph_auth.c), so a reload's entries never match old ones. */
+#define PH_SHARED_AUTH_SLOTS 1024
+#define PH_SHARED_DIGEST 32
+/* Remembers that digest matched token entry token. */
+void ph_shared_auth_put(const unsigned char *digest, size_t token);
+/* The token entry remembered for digest, or -1; the few candidate slots
+ * are all compared in constant time. */
+long ph_shared_auth_get(const unsigned char *digest);
 /* Listen streams open now. */
 int ph_shared_listeners(void);
 /* Set by the signal handlers of the fronts and the master; checked

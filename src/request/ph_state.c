@@ -289,14 +289,29 @@ ph_state_conf_free(struct ph_config *c)
 /* ---- seal and open ------------------------------------------------------ */
 
 char *
+ph_state_seal_bytes(const struct ph_state_conf *sc, const void *plain, size_t plen)
+{
+	size_t blen = 1 + NONCE_LEN + plen + MAC_LEN;
+	unsigned char *box = ph_xmalloc(blen);
+	char *out;
+	box[0] = FORMAT_VERSION;
+	randombytes_buf(box + 1, NONCE_LEN);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(box + 1 + NONCE_LEN, NULL, plain, plen,
+						   (const unsigned char *)AD, sizeof AD - 1, NULL,
+						   box + 1, sc->key);
+	out = ph_base64url(box, blen);
+	free(box);
+	return out;
+}
+
+char *
 ph_state_seal(const struct ph_state_conf *sc, const char *principal, const char *method,
 	      const char *target, struct json_object *args, struct json_object *state, int64_t now_s)
 {
 	struct json_object *p = json_object_new_object();
 	char hex[65], *out;
 	const char *plain;
-	size_t plen, blen;
-	unsigned char *box;
+	size_t plen;
 	args_digest(args, hex);
 	json_object_object_add(p, "exp", json_object_new_int64(now_s + sc->max_age));
 	json_object_object_add(p, "p", principal ? json_object_new_string(principal) : NULL);
@@ -305,17 +320,8 @@ ph_state_seal(const struct ph_state_conf *sc, const char *principal, const char 
 	json_object_object_add(p, "a", json_object_new_string(hex));
 	json_object_object_add(p, "s", state ? json_object_get(state) : NULL);
 	plain = json_object_to_json_string_length(p, JSON_C_TO_STRING_PLAIN, &plen);
-	blen = 1 + NONCE_LEN + plen + MAC_LEN;
-	box = ph_xmalloc(blen);
-	box[0] = FORMAT_VERSION;
-	randombytes_buf(box + 1, NONCE_LEN);
-	crypto_aead_xchacha20poly1305_ietf_encrypt(box + 1 + NONCE_LEN, NULL,
-						   (const unsigned char *)plain, plen,
-						   (const unsigned char *)AD, sizeof AD - 1, NULL,
-						   box + 1, sc->key);
+	out = ph_state_seal_bytes(sc, plain, plen);
 	json_object_put(p);
-	out = ph_base64url(box, blen);
-	free(box);
 	return out;
 }
 

@@ -40,6 +40,10 @@ void ph_state_conf_default(struct ph_config *c);
 char *ph_state_seal(const struct ph_state_conf *sc, const char *principal, const char *method,
 		    const char *target, struct json_object *args, struct json_object *state,
 		    int64_t now_s);
+/* Seals plen bytes of plain (borrowed) as they are: the last step of
+ * ph_state_seal, for the fuzz harness that feeds the opener chosen
+ * plaintext. Returns a base64url string; caller frees. */
+char *ph_state_seal_bytes(const struct ph_state_conf *sc, const void *plain, size_t plen);
 /* Opens token and checks expiry and binding. On PH_STATE_OK *state is the
  * sealed state (caller puts). */
 enum ph_state_err ph_state_open(const struct ph_state_conf *sc, const char *token,

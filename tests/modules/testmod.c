@@ -1,6 +1,7 @@
 /* testmod.c: handlers for the integration tests: every content type, every
  * way a module handler can fail, a slow handler that watches the cancelled
- * flag, prompt, resource and completion handlers. */
+ * flag, prompt, resource and completion handlers, and one that leaks (for
+ * the test that a worker's leaks are reported, tests/integration/worker_leaks.sh). */
 #include <phantom.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ phantom_result *many_values(phantom_call *c, void *u);
 phantom_result *args_echo(phantom_call *c, void *u);
 phantom_result *catalog(phantom_call *c, void *u);
 phantom_result *bad_utf8(phantom_call *c, void *u);
+phantom_result *leak(phantom_call *c, void *u);
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -217,5 +219,24 @@ bad_utf8(phantom_call *c, void *u)
 		phantom_result_structured_take(r, json_object_new_string("sur\xed\xa0\x80rogate"));
 	else
 		phantom_result_resource_link(r, "test://x", "big\xf4\x90\x80\x80", NULL, NULL);
+	return r;
+}
+
+/* The last allocation of leak(), through a volatile so the compiler keeps it. */
+static void *volatile leak_sink;
+
+/* Loses 4242 bytes on purpose: a sanitizer build must say so when the
+ * worker that ran it leaves. */
+phantom_result *
+leak(phantom_call *c, void *u)
+{
+	phantom_result *r = phantom_result_new();
+	(void)c;
+	(void)u;
+	leak_sink = malloc(4242);
+	if (leak_sink != NULL)
+		memset(leak_sink, 'x', 4242);
+	leak_sink = NULL;
+	phantom_result_text(r, "leaked");
 	return r;
 }

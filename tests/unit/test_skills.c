@@ -424,9 +424,10 @@ test_load_problems(void)
 	c = load("skills: {max_files: 3}\n", &probs);
 	ok(c == NULL && strstr(probs, "'manifest' is required") != NULL, "the manifest is required");
 	free(probs);
-	c = load("skills: {manifest: m/none.yaml}\n", &probs);
-	ok(c == NULL && strstr(probs, "m/none.yaml:0: cannot read the skills manifest") != NULL,
-	   "a missing manifest names its path");
+	c = load("# the skills\nskills:\n  max_files: 3\n  manifest: m/none.yaml\n", &probs);
+	ok(c == NULL && strstr(probs, "phantom.yaml:4: skills.manifest: cannot read ") != NULL &&
+	   strstr(probs, "m/none.yaml: No such file") != NULL && strstr(probs, "none.yaml:0") == NULL,
+	   "a missing manifest is blamed on the phantom.yaml line naming it, with its path");
 	free(probs);
 
 	/* symbolic links: inside is served, outside is refused */
