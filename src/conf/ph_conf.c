@@ -260,6 +260,8 @@ static const struct key keys[] = {
 	 "bytes a task's process may write as its result"},
 	{"tasks.purge_interval_ms", K_INT, 100, 86400000, "60000", true, OFF(tasks.purge_interval_ms), NULL,
 	 "the hub goes over the task store this often: expired records removed, lost tasks failed"},
+	{"subscriptions.max_task_ids", K_INT, 0, 100000, "1000", true, OFF(subscriptions.max_task_ids), NULL,
+	 "task ids one listen stream may name in taskIds (more: -32602)"},
 	{"subscriptions.max_resource_subscriptions", K_INT, 0, 100000, "1000", true,
 	 OFF(subscriptions.max_resource_subscriptions), NULL,
 	 "URIs one listen stream may name in resourceSubscriptions (more: -32602)"},

@@ -97,6 +97,12 @@ bool ph_tasks_refuse(struct ph_req *r, const struct ph_tool *t, struct ph_outcom
  * is to run as any other. args are the validated arguments. */
 bool ph_tasks_call(struct ph_req *r, const struct ph_tool *t, struct json_object *args, const char *label,
 		   struct ph_outcome *o);
+/* subscriptions/listen with taskIds from a request without the extension:
+ * true after setting -32021 in o. */
+bool ph_tasks_refuse_listen(struct ph_req *r, struct ph_outcome *o);
+/* The ids of ids (an array, NULL: none) that name tasks of this request's
+ * principal; unknown and other principals' ids are left out. Caller puts. */
+struct json_object *ph_tasks_grant(struct ph_req *r, struct json_object *ids);
 void ph_tasks_get(struct ph_req *r, struct ph_outcome *o);
 void ph_tasks_update(struct ph_req *r, struct ph_outcome *o);
 void ph_tasks_cancel(struct ph_req *r, struct ph_outcome *o);

@@ -276,6 +276,35 @@ filter_ok(struct ph_req *r, struct json_object *want, struct ph_outcome *o)
 	return uris_ok(r, rs, o);
 }
 
+/* taskIds (the tasks extension): an array of strings, at most
+ * subscriptions.max_task_ids, and only from a request that declares the
+ * extension (-32021 otherwise). Returns false after setting o. */
+static bool
+task_ids_ok(struct ph_req *r, struct json_object *want, struct ph_outcome *o)
+{
+	struct json_object *ids = ph_jget(want, "taskIds");
+	long long max = r->srv->conf->subscriptions.max_task_ids;
+	if (ids == NULL)
+		return true;
+	if (ph_tasks_refuse_listen(r, o))
+		return false;
+	if (!json_object_is_type(ids, json_type_array)) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.taskIds must be an array of task ids");
+		return false;
+	}
+	if ((long long)json_object_array_length(ids) > max) {
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.taskIds names %zu tasks, more "
+				 "than subscriptions.max_task_ids (%lld)", json_object_array_length(ids), max);
+		return false;
+	}
+	for (size_t i = 0; i < json_object_array_length(ids); i++)
+		if (!json_object_is_type(json_object_array_get_idx(ids, i), json_type_string)) {
+			ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications.taskIds[%zu] must be a string", i);
+			return false;
+		}
+	return true;
+}
+
 /* subscriptions.max_streams 0: with a hub, HUB_STREAMS bounded by the
  * open-file limit (less room for the hub's own files); without one, each
  * stream holds a worker, so half of them. */
@@ -298,7 +327,7 @@ default_max(const struct ph_config *c)
  * the order of kinds[]), the resource URIs granted (uris, borrowed) and
  * the principal. Returns true when the hub has it. */
 static bool
-hand_over(struct ph_req *r, const bool on[], struct json_object *uris)
+hand_over(struct ph_req *r, const bool on[], struct json_object *uris, struct json_object *tasks)
 {
 	struct json_object *d, *a;
 	const char *text;
@@ -314,6 +343,8 @@ hand_over(struct ph_req *r, const bool on[], struct json_object *uris)
 	json_object_object_add(d, "on", a);
 	if (json_object_array_length(uris) > 0)
 		json_object_object_add(d, "uris", json_object_get(uris));
+	if (tasks)
+		json_object_object_add(d, "tasks", json_object_get(tasks));
 	if (r->principal)
 		json_object_object_add(d, "principal", json_object_new_string(r->principal));
 	text = ph_json_text(d, &len);
@@ -326,7 +357,7 @@ void
 ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 {
 	const struct ph_config *c = r->srv->conf;
-	struct json_object *want = ph_jget(r->params, "notifications"), *ack, *uris;
+	struct json_object *want = ph_jget(r->params, "notifications"), *ack, *uris, *tasks;
 	bool on[PH_ARRAY_LEN(kinds)];
 	uint64_t seen[PH_ARRAY_LEN(kinds)];
 	int64_t t0 = ph_now_us();
@@ -336,7 +367,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: notifications must be an object");
 		return;
 	}
-	if (!filter_ok(r, want, o))
+	if (!filter_ok(r, want, o) || !task_ids_ok(r, want, o))
 		return;
 	if (max == 0)
 		max = default_max(c);
@@ -352,18 +383,25 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 	if (json_object_array_length(uris) > 0)
 		json_object_object_add(ph_jget(ack, "notifications"), "resourceSubscriptions",
 				       json_object_get(uris));
+	/* the tasks of this principal, where the hub can tell the stream */
+	tasks = hub_watches(r) ? ph_tasks_grant(r, ph_jget(want, "taskIds")) : NULL;
+	if (tasks)
+		json_object_object_add(ph_jget(ack, "notifications"), "taskIds", json_object_get(tasks));
 	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0) {
 		json_object_put(uris);
+		json_object_put(tasks);
 		goto gone;
 	}
-	if (r->ex->http && hand_over(r, on, uris)) {
+	if (r->ex->http && hand_over(r, on, uris, tasks)) {
 		/* the hub holds the stream and its slot from here on */
 		ph_shared_listener_give();
 		json_object_put(uris);
+		json_object_put(tasks);
 		r->detached = true;
 		return;
 	}
 	json_object_put(uris);
+	json_object_put(tasks);
 	if (!r->ex->http) {
 		/* stdio: other requests interleave with the subscription, so it
 		 * stays open without holding the process; it ends with

@@ -86,6 +86,15 @@ ph_tasks_refuse(struct ph_req *r, const struct ph_tool *t, struct ph_outcome *o)
 	return true;
 }
 
+bool
+ph_tasks_refuse_listen(struct ph_req *r, struct ph_outcome *o)
+{
+	if (declared(r))
+		return false;
+	missing_extension(o, "subscriptions/listen with taskIds");
+	return true;
+}
+
 /* The task store of this configuration (tasks.dir, relative to the
  * configuration file's directory). Caller frees. */
 static char *
@@ -267,6 +276,22 @@ out:
 	json_object_put(rec);
 	free(dir);
 	return true;
+}
+
+struct json_object *
+ph_tasks_grant(struct ph_req *r, struct json_object *ids)
+{
+	struct json_object *out = json_object_new_array();
+	char *dir = store_of(r);
+	for (size_t i = 0; ids && i < json_object_array_length(ids); i++) {
+		const char *id = json_object_get_string(json_object_array_get_idx(ids, i));
+		struct json_object *rec = ph_task_load(dir, id);
+		if (rec && ph_task_owned(rec, r->principal))
+			json_object_array_add(out, json_object_new_string(id));
+		json_object_put(rec);
+	}
+	free(dir);
+	return out;
 }
 
 /* ---- tasks/get, tasks/update, tasks/cancel ----------------------------------------- */

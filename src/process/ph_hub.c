@@ -8,6 +8,7 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
+#include "ph_task.h"
 #include "ph_hub_watch.h"
 #include "ph_auth.h"
 #include "ph_core.h"
@@ -67,6 +68,7 @@ struct stream {
 	size_t nuris;
 	struct ph_wsub **wsubs;   /* the subscriptions of those this principal may read now */
 	size_t nwsubs;
+	struct json_object *tasks; /* taskIds granted by the worker (an array), or NULL */
 };
 
 struct hub {
@@ -139,6 +141,7 @@ drop(struct hub *h, struct stream *s, const char *why)
 		free(s->uris[i]);
 	free(s->uris);
 	json_object_put(s->id);
+	json_object_put(s->tasks);
 	free(s->principal);
 	ph_buf_free(&s->out);
 	free(s);
@@ -228,6 +231,40 @@ notify(struct hub *h, struct stream *s, const char *method)
 	json_object_object_add(n, "method", json_object_new_string(method));
 	json_object_object_add(n, "params", tagged(s));
 	return send_event(h, s, n);
+}
+
+/* True when s listens for the task id. */
+static bool
+wants_task(const struct stream *s, const char *id)
+{
+	for (size_t i = 0; s->tasks && i < json_object_array_length(s->tasks); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(s->tasks, i)), id) == 0)
+			return true;
+	return false;
+}
+
+/* A task's record changed (ph_hub_task.c): notifications/tasks with the
+ * task as tasks/get shows it, to the streams that asked for its id and
+ * whose principal owns it. */
+static void
+task_changed(void *ctx, const char *id, struct json_object *rec)
+{
+	struct hub *h = ctx;
+	for (size_t i = h->n; i-- > 0;) {
+		struct stream *s = h->v[i];
+		struct json_object *n, *p, *m;
+		if (s->ending || !wants_task(s, id) || !ph_task_owned(rec, s->principal))
+			continue;
+		p = ph_task_view(rec);
+		m = json_object_new_object();
+		json_object_object_add(m, META_SUBID, json_object_get(s->id));
+		json_object_object_add(p, "_meta", m);
+		n = json_object_new_object();
+		json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+		json_object_object_add(n, "method", json_object_new_string("notifications/tasks"));
+		json_object_object_add(n, "params", p);
+		send_event(h, s, n);
+	}
 }
 
 /* Ends s gracefully: the listen request's result (the client listens
@@ -460,6 +497,8 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	for (size_t i = 0; i < NKINDS; i++)
 		s->on[i] = json_object_get_boolean(json_object_array_get_idx(on, i));
 	uris = ph_jget(d, "uris");
+	if (json_object_is_type(ph_jget(d, "tasks"), json_type_array))
+		s->tasks = json_object_get(ph_jget(d, "tasks"));
 	s->opened_us = s->ping_us = ph_now_us();
 	ph_buf_init(&s->out);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -903,7 +942,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_watch_fd(h->watch), &ev);
 	}
 	ctl_open(h);
-	h->tasks = ph_hub_tasks_new(srv, NULL, h);
+	h->tasks = ph_hub_tasks_new(srv, task_changed, h);
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);

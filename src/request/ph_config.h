@@ -59,7 +59,7 @@ struct ph_config {
 		char *format; /* "text" | "json" */
 	} log;
 	struct {
-		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue;
+		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue, max_task_ids;
 		long long max_resource_subscriptions, max_watches;
 		char *control_socket; /* '' or NULL: none */
 	} subscriptions;

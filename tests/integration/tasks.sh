@@ -244,6 +244,52 @@ is "$(status alice "$br")" -32602 "after its ttlMs it is unknown"
 [ $((gone - ended)) -ge 3000 ]; ok "not before its ttlMs (unknown $((gone - ended)) ms after it ended)"
 wait_for 5 test ! -e "$STORE/$br.json"; ok "and the hub's pass removed its record"
 
+# ---- status pushed to listen streams that asked for the task ---------------------------
+# listen WHO TASKIDS-JSON OUT: a subscriptions/listen stream for SECONDS,
+# its SSE data lines in OUT (in the background)
+listen() {
+	python3 - "$U" "$([ "$1" = bob ] && echo "$T_BOB" || echo "$T_ALICE")" "$MODERN" "$2" "$EXT" >"$3" <<'PY' &
+import json, sys, urllib.request
+url, tok, ver, ids, caps = sys.argv[1:6]
+body = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
+        "params": {"notifications": {"taskIds": json.loads(ids)},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": ver,
+                             "io.modelcontextprotocol/clientCapabilities": json.loads(caps)}}}
+req = urllib.request.Request(url, json.dumps(body).encode(), {
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "Authorization": "Bearer " + tok, "MCP-Protocol-Version": ver, "Mcp-Method": "subscriptions/listen"})
+try:
+    with urllib.request.urlopen(req, timeout=6) as r:
+        for line in r:
+            if line.startswith(b"data: "):
+                print(line[6:].decode().strip(), flush=True)
+except Exception:
+    pass
+PY
+}
+tpost alice 35 tools/call '{"name":"sleeper","arguments":{"seconds":2}}'
+pushed=$(jqr .result.taskId)
+listen alice "[\"$pushed\",\"alpha.0123456789abcdef0123456789abcdef\"]" "$T_DIR/l-mine.out"
+listen alice "[\"$ask\"]" "$T_DIR/l-other.out"
+listen bob "[\"$pushed\"]" "$T_DIR/l-bob.out"
+wait_status alice "$pushed" completed 6
+sleep 1
+ack() { jq -c 'select(.method == "notifications/subscriptions/acknowledged") | .params.notifications.taskIds' "$1" | head -1; }
+is "$(ack "$T_DIR/l-mine.out")" "[\"$pushed\"]" "listen taskIds: the ack lists the principal's task, not an unknown id"
+is "$(ack "$T_DIR/l-bob.out")" "[]" "another principal's listen is not granted the task"
+is "$(jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$pushed\") | .params.status" "$T_DIR/l-mine.out" | tail -1)" \
+	completed "the stream that asked for the task hears it completed (notifications/tasks)"
+is "$(jq -r 'select(.method == "notifications/tasks") | .params.result.content[0].text' "$T_DIR/l-mine.out" | tail -1)" "slept 2" \
+	"with the task as tasks/get shows it"
+is "$(jq -r 'select(.method == "notifications/tasks") | .params._meta["io.modelcontextprotocol/subscriptionId"]' "$T_DIR/l-mine.out" | tail -1)" L \
+	"tagged with the subscription id"
+is "$(grep -c notifications/tasks "$T_DIR/l-other.out")/$(grep -c notifications/tasks "$T_DIR/l-bob.out")" 0/0 \
+	"no other stream hears of it"
+post "$U" "$(jq -nc --arg v "$MODERN" '{jsonrpc:"2.0",id:36,method:"subscriptions/listen",params:{notifications:{taskIds:["x"]},
+	_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":{}}}}')" \
+	-H "Authorization: Bearer $T_ALICE" -H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: subscriptions/listen"
+is "$(jqr .error.code)" -32021 "listen with taskIds without the extension: -32021"
+
 # ---- cancel of a handler that ignores SIGTERM ------------------------------------------
 rm -f "$T_DIR/stubborn.pid"
 tpost alice 30 tools/call '{"name":"stubborn","arguments":{}}'
