@@ -27,8 +27,9 @@ ph_capabilities(struct ph_req *r)
 			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
 	}
 	/* resourceSubscriptions are watched by the hub, which only a master
-	 * runs (ph_subscribe.c acknowledges them only there) */
-	if (!r->legacy && ph_hub_fd >= 0 && r->ex->http && ph_jget(caps, "resources") != NULL)
+	 * runs, and by the stdio process itself (ph_subscribe.c acknowledges
+	 * them only there) */
+	if (!r->legacy && ((ph_hub_fd >= 0 && r->ex->http) || !r->ex->http) && ph_jget(caps, "resources") != NULL)
 		json_object_object_add(ph_jget(caps, "resources"), "subscribe", json_object_new_boolean(1));
 	return caps;
 }

@@ -137,6 +137,16 @@ void ph_subscriptions_cancel(struct json_object *request_id);
 void ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
 			       int (*send)(void *ctx, const char *json, size_t len), void *ctx);
 void ph_subscriptions_forget(void);
+/* After a reload to now: the stdio listens watch their resource files
+ * again, as their principal may read them now (access_of gives the
+ * configured access of a principal, setting *denied when it has none). */
+void ph_subscriptions_rewatch(struct ph_server *now,
+			      const struct ph_access *(*access_of)(const struct ph_server *, const char *, bool *));
+/* The descriptor to poll for changes of the stdio listens' files (-1:
+ * none), and reading them: notifications/resources/updated to the listens
+ * subscribed, through send. */
+int ph_subscriptions_watch_fd(void);
+void ph_subscriptions_watch_read(int (*send)(void *ctx, const char *json, size_t len), void *ctx);
 size_t ph_subscriptions_kept(void);
 
 

@@ -11,6 +11,7 @@
 #include "ph_features.h"
 #include "ph_shared.h"
 #include "ph_util.h"
+#include "ph_watch.h"
 #include <poll.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -48,26 +49,87 @@ tagged(struct ph_req *r)
 
 /* ---- listens kept open on stdio (no hub: this process tells them) ---- */
 
+/* A stdio listen: its id, the kinds granted, and the resource URIs granted
+ * with the watches behind those that are files (in swatch). */
 struct kept {
 	struct json_object *id;
 	bool on[PH_ARRAY_LEN(kinds)];
+	char *principal;
+	struct json_object *uris; /* array, may be empty */
+	struct ph_wsub **subs;
+	size_t nsubs;
 };
-static struct kept *kept;
+static struct kept **kept;
 static size_t nkept;
+static struct ph_watch *swatch; /* made at the first listen with URIs */
 
-/* Keeps the stdio listen r (granted kinds on[]) so a reload can tell it,
- * at most subscriptions.max_per_principal of them (stdio is one client).
- * Returns false when full. */
+/* Watches the URIs of k that are files (resolved as by ph_catalog_watch
+ * for k's principal with access acc), at most max_dirs directories. */
+static void
+watch_kept(struct kept *k, struct ph_server *srv, const struct ph_access *acc)
+{
+	size_t n = json_object_array_length(k->uris);
+	if (n == 0 || (swatch == NULL && (swatch = ph_watch_new()) == NULL))
+		return;
+	k->subs = ph_xcalloc(n, sizeof *k->subs);
+	for (size_t i = 0; i < n; i++) {
+		const char *uri = json_object_get_string(json_object_array_get_idx(k->uris, i));
+		char *path = NULL;
+		struct ph_wsub *w;
+		if (ph_catalog_watch(srv, k->principal, acc, uri, &path) != PH_SUB_FILE) {
+			free(path);
+			continue;
+		}
+		w = ph_watch_add(swatch, k, uri, path, srv->conf->subscriptions.max_watches);
+		free(path);
+		if (w == NULL) {
+			ph_log("warning", "listen %s: %s is not watched (subscriptions.max_watches is %lld)",
+			       json_object_get_string(k->id), uri, srv->conf->subscriptions.max_watches);
+			continue;
+		}
+		k->subs[k->nsubs++] = w;
+	}
+}
+
+static void
+unwatch_kept(struct kept *k)
+{
+	for (size_t i = 0; i < k->nsubs; i++)
+		ph_watch_drop(swatch, k->subs[i]);
+	free(k->subs);
+	k->subs = NULL;
+	k->nsubs = 0;
+}
+
+static void
+kept_free(struct kept *k)
+{
+	unwatch_kept(k);
+	json_object_put(k->id);
+	json_object_put(k->uris);
+	free(k->principal);
+	free(k);
+}
+
+/* Keeps the stdio listen r (granted kinds on[], resource URIs uris) so a
+ * reload and file changes can tell it, at most
+ * subscriptions.max_per_principal of them (stdio is one client). Returns
+ * false when full. */
 static bool
-keep_listen(struct ph_req *r, const bool on[])
+keep_listen(struct ph_req *r, const bool on[], struct json_object *uris)
 {
 	long long max = r->srv->conf->subscriptions.max_per_principal;
+	struct kept *k;
 	if (max > 0 && (long long)nkept >= max)
 		return false;
+	k = ph_xcalloc(1, sizeof *k);
+	k->id = json_object_get(r->id);
+	memcpy(k->on, on, sizeof k->on);
+	k->principal = r->principal ? ph_xstrdup(r->principal) : NULL;
+	k->uris = json_object_get(uris);
+	watch_kept(k, r->srv, r->access);
 	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
-	kept[nkept].id = json_object_get(r->id);
-	memcpy(kept[nkept].on, on, sizeof kept[nkept].on);
-	nkept++;
+	kept[nkept++] = k;
 	return true;
 }
 
@@ -87,8 +149,8 @@ void
 ph_subscriptions_cancel(struct json_object *request_id)
 {
 	for (size_t i = 0; request_id && i < nkept; i++)
-		if (same_id(kept[i].id, request_id)) {
-			json_object_put(kept[i].id);
+		if (same_id(kept[i]->id, request_id)) {
+			kept_free(kept[i]);
 			kept[i] = kept[--nkept];
 			return;
 		}
@@ -100,6 +162,22 @@ ph_subscriptions_kept(void)
 	return nkept;
 }
 
+/* Sends method with params (taken) as a notification line. */
+static void
+send_note(int (*send)(void *ctx, const char *json, size_t len), void *ctx, const char *method,
+	  struct json_object *params)
+{
+	struct json_object *n = json_object_new_object();
+	size_t len;
+	const char *text;
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	json_object_object_add(n, "params", params);
+	text = ph_json_text(n, &len);
+	send(ctx, text, len);
+	json_object_put(n);
+}
+
 void
 ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
 			  int (*send)(void *ctx, const char *json, size_t len), void *ctx)
@@ -108,30 +186,64 @@ ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
 	for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++)
 		changed[k] = nkept > 0 && ph_catalog_changed(old, now, kinds[k].kind);
 	for (size_t i = 0; i < nkept; i++)
-		for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++) {
-			struct json_object *n;
-			size_t len;
-			const char *text;
-			if (!changed[k] || !kept[i].on[k])
-				continue;
-			n = json_object_new_object();
-			json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-			json_object_object_add(n, "method", json_object_new_string(kinds[k].method));
-			json_object_object_add(n, "params", tagged_id(kept[i].id));
-			text = ph_json_text(n, &len);
-			send(ctx, text, len);
-			json_object_put(n);
-		}
+		for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++)
+			if (changed[k] && kept[i]->on[k])
+				send_note(send, ctx, kinds[k].method, tagged_id(kept[i]->id));
+}
+
+void
+ph_subscriptions_rewatch(struct ph_server *now,
+			 const struct ph_access *(*access_of)(const struct ph_server *, const char *, bool *))
+{
+	for (size_t i = 0; i < nkept; i++) {
+		bool denied = false;
+		const struct ph_access *acc = access_of(now, kept[i]->principal, &denied);
+		unwatch_kept(kept[i]);
+		if (!denied)
+			watch_kept(kept[i], now, acc);
+	}
+}
+
+int
+ph_subscriptions_watch_fd(void)
+{
+	return swatch ? ph_watch_fd(swatch) : -1;
+}
+
+struct note_to {
+	int (*send)(void *ctx, const char *json, size_t len);
+	void *ctx;
+};
+
+/* A watched file changed: resources/updated on the listen that owns it. */
+static void
+updated(void *ctx, void *owner, const char *uri)
+{
+	struct note_to *to = ctx;
+	struct kept *k = owner;
+	struct json_object *p = tagged_id(k->id);
+	json_object_object_add(p, "uri", json_object_new_string(uri));
+	send_note(to->send, to->ctx, "notifications/resources/updated", p);
+}
+
+void
+ph_subscriptions_watch_read(int (*send)(void *ctx, const char *json, size_t len), void *ctx)
+{
+	struct note_to to = {send, ctx};
+	if (swatch)
+		ph_watch_read(swatch, updated, &to);
 }
 
 void
 ph_subscriptions_forget(void)
 {
 	for (size_t i = 0; i < nkept; i++)
-		json_object_put(kept[i].id);
+		kept_free(kept[i]);
 	free(kept);
 	kept = NULL;
 	nkept = 0;
+	ph_watch_free(swatch);
+	swatch = NULL;
 }
 
 /* The filter granted for want: the kinds asked for that this server
@@ -204,7 +316,7 @@ grant_uris(struct ph_req *r, struct json_object *want)
 {
 	struct json_object *rs = ph_jget(want, "resourceSubscriptions"), *seen, *out;
 	out = json_object_new_array();
-	if (rs == NULL || !hub_watches(r))
+	if (rs == NULL || !(hub_watches(r) || !r->ex->http))
 		return out;
 	seen = json_object_new_object();
 	for (size_t i = 0; i < json_object_array_length(rs); i++) {
@@ -358,6 +470,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 {
 	const struct ph_config *c = r->srv->conf;
 	struct json_object *want = ph_jget(r->params, "notifications"), *ack, *uris, *tasks;
+	bool kept_ok;
 	bool on[PH_ARRAY_LEN(kinds)];
 	uint64_t seen[PH_ARRAY_LEN(kinds)];
 	int64_t t0 = ph_now_us();
@@ -400,7 +513,6 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		r->detached = true;
 		return;
 	}
-	json_object_put(uris);
 	json_object_put(tasks);
 	if (!r->ex->http) {
 		/* stdio: other requests interleave with the subscription, so it
@@ -408,7 +520,9 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		 * notifications/cancelled or EOF, and a reload (SIGHUP) tells it
 		 * what changed (ph_subscriptions_reloaded). */
 		ph_shared_listener_leave();
-		if (!keep_listen(r, on)) {
+		kept_ok = keep_listen(r, on, uris);
+		json_object_put(uris);
+		if (!kept_ok) {
 			ph_outcome_error(o, PH_E_HANDLER, NULL, "Too many open subscriptions "
 					 "(subscriptions.max_per_principal is %lld)",
 					 c->subscriptions.max_per_principal);
@@ -417,6 +531,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		r->detached = true;
 		return;
 	}
+	json_object_put(uris);
 	if (!stream(r, on, seen, t0))
 		goto gone;
 	/* a graceful end: the result closes the stream; the client listens again */

@@ -7,6 +7,7 @@
  * for later. The front itself never parses a message. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_auth.h"
 #include "ph_build.h"
 #include "ph_features.h"
 #include "ph_persist.h"
@@ -82,6 +83,28 @@ stdio_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 
 /* Reads whatever is available (blocking when wait is set). Returns the bytes
  * read, 0 at EOF, -1 on error or when nothing was available. */
+static int send_line(void *ctx, const char *json, size_t len);
+
+/* Waiting for input: the files the client's listens subscribed to are
+ * watched meanwhile, and their changes sent as they come. Returns true
+ * when stdin has something (or ended), false when a reload interrupted the
+ * wait or a change was sent (the caller looks again). */
+static bool
+input_or_watch(struct stdio_front *f)
+{
+	int wfd = ph_subscriptions_watch_fd();
+	struct pollfd p[2] = {{0, POLLIN, 0}, {wfd, POLLIN, 0}};
+	if (wfd < 0)
+		return true;
+	while (poll(p, 2, -1) < 0) {
+		if (errno != EINTR || (f->reload && ph_reload_requested))
+			return false;
+	}
+	if (p[1].revents & POLLIN)
+		ph_subscriptions_watch_read(send_line, NULL);
+	return (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
 static long
 fill(struct stdio_front *f, bool wait)
 {
@@ -91,6 +114,8 @@ fill(struct stdio_front *f, bool wait)
 		struct pollfd p = {0, POLLIN, 0};
 		if (poll(&p, 1, 0) <= 0)
 			return -1;
+	} else if (!input_or_watch(f)) {
+		return -1;
 	}
 	for (;;) {
 		n = read(0, chunk, sizeof chunk);
@@ -254,6 +279,7 @@ reload(struct ph_server **srv, const char *conf_path)
 		return;
 	}
 	ph_subscriptions_reloaded(*srv, n, send_line, NULL);
+	ph_subscriptions_rewatch(n, ph_auth_configured_access);
 	ph_server_free(*srv);
 	*srv = n;
 	ph_log("notice", "configuration reloaded; %zu listens open", ph_subscriptions_kept());

@@ -9,7 +9,7 @@
 #include "ph_hub.h"
 #include "ph_hub_task.h"
 #include "ph_task.h"
-#include "ph_hub_watch.h"
+#include "ph_watch.h"
 #include "ph_auth.h"
 #include "ph_core.h"
 #include "ph_features.h"

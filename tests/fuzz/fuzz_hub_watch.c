@@ -14,7 +14,7 @@
  *   make -C build fuzz && build/tests/fuzz/fuzz_hub_watch tests/fuzz/corpus/hub_watch
  */
 #include "first.h"
-#include "ph_hub_watch.h"
+#include "ph_watch.h"
 #include "ph_util.h"
 #include <stdio.h>
 #include <stdlib.h>

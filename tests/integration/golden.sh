@@ -6,10 +6,12 @@
 # the same cases through ph_serve() without a web server.
 #
 # A golden file: {description, headers, body | raw, http_method?, content_type?,
-#                 pad?, status, stdio, response | null, hub_response?}
+#                 pad?, status, stdio, response | null, hub_response?,
+#                 stdio_response?}
 # hub_response, when present, is the answer through nginx, where a master
-# runs its hub (resources.subscribe is advertised only there); response is
-# then the answer without one (stdio, test_golden.c).
+# runs its hub, and stdio_response the answer over stdio (resources.subscribe
+# is advertised only where a hub or the stdio process watches the files);
+# response is then the answer without either (test_golden.c).
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
@@ -34,7 +36,7 @@ body_of() {
 for f in "$top_srcdir"/tests/golden/*.json; do
 	name=$(basename "$f" .json)
 	want_status=$(jq -r .status "$f")
-	want=$(jq -S -c .response "$f")
+	want=$(jq -S -c 'if has("stdio_response") then .stdio_response else .response end' "$f")
 	want_http=$(jq -S -c 'if has("hub_response") then .hub_response else .response end' "$f")
 	args=()
 	while IFS= read -r h; do [ -n "$h" ] && args+=(-H "$h"); done \

@@ -7,7 +7,7 @@
  * URI that is not a file, and a callback may drop its own owner's
  * subscriptions while the change is being delivered. */
 #include "first.h"
-#include "ph_hub_watch.h"
+#include "ph_watch.h"
 #include "ph_util.h"
 #include "tap.h"
 #include <poll.h>

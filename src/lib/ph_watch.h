@@ -1,8 +1,9 @@
-/* ph_hub_watch.h: the hub's resource subscriptions (ph_hub_watch.c): which
- * stream subscribed to which URI, and the inotify watches behind the URIs
- * that are files, one per directory, shared by every subscription. */
-#ifndef PH_HUB_WATCH_H
-#define PH_HUB_WATCH_H
+/* ph_watch.h: resource subscriptions (ph_watch.c), for the hub and the
+ * stdio front: which listen stream subscribed to which URI, and the inotify
+ * watches behind the URIs that are files, one per directory, shared by
+ * every subscription. */
+#ifndef PH_WATCH_H
+#define PH_WATCH_H
 #include "first.h"
 #include <stddef.h>
 

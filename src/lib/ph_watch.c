@@ -1,11 +1,12 @@
-/* ph_hub_watch.c: resource subscriptions in the hub. A target is one URI
- * (with the file that serves it, if any) and the subscriptions to it; the
+/* ph_watch.c: resource subscriptions (the hub's and stdio's). A target is
+ * one URI (with the file that serves it, if any) and the subscriptions to
+ * it; the
  * file is watched through its directory (inotify on the directory catches
  * a file replaced by rename, as editors save), one watch per directory
  * shared by all its targets. A change marks the targets whose file name it
  * names, and each marked target is announced once per batch of events. */
 #include "first.h"
-#include "ph_hub_watch.h"
+#include "ph_watch.h"
 #include "ph_log.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -76,7 +77,7 @@ ph_watch_new(void)
 	struct ph_watch *w;
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fd < 0) {
-		ph_log("warning", "hub: inotify: %s; file resources are not watched", strerror(errno));
+		ph_log("warning", "inotify: %s; file resources are not watched", strerror(errno));
 		return NULL;
 	}
 	w = ph_xcalloc(1, sizeof *w);
@@ -140,7 +141,7 @@ dir_get(struct ph_watch *w, char *path, long long max_dirs)
 	if ((long long)w->ndirs >= max_dirs ||
 	    (wd = inotify_add_watch(w->fd, path, EV_MASK)) < 0) {
 		if ((long long)w->ndirs < max_dirs)
-			ph_log("warning", "hub: cannot watch %s: %s", path, strerror(errno));
+			ph_log("warning", "cannot watch %s: %s", path, strerror(errno));
 		free(path);
 		return NULL;
 	}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# --stdio and resource subscriptions: the process watches the files behind
+# the resources a listen subscribed to, as the hub does under a master, and
+# sends notifications/resources/updated on that listen only; a file nobody
+# subscribed to is quiet; a listen ended with notifications/cancelled hears
+# nothing more; after SIGHUP the files are watched again; server/discover
+# advertises resources.subscribe over stdio.
+. "${top_srcdir:-.}/tests/lib.sh"
+echo one >"$T_DIR/a.txt"
+echo two >"$T_DIR/b.txt"
+cat >"$T_DIR/phantom.yaml" <<YAML
+server: { name: stdio-watch, version: "1.0" }
+resources:
+  - { uri: "doc://a", name: a, file: $T_DIR/a.txt, mime_type: text/plain }
+  - { uri: "doc://b", name: b, file: $T_DIR/b.txt, mime_type: text/plain }
+YAML
+coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
+pid=$PH_PID
+T_PIDS+=("$pid")
+out=$T_DIR/out
+: >"$out"
+send() { printf '%s\n' "$1" >&"${PH[1]}"; }
+# upto ID: reads lines into $out until the response with that id
+upto() {
+	local l
+	while IFS= read -r -t 10 l <&"${PH[0]}"; do
+		printf '%s\n' "$l" >>"$out"
+		[ "$(printf '%s' "$l" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
+	done
+	return 1
+}
+# drain SECONDS: reads what comes within that time
+drain() {
+	local l
+	while IFS= read -r -t "$1" l <&"${PH[0]}"; do printf '%s\n' "$l" >>"$out"; done
+}
+ping() { send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; upto "\"$1\""; }
+updates() { # SUBSCRIPTION-ID URI: resources/updated for URI on that listen
+	jq -s --arg id "$1" --arg u "$2" 'map(select(.method == "notifications/resources/updated" and
+		.params.uri == $u and .params._meta["io.modelcontextprotocol/subscriptionId"] == $id)) | length' "$out"
+}
+
+send '{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":'"$(meta)"'}}'
+upto '"d"'
+is "$(tail -1 "$out" | jq -r .result.capabilities.resources.subscribe)" true "stdio advertises resources.subscribe"
+send '{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://a","doc://nope"]},"_meta":'"$(meta)"'}}'
+send '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://b"]},"_meta":'"$(meta)"'}}'
+ping p0
+is "$(jq -c 'select(.method == "notifications/subscriptions/acknowledged" and .params._meta["io.modelcontextprotocol/subscriptionId"] == "L1") | .params.notifications.resourceSubscriptions' "$out")" \
+	'["doc://a"]' "the ack lists the known URI only"
+echo changed >>"$T_DIR/a.txt"
+drain 1
+is "$(updates L1 doc://a)" 1 "a change of a.txt: resources/updated on the listen subscribed to doc://a"
+is "$(updates L2 doc://a)" 0 "not on the other listen"
+send '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"doc://a","_meta":'"$(meta)"'}}'
+upto '"r"'
+like "$(tail -1 "$out" | jq -r '.result.contents[0].text')" "changed" "resources/read serves the new text"
+send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}'
+ping p1
+echo changed >>"$T_DIR/b.txt"
+drain 1
+is "$(updates L2 doc://b)" 0 "a cancelled listen hears nothing more"
+kill -HUP "$pid"
+wait_for 10 grep -q "configuration reloaded" "$T_DIR/err"; ok "SIGHUP reloads"
+ping p2
+mv "$T_DIR/a.txt" "$T_DIR/a.old"; echo replaced >"$T_DIR/a.txt"
+drain 1
+is "$(updates L1 doc://a)" 2 "after the reload the file is still watched (a file replaced counts)"
+ping p3; ok "requests are still answered"
+exec {PH[1]}>&-
+wait_gone "$pid" 5; ok "EOF still ends the process"
+done_testing
