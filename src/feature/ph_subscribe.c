@@ -497,7 +497,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		json_object_object_add(ph_jget(ack, "notifications"), "resourceSubscriptions",
 				       json_object_get(uris));
 	/* the tasks of this principal, where the hub can tell the stream */
-	tasks = hub_watches(r) ? ph_tasks_grant(r, ph_jget(want, "taskIds")) : NULL;
+	tasks = hub_watches(r) && ph_jget(want, "taskIds") ? ph_tasks_grant(r, ph_jget(want, "taskIds")) : NULL;
 	if (tasks)
 		json_object_object_add(ph_jget(ack, "notifications"), "taskIds", json_object_get(tasks));
 	if (ph_req_notify(r, "notifications/subscriptions/acknowledged", ack) != 0) {
