@@ -303,6 +303,7 @@ reload_in_place(struct ph_server **srv, const char *path)
 	ph_metrics_set_generation(ph_metrics_generation() + 1);
 	ph_metrics_reloaded();
 	ph_log("notice", "configuration reloaded");
+	ph_persist_prestart(*srv);
 }
 
 /* Asked to stop: a single process (own_reload) with http.drain_ms goes on
@@ -566,6 +567,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	}
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
+	ph_persist_prestart(*srv);
 	for (;;) {
 		if (ph_stop_requested && !draining(srv, own_reload, &drain_end))
 			break;

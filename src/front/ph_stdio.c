@@ -282,6 +282,7 @@ reload(struct ph_server **srv, const char *conf_path)
 	ph_subscriptions_rewatch(n, ph_auth_configured_access);
 	ph_server_free(*srv);
 	*srv = n;
+	ph_persist_prestart(n);
 	ph_log("notice", "configuration reloaded; %zu listens open", ph_subscriptions_kept());
 }
 
@@ -304,6 +305,7 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable)
 	ph_buf_init(&f.in);
 	f.max_line = (size_t)(*srvp)->conf->http.max_body;
 	f.reload = reloadable;
+	ph_persist_prestart(*srvp);
 	for (;;) {
 		struct ph_server *srv;
 		struct ph_exchange ex;

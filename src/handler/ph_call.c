@@ -5,6 +5,7 @@
 #include "ph_metrics.h"
 #include "ph_mime.h"
 #include "ph_mrtr.h"
+#include "ph_exec_conf.h"
 #include "ph_persist.h"
 #include "ph_schema.h"
 #include "ph_shared.h"
@@ -640,22 +641,9 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 void
 ph_call_exec_limits(const struct ph_req *r, struct ph_exec_limits *lim)
 {
-	ph_call_exec_limits_of(r->srv->conf, lim);
+	ph_exec_limits_of(r->srv->conf, lim);
 }
 
-void
-ph_call_exec_limits_of(const struct ph_config *c, struct ph_exec_limits *lim)
-{
-	lim->timeout_ms = c->limits.exec_timeout_ms;
-	lim->grace_ms = c->limits.exec_grace_ms;
-	lim->max_output = c->limits.exec_max_output;
-	lim->cpu_s = c->limits.exec_cpu_s;
-	lim->memory = c->limits.exec_memory;
-	lim->files = c->limits.exec_files;
-	lim->procs = c->limits.exec_procs;
-	lim->exit_grace_ms = c->limits.exec_exit_grace_ms;
-	lim->log_max = c->limits.exec_log_max;
-}
 
 struct exec_ctx {
 	struct ph_req *r;

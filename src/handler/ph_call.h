@@ -41,7 +41,6 @@ bool ph_content_valid(struct json_object *block, char *why, size_t n);
 
 /* Exec limits from the configuration. */
 void ph_call_exec_limits(const struct ph_req *r, struct ph_exec_limits *lim);
-void ph_call_exec_limits_of(const struct ph_config *c, struct ph_exec_limits *lim);
 
 /* The document an exec handler reads on stdin for inv (phantom.yaml(5),
  * EXEC HANDLERS). Caller puts. A task's process gets it from the record. */

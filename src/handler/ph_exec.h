@@ -21,6 +21,7 @@ struct ph_buf;
  * max_rss bytes (0: no limit). */
 struct ph_exec_persist {
 	bool on;
+	bool start; /* started when the worker starts, not at the first call */
 	long long max_calls, idle_ms, max_rss;
 };
 #define PH_PERSIST_MAX_CALLS 10000

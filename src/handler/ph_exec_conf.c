@@ -2,6 +2,7 @@
  * way for handlers, dynamic skills and the authenticator. */
 #include "first.h"
 #include "ph_exec_conf.h"
+#include "ph_config.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <limits.h>
@@ -125,14 +126,15 @@ parse_limits(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exe
 	return rc;
 }
 
-/* persistent: true | false | {max_calls, idle_ms, max_rss} into
+/* persistent: true | false | {max_calls, idle_ms, max_rss, start} into
  * spec->persist, the defaults filling what the mapping leaves out. Returns
  * 0, or -1 after a report. */
 static int
 parse_persistent(struct ph_ysink *s, const struct ph_ynode *map, const struct ph_exec_bounds *b,
 		 struct ph_exec_spec *spec)
 {
-	static const char *const keys[] = {"max_calls", "idle_ms", "max_rss", NULL};
+	static const char *const keys[] = {"max_calls", "idle_ms", "max_rss", "start", NULL};
+	const struct ph_ynode *st;
 	const struct ph_ynode *v = ph_yaml_get(map, "persistent");
 	struct ph_exec_persist *p = &spec->persist;
 	char nb[64];
@@ -146,7 +148,7 @@ parse_persistent(struct ph_ysink *s, const struct ph_ynode *map, const struct ph
 	if (v->kind == PH_Y_SCALAR)
 		return ph_yread_bool(s, v, name, &p->on);
 	if (v->kind != PH_Y_MAP) {
-		ph_yread_problem(s, v->line, "%s: expected true, false or a mapping {max_calls, idle_ms, max_rss}",
+		ph_yread_problem(s, v->line, "%s: expected true, false or a mapping {max_calls, idle_ms, max_rss, start}",
 				 name);
 		return -1;
 	}
@@ -156,6 +158,8 @@ parse_persistent(struct ph_ysink *s, const struct ph_ynode *map, const struct ph
 	rc |= bounded(s, v, b, "max_calls", 1, 1000000000, PH_PERSIST_MAX_CALLS, &p->max_calls);
 	rc |= bounded(s, v, b, "idle_ms", 1, 86400000, PH_PERSIST_IDLE_MS, &p->idle_ms);
 	rc |= bounded(s, v, b, "max_rss", 0, 1LL << 40, 0, &p->max_rss);
+	if ((st = ph_yaml_get(v, "start")) != NULL)
+		rc |= ph_yread_bool(s, st, "start", &p->start);
 	return rc;
 }
 
@@ -267,4 +271,18 @@ ph_exec_spec_parse(struct ph_ysink *s, const struct ph_ynode *map, const struct 
 fail:
 	ph_exec_spec_clear(spec);
 	return -1;
+}
+
+void
+ph_exec_limits_of(const struct ph_config *c, struct ph_exec_limits *lim)
+{
+	lim->timeout_ms = c->limits.exec_timeout_ms;
+	lim->grace_ms = c->limits.exec_grace_ms;
+	lim->max_output = c->limits.exec_max_output;
+	lim->cpu_s = c->limits.exec_cpu_s;
+	lim->memory = c->limits.exec_memory;
+	lim->files = c->limits.exec_files;
+	lim->procs = c->limits.exec_procs;
+	lim->exit_grace_ms = c->limits.exec_exit_grace_ms;
+	lim->log_max = c->limits.exec_log_max;
 }

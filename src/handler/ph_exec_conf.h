@@ -39,4 +39,7 @@ int ph_exec_spec_parse(struct ph_ysink *s, const struct ph_ynode *map, const str
 		       const char *dir, struct ph_exec_spec *spec);
 /* Frees what ph_exec_spec_parse stored and zeroes spec. */
 void ph_exec_spec_clear(struct ph_exec_spec *spec);
+/* The exec limits of a configuration (limits.exec_*). */
+struct ph_config;
+void ph_exec_limits_of(const struct ph_config *c, struct ph_exec_limits *lim);
 #endif

@@ -7,6 +7,9 @@
  * exits, as a per-call exec. */
 #include "first.h"
 #include "ph_persist.h"
+#include "ph_registry.h"
+#include "ph_exec_conf.h"
+#include "ph_server.h"
 #include "ph_json.h"
 #include "ph_log.h"
 #include "ph_mime.h"
@@ -283,4 +286,23 @@ ph_persist_running(void)
 	for (size_t i = 0; i < nslots; i++)
 		n += slots[i].p != NULL;
 	return n;
+}
+
+static void
+prestart_one(void *ctx, const struct ph_handler *h, const char *label)
+{
+	const struct ph_exec_limits *lim = ctx;
+	enum ph_persist_how how;
+	if (h->kind != PH_HANDLER_EXEC || !h->exec.persist.on || !h->exec.persist.start)
+		return;
+	if (slot_ready(slot_for(&h->exec, label), &h->exec, lim, &how) && how == PH_PERSIST_FRESH)
+		ph_log("info", "%s: persistent process started with the worker", label);
+}
+
+void
+ph_persist_prestart(const struct ph_server *srv)
+{
+	struct ph_exec_limits lim;
+	ph_exec_limits_of(srv->conf, &lim);
+	ph_registry_each_handler(srv->conf->registry, prestart_one, &lim);
 }

@@ -43,6 +43,11 @@ size_t ph_persist_pollfds(struct pollfd *pf, size_t max, int *timeout_ms);
 /* Stops the processes that exited, idled past idle_ms or are due for
  * recycling. */
 void ph_persist_tick(void);
+/* At the start of a worker (or a single process, or stdio) and after it
+ * reloads: starts the persistent process of every exec handler of srv
+ * whose persistent mapping says start: true. */
+struct ph_server;
+void ph_persist_prestart(const struct ph_server *srv);
 /* Stops every persistent process of this worker. */
 void ph_persist_shutdown(void);
 /* How many are running (tests). */

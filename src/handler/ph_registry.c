@@ -841,3 +841,42 @@ phantom_template_complete(phantom_template *t, const char *variable, phantom_han
 	set_c_handler(&c->h, fn, udata);
 	return 0;
 }
+
+/* fn for h under "kind name" (and ", completion of arg" when arg is set). */
+static void
+each_one(void (*fn)(void *, const struct ph_handler *, const char *), void *ctx, const struct ph_handler *h,
+	 const char *kind, const char *name, const char *arg)
+{
+	char label[300];
+	if (h->kind == PH_HANDLER_NONE)
+		return;
+	if (arg)
+		snprintf(label, sizeof label, "%s %s, completion of %s", kind, name, arg);
+	else
+		snprintf(label, sizeof label, "%s %s", kind, name);
+	fn(ctx, h, label);
+}
+
+void
+ph_registry_each_handler(const struct ph_registry *reg,
+			 void (*fn)(void *ctx, const struct ph_handler *h, const char *label), void *ctx)
+{
+	for (size_t i = 0; reg && i < reg->ntools; i++)
+		each_one(fn, ctx, &reg->tools[i]->h, "tool", reg->tools[i]->name, NULL);
+	for (size_t i = 0; reg && i < reg->nprompts; i++) {
+		const struct ph_prompt *p = reg->prompts[i];
+		each_one(fn, ctx, &p->h, "prompt", p->name, NULL);
+		for (size_t j = 0; j < p->nargs; j++)
+			each_one(fn, ctx, &p->args[j].comp.h, "prompt", p->name, p->args[j].name);
+	}
+	for (size_t i = 0; reg && i < reg->nresources; i++)
+		each_one(fn, ctx, &reg->resources[i]->h, "resource", reg->resources[i]->uri, NULL);
+	for (size_t i = 0; reg && i < reg->ntemplates; i++) {
+		const struct ph_template *t = reg->templates[i];
+		each_one(fn, ctx, &t->h, "resource template", t->uri_template, NULL);
+		for (size_t j = 0; j < t->ncomps; j++)
+			each_one(fn, ctx, &t->comps[j].h, "resource template", t->uri_template, t->comps[j].name);
+	}
+	for (size_t i = 0; reg && i < reg->ncatalogs; i++)
+		each_one(fn, ctx, &reg->catalogs[i]->h, "resource list", reg->catalogs[i]->name, NULL);
+}

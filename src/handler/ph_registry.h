@@ -173,6 +173,11 @@ void ph_template_free(struct ph_template *t);
 void ph_registry_add_catalog(struct ph_registry *reg, struct ph_catalog *c);
 void ph_catalog_free(struct ph_catalog *c);
 void ph_handler_clear(struct ph_handler *h);
+/* Calls fn for every handler of reg (tools, prompts and their argument
+ * completions, resources, templates and their completions, resource
+ * lists), with a label for log lines ("tool deploy"). */
+void ph_registry_each_handler(const struct ph_registry *reg,
+			      void (*fn)(void *ctx, const struct ph_handler *h, const char *label), void *ctx);
 void ph_completion_clear(struct ph_completion *c);
 
 /* Sets a tool's input schema (borrowed JSON, a reference is kept): compiles

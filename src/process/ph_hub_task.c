@@ -6,6 +6,7 @@
 #include "ph_hub_task.h"
 #include "ph_call.h"
 #include "ph_exec.h"
+#include "ph_exec_conf.h"
 #include "ph_features.h"
 #include "ph_json.h"
 #include "ph_registry.h"
@@ -285,7 +286,7 @@ run_round(struct sup *s, struct json_object *input, struct ending *e)
 	len += s->tool->task_await;
 	static char why[200];
 	int64_t left = (s->deadline_us - ph_now_us()) / 1000;
-	ph_call_exec_limits_of(c, &lim);
+	ph_exec_limits_of(c, &lim);
 	spec.timeout_ms = left > 1 ? left : 1;
 	spec.max_output = c->tasks.max_result;
 	ph_exec_run(&spec, &lim, text, len, &hooks, &res);

@@ -24,6 +24,7 @@ tools:
   - { name: idle, exec: [$PY], persistent: {idle_ms: 300}, $IN }
   - { name: c, exec: [$PY], persistent: true, $IN }
   - { name: rss, exec: [$PY], persistent: {max_rss: 50000000}, $IN }
+  - { name: pre, exec: [$PY], persistent: {start: true}, $IN }
 YAML
 phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
@@ -53,6 +54,14 @@ ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # fds: the worker's open fds, less the five (stdin, stdout, stderr, fd 3,
 # pidfd) of each persistent process it runs now
 fds() { echo $(( $(ls "/proc/$WORKER/fd" | wc -l) - 5 * $(pgrep -c -P "$WORKER") )); }
+
+# ---- start: true ----------------------------------------------------------------
+wait_for 5 pgrep -f "$PY" >/dev/null; ok "persistent {start: true}: the process runs before any call"
+PRE=$(pgrep -f "$PY" | tr '\n' ' ')
+is "$(wc -w <<<"$PRE")" 1 "... only that one (the others start at their first call)"
+pcall pre ok
+is "$PID/$TEXT" "${PRE% }/pid=${PRE% } calls=1" "its first call is served by it"
+grep -q 'target=pre status=200 .*exec=warm' "$PH_LOG"; ok "... warm"
 
 # ---- warm processes -----------------------------------------------------------
 pcall p ok
