@@ -65,7 +65,8 @@ wait_for 10 grep -q "configuration reloaded" "$T_DIR/err"; ok "SIGHUP reloads"
 ping p2
 mv "$T_DIR/a.txt" "$T_DIR/a.old"; echo replaced >"$T_DIR/a.txt"
 drain 1
-is "$(updates L1 doc://a)" 2 "after the reload the file is still watched (a file replaced counts)"
+n=$(updates L1 doc://a)
+[ "$n" -ge 2 ]; ok "after the reload the file is still watched: a file replaced by rename is announced ($((n - 1)) more)"
 ping p3; ok "requests are still answered"
 exec {PH[1]}>&-
 wait_gone "$pid" 5; ok "EOF still ends the process"
