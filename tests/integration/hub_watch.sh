@@ -1,6 +1,6 @@
 #!/bin/bash
 # resourceSubscriptions on listen streams, behind nginx with a master (the
-# hub watches the files): a changed file reaches exactly the streams
+# hub watches the files; delivery through lighttpd and Apache too): a changed file reaches exactly the streams
 # subscribed to it (and only URIs their principal may read), resources/read
 # then serves the new bytes, an application announces a resource that is
 # not a file with --notify or an exec handler's resourcesUpdated, 100,000
@@ -216,4 +216,27 @@ is "$(count "$T_DIR/alice.json" '.tools == 1 and .resources == 1')" 2 \
 is "$(count "$T_DIR/bob.json" '.tools == 0 and .resources == 0 and .result == 1')" 2 \
 	"bob, who sees neither new item, is told nothing"
 like "$(grep 'lists changed: tools resources' "$PH_LOG")" "4 streams, 4 told" "the hub's log line counts what it told"
+
+# ---- the same delivery through lighttpd and Apache (mod_proxy_fcgi) -------------------
+# front NAME URL: two streams, one on a.txt and one on b.txt; a.txt changes
+front() {
+	local name=$1
+	U=$2
+	listen "$name" "$AA" 8 '{"resourceSubscriptions":["file:///data/a.txt"]}' \
+		'{"resourceSubscriptions":["file:///data/b.txt"]}'
+	is "$(cat "$T_DIR/ready-$name")" 2 "$name: both streams are acknowledged"
+	sleep 0.3
+	printf 'one, through %s\n' "$name" >"$T_DIR/data/a.txt"
+	wait "$LP"
+	is "$(jq -s -c 'map(.updated)' "$T_DIR/$name.json")" '[["file:///data/a.txt"],[]]' \
+		"$name: resources/updated reaches the stream subscribed to the file, and not the other"
+}
+phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok - phantom restarts"; exit 1; }
+if lighttpd_start "$PH_ADDR"; then front lighttpd "$LIGHTTPD_URL"; else echo "not ok - lighttpd starts"; fi
+if apache_start "$top_srcdir/conf/apache.conf" "" \
+	-e "s#unix:/run/phantom/phantom.sock|fcgi://phantom/#fcgi://$PH_ADDR/#"; then
+	front apache "$APACHE_URL"
+else
+	echo "not ok - apache starts"
+fi
 done_testing
