@@ -303,6 +303,8 @@ void
 ph_persist_prestart(const struct ph_server *srv)
 {
 	struct ph_exec_limits lim;
+	if (srv == NULL) /* no configuration loaded: nothing to start */
+		return;
 	ph_exec_limits_of(srv->conf, &lim);
 	ph_registry_each_handler(srv->conf->registry, prestart_one, &lim);
 }

@@ -45,7 +45,7 @@ size_t ph_persist_pollfds(struct pollfd *pf, size_t max, int *timeout_ms);
 void ph_persist_tick(void);
 /* At the start of a worker (or a single process, or stdio) and after it
  * reloads: starts the persistent process of every exec handler of srv
- * whose persistent mapping says start: true. */
+ * whose persistent mapping says start: true (NULL srv: none loaded). */
 struct ph_server;
 void ph_persist_prestart(const struct ph_server *srv);
 /* Stops every persistent process of this worker. */
