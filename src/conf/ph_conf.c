@@ -246,6 +246,13 @@ static const struct key keys[] = {
 	 "bytes a task's process may write as its result"},
 	{"tasks.purge_interval_ms", K_INT, 100, 86400000, "60000", true, OFF(tasks.purge_interval_ms), NULL,
 	 "the hub goes over the task store this often: expired records removed, lost tasks failed"},
+	{"sessions", K_SECTION, 0, 0, NULL, true, 0, NULL,
+	 "legacy 2025-11-25 sessions: the Mcp-Session-Id an initialize over HTTP answers with (a "
+	 "token sealed with the request_state key) and what the hub remembers of them"},
+	{"sessions.max_age", K_INT, 1, 2592000, "86400", true, OFF(sessions.max_age), NULL,
+	 "seconds a session id stays valid after its initialize; later requests get 404"},
+	{"sessions.max_terminated", K_INT, 1, 10000000, "100000", true, OFF(sessions.max_terminated),
+	 NULL, "session ids ended with DELETE that the hub remembers (until they would have expired)"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

@@ -13,6 +13,7 @@
 #include "ph_mime.h"
 #include "ph_metrics.h"
 #include "ph_rate.h"
+#include "ph_session.h"
 #include <sodium.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -132,7 +133,7 @@ param(struct ph_req *r, const char *name)
 }
 
 /* What a request that is not an MCP POST asks for. */
-enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS };
+enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END };
 
 /* True when the request's path (REQUEST_URI without the query) is path. */
 static bool
@@ -402,7 +403,10 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	*route = R_MCP;
 	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
 		r->cors_origin = origin; /* errors too: the page can read them */
-	if (m == NULL || strcmp(m, "POST") != 0)
+	/* DELETE with Mcp-Session-Id ends a legacy session; it passes the
+	 * Origin and Host checks like a POST */
+	bool end = m != NULL && strcmp(m, "DELETE") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL;
+	if (m == NULL || (strcmp(m, "POST") != 0 && !end))
 		return other_route(r, m, origin, route, doc);
 	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
 		return PH_E_ORIGIN;
@@ -410,6 +414,10 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 		char h[256];
 		if (!host_part(host, strlen(host), h, sizeof h) || !host_allowed(&c->http.hosts, h))
 			return PH_E_HOST;
+	}
+	if (end) {
+		*route = R_SESSION_END;
+		return PH_OK;
 	}
 	if (!content_type_json(param(r, "CONTENT_TYPE")))
 		return PH_E_CONTENT_TYPE;
@@ -557,6 +565,12 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 	for (size_t i = 0; i < PH_ARRAY_LEN(legacy_versions); i++)
 		if (strcmp(want, legacy_versions[i]) == 0)
 			chosen = legacy_versions[i];
+	/* over HTTP the answer opens a session (not inside a batch: a batch
+	 * has one set of headers for all its answers) */
+	if (r->ex->http && r->batch == NULL) {
+		free(r->session_issued);
+		r->session_issued = ph_session_issue(r, chosen);
+	}
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
 	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
@@ -945,6 +959,46 @@ choose_era(struct ph_req *r, struct json_object *meta)
 		r->legacy = true; /* only a legacy batch gets this far (batch_allowed) */
 }
 
+/* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize,
+ * which starts a new one): opened into r->session, whose capabilities
+ * become the request's client capabilities. A request without one is
+ * served statelessly. Returns false after sending 404. */
+static bool
+legacy_session(struct ph_req *r)
+{
+	const char *tok;
+	char msg[256];
+	if (!r->ex->http || r->batch != NULL || strcmp(r->method, "initialize") == 0 ||
+	    (tok = param(r, "HTTP_MCP_SESSION_ID")) == NULL)
+		return true;
+	if ((r->session = ph_session_open(r, tok, msg, sizeof msg)) == NULL) {
+		send_error(r, PH_E_SESSION, msg, NULL);
+		return false;
+	}
+	r->client_caps = ph_jget(r->session, "c");
+	return true;
+}
+
+/* DELETE with Mcp-Session-Id: authenticated, the session opened as for any
+ * request (404 when it does not), then ended on this host: 204. */
+static void
+end_session(struct ph_req *r)
+{
+	char msg[256];
+	enum ph_err e;
+	r->legacy = true;
+	r->method = "DELETE";
+	if (!authenticate(r) || !legacy_session(r))
+		return;
+	e = ph_session_end(r->session, msg, sizeof msg);
+	if (e != PH_OK) {
+		send_error(r, e, msg, NULL);
+		return;
+	}
+	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->session, "sid"));
+	respond(r, 204, NULL, NULL, NULL, 0);
+}
+
 /* Sends -32601 for the request's method. */
 static void
 send_no_method(struct ph_req *r)
@@ -1000,7 +1054,7 @@ static const struct method *
 legacy_steps(struct ph_req *r, struct json_object *meta)
 {
 	const struct method *m;
-	if (!authenticate(r))
+	if (!authenticate(r) || !legacy_session(r))
 		return NULL;
 	m = find_method(r->method, true, r->srv);
 	if (m == NULL) {
@@ -1121,8 +1175,9 @@ ladder(struct ph_req *r)
 	choose_era(r, meta);
 	read_trace(r, meta);
 	if (r->id == NULL) {
-		/* a notification from someone unauthenticated is refused too */
-		if (authenticate(r))
+		/* a notification from someone unauthenticated is refused too,
+		 * and one on a session that is gone */
+		if (authenticate(r) && (!r->legacy || legacy_session(r)))
 			handle_notification(r);
 		return;
 	}
@@ -1162,6 +1217,9 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 			break;
 		case R_METRICS:
 			send_metrics(r);
+			break;
+		case R_SESSION_END:
+			end_session(r);
 			break;
 		}
 		return false;
@@ -1421,6 +1479,8 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		ph_metrics_request(r.method, r.status, (int64_t)(ph_now_us() - r.t0));
 	ph_auth_end(&r);
 	ph_mrtr_end(&r);
+	json_object_put(r.session);
+	free(r.session_issued);
 	json_object_put(r.msg);
 	free(body);
 }

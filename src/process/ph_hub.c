@@ -8,6 +8,7 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
+#include "ph_hub_session.h"
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_shared.h"
@@ -74,6 +75,7 @@ struct hub {
 	bool stopping, want_stop, want_reload;
 	int64_t stop_deadline_us;
 	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
+	struct ph_hub_sessions *sessions; /* legacy sessions (ph_hub_session.c) */
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
@@ -366,6 +368,8 @@ receive(struct hub *h)
 				memcpy(&fd, CMSG_DATA(c), sizeof fd);
 		if (ph_hub_tasks_message(h->tasks, text, (size_t)n, fd))
 			continue;
+		if (ph_hub_sessions_message(h->sessions, text, (size_t)n, fd))
+			continue;
 		if (fd < 0) {
 			ph_log("error", "hub: a hand-over without a connection; ignored");
 			continue;
@@ -399,6 +403,7 @@ reload(struct hub *h)
 	ph_server_free(h->srv);
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
+	ph_hub_sessions_reconf(h->sessions, n);
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
@@ -672,6 +677,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, h->sig, &ev);
 	ctl_open(h);
 	h->tasks = ph_hub_tasks_new(srv, NULL, h);
+	h->sessions = ph_hub_sessions_new(srv);
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
@@ -712,6 +718,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			stop(&h);
 		tick(&h);
 		ph_hub_tasks_tick(h.tasks);
+		ph_hub_sessions_tick(h.sessions);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
@@ -723,6 +730,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	free(h.ctl_path);
 	free(h.v);
 	ph_hub_tasks_free(h.tasks);
+	ph_hub_sessions_free(h.sessions);
 	ph_server_free(h.srv);
 	return 0;
 }

@@ -67,6 +67,10 @@ struct ph_config {
 		long long max_running, max_per_principal, max_records, max_result;
 		long long purge_interval_ms; /* between the hub's passes over the store */
 	} tasks;
+	struct {
+		long long max_age;        /* seconds a legacy session id is valid */
+		long long max_terminated; /* ended session ids the hub remembers */
+	} sessions;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */

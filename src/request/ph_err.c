@@ -49,6 +49,9 @@ static const struct {
 	[PH_E_UNCONFIGURED] = {"PH_E_UNCONFIGURED", -32603, -32603, 500, 500,
 			       "Internal error: the server could not load its configuration; see the "
 			       "server log"},
+	/* the Streamable HTTP rule: the client initializes again on 404 */
+	[PH_E_SESSION] = {"PH_E_SESSION", -32001, -32001, 404, 404,
+			  "Session not found: initialize again"},
 };
 
 int

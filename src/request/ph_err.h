@@ -28,6 +28,8 @@ enum ph_err {
 	PH_E_HANDLER,          /* 200 -32603: a handler failed after dispatch */
 	PH_E_RATE_LIMITED,     /* 429 -32000 + Retry-After: over limits.rate */
 	PH_E_UNCONFIGURED,     /* 500 -32603: the configuration did not load */
+	PH_E_SESSION,          /* 404 -32001: a legacy Mcp-Session-Id that does not open, expired,
+				* of another principal or ended (2025-11-25 only) */
 	PH_E__COUNT
 };
 

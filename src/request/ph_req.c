@@ -85,7 +85,7 @@ ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_h
 {
 	size_t n = 0;
 	bool has_acao = false;
-	for (; hdrs && hdrs->name && n + 4 < max; hdrs++) {
+	for (; hdrs && hdrs->name && n + 5 < max; hdrs++) {
 		if (strcasecmp(hdrs->name, "Access-Control-Allow-Origin") == 0)
 			has_acao = true;
 		out[n++] = *hdrs;
@@ -97,6 +97,8 @@ ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_h
 		out[n++] = (struct ph_header){"Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate"};
 		out[n++] = (struct ph_header){"Vary", "Origin"};
 	}
+	if (r->session_issued)
+		out[n++] = (struct ph_header){"Mcp-Session-Id", r->session_issued};
 	out[n] = (struct ph_header){NULL, NULL};
 }
 

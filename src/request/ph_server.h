@@ -60,6 +60,11 @@ struct ph_req {
 	struct json_object *mrtr_state;
 	struct json_object *input_responses;
 	bool resumed;
+	/* legacy sessions (core/ph_session.c): the opened Mcp-Session-Id of
+	 * this request (owned, NULL: none) and the id an initialize issues
+	 * (owned, sent as Mcp-Session-Id, NULL: none) */
+	struct json_object *session;
+	char *session_issued;
 	/* response state */
 	int status;                     /* HTTP status sent */
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
