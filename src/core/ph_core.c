@@ -14,6 +14,8 @@
 #include "ph_metrics.h"
 #include "ph_rate.h"
 #include "ph_session.h"
+#include "ph_park.h"
+#include "ph_rawfcgi.h"
 #include <sodium.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -1152,6 +1154,16 @@ dispatch(struct ph_req *r, const struct method *m)
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
 	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
 		m->fn(r, &o);
+	if (r->park != NULL && !r->ex->cancelled) {
+		/* a legacy session's client is asked mid-call (ph_park.c) */
+		char why[256];
+		outcome_free(&o);
+		if (ph_park_call(r, why, sizeof why))
+			r->status = 200;
+		else
+			send_error(r, PH_E_HANDLER, why, NULL);
+		return;
+	}
 	if (r->ex->cancelled) {
 		/* the client is gone: nothing more may be sent for this request */
 		outcome_free(&o);
@@ -1164,6 +1176,82 @@ dispatch(struct ph_req *r, const struct method *m)
 		send_error(r, o.err ? o.err : PH_E_INTERNAL, o.message, o.data);
 		free(o.message);
 	}
+}
+
+/* A call the hub handed back with the client's answers (pr, its members
+ * taken), resumed on its connection as the retry of a multi-round request:
+ * the handler gets state and inputResponses as under 2026-07-28; what it
+ * answers (a result, an error, the next round) goes out on the parked
+ * stream. top is the request that brought the last answer: same session,
+ * same principal (the hub checked), so its authentication is reused. */
+static void
+resume_parked(struct ph_req *top, struct ph_park_resume *pr)
+{
+	struct ph_req r;
+	const struct method *m;
+	struct json_object *tok;
+	memset(&r, 0, sizeof r);
+	r.srv = top->srv;
+	r.ex = ph_rawfcgi_new(pr->fd, pr->rid);
+	r.t0 = ph_now_us();
+	r.log_level = PH_LOG_DEBUG;
+	r.last_progress = -1;
+	r.legacy = true;
+	r.streaming = true; /* the stream's headers went out in the first round */
+	r.principal = top->principal;
+	r.assigns = top->assigns;
+	r.access = top->access;
+	r.restricted = top->restricted;
+	r.msg = pr->msg;
+	r.id = ph_jget(r.msg, "id");
+	r.method = ph_jstr(r.msg, "method");
+	r.params = ph_jget(r.msg, "params");
+	r.session = json_object_get(top->session);
+	r.client_caps = ph_jget(r.session, "c");
+	r.mrtr_state = pr->state;
+	r.input_responses = pr->answers;
+	r.resumed = true;
+	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && valid_id(tok))
+		r.progress_token = tok;
+	m = r.method ? find_method(r.method, true, r.srv) : NULL;
+	if (m == NULL || r.id == NULL)
+		send_error(&r, PH_E_INTERNAL, "Internal error: the parked call cannot be resumed", NULL);
+	else
+		dispatch(&r, m);
+	ph_log_request(&r, r.method ? r.method : "-");
+	ph_rawfcgi_end(r.ex);
+	ph_mrtr_end(&r);
+	json_object_put(r.park);
+	json_object_put(r.session);
+	json_object_put(r.msg);
+	json_object_put(pr->answers);
+}
+
+/* A JSON-RPC response POSTed on a legacy session: the client's answer to a
+ * request the server pushed mid-call. Authenticated and its session opened
+ * like any request, then given to the hub: 202, or 400 -32600 naming why
+ * it is refused (no call waits for this id, another session's, answered
+ * twice). The answer that completes a round resumes the call here. */
+static void
+serve_response(struct ph_req *r)
+{
+	struct ph_park_resume pr;
+	char why[320];
+	int rc;
+	r->legacy = true;
+	r->method = "(response)";
+	r->id = NULL; /* a refusal answers no request */
+	if (!authenticate(r) || !legacy_session(r))
+		return;
+	rc = ph_park_answer(r, &pr, why, sizeof why);
+	if (rc < 0) {
+		send_error(r, strncmp(why, "Internal", 8) == 0 ? PH_E_INTERNAL : PH_E_INVALID_REQUEST, why,
+			   NULL);
+		return;
+	}
+	send_accepted(r);
+	if (rc > 0)
+		resume_parked(r, &pr);
 }
 
 /* Steps 3-11 for a well-formed JSON-RPC message. */
@@ -1275,6 +1363,10 @@ check_envelope(struct ph_req *r)
 	if (jv != NULL && valid_id(jv))
 		r->id = jv;
 	if (ph_jget(r->msg, "method") == NULL && (ph_jget(r->msg, "result") || ph_jget(r->msg, "error"))) {
+		if (r->ex->http && r->batch == NULL && param(r, "HTTP_MCP_SESSION_ID") != NULL) {
+			serve_response(r);
+			return false;
+		}
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
 			   NULL);
 		return false;
@@ -1481,6 +1573,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	ph_mrtr_end(&r);
 	json_object_put(r.session);
 	free(r.session_issued);
+	json_object_put(r.park);
 	json_object_put(r.msg);
 	free(body);
 }

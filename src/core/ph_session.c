@@ -44,11 +44,8 @@ ph_session_issue(struct ph_req *r, const char *version)
 	return tok;
 }
 
-/* Sends text to the hub with a reply socket and reads the one-line answer
- * into out. Returns its length, or -1 (no hub, or it did not answer in
- * HUB_ASK_MS). */
-static long
-hub_ask(const char *text, char *out, size_t n)
+long
+ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
 {
 	union {
 		struct cmsghdr align;
@@ -61,6 +58,8 @@ hub_ask(const char *text, char *out, size_t n)
 	int sp[2];
 	ssize_t got = -1;
 	int64_t until = ph_now_us() + HUB_ASK_MS * 1000;
+	if (fdp)
+		*fdp = -1;
 	if (ph_hub_fd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
 		return -1;
 	memset(&mh, 0, sizeof mh);
@@ -94,9 +93,34 @@ hub_ask(const char *text, char *out, size_t n)
 			continue;
 		if (rc <= 0)
 			goto out;
-		got = recv(sp[0], out, n - 1, MSG_DONTWAIT);
-		if (got < 0 && errno == EINTR)
-			continue;
+		{
+			union {
+				struct cmsghdr align;
+				char buf[CMSG_SPACE(sizeof(int))];
+			} rbuf;
+			struct iovec riov = {out, n - 1};
+			struct msghdr rh;
+			memset(&rh, 0, sizeof rh);
+			rh.msg_iov = &riov;
+			rh.msg_iovlen = 1;
+			rh.msg_control = rbuf.buf;
+			rh.msg_controllen = sizeof rbuf.buf;
+			got = recvmsg(sp[0], &rh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+			if (got < 0 && errno == EINTR)
+				continue;
+			for (c = got >= 0 ? CMSG_FIRSTHDR(&rh) : NULL; c; c = CMSG_NXTHDR(&rh, c)) {
+				int fd;
+				if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+					continue;
+				memcpy(&fd, CMSG_DATA(c), sizeof fd);
+				if (fdp && *fdp < 0)
+					*fdp = fd;
+				else
+					close(fd);
+			}
+			if (got >= 0 && (rh.msg_flags & MSG_TRUNC))
+				got = -1; /* an answer longer than out: unusable */
+		}
 		break;
 	}
 	if (got >= 0)
@@ -117,7 +141,7 @@ ended(const char *sid)
 	if (ph_hub_fd < 0)
 		return false;
 	snprintf(msg, sizeof msg, "{\"session\":\"check\",\"sid\":\"%s\"}", sid);
-	if (hub_ask(msg, ans, sizeof ans) < 0) {
+	if (ph_session_hub_ask(msg, ans, sizeof ans, NULL) < 0) {
 		ph_log("warning", "session %.8s...: the hub did not say whether it was ended", sid);
 		return false;
 	}
@@ -190,7 +214,7 @@ ph_session_end(struct json_object *doc, char *msg, size_t n)
 	}
 	snprintf(q, sizeof q, "{\"session\":\"end\",\"sid\":\"%s\",\"exp\":%lld}", ph_jstr(doc, "sid"),
 		 (long long)json_object_get_int64(ph_jget(doc, "exp")));
-	if (hub_ask(q, ans, sizeof ans) < 0) {
+	if (ph_session_hub_ask(q, ans, sizeof ans, NULL) < 0) {
 		snprintf(msg, n, "Internal error: the hub did not answer; the session was not ended");
 		return PH_E_INTERNAL;
 	}

@@ -22,6 +22,11 @@ char *ph_session_issue(struct ph_req *r, const char *version);
  * one). Returns the session document (caller puts: {"sid", "v", "c", "i",
  * "p", "iat", "exp"}), or NULL with the reason for the client in msg. */
 struct json_object *ph_session_open(struct ph_req *r, const char *token, char *msg, size_t n);
+/* Sends text to the hub with a reply socket and reads its one answer into
+ * out (n bytes, NUL-terminated). A connection the hub attaches is put in
+ * *fd (caller closes; -1 when none; fd may be NULL). Returns the answer's
+ * length, or -1 (no hub, or no answer in time). */
+long ph_session_hub_ask(const char *text, char *out, size_t n, int *fd);
 /* Ends the session doc (borrowed, from ph_session_open) on this host: the
  * hub remembers its id until it would expire. Returns PH_OK, or the error
  * to answer with its reason in msg (no hub: PH_E_HTTP_METHOD). */

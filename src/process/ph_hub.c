@@ -79,7 +79,7 @@ struct hub {
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag;
+static char chan_tag, sig_tag, ctl_tag, park_tag;
 
 /* ---- FastCGI records ------------------------------------------------------ */
 
@@ -678,6 +678,8 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	ctl_open(h);
 	h->tasks = ph_hub_tasks_new(srv, NULL, h);
 	h->sessions = ph_hub_sessions_new(srv);
+	ev.data.ptr = &park_tag;
+	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
@@ -705,6 +707,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				on_signal(&h);
 			else if (p == &ctl_tag)
 				ctl_accept(&h);
+			else if (p == &park_tag)
+				ph_hub_sessions_events(h.sessions);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
 					flush(&h, p);
