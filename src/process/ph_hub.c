@@ -462,6 +462,7 @@ stop(struct hub *h)
 	for (size_t i = h->n; i-- > 0;)
 		end(h, h->v[i]);
 	ph_hub_tasks_stop(h->tasks);
+	ph_hub_sessions_stop(h->sessions);
 }
 
 /* ---- the control socket (phantom-fcgi --notify) --------------------------- */

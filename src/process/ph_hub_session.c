@@ -113,7 +113,8 @@ records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
 				      (unsigned char)(n & 0xff), 0, 0};
 		ph_buf_add(b, h, sizeof h);
 		ph_buf_add(b, data, n);
-		data += n;
+		if (n > 0) /* NULL + 0 is undefined: the empty record has no data */
+			data += n;
 		len -= n;
 	} while (len > 0);
 }
@@ -333,6 +334,14 @@ park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
 	}
 	if (!hand_back(t, p, fd))
 		fail_parked(t, p, "Internal error: the call could not be resumed");
+}
+
+void
+ph_hub_sessions_stop(struct ph_hub_sessions *t)
+{
+	while (t->npark > 0)
+		fail_parked(t, t->park[t->npark - 1], "The server is stopping; the call was abandoned (call "
+			    "the tool again)");
 }
 
 void

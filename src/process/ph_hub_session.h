@@ -23,6 +23,8 @@ void ph_hub_sessions_tick(struct ph_hub_sessions *t);
  * it is readable, ph_hub_sessions_events handles what happened. */
 int ph_hub_sessions_fd(const struct ph_hub_sessions *t);
 void ph_hub_sessions_events(struct ph_hub_sessions *t);
+/* SIGTERM: every parked call ends with an error result saying so. */
+void ph_hub_sessions_stop(struct ph_hub_sessions *t);
 /* Calls parked now. */
 size_t ph_hub_sessions_parked(const struct ph_hub_sessions *t);
 /* Ended ids now remembered. */

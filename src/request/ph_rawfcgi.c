@@ -41,7 +41,8 @@ put(struct raw *w, int type, const char *data, size_t len)
 				      (unsigned char)(n & 0xff), 0, 0};
 		ph_buf_add(&b, h, sizeof h);
 		ph_buf_add(&b, data, n);
-		data += n;
+		if (n > 0) /* NULL + 0 is undefined: the empty record has no data */
+			data += n;
 		len -= n;
 	} while (len > 0);
 	while (!w->failed && off < b.len) {
