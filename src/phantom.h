@@ -162,9 +162,11 @@ struct json_object *phantom_call_input_response(const phantom_call *c, const cha
  * "content": {...}}), or NULL when it is absent, declined or cancelled.
  * Borrowed. */
 struct json_object *phantom_call_accepted(const phantom_call *c, const char *key);
-/* 1 for a 2025-11-25 request: there is no second round; a URL elicitation
- * becomes error -32042 and any other request -32021, so handlers take
- * their fallback instead. */
+/* 1 when there is no second round: a 2025-11-25 request outside a session
+ * whose client takes requests pushed mid-call; a URL elicitation becomes
+ * error -32042 and any other request -32021, so handlers take their
+ * fallback instead. 0 under 2026-07-28 and on such a session (the requests
+ * are pushed on the call's stream and the handler is called again). */
 int phantom_call_legacy(const phantom_call *c);
 /* 1 once the client has gone away or cancelled: stop and return NULL. Long
  * loops call it about once a second (it also keeps an SSE stream alive). */

@@ -268,6 +268,18 @@ static const struct key keys[] = {
 	{"subscriptions.max_watches", K_INT, 1, 1000000, "4096", true, OFF(subscriptions.max_watches),
 	 NULL, "directories the hub watches at once for resourceSubscriptions (one per directory "
 	 "holding subscribed files, shared by every stream); a stream that needs more ends with an error"},
+	{"sessions", K_SECTION, 0, 0, NULL, true, 0, NULL,
+	 "legacy 2025-11-25 sessions: the Mcp-Session-Id an initialize over HTTP answers with (a "
+	 "token sealed with the request_state key) and what the hub remembers of them"},
+	{"sessions.max_age", K_INT, 1, 2592000, "86400", true, OFF(sessions.max_age), NULL,
+	 "seconds a session id stays valid after its initialize; later requests get 404"},
+	{"sessions.max_terminated", K_INT, 1, 10000000, "100000", true, OFF(sessions.max_terminated),
+	 NULL, "session ids ended with DELETE that the hub remembers (until they would have expired)"},
+	{"sessions.park_timeout_ms", K_INT, 1000, 86400000, "300000", true, OFF(sessions.park_timeout_ms),
+	 NULL, "a call waiting in the hub for the client's answers to the requests it pushed ends with an "
+	 "error result after this long"},
+	{"sessions.max_parked", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_parked), NULL,
+	 "calls waiting in the hub for a client's answers at once on this host"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

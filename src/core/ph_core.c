@@ -13,6 +13,9 @@
 #include "ph_mime.h"
 #include "ph_metrics.h"
 #include "ph_rate.h"
+#include "ph_session.h"
+#include "ph_park.h"
+#include "ph_rawfcgi.h"
 #include <sodium.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -132,7 +135,7 @@ param(struct ph_req *r, const char *name)
 }
 
 /* What a request that is not an MCP POST asks for. */
-enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS };
+enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END };
 
 /* True when the request's path (REQUEST_URI without the query) is path. */
 static bool
@@ -443,7 +446,10 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	*route = R_MCP;
 	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
 		r->cors_origin = origin; /* errors too: the page can read them */
-	if (m == NULL || strcmp(m, "POST") != 0)
+	/* DELETE with Mcp-Session-Id ends a legacy session; it passes the
+	 * Origin and Host checks like a POST */
+	bool end = m != NULL && strcmp(m, "DELETE") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL;
+	if (m == NULL || (strcmp(m, "POST") != 0 && !end))
 		return other_route(r, m, origin, route, doc);
 	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
 		return PH_E_ORIGIN;
@@ -451,6 +457,10 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 		char h[256];
 		if (!host_part(host, strlen(host), h, sizeof h) || !host_allowed(&c->http.hosts, h))
 			return PH_E_HOST;
+	}
+	if (end) {
+		*route = R_SESSION_END;
+		return PH_OK;
 	}
 	if (!content_type_json(param(r, "CONTENT_TYPE")))
 		return PH_E_CONTENT_TYPE;
@@ -580,6 +590,12 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 	for (size_t i = 0; i < PH_ARRAY_LEN(legacy_versions); i++)
 		if (strcmp(want, legacy_versions[i]) == 0)
 			chosen = legacy_versions[i];
+	/* over HTTP the answer opens a session (not inside a batch: a batch
+	 * has one set of headers for all its answers) */
+	if (r->ex->http && r->batch == NULL) {
+		free(r->session_issued);
+		r->session_issued = ph_session_issue(r, chosen);
+	}
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
 	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
@@ -971,6 +987,46 @@ choose_era(struct ph_req *r, struct json_object *meta)
 		r->legacy = true; /* only a legacy batch gets this far (batch_allowed) */
 }
 
+/* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize,
+ * which starts a new one): opened into r->session, whose capabilities
+ * become the request's client capabilities. A request without one is
+ * served statelessly. Returns false after sending 404. */
+static bool
+legacy_session(struct ph_req *r)
+{
+	const char *tok;
+	char msg[256];
+	if (!r->ex->http || r->batch != NULL || strcmp(r->method, "initialize") == 0 ||
+	    (tok = param(r, "HTTP_MCP_SESSION_ID")) == NULL)
+		return true;
+	if ((r->session = ph_session_open(r, tok, msg, sizeof msg)) == NULL) {
+		send_error(r, PH_E_SESSION, msg, NULL);
+		return false;
+	}
+	r->client_caps = ph_jget(r->session, "c");
+	return true;
+}
+
+/* DELETE with Mcp-Session-Id: authenticated, the session opened as for any
+ * request (404 when it does not), then ended on this host: 204. */
+static void
+end_session(struct ph_req *r)
+{
+	char msg[256];
+	enum ph_err e;
+	r->legacy = true;
+	r->method = "DELETE";
+	if (!authenticate(r) || !legacy_session(r))
+		return;
+	e = ph_session_end(r->session, msg, sizeof msg);
+	if (e != PH_OK) {
+		send_error(r, e, msg, NULL);
+		return;
+	}
+	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->session, "sid"));
+	respond(r, 204, NULL, NULL, NULL, 0);
+}
+
 /* Sends -32601 for the request's method. */
 static void
 send_no_method(struct ph_req *r)
@@ -1026,7 +1082,7 @@ static const struct method *
 legacy_steps(struct ph_req *r, struct json_object *meta)
 {
 	const struct method *m;
-	if (!authenticate(r))
+	if (!authenticate(r) || !legacy_session(r))
 		return NULL;
 	m = find_method(r->method, true, r->srv);
 	if (m == NULL) {
@@ -1124,6 +1180,16 @@ dispatch(struct ph_req *r, const struct method *m)
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
 	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
 		m->fn(r, &o);
+	if (r->park != NULL && !r->ex->cancelled) {
+		/* a legacy session's client is asked mid-call (ph_park.c) */
+		char why[256];
+		outcome_free(&o);
+		if (ph_park_call(r, why, sizeof why))
+			r->status = 200;
+		else
+			send_error(r, PH_E_HANDLER, why, NULL);
+		return;
+	}
 	if (r->ex->cancelled) {
 		/* the client is gone: nothing more may be sent for this request */
 		outcome_free(&o);
@@ -1138,6 +1204,82 @@ dispatch(struct ph_req *r, const struct method *m)
 	}
 }
 
+/* A call the hub handed back with the client's answers (pr, its members
+ * taken), resumed on its connection as the retry of a multi-round request:
+ * the handler gets state and inputResponses as under 2026-07-28; what it
+ * answers (a result, an error, the next round) goes out on the parked
+ * stream. top is the request that brought the last answer: same session,
+ * same principal (the hub checked), so its authentication is reused. */
+static void
+resume_parked(struct ph_req *top, struct ph_park_resume *pr)
+{
+	struct ph_req r;
+	const struct method *m;
+	struct json_object *tok;
+	memset(&r, 0, sizeof r);
+	r.srv = top->srv;
+	r.ex = ph_rawfcgi_new(pr->fd, pr->rid);
+	r.t0 = ph_now_us();
+	r.log_level = PH_LOG_DEBUG;
+	r.last_progress = -1;
+	r.legacy = true;
+	r.streaming = true; /* the stream's headers went out in the first round */
+	r.principal = top->principal;
+	r.assigns = top->assigns;
+	r.access = top->access;
+	r.restricted = top->restricted;
+	r.msg = pr->msg;
+	r.id = ph_jget(r.msg, "id");
+	r.method = ph_jstr(r.msg, "method");
+	r.params = ph_jget(r.msg, "params");
+	r.session = json_object_get(top->session);
+	r.client_caps = ph_jget(r.session, "c");
+	r.mrtr_state = pr->state;
+	r.input_responses = pr->answers;
+	r.resumed = true;
+	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && valid_id(tok))
+		r.progress_token = tok;
+	m = r.method ? find_method(r.method, true, r.srv) : NULL;
+	if (m == NULL || r.id == NULL)
+		send_error(&r, PH_E_INTERNAL, "Internal error: the parked call cannot be resumed", NULL);
+	else
+		dispatch(&r, m);
+	ph_log_request(&r, r.method ? r.method : "-");
+	ph_rawfcgi_end(r.ex);
+	ph_mrtr_end(&r);
+	json_object_put(r.park);
+	json_object_put(r.session);
+	json_object_put(r.msg);
+	json_object_put(pr->answers);
+}
+
+/* A JSON-RPC response POSTed on a legacy session: the client's answer to a
+ * request the server pushed mid-call. Authenticated and its session opened
+ * like any request, then given to the hub: 202, or 400 -32600 naming why
+ * it is refused (no call waits for this id, another session's, answered
+ * twice). The answer that completes a round resumes the call here. */
+static void
+serve_response(struct ph_req *r)
+{
+	struct ph_park_resume pr;
+	char why[320];
+	int rc;
+	r->legacy = true;
+	r->method = "(response)";
+	r->id = NULL; /* a refusal answers no request */
+	if (!authenticate(r) || !legacy_session(r))
+		return;
+	rc = ph_park_answer(r, &pr, why, sizeof why);
+	if (rc < 0) {
+		send_error(r, strncmp(why, "Internal", 8) == 0 ? PH_E_INTERNAL : PH_E_INVALID_REQUEST, why,
+			   NULL);
+		return;
+	}
+	send_accepted(r);
+	if (rc > 0)
+		resume_parked(r, &pr);
+}
+
 /* Steps 3-11 for a well-formed JSON-RPC message. */
 static void
 ladder(struct ph_req *r)
@@ -1147,8 +1289,9 @@ ladder(struct ph_req *r)
 	choose_era(r, meta);
 	read_trace(r, meta);
 	if (r->id == NULL) {
-		/* a notification from someone unauthenticated is refused too */
-		if (authenticate(r))
+		/* a notification from someone unauthenticated is refused too,
+		 * and one on a session that is gone */
+		if (authenticate(r) && (!r->legacy || legacy_session(r)))
 			handle_notification(r);
 		return;
 	}
@@ -1188,6 +1331,9 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 			break;
 		case R_METRICS:
 			send_metrics(r);
+			break;
+		case R_SESSION_END:
+			end_session(r);
 			break;
 		}
 		return false;
@@ -1243,6 +1389,10 @@ check_envelope(struct ph_req *r)
 	if (jv != NULL && valid_id(jv))
 		r->id = jv;
 	if (ph_jget(r->msg, "method") == NULL && (ph_jget(r->msg, "result") || ph_jget(r->msg, "error"))) {
+		if (r->ex->http && r->batch == NULL && param(r, "HTTP_MCP_SESSION_ID") != NULL) {
+			serve_response(r);
+			return false;
+		}
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
 			   NULL);
 		return false;
@@ -1447,6 +1597,9 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		ph_metrics_request(r.method, r.status, (int64_t)(ph_now_us() - r.t0));
 	ph_auth_end(&r);
 	ph_mrtr_end(&r);
+	json_object_put(r.session);
+	free(r.session_issued);
+	json_object_put(r.park);
 	json_object_put(r.msg);
 	free(body);
 }

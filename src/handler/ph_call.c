@@ -208,7 +208,7 @@ phantom_call_accepted(const phantom_call *c, const char *key)
 int
 phantom_call_legacy(const phantom_call *c)
 {
-	return c->r->legacy;
+	return ph_mrtr_no_rounds(c->r);
 }
 
 int
@@ -735,8 +735,9 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 	/* a verified retry: the state sealed in the last round (null for none) */
 	if (r->resumed && !inv->embedded)
 		json_object_object_add(in, "state", r->mrtr_state ? json_object_get(r->mrtr_state) : NULL);
-	/* 2025-11-25: no second round, no capabilities to read */
-	if (r->legacy)
+	/* 2025-11-25 without a session that takes pushed requests: no second
+	 * round */
+	if (ph_mrtr_no_rounds(r))
 		json_object_object_add(in, "legacy", json_object_new_boolean(1));
 	json_object_object_add(in, "arguments", json_object_get(inv->arguments));
 	json_object_object_add(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);

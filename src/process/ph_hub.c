@@ -11,6 +11,7 @@
 #include "ph_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
+#include "ph_hub_session.h"
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_shared.h"
@@ -83,10 +84,11 @@ struct hub {
 	bool stopping, want_stop, want_reload;
 	int64_t stop_deadline_us;
 	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
+	struct ph_hub_sessions *sessions; /* legacy sessions (ph_hub_session.c) */
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag, watch_tag;
+static char chan_tag, sig_tag, ctl_tag, watch_tag, park_tag;
 
 static void unwatch_stream(struct hub *h, struct stream *s);
 
@@ -559,6 +561,8 @@ receive(struct hub *h)
 				memcpy(&fd, CMSG_DATA(c), sizeof fd);
 		if (ph_hub_tasks_message(h->tasks, text, (size_t)n, fd))
 			continue;
+		if (ph_hub_sessions_message(h->sessions, text, (size_t)n, fd))
+			continue;
 		if (fd < 0) {
 			if (!(mh.msg_flags & MSG_TRUNC))
 				announcement(h, text, (size_t)n);
@@ -628,6 +632,7 @@ reload(struct hub *h)
 	ph_hub_tasks_reconf(h->tasks, n);
 	rewatch(h);
 	cache = json_object_new_object();
+	ph_hub_sessions_reconf(h->sessions, n);
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
 		bool mine[NKINDS];
@@ -691,6 +696,7 @@ stop(struct hub *h)
 	for (size_t i = h->n; i-- > 0;)
 		end(h, h->v[i]);
 	ph_hub_tasks_stop(h->tasks);
+	ph_hub_sessions_stop(h->sessions);
 }
 
 /* ---- the control socket (phantom-fcgi --notify) --------------------------- */
@@ -943,6 +949,9 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	}
 	ctl_open(h);
 	h->tasks = ph_hub_tasks_new(srv, task_changed, h);
+	h->sessions = ph_hub_sessions_new(srv);
+	ev.data.ptr = &park_tag;
+	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
@@ -972,6 +981,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				ctl_accept(&h);
 			else if (p == &watch_tag)
 				ph_watch_read(h.watch, updated, &h);
+			else if (p == &park_tag)
+				ph_hub_sessions_events(h.sessions);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
 					flush(&h, p);
@@ -985,6 +996,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			stop(&h);
 		tick(&h);
 		ph_hub_tasks_tick(h.tasks);
+		ph_hub_sessions_tick(h.sessions);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
@@ -997,6 +1009,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	free(h.v);
 	ph_hub_tasks_free(h.tasks);
 	ph_watch_free(h.watch);
+	ph_hub_sessions_free(h.sessions);
 	ph_server_free(h.srv);
 	return 0;
 }

@@ -70,6 +70,12 @@ struct ph_config {
 		long long max_running, max_per_principal, max_records, max_result;
 		long long purge_interval_ms; /* between the hub's passes over the store */
 	} tasks;
+	struct {
+		long long max_age;        /* seconds a legacy session id is valid */
+		long long max_terminated; /* ended session ids the hub remembers */
+		long long park_timeout_ms; /* a parked call waits this long for its answers */
+		long long max_parked;     /* calls parked in the hub at once */
+	} sessions;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */

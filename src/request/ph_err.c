@@ -55,6 +55,9 @@ static const struct {
 	 * passed before the request was in */
 	[PH_E_TIMEOUT] = {"PH_E_TIMEOUT", -32000, -32000, 408, 408,
 			  "Request Timeout: the request did not arrive in time"},
+	/* the Streamable HTTP rule: the client initializes again on 404 */
+	[PH_E_SESSION] = {"PH_E_SESSION", -32001, -32001, 404, 404,
+			  "Session not found: initialize again"},
 };
 
 int

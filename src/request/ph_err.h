@@ -30,6 +30,8 @@ enum ph_err {
 	PH_E_UNCONFIGURED,     /* 500 -32603: the configuration did not load */
 	PH_E_BODY_LENGTH,      /* 400 -32600: the body is not CONTENT_LENGTH bytes */
 	PH_E_TIMEOUT,          /* 408 -32000: the request did not arrive in time */
+	PH_E_SESSION,          /* 404 -32001: a legacy Mcp-Session-Id that does not open, expired,
+				* of another principal or ended (2025-11-25 only) */
 	PH_E__COUNT
 };
 

@@ -3,6 +3,7 @@
  * asks for, the client capabilities it needs, sealing its state). */
 #include "first.h"
 #include "ph_mrtr.h"
+#include "ph_shared.h"
 #include "ph_state.h"
 #include "ph_util.h"
 #include <sodium.h>
@@ -77,6 +78,25 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 	r->mrtr_state = state;
 	r->resumed = true;
 	return true;
+}
+
+/* A legacy session that requests can be pushed to: over HTTP, not in a
+ * batch, a front that can hand the connection over, and a hub. */
+static bool
+push_possible(const struct ph_req *r)
+{
+	return r->session != NULL && r->ex->http && r->batch == NULL && r->ex->ops->handoff != NULL &&
+	       ph_hub_fd >= 0;
+}
+
+bool
+ph_mrtr_no_rounds(const struct ph_req *r)
+{
+	struct json_object *c = r->client_caps;
+	if (!r->legacy)
+		return false;
+	return !push_possible(r) || !(ph_jget(c, "elicitation") || ph_jget(c, "sampling") ||
+				      ph_jget(c, "roots"));
 }
 
 void
@@ -335,6 +355,20 @@ answer_sealed(struct ph_req *r, struct json_object *ir, size_t n, const char *la
 	o->result = res;
 }
 
+/* True when the requests need can be pushed to r's client mid-call: a
+ * legacy session over HTTP whose capabilities declare them, a front that
+ * can hand the connection to a hub, and a hub. */
+static bool
+can_push(struct ph_req *r, const struct need *need)
+{
+	struct json_object *miss;
+	if (!push_possible(r))
+		return false;
+	miss = missing_caps(r->client_caps, need);
+	json_object_put(miss);
+	return miss == NULL;
+}
+
 void
 ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label, struct ph_outcome *o)
 {
@@ -350,6 +384,11 @@ ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label, stru
 			ph_log("warning", "%s: a state-only inputRequired cannot be answered to a 2025-11-25 "
 			       "request", label);
 			handler_failed(o);
+			return;
+		}
+		if (can_push(r, &need)) {
+			json_object_put(r->park);
+			r->park = json_object_get(ir);
 			return;
 		}
 		answer_legacy(ph_jget(ir, "inputRequests"), &need, label, o);

@@ -20,6 +20,11 @@
  * borrows it. Legacy requests have no multi-round requests: both members
  * are ignored. Returns true, or false after setting o to -32602. */
 bool ph_mrtr_begin(struct ph_req *r, const char *target, struct ph_outcome *o);
+/* True when a handler called for r cannot ask the client in a second
+ * round: a 2025-11-25 request, unless its session's client declared
+ * elicitation, sampling or roots and the call can wait in a hub for the
+ * answers (then handlers ask as under 2026-07-28). */
+bool ph_mrtr_no_rounds(const struct ph_req *r);
 /* Releases what ph_mrtr_begin kept. */
 void ph_mrtr_end(struct ph_req *r);
 
@@ -27,8 +32,11 @@ void ph_mrtr_end(struct ph_req *r);
  * requests, checks them against the client's capabilities (-32021), seals
  * the state and sets o->result to the input_required result. A legacy
  * request gets -32042 for URL-mode elicitations and -32021 for anything
- * else. A malformed answer is a handler failure (-32603, details in the
- * server log under label). Always sets o. */
+ * else, unless the request belongs to a session whose client declares
+ * what the requests need and a hub can hold the call: then r->park takes
+ * ir and o is left empty (the core pushes the requests to the client). A
+ * malformed answer is a handler failure (-32603, details in the server log
+ * under label). Otherwise always sets o. */
 void ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label,
 		    struct ph_outcome *o);
 #endif

@@ -85,7 +85,7 @@ ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_h
 {
 	size_t n = 0;
 	bool has_acao = false;
-	for (; hdrs && hdrs->name && n + 4 < max; hdrs++) {
+	for (; hdrs && hdrs->name && n + 5 < max; hdrs++) {
 		if (strcasecmp(hdrs->name, "Access-Control-Allow-Origin") == 0)
 			has_acao = true;
 		out[n++] = *hdrs;
@@ -97,17 +97,41 @@ ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_h
 		out[n++] = (struct ph_header){"Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate"};
 		out[n++] = (struct ph_header){"Vary", "Origin"};
 	}
+	if (r->session_issued)
+		out[n++] = (struct ph_header){"Mcp-Session-Id", r->session_issued};
 	out[n] = (struct ph_header){NULL, NULL};
+}
+
+int
+ph_req_send(struct ph_req *r, struct json_object *msg)
+{
+	static const struct ph_header sse[] = {
+		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
+	size_t len;
+	const char *s;
+	int rc;
+	if (r->ex->cancelled)
+		return -1;
+	if (r->ex->http && !r->streaming) {
+		struct ph_header h[8];
+		ph_req_headers(r, sse, h, PH_ARRAY_LEN(h));
+		if (r->ex->ops->stream_start(r->ex, h) != 0) {
+			r->ex->cancelled = 1;
+			return -1;
+		}
+		r->streaming = true;
+	}
+	s = ph_json_text(msg, &len);
+	rc = r->ex->ops->stream_send(r->ex, s, len);
+	if (rc != 0)
+		r->ex->cancelled = 1;
+	return rc;
 }
 
 int
 ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 {
-	static const struct ph_header sse[] = {
-		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
 	struct json_object *n;
-	size_t len;
-	const char *s;
 	int rc;
 	if (r->ex->cancelled) {
 		json_object_put(params);
@@ -122,21 +146,8 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 	json_object_object_add(n, "method", json_object_new_string(method));
 	if (params)
 		json_object_object_add(n, "params", params);
-	if (r->ex->http && !r->streaming) {
-		struct ph_header h[8];
-		ph_req_headers(r, sse, h, PH_ARRAY_LEN(h));
-		if (r->ex->ops->stream_start(r->ex, h) != 0) {
-			r->ex->cancelled = 1;
-			json_object_put(n);
-			return -1;
-		}
-		r->streaming = true;
-	}
-	s = ph_json_text(n, &len);
-	rc = r->ex->ops->stream_send(r->ex, s, len);
+	rc = ph_req_send(r, n);
 	json_object_put(n);
-	if (rc != 0)
-		r->ex->cancelled = 1;
 	return rc;
 }
 

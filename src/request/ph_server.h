@@ -60,6 +60,15 @@ struct ph_req {
 	struct json_object *mrtr_state;
 	struct json_object *input_responses;
 	bool resumed;
+	/* legacy sessions (core/ph_session.c): the opened Mcp-Session-Id of
+	 * this request (owned, NULL: none) and the id an initialize issues
+	 * (owned, sent as Mcp-Session-Id, NULL: none) */
+	struct json_object *session;
+	char *session_issued;
+	/* a handler's inputRequired {inputRequests, state} that this legacy
+	 * session's client gets as pushed requests (owned; core/ph_park.c
+	 * sends them and parks the call in the hub); NULL: none */
+	struct json_object *park;
 	/* response state */
 	int status;                     /* HTTP status sent */
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
@@ -96,6 +105,10 @@ void ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct
  * params. Returns -1 when the client has gone (the request is cancelled).
  * A request inside a batch sends none (the batch is one JSON answer). */
 int ph_req_notify(struct ph_req *r, const char *method, struct json_object *params);
+/* Sends msg (borrowed, any JSON-RPC message: a request the server makes)
+ * on the request's SSE stream, starting it as ph_req_notify does. Returns
+ * -1 when the client has gone. */
+int ph_req_send(struct ph_req *r, struct json_object *msg);
 /* Long-running handlers call this about once a second: on an SSE stream it
  * sends a keep-alive comment, which is how a closed client is noticed.
  * Returns false when the request is cancelled (client gone, or

@@ -411,6 +411,74 @@ out:
 	return e;
 }
 
+/* ---- sealed documents for other purposes (legacy session ids) ------------ */
+
+/* The associated data of a sealed document: "phantom <purpose> v1", so a
+ * token sealed for one purpose never opens as another (a requestState is
+ * not a session id, and the other way round). */
+static void
+purpose_ad(const char *purpose, char *ad, size_t n)
+{
+	snprintf(ad, n, "phantom %s v1", purpose);
+}
+
+char *
+ph_state_seal_doc(const struct ph_state_conf *sc, const char *purpose, struct json_object *doc)
+{
+	char ad[96], *out;
+	const char *plain;
+	size_t plen, blen;
+	unsigned char *box;
+	purpose_ad(purpose, ad, sizeof ad);
+	plain = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &plen);
+	blen = 1 + NONCE_LEN + plen + MAC_LEN;
+	box = ph_xmalloc(blen);
+	box[0] = FORMAT_VERSION;
+	randombytes_buf(box + 1, NONCE_LEN);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(box + 1 + NONCE_LEN, NULL,
+						   (const unsigned char *)plain, plen,
+						   (const unsigned char *)ad, strlen(ad), NULL, box + 1,
+						   sc->key);
+	out = ph_base64url(box, blen);
+	free(box);
+	return out;
+}
+
+struct json_object *
+ph_state_open_doc(const struct ph_state_conf *sc, const char *purpose, const char *token,
+		  size_t max_len)
+{
+	size_t tlen = strlen(token), blen = 0;
+	unsigned char *box, *plain;
+	unsigned long long plen = 0;
+	struct json_object *doc = NULL;
+	char ad[96];
+	bool opened = false;
+	if (tlen > max_len || ph_base64url_decode(token, tlen, &box, &blen) != 0)
+		return NULL;
+	if (blen < 1 + NONCE_LEN + MAC_LEN || box[0] != FORMAT_VERSION) {
+		free(box);
+		return NULL;
+	}
+	purpose_ad(purpose, ad, sizeof ad);
+	plain = ph_xmalloc(blen);
+	for (size_t i = 0; !opened && i <= sc->nprev; i++) {
+		const unsigned char *key = i == 0 ? sc->key : sc->prev[i - 1];
+		opened = crypto_aead_xchacha20poly1305_ietf_decrypt(
+				 plain, &plen, NULL, box + 1 + NONCE_LEN, blen - 1 - NONCE_LEN,
+				 (const unsigned char *)ad, strlen(ad), box + 1, key) == 0;
+	}
+	free(box);
+	if (opened && (!ph_json_parse((const char *)plain, plen, PH_JSON_DEPTH_DOCUMENT, &doc) ||
+		       !json_object_is_type(doc, json_type_object))) {
+		json_object_put(doc);
+		doc = NULL;
+	}
+	sodium_memzero(plain, blen);
+	free(plain);
+	return doc;
+}
+
 const char *
 ph_state_message(enum ph_state_err e)
 {

@@ -50,6 +50,16 @@ enum ph_state_err ph_state_open(const struct ph_state_conf *sc, const char *toke
 				const char *principal, const char *method, const char *target,
 				struct json_object *args, struct json_object **state,
 				int64_t now_s) PH_WUR;
+/* Seals doc (borrowed, an object) under the same keys for another purpose
+ * (a short label, e.g. "session"): a token of one purpose never opens as
+ * another. Returns a base64url string; caller frees. */
+char *ph_state_seal_doc(const struct ph_state_conf *sc, const char *purpose, struct json_object *doc);
+/* Opens a token sealed by ph_state_seal_doc for purpose with the current or
+ * a previous key. Returns the document (caller puts), or NULL when the token
+ * is longer than max_len, garbage, truncated, altered or of another purpose.
+ * Checking what is inside (expiry, binding) is the caller's. */
+struct json_object *ph_state_open_doc(const struct ph_state_conf *sc, const char *purpose,
+				      const char *token, size_t max_len) PH_WUR;
 /* A message for the client that says which check failed and nothing more. */
 const char *ph_state_message(enum ph_state_err e);
 /* Canonical JSON (object keys sorted, no spaces) of v, for digests. Caller frees. */

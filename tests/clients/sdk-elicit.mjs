@@ -89,7 +89,11 @@ try {
     process.exit(1);
 }
 
-if (era === 'legacy') {
+// 2025-11-25 over HTTP has a session (Mcp-Session-Id): the server pushes
+// its requests on the call's stream and calls the handler again with the
+// answers, as a 2026-07-28 retry; stdio (no pushes yet) has no second round.
+const pushes = era === 'legacy' && !get('stdio');
+if (era === 'legacy' && !pushes) {
     // 2025-11-25: no second round; the handlers are never asked
     try {
         const r = await client.callTool({ name: 'delete_file', arguments: { path: 'sdk-yes.txt' } });
@@ -107,21 +111,24 @@ if (era === 'legacy') {
 }
 
 const r1 = await tool(client, 'delete_file', { path: 'sdk-yes.txt' }, 'Deleted sdk-yes.txt.', 'delete_file: yes deletes');
-check(r1.length === 1, `${label}: delete_file took one input round`, JSON.stringify(r1));
+// (the v2 client reports the rounds of a 2026-07-28 retry as progress; a
+// pushed request is no round of its own)
+if (!pushes) check(r1.length === 1, `${label}: delete_file took one input round`, JSON.stringify(r1));
 await tool(client, 'delete_file', { path: 'sdk-no.txt' }, 'Not deleted: sdk-no.txt stays.', 'delete_file: no keeps the file');
 await tool(client, 'sampling', {}, 'Sampling: Paris', 'sampling/createMessage round trip');
 await tool(client, 'roots', {}, 'Roots: file:///tmp/project', 'roots/list round trip');
 await tool(client, 'all3', {}, 'Hello Ada - 1 root(s)', 'elicitation, sampling and roots in one round');
 const r2 = await tool(client, 'two_round', {}, 'Ada likes green', 'two rounds of elicitation');
-check(r2.length === 2, `${label}: two_round took two input rounds`, JSON.stringify(r2));
-await tool(client, 'shed', {}, 'served after a retry', 'a requestState-only round');
+if (!pushes) check(r2.length === 2, `${label}: two_round took two input rounds`, JSON.stringify(r2));
+// a round without requests ("call again later") has no 2025-11-25 form
+if (!pushes) await tool(client, 'shed', {}, 'served after a retry', 'a requestState-only round');
 await tool(client, 'url', {}, 'url accepted', 'a URL elicitation');
 try {
     const r = await client.callTool({ name: 'link_account', arguments: {} });
     check(/^Link request [0-9a-f]{16}: the page was opened\.$/.test(text(r)), `${label}: link_account (URL mode)`, JSON.stringify(r));
 } catch (e) { check(false, `${label}: link_account (URL mode)`, e?.message); }
 await tool(client, 'module_confirm', {}, 'module: ok=true for proceed (principal alice)', 'a module handler\'s elicitation');
-await tool(client, 'module_shed', {}, 'module: served after a retry', 'a module handler\'s state-only round');
+if (!pushes) await tool(client, 'module_shed', {}, 'module: served after a retry', 'a module handler\'s state-only round');
 try {
     const p = await client.getPrompt({ name: 'ask_prompt' });
     check(p.messages?.[0]?.content?.text === 'Use the following context: sdk', `${label}: prompts/get with elicitation`, JSON.stringify(p));

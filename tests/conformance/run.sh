@@ -9,19 +9,16 @@
 #                    the three sep-2640-skills-* extension scenarios;
 #                    the ten tasks-* extension scenarios (each check passes but
 #                    the one the suite always skips);
-#                    --requirements 2025-11-25 against the baseline
-#                    expected-failures-2025.yml
+#                    --requirements 2025-11-25, every scenario (legacy
+#                    sessions: Mcp-Session-Id, requests pushed mid-call)
 #   behind lighttpd  --requirements 2026-07-28 once more
 #
 # The suite only drives servers over HTTP (`server --url`; it has no stdio
 # mode), so stdio is left to the SDK clients in tests/integration.
 #
 # Every scenario is one TAP check (it passes when its checks.json holds no
-# FAILURE; on the baseline run a WARNING fails too, as the suite's own
-# baseline evaluation counts it). Scenarios listed in the baseline are TODO
-# checks: an expected failure is fine, one that starts passing is an XPASS
-# and fails `make check`, like the suite's "stale baseline". Each run ends
-# with a comment line "# conformance <run>: N passed, M failed".
+# FAILURE; on the 2025-11-25 run a WARNING fails too). Each run ends with a
+# comment line "# conformance <run>: N passed, M failed".
 . "${top_srcdir:-.}/tests/lib.sh"
 HERE=$top_srcdir/tests/conformance
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -36,21 +33,12 @@ NODE22=$NODE
 SUITE=$NODE_DIR/node_modules/conformance-next/dist/index.js
 REQS=$NODE_DIR/node_modules/conformance-next/requirements
 [ -f "$SUITE" ] || skip_all "conformance-next not installed"
-BASELINE_2025=$HERE/expected-failures-2025.yml
 # per scenario; the slowest honest scenario (server-stateless) needs ~6 s
 SCENARIO_TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-15000}
 
 # scored NAME REVISION: the server scenarios a revision scores, one a line
 scored() {
 	sed -n '/^server:/,/^[a-z_]*:/p' "$REQS/$1.yaml" | awk '/^  - /{print $2}'
-}
-
-# baseline_reason SCENARIO: the comment line above SCENARIO in the 2025
-# baseline, or nothing when SCENARIO is not listed
-baseline_reason() {
-	awk -v s="$1" '/^[ \t]*#/{sub(/^[ \t]*#[ \t]*/, ""); c=$0; next}
-		$1 == "-" && $2 == s {print (c == "" ? "listed" : c); found=1; exit}
-		{c=""}' "$BASELINE_2025"
 }
 
 # conformance LABEL URL ARGS...: runs the suite with a fresh output
@@ -90,14 +78,11 @@ summarise() {
 # report LABEL STRICT SCENARIO...: one TAP check per scenario of the last run.
 # A scenario fails on a FAILURE check; STRICT adds "warn" (WARNINGs fail, the
 # suite's baseline semantics) and/or "skip" (SKIPPED checks fail: the skills
-# scenarios skip everything when the extension is missing). The 2025
-# baseline's entries become TODO checks when LABEL is a 2025 run.
+# scenarios skip everything when the extension is missing).
 report() {
-	local label=$1 strict=$2 s line f w n k todo bad pass=0 fail=0 what; shift 2
+	local label=$1 strict=$2 s line f w n k bad pass=0 fail=0 what; shift 2
 	for s in "$@"; do
 		line=$(awk -v s="$s" '$1 == s' "$RUN_DIR/summary" | head -1)
-		todo=
-		case $label in *2025*) todo=$(baseline_reason "$s") ;; esac
 		f=0; w=0; n=0; k=0; bad=1
 		if [ -n "$line" ]; then
 			read -r _ f w n k <<<"$line"
@@ -112,11 +97,11 @@ report() {
 		T_N=$((T_N + 1))
 		if [ "$bad" -eq 0 ]; then
 			pass=$((pass + 1))
-			echo "ok $T_N - $label: $s ($what)${todo:+ # TODO $todo}"
+			echo "ok $T_N - $label: $s ($what)"
 		else
 			fail=$((fail + 1))
-			[ -n "$todo" ] || T_FAIL=$((T_FAIL + 1))
-			echo "not ok $T_N - $label: $s ($what)${todo:+ # TODO $todo}"
+			T_FAIL=$((T_FAIL + 1))
+			echo "not ok $T_N - $label: $s ($what)"
 		fi
 		# what did not succeed, at most 12 lines a scenario
 		awk -v s="$s" '$1 == s { if (++n <= 12) print "#   " $0 } END { if (n > 12) print "#   ... " n - 12 " more" }' \
@@ -198,12 +183,11 @@ summarise
 report "tasks nginx" warn $TASKS
 is "$tasks_rc" 0 "tasks nginx: suite exit status"
 
-conformance "2025-11-25 nginx" "$NGINX_URL" --requirements 2025-11-25 \
-	--expected-failures "$BASELINE_2025"
+conformance "2025-11-25 nginx" "$NGINX_URL" --requirements 2025-11-25
 summarise
 # shellcheck disable=SC2046
 report "2025-11-25 nginx" warn $(scored 2025-11-25)
-is "$RUN_RC" 0 "2025-11-25 nginx: suite exit status with the baseline (no unexpected failure, no stale entry)"
+is "$RUN_RC" 0 "2025-11-25 nginx: suite exit status (every scenario passes)"
 for s in server-session-lifecycle json-schema-2020-12 server-sse-polling; do not_scored "2025-11-25 nginx" "$s"; done
 
 if type lighttpd_start >/dev/null 2>&1 && [ -f "$top_srcdir/conf/lighttpd.conf" ] &&

@@ -26,11 +26,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static struct ph_server *srv;
 
-/* Aborts when a response carried a header the core must never send. */
+/* Aborts when a response carried a header the core must never send, or
+ * Mcp-Session-Id on anything but the result of a legacy initialize. */
 static void
-check_headers(const struct fake_front *f)
+check_headers(struct fake_front *f)
 {
-	if (f->session_id || f->null_header)
+	struct json_object *o, *res = NULL;
+	if (f->null_header)
+		abort();
+	if (!f->session_id)
+		return;
+	o = fake_json(f);
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "result", &res) ||
+	    !json_object_object_get_ex(res, "protocolVersion", NULL) ||
+	    !json_object_object_get_ex(res, "serverInfo", NULL))
 		abort();
 }
 

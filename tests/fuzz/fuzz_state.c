@@ -1,5 +1,6 @@
 /* fuzz_state.c: libFuzzer harness for the requestState opener, the
- * production entry point ph_state_open, with a fixed key. Whatever the input,
+ * production entry point ph_state_open, with a fixed key, and the opener of
+ * the other sealed documents (legacy session ids), ph_state_open_doc. Whatever the input,
  * it must not crash, leak or open. Build: see tests/fuzz/README or
  *   clang -g -fsanitize=fuzzer,address,undefined -Isrc -I. ... tests/fuzz/fuzz_state.c src/ph_state.c ...
  */
@@ -32,6 +33,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	args = json_object_new_object();
 	if (ph_state_open(&sc, tok, "ada", "tools/call", "t", args, &state, 1000) == PH_STATE_OK)
 		abort(); /* only a sealed state opens; random input never should */
+	if (ph_state_open_doc(&sc, "session", tok, 16384) != NULL)
+		abort();
 	json_object_put(state);
 	json_object_put(args);
 	free(tok);

@@ -98,6 +98,11 @@ U2=$NGINX_URL
 # the rotating instance (current secret3, previous secret1, max_age 1)
 nginx_start "$R_ADDR" || { echo "not ok - nginx 3 starts"; exit 1; }
 U3=$NGINX_URL
+# a and b again, routed by the legacy session id as conf/nginx.conf
+# documents: a call parked in one host's hub gets its answers there
+nginx_start "$A_ADDR; server $B_ADDR; hash \$http_mcp_session_id consistent" ||
+	{ echo "not ok - nginx 4 starts"; exit 1; }
+U4=$NGINX_URL
 
 ALL='{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}}'
 CAPS=$ALL
@@ -495,10 +500,13 @@ if node_setup; then
 		ok "SDK over $how: the confirmed file is deleted, the other kept"
 	done
 	echo y >"$SB/sdk-yes.txt"
-	node_client sdk-elicit.mjs --url "$U" --token "$TA" --era legacy
+	node_client sdk-elicit.mjs --url "$U4" --token "$TA" --era legacy
+	test ! -e "$SB/sdk-yes.txt" && test -e "$SB/sdk-no.txt"
+	ok "SDK, 2025-11-25 over HTTP, two hosts routed by Mcp-Session-Id (requests pushed mid-call): the confirmed file is deleted, the other kept"
+	echo y >"$SB/sdk-yes.txt"
 	node_client sdk-elicit.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom-a.yaml" --arg --stdio --era legacy
 	test -e "$SB/sdk-yes.txt"
-	ok "SDK, 2025-11-25: nothing was deleted"
+	ok "SDK, 2025-11-25 over stdio: nothing was deleted"
 else
 	diag "SDK client checks skipped: the npm packages are not installed (scripts/test.sh installs them)"
 fi

@@ -26,16 +26,24 @@
 /* ---- the fake front (tests/unit/fake_front.c) ------------------------------ */
 
 static struct fake_front F; /* the exchange of the last request */
-static bool session_id_seen; /* an Mcp-Session-Id header was ever sent */
+/* a response carried Mcp-Session-Id that was no successful legacy
+ * initialize over HTTP, or such an initialize came without one */
+static bool session_id_wrong;
 static struct ph_server *srv;
 
 /* Empties F for the next exchange (stdio until told otherwise), noting
- * whether the last one sent an Mcp-Session-Id. */
+ * whether the last one sent an Mcp-Session-Id where it should not, or
+ * none where it should (the answer to a legacy initialize over HTTP). */
 static void
 fake_reset(void)
 {
-	if (F.session_id)
-		session_id_seen = true;
+	struct json_object *res = NULL, *pv = NULL;
+	bool init_ok = F.ex.http && json_object_is_type(F.json, json_type_object) &&
+		       json_object_object_get_ex(F.json, "result", &res) &&
+		       json_object_object_get_ex(res, "protocolVersion", &pv) &&
+		       json_object_object_get_ex(res, "serverInfo", NULL);
+	if (F.session_id != init_ok)
+		session_id_wrong = true;
 	fake_free(&F);
 }
 
@@ -1144,7 +1152,8 @@ main(void)
 	test_pagination();
 	test_jget();
 	fake_reset();
-	ok(!session_id_seen, "no response ever carried Mcp-Session-Id");
+	ok(!session_id_wrong, "only the answers to a legacy initialize over HTTP carried Mcp-Session-Id, "
+	   "and each did");
 	ph_server_free(srv);
 	for (size_t i = 0; i < ngarbage; i++)
 		free(garbage[i]);

@@ -9,7 +9,8 @@
  * headers as the CGI variables a web server passes, and the same checks: the
  * HTTP status; the response compared as JSON (key order and number spelling
  * do not matter, as with jq -S) or, for "response": null, no body at all; no
- * Mcp-Session-Id header; and, for "stdio": true, the same response to the
+ * Mcp-Session-Id header but on the result of a legacy initialize (which
+ * opens a session); and, for "stdio": true, the same response to the
  * same body as a stdio line. */
 #include "first.h"
 #include "fake_front.h"
@@ -142,6 +143,19 @@ same_response(struct fake_front *f, struct json_object *want, const char *front)
 	return false;
 }
 
+/* True when case c is a legacy initialize answered with a result: over HTTP
+ * that answer opens a session (Mcp-Session-Id). */
+static bool
+opens_session(struct json_object *c)
+{
+	struct json_object *b = NULL, *m = NULL, *resp = NULL;
+	return json_object_object_get_ex(c, "body", &b) && json_object_object_get_ex(b, "method", &m) &&
+	       json_object_is_type(m, json_type_string) &&
+	       strcmp(json_object_get_string(m), "initialize") == 0 &&
+	       json_object_object_get_ex(c, "response", &resp) &&
+	       json_object_object_get_ex(resp, "result", NULL);
+}
+
 /* Serves the case over HTTP as golden.sh's curl and nginx would send it.
  * Returns true when status, response and headers are as expected. */
 static bool
@@ -180,8 +194,9 @@ run_http(struct json_object *c, const char *body, size_t len)
 	}
 	if (!same_response(&f, want, "http"))
 		pass = false;
-	if (f.session_id) {
-		note("http: the response carried Mcp-Session-Id");
+	if (f.session_id != opens_session(c)) {
+		note(f.session_id ? "http: the response carried Mcp-Session-Id"
+				  : "http: the initialize result carried no Mcp-Session-Id");
 		pass = false;
 	}
 	fake_free(&f);

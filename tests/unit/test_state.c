@@ -3,6 +3,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_state.h"
+#include "ph_util.h"
 #include "tap.h"
 #include <sodium.h>
 #include <stdio.h>
@@ -148,6 +149,30 @@ main(void)
 	ph_conf_problems_free(&probs);
 	ok(load("request_state: {max_age: 0}\n", dir, &probs) == NULL, "max_age 0 is out of range");
 	ph_conf_problems_free(&probs);
+	/* documents sealed for another purpose (legacy session ids) */
+	{
+		struct json_object *doc = json_tokener_parse("{\"sid\":\"ab\",\"exp\":5}"), *back;
+		char *st = ph_state_seal_doc(c->request_state, "session", doc), *cut;
+		back = ph_state_open_doc(c->request_state, "session", st, 16384);
+		is_str(back ? json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN) : NULL,
+		       "{\"sid\":\"ab\",\"exp\":5}", "a sealed document opens for its purpose");
+		json_object_put(back);
+		ok(ph_state_open_doc(c->request_state, "other", st, 16384) == NULL,
+		   "it does not open for another purpose");
+		ok(ph_state_open_doc(c->request_state, "session", st, strlen(st) - 1) == NULL,
+		   "a token over max_len is refused");
+		cut = ph_xstrndup(st, strlen(st) - 2);
+		ok(ph_state_open_doc(c->request_state, "session", cut, 16384) == NULL, "a truncated one is refused");
+		free(cut);
+		ok(ph_state_open_doc(c->request_state, "session", tok, 16384) == NULL,
+		   "a requestState does not open as a session document");
+		is_int(ph_state_open(c->request_state, st, "ada", "tools/call", "delete_file", args, &got, now),
+		       PH_STATE_INVALID, "a session document does not open as a requestState");
+		ok(ph_state_open_doc(c->request_state, "session", "!!not base64!!", 16384) == NULL,
+		   "garbage is refused");
+		free(st);
+		json_object_put(doc);
+	}
 	c2 = load("server: {name: x}\n", dir, &probs);
 	ok(c2 != NULL && c2->request_state == NULL, "no section: nothing parsed");
 	ph_state_conf_default(c2);

@@ -1,0 +1,164 @@
+/* ph_park.c: pushing a handler's input requests to a legacy client and
+ * passing the client's answers to the hub (ph_park.h; the hub's side is
+ * process/ph_hub_session.c). */
+#include "first.h"
+#include "ph_park.h"
+#include "ph_session.h"
+#include "ph_shared.h"
+#include "ph_util.h"
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A random version 4 UUID (the elicitationId a 2025-11-25 URL elicitation
+ * must carry when the handler gave none). */
+static void
+uuid4(char out[37])
+{
+	unsigned char b[16];
+	randombytes_buf(b, sizeof b);
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+}
+
+/* The JSON-RPC request for the input request req {method, params} under
+ * id (caller puts). */
+static struct json_object *
+pushed_request(struct json_object *req, const char *id)
+{
+	struct json_object *m = json_object_new_object(), *p = ph_jget(req, "params"), *pc;
+	const char *mode = ph_jstr(p, "mode");
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", json_object_new_string(id));
+	json_object_object_add(m, "method", json_object_new_string(ph_jstr(req, "method")));
+	pc = p ? json_object_new_object() : NULL;
+	if (p) {
+		json_object_object_foreach(p, k, v)
+			json_object_object_add(pc, k, json_object_get(v));
+	}
+	if (mode && strcmp(mode, "url") == 0 && ph_jstr(pc, "elicitationId") == NULL) {
+		char u[37];
+		uuid4(u);
+		json_object_object_add(pc, "elicitationId", json_object_new_string(u));
+	}
+	if (pc)
+		json_object_object_add(m, "params", pc);
+	return m;
+}
+
+bool
+ph_park_call(struct ph_req *r, char *why, size_t n)
+{
+	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids = json_object_new_object();
+	struct json_object *d;
+	unsigned char rnd[6];
+	char hex[13], *who;
+	size_t i = 0, len;
+	const char *text;
+	bool ok = false;
+	randombytes_buf(rnd, sizeof rnd);
+	sodium_bin2hex(hex, sizeof hex, rnd, sizeof rnd);
+	json_object_object_foreach(reqs, k, req) {
+		char id[40];
+		struct json_object *m;
+		int rc;
+		snprintf(id, sizeof id, "ph-%s-%zu", hex, i++);
+		m = pushed_request(req, id);
+		rc = ph_req_send(r, m);
+		json_object_put(m);
+		if (rc != 0) {
+			snprintf(why, n, "the client went away");
+			json_object_put(ids);
+			return false;
+		}
+		json_object_object_add(ids, id, json_object_new_string(k));
+	}
+	who = ph_req_binding(r);
+	d = json_object_new_object();
+	json_object_object_add(d, "park", json_object_new_string("call"));
+	json_object_object_add(d, "sid", json_object_get(ph_jget(r->session, "sid")));
+	json_object_object_add(d, "who", who ? json_object_new_string(who) : NULL);
+	json_object_object_add(d, "msg", json_object_get(r->msg));
+	json_object_object_add(d, "state", json_object_get(ph_jget(r->park, "state")));
+	json_object_object_add(d, "ids", ids);
+	free(who);
+	text = ph_json_text(d, &len);
+	if (len > PH_PARK_DESC_MAX)
+		snprintf(why, n, "Internal error: the call is too large to wait for the client's answer "
+			 "(%zu bytes with the handler's state; at most %d)", len, PH_PARK_DESC_MAX);
+	else if (r->ex->ops->handoff(r->ex, text, len) != 0)
+		snprintf(why, n, "Internal error: the hub cannot hold the call while the client answers");
+	else
+		ok = true;
+	json_object_put(d);
+	return ok;
+}
+
+int
+ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
+{
+	struct json_object *q, *id = ph_jget(r->msg, "id"), *take = NULL;
+	char *who, *reply;
+	const char *text;
+	long got;
+	int fd = -1, rc = -1;
+	memset(out, 0, sizeof *out);
+	out->fd = -1;
+	if (!json_object_is_type(id, json_type_string)) {
+		snprintf(why, n, "Invalid response: no request of this server has this id (the server's "
+			 "ids are strings)");
+		return -1;
+	}
+	if (ph_hub_fd < 0) {
+		snprintf(why, n, "Invalid response: this server sends no requests to clients here (no "
+			 "hub: it runs only under a master)");
+		return -1;
+	}
+	who = ph_req_binding(r);
+	q = json_object_new_object();
+	json_object_object_add(q, "park", json_object_new_string("answer"));
+	json_object_object_add(q, "sid", json_object_get(ph_jget(r->session, "sid")));
+	json_object_object_add(q, "who", who ? json_object_new_string(who) : NULL);
+	json_object_object_add(q, "id", json_object_get(id));
+	if (ph_jget(r->msg, "error") != NULL)
+		json_object_object_add(q, "error", json_object_get(ph_jget(r->msg, "error")));
+	else
+		json_object_object_add(q, "result", json_object_get(ph_jget(r->msg, "result")));
+	free(who);
+	text = json_object_to_json_string_ext(q, JSON_C_TO_STRING_PLAIN);
+	reply = ph_xmalloc(PH_PARK_REPLY_MAX);
+	got = ph_session_hub_ask(text, reply, PH_PARK_REPLY_MAX, &fd);
+	json_object_put(q);
+	if (got < 0) {
+		snprintf(why, n, "Internal error: the hub did not take the answer");
+	} else if (strncmp(reply, "ok", 2) == 0) {
+		rc = 0;
+	} else if (strncmp(reply, "take ", 5) == 0 && fd >= 0 &&
+		   ph_json_parse(reply + 5, (size_t)got - 5, PH_JSON_DEPTH_DOCUMENT, &take) &&
+		   json_object_is_type(take, json_type_object)) {
+		out->fd = fd;
+		fd = -1;
+		out->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
+		out->msg = json_object_get(ph_jget(take, "msg"));
+		out->state = json_object_get(ph_jget(take, "state"));
+		out->answers = json_object_get(ph_jget(take, "answers"));
+		rc = out->msg && out->answers ? 1 : -1;
+		if (rc < 0)
+			snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
+	} else if (strncmp(reply, "no ", 3) == 0) {
+		const char *reason = strchr(reply + 3, ':');
+		snprintf(why, n, "Invalid response: %s", reason ? reason + 2 : reply + 3);
+	} else {
+		snprintf(why, n, "Internal error: the hub answered %.40s", reply);
+	}
+	json_object_put(take);
+	if (fd >= 0)
+		close(fd);
+	free(reply);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/* ph_park.h: server-to-client requests in the middle of a legacy call
+ * (ph_park.c). A handler's inputRequired on a session whose client declares
+ * what it needs becomes JSON-RPC requests pushed on the call's SSE stream;
+ * the call then waits in the hub (parked) and this worker returns to accept.
+ * The client's answers are POSTed as JSON-RPC responses to any worker of
+ * the host, which passes them to the hub; the worker whose answer completes
+ * the round gets the connection back and calls the handler again with
+ * state and inputResponses, as a 2026-07-28 retry would. */
+#ifndef PH_PARK_H
+#define PH_PARK_H
+#include "first.h"
+#include "ph_server.h"
+
+/* The longest park message (the original request, the handler's state and
+ * the pushed ids): what the hub's channel carries in one datagram. */
+#define PH_PARK_DESC_MAX 60000
+/* The longest answer of the hub handing a call back (its answers included). */
+#define PH_PARK_REPLY_MAX 196608
+
+/* A call the hub handed back: its connection and FastCGI request id, the
+ * original request, the handler's state and the client's answers (all
+ * owned by the caller). */
+struct ph_park_resume {
+	int fd;
+	unsigned rid;
+	struct json_object *msg, *state, *answers;
+};
+
+/* Pushes the requests of r->park on r's stream (started if need be) with
+ * ids of the server's making, then hands the connection to the hub with
+ * the continuation. Returns true when the hub has the call (nothing more
+ * may be written), else false with the reason in why (the caller answers
+ * with it, on the stream when one was started). */
+bool ph_park_call(struct ph_req *r, char *why, size_t n);
+/* Passes the JSON-RPC response r->msg of r's session (r->session) to the
+ * hub. Returns 0 when it is taken and more answers are awaited, 1 when it
+ * completed a round (*out then holds the call to resume), -1 when refused
+ * (the reason for the client in why). */
+int ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n);
+#endif

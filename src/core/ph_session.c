@@ -1,0 +1,227 @@
+/* ph_session.c: issuing, opening and ending legacy session ids. */
+#include "first.h"
+#include "ph_session.h"
+#include "ph_shared.h"
+#include "ph_state.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <poll.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PURPOSE "session"
+/* How long a worker waits for the hub to answer a session question. */
+#define HUB_ASK_MS 500
+
+char *
+ph_session_issue(struct ph_req *r, const char *version)
+{
+	struct json_object *doc = json_object_new_object(), *caps, *info;
+	unsigned char sid[16];
+	char hex[2 * sizeof sid + 1], *who = ph_req_binding(r), *tok;
+	int64_t now = (int64_t)time(NULL);
+	randombytes_buf(sid, sizeof sid);
+	sodium_bin2hex(hex, sizeof hex, sid, sizeof sid);
+	caps = ph_jget(r->params, "capabilities");
+	info = ph_jget(r->params, "clientInfo");
+	json_object_object_add(doc, "sid", json_object_new_string(hex));
+	json_object_object_add(doc, "v", json_object_new_string(version));
+	json_object_object_add(doc, "c", json_object_is_type(caps, json_type_object)
+						 ? json_object_get(caps) : json_object_new_object());
+	if (json_object_is_type(info, json_type_object))
+		json_object_object_add(doc, "i", json_object_get(info));
+	json_object_object_add(doc, "p", who ? json_object_new_string(who) : NULL);
+	json_object_object_add(doc, "iat", json_object_new_int64(now));
+	json_object_object_add(doc, "exp", json_object_new_int64(now + r->srv->conf->sessions.max_age));
+	tok = ph_state_seal_doc(r->srv->conf->request_state, PURPOSE, doc);
+	json_object_put(doc);
+	free(who);
+	return tok;
+}
+
+long
+ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = {(void *)text, strlen(text)};
+	struct msghdr mh;
+	struct cmsghdr *c;
+	struct pollfd p;
+	int sp[2];
+	ssize_t got = -1;
+	int64_t until = ph_now_us() + HUB_ASK_MS * 1000;
+	if (fdp)
+		*fdp = -1;
+	if (ph_hub_fd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
+		return -1;
+	memset(&mh, 0, sizeof mh);
+	memset(&cbuf, 0, sizeof cbuf);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof cbuf.buf;
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
+	for (;;) {
+		int64_t left = (until - ph_now_us()) / 1000;
+		if (sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			break;
+		if ((errno != EAGAIN && errno != EINTR && errno != ENOBUFS) || left <= 0)
+			goto out;
+		p = (struct pollfd){ph_hub_fd, POLLOUT, 0};
+		poll(&p, 1, (int)left);
+	}
+	close(sp[1]);
+	sp[1] = -1;
+	for (;;) {
+		int64_t left = (until - ph_now_us()) / 1000;
+		int rc;
+		p = (struct pollfd){sp[0], POLLIN, 0};
+		rc = poll(&p, 1, left > 0 ? (int)left : 0);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			goto out;
+		{
+			union {
+				struct cmsghdr align;
+				char buf[CMSG_SPACE(sizeof(int))];
+			} rbuf;
+			struct iovec riov = {out, n - 1};
+			struct msghdr rh;
+			memset(&rh, 0, sizeof rh);
+			rh.msg_iov = &riov;
+			rh.msg_iovlen = 1;
+			rh.msg_control = rbuf.buf;
+			rh.msg_controllen = sizeof rbuf.buf;
+			got = recvmsg(sp[0], &rh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+			if (got < 0 && errno == EINTR)
+				continue;
+			for (c = got >= 0 ? CMSG_FIRSTHDR(&rh) : NULL; c; c = CMSG_NXTHDR(&rh, c)) {
+				int fd;
+				if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+					continue;
+				memcpy(&fd, CMSG_DATA(c), sizeof fd);
+				if (fdp && *fdp < 0)
+					*fdp = fd;
+				else
+					close(fd);
+			}
+			if (got >= 0 && (rh.msg_flags & MSG_TRUNC))
+				got = -1; /* an answer longer than out: unusable */
+		}
+		break;
+	}
+	if (got >= 0)
+		out[got] = '\0';
+out:
+	close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	return got < 0 ? -1 : (long)got;
+}
+
+/* True when the hub says the session sid was ended. A hub that does not
+ * answer counts as "not ended" (logged): plain requests keep working. */
+static bool
+ended(const char *sid)
+{
+	char msg[96], ans[64];
+	if (ph_hub_fd < 0)
+		return false;
+	snprintf(msg, sizeof msg, "{\"session\":\"check\",\"sid\":\"%s\"}", sid);
+	if (ph_session_hub_ask(msg, ans, sizeof ans, NULL) < 0) {
+		ph_log("warning", "session %.8s...: the hub did not say whether it was ended", sid);
+		return false;
+	}
+	return strcmp(ans, "ended") == 0;
+}
+
+static bool
+sid_ok(const char *sid)
+{
+	if (sid == NULL || strlen(sid) != 32)
+		return false;
+	for (const char *p = sid; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+struct json_object *
+ph_session_open(struct ph_req *r, const char *token, char *msg, size_t n)
+{
+	struct json_object *doc, *exp, *p;
+	char *who;
+	bool same;
+	size_t tl;
+	const char *t = ph_trim(token, &tl);
+	char *copy = ph_xstrndup(t, tl);
+	doc = ph_state_open_doc(r->srv->conf->request_state, PURPOSE, copy, PH_SESSION_TOKEN_MAX);
+	free(copy);
+	if (doc == NULL || !sid_ok(ph_jstr(doc, "sid")) || ph_jstr(doc, "v") == NULL ||
+	    !json_object_is_type(ph_jget(doc, "c"), json_type_object) ||
+	    !json_object_is_type(exp = ph_jget(doc, "exp"), json_type_int)) {
+		snprintf(msg, n, "Session not found: this Mcp-Session-Id was not issued by this server "
+			 "or was altered; initialize again");
+		goto fail;
+	}
+	if (json_object_get_int64(exp) < (int64_t)time(NULL)) {
+		snprintf(msg, n, "Session not found: the session has expired (sessions.max_age); "
+			 "initialize again");
+		goto fail;
+	}
+	who = ph_req_binding(r);
+	p = ph_jget(doc, "p");
+	same = who == NULL ? p == NULL
+			   : (json_object_is_type(p, json_type_string) &&
+			      strcmp(json_object_get_string(p), who) == 0);
+	free(who);
+	if (!same) {
+		snprintf(msg, n, "Session not found: the session was issued to another principal; "
+			 "initialize again");
+		goto fail;
+	}
+	if (ended(ph_jstr(doc, "sid"))) {
+		snprintf(msg, n, "Session not found: the session was ended; initialize again");
+		goto fail;
+	}
+	return doc;
+fail:
+	json_object_put(doc);
+	return NULL;
+}
+
+enum ph_err
+ph_session_end(struct json_object *doc, char *msg, size_t n)
+{
+	char q[128], ans[200];
+	if (ph_hub_fd < 0) {
+		snprintf(msg, n, "Method not allowed: sessions cannot be ended without the hub (it runs "
+			 "only under a master); the session expires after sessions.max_age");
+		return PH_E_HTTP_METHOD;
+	}
+	snprintf(q, sizeof q, "{\"session\":\"end\",\"sid\":\"%s\",\"exp\":%lld}", ph_jstr(doc, "sid"),
+		 (long long)json_object_get_int64(ph_jget(doc, "exp")));
+	if (ph_session_hub_ask(q, ans, sizeof ans, NULL) < 0) {
+		snprintf(msg, n, "Internal error: the hub did not answer; the session was not ended");
+		return PH_E_INTERNAL;
+	}
+	if (strncmp(ans, "ok", 2) != 0) {
+		snprintf(msg, n, "Internal error: the session was not ended: %s",
+			 strncmp(ans, "no ", 3) == 0 ? ans + 3 : ans);
+		return PH_E_INTERNAL;
+	}
+	return PH_OK;
+}

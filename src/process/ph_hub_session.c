@@ -1,0 +1,537 @@
+/* ph_hub_session.c: the hub's part of legacy sessions. A session id is a
+ * sealed token any worker can open (core/ph_session.c); what a token cannot
+ * say is that it was ended, so the ids ended with DELETE are kept here,
+ * each until the expiry its token carries, at most sessions.max_terminated
+ * of them. Workers ask over the master's channel with a reply socket:
+ *   {"session":"check","sid":HEX}           -> "live" | "ended"
+ *   {"session":"end","sid":HEX,"exp":SECS}  -> "ok" | "no <reason>"
+ *
+ * It also holds the calls parked on a server-to-client request: a worker
+ * that pushed elicitation/create, sampling/createMessage or roots/list on a
+ * tools/call's SSE stream hands the FastCGI connection over with
+ *   {"park":"call","sid":HEX,"who":W,"msg":REQUEST,"state":S,"ids":{ID:KEY},"rid":N}
+ * and returns to accept. The client's answers reach any worker, which asks
+ *   {"park":"answer","sid":HEX,"who":W,"id":ID,"result":R | "error":E}
+ * and is told "ok" (202, more answers to come), "no <reason>" (refused), or
+ * "take {rid, msg, state, answers}" with the connection attached: the round
+ * is complete and that worker calls the handler again and writes on the
+ * connection. A call with no complete round within sessions.park_timeout_ms
+ * gets an error result on its stream; one whose client goes away is freed. */
+#include "first.h"
+#include "ph_hub_session.h"
+#include "ph_json.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The bytes of a session's id (its "sid", 32 hex digits in the token). */
+#define SID_BYTES 16
+/* How often expired ids are forgotten. */
+#define PURGE_EVERY_US 10000000
+
+struct ended {
+	unsigned char sid[SID_BYTES];
+	int64_t exp; /* seconds; 0: the slot is free */
+};
+
+/* A call waiting for the client's answers. */
+struct parked {
+	int fd;                    /* the FastCGI connection */
+	unsigned rid;              /* its request id */
+	char sid[2 * SID_BYTES + 1];
+	char *who;                 /* the binding of its principal, NULL: anonymous */
+	struct json_object *msg;   /* the original request (owned) */
+	struct json_object *state; /* the handler's state (owned, may be NULL) */
+	struct json_object *ids;   /* pushed request id -> inputRequests key (owned) */
+	struct json_object *answers; /* key -> the client's result (owned) */
+	size_t outstanding;
+	int64_t deadline_us;
+};
+
+struct ph_hub_sessions {
+	struct ph_server *srv; /* borrowed: the hub's */
+	int ep;                /* the parked connections, watched for the client going */
+	struct parked **park;
+	size_t npark, capark;
+	struct ended *tab;     /* open addressing, linear probing; cap a power of two */
+	size_t n, cap;
+	int64_t next_purge_us;
+};
+
+struct ph_hub_sessions *
+ph_hub_sessions_new(struct ph_server *srv)
+{
+	struct ph_hub_sessions *t = ph_xcalloc(1, sizeof *t);
+	t->srv = srv;
+	t->next_purge_us = ph_now_us() + PURGE_EVERY_US;
+	t->ep = epoll_create1(EPOLL_CLOEXEC);
+	return t;
+}
+
+int
+ph_hub_sessions_fd(const struct ph_hub_sessions *t)
+{
+	return t->ep;
+}
+
+size_t
+ph_hub_sessions_parked(const struct ph_hub_sessions *t)
+{
+	return t->npark;
+}
+
+static void
+reply(int fd, const char *text)
+{
+	if (fd >= 0 && send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		ph_log("warning", "hub: a worker did not wait for the session answer: %s", strerror(errno));
+}
+
+/* ---- parked calls ---------------------------------------------------------- */
+
+#define FCGI_END_REQUEST 3
+#define FCGI_ABORT_REQUEST 2
+#define FCGI_STDOUT 6
+#define FCGI_RECORD_MAX 65535
+
+/* Appends type records carrying len bytes (at least one record). */
+static void
+records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
+{
+	do {
+		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
+		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8),
+				      (unsigned char)(rid & 0xff), (unsigned char)(n >> 8),
+				      (unsigned char)(n & 0xff), 0, 0};
+		ph_buf_add(b, h, sizeof h);
+		ph_buf_add(b, data, n);
+		if (n > 0) /* NULL + 0 is undefined: the empty record has no data */
+			data += n;
+		len -= n;
+	} while (len > 0);
+}
+
+/* Removes p from the list and frees it; its connection is closed unless
+ * keep_fd (it went to a worker). */
+static void
+unpark(struct ph_hub_sessions *t, struct parked *p, bool keep_fd, const char *why)
+{
+	for (size_t i = 0; i < t->npark; i++) {
+		if (t->park[i] != p)
+			continue;
+		t->park[i] = t->park[--t->npark];
+		break;
+	}
+	ph_log("info", "hub: parked call %s of session %.8s... %s", ph_jstr(p->msg, "method"), p->sid, why);
+	epoll_ctl(t->ep, EPOLL_CTL_DEL, p->fd, NULL);
+	if (!keep_fd)
+		close(p->fd);
+	free(p->who);
+	json_object_put(p->msg);
+	json_object_put(p->state);
+	json_object_put(p->ids);
+	json_object_put(p->answers);
+	free(p);
+}
+
+/* Ends a parked call with message on its stream: a tool result with
+ * isError for tools/call, a JSON-RPC error for the other methods; then the
+ * end of stdout and FCGI_END_REQUEST. The write is best effort (a few
+ * hundred bytes into a socket whose client reads). */
+static void
+fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
+{
+	static const unsigned char complete[8] = {0};
+	struct json_object *m = json_object_new_object();
+	const char *method = ph_jstr(p->msg, "method"), *j;
+	struct ph_buf b, ev;
+	size_t len;
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", json_object_get(ph_jget(p->msg, "id")));
+	if (method && strcmp(method, "tools/call") == 0) {
+		struct json_object *res = json_object_new_object(), *c = json_object_new_array(),
+				   *txt = json_object_new_object();
+		json_object_object_add(txt, "type", json_object_new_string("text"));
+		json_object_object_add(txt, "text", json_object_new_string(message));
+		json_object_array_add(c, txt);
+		json_object_object_add(res, "content", c);
+		json_object_object_add(res, "isError", json_object_new_boolean(true));
+		json_object_object_add(m, "result", res);
+	} else {
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "code", json_object_new_int(-32603));
+		json_object_object_add(e, "message", json_object_new_string(message));
+		json_object_object_add(m, "error", e);
+	}
+	j = ph_json_text(m, &len);
+	ph_buf_init(&ev);
+	ph_buf_adds(&ev, "event: message\ndata: ");
+	ph_buf_add(&ev, j, len);
+	ph_buf_adds(&ev, "\n\n");
+	ph_buf_init(&b);
+	records(&b, FCGI_STDOUT, p->rid, ev.data, ev.len);
+	records(&b, FCGI_STDOUT, p->rid, NULL, 0);
+	records(&b, FCGI_END_REQUEST, p->rid, (const char *)complete, sizeof complete);
+	if (write(p->fd, b.data, b.len) != (ssize_t)b.len)
+		ph_log("warning", "hub: the end of a parked call could not be written whole");
+	ph_buf_free(&b);
+	ph_buf_free(&ev);
+	json_object_put(m);
+	unpark(t, p, false, message);
+}
+
+/* Takes the call handed over as d (borrowed) with its connection fd (taken). */
+static void
+park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
+{
+	struct json_object *ids = ph_jget(d, "ids"), *rid = ph_jget(d, "rid"), *msg = ph_jget(d, "msg");
+	const char *sid = ph_jstr(d, "sid");
+	struct epoll_event ev;
+	struct parked *p;
+	if (!json_object_is_type(ids, json_type_object) || json_object_object_length(ids) == 0 ||
+	    !json_object_is_type(rid, json_type_int) || !json_object_is_type(msg, json_type_object) ||
+	    sid == NULL || strlen(sid) != 2 * SID_BYTES) {
+		ph_log("error", "hub: a worker parked a call it did not describe; closed");
+		close(fd);
+		return;
+	}
+	p = ph_xcalloc(1, sizeof *p);
+	p->fd = fd;
+	p->rid = (unsigned)json_object_get_int(rid) & 0xffff;
+	memcpy(p->sid, sid, sizeof p->sid);
+	p->who = ph_jstr(d, "who") ? ph_xstrdup(ph_jstr(d, "who")) : NULL;
+	p->msg = json_object_get(msg);
+	p->state = json_object_get(ph_jget(d, "state"));
+	p->ids = json_object_get(ids);
+	p->answers = json_object_new_object();
+	p->outstanding = (size_t)json_object_object_length(ids);
+	p->deadline_us = ph_now_us() + t->srv->conf->sessions.park_timeout_ms * 1000;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (t->npark == t->capark) {
+		t->capark = t->capark ? 2 * t->capark : 64;
+		t->park = ph_xrealloc(t->park, t->capark * sizeof *t->park);
+	}
+	t->park[t->npark++] = p;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN | EPOLLRDHUP;
+	ev.data.ptr = p;
+	if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		fail_parked(t, p, "Internal error: the hub cannot watch the parked call");
+		return;
+	}
+	if ((long long)t->npark > t->srv->conf->sessions.max_parked) {
+		char m[200];
+		snprintf(m, sizeof m, "The server holds too many calls waiting for a client's answer "
+			 "(sessions.max_parked is %lld); try again later", t->srv->conf->sessions.max_parked);
+		fail_parked(t, p, m);
+		return;
+	}
+	ph_log("info", "hub: call %s of session %.8s... parked for %zu answers", ph_jstr(msg, "method"),
+	       p->sid, p->outstanding);
+}
+
+/* The parked call that pushed the request id, or NULL. */
+static struct parked *
+find_pushed(struct ph_hub_sessions *t, const char *id)
+{
+	for (size_t i = 0; i < t->npark; i++)
+		if (ph_jget(t->park[i]->ids, id) != NULL)
+			return t->park[i];
+	return NULL;
+}
+
+/* Sends "take {...}" with p's connection to the worker on fd, and forgets
+ * p. Returns false when the worker could not be told (p then fails). */
+static bool
+hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct json_object *o = json_object_new_object();
+	struct ph_buf b;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	size_t len;
+	const char *j;
+	bool sent;
+	json_object_object_add(o, "rid", json_object_new_int((int)p->rid));
+	json_object_object_add(o, "msg", json_object_get(p->msg));
+	json_object_object_add(o, "state", json_object_get(p->state));
+	json_object_object_add(o, "answers", json_object_get(p->answers));
+	j = ph_json_text(o, &len);
+	ph_buf_init(&b);
+	ph_buf_adds(&b, "take ");
+	ph_buf_add(&b, j, len);
+	json_object_put(o);
+	iov.iov_base = b.data;
+	iov.iov_len = b.len;
+	memset(&mh, 0, sizeof mh);
+	memset(&cbuf, 0, sizeof cbuf);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof cbuf.buf;
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &p->fd, sizeof(int));
+	sent = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b.len;
+	ph_buf_free(&b);
+	if (!sent) {
+		ph_log("warning", "hub: the worker did not take the parked call back: %s", strerror(errno));
+		return false;
+	}
+	unpark(t, p, false, "handed back with its answers");
+	return true;
+}
+
+/* One answer d (borrowed) from a worker that waits on fd. */
+static void
+park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
+{
+	const char *id = ph_jstr(d, "id"), *sid = ph_jstr(d, "sid"), *who = ph_jstr(d, "who"), *key;
+	struct json_object *res = ph_jget(d, "result"), *err = ph_jget(d, "error");
+	struct parked *p = id ? find_pushed(t, id) : NULL;
+	char out[300];
+	if (p == NULL) {
+		reply(fd, "no unknown: no call of this host waits for an answer with this id");
+		return;
+	}
+	if (sid == NULL || strcmp(sid, p->sid) != 0 ||
+	    (who == NULL ? p->who != NULL : (p->who == NULL || strcmp(who, p->who) != 0))) {
+		reply(fd, "no session: the request with this id was sent to another session");
+		return;
+	}
+	key = json_object_get_string(ph_jget(p->ids, id));
+	if (ph_jget(p->answers, key) != NULL) {
+		reply(fd, "no twice: this request was already answered");
+		return;
+	}
+	if (err != NULL || !json_object_is_type(res, json_type_object)) {
+		const char *em = ph_jstr(err, "message");
+		snprintf(out, sizeof out, "The client answered the request the server sent with an "
+			 "error: %.200s", em ? em : "(no message)");
+		reply(fd, "ok");
+		fail_parked(t, p, out);
+		return;
+	}
+	json_object_object_add(p->answers, key, json_object_get(res));
+	if (--p->outstanding > 0) {
+		reply(fd, "ok");
+		return;
+	}
+	if (!hand_back(t, p, fd))
+		fail_parked(t, p, "Internal error: the call could not be resumed");
+}
+
+void
+ph_hub_sessions_stop(struct ph_hub_sessions *t)
+{
+	while (t->npark > 0)
+		fail_parked(t, t->park[t->npark - 1], "The server is stopping; the call was abandoned (call "
+			    "the tool again)");
+}
+
+void
+ph_hub_sessions_events(struct ph_hub_sessions *t)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(t->ep, evs, 64, 0);
+	for (int i = 0; i < n; i++) {
+		struct parked *p = evs[i].data.ptr;
+		unsigned char buf[512];
+		ssize_t got;
+		bool gone = false;
+		/* only FCGI_ABORT_REQUEST or a close can come on a parked connection */
+		while ((got = read(p->fd, buf, sizeof buf)) > 0)
+			if (got >= 2 && buf[1] == FCGI_ABORT_REQUEST)
+				gone = true;
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+			gone = true;
+		if (gone || (evs[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)))
+			unpark(t, p, false, "dropped: the client went away");
+	}
+}
+
+void
+ph_hub_sessions_free(struct ph_hub_sessions *t)
+{
+	if (t == NULL)
+		return;
+	while (t->npark > 0)
+		unpark(t, t->park[t->npark - 1], false, "dropped: the hub stopped");
+	free(t->park);
+	if (t->ep >= 0)
+		close(t->ep);
+	free(t->tab);
+	free(t);
+}
+
+void
+ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv)
+{
+	t->srv = srv;
+}
+
+size_t
+ph_hub_sessions_ended(const struct ph_hub_sessions *t)
+{
+	return t->n;
+}
+
+/* The slot of sid in tab (cap entries): where it is, or the free slot
+ * where it would go. The ids are random, so their first bytes hash well. */
+static size_t
+slot(const struct ended *tab, size_t cap, const unsigned char *sid)
+{
+	uint64_t hv;
+	size_t i;
+	memcpy(&hv, sid, sizeof hv);
+	for (i = (size_t)hv & (cap - 1); tab[i].exp != 0; i = (i + 1) & (cap - 1))
+		if (memcmp(tab[i].sid, sid, SID_BYTES) == 0)
+			break;
+	return i;
+}
+
+/* Rebuilds the table with room for at least want entries, dropping the
+ * ids that have expired by now_s. */
+static void
+rebuild(struct ph_hub_sessions *t, size_t want, int64_t now_s)
+{
+	size_t cap = 64;
+	struct ended *tab;
+	while (cap < 2 * want)
+		cap *= 2;
+	tab = ph_xcalloc(cap, sizeof *tab);
+	t->n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (t->tab[i].exp == 0 || t->tab[i].exp < now_s)
+			continue;
+		tab[slot(tab, cap, t->tab[i].sid)] = t->tab[i];
+		t->n++;
+	}
+	free(t->tab);
+	t->tab = tab;
+	t->cap = cap;
+}
+
+static bool
+is_ended(const struct ph_hub_sessions *t, const unsigned char *sid, int64_t now_s)
+{
+	size_t i;
+	if (t->cap == 0)
+		return false;
+	i = slot(t->tab, t->cap, sid);
+	return t->tab[i].exp != 0 && t->tab[i].exp >= now_s;
+}
+
+/* Remembers sid until exp. Returns NULL, or why it cannot. */
+static const char *
+remember(struct ph_hub_sessions *t, const unsigned char *sid, int64_t exp, int64_t now_s)
+{
+	long long max = t->srv->conf->sessions.max_terminated;
+	size_t i;
+	if (exp < now_s)
+		return NULL; /* expired anyway: nothing to remember */
+	if (is_ended(t, sid, now_s))
+		return NULL;
+	if ((long long)t->n >= max)
+		rebuild(t, t->n, now_s); /* make room from the expired ones */
+	if ((long long)t->n >= max)
+		return "too many ended sessions are remembered (sessions.max_terminated)";
+	if (2 * (t->n + 1) > t->cap)
+		rebuild(t, t->n + 1, now_s);
+	i = slot(t->tab, t->cap, sid);
+	memcpy(t->tab[i].sid, sid, SID_BYTES);
+	t->tab[i].exp = exp;
+	t->n++;
+	return NULL;
+}
+
+void
+ph_hub_sessions_tick(struct ph_hub_sessions *t)
+{
+	int64_t now = ph_now_us();
+	for (size_t i = t->npark; i-- > 0;) {
+		struct parked *p = t->park[i];
+		char m[200];
+		if (now < p->deadline_us)
+			continue;
+		snprintf(m, sizeof m, "The client did not answer the request the server sent within "
+			 "sessions.park_timeout_ms (%lld ms); the call was abandoned",
+			 t->srv->conf->sessions.park_timeout_ms);
+		fail_parked(t, p, m);
+	}
+	if (now < t->next_purge_us)
+		return;
+	t->next_purge_us = now + PURGE_EVERY_US;
+	if (t->n > 0)
+		rebuild(t, t->n, (int64_t)time(NULL));
+}
+
+
+bool
+ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len, int fd)
+{
+	static const char tag[] = "{\"session\":", ptag[] = "{\"park\":";
+	struct json_object *m = NULL, *exp;
+	const char *what, *hex;
+	unsigned char sid[SID_BYTES];
+	size_t got = 0;
+	int64_t now_s = (int64_t)time(NULL);
+	if (len >= sizeof ptag && memcmp(text, ptag, sizeof ptag - 1) == 0) {
+		if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (what = ph_jstr(m, "park")) == NULL) {
+			ph_log("error", "hub: a park message it cannot read (over 64 KiB?); refused");
+			reply(fd, "no unreadable message");
+			if (fd >= 0)
+				close(fd);
+		} else if (strcmp(what, "call") == 0 && fd >= 0) {
+			park_call(t, m, fd);
+		} else if (strcmp(what, "answer") == 0) {
+			park_answer(t, m, fd);
+			if (fd >= 0)
+				close(fd);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+		json_object_put(m);
+		return true;
+	}
+	if (len < sizeof tag || memcmp(text, tag, sizeof tag - 1) != 0)
+		return false;
+	if (!ph_json_parse(text, len, 4, &m) || (what = ph_jstr(m, "session")) == NULL ||
+	    (hex = ph_jstr(m, "sid")) == NULL || strlen(hex) != 2 * SID_BYTES ||
+	    sodium_hex2bin(sid, sizeof sid, hex, strlen(hex), NULL, &got, NULL) != 0 ||
+	    got != SID_BYTES) {
+		ph_log("error", "hub: a session message it cannot read; ignored");
+		reply(fd, "no unreadable message");
+	} else if (strcmp(what, "check") == 0) {
+		reply(fd, is_ended(t, sid, now_s) ? "ended" : "live");
+	} else if (strcmp(what, "end") == 0 && (exp = ph_jget(m, "exp")) != NULL &&
+		   json_object_is_type(exp, json_type_int)) {
+		const char *why = remember(t, sid, json_object_get_int64(exp), now_s);
+		char out[160];
+		if (why != NULL)
+			ph_log("warning", "hub: a session cannot be ended: %s", why);
+		snprintf(out, sizeof out, "%s%s", why ? "no " : "ok", why ? why : "");
+		reply(fd, out);
+	} else {
+		reply(fd, "no unknown session message");
+	}
+	if (fd >= 0)
+		close(fd);
+	json_object_put(m);
+	return true;
+}

@@ -1,0 +1,32 @@
+/* ph_hub_session.h: what the hub keeps of legacy 2025-11-25 sessions
+ * (ph_hub_session.c): the ids ended with DELETE, until they would have
+ * expired, so that every worker of the host refuses them, and the calls
+ * parked on a request pushed to the client until its answers are in. */
+#ifndef PH_HUB_SESSION_H
+#define PH_HUB_SESSION_H
+#include "first.h"
+#include "ph_server.h"
+
+struct ph_hub_sessions;
+
+/* The sessions of a hub serving srv (borrowed; see ph_hub_sessions_reconf). */
+struct ph_hub_sessions *ph_hub_sessions_new(struct ph_server *srv);
+void ph_hub_sessions_free(struct ph_hub_sessions *t);
+/* After a reload: the limits of srv apply. */
+void ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv);
+/* True when text (len bytes) is a session message ({"session":...}); then it
+ * is handled and fd (the reply socket, -1: none came) taken. */
+bool ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len, int fd);
+/* Called every loop: forgets ended ids past their expiry now and then. */
+void ph_hub_sessions_tick(struct ph_hub_sessions *t);
+/* The epoll fd of the parked calls' connections, for the hub's loop; when
+ * it is readable, ph_hub_sessions_events handles what happened. */
+int ph_hub_sessions_fd(const struct ph_hub_sessions *t);
+void ph_hub_sessions_events(struct ph_hub_sessions *t);
+/* SIGTERM: every parked call ends with an error result saying so. */
+void ph_hub_sessions_stop(struct ph_hub_sessions *t);
+/* Calls parked now. */
+size_t ph_hub_sessions_parked(const struct ph_hub_sessions *t);
+/* Ended ids now remembered. */
+size_t ph_hub_sessions_ended(const struct ph_hub_sessions *t);
+#endif

@@ -1,0 +1,212 @@
+/* ph_rawfcgi.c: FastCGI records written by hand on a connection libfcgi
+ * does not know (it was accepted by another worker). The connection is
+ * made blocking with a send timeout: a client that stops reading cannot
+ * hold this worker for long. */
+#include "first.h"
+#include "ph_rawfcgi.h"
+#include "ph_shared.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define FCGI_END_REQUEST 3
+#define FCGI_STDOUT 6
+#define FCGI_RECORD_MAX 65535
+/* The longest a write on the connection may block. */
+#define SEND_TIMEOUT_S 5
+
+struct raw {
+	struct ph_exchange ex;
+	int fd;
+	unsigned rid;
+	bool failed, handed_off;
+};
+
+static int
+put(struct raw *w, int type, const char *data, size_t len)
+{
+	struct ph_buf b;
+	size_t off = 0;
+	ph_buf_init(&b);
+	do {
+		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
+		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(w->rid >> 8),
+				      (unsigned char)(w->rid & 0xff), (unsigned char)(n >> 8),
+				      (unsigned char)(n & 0xff), 0, 0};
+		ph_buf_add(&b, h, sizeof h);
+		ph_buf_add(&b, data, n);
+		if (n > 0) /* NULL + 0 is undefined: the empty record has no data */
+			data += n;
+		len -= n;
+	} while (len > 0);
+	while (!w->failed && off < b.len) {
+		ssize_t n = send(w->fd, b.data + off, b.len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			w->failed = true;
+		else
+			off += (size_t)n;
+	}
+	ph_buf_free(&b);
+	return w->failed ? -1 : 0;
+}
+
+static const char *
+raw_param(struct ph_exchange *ex, const char *name)
+{
+	(void)ex;
+	(void)name;
+	return NULL;
+}
+
+static long
+raw_read(struct ph_exchange *ex, char *buf, size_t len)
+{
+	(void)ex;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+static int
+raw_event(struct ph_exchange *ex, const char *json, size_t len)
+{
+	struct raw *w = (struct raw *)ex;
+	struct ph_buf b;
+	int rc;
+	ph_buf_init(&b);
+	ph_buf_adds(&b, "event: message\ndata: ");
+	ph_buf_add(&b, json, len);
+	ph_buf_adds(&b, "\n\n");
+	rc = put(w, FCGI_STDOUT, b.data, b.len);
+	ph_buf_free(&b);
+	return rc;
+}
+
+/* The stream's headers went out long ago: a complete response can only be
+ * its last event. */
+static int
+raw_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	    const char *body, size_t len)
+{
+	(void)status;
+	(void)ctype;
+	(void)hdrs;
+	return len ? raw_event(ex, body, len) : 0;
+}
+
+static int
+raw_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	(void)ex;
+	(void)hdrs;
+	return 0;
+}
+
+static int
+raw_ping(struct ph_exchange *ex)
+{
+	return put((struct raw *)ex, FCGI_STDOUT, ": keepalive\n\n", 13);
+}
+
+static bool
+raw_closed(struct ph_exchange *ex)
+{
+	struct raw *w = (struct raw *)ex;
+	struct pollfd p = {w->fd, POLLIN | POLLRDHUP, 0};
+	return w->failed ||
+	       (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
+/* Back to the hub (the handler asks again): desc plus the request id, the
+ * connection attached, as the FastCGI front does. */
+static int
+raw_handoff(struct ph_exchange *ex, const char *desc, size_t len)
+{
+	struct raw *w = (struct raw *)ex;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct ph_buf msg;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t n;
+	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || w->failed)
+		return -1;
+	ph_buf_init(&msg);
+	ph_buf_add(&msg, desc, len - 1);
+	ph_buf_printf(&msg, ",\"rid\":%u}", w->rid);
+	iov.iov_base = msg.data;
+	iov.iov_len = msg.len;
+	memset(&mh, 0, sizeof mh);
+	memset(&cbuf, 0, sizeof cbuf);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof cbuf.buf;
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &w->fd, sizeof(int));
+	for (int64_t until = ph_now_us() + 200000;;) {
+		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
+		n = sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != ENOBUFS) || ph_now_us() >= until)
+			break;
+		poll(&p, 1, 20);
+	}
+	ph_buf_free(&msg);
+	if (n < 0)
+		return -1;
+	w->handed_off = true;
+	return 0;
+}
+
+static const struct ph_front_ops raw_ops = {
+	.param = raw_param,
+	.read = raw_read,
+	.respond = raw_respond,
+	.stream_start = raw_start,
+	.stream_send = raw_event,
+	.stream_ping = raw_ping,
+	.closed = raw_closed,
+	.handoff = raw_handoff,
+};
+
+struct ph_exchange *
+ph_rawfcgi_new(int fd, unsigned rid)
+{
+	struct raw *w = ph_xcalloc(1, sizeof *w);
+	struct timeval tv = {SEND_TIMEOUT_S, 0};
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	w->fd = fd;
+	w->rid = rid;
+	w->ex.ops = &raw_ops;
+	w->ex.front = w;
+	w->ex.http = true;
+	return &w->ex;
+}
+
+void
+ph_rawfcgi_end(struct ph_exchange *ex)
+{
+	static const unsigned char complete[8] = {0};
+	struct raw *w = (struct raw *)ex;
+	if (!w->handed_off) {
+		put(w, FCGI_STDOUT, NULL, 0);
+		put(w, FCGI_END_REQUEST, (const char *)complete, sizeof complete);
+	}
+	close(w->fd);
+	free(w);
+}

@@ -1,0 +1,156 @@
+#!/bin/bash
+# Server-to-client requests in the middle of a legacy 2025-11-25 call,
+# behind the real nginx: a handler's inputRequired on a session becomes
+# elicitation/create or sampling/createMessage pushed on the call's SSE
+# stream, the call waits in the hub, the client's answer (a separate POST,
+# any worker) resumes it. The SDK v1 client completes the bundled
+# delete_file and a sampling tool; then the bad input: answers with no
+# pending request, a wrong id, another session's, twice, an error answer,
+# a call nobody answers (sessions.park_timeout_ms), a client that goes away
+# while parked, more parked calls than sessions.max_parked.
+. "${top_srcdir:-.}/tests/lib.sh"
+. "$top_srcdir/tests/reglib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+command -v perl >/dev/null || skip_all "perl not installed"
+
+SB=$T_DIR/sandbox
+mkdir -p "$SB"
+head -c 48 /dev/urandom | base64 >"$T_DIR/secret"
+cat >"$T_DIR/phantom.yaml" <<YAML
+server: { name: push-test, version: "1.0" }
+workers: 3
+request_state: { secret_file: secret }
+sessions: { park_timeout_ms: 3000, max_parked: 3 }
+tools:
+  # the bundled delete_file (conf/phantom.yaml), in this test's sandbox
+  - name: delete_file
+    input_schema:
+      type: object
+      properties: { path: {type: string, pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\$'} }
+      required: [path]
+    exec: [$top_srcdir/examples/scripts/delete_file.sh]
+    cwd: $SB
+    timeout_ms: 5000
+  - name: test_sampling
+    input: { prompt: {type: string, required: true} }
+    exec: [$top_srcdir/tests/conformance/fixtures.pl]
+  - name: link_account
+    exec: [$top_srcdir/examples/scripts/link_account.sh]
+YAML
+phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+U=$NGINX_URL
+V=(-H "MCP-Protocol-Version: 2025-11-25")
+
+# ---- the SDK v1 client
+if node_setup; then
+	echo y >"$SB/v1-yes.txt"; echo n >"$SB/v1-no.txt"
+	node_client sdk-v1-push.mjs --url "$U"
+	test ! -e "$SB/v1-yes.txt" && test -e "$SB/v1-no.txt"
+	ok "SDK v1: the confirmed file is deleted, the other kept"
+else
+	diag "SDK v1 client checks skipped: the npm packages are not installed"
+fi
+
+# ---- by hand
+init() { # CAPS: a new session's id
+	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":$1,\"clientInfo\":{\"name\":\"sh\",\"version\":\"1\"}}}"
+	header Mcp-Session-Id
+}
+SID=$(init '{"elicitation":{},"sampling":{}}')
+SID2=$(init '{"elicitation":{}}')
+answer() { # SID ID RESULT-OR-ERROR-MEMBER: POSTs a JSON-RPC response
+	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$2,$3}" "${V[@]}" -H "Mcp-Session-Id: $1"
+}
+N=0
+start() { # SID TOOL ARGS: the call in the background, its stream in $T_DIR/call.N; sets CALL, PID
+	N=$((N + 1)); CALL=$T_DIR/call.$N
+	curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		"${V[@]}" -H "Mcp-Session-Id: $1" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":$((100 + N)),\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}" \
+		"$U" >"$CALL" 2>/dev/null &
+	PID=$!
+	wait_for 5 grep -q '"method":"' "$CALL"
+}
+pushed() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method != null)' | head -1; }
+final() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method == null)' | tail -1; }
+finished() { wait_for 6 sh -c "! kill -0 $PID 2>/dev/null"; }
+
+answer "$SID" '"ph-000000000000-0"' '"result":{"action":"accept"}'
+is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer no call waits for: 400 -32600"
+like "$(jqr .error.message)" "no call of this host waits for an answer with this id" "the message says so"
+answer "$SID" 7 '"result":{}'
+is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer with a numeric id (the server's ids are strings): 400"
+post "$U" '{"jsonrpc":"2.0","id":"x","result":{}}' "${V[@]}"
+is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer without a session: refused as before"
+post "$U" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS" 200 "the session is still served"
+
+echo y >"$SB/sh.txt"
+start "$SID" delete_file '{"path":"sh.txt"}'
+P=$(pushed)
+is "$(jq -r '.method + " " + .params.message' <<<"$P")" "elicitation/create Really delete sh.txt?" \
+	"the call's stream carries the pushed elicitation/create"
+ID=$(jq -c .id <<<"$P")
+like "$ID" '^"ph-[0-9a-f]{12}-0"$' "with an id of the server's making"
+like "$(head -1 "$CALL")" '^event: message' "the stream is text/event-stream events"
+answer "$SID2" "$ID" '"result":{"action":"accept","content":{"confirm":"yes"}}'
+is "$STATUS/$(jqr .error.code)" 400/-32600 "the answer from another session: 400"
+like "$(jqr .error.message)" "another session" "the message says it was sent to another session"
+answer "$SID" "${ID%\"}x\"" '"result":{"action":"accept","content":{"confirm":"yes"}}'
+is "$STATUS" 400 "an answer with a wrong id: 400"
+test -e "$SB/sh.txt"; ok "nothing was deleted yet"
+answer "$SID" "$ID" '"result":{"action":"accept","content":{"confirm":"yes"}}'
+is "$STATUS" 202 "the right answer: 202"
+finished; ok "the call's stream ends"
+is "$(final | jq -r '.result.content[0].text')" "Deleted sh.txt." "the result comes on the parked stream"
+test ! -e "$SB/sh.txt"; ok "the file is deleted"
+answer "$SID" "$ID" '"result":{"action":"accept","content":{"confirm":"yes"}}'
+is "$STATUS" 400 "the same answer twice: 400 (no call waits for it any more)"
+
+start "$SID" test_sampling '{"prompt":"hi"}'
+P=$(pushed)
+is "$(jq -c '[.method, .params.maxTokens, .params.messages[0].content.text]' <<<"$P")" '["sampling/createMessage",100,"hi"]' \
+	"sampling/createMessage is pushed with the handler's params"
+answer "$SID" "$(jq -c .id <<<"$P")" '"error":{"code":-1,"message":"user rejected sampling"}'
+is "$STATUS" 202 "an error answer: 202"
+finished
+is "$(final | jq -c '[.result.isError, (.result.content[0].text | test("user rejected sampling"))]')" '[true,true]' \
+	"an error answer ends the call with an error result quoting it"
+
+echo y >"$SB/nobody.txt"
+start "$SID" delete_file '{"path":"nobody.txt"}'
+finished
+is "$(final | jq -c '[.id, .result.isError, (.result.content[0].text | test("sessions.park_timeout_ms"))]')" "[$((100 + N)),true,true]" \
+	"a call nobody answers ends after sessions.park_timeout_ms with an error result"
+
+echo y >"$SB/gone.txt"
+start "$SID" delete_file '{"path":"gone.txt"}'
+kill "$PID"; wait "$PID" 2>/dev/null
+wait_for 5 grep -q 'dropped: the client went away' "$PH_LOG"
+ok "a client that goes away while its call is parked: the hub frees the call"
+test -e "$SB/gone.txt"; ok "and the handler was not called again"
+
+pids=()
+echo y >"$SB/limit.txt"
+for i in 1 2 3 4; do start "$SID" delete_file '{"path":"limit.txt"}'; pids+=("$PID"); done
+LAST=$CALL
+wait_for 5 grep -q 'sessions.max_parked' "$LAST"
+ok "the fourth parked call (sessions.max_parked 3) ends at once with an error result naming the limit"
+post "$U" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS" 200 "the workers keep serving while calls are parked"
+kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null
+
+# the capabilities decide: URL mode needs elicitation.url, else -32042 as before
+post "$U" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"link_account","arguments":{}}}' \
+	"${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$(jqr .error.code)" -32042 "a URL elicitation to a session without elicitation.url: -32042"
+post "$U" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"x"}}}' "${V[@]}"
+like "$(jqr '.result.content[0].text')" "cannot give" "without a session: delete_file takes its fallback as before"
+B26=$(jq -nc --arg v "$MODERN" '{jsonrpc:"2.0",id:4,method:"tools/call",params:{name:"delete_file",
+	arguments:{path:"v1-no.txt"},_meta:{"io.modelcontextprotocol/protocolVersion":$v,
+	"io.modelcontextprotocol/clientCapabilities":{elicitation:{}}}}}')
+post "$U" "$B26" -H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: tools/call" -H "Mcp-Name: delete_file" \
+	-H "Mcp-Session-Id: $SID"
+is "$(jqr .result.resultType)" input_required "2026-07-28: input_required as before, the session header ignored"
+done_testing
