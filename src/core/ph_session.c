@@ -47,13 +47,6 @@ ph_session_issue(struct ph_req *r, const char *version)
 long
 ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
-	struct iovec iov = {(void *)text, strlen(text)};
-	struct msghdr mh;
-	struct cmsghdr *c;
 	struct pollfd p;
 	int sp[2];
 	ssize_t got = -1;
@@ -62,26 +55,8 @@ ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
 		*fdp = -1;
 	if (ph_hub_fd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
 		return -1;
-	memset(&mh, 0, sizeof mh);
-	memset(&cbuf, 0, sizeof cbuf);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof cbuf.buf;
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
-	for (;;) {
-		int64_t left = (until - ph_now_us()) / 1000;
-		if (sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
-			break;
-		if ((errno != EAGAIN && errno != EINTR && errno != ENOBUFS) || left <= 0)
-			goto out;
-		p = (struct pollfd){ph_hub_fd, POLLOUT, 0};
-		poll(&p, 1, (int)left);
-	}
+	if (ph_hub_send(text, strlen(text), sp[1], HUB_ASK_MS) != 0)
+		goto out;
 	close(sp[1]);
 	sp[1] = -1;
 	for (;;) {
@@ -100,6 +75,7 @@ ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
 			} rbuf;
 			struct iovec riov = {out, n - 1};
 			struct msghdr rh;
+			struct cmsghdr *c;
 			memset(&rh, 0, sizeof rh);
 			rh.msg_iov = &riov;
 			rh.msg_iovlen = 1;

@@ -8,6 +8,7 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
+#include "ph_rawfcgi.h"
 #include "ph_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
@@ -34,11 +35,10 @@
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
 /* The largest hand-over message a worker sends (the stream's JSON). */
 #define HUB_MSG_MAX PH_HUB_MSG_MAX
-/* FastCGI record types and the largest record content (FastCGI 1.0 §3.3). */
+/* FastCGI record types (FastCGI 1.0 §3.3). */
 #define FCGI_END_REQUEST 3
 #define FCGI_ABORT_REQUEST 2
 #define FCGI_STDOUT 6
-#define FCGI_RECORD_MAX 65535
 
 /* The list kinds a stream may ask to hear about, in the order of the
  * hand-over message's "on" array. */
@@ -94,22 +94,6 @@ static void unwatch_stream(struct hub *h, struct stream *s);
 
 /* ---- FastCGI records ------------------------------------------------------ */
 
-/* Appends type records carrying len bytes of data (at least one record, so
- * len 0 writes the empty record that ends a stream). */
-static void
-add_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
-{
-	do {
-		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
-		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8),
-				      (unsigned char)(rid & 0xff), (unsigned char)(n >> 8),
-				      (unsigned char)(n & 0xff), 0, 0};
-		ph_buf_add(b, h, sizeof h);
-		ph_buf_add(b, data, n);
-		data += n;
-		len -= n;
-	} while (len > 0);
-}
 
 /* ---- streams -------------------------------------------------------------- */
 
@@ -191,7 +175,7 @@ send_text(struct hub *h, struct stream *s, const char *text, size_t len)
 		drop(h, s, "the client does not read (subscriptions.max_queue)");
 		return false;
 	}
-	add_records(&s->out, FCGI_STDOUT, s->rid, text, len);
+	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, text, len);
 	return flush(h, s);
 }
 
@@ -280,8 +264,8 @@ end(struct hub *h, struct stream *s)
 	if (!send_event(h, s, ph_core_final_result(h->srv, s->id, tagged(s))))
 		return;
 	s->ending = true;
-	add_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
-	add_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
+	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
+	ph_fcgi_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
 	flush(h, s);
 }
 
@@ -324,8 +308,8 @@ refuse(struct hub *h, struct stream *s, const char *msg)
 	if (!send_event(h, s, e))
 		return;
 	s->ending = true;
-	add_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
-	add_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
+	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
+	ph_fcgi_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
 	flush(h, s);
 }
 

@@ -19,6 +19,8 @@
  * gets an error result on its stream; one whose client goes away is freed. */
 #include "first.h"
 #include "ph_hub_session.h"
+#include "ph_rawfcgi.h"
+#include "ph_shared.h"
 #include "ph_json.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -100,24 +102,7 @@ reply(int fd, const char *text)
 #define FCGI_END_REQUEST 3
 #define FCGI_ABORT_REQUEST 2
 #define FCGI_STDOUT 6
-#define FCGI_RECORD_MAX 65535
 
-/* Appends type records carrying len bytes (at least one record). */
-static void
-records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
-{
-	do {
-		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
-		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8),
-				      (unsigned char)(rid & 0xff), (unsigned char)(n >> 8),
-				      (unsigned char)(n & 0xff), 0, 0};
-		ph_buf_add(b, h, sizeof h);
-		ph_buf_add(b, data, n);
-		if (n > 0) /* NULL + 0 is undefined: the empty record has no data */
-			data += n;
-		len -= n;
-	} while (len > 0);
-}
 
 /* Removes p from the list and frees it; its connection is closed unless
  * keep_fd (it went to a worker). */
@@ -177,9 +162,9 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	ph_buf_add(&ev, j, len);
 	ph_buf_adds(&ev, "\n\n");
 	ph_buf_init(&b);
-	records(&b, FCGI_STDOUT, p->rid, ev.data, ev.len);
-	records(&b, FCGI_STDOUT, p->rid, NULL, 0);
-	records(&b, FCGI_END_REQUEST, p->rid, (const char *)complete, sizeof complete);
+	ph_fcgi_records(&b, FCGI_STDOUT, p->rid, ev.data, ev.len);
+	ph_fcgi_records(&b, FCGI_STDOUT, p->rid, NULL, 0);
+	ph_fcgi_records(&b, FCGI_END_REQUEST, p->rid, (const char *)complete, sizeof complete);
 	if (write(p->fd, b.data, b.len) != (ssize_t)b.len)
 		ph_log("warning", "hub: the end of a parked call could not be written whole");
 	ph_buf_free(&b);
@@ -253,15 +238,8 @@ find_pushed(struct ph_hub_sessions *t, const char *id)
 static bool
 hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
 	struct json_object *o = json_object_new_object();
 	struct ph_buf b;
-	struct iovec iov;
-	struct msghdr mh;
-	struct cmsghdr *c;
 	size_t len;
 	const char *j;
 	bool sent;
@@ -274,20 +252,7 @@ hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 	ph_buf_adds(&b, "take ");
 	ph_buf_add(&b, j, len);
 	json_object_put(o);
-	iov.iov_base = b.data;
-	iov.iov_len = b.len;
-	memset(&mh, 0, sizeof mh);
-	memset(&cbuf, 0, sizeof cbuf);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof cbuf.buf;
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &p->fd, sizeof(int));
-	sent = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b.len;
+	sent = ph_send_fd(fd, b.data, b.len, p->fd, 0) == 0;
 	ph_buf_free(&b);
 	if (!sent) {
 		ph_log("warning", "hub: the worker did not take the parked call back: %s", strerror(errno));

@@ -28,23 +28,30 @@ struct raw {
 	bool failed, handed_off;
 };
 
+void
+ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
+{
+	do {
+		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
+		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8),
+				      (unsigned char)(rid & 0xff), (unsigned char)(n >> 8),
+				      (unsigned char)(n & 0xff), 0, 0};
+		ph_buf_add(b, h, sizeof h);
+		if (n > 0) { /* NULL + 0 is undefined: the empty record has no data */
+			ph_buf_add(b, data, n);
+			data += n;
+		}
+		len -= n;
+	} while (len > 0);
+}
+
 static int
 put(struct raw *w, int type, const char *data, size_t len)
 {
 	struct ph_buf b;
 	size_t off = 0;
 	ph_buf_init(&b);
-	do {
-		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
-		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(w->rid >> 8),
-				      (unsigned char)(w->rid & 0xff), (unsigned char)(n >> 8),
-				      (unsigned char)(n & 0xff), 0, 0};
-		ph_buf_add(&b, h, sizeof h);
-		ph_buf_add(&b, data, n);
-		if (n > 0) /* NULL + 0 is undefined: the empty record has no data */
-			data += n;
-		len -= n;
-	} while (len > 0);
+	ph_fcgi_records(&b, type, w->rid, data, len);
 	while (!w->failed && off < b.len) {
 		ssize_t n = send(w->fd, b.data + off, b.len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
@@ -131,42 +138,16 @@ static int
 raw_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct raw *w = (struct raw *)ex;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
 	struct ph_buf msg;
-	struct iovec iov;
-	struct msghdr mh;
-	struct cmsghdr *c;
-	ssize_t n;
+	int rc;
 	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || w->failed)
 		return -1;
 	ph_buf_init(&msg);
 	ph_buf_add(&msg, desc, len - 1);
 	ph_buf_printf(&msg, ",\"rid\":%u}", w->rid);
-	iov.iov_base = msg.data;
-	iov.iov_len = msg.len;
-	memset(&mh, 0, sizeof mh);
-	memset(&cbuf, 0, sizeof cbuf);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof cbuf.buf;
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &w->fd, sizeof(int));
-	for (int64_t until = ph_now_us() + 200000;;) {
-		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
-		n = sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != ENOBUFS) || ph_now_us() >= until)
-			break;
-		poll(&p, 1, 20);
-	}
+	rc = ph_hub_send(msg.data, msg.len, w->fd, 200);
 	ph_buf_free(&msg);
-	if (n < 0)
+	if (rc != 0)
 		return -1;
 	w->handed_off = true;
 	return 0;

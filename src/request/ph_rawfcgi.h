@@ -11,6 +11,11 @@
 /* An exchange writing on fd (taken) for FastCGI request rid. Caller frees
  * with ph_rawfcgi_end. */
 struct ph_exchange *ph_rawfcgi_new(int fd, unsigned rid);
+/* Appends FastCGI records of type for request rid carrying len bytes of
+ * data (at least one record, so len 0 writes the empty record that ends a
+ * stream), each at most 65535 bytes. The hub writes its streams with it. */
+struct ph_buf;
+void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len);
 /* Ends the stream (unless it went back to the hub) and closes fd. */
 void ph_rawfcgi_end(struct ph_exchange *ex);
 #endif

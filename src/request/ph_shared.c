@@ -274,7 +274,7 @@ ph_stop_pending(void)
 }
 
 int
-ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
+ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms)
 {
 	union {
 		struct cmsghdr align;
@@ -283,10 +283,6 @@ ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
 	struct iovec iov = {(void *)text, len};
 	struct msghdr mh;
 	int64_t until = ph_now_us() + (int64_t)wait_ms * 1000;
-	if (ph_hub_fd < 0) {
-		errno = EBADF;
-		return -1;
-	}
 	memset(&mh, 0, sizeof mh);
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
@@ -302,9 +298,9 @@ ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
 		memcpy(CMSG_DATA(c), &fd, sizeof fd);
 	}
 	for (;;) {
-		struct pollfd p = {ph_hub_fd, POLLOUT, 0};
+		struct pollfd p = {sock, POLLOUT, 0};
 		int64_t left;
-		if (sendmsg(ph_hub_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		if (sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
 			return 0;
 		if (errno != EINTR && errno != EAGAIN && errno != ENOBUFS)
 			return -1;
@@ -312,6 +308,16 @@ ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
 		if (errno != EINTR && (left <= 0 || poll(&p, 1, (int)left) < 0))
 			return -1;
 	}
+}
+
+int
+ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
+{
+	if (ph_hub_fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	return ph_send_fd(ph_hub_fd, text, len, fd, wait_ms);
 }
 
 int

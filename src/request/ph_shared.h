@@ -68,6 +68,8 @@ extern int ph_hub_fd;
  * channel (many workers at once can fill it for a moment). Returns 0, or
  * -1 with errno (EBADF: there is no hub). */
 int ph_hub_send(const char *text, size_t len, int fd, int wait_ms);
+/* The same on any unix socket sock (a reply socket of the hub's). */
+int ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms);
 /* The largest message on that channel: a stream's description (its
  * resourceSubscriptions take at most half of it) or an announcement. */
 #define PH_HUB_MSG_MAX (192 * 1024)
