@@ -2,6 +2,7 @@
  * passing the client's answers to the hub (ph_park.h; the hub's side is
  * process/ph_hub_session.c). */
 #include "first.h"
+#include "ph_mrtr.h"
 #include "ph_park.h"
 #include "ph_session.h"
 #include "ph_shared.h"
@@ -11,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* A random version 4 UUID (the elicitationId a 2025-11-25 URL elicitation
- * must carry when the handler gave none). */
-static void
-uuid4(char out[37])
-{
-	unsigned char b[16];
-	randombytes_buf(b, sizeof b);
-	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-		 b[14], b[15]);
-}
 
 /* The JSON-RPC request for the input request req {method, params} under
  * id (caller puts). */
@@ -43,7 +30,7 @@ pushed_request(struct json_object *req, const char *id)
 	}
 	if (mode && strcmp(mode, "url") == 0 && ph_jstr(pc, "elicitationId") == NULL) {
 		char u[37];
-		uuid4(u);
+		ph_uuid4(u);
 		json_object_object_add(pc, "elicitationId", json_object_new_string(u));
 	}
 	if (pc)

@@ -206,10 +206,8 @@ cap_names(struct json_object *miss)
 	return ph_buf_steal(&b);
 }
 
-/* A random version 4 UUID, the elicitationId of a 2025-11-25 URL
- * elicitation. */
-static void
-uuid4(char out[37])
+void
+ph_uuid4(char out[37])
 {
 	unsigned char b[16];
 	randombytes_buf(b, sizeof b);
@@ -243,7 +241,7 @@ answer_legacy(struct json_object *reqs, const struct need *need, const char *lab
 		    strcmp(ph_jstr(p, "mode"), "url") != 0)
 			continue;
 		if (id == NULL) {
-			uuid4(gen);
+			ph_uuid4(gen);
 			id = gen;
 		}
 		e = json_object_new_object();

@@ -39,4 +39,7 @@ void ph_mrtr_end(struct ph_req *r);
  * under label). Otherwise always sets o. */
 void ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label,
 		    struct ph_outcome *o);
+/* A random version 4 UUID (the elicitationId a 2025-11-25 URL elicitation
+ * must carry when the handler gave none). */
+void ph_uuid4(char out[37]);
 #endif

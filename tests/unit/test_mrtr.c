@@ -122,8 +122,8 @@ main(void)
 	}
 
 	/* elicitationId of a 2025-11-25 URL elicitation: a version 4 UUID */
-	uuid4(id);
-	uuid4(id2);
+	ph_uuid4(id);
+	ph_uuid4(id2);
 	ok(strlen(id) == 36 && id[8] == '-' && id[13] == '-' && id[14] == '4' && id[18] == '-' &&
 	   strchr("89ab", id[19]) != NULL && id[23] == '-', "a version 4 UUID: %s", id);
 	ok(strcmp(id, id2) != 0, "random each time");
