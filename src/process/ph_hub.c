@@ -255,18 +255,25 @@ task_changed(void *ctx, const char *id, struct json_object *rec)
 
 /* Ends s gracefully: the listen request's result (the client listens
  * again), the end of stdout, FCGI_END_REQUEST; closed once written. */
+/* Sends last (taken), the listen request's last message, then the end of
+ * stdout and FCGI_END_REQUEST; s is closed once they are written. */
 static void
-end(struct hub *h, struct stream *s)
+finish(struct hub *h, struct stream *s, struct json_object *last)
 {
 	static const unsigned char complete[8] = {0};
-	if (s->ending)
-		return;
-	if (!send_event(h, s, ph_core_final_result(h->srv, s->id, tagged(s))))
+	if (!send_event(h, s, last))
 		return;
 	s->ending = true;
 	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
 	ph_fcgi_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
 	flush(h, s);
+}
+
+static void
+end(struct hub *h, struct stream *s)
+{
+	if (!s->ending)
+		finish(h, s, ph_core_final_result(h->srv, s->id, tagged(s)));
 }
 
 /* The web server wrote to a connection it handed us: only FCGI_ABORT_REQUEST
@@ -298,22 +305,16 @@ readable(struct hub *h, struct stream *s)
 static void
 refuse(struct hub *h, struct stream *s, const char *msg)
 {
-	static const unsigned char complete[8] = {0};
 	struct json_object *e = json_object_new_object(), *err = json_object_new_object();
 	json_object_object_add(err, "code", json_object_new_int(-32603));
 	json_object_object_add(err, "message", json_object_new_string(msg));
 	json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(e, "id", json_object_get(s->id));
 	json_object_object_add(e, "error", err);
-	if (!send_event(h, s, e))
-		return;
-	s->ending = true;
-	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
-	ph_fcgi_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
-	flush(h, s);
+	finish(h, s, e);
 }
 
-/* ---- resource subscriptions (the table: ph_hub_watch.c) --------------------- */
+/* ---- resource subscriptions (the table: lib/ph_watch.c) --------------------- */
 
 /* Keeps the URIs of the hand-over's "uris" (NULL: none) in s. Returns
  * false when it is not an array of strings. */
