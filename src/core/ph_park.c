@@ -41,28 +41,27 @@ pushed_request(struct json_object *req, const char *id)
 bool
 ph_park_call(struct ph_req *r, char *why, size_t n)
 {
-	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids = json_object_new_object();
-	struct json_object *d;
+	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *push, *d;
 	unsigned char rnd[6];
 	char hex[13], *who;
 	size_t i = 0, len;
 	const char *text;
 	bool ok = false;
+	/* The head goes out now; the requests themselves are written by the
+	 * hub once it holds the call, so no answer can reach the hub before
+	 * the call it answers. */
+	if (ph_req_stream(r) != 0) {
+		snprintf(why, n, "the client went away");
+		return false;
+	}
 	randombytes_buf(rnd, sizeof rnd);
 	sodium_bin2hex(hex, sizeof hex, rnd, sizeof rnd);
+	ids = json_object_new_object();
+	push = json_object_new_array();
 	json_object_object_foreach(reqs, k, req) {
 		char id[40];
-		struct json_object *m;
-		int rc;
 		snprintf(id, sizeof id, "ph-%s-%zu", hex, i++);
-		m = pushed_request(req, id);
-		rc = ph_req_send(r, m);
-		json_object_put(m);
-		if (rc != 0) {
-			snprintf(why, n, "the client went away");
-			json_object_put(ids);
-			return false;
-		}
+		json_object_array_add(push, pushed_request(req, id));
 		json_object_object_add(ids, id, json_object_new_string(k));
 	}
 	who = ph_req_binding(r);
@@ -73,6 +72,7 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 	json_object_object_add(d, "msg", json_object_get(r->msg));
 	json_object_object_add(d, "state", json_object_get(ph_jget(r->park, "state")));
 	json_object_object_add(d, "ids", ids);
+	json_object_object_add(d, "push", push);
 	free(who);
 	text = ph_json_text(d, &len);
 	if (len > PH_PARK_DESC_MAX)

@@ -11,8 +11,9 @@
 #include "first.h"
 #include "ph_server.h"
 
-/* The longest park message (the original request, the handler's state and
- * the pushed ids): what the hub's channel carries in one datagram. */
+/* The longest park message (the original request, the handler's state,
+ * the requests to push and their ids): what the hub's channel carries in
+ * one datagram. */
 #define PH_PARK_DESC_MAX 60000
 /* The longest answer of the hub handing a call back (its answers included). */
 #define PH_PARK_REPLY_MAX 196608
@@ -26,9 +27,10 @@ struct ph_park_resume {
 	struct json_object *msg, *state, *answers;
 };
 
-/* Pushes the requests of r->park on r's stream (started if need be) with
- * ids of the server's making, then hands the connection to the hub with
- * the continuation. Returns true when the hub has the call (nothing more
+/* Starts r's stream if need be and hands the connection to the hub with
+ * the continuation and the requests of r->park under ids of the server's
+ * making; the hub writes them once it holds the call (so an answer never
+ * reaches the hub before the call it answers). Returns true when the hub has the call (nothing more
  * may be written), else false with the reason in why (the caller answers
  * with it, on the stream when one was started). */
 bool ph_park_call(struct ph_req *r, char *why, size_t n);

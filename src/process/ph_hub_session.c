@@ -7,10 +7,13 @@
  *   {"session":"end","sid":HEX,"exp":SECS}  -> "ok" | "no <reason>"
  *
  * It also holds the calls parked on a server-to-client request: a worker
- * that pushed elicitation/create, sampling/createMessage or roots/list on a
- * tools/call's SSE stream hands the FastCGI connection over with
- *   {"park":"call","sid":HEX,"who":W,"msg":REQUEST,"state":S,"ids":{ID:KEY},"rid":N}
- * and returns to accept. The client's answers reach any worker, which asks
+ * whose handler needs elicitation/create, sampling/createMessage or
+ * roots/list starts the call's SSE stream and hands the FastCGI connection
+ * over with
+ *   {"park":"call","sid":HEX,"who":W,"msg":REQUEST,"state":S,"ids":{ID:KEY},
+ *    "push":[REQUEST...],"rid":N}
+ * and returns to accept. The hub writes the pushed requests on the stream
+ * only once it holds the call, so the client cannot answer first. The client's answers reach any worker, which asks
  *   {"park":"answer","sid":HEX,"who":W,"id":ID,"result":R | "error":E}
  * and is told "ok" (202, more answers to come), "no <reason>" (refused), or
  * "take {rid, msg, state, answers}" with the connection attached: the round
@@ -56,6 +59,8 @@ struct parked {
 	struct json_object *answers; /* key -> the client's result (owned) */
 	size_t outstanding;
 	int64_t deadline_us;
+	struct ph_buf out;         /* records of the pushed requests not yet written */
+	size_t off;                /* how much of out was written */
 };
 
 struct ph_hub_sessions {
@@ -119,6 +124,7 @@ unpark(struct ph_hub_sessions *t, struct parked *p, bool keep_fd, const char *wh
 	epoll_ctl(t->ep, EPOLL_CTL_DEL, p->fd, NULL);
 	if (!keep_fd)
 		close(p->fd);
+	ph_buf_free(&p->out);
 	free(p->who);
 	json_object_put(p->msg);
 	json_object_put(p->state);
@@ -162,6 +168,9 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	ph_buf_add(&ev, j, len);
 	ph_buf_adds(&ev, "\n\n");
 	ph_buf_init(&b);
+	/* what is left of the pushed requests first: the stream stays whole */
+	if (p->off < p->out.len)
+		ph_buf_add(&b, p->out.data + p->off, p->out.len - p->off);
 	ph_fcgi_records(&b, FCGI_STDOUT, p->rid, ev.data, ev.len);
 	ph_fcgi_records(&b, FCGI_STDOUT, p->rid, NULL, 0);
 	ph_fcgi_records(&b, FCGI_END_REQUEST, p->rid, (const char *)complete, sizeof complete);
@@ -173,15 +182,50 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	unpark(t, p, false, message);
 }
 
+/* Writes what p->out still holds; once it is all out, the connection is
+ * watched only for the client going. Returns false when the client went
+ * away (p is then freed). */
+static bool
+flush_out(struct ph_hub_sessions *t, struct parked *p)
+{
+	struct epoll_event ev;
+	while (p->off < p->out.len) {
+		ssize_t w = write(p->fd, p->out.data + p->off, p->out.len - p->off);
+		if (w > 0) {
+			p->off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		unpark(t, p, false, "dropped: the client went away before the requests were written");
+		return false;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN | EPOLLRDHUP | (p->off < p->out.len ? EPOLLOUT : 0);
+	ev.data.ptr = p;
+	epoll_ctl(t->ep, EPOLL_CTL_MOD, p->fd, &ev);
+	if (p->off == p->out.len) {
+		ph_buf_free(&p->out);
+		ph_buf_init(&p->out);
+		p->off = 0;
+	}
+	return true;
+}
+
 /* Takes the call handed over as d (borrowed) with its connection fd (taken). */
 static void
 park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
 {
 	struct json_object *ids = ph_jget(d, "ids"), *rid = ph_jget(d, "rid"), *msg = ph_jget(d, "msg");
+	struct json_object *push = ph_jget(d, "push");
 	const char *sid = ph_jstr(d, "sid");
 	struct epoll_event ev;
 	struct parked *p;
 	if (!json_object_is_type(ids, json_type_object) || json_object_object_length(ids) == 0 ||
+	    !json_object_is_type(push, json_type_array) ||
+	    json_object_array_length(push) != (size_t)json_object_object_length(ids) ||
 	    !json_object_is_type(rid, json_type_int) || !json_object_is_type(msg, json_type_object) ||
 	    sid == NULL || strlen(sid) != 2 * SID_BYTES) {
 		ph_log("error", "hub: a worker parked a call it did not describe; closed");
@@ -199,6 +243,7 @@ park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
 	p->answers = json_object_new_object();
 	p->outstanding = (size_t)json_object_object_length(ids);
 	p->deadline_us = ph_now_us() + t->srv->conf->sessions.park_timeout_ms * 1000;
+	ph_buf_init(&p->out);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (t->npark == t->capark) {
 		t->capark = t->capark ? 2 * t->capark : 64;
@@ -219,8 +264,20 @@ park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
 		fail_parked(t, p, m);
 		return;
 	}
+	for (size_t i = 0; i < json_object_array_length(push); i++) {
+		struct ph_buf e;
+		size_t len;
+		const char *j = ph_json_text(json_object_array_get_idx(push, i), &len);
+		ph_buf_init(&e);
+		ph_buf_adds(&e, "event: message\ndata: ");
+		ph_buf_add(&e, j, len);
+		ph_buf_adds(&e, "\n\n");
+		ph_fcgi_records(&p->out, FCGI_STDOUT, p->rid, e.data, e.len);
+		ph_buf_free(&e);
+	}
 	ph_log("info", "hub: call %s of session %.8s... parked for %zu answers", ph_jstr(msg, "method"),
 	       p->sid, p->outstanding);
+	flush_out(t, p);
 }
 
 /* The parked call that pushed the request id, or NULL. */
@@ -319,6 +376,8 @@ ph_hub_sessions_events(struct ph_hub_sessions *t)
 		unsigned char buf[512];
 		ssize_t got;
 		bool gone = false;
+		if ((evs[i].events & EPOLLOUT) && !flush_out(t, p))
+			continue;
 		/* only FCGI_ABORT_REQUEST or a close can come on a parked connection */
 		while ((got = read(p->fd, buf, sizeof buf)) > 0)
 			if (got >= 2 && buf[1] == FCGI_ABORT_REQUEST)

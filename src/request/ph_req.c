@@ -103,13 +103,10 @@ ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_h
 }
 
 int
-ph_req_send(struct ph_req *r, struct json_object *msg)
+ph_req_stream(struct ph_req *r)
 {
 	static const struct ph_header sse[] = {
 		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
-	size_t len;
-	const char *s;
-	int rc;
 	if (r->ex->cancelled)
 		return -1;
 	if (r->ex->http && !r->streaming) {
@@ -121,6 +118,17 @@ ph_req_send(struct ph_req *r, struct json_object *msg)
 		}
 		r->streaming = true;
 	}
+	return 0;
+}
+
+int
+ph_req_send(struct ph_req *r, struct json_object *msg)
+{
+	size_t len;
+	const char *s;
+	int rc;
+	if (ph_req_stream(r) != 0)
+		return -1;
 	s = ph_json_text(msg, &len);
 	rc = r->ex->ops->stream_send(r->ex, s, len);
 	if (rc != 0)

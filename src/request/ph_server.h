@@ -105,6 +105,9 @@ void ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct
  * params. Returns -1 when the client has gone (the request is cancelled).
  * A request inside a batch sends none (the batch is one JSON answer). */
 int ph_req_notify(struct ph_req *r, const char *method, struct json_object *params);
+/* Starts the response's SSE stream (its head) if it has not started.
+ * Returns -1 when the client has gone. */
+int ph_req_stream(struct ph_req *r);
 /* Sends msg (borrowed, any JSON-RPC message: a request the server makes)
  * on the request's SSE stream, starting it as ph_req_notify does. Returns
  * -1 when the client has gone. */
