@@ -107,8 +107,32 @@ phantom_unix "$T_DIR/sdk.yaml" || { echo "not ok - phantom starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok - nginx starts"; exit 1; }
 if node_setup; then
 	node_client sdk-catalog.mjs --url "$NGINX_URL" --expect 1000 --first docs://readme
+	# the same over stdio
+	node_client sdk-catalog.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/sdk.yaml" --arg --stdio \
+		--expect 1000 --first docs://readme
 else
 	echo "ok $((T_N += 1)) - SDK v2 client # SKIP npm packages not installed"
+fi
+
+# a persistent exec handler (one process per worker holding the catalogue)
+test_conf "$T_DIR/persist.yaml" catalog-test 'workers: 2' 'request_state: { secret_env: CATALOG_SECRET }' \
+	'resources: [ { uri: "docs://readme", name: readme, text: "read me" } ]' \
+	'resource_lists:' \
+	"  - { name: studies, exec: [ \"$top_srcdir/tests/handlers/catalog.py\", \"1000\" ], persistent: true, timeout_ms: 5000 }"
+if command -v python3 >/dev/null && phantom_unix "$T_DIR/persist.yaml" && nginx_start "$PH_BACKEND"; then
+	if node_setup; then
+		node_client sdk-catalog.mjs --url "$NGINX_URL" --expect 1000 --first docs://readme
+	fi
+	U=$NGINX_URL A=() # this server has no auth
+	all alice
+	is "$(printf '%s\n' "$URIS" | grep '^study://' | sort -u | wc -l)/$PAGES" 1000/11 \
+		"a persistent exec resource list: 1000 studies in 10 pages after the configured one"
+	fresh=$(grep -c 'method=resources/list .*exec=fresh' "$PH_LOG")
+	warm=$(grep -c 'method=resources/list .*exec=warm' "$PH_LOG")
+	[ "$fresh" -ge 1 ] && [ "$fresh" -le 2 ] && [ "$warm" -ge 8 ]
+	ok "... a process per worker started once (exec=fresh $fresh times) and served every other page (exec=warm $warm times)"
+else
+	echo "ok $((T_N += 1)) - persistent exec resource list # SKIP python3, phantom or nginx missing"
 fi
 
 # what the handler gets, and failing handlers (stdio: one process each)

@@ -97,4 +97,21 @@ mpost "$U" 12 resources/list '{}' -H "Authorization: Bearer $T_C"
 is "$STATUS/$(jqr .error.code)" 200/-32603 "resources/list with a failing list handler: -32603"
 mpost "$U" 13 resources/list '{}' -H "Authorization: Bearer $T_B"
 is "$STATUS/$(jqr '.result.resources|length')" 200/2 "the next request is served"
+
+# stdio: the principal is auth.stdio_principal
+for who in alice bob; do
+	test_conf "$T_DIR/stdio-$who.yaml" skill-list-test "skills: { manifest: $S/manifest.yaml }" \
+		"auth: { stdio_principal: $who }"
+	{ req 1 skills/list; echo; req 2 resources/list; echo; } |
+		"$PHANTOM" -c "$T_DIR/stdio-$who.yaml" --stdio >"$T_DIR/stdio-$who.out" 2>>"$T_DIR/stdio.err"
+done
+is "$(sed -n 1p "$T_DIR/stdio-alice.out" | jq -c '[.result.skills[].uri]')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/42/study-review/SKILL.md","skill://studies/7/study-review/SKILL.md"]' \
+	"stdio as alice: skills/list holds her parameter sets"
+is "$(sed -n 2p "$T_DIR/stdio-alice.out" | jq -c '[.result.resources[].uri]')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/42/study-review/SKILL.md","skill://studies/7/study-review/SKILL.md"]' \
+	"stdio as alice: so does resources/list"
+is "$(sed -n 1p "$T_DIR/stdio-bob.out" | jq -c '[.result.skills[].uri]')/$(sed -n 2p "$T_DIR/stdio-bob.out" | jq -c '[.result.resources[].uri]')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/1001/study-review/SKILL.md"]/["skill://git-workflow/SKILL.md","skill://studies/1001/study-review/SKILL.md"]' \
+	"stdio as bob: his own, in both lists"
 done_testing
