@@ -11,7 +11,8 @@
 #   module      the in-process module tests/modules/testmod.c:catalog
 # For each, wrk cycles through 100 page requests spread evenly over the
 # whole catalogue (Phantom's sealed cursors, collected by walking every page
-# first, which also checks that the walk lists every study once), then the
+# first with tests/bench/catalog_walk.py, which also checks that the walk
+# lists every study once), then the
 # first page alone and the last page alone. The baseline, measured in the
 # same run, is a page of 100 configured resources (no handler, no cursor to
 # open): each ratio says what the handler path costs, and its change with
@@ -55,7 +56,7 @@ kill "$PH_PID"; wait "$PH_PID" 2>/dev/null
 
 # catalog HANDLER SIZE: one server whose only resources come from HANDLER
 catalog() {
-	local kind=$1 size=$2 conf=$T_DIR/$1-$2.yaml pages step p n params body c t0 ms first last
+	local kind=$1 size=$2 conf=$T_DIR/$1-$2.yaml n pages distinct lasturi ms
 	{
 		printf 'server: { name: bench, version: "1.0" }\nworkers: 2\n'
 		printf 'request_state: { secret_env: CATALOG_SECRET }\n'
@@ -69,29 +70,13 @@ catalog() {
 	CATALOG_SIZE=$size phantom_listen "$conf" || return 1
 	nginx_start "$PH_ADDR" || return 1
 	# walk every page once (the client's view), keeping 100 of the bodies
-	pages=$((size / 100)) step=$((size / 100 / 100)); [ "$step" -lt 1 ] && step=1
-	: >"$T_DIR/walk.bodies"
-	params='{}' n=0 t0=$(date +%s%N)
-	for p in $(seq 1 "$pages"); do
-		body=$(req 1 resources/list "$params")
-		[ "$p" -eq 1 ] && first=$body
-		last=$body
-		[ $(( (p - 1) % step )) -eq 0 ] && printf '%s\n' "$body" >>"$T_DIR/walk.bodies"
-		post "$NGINX_URL" "$body" -H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: resources/list"
-		n=$((n + $(jqr '.result.resources | length')))
-		c=$(jqr '.result.nextCursor // empty')
-		[ -z "$c" ] && break
-		params=$(jq -nc --arg c "$c" '{cursor: $c}')
-	done
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	is "$n/$(jqr '.result.resources[-1].uri')" "$size/study://$((size - 1))" \
-		"$kind, $size: one walk lists every study once, in order ($p pages in $ms ms, curl and jq included)"
+	read -r n pages distinct lasturi ms < <(python3 "$top_srcdir/tests/bench/catalog_walk.py" "$NGINX_URL" "$T_DIR" 100)
+	is "$n/$distinct/$lasturi" "$size/$size/study://$((size - 1))" \
+		"$kind, $size: one walk lists every study once, in order ($pages pages in $ms ms)"
 	measure "$kind, $size studies, 100 pages across the catalogue" "$T_DIR/walk.bodies"
 	printf '%-11s %7s  %-22s %9s %7s\n' "$kind" "$size" "100 spread over all" "$RPS" "$(ratio "$RPS")" >>"$SUMMARY"
-	printf '%s\n' "$first" >"$T_DIR/first.bodies"
 	measure "$kind, $size studies, the first page" "$T_DIR/first.bodies"
 	printf '%-11s %7s  %-22s %9s %7s\n' "$kind" "$size" "the first" "$RPS" "$(ratio "$RPS")" >>"$SUMMARY"
-	printf '%s\n' "$last" >"$T_DIR/last.bodies"
 	measure "$kind, $size studies, the last page" "$T_DIR/last.bodies"
 	printf '%-11s %7s  %-22s %9s %7s\n' "$kind" "$size" "the last" "$RPS" "$(ratio "$RPS")" >>"$SUMMARY"
 	kill "$PH_PID"; wait "$PH_PID" 2>/dev/null
