@@ -173,6 +173,33 @@ for m in fail slow garbage; do
 done
 [ $((SECONDS - t0)) -lt 20 ]; ok "the slow handler was stopped by its timeout_ms"
 
+# stdio: a tampered cursor
+conf "$T_DIR/tamper.yaml" ok
+OUT=$({ req 1 resources/list; echo; } | "$PHANTOM" -c "$T_DIR/tamper.yaml" --stdio 2>/dev/null)
+c=$(jq -r .result.nextCursor <<<"$OUT")
+bad=${c:0:10}$( [ "${c:10:1}" = A ] && echo B || echo A)${c:11}
+OUT=$({ req 2 resources/list "$(jq -nc --arg c "$bad" '{cursor: $c}')"; echo
+	req 3 resources/list "$(jq -nc --arg c "$c" '{cursor: $c}')"; echo; } |
+	"$PHANTOM" -c "$T_DIR/tamper.yaml" --stdio 2>/dev/null)
+is "$(sed -n 1p <<<"$OUT" | jq -c '[.error.code, .error.message]')" '[-32602,"Invalid cursor"]' \
+	"stdio: a tampered cursor is -32602 Invalid cursor"
+is "$(sed -n 2p <<<"$OUT" | jq -r '.result.resources[0].uri')" study://0 "stdio: the untouched cursor is served next"
+
+# through nginx: a handler that fails, writes junk or is too slow
+for m in fail garbage slow; do
+	conf "$T_DIR/ng-$m.yaml" "$m"
+	sed -i 's/timeout_ms: 2000/timeout_ms: 500/' "$T_DIR/ng-$m.yaml"
+	phantom_unix "$T_DIR/ng-$m.yaml" && nginx_start "$PH_BACKEND" || { echo "not ok - phantom and nginx start"; exit 1; }
+	U=$NGINX_URL A=()
+	list alice
+	c=$(jqr .result.nextCursor)
+	list alice "$c"
+	case $m in fail) what="exits 3" ;; garbage) what="writes what is not JSON" ;; slow) what="outlives timeout_ms" ;; esac
+	is "$STATUS/$(jqr .error.code)" 200/-32603 "nginx: a handler that $what: -32603"
+	list alice
+	is "$STATUS/$(jqr '.result.resources[0].uri')" 200/docs://readme "  the next request is served"
+done
+
 # a module handler (tests/modules/testmod.c: catalog), CATALOG_SIZE studies
 test_conf "$T_DIR/module.yaml" catalog-test 'request_state: { secret_env: CATALOG_SECRET }' \
 	'resource_lists: [ { name: mod, module: testmod.so, symbol: catalog } ]'
