@@ -107,7 +107,7 @@ struct ph_state_opts { /* request_state */
 };
 struct ph_auth_opts { /* auth */
 	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
-	char *default_access;
+	char *default_access, *module, *symbol;
 	long long argon2_cache, max_assigns, assigns_depth;
 	long long max_concurrent_verify, fail_limit, fail_window_s;
 	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;

@@ -6,7 +6,8 @@
 #   behind nginx     --requirements 2026-07-28: the 37 scored scenarios and the
 #                    not-scored json-schema-2020-12, http-header-validation and
 #                    http-custom-header-server-validation;
-#                    the three sep-2640-skills-* extension scenarios;
+#                    the three sep-2640-skills-* extension scenarios, against
+#                    the fixture's skill and again the bundled skills/;
 #                    the ten tasks-* extension scenarios (each check passes but
 #                    the one the suite always skips);
 #                    --requirements 2025-11-25, every scenario (legacy
@@ -201,8 +202,30 @@ else
 	T_N=$((T_N + 1)); echo "ok $T_N # SKIP lighttpd run: conf/lighttpd.conf or lighttpd_start not available"
 fi
 
+# the skills scenarios once more against the bundled example skills
+# (skills/manifest.yaml: a nested skill, a template, a parameterised path)
+FIXTURE_PID=$PH_PID
+printf 'server: { name: bundled-skills, version: "1.0" }\nworkers: 2\nskills: { manifest: %s/skills/manifest.yaml }\n' \
+	"$top_srcdir" >"$T_DIR/bundled.yaml"
+if phantom_listen "$T_DIR/bundled.yaml" && nginx_start "$PH_ADDR"; then
+	mkdir -p "$T_DIR/conformance-bundled/out"
+	skills_rc=0
+	for s in $SKILLS; do
+		conformance "bundled-$s" "$NGINX_URL" --scenario "$s"
+		[ "$RUN_RC" -eq 0 ] || skills_rc=$RUN_RC
+		cp -R "$RUN_DIR"/out/. "$T_DIR/conformance-bundled/out/"
+	done
+	RUN_DIR=$T_DIR/conformance-bundled
+	summarise
+	# shellcheck disable=SC2086
+	report "bundled skills nginx" "skip warn" $SKILLS
+	is "$skills_rc" 0 "bundled skills nginx: suite exit status"
+else
+	T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - phantom and nginx start on the bundled skills"
+fi
+
 # the worker survived all of it
-kill -0 "$PH_PID" 2>/dev/null
+kill -0 "$FIXTURE_PID" 2>/dev/null
 ok "phantom still running after the suite"
 diag "conformance runs took $((SECONDS - T0)) s"
 done_testing
