@@ -114,16 +114,19 @@ pushed_id(const char *id, const char **host)
  * roots/list) expects an object as its result; an error must be a JSON-RPC
  * error object. A response that is neither, or both, is refused and the
  * call keeps waiting for a proper answer. */
-static const char *
-bad_response(struct json_object *msg)
+const char *
+ph_park_check(struct json_object *msg, const char **host)
 {
-	struct json_object *v = ph_jget(msg, "jsonrpc"), *res, *err, *code;
+	struct json_object *v = ph_jget(msg, "jsonrpc"), *res, *err, *code, *id = ph_jget(msg, "id");
 	bool has_res = json_object_object_get_ex(msg, "result", &res);
 	bool has_err = json_object_object_get_ex(msg, "error", &err);
+	*host = NULL;
 	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0") != 0)
 		return "jsonrpc must be \"2.0\"";
 	if (has_res && has_err)
 		return "a response carries a result or an error, not both";
+	if (!has_res && !has_err)
+		return "a response carries a result or an error";
 	if (has_res && !json_object_is_type(res, json_type_object))
 		return "the result of a request this server sends is an object";
 	if (has_err) {
@@ -132,6 +135,9 @@ bad_response(struct json_object *msg)
 		    !json_object_is_type(ph_jget(err, "message"), json_type_string))
 			return "an error is an object with an integer code and a string message";
 	}
+	if (!json_object_is_type(id, json_type_string) || !pushed_id(json_object_get_string(id), host))
+		return "no request of this server has this id (the server's ids are strings "
+		       "ph-<hex>-<hex>-<n>)";
 	return NULL;
 }
 
@@ -140,18 +146,13 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 {
 	struct json_object *q, *id = ph_jget(r->msg, "id"), *take = NULL;
 	char *who, *reply;
-	const char *text, *bad = bad_response(r->msg), *host = NULL;
+	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	long got;
 	int fd = -1, rc = -1;
 	memset(out, 0, sizeof *out);
 	out->fd = -1;
 	if (bad != NULL) {
 		snprintf(why, n, "Invalid response: %s", bad);
-		return -1;
-	}
-	if (!json_object_is_type(id, json_type_string) || !pushed_id(json_object_get_string(id), &host)) {
-		snprintf(why, n, "Invalid response: no request of this server has this id (the server's "
-			 "ids are strings ph-<hex>-<hex>-<n>)");
 		return -1;
 	}
 	if (strncmp(host, ph_shared_host_tag(), 8) != 0) {
