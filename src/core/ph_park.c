@@ -59,8 +59,10 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 	ids = json_object_new_object();
 	push = json_object_new_array();
 	json_object_object_foreach(reqs, k, req) {
-		char id[40];
-		snprintf(id, sizeof id, "ph-%s-%zu", hex, i++);
+		char id[48];
+		/* ph-HOST-CALL-N: the host's tag tells an answer that reached
+		 * another host (ph_park_answer) */
+		snprintf(id, sizeof id, "ph-%s-%s-%zu", ph_shared_host_tag(), hex, i++);
 		json_object_array_add(push, pushed_request(req, id));
 		json_object_object_add(ids, id, json_object_new_string(k));
 	}
@@ -86,19 +88,78 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 	return ok;
 }
 
+/* The id of a request this server pushes: "ph-" HOST "-" CALL "-" N, HOST
+ * 8 and CALL 12 lowercase hex digits. Sets *host (the 8 digits) when it is. */
+static bool
+pushed_id(const char *id, const char **host)
+{
+	size_t i;
+	if (strncmp(id, "ph-", 3) != 0)
+		return false;
+	for (i = 3; i < 3 + 8 + 1 + 12; i++) {
+		char c = id[i];
+		if (i == 3 + 8 ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	if (id[i++] != '-' || id[i] < '0' || id[i] > '9')
+		return false;
+	while (id[i] >= '0' && id[i] <= '9')
+		i++;
+	*host = id + 3;
+	return id[i] == '\0';
+}
+
+/* Why the JSON-RPC response msg cannot answer a request the server pushed,
+ * or NULL. Every such request (elicitation/create, sampling/createMessage,
+ * roots/list) expects an object as its result; an error must be a JSON-RPC
+ * error object. A response that is neither, or both, is refused and the
+ * call keeps waiting for a proper answer. */
+const char *
+ph_park_check(struct json_object *msg, const char **host)
+{
+	struct json_object *v = ph_jget(msg, "jsonrpc"), *res, *err, *code, *id = ph_jget(msg, "id");
+	bool has_res = json_object_object_get_ex(msg, "result", &res);
+	bool has_err = json_object_object_get_ex(msg, "error", &err);
+	*host = NULL;
+	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0") != 0)
+		return "jsonrpc must be \"2.0\"";
+	if (has_res && has_err)
+		return "a response carries a result or an error, not both";
+	if (!has_res && !has_err)
+		return "a response carries a result or an error";
+	if (has_res && !json_object_is_type(res, json_type_object))
+		return "the result of a request this server sends is an object";
+	if (has_err) {
+		code = ph_jget(err, "code");
+		if (!json_object_is_type(err, json_type_object) || !json_object_is_type(code, json_type_int) ||
+		    !json_object_is_type(ph_jget(err, "message"), json_type_string))
+			return "an error is an object with an integer code and a string message";
+	}
+	if (!json_object_is_type(id, json_type_string) || !pushed_id(json_object_get_string(id), host))
+		return "no request of this server has this id (the server's ids are strings "
+		       "ph-<hex>-<hex>-<n>)";
+	return NULL;
+}
+
 int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct json_object *q, *id = ph_jget(r->msg, "id"), *take = NULL;
 	char *who, *reply;
-	const char *text;
+	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	long got;
 	int fd = -1, rc = -1;
 	memset(out, 0, sizeof *out);
 	out->fd = -1;
-	if (!json_object_is_type(id, json_type_string)) {
-		snprintf(why, n, "Invalid response: no request of this server has this id (the server's "
-			 "ids are strings)");
+	if (bad != NULL) {
+		snprintf(why, n, "Invalid response: %s", bad);
+		return -1;
+	}
+	if (strncmp(host, ph_shared_host_tag(), 8) != 0) {
+		snprintf(why, n, "Invalid response: the request with this id was sent by another host of "
+			 "this server (or by this one before a restart) and only that host can take "
+			 "the answer: route the requests of a session to one host by Mcp-Session-Id "
+			 "(conf/nginx.conf: hash $http_mcp_session_id consistent)");
 		return -1;
 	}
 	if (ph_hub_fd < 0) {

@@ -34,6 +34,11 @@ struct ph_park_resume {
  * may be written), else false with the reason in why (the caller answers
  * with it, on the stream when one was started). */
 bool ph_park_call(struct ph_req *r, char *why, size_t n);
+/* Why the JSON-RPC response msg cannot be the answer to a request this
+ * server pushed (jsonrpc "2.0", exactly one of an object result and a
+ * JSON-RPC error, an id of the form ph-HOST-CALL-N), or NULL with *host
+ * pointing at the id's eight hex digits naming the host that sent it. */
+const char *ph_park_check(struct json_object *msg, const char **host);
 /* Passes the JSON-RPC response r->msg of r's session (r->session) to the
  * hub. Returns 0 when it is taken and more answers are awaited, 1 when it
  * completed a round (*out then holds the call to resume), -1 when refused

@@ -12,7 +12,9 @@
 #                    the one the suite always skips);
 #                    --requirements 2025-11-25, every scenario (legacy
 #                    sessions: Mcp-Session-Id, requests pushed mid-call)
-#   behind lighttpd  --requirements 2026-07-28 once more
+#   behind lighttpd  --requirements 2026-07-28 and --requirements 2025-11-25
+#                    once more (the pushed requests and parked calls go through
+#                    mod_fastcgi as they do through nginx)
 #
 # The suite only drives servers over HTTP (`server --url`; it has no stdio
 # mode), so stdio is left to the SDK clients in tests/integration.
@@ -195,6 +197,14 @@ if type lighttpd_start >/dev/null 2>&1 && [ -f "$top_srcdir/conf/lighttpd.conf" 
    command -v lighttpd >/dev/null; then
 	if lighttpd_start "$PH_ADDR"; then
 		run_2026 "2026-07-28 lighttpd" "$LIGHTTPD_URL"
+		conformance "2025-11-25 lighttpd" "$LIGHTTPD_URL" --requirements 2025-11-25
+		summarise
+		# shellcheck disable=SC2046
+		report "2025-11-25 lighttpd" warn $(scored 2025-11-25)
+		is "$RUN_RC" 0 "2025-11-25 lighttpd: suite exit status (every scenario passes)"
+		for s in server-session-lifecycle json-schema-2020-12 server-sse-polling; do
+			not_scored "2025-11-25 lighttpd" "$s"
+		done
 	else
 		T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - lighttpd starts"
 	fi
