@@ -58,6 +58,15 @@ conformance() {
 	diag "conformance $label: suite exit status $RUN_RC after $((SECONDS - t0)) s"
 }
 
+# the filter: per checks.json, the line "S name failures warnings successes
+# skips" and a line "N name [STATUS] id: message" per check that is neither
+# SUCCESS nor INFO
+SUMMARY_JQ='(input_filename | split("/") | .[-2] | sub("^server-"; "")
+		| sub("-[0-9]{4}-[0-9]{2}-[0-9]{2}T.*$"; "")) as $n
+		| "S \($n) \([.[]|select(.status=="FAILURE")]|length) \([.[]|select(.status=="WARNING")]|length) \([.[]|select(.status=="SUCCESS")]|length) \([.[]|select(.status=="SKIPPED")]|length)",
+		  (.[] | select(.status != "SUCCESS" and .status != "INFO")
+		   | "N \($n) [\(.status)] \(.id): \((.errorMessage // "") | tostring | gsub("\n"; " ") | .[0:300])")'
+
 # summarise: one line per scenario that ran in RUN_DIR:
 # "name failures warnings successes skips", plus RUN_DIR/notes holding every
 # check that is neither SUCCESS nor INFO
@@ -67,13 +76,17 @@ summarise() {
 	: >"$RUN_DIR/notes"
 	[ -f "${files[0]}" ] || return 0
 	# one jq for every file: the scenario name is the directory name
-	# without "server-" and the timestamp
-	jq -r '(input_filename | split("/") | .[-2] | sub("^server-"; "")
-		| sub("-[0-9]{4}-[0-9]{2}-[0-9]{2}T.*$"; "")) as $n
-		| "S \($n) \([.[]|select(.status=="FAILURE")]|length) \([.[]|select(.status=="WARNING")]|length) \([.[]|select(.status=="SUCCESS")]|length) \([.[]|select(.status=="SKIPPED")]|length)",
-		  (.[] | select(.status != "SUCCESS" and .status != "INFO")
-		   | "N \($n) [\(.status)] \(.id): \((.errorMessage // "") | gsub("\n"; " ") | .[0:300])")' \
-		"${files[@]}" >"$RUN_DIR/all"
+	# without "server-" and the timestamp (a file jq cannot read is named,
+	# then read alone, so it cannot hide the scenarios after it)
+	jq -r "$SUMMARY_JQ" \
+		"${files[@]}" >"$RUN_DIR/all" 2>"$RUN_DIR/jq.err" || {
+		diag "summarise: jq could not read every checks.json: $(head -c 300 "$RUN_DIR/jq.err")"
+		: >"$RUN_DIR/all"
+		for f in "${files[@]}"; do
+			jq -r "$SUMMARY_JQ" "$f" >>"$RUN_DIR/all" 2>/dev/null ||
+				diag "summarise: unreadable: $f"
+		done
+	}
 	sed -n 's/^S //p' "$RUN_DIR/all" >"$RUN_DIR/summary"
 	sed -n 's/^N //p' "$RUN_DIR/all" >"$RUN_DIR/notes"
 }
