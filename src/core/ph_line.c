@@ -81,3 +81,23 @@ out:
 	json_object_put(o);
 	return k;
 }
+
+char *
+ph_line_pushed(const char *line, size_t len)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":\"ph-";
+	struct json_object *o, *id;
+	char *text = NULL;
+	/* the core writes the id first, and its ids start so: most lines are
+	 * told apart unparsed */
+	if (len < sizeof head || memcmp(line, head, sizeof head - 1) != 0)
+		return NULL;
+	if (!ph_json_parse(line, len, PH_JSON_DEPTH_DOCUMENT, &o) || o == NULL)
+		return NULL;
+	id = ph_jget(o, "id");
+	if (json_object_is_type(o, json_type_object) && json_object_is_type(id, json_type_string) &&
+	    json_object_is_type(ph_jget(o, "method"), json_type_string))
+		text = id_text(id);
+	json_object_put(o);
+	return text;
+}

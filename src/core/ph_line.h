@@ -18,4 +18,9 @@ enum ph_line_kind {
  * NULL for INLINE. A line the core would refuse is INLINE: it is answered
  * so. */
 enum ph_line_kind ph_line_kind(const struct ph_server *srv, const char *line, size_t len, char **id);
+/* A line a stdio call wrote (len bytes): when it is a JSON-RPC request (a
+ * method and a string id: the server asking the client mid-call), the JSON
+ * text of its id, as ph_line_kind gives a response's (caller frees); else
+ * NULL. */
+char *ph_line_pushed(const char *line, size_t len);
 #endif

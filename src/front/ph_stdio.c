@@ -184,6 +184,19 @@ stdio_dequeue(struct ph_exchange *ex, size_t i)
 	f->in.data[f->in.len] = '\0';
 }
 
+/* A call waiting for the client's answers: reads what arrives within ms. */
+static int
+stdio_wait(struct ph_exchange *ex, int ms)
+{
+	struct stdio_front *f = ex->front;
+	struct pollfd p = {0, POLLIN, 0};
+	if (f->eof)
+		return -1;
+	if (poll(&p, 1, ms) > 0)
+		fill(f, false);
+	return f->eof ? -1 : 0;
+}
+
 static const struct ph_front_ops stdio_ops = {
 	.param = stdio_param,
 	.read = stdio_read,
@@ -193,6 +206,7 @@ static const struct ph_front_ops stdio_ops = {
 	.stream_ping = stdio_stream_ping,
 	.queued = stdio_queued,
 	.dequeue = stdio_dequeue,
+	.wait = stdio_wait,
 };
 
 /* Takes the next complete line out of the buffer (reading as needed, when
@@ -370,6 +384,8 @@ struct kid {
 	struct ph_buf fwd; /* lines for it, not yet written */
 	int64_t kill_at;   /* after a cancel: killed if it still runs then (us); 0: no */
 	bool reaped;
+	char **asked;      /* the JSON text of the ids of the requests it sent the client */
+	size_t nasked;
 };
 
 struct waiting {
@@ -398,8 +414,8 @@ set_nonblock(int fd)
 
 /* In the child: serves w and exits. Never returns. */
 static void __attribute__((noreturn))
-kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const struct waiting *w, int in,
-	int out)
+kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const struct waiting *w,
+	const int in[2], const int out[2])
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -414,10 +430,14 @@ kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const stru
 		if (p->kids[i].from >= 0)
 			close(p->kids[i].from);
 	}
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+	/* the main process's ends too: its stdin ends when the main process
+	 * closes its own */
+	close(in[1]);
+	close(out[0]);
+	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
 		_exit(1);
-	close(in);
-	close(out);
+	close(in[0]);
+	close(out[1]);
 	/* what its handlers leave behind is its own to sweep */
 	ph_exec_subreaper();
 	ph_buf_reset(&f->in);
@@ -437,6 +457,11 @@ kid_lines(struct pool *p, struct kid *k)
 	char *nl;
 	while ((nl = memchr(k->out.data + at, '\n', k->out.len - at)) != NULL) {
 		size_t len = (size_t)(nl - (k->out.data + at));
+		char *id = ph_line_pushed(k->out.data + at, len);
+		if (id != NULL) { /* the client's answer goes to k */
+			k->asked = ph_xrealloc(k->asked, (k->nasked + 1) * sizeof *k->asked);
+			k->asked[k->nasked++] = id;
+		}
 		if (!p->gone && put_line(k->out.data + at, len) != 0)
 			p->gone = true;
 		at += len + 1;
@@ -537,6 +562,9 @@ kid_done(struct pool *p, struct kid *k)
 	ph_buf_free(&k->out);
 	ph_buf_free(&k->fwd);
 	free(k->id);
+	for (size_t i = 0; i < k->nasked; i++)
+		free(k->asked[i]);
+	free(k->asked);
 	memset(k, 0, sizeof *k);
 	p->running--;
 	ph_exec_sweep();
@@ -560,7 +588,7 @@ kid_start(struct stdio_front *f, struct pool *p, struct ph_server *srv, struct w
 	if ((pid = fork()) < 0)
 		goto here;
 	if (pid == 0)
-		kid_run(f, p, srv, w, in[0], out[1]);
+		kid_run(f, p, srv, w, in, out);
 	setpgid(pid, pid); /* also done by the child: whichever runs first */
 	ph_exec_own(pid);
 	close(in[0]);
@@ -623,6 +651,27 @@ cancel_call(struct pool *p, const char *id, const char *line, size_t n)
 	}
 }
 
+/* A JSON-RPC response with id (line, n bytes): passed to the call that
+ * sent the request it answers. Returns false when no call did. */
+static bool
+answer_call(struct pool *p, const char *id, const char *line, size_t n)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		for (size_t j = 0; k->pid != 0 && !k->reaped && j < k->nasked; j++) {
+			if (strcmp(k->asked[j], id) != 0)
+				continue;
+			free(k->asked[j]);
+			k->asked[j] = k->asked[--k->nasked];
+			ph_buf_add(&k->fwd, line, n);
+			ph_buf_addc(&k->fwd, '\n');
+			kid_write(k);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* What the main process does with one line (taken). */
 static void
 dispatch(struct stdio_front *f, struct pool *p, struct ph_server *srv, char *line, size_t n, bool too_long)
@@ -637,6 +686,12 @@ dispatch(struct stdio_front *f, struct pool *p, struct ph_server *srv, char *lin
 		w->id = id;
 		return;
 	}
+	if (kind == PH_LINE_ANSWER && answer_call(p, id, line, n)) {
+		free(line);
+		free(id);
+		return;
+	}
+	/* an answer to nothing asked is refused here as any stray response */
 	if (kind == PH_LINE_CANCEL)
 		cancel_call(p, id, line, n);
 	/* cancels too: one may name a listen this process holds */
