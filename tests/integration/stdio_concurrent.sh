@@ -72,6 +72,13 @@ is "$(jq -r 'select(.result.content[0].text == "napped") | .id' "$T_DIR/out" | s
 [ "$ms" -ge 1400 ] && [ "$ms" -lt 2800 ]; ok "two at a time: three rounds of 0.5 s ($ms ms)"
 is "$(sed -n 2p "$T_DIR/out" | jq -r .id)" 7 "the ping behind them is answered at once"
 
+# a queue of one: stdin waits while it is full, and every call still gets its turn
+conf "$T_DIR/q1.yaml" "stdio: { concurrency: 2, queue: 1 }"
+{ echo "$init"; for i in 1 2 3 4 5; do call "$i" nap '{"s":0.3}'; done; echo '{"jsonrpc":"2.0","id":6,"method":"ping"}'; } |
+	"$PHANTOM" -c "$T_DIR/q1.yaml" --stdio >"$T_DIR/out" 2>"$T_DIR/err"
+is "$(jq -r 'select(.result) | .id' "$T_DIR/out" | sort | tr '\n' ' ')" "1 2 3 4 5 6 i " \
+	"stdio.queue 1: five calls and a ping behind them all answered"
+
 # whole lines: big answers from calls running at once, mixed with small ones
 { echo "$init"; for i in 1 2 3 4; do call "$i" big; call "1$i" echo '{"text":"s"}'; done; } |
 	"$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio >"$T_DIR/out" 2>"$T_DIR/err"
