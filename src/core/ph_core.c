@@ -1196,6 +1196,7 @@ dispatch(struct ph_req *r, const struct method *m)
 		char why[320];
 		outcome_free(&o);
 		memset(&o, 0, sizeof o);
+		r->input_responses = NULL; /* the last round's, about to go */
 		json_object_put(answers);
 		if (!ph_park_stdio(r, &answers, why, sizeof why)) {
 			json_object_put(r->park);

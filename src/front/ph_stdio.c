@@ -1,5 +1,7 @@
 /* ph_stdio.c: the stdio front. One JSON-RPC message per line on stdin, one
- * per line on stdout, logs only on stderr, exit on EOF.
+ * per line on stdout, logs only on stderr, exit on EOF (once the calls in
+ * flight are done). Calls run in child processes, stdio.concurrency at
+ * once (below); with 1, everything is served in this process in turn.
  *
  * Input is read with read(2) into our own buffer so that, while a request
  * runs, the core can look through the lines read ahead (the queued op) for
@@ -372,9 +374,12 @@ run_serial(struct stdio_front *f, struct ph_server **srvp, const char *conf_path
  * child for each call (ph_line.c says which), up to stdio.concurrency at
  * once; more wait in a queue. A child's stdin is a pipe on which the main
  * process passes it what concerns it (a notifications/cancelled naming its
- * request), so the core's look-ahead works in the child as it does
- * in-process; its stdout is a pipe that the main process copies to stdout
- * a whole line at a time, so lines never mix. */
+ * request, the client's response to a request it sent the client), so the
+ * core's look-ahead works in the child as it does in-process; its stdout
+ * is a pipe that the main process copies to stdout a whole line at a time,
+ * so lines never mix (and notes the ids of the requests among them). A
+ * child is reaped by its pid, and its group is killed only before that,
+ * while the id cannot belong to another process. */
 
 struct kid {
 	pid_t pid;         /* 0: a free slot */
