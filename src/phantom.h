@@ -291,7 +291,8 @@ int phantom_result_assigns_take(phantom_result *res, struct json_object *assigns
 phantom_server *phantom_server_new(const char *config_path, phantom_registry *reg, char *err,
 				   size_t errsz);
 void phantom_server_free(phantom_server *srv);
-/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. */
+/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF, one request
+ * at a time in this process (stdio.concurrency is for phantom-fcgi). */
 int phantom_serve_stdio(phantom_server *srv);
 /* Serves FastCGI in this process on listen_spec ("HOST:PORT",
  * "unix:PATH"), or on the socket inherited on fd 0 when NULL, until SIGTERM. */

@@ -284,6 +284,13 @@ static const struct key keys[] = {
 	 "error result after this long"},
 	{"sessions.max_parked", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_parked), NULL,
 	 "calls waiting in the hub for a client's answers at once on this host"},
+	{"stdio", K_SECTION, 0, 0, NULL, false, 0, NULL,
+	 "the --stdio front: how many requests run at once"},
+	{"stdio.concurrency", K_INT, 1, 256, "8", false, OFF(stdio.concurrency), NULL,
+	 "requests that run at once over --stdio, each calling its handler in a process of its own; "
+	 "1 serves one request at a time in the one process"},
+	{"stdio.queue", K_INT, 1, 100000, "256", false, OFF(stdio.queue), NULL,
+	 "requests read ahead that wait for one of those turns; while that many wait, stdin is not read"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

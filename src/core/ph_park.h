@@ -44,4 +44,19 @@ const char *ph_park_check(struct json_object *msg, const char **host);
  * completed a round (*out then holds the call to resume), -1 when refused
  * (the reason for the client in why). */
 int ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n);
+/* stdio, where the one process talks to one client: the requests of
+ * r->park go out on stdout under ids of the server's making (as
+ * ph_park_call builds them) and the client's responses are taken from the
+ * lines read ahead, for at most sessions.park_timeout_ms. Returns true with
+ * *answers (request key -> the client's result; caller puts) once every
+ * request is answered; else false, with the reason in why, or with
+ * r->ex->cancelled set when the client cancelled the call or went away.
+ * Other lines stay queued (a response to no request of this call is
+ * answered later as any stray response is). */
+bool ph_park_stdio(struct ph_req *r, struct json_object **answers, char *why, size_t n);
+/* The capabilities of the stdio client's last initialize (copied), and
+ * the same back (borrowed; NULL before an initialize): they decide what may
+ * be pushed to it, as a session's do over HTTP. */
+void ph_park_stdio_client(struct json_object *caps);
+struct json_object *ph_park_stdio_caps(void);
 #endif

@@ -76,6 +76,10 @@ struct ph_config {
 		long long park_timeout_ms; /* a parked call waits this long for its answers */
 		long long max_parked;     /* calls parked in the hub at once */
 	} sessions;
+	struct {
+		long long concurrency; /* requests running at once over --stdio */
+		long long queue;       /* requests read ahead waiting for a turn */
+	} stdio;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */
