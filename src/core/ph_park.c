@@ -223,12 +223,14 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 /* ---- stdio ---------------------------------------------------------------------- */
 
 static struct json_object *stdio_caps;
+static unsigned stdio_gen;
 
 void
 ph_park_stdio_client(struct json_object *caps)
 {
 	json_object_put(stdio_caps);
 	stdio_caps = NULL;
+	stdio_gen++;
 	if (json_object_is_type(caps, json_type_object))
 		json_object_deep_copy(caps, &stdio_caps, NULL);
 }
@@ -237,6 +239,12 @@ struct json_object *
 ph_park_stdio_caps(void)
 {
 	return stdio_caps;
+}
+
+unsigned
+ph_park_stdio_gen(void)
+{
+	return stdio_gen;
 }
 
 /* When line (len bytes) is a JSON-RPC response to one of the requests in

@@ -59,4 +59,7 @@ bool ph_park_stdio(struct ph_req *r, struct json_object **answers, char *why, si
  * be pushed to it, as a session's do over HTTP. */
 void ph_park_stdio_client(struct json_object *caps);
 struct json_object *ph_park_stdio_caps(void);
+/* How many times ph_park_stdio_client was called: a process forked before
+ * the last change holds the capabilities of an earlier initialize. */
+unsigned ph_park_stdio_gen(void);
 #endif

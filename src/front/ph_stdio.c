@@ -17,6 +17,7 @@
 #include "ph_util.h"
 #include "ph_exec.h"
 #include "ph_line.h"
+#include "ph_park.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -32,6 +33,7 @@ struct stdio_front {
 	size_t max_line;
 	bool eof;
 	bool reload;      /* SIGHUP reloads: a wait for input ends on it */
+	bool kid;         /* a call process: the file watches are the main process's */
 };
 
 static const char *
@@ -98,7 +100,7 @@ static int send_line(void *ctx, const char *json, size_t len);
 static bool
 input_or_watch(struct stdio_front *f)
 {
-	int wfd = ph_subscriptions_watch_fd();
+	int wfd = f->kid ? -1 : ph_subscriptions_watch_fd();
 	struct pollfd p[2] = {{0, POLLIN, 0}, {wfd, POLLIN, 0}};
 	if (wfd < 0)
 		return true;
@@ -370,21 +372,28 @@ run_serial(struct stdio_front *f, struct ph_server **srvp, const char *conf_path
 
 /* ---- calls in processes of their own ---------------------------------------------
  * The main process reads stdin, answers what needs no handler itself (in
- * order: initialize, ping, lists, logging, subscriptions) and starts a
- * child for each call (ph_line.c says which), up to stdio.concurrency at
- * once; more wait in a queue. A child's stdin is a pipe on which the main
- * process passes it what concerns it (a notifications/cancelled naming its
- * request, the client's response to a request it sent the client), so the
- * core's look-ahead works in the child as it does in-process; its stdout
- * is a pipe that the main process copies to stdout a whole line at a time,
- * so lines never mix (and notes the ids of the requests among them). A
- * child is reaped by its pid, and its group is killed only before that,
- * while the id cannot belong to another process. */
+ * order: initialize, ping, lists, logging, subscriptions) and gives each
+ * call (ph_line.c says which) to a call process, up to stdio.concurrency
+ * at once; more wait in a queue. Call processes are forked on demand and
+ * serve one call after another, as prefork workers do, so persistent exec
+ * handlers stay warm and a module's data lives on in them; each writes an
+ * empty line after a call, which tells the main process it is free. A call
+ * process's stdin is a pipe on which the main process passes it its next
+ * call and what concerns the call in progress (a notifications/cancelled
+ * naming it, the client's response to a request it sent the client), so
+ * the core's look-ahead works there as it does in-process; its stdout is a
+ * pipe that the main process copies to stdout a whole line at a time, so
+ * lines never mix (and notes the ids of the requests among them). After a
+ * reload or a new initialize the call processes are replaced (each once
+ * its call is done): they hold the configuration and the client's
+ * capabilities of their fork. One is reaped by its pid, and its group is
+ * killed only before that, while the id cannot belong to another process. */
 
 struct kid {
 	pid_t pid;         /* 0: a free slot */
 	int to, from;      /* its stdin (-1 once closed), its stdout (-1 once at its end) */
-	char *id;          /* the JSON text of its request's id */
+	char *id;          /* the JSON text of its call's id; NULL: it is free */
+	bool retire;       /* ends (its stdin closed) once its call is done */
 	struct ph_buf out; /* what it wrote after its last whole line */
 	struct ph_buf fwd; /* lines for it, not yet written */
 	int64_t kill_at;   /* after a cancel: killed if it still runs then (us); 0: no */
@@ -401,10 +410,12 @@ struct waiting {
 
 struct pool {
 	struct kid *kids;
-	size_t max, running;
+	size_t max, running; /* call processes: at most, alive */
+	size_t busy;         /* of them serving a call */
 	struct waiting *q;
 	size_t nq, qmax;
 	int64_t grace_us;   /* limits.exec_grace_ms */
+	unsigned gen;       /* ph_park_stdio_gen() when the call processes were forked */
 	bool eof_sent;      /* stdin ended: the children's stdin is closed too */
 	bool gone;          /* stdout failed: the client is gone */
 };
@@ -417,7 +428,10 @@ set_nonblock(int fd)
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* In the child: serves w and exits. Never returns. */
+static void kid_write(struct kid *k);
+
+/* In the child: serves w, then the calls the main process passes on its
+ * stdin until that ends; exits. Never returns. */
 static void __attribute__((noreturn))
 kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const struct waiting *w,
 	const int in[2], const int out[2])
@@ -448,10 +462,46 @@ kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const stru
 	ph_buf_reset(&f->in);
 	f->eof = false;
 	f->reload = false;
+	f->kid = true;
 	serve_here(f, srv, w->line, w->len, w->too_long);
+	for (;;) {
+		char *line;
+		bool too_long;
+		long n;
+		/* the empty line: this call is done, the next may come */
+		if (fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+			break;
+		ph_persist_tick();
+		ph_exec_sweep();
+		if ((n = take_line(f, &line, &too_long, true)) < 0)
+			break; /* the main process closed stdin: no more calls */
+		serve_here(f, srv, line, (size_t)n, too_long);
+		free(line);
+	}
 	fflush(stdout);
 	ph_persist_shutdown();
 	_exit(0);
+}
+
+/* k's call is done (it wrote the empty line): k is free for the next, or
+ * ends when it is to retire or the input has ended. */
+static void
+kid_free(struct pool *p, struct kid *k)
+{
+	if (k->id == NULL)
+		return;
+	free(k->id);
+	k->id = NULL;
+	for (size_t i = 0; i < k->nasked; i++)
+		free(k->asked[i]);
+	k->nasked = 0;
+	k->kill_at = 0;
+	p->busy--;
+	if ((k->retire || p->eof_sent) && k->to >= 0) {
+		kid_write(k);
+		close(k->to);
+		k->to = -1;
+	}
 }
 
 /* Writes the whole lines k has written to stdout. */
@@ -462,7 +512,12 @@ kid_lines(struct pool *p, struct kid *k)
 	char *nl;
 	while ((nl = memchr(k->out.data + at, '\n', k->out.len - at)) != NULL) {
 		size_t len = (size_t)(nl - (k->out.data + at));
-		char *id = ph_line_pushed(k->out.data + at, len);
+		char *id = len ? ph_line_pushed(k->out.data + at, len) : NULL;
+		if (len == 0) { /* its call is done */
+			at++;
+			kid_free(p, k);
+			continue;
+		}
 		if (id != NULL) { /* the client's answer goes to k */
 			k->asked = ph_xrealloc(k->asked, (k->nasked + 1) * sizeof *k->asked);
 			k->asked[k->nasked++] = id;
@@ -542,8 +597,8 @@ kid_reap(struct kid *k, bool wait)
 		k->reaped = true;
 		ph_exec_disown(k->pid);
 		if (r == k->pid && WIFSIGNALED(st) && k->kill_at == 0)
-			ph_log("warning", "stdio: the process of call %s died of signal %d", k->id,
-			       WTERMSIG(st));
+			ph_log("warning", "stdio: the process of call %s died of signal %d",
+			       k->id ? k->id : "(none: it was free)", WTERMSIG(st));
 	}
 }
 
@@ -564,6 +619,8 @@ kid_done(struct pool *p, struct kid *k)
 	}
 	if (k->to >= 0)
 		close(k->to);
+	if (k->id != NULL) /* it ended in the middle of a call */
+		p->busy--;
 	ph_buf_free(&k->out);
 	ph_buf_free(&k->fwd);
 	free(k->id);
@@ -576,13 +633,42 @@ kid_done(struct pool *p, struct kid *k)
 	return true;
 }
 
-/* Starts w (taken) in a child. Where no child can be made, serves it here. */
+/* A free call process that can take a call, or NULL. */
+static struct kid *
+kid_idle(struct pool *p)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid != 0 && !k->reaped && k->id == NULL && !k->retire && k->to >= 0)
+			return k;
+	}
+	return NULL;
+}
+
+/* Whether a call can start now: a free call process, or room for one. */
+static bool
+kid_room(struct pool *p)
+{
+	return p->busy < p->max && (kid_idle(p) != NULL || p->running < p->max);
+}
+
+/* Gives w (taken) to a free call process, or starts one for it. Where no
+ * process can be made, serves it here. */
 static void
 kid_start(struct stdio_front *f, struct pool *p, struct ph_server *srv, struct waiting *w)
 {
-	struct kid *k = NULL;
+	struct kid *k = kid_idle(p);
 	int in[2] = {-1, -1}, out[2] = {-1, -1};
 	pid_t pid;
+	if (k != NULL) {
+		ph_buf_add(&k->fwd, w->line, w->len);
+		ph_buf_addc(&k->fwd, '\n');
+		k->id = w->id;
+		p->busy++;
+		kid_write(k);
+		free(w->line);
+		return;
+	}
 	for (size_t i = 0; i < p->max && k == NULL; i++)
 		if (p->kids[i].pid == 0)
 			k = &p->kids[i];
@@ -612,6 +698,7 @@ kid_start(struct stdio_front *f, struct pool *p, struct ph_server *srv, struct w
 		k->to = -1;
 	}
 	p->running++;
+	p->busy++;
 	free(w->line);
 	return;
 here:
@@ -636,7 +723,7 @@ cancel_call(struct pool *p, const char *id, const char *line, size_t n)
 {
 	for (size_t i = 0; i < p->max; i++) {
 		struct kid *k = &p->kids[i];
-		if (k->pid == 0 || k->reaped || strcmp(k->id, id) != 0)
+		if (k->pid == 0 || k->reaped || k->id == NULL || strcmp(k->id, id) != 0)
 			continue;
 		ph_buf_add(&k->fwd, line, n);
 		ph_buf_addc(&k->fwd, '\n');
@@ -653,6 +740,23 @@ cancel_call(struct pool *p, const char *id, const char *line, size_t n)
 		memmove(&p->q[i], &p->q[i + 1], (p->nq - i - 1) * sizeof *p->q);
 		p->nq--;
 		return;
+	}
+}
+
+/* After a reload or an initialize: every call process ends once its call
+ * is done (a free one at once); new ones fork with what holds now. */
+static void
+kid_retire_all(struct pool *p)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid == 0 || k->retire)
+			continue;
+		k->retire = true;
+		if (k->id == NULL && k->to >= 0) {
+			close(k->to);
+			k->to = -1;
+		}
 	}
 }
 
@@ -703,6 +807,10 @@ dispatch(struct stdio_front *f, struct pool *p, struct ph_server *srv, char *lin
 	serve_here(f, srv, line, n, too_long);
 	free(line);
 	free(id);
+	if (p->gen != ph_park_stdio_gen()) { /* an initialize: other capabilities */
+		p->gen = ph_park_stdio_gen();
+		kid_retire_all(p);
+	}
 }
 
 /* The poll timeout until the next thing the loop must do by time: a
@@ -737,6 +845,7 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 	p.max = (size_t)(*srvp)->conf->stdio.concurrency;
 	p.qmax = (size_t)(*srvp)->conf->stdio.queue;
 	p.kids = ph_xcalloc(p.max, sizeof *p.kids);
+	p.gen = ph_park_stdio_gen();
 	p.q = ph_xcalloc(p.qmax, sizeof *p.q);
 	pf = ph_xcalloc(2 * p.max + 2, sizeof *pf);
 	for (;;) {
@@ -744,8 +853,10 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 		size_t npf = 0;
 		int stdin_at = -1, watch_at = -1, ms;
 		int64_t now;
-		if (f->reload && ph_reload_requested)
+		if (f->reload && ph_reload_requested) {
 			reload(srvp, conf_path, false);
+			kid_retire_all(&p);
+		}
 		srv = *srvp;
 		p.grace_us = srv->conf->limits.exec_grace_ms * 1000;
 		/* the lines read: answered, started or queued, in order */
@@ -753,7 +864,7 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 			char *line;
 			bool too_long;
 			long n;
-			while (!p.gone && p.nq > 0 && p.running < p.max) {
+			while (!p.gone && p.nq > 0 && kid_room(&p)) {
 				struct waiting w = p.q[0];
 				memmove(&p.q[0], &p.q[1], (p.nq - 1) * sizeof *p.q);
 				p.nq--;

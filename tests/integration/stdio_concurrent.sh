@@ -5,7 +5,9 @@
 # call stopped (its process gone) while the others go on. A shell driver
 # then checks the queue beyond stdio.concurrency, whole lines under load,
 # EOF with calls in flight (all answered, then exit), shutdown_timeout
-# bounding that wait, and a cancel for a call still waiting for its turn.
+# bounding that wait, a cancel for a call still waiting for its turn, and a
+# persistent handler kept warm by the call processes (replaced after a new
+# initialize or a reload).
 . "${top_srcdir:-.}/tests/lib.sh"
 
 mkdir -p "$T_DIR/bin"
@@ -33,6 +35,7 @@ printf '{"content":[{"type":"text","text":"'
 head -c 300000 /dev/zero | tr '\0' x
 printf '"}]}\n'
 SH
+cp "$top_srcdir/examples/scripts/echo_persistent.sh" "$T_DIR/bin/pecho.sh"
 chmod +x "$T_DIR"/bin/*.sh
 conf() { # FILE [MORE YAML LINES...]
 	local f=$1; shift
@@ -43,6 +46,7 @@ conf() { # FILE [MORE YAML LINES...]
 		"  - { name: sleeper, exec: [\"$T_DIR/bin/sleeper.sh\"], timeout_ms: 60000 }" \
 		"  - { name: nap, input: {s: number}, exec: [\"$T_DIR/bin/nap.sh\"], timeout_ms: 60000 }" \
 		"  - { name: big, exec: [\"$T_DIR/bin/big.sh\"], timeout_ms: 60000, max_output: 1000000 }" \
+		"  - { name: pecho, input: {text: string}, exec: [\"$T_DIR/bin/pecho.sh\"], persistent: true }" \
 		"$@"
 }
 conf "$T_DIR/phantom.yaml"
@@ -129,9 +133,45 @@ while IFS= read -r -t 5 line <&"${PH[0]}"; do
 	[ "$(jq -r .id <<<"$line")" = b ] && break
 done
 is "$got" "i p b " "the cancelled calls get no answer; the ping and the call next to them do"
+# call processes stay for the next calls, as workers do; nothing a call
+# started is left below them
 kids=$(pgrep -P "$ph" | wc -l)
-is "$kids" 0 "no call process is left once they are done"
+[ "$kids" -le 2 ]; ok "at most stdio.concurrency (2) call processes stay, free ($kids)"
+below=0
+for k in $(pgrep -P "$ph"); do below=$((below + $(pgrep -P "$k" | wc -l))); done
+is "$below" 0 "no handler process is left below them once the calls are done"
 exec {PH[1]}>&-
 wait_gone "$ph" 3; ok "EOF ends the process"
 grep -q 'phantom\[[0-9]*\] method=tools/call target=nap' "$T_DIR/err"; ok "the calls log from their own process"
+
+# a persistent handler stays warm from call to call; a new initialize (other
+# capabilities) or a reload replaces the call processes, and it starts again
+coproc PH { exec "$PHANTOM" -c "$T_DIR/one.yaml" --stdio 2>"$T_DIR/err"; }
+ph=$PH_PID
+T_PIDS+=("$ph")
+answer() { # ID: waits for the answer to ID (5 s), prints its text
+	local line
+	while IFS= read -r -t 5 line <&"${PH[0]}"; do
+		[ "$(jq -r .id <<<"$line")" = "$1" ] && { jq -r '.result.content[0].text' <<<"$line"; return; }
+	done
+}
+echo "$init" >&"${PH[1]}"; answer i >/dev/null
+texts=
+for i in 1 2 3; do call "$i" pecho "{\"text\":\"t$i\"}" >&"${PH[1]}"; texts+="$(answer "$i") "; done
+is "$texts" "t1 t2 t3 " "a persistent exec tool over concurrent stdio answers each call"
+is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")/$(grep -c 'target=pecho status=200 .*exec=warm' "$T_DIR/err")" \
+	1/2 "its process started once and served the next calls warm"
+echo "${init/\"id\":\"i\"/\"id\":\"i2\"}" >&"${PH[1]}"; answer i2 >/dev/null
+call 4 pecho '{"text":"t4"}' >&"${PH[1]}"
+is "$(answer 4)" t4 "after a second initialize the call is answered"
+is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")" 2 \
+	"... by a new call process (the old one held the first initialize's capabilities)"
+kill -HUP "$ph"
+sleep 0.3
+call 5 pecho '{"text":"t5"}' >&"${PH[1]}"
+is "$(answer 5)" t5 "after a reload the call is answered"
+is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")" 3 "... by a call process of the new configuration"
+exec {PH[1]}>&-
+wait_gone "$ph" 3; ok "EOF ends the process, call processes and their persistent handlers with it"
+wait_for 2 eval '[ "$(pgrep -f "$T_DIR/bin/pecho.sh" | wc -l)" = 0 ]'; ok "no persistent handler is left"
 done_testing

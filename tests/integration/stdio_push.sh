@@ -140,8 +140,9 @@ get
 is "$(j .id)" 7 "a call cancelled while it waits: no answer, the next request served"
 get 2
 is "$L" "" "  nothing more comes for it"
-kids=$(pgrep -P "$PID" | wc -l)
-is "$kids" 0 "  its process is gone"
+below=0
+for k in $(pgrep -P "$PID"); do below=$((below + $(pgrep -P "$k" | wc -l))); done
+is "$below" 0 "  its handler's process is gone"
 
 # the end of input while a call waits: it ends with an error, then the process
 send "$(del 8 b.txt)"
