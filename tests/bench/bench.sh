@@ -22,7 +22,8 @@
 # sampled every 0.2 s. CPU is the time the side's FastCGI processes (and
 # what they ran), nginx left out, spent a request: the figure other load on
 # the machine disturbs least. BENCH_ROUNDS (default 1) runs every target
-# that many times, alternating, and keeps each target's best round. The peer's npm packages are installed into
+# that many times, alternating, and keeps each target's best round (its
+# memory figures are the first round's). The peer's npm packages are installed into
 # $PHANTOM_TEST_CACHE (default ~/.cache/phantom-tests) when missing; set
 # PEER_SERVER to the v2-server.mjs to use (default ../shared/tools/...).
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
@@ -121,8 +122,13 @@ run() {
 	set -- $out
 	{ [ "${5:-1}" != 0 ] || [ "${6:-1}" != 0 ]; } && echo "bench: $label: non-2xx=$5 socket errors=$6" >&2
 	cpu=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="${7:-0}" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print 0 }')
-	if [ -z "${R[$label]:-}" ] || awk -v a="${2:-0}" -v b="${R[$label]%% *}" 'BEGIN { exit !(a > b) }'; then
+	if [ -z "${R[$label]:-}" ]; then
 		R[$label]="$2 $3 $4 $(cat "$T_DIR/peak.$label" 2>/dev/null || echo 0 0 0) $cpu"
+	elif awk -v a="${2:-0}" -v b="${R[$label]%% *}" 'BEGIN { exit !(a > b) }'; then
+		# memory from the first round: later ones run beside the
+		# persistent processes the earlier ones started
+		local m; m=$(cut -d' ' -f4-6 <<<"${R[$label]}")
+		R[$label]="$2 $3 $4 $m $cpu"
 	fi
 }
 
