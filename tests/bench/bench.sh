@@ -76,7 +76,7 @@ sample_peak() {
 		[ "$x" -gt "$a" ] && a=$x
 		[ "$y" -gt "$b" ] && b=$y
 		[ "$z" -gt "$c" ] && c=$z
-		echo "$a $b $c" >"$file"
+		echo "$a $b $c" >"$file.new" && mv -f "$file.new" "$file" # whole lines only: it is killed at any time
 		sleep 0.2
 	done
 }
