@@ -14,7 +14,7 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	pkgs="build-essential autoconf automake libtool pkg-config
 	      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
-	      wrk jq curl openssl clang valgrind procps perl python3 systemd
+	      wrk jq curl openssl clang valgrind procps perl python3 php-cli systemd
 	      dpkg-dev debhelper lintian fakeroot chromium prometheus"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then

@@ -52,28 +52,38 @@ on_reload(int sig)
 
 /* ---- read deadlines ------------------------------------------------------ */
 
-/* The connection a deadline guards (-1: none armed), and whether it passed. */
+/* The connection a deadline guards (-1: none armed), and whether it passed;
+ * deadline_keep asks for a copy of the connection at the deadline (the
+ * parameters' one: libfcgi closes the connection when it gives up, and the
+ * 408 is written on the copy), deadline_kept holds it (-1: none). */
 static volatile sig_atomic_t deadline_fd = -1;
 static volatile sig_atomic_t deadline_hit;
+static volatile sig_atomic_t deadline_keep;
+static volatile sig_atomic_t deadline_kept = -1;
 
 /* SIGALRM at a deadline: the reading side of the connection is shut, so the
  * read libfcgi is blocked in, and every later one, returns 0 at once,
  * wherever it is in a record; the answer (408) can still be written. No
- * race with arming: a read that starts after the shutdown returns too. */
+ * race with arming: a read that starts after the shutdown returns too.
+ * The copy is taken here, not for every request: fcntl and shutdown are
+ * async-signal-safe. */
 static void
 on_deadline(int sig)
 {
 	int fd = deadline_fd;
 	(void)sig;
 	if (fd >= 0) {
+		if (deadline_keep && deadline_kept < 0)
+			deadline_kept = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		shutdown(fd, SHUT_RD);
 		deadline_hit = 1;
 	}
 }
 
-/* Guards reads on fd until until_us (ph_now_us time); at once when past. */
+/* Guards reads on fd until until_us (ph_now_us time); at once when past.
+ * keep: take a copy of fd at the deadline (deadline_kept). */
 static void
-deadline_arm(int fd, int64_t until_us)
+deadline_arm_keep(int fd, int64_t until_us, bool keep)
 {
 	struct itimerval it;
 	int64_t left = until_us - ph_now_us();
@@ -83,8 +93,15 @@ deadline_arm(int fd, int64_t until_us)
 	it.it_value.tv_sec = (time_t)(left / 1000000);
 	it.it_value.tv_usec = (suseconds_t)(left % 1000000);
 	deadline_hit = 0;
+	deadline_keep = keep;
 	deadline_fd = fd;
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void
+deadline_arm(int fd, int64_t until_us)
+{
+	deadline_arm_keep(fd, until_us, false);
 }
 
 /* Stops the timer. Returns true when the deadline had passed. */
@@ -95,6 +112,7 @@ deadline_disarm(void)
 	memset(&it, 0, sizeof it);
 	setitimer(ITIMER_REAL, &it, NULL);
 	deadline_fd = -1;
+	deadline_keep = 0;
 	return deadline_hit != 0;
 }
 
@@ -144,6 +162,7 @@ ph_signals_worker_init(void)
 struct fcgi_front {
 	FCGX_Request *req;
 	bool handed_off;      /* the hub carries the request on */
+	bool body_armed;      /* the body's deadline guards the reads */
 	int64_t body_until_us; /* the body's deadline */
 };
 
@@ -151,7 +170,16 @@ static const char *
 fcgi_param(struct ph_exchange *ex, const char *name)
 {
 	struct fcgi_front *f = ex->front;
-	return FCGX_GetParam(name, f->req->envp);
+	size_t n;
+	/* FCGX_GetParam's lookup, with the first letter compared before the
+	 * rest: a request asks for a dozen names among some thirty */
+	if (name == NULL || f->req->envp == NULL)
+		return NULL;
+	n = strlen(name);
+	for (char **p = f->req->envp; *p; p++)
+		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
 }
 
 static long
@@ -159,10 +187,23 @@ fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
 {
 	struct fcgi_front *f = ex->front;
 	int n;
-	deadline_arm(f->req->ipcFd, f->body_until_us);
+	/* one deadline for the whole body: armed at the first read, stopped
+	 * at its end (0), an error or the deadline; the core reads until one
+	 * of those or answers at once (413), and serve_one stops it then */
+	if (!f->body_armed) {
+		deadline_arm(f->req->ipcFd, f->body_until_us);
+		f->body_armed = true;
+	}
 	n = FCGX_GetStr(buf, (int)len, f->req->in);
-	if (deadline_disarm())
+	if (deadline_hit) {
+		deadline_disarm();
+		f->body_armed = false;
 		return PH_READ_TIMEOUT;
+	}
+	if (n <= 0) {
+		deadline_disarm();
+		f->body_armed = false;
+	}
 	if (n < 0 || (n == 0 && FCGX_GetError(f->req->in) != 0))
 		return -1;
 	return n;
@@ -376,7 +417,7 @@ static void
 serve_one(struct ph_server *srv, FCGX_Request *req)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
-	struct fcgi_front f = {req, false, ph_now_us() + body_ms * 1000};
+	struct fcgi_front f = {req, false, false, ph_now_us() + body_ms * 1000};
 	struct ph_exchange ex;
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &fcgi_ops;
@@ -388,6 +429,8 @@ serve_one(struct ph_server *srv, FCGX_Request *req)
 	else
 		ph_serve_unconfigured(&ex);
 	ph_metrics_busy(-1);
+	if (f.body_armed && (f.handed_off || req->ipcFd < 0))
+		deadline_disarm(); /* else the drain's deadline below replaces it */
 	if (f.handed_off) {
 		FCGX_Detach(req);
 		FCGX_Free(req, 1);
@@ -427,7 +470,7 @@ peer_allowed(int fd)
  * Returns 1 with req->ipcFd set (or kept from the last request,
  * FCGI_KEEP_CONN), 0 when none was waiting, -1 when accept failed. */
 static int
-take_connection(FCGX_Request *req, int listen_fd)
+take_connection(FCGX_Request *req, int listen_fd, bool tcp)
 {
 	int fd, one = 1;
 	if (req->ipcFd >= 0)
@@ -446,7 +489,8 @@ take_connection(FCGX_Request *req, int listen_fd)
 		return 0;
 	}
 	/* as libfcgi does on TCP: the peer answers nothing, so Nagle only delays */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (tcp)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	req->ipcFd = fd;
 	req->keepConnection = 1; /* FCGX_Accept_r's first FCGX_Finish_r keeps fd */
 	return 1;
@@ -513,15 +557,16 @@ static const struct ph_front_ops late_ops = {.param = late_param, .respond = lat
 static bool
 read_params(FCGX_Request *req, long long params_ms)
 {
-	int keep = fcntl(req->ipcFd, F_DUPFD_CLOEXEC, 0);
-	int rc;
+	int keep, rc;
 	bool late;
 	req->listen_sock = -1; /* after a failure libfcgi returns instead of accepting */
 	req->requestId = 0;
 	req->detached = 1; /* its close leaves the socket to our copy (no shutdown) */
-	deadline_arm(req->ipcFd, ph_now_us() + params_ms * 1000);
+	deadline_arm_keep(req->ipcFd, ph_now_us() + params_ms * 1000, true);
 	rc = FCGX_Accept_r(req);
 	late = deadline_disarm();
+	keep = deadline_kept; /* the copy the deadline took, if it passed */
+	deadline_kept = -1;
 	req->detached = 0;
 	if (rc != 0 && late) {
 		ph_log("warning", "a FastCGI request's parameters took over %lld ms "
@@ -548,6 +593,9 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	long long served = 0;
 	int64_t drain_end = 0;
 	sigset_t open_mask;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	bool tcp = true;
 	int fl, rc;
 
 	ph_signals_worker_init();
@@ -558,6 +606,9 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		ph_log("error", "FCGX_Init failed");
 		return 1;
 	}
+	/* TCP_NODELAY is for TCP connections only (a unix socket refuses it) */
+	if (getsockname(r->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
+		tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
 	fl = fcntl(r->listen_fd, F_GETFL);
 	if (fl >= 0)
 		fcntl(r->listen_fd, F_SETFL, fl | O_NONBLOCK);
@@ -581,7 +632,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			return 1;
 		if (rc == 0)
 			continue;
-		rc = take_connection(&req, r->listen_fd);
+		rc = take_connection(&req, r->listen_fd, tcp);
 		if (rc < 0)
 			return 1;
 		if (rc == 0 ||

@@ -33,6 +33,28 @@ text_clean(const char *s, size_t len)
 	return true;
 }
 
+/* The tokener of the last parse, kept for the next one of the same depth
+ * (a request's parse no longer allocates its stack and buffer); a process
+ * parses one document at a time. */
+static struct json_tokener *kept_tok;
+static int kept_depth;
+
+static struct json_tokener *
+tokener(int depth)
+{
+	if (kept_tok != NULL && kept_depth == depth) {
+		json_tokener_reset(kept_tok);
+		return kept_tok;
+	}
+	if (kept_tok != NULL)
+		json_tokener_free(kept_tok);
+	kept_tok = json_tokener_new_ex(depth);
+	kept_depth = depth;
+	if (kept_tok != NULL)
+		json_tokener_set_flags(kept_tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	return kept_tok;
+}
+
 bool
 ph_json_parse(const char *s, size_t len, int depth, struct json_object **out)
 {
@@ -43,10 +65,9 @@ ph_json_parse(const char *s, size_t len, int depth, struct json_object **out)
 	*out = NULL;
 	if (s == NULL || len > INT32_MAX || !text_clean(s, len))
 		return false;
-	tok = json_tokener_new_ex(depth);
+	tok = tokener(depth);
 	if (tok == NULL)
 		return false;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, s, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -58,7 +79,7 @@ ph_json_parse(const char *s, size_t len, int depth, struct json_object **out)
 		jerr = json_tokener_get_error(tok);
 		end = len;
 	}
-	json_tokener_free(tok);
+	json_tokener_reset(tok); /* kept: nothing of this document stays in it */
 	if (jerr != json_tokener_success) {
 		json_object_put(o);
 		return false;

@@ -11,12 +11,21 @@
 void
 ph_log_timestamp(char *buf, size_t n)
 {
+	/* the date and time to the second change once a second: kept */
+	static time_t last = (time_t)-1;
+	static char secs[64];
 	struct timeval tv;
-	struct tm tm;
+	int ms;
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
+	if (tv.tv_sec != last) {
+		struct tm tm;
+		gmtime_r(&tv.tv_sec, &tm);
+		snprintf(secs, sizeof secs, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		last = tv.tv_sec;
+	}
+	ms = (int)(tv.tv_usec / 1000);
+	snprintf(buf, n, "%s.%c%c%cZ", secs, '0' + ms / 100, '0' + ms / 10 % 10, '0' + ms % 10);
 }
 
 void

@@ -150,16 +150,24 @@ void
 ph_buf_printf(struct ph_buf *b, const char *fmt, ...)
 {
 	va_list ap, ap2;
+	size_t room;
+	int n;
+	/* formatted once into the room there is; again only when it did not fit */
+	buf_reserve(b, 63);
+	room = b->cap - b->len;
 	va_start(ap, fmt);
 	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	if (n > 0) {
+	n = vsnprintf(b->data + b->len, room, fmt, ap);
+	if (n > 0 && (size_t)n >= room) {
 		buf_reserve(b, (size_t)n);
-		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-		b->len += (size_t)n;
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
 	}
+	va_end(ap2);
 	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n;
+	else
+		b->data[b->len] = '\0';
 }
 
 char *

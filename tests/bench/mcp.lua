@@ -1,7 +1,7 @@
 -- mcp.lua: wrk script for one fixed 2026-07-28 request (loopback only).
 --   MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' wrk -s mcp.lua URL
 --   MCP_METHOD=resources/read MCP_NAME=info://hello wrk -s mcp.lua URL
--- Prints one line: "RESULT <req/s> <p50 ms> <p99 ms> <non-2xx> <socket errors>".
+-- Prints one line: "RESULT <req/s> <p50 ms> <p99 ms> <non-2xx> <socket errors> <requests>".
 local method = os.getenv("MCP_METHOD") or "tools/call"
 local name = os.getenv("MCP_NAME") or "echo"
 local args = os.getenv("MCP_ARGS") or "{}"
@@ -23,7 +23,8 @@ wrk.body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":{' .. p
 
 done = function(summary, latency, requests)
   local secs = summary.duration / 1e6
-  io.write(string.format("RESULT %.1f %.2f %.2f %d %d\n", summary.requests / secs,
+  io.write(string.format("RESULT %.1f %.2f %.2f %d %d %d\n", summary.requests / secs,
     latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.requests))
 end

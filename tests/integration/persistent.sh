@@ -25,7 +25,18 @@ tools:
   - { name: c, exec: [$PY], persistent: true, $IN }
   - { name: rss, exec: [$PY], persistent: {max_rss: 50000000}, $IN }
   - { name: pre, exec: [$PY], persistent: {start: true}, $IN }
+  - { name: sh_loop, exec: [$top_srcdir/examples/scripts/echo_persistent.sh], persistent: true, input: {text: string} }
 YAML
+# the shipped PHP loop, where php is installed (scripts/test.sh installs php-cli)
+HAVE_PHP=
+if command -v php >/dev/null; then
+	HAVE_PHP=1
+	printf '  - { name: php_loop, exec: [%s, %s], persistent: true, input: {text: string} }\n' \
+		"$(command -v php)" "$top_srcdir/examples/scripts/echo_persistent.php" >>"$T_DIR/phantom.yaml"
+	# a host whose php.ini shows errors on stdout (PHP's own default)
+	printf '  - { name: php_warn, exec: [%s, -d, display_errors=stdout, %s], persistent: true, input_schema: {type: object, properties: {text: {}}} }\n' \
+		"$(command -v php)" "$top_srcdir/examples/scripts/echo_persistent.php" >>"$T_DIR/phantom.yaml"
+fi
 phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 U=$NGINX_URL
@@ -199,6 +210,31 @@ grep -q "tool idle: persistent process $A stopped: idle" "$PH_LOG"; ok "the log 
 pcall idle ok
 [ -n "$PID" ] && [ "$PID" != "$A" ]; ok "the next call succeeds on a new process"
 IDLE=$PID
+
+# ---- the loops in examples/scripts ---------------------------------------------------
+# loop TOOL TEXT WHAT: two calls; both echo TEXT, the second from the warm process
+loop() {
+	local tool=$1 text=$2 args
+	args=$(jq -cn --arg t "$text" --arg n "$tool" '{name:$n,arguments:{text:$t}}')
+	mcall "$U" 1 tools/call "$args"
+	is "$(fjq .result.isError)/$(fjq '.result.content[0].text')" "false/$text" "$3: the first call echoes the text"
+	mcall "$U" 2 tools/call "$args"
+	is "$(fjq .result.isError)/$(fjq '.result.content[0].text')" "false/$text" "$3: so does the second"
+	grep -q "target=$tool status=200 .*exec=fresh" "$PH_LOG"; ok "$3: the first call started the process"
+	grep -q "target=$tool status=200 .*exec=warm" "$PH_LOG"; ok "$3: the second was served by it, warm"
+}
+loop sh_loop "hello from sh" "echo_persistent.sh"
+if [ -n "$HAVE_PHP" ]; then
+	loop php_loop 'héllo "quoted" a/b \\ back' "echo_persistent.php"
+	mcall "$U" 3 tools/call '{"name":"php_loop","arguments":{}}'
+	is "$(fjq .result.isError)/$(fjq '.result.content[0].text')" "false/" "echo_persistent.php: no text, an empty one"
+	mcall "$U" 4 tools/call '{"name":"php_warn","arguments":{"text":["not","a","string"]}}'
+	is "$(fjq .result.isError)/$(fjq '.result.content[0].text')" "false/Array" \
+		"echo_persistent.php with display_errors=stdout: a PHP warning does not break the answer line"
+	grep -q "tool php_warn: stderr: .*Array to string conversion" "$PH_LOG"; ok "... it is in the server log"
+else
+	T_N=$((T_N + 1)); echo "ok $T_N # SKIP php is not installed: echo_persistent.php is not tested"
+fi
 
 # ---- what is left behind -----------------------------------------------------------
 pcall p ok

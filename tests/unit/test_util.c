@@ -4,6 +4,7 @@
 #include "first.h"
 #include "ph_cidr.h"
 #include "ph_json.h"
+#include "ph_log.h"
 #include "ph_mime.h"
 #include "ph_rate.h"
 #include "ph_shared.h"
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ph_cidr.c: what http.metrics.allow accepts and matches. */
@@ -155,6 +157,43 @@ main(void)
 	p = ph_buf_steal(&b);
 	ok(strncmp(p, "0,1,2,", 6) == 0 && b.data == NULL, "steal hands over the data");
 	free(p);
+	{
+		/* formatted into the room left, and again when it did not fit */
+		char big[300], want[400];
+		memset(big, 'x', sizeof big - 1);
+		big[sizeof big - 1] = '\0';
+		ph_buf_init(&b);
+		ph_buf_adds(&b, "head:");
+		ph_buf_printf(&b, "%d", 42);
+		ph_buf_printf(&b, "[%s]", big);
+		ph_buf_printf(&b, "%s", "");
+		ph_buf_printf(&b, "-%05d", 7);
+		snprintf(want, sizeof want, "head:42[%s]-00007", big);
+		is_str(b.data, want, "printf appends whether or not the text fits the room left");
+		ok(b.len == strlen(want), "... and counts what it appended");
+		ph_buf_free(&b);
+	}
+	{
+		/* the log timestamp: UTC to the millisecond, its date kept a second */
+		char ts[96], a[32], c[32];
+		time_t t0, t1;
+		struct tm tm;
+		bool same = false;
+		for (int i = 0; i < 3 && !same; i++) {
+			t0 = time(NULL);
+			ph_log_timestamp(ts, sizeof ts);
+			ph_log_timestamp(ts, sizeof ts); /* the second one from the kept date */
+			t1 = time(NULL);
+			gmtime_r(&t0, &tm);
+			strftime(a, sizeof a, "%Y-%m-%dT%H:%M:%S.", &tm);
+			gmtime_r(&t1, &tm);
+			strftime(c, sizeof c, "%Y-%m-%dT%H:%M:%S.", &tm);
+			same = strcmp(a, c) == 0;
+		}
+		ok(strlen(ts) == 24 && strncmp(ts, a, 20) == 0 && ts[20] >= '0' && ts[20] <= '9' &&
+			   ts[21] >= '0' && ts[21] <= '9' && ts[22] >= '0' && ts[22] <= '9' && ts[23] == 'Z',
+		   "log timestamps read YYYY-MM-DDTHH:MM:SS.mmmZ in UTC (%s)", ts);
+	}
 
 	t = ph_trim("  \tvalue \t ", &n);
 	ok(n == 5 && strncmp(t, "value", 5) == 0, "trim removes OWS on both sides");
