@@ -147,11 +147,12 @@ ph_session_has_state(const struct ph_req *r)
 enum ph_err
 ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, char *msg, size_t n)
 {
-	struct json_object *q = extra ? extra : json_object_new_object();
+	struct json_object *q = json_object_new_object();
 	char *who = ph_req_binding(r), ans[400];
 	const char *text;
 	size_t len;
 	long got;
+	/* "session" first: the hub tells its messages by their first bytes */
 	json_object_object_add(q, "session", json_object_new_string(what));
 	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
 	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->session, "exp"))));
@@ -160,6 +161,11 @@ ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, c
 	if (r->principal)
 		json_object_object_add(q, "principal", json_object_new_string(r->principal));
 	free(who);
+	if (extra) {
+		json_object_object_foreach(extra, k, v)
+			json_object_object_add(q, k, json_object_get(v));
+		json_object_put(extra);
+	}
 	text = ph_json_text(q, &len);
 	got = len < PH_HUB_MSG_MAX ? ph_session_hub_ask(text, ans, sizeof ans, NULL) : -1;
 	json_object_put(q);
