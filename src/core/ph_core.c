@@ -471,8 +471,11 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	 * Origin and Host checks like a POST */
 	bool end = m != NULL && strcmp(m, "DELETE") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL;
 	/* GET with the header and Accept: text/event-stream opens the
-	 * session's stream, unless it names the health or metrics path */
+	 * session's stream, unless it names the health or metrics path or
+	 * says it is a 2026-07-28 request (which never sees a session) */
+	const char *pv = param(r, "HTTP_MCP_PROTOCOL_VERSION");
 	bool get = m != NULL && strcmp(m, "GET") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL &&
+		   (pv == NULL || strcmp(pv, PH_LEGACY_LATEST) <= 0) &&
 		   accepts_sse(param(r, "HTTP_ACCEPT")) && !(c->http.health && path_is(r, c->http.health)) &&
 		   !(c->http.metrics.path && path_is(r, c->http.metrics.path));
 	if (m == NULL || (strcmp(m, "POST") != 0 && !end && !get))

@@ -758,7 +758,8 @@ on_signal(struct hub *h)
 			ph_hub_tasks_reap(h->tasks);
 		else if (si.ssi_signo == SIGUSR2)
 			ph_log("notice", "hub %d: %zu streams, %zu resource subscriptions, %zu watched "
-			       "directories", (int)getpid(), h->n, ph_watch_subs(h->watch), ph_watch_dirs(h->watch));
+			       "directories, %zu sessions with state", (int)getpid(), h->n, ph_watch_subs(h->watch),
+			       ph_watch_dirs(h->watch), ph_hub_states_count(ph_hub_sessions_states(h->sessions)));
 		else
 			h->want_stop = true; /* SIGTERM, SIGINT, SIGUSR1 */
 	}

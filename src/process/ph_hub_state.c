@@ -118,11 +118,12 @@ drop_sub(struct ph_hub_states *t, struct sub *s)
 }
 
 /* Forgets st: its streams are ended (told first, so none writes to it
- * again), its subscriptions dropped. */
+ * again), its subscriptions dropped; why is logged (NULL: not). */
 static void
 forget(struct ph_hub_states *t, struct ph_hstate *st, const char *why)
 {
-	ph_log("info", "hub: state of session %.8s... forgotten (%s)", st->sid, why);
+	if (why != NULL)
+		ph_log("info", "hub: state of session %.8s... forgotten (%s)", st->sid, why);
 	while (st->nstreams > 0) {
 		void *s = st->streams[--st->nstreams];
 		if (t->close)
@@ -149,7 +150,7 @@ ph_hub_states_free(struct ph_hub_states *t)
 		return;
 	t->close = NULL; /* the hub's streams are gone by now */
 	lh_foreach_safe(t->tab, e, tmp)
-		forget(t, (struct ph_hstate *)lh_entry_v(e), "the hub stopped");
+		forget(t, (struct ph_hstate *)lh_entry_v(e), NULL);
 	lh_table_free(t->tab);
 	ph_watch_free(t->watch);
 	free(t);

@@ -176,6 +176,8 @@ is "$(code "${B[@]}" "${V[@]}" -H "Mcp-Session-Id: $(newtok)$(newtok)")/$(jq -r 
 is "$(code "${A[@]}" "${V[@]}" -H "Mcp-Session-Id: $S2")" 404 "GET with bob's session id by alice: 404"
 is "$(ACC=application/json code "${B[@]}" -H "Mcp-Session-Id: $S2")" 405 \
 	"GET that does not accept text/event-stream: 405"
+is "$(code "${B[@]}" -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Session-Id: $S2")" 405 \
+	"a 2026-07-28 GET with a session id: 405, the session is not looked at"
 mpost "$U" 3 server/discover '{}' "${B[@]}"
 is "$(jqr '.result.capabilities.tools.listChanged')" true "2026-07-28 discover: as before"
 [ -z "$(header Mcp-Session-Id)" ]; ok "a 2026-07-28 answer carries no session id"
