@@ -476,13 +476,13 @@ announcement(struct hub *h, const char *text, size_t len)
 
 /* ---- hand-over ------------------------------------------------------------ */
 
-/* Streams of principal now held. */
+/* Listen streams of principal now held (GET streams do not count). */
 static size_t
 of_principal(const struct hub *h, const char *principal)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < h->n; i++)
-		if (h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
+		if (!h->v[i]->get && h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
 			n++;
 	return n;
 }

@@ -217,6 +217,19 @@ is "$(printf '%s\n' "$BODY" | grep -c '"notifications/message"')" 8 \
 	"after sessions.state_idle the level is forgotten: every level again"
 post "$U" "$(rpc 2 logging/setLevel '{"level":"error"}')" "${A[@]}" "${V[@]}" -H "Mcp-Session-Id: $S5"
 is "$(jqr .result)" "{}" "and there is room for the other session"
+# ---- without a hub (CGI) nothing is promised
+cat >"$T_DIR/cgi.yaml" <<YAML
+server: { name: state-cgi, version: "1.0" }
+request_state: { secret_file: secret }
+tools:
+  - { name: log_levels, exec: [$top_srcdir/tests/handlers/log_levels.sh] }
+resources:
+  - { uri: "file:///watched", name: watched, file: data/watched.txt }
+YAML
+CGI_ARGS="-c $T_DIR/cgi.yaml"
+cgi_post "$INIT"
+is "$(jqr .result.capabilities.resources.subscribe)/$(jqr .result.capabilities.tools.listChanged)/$(jqr .result.capabilities.logging)" \
+	"null/null/{}" "CGI: a legacy initialize promises neither subscribe nor listChanged (logging stays)"
 mpost "$U" 99 server/discover '{}' "${A[@]}"
 is "$STATUS/$(jqr .result.resultType)" 200/complete "a 2026-07-28 request after all of it is served"
 done_testing
