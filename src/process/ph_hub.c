@@ -119,7 +119,7 @@ static void
 drop(struct hub *h, struct stream *s, const char *why)
 {
 	struct stream *last = h->v[h->n - 1];
-	ph_log("info", "hub: listen %s of %s ended (%s) after %lld ms, %lu events",
+	ph_log("info", "hub: %s %s of %s ended (%s) after %lld ms, %lu events", s->get ? "session" : "listen",
 	       json_object_get_string(s->id), s->principal ? s->principal : "-", why,
 	       (long long)((ph_now_us() - s->opened_us) / 1000), s->events);
 	epoll_ctl(h->ep, EPOLL_CTL_DEL, s->fd, NULL);
