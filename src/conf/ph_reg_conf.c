@@ -717,7 +717,7 @@ ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_ynode 
 /* ---- resource lists -------------------------------------------------------------------- */
 
 static const char *const catalog_keys[] = {
-	"name", "exec", "timeout_ms", "max_output", "env", "cwd", "module", "symbol", NULL};
+	"name", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module", "symbol", NULL};
 
 static void
 parse_catalog(struct rc *r, const struct ph_ynode *item, size_t i)

@@ -8,6 +8,8 @@
  *   remote_user  the web server authenticated the user (REMOTE_USER)
  *   exec         a command gets the request headers as JSON on stdin and
  *                answers allow / unauthorized / forbidden
+ *   module       the same document and answer through a function of a
+ *                loaded module (phantom.h, AUTHENTICATORS), in the worker
  * Failures become 401 with WWW-Authenticate or 403, both JSON-RPC error
  * bodies sent by the core (authenticate() in ph_core.c). The token is never
  * logged, copied or kept: only a keyed digest lives on, in the argon2
@@ -28,6 +30,7 @@
  * are that lookup for tokens once verified. */
 #include "first.h"
 #include "ph_auth.h"
+#include "ph_call.h"
 #include "ph_exec.h"
 #include "ph_exec_conf.h"
 #include "ph_features.h"
@@ -592,6 +595,9 @@ conf_free(struct ph_auth_conf *a)
 	for (size_t i = 0; a->command && a->command[i]; i++)
 		free(a->command[i]);
 	free(a->command);
+	if (a->module)
+		free(a->module->symbol);
+	free(a->module);
 	for (size_t i = 0; i < a->nheaders; i++) {
 		free(a->headers[i]);
 		free(a->header_params[i]);
@@ -662,7 +668,7 @@ static const struct ph_ynode *
 parse_settings(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o,
 	       const struct ph_ynode *n)
 {
-	static const char *const modes[] = {"none", "bearer", "remote_user", "exec"};
+	static const char *const modes[] = {"none", "bearer", "remote_user", "exec", "module"};
 	const struct ph_ynode *mode_node = ph_yaml_get(n, "mode");
 	char **h = ph_xcalloc(PH_ARRAY_LEN(default_headers) + 1, sizeof *h);
 	for (size_t m = 0; m < PH_ARRAY_LEN(modes); m++)
@@ -733,6 +739,40 @@ check_mode(struct pctx *p, const struct ph_auth_conf *a, const struct ph_ynode *
 		ph_yread_problem(&p->s, mode_node->line, "auth.mode exec: auth.command is required");
 	if (a->mode != PH_AUTH_EXEC && a->command != NULL)
 		ph_yread_problem(&p->s, mode_node->line, "auth.command is used only with auth.mode exec");
+	if (a->mode == PH_AUTH_MODULE && a->module == NULL && clean)
+		ph_yread_problem(&p->s, mode_node->line, "auth.mode module: auth.module and auth.symbol are required");
+	if (a->mode != PH_AUTH_MODULE && a->module != NULL)
+		ph_yread_problem(&p->s, mode_node->line, "auth.module and auth.symbol are used only with "
+				 "auth.mode module");
+}
+
+/* auth.module and auth.symbol: loads the authenticator function the way a
+ * handler module is loaded (the configuration's registry keeps the module
+ * open as long as the configuration lives) into a->module. Problems are
+ * reported at the key. */
+static void
+parse_module(struct pctx *p, struct ph_conf_ctx *x, struct ph_auth_conf *a, const struct ph_auth_opts *o,
+	     const struct ph_ynode *n)
+{
+	phantom_handler_fn fn;
+	if (o->module == NULL && o->symbol == NULL)
+		return;
+	if (o->module == NULL || o->symbol == NULL) {
+		ph_yread_problem(&p->s, ph_yaml_get(n, o->module ? "module" : "symbol")->line,
+				 "auth.module and auth.symbol go together");
+		return;
+	}
+	if (x->c->registry == NULL)
+		x->c->registry = ph_registry_new();
+	fn = ph_registry_module(x->c->registry, o->module, o->symbol, p->dir);
+	if (fn == NULL) {
+		ph_yread_problem(&p->s, ph_yaml_get(n, "module")->line, "auth.module: %s", x->c->registry->err);
+		return;
+	}
+	a->module = ph_xcalloc(1, sizeof *a->module);
+	a->module->kind = PH_HANDLER_C;
+	a->module->fn = fn;
+	a->module->symbol = ph_xasprintf("%s:%s", o->module, o->symbol);
 }
 
 /* What a request only copies out of a checked configuration: the default
@@ -775,6 +815,7 @@ ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode
 	a = ph_xcalloc(1, sizeof *a);
 	mode_node = parse_settings(&p, a, o, n);
 	parse_parts(&p, a, o, n);
+	parse_module(&p, x, a, o, n);
 	check_mode(&p, a, mode_node, x->probs->n == before);
 	if (x->probs->n != before) {
 		conf_free(a);
@@ -1337,6 +1378,47 @@ exec_decide(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, c
 	return "\"decision\" is not allow, unauthorized or forbidden";
 }
 
+/* An authenticator that failed (why, not NULL) fails the request: 500,
+ * no principal. Its output may echo the credentials: the log says what is
+ * wrong, never what it was. Returns e when why is NULL. */
+static enum ph_err
+answer_failed(struct ph_req *r, const char *who, const char *why, char *msg, size_t msz,
+	      const struct ph_header **hdrs, enum ph_err e)
+{
+	if (why == NULL)
+		return e;
+	ph_log("error", "auth: authenticator %s: %s", who, why);
+	snprintf(msg, msz, "Internal error: authentication failed");
+	*hdrs = NULL;
+	r->principal = NULL;
+	r->access = NULL;
+	r->assigns = NULL;
+	return PH_E_INTERNAL;
+}
+
+/* auth.mode module: the function gets the exec authenticator's input as
+ * its arguments (kind "auth") and answers with the same document as its
+ * structuredContent (phantom_auth_allow...), checked the same way. */
+static enum ph_err
+check_module(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
+	     const struct ph_header **hdrs)
+{
+	struct json_object *in = exec_input(r, a), *ans;
+	struct ph_invocation inv;
+	const char *why;
+	enum ph_err e = PH_E_INTERNAL;
+	memset(&inv, 0, sizeof inv);
+	inv.kind = "auth";
+	inv.label = "auth";
+	inv.arguments = in;
+	ans = ph_call_handler(r, a->module, &inv);
+	why = ans == NULL ? "it failed (see the line above)" : exec_decide(r, a, ans, msg, msz, hdrs, &e);
+	e = answer_failed(r, a->module->symbol, why, msg, msz, hdrs, e);
+	json_object_put(ans);
+	json_object_put(in);
+	return e;
+}
+
 static enum ph_err
 check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	   const struct ph_header **hdrs)
@@ -1357,16 +1439,7 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 			ans = NULL;
 		why = exec_decide(r, a, ans, msg, msz, hdrs, &e);
 	}
-	/* its output may echo the credentials: say what is wrong, never what it was */
-	if (why != NULL) {
-		ph_log("error", "auth: authenticator %s: %s", a->command[0], why);
-		snprintf(msg, msz, "Internal error: authentication failed");
-		*hdrs = NULL;
-		r->principal = NULL;
-		r->access = NULL;
-		r->assigns = NULL;
-		e = PH_E_INTERNAL;
-	}
+	e = answer_failed(r, a->command[0], why, msg, msz, hdrs, e);
 	json_object_put(ans);
 	json_object_put(in);
 	sodium_memzero(res.out, res.out_len);
@@ -1382,7 +1455,7 @@ ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **
 	if (a == NULL)
 		return PH_OK;
 	/* what this request sees may depend on who asks (ph_access_restricted) */
-	r->restricted = a->nallow > 0 || (a->mode == PH_AUTH_EXEC && r->ex->http);
+	r->restricted = a->nallow > 0 || ((a->mode == PH_AUTH_EXEC || a->mode == PH_AUTH_MODULE) && r->ex->http);
 	if (!r->ex->http) {
 		/* stdio: the user who started the process is the client; there
 		 * are no headers, so only the configured principal applies */
@@ -1399,6 +1472,8 @@ ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **
 		return check_remote_user(r, a, msg, msz, hdrs);
 	case PH_AUTH_EXEC:
 		return check_exec(r, a, msg, msz, hdrs);
+	case PH_AUTH_MODULE:
+		return check_module(r, a, msg, msz, hdrs);
 	}
 	return PH_E_INTERNAL;
 }

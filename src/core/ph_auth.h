@@ -12,7 +12,7 @@
 #include <sodium.h>
 #include <stdio.h>
 
-enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_EXEC };
+enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_EXEC, PH_AUTH_MODULE };
 
 /* Longest bearer token accepted; longer ones are invalid without hashing. */
 #define PH_AUTH_TOKEN_MAX 4096
@@ -50,6 +50,7 @@ struct ph_auth_conf {
 	size_t ntokens;
 	char *tokens_file;                       /* resolved path */
 	char **command;                          /* exec argv, NULL-terminated */
+	struct ph_handler *module;               /* module: auth.module's auth.symbol */
 	long long timeout_ms, max_output, argon2_cache;
 	long long max_verify;                    /* auth.max_concurrent_verify */
 	struct ph_rate_conf fail;                /* auth.fail_limit per fail_window_s */

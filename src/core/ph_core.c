@@ -625,6 +625,9 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 		free(r->session_issued);
 		r->session_issued = ph_session_issue(r, chosen);
 	}
+	/* over stdio the process is the session: what it may push, from now on */
+	if (!r->ex->http && r->batch == NULL)
+		ph_park_stdio_client(ph_jget(r->params, "capabilities"));
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
 	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
@@ -1059,6 +1062,8 @@ legacy_session(struct ph_req *r)
 {
 	const char *tok;
 	char msg[256];
+	if (!r->ex->http && r->batch == NULL && strcmp(r->method, "initialize") != 0)
+		r->client_caps = ph_park_stdio_caps(); /* NULL before an initialize */
 	if (!r->ex->http || r->batch != NULL || strcmp(r->method, "initialize") == 0 ||
 	    (tok = param(r, "HTTP_MCP_SESSION_ID")) == NULL)
 		return true;
@@ -1297,6 +1302,9 @@ outcome_free(struct ph_outcome *o)
 	json_object_put(o->data);
 }
 
+static void fail_waiting(struct ph_req *r, const struct method *m, const char *why);
+static void dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op);
+
 /* Runs the method's handler (steps 9-11 happen there: it knows its
  * capabilities and schema; a retry of a multi-round request first opens its
  * requestState) and sends what it returns, unless the client has gone or
@@ -1305,8 +1313,68 @@ static void
 dispatch(struct ph_req *r, const struct method *m)
 {
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+	struct json_object *answers = NULL;
 	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
 		m->fn(r, &o);
+	while (r->park != NULL && !r->ex->cancelled && !r->ex->http) {
+		/* stdio: the client is asked on stdout and answers on stdin while
+		 * the call waits; the handler is then called again with state and
+		 * inputResponses, as a parked call resumed over HTTP */
+		char why[320];
+		outcome_free(&o);
+		memset(&o, 0, sizeof o);
+		r->input_responses = NULL; /* the last round's, about to go */
+		json_object_put(answers);
+		if (!ph_park_stdio(r, &answers, why, sizeof why)) {
+			json_object_put(r->park);
+			r->park = NULL;
+			if (!r->ex->cancelled)
+				fail_waiting(r, m, why);
+			else
+				r->status = 499;
+			return;
+		}
+		ph_mrtr_end(r);
+		r->mrtr_state = json_object_get(ph_jget(r->park, "state"));
+		r->input_responses = answers;
+		r->resumed = true;
+		json_object_put(r->park);
+		r->park = NULL;
+		m->fn(r, &o);
+	}
+	/* (the outcome may hold parts of the answers: sent before they go) */
+	dispatch_outcome(r, m, &o);
+	if (answers != NULL) {
+		r->input_responses = NULL;
+		json_object_put(answers);
+	}
+}
+
+/* The end of a call that waited for the stdio client's answers in vain:
+ * why as a tool's error result (tools/call), else as error -32603, as the
+ * hub ends a parked call. */
+static void
+fail_waiting(struct ph_req *r, const struct method *m, const char *why)
+{
+	if (strcmp(r->method, "tools/call") == 0) {
+		struct json_object *res = json_object_new_object(), *c = json_object_new_array(),
+				   *t = json_object_new_object();
+		json_object_object_add(t, "type", json_object_new_string("text"));
+		json_object_object_add(t, "text", json_object_new_string(why));
+		json_object_array_add(c, t);
+		json_object_object_add(res, "content", c);
+		json_object_object_add(res, "isError", json_object_new_boolean(true));
+		finish_result(r, m, res);
+		return;
+	}
+	send_error(r, PH_E_HANDLER, why, NULL);
+}
+
+/* Sends what the handler answered (o, freed), or parks the call. */
+static void
+dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op)
+{
+	struct ph_outcome o = *op;
 	if (r->park != NULL && !r->ex->cancelled) {
 		/* a legacy session's client is asked mid-call (ph_park.c) */
 		char why[256];

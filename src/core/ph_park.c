@@ -2,6 +2,8 @@
  * passing the client's answers to the hub (ph_park.h; the hub's side is
  * process/ph_hub_session.c). */
 #include "first.h"
+#include "ph_json.h"
+#include "ph_mime.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
 #include "ph_session.h"
@@ -38,11 +40,19 @@ pushed_request(struct json_object *req, const char *id)
 	return m;
 }
 
+/* A fresh prefix for the ids of one round's requests: "ph-<12 hex>". */
+static void
+round_prefix(char hex[13])
+{
+	unsigned char rnd[6];
+	randombytes_buf(rnd, sizeof rnd);
+	sodium_bin2hex(hex, 13, rnd, sizeof rnd);
+}
+
 bool
 ph_park_call(struct ph_req *r, char *why, size_t n)
 {
 	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *push, *d;
-	unsigned char rnd[6];
 	char hex[13], *who;
 	size_t i = 0, len;
 	const char *text;
@@ -54,13 +64,14 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 		snprintf(why, n, "the client went away");
 		return false;
 	}
-	randombytes_buf(rnd, sizeof rnd);
-	sodium_bin2hex(hex, sizeof hex, rnd, sizeof rnd);
+	round_prefix(hex);
 	ids = json_object_new_object();
 	push = json_object_new_array();
 	json_object_object_foreach(reqs, k, req) {
-		char id[40];
-		snprintf(id, sizeof id, "ph-%s-%zu", hex, i++);
+		char id[48];
+		/* ph-HOST-CALL-N: the host's tag tells an answer that reached
+		 * another host (ph_park_answer) */
+		snprintf(id, sizeof id, "ph-%s-%s-%zu", ph_shared_host_tag(), hex, i++);
 		json_object_array_add(push, pushed_request(req, id));
 		json_object_object_add(ids, id, json_object_new_string(k));
 	}
@@ -86,19 +97,78 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 	return ok;
 }
 
+/* The id of a request this server pushes: "ph-" HOST "-" CALL "-" N, HOST
+ * 8 and CALL 12 lowercase hex digits. Sets *host (the 8 digits) when it is. */
+static bool
+pushed_id(const char *id, const char **host)
+{
+	size_t i;
+	if (strncmp(id, "ph-", 3) != 0)
+		return false;
+	for (i = 3; i < 3 + 8 + 1 + 12; i++) {
+		char c = id[i];
+		if (i == 3 + 8 ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	if (id[i++] != '-' || id[i] < '0' || id[i] > '9')
+		return false;
+	while (id[i] >= '0' && id[i] <= '9')
+		i++;
+	*host = id + 3;
+	return id[i] == '\0';
+}
+
+/* Why the JSON-RPC response msg cannot answer a request the server pushed,
+ * or NULL. Every such request (elicitation/create, sampling/createMessage,
+ * roots/list) expects an object as its result; an error must be a JSON-RPC
+ * error object. A response that is neither, or both, is refused and the
+ * call keeps waiting for a proper answer. */
+const char *
+ph_park_check(struct json_object *msg, const char **host)
+{
+	struct json_object *v = ph_jget(msg, "jsonrpc"), *res, *err, *code, *id = ph_jget(msg, "id");
+	bool has_res = json_object_object_get_ex(msg, "result", &res);
+	bool has_err = json_object_object_get_ex(msg, "error", &err);
+	*host = NULL;
+	if (!json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0") != 0)
+		return "jsonrpc must be \"2.0\"";
+	if (has_res && has_err)
+		return "a response carries a result or an error, not both";
+	if (!has_res && !has_err)
+		return "a response carries a result or an error";
+	if (has_res && !json_object_is_type(res, json_type_object))
+		return "the result of a request this server sends is an object";
+	if (has_err) {
+		code = ph_jget(err, "code");
+		if (!json_object_is_type(err, json_type_object) || !json_object_is_type(code, json_type_int) ||
+		    !json_object_is_type(ph_jget(err, "message"), json_type_string))
+			return "an error is an object with an integer code and a string message";
+	}
+	if (!json_object_is_type(id, json_type_string) || !pushed_id(json_object_get_string(id), host))
+		return "no request of this server has this id (the server's ids are strings "
+		       "ph-<hex>-<hex>-<n>)";
+	return NULL;
+}
+
 int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct json_object *q, *id = ph_jget(r->msg, "id"), *take = NULL;
 	char *who, *reply;
-	const char *text;
+	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	long got;
 	int fd = -1, rc = -1;
 	memset(out, 0, sizeof *out);
 	out->fd = -1;
-	if (!json_object_is_type(id, json_type_string)) {
-		snprintf(why, n, "Invalid response: no request of this server has this id (the server's "
-			 "ids are strings)");
+	if (bad != NULL) {
+		snprintf(why, n, "Invalid response: %s", bad);
+		return -1;
+	}
+	if (strncmp(host, ph_shared_host_tag(), 8) != 0) {
+		snprintf(why, n, "Invalid response: the request with this id was sent by another host of "
+			 "this server (or by this one before a restart) and only that host can take "
+			 "the answer: route the requests of a session to one host by Mcp-Session-Id "
+			 "(conf/nginx.conf: hash $http_mcp_session_id consistent)");
 		return -1;
 	}
 	if (ph_hub_fd < 0) {
@@ -148,4 +218,139 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 		close(fd);
 	free(reply);
 	return rc;
+}
+
+/* ---- stdio ---------------------------------------------------------------------- */
+
+static struct json_object *stdio_caps;
+
+void
+ph_park_stdio_client(struct json_object *caps)
+{
+	json_object_put(stdio_caps);
+	stdio_caps = NULL;
+	if (json_object_is_type(caps, json_type_object))
+		json_object_deep_copy(caps, &stdio_caps, NULL);
+}
+
+struct json_object *
+ph_park_stdio_caps(void)
+{
+	return stdio_caps;
+}
+
+/* When line (len bytes) is a JSON-RPC response to one of the requests in
+ * ids (pushed id -> request key): its key, and the result in *res or the
+ * error's message in *err (both borrowed from *msg, which the caller puts).
+ * NULL for any other line. */
+static const char *
+answer_to(const char *line, size_t len, struct json_object *ids, struct json_object **msg,
+	  struct json_object **res, const char **err)
+{
+	struct json_object *o, *id, *key;
+	*msg = NULL;
+	if (!ph_utf8_valid(line, len) || ph_json_key_nul(line, len) ||
+	    !ph_json_parse(line, len, PH_JSON_DEPTH_DOCUMENT, &o) || o == NULL)
+		return NULL;
+	id = ph_jget(o, "id");
+	if (!json_object_is_type(o, json_type_object) || ph_jget(o, "method") != NULL ||
+	    !json_object_is_type(id, json_type_string) ||
+	    !json_object_object_get_ex(ids, json_object_get_string(id), &key) ||
+	    (ph_jget(o, "result") == NULL && ph_jget(o, "error") == NULL)) {
+		json_object_put(o);
+		return NULL;
+	}
+	*msg = o;
+	*res = ph_jget(o, "result");
+	*err = NULL;
+	if (ph_jget(o, "error") != NULL && (*err = ph_jstr(ph_jget(o, "error"), "message")) == NULL)
+		*err = "(no message)";
+	return json_object_get_string(key);
+}
+
+/* Takes the answers to ids out of the lines read ahead into got. Returns
+ * 1 when one was an error (the reason in why), else 0. */
+static int
+take_answers(struct ph_req *r, struct json_object *ids, struct json_object *got, char *why, size_t n)
+{
+	const char *line;
+	size_t len, i = 0;
+	while ((line = r->ex->ops->queued(r->ex, i, &len)) != NULL) {
+		struct json_object *msg, *res;
+		const char *err, *key = answer_to(line, len, ids, &msg, &res, &err);
+		if (key == NULL || ph_jget(got, key) != NULL) {
+			/* not ours, or answered twice: left for the main loop to refuse */
+			json_object_put(msg);
+			i++;
+			continue;
+		}
+		if (err != NULL || !json_object_is_type(res, json_type_object)) {
+			snprintf(why, n, "The client answered the request the server sent with an error: %.200s",
+				 err ? err : "(a result that is not an object)");
+			json_object_put(msg);
+			r->ex->ops->dequeue(r->ex, i);
+			return 1;
+		}
+		json_object_object_add(got, key, json_object_get(res));
+		json_object_put(msg);
+		r->ex->ops->dequeue(r->ex, i);
+	}
+	return 0;
+}
+
+bool
+ph_park_stdio(struct ph_req *r, struct json_object **answers, char *why, size_t n)
+{
+	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *got;
+	long long timeout_ms = r->srv->conf->sessions.park_timeout_ms;
+	int64_t deadline = ph_now_us() + timeout_ms * 1000;
+	size_t i = 0, want = 0;
+	char hex[13];
+	*answers = NULL;
+	why[0] = '\0';
+	round_prefix(hex);
+	ids = json_object_new_object();
+	json_object_object_foreach(reqs, k, req) {
+		char id[40];
+		struct json_object *m;
+		snprintf(id, sizeof id, "ph-%s-%zu", hex, i++);
+		json_object_object_add(ids, id, json_object_new_string(k));
+		m = pushed_request(req, id);
+		ph_req_send(r, m);
+		json_object_put(m);
+		want++;
+	}
+	got = json_object_new_object();
+	for (;;) {
+		int64_t left;
+		if (!ph_req_alive(r))
+			break; /* cancelled, or stdout is gone */
+		if (take_answers(r, ids, got, why, n) != 0)
+			break;
+		if ((size_t)json_object_object_length(got) == want) {
+			*answers = got;
+			got = NULL;
+			break;
+		}
+		if ((left = deadline - ph_now_us()) <= 0) {
+			snprintf(why, n, "The client did not answer the request the server sent within "
+				 "sessions.park_timeout_ms (%lld ms); the call was abandoned", timeout_ms);
+			break;
+		}
+		if (r->ex->ops->wait(r->ex, left > 200000 ? 200 : (int)(left / 1000) + 1) != 0) {
+			/* one more look: the answer may have come with the end */
+			if (take_answers(r, ids, got, why, n) == 0 &&
+			    (size_t)json_object_object_length(got) == want) {
+				*answers = got;
+				got = NULL;
+			} else if (why[0] == '\0') {
+				snprintf(why, n, "The client's input ended before it answered the request the "
+					 "server sent; the call was abandoned");
+			}
+			break;
+		}
+	}
+	json_object_put(got);
+	json_object_put(ids);
+	return *answers != NULL;
 }

@@ -34,9 +34,29 @@ struct ph_park_resume {
  * may be written), else false with the reason in why (the caller answers
  * with it, on the stream when one was started). */
 bool ph_park_call(struct ph_req *r, char *why, size_t n);
+/* Why the JSON-RPC response msg cannot be the answer to a request this
+ * server pushed (jsonrpc "2.0", exactly one of an object result and a
+ * JSON-RPC error, an id of the form ph-HOST-CALL-N), or NULL with *host
+ * pointing at the id's eight hex digits naming the host that sent it. */
+const char *ph_park_check(struct json_object *msg, const char **host);
 /* Passes the JSON-RPC response r->msg of r's session (r->session) to the
  * hub. Returns 0 when it is taken and more answers are awaited, 1 when it
  * completed a round (*out then holds the call to resume), -1 when refused
  * (the reason for the client in why). */
 int ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n);
+/* stdio, where the one process talks to one client: the requests of
+ * r->park go out on stdout under ids of the server's making (as
+ * ph_park_call builds them) and the client's responses are taken from the
+ * lines read ahead, for at most sessions.park_timeout_ms. Returns true with
+ * *answers (request key -> the client's result; caller puts) once every
+ * request is answered; else false, with the reason in why, or with
+ * r->ex->cancelled set when the client cancelled the call or went away.
+ * Other lines stay queued (a response to no request of this call is
+ * answered later as any stray response is). */
+bool ph_park_stdio(struct ph_req *r, struct json_object **answers, char *why, size_t n);
+/* The capabilities of the stdio client's last initialize (copied), and
+ * the same back (borrowed; NULL before an initialize): they decide what may
+ * be pushed to it, as a session's do over HTTP. */
+void ph_park_stdio_client(struct json_object *caps);
+struct json_object *ph_park_stdio_caps(void);
 #endif

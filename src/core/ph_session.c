@@ -224,8 +224,8 @@ ph_session_open(struct ph_req *r, const char *token, char *msg, size_t n)
 			      strcmp(json_object_get_string(p), who) == 0);
 	free(who);
 	if (!same) {
-		snprintf(msg, n, "Session not found: the session was issued to another principal; "
-			 "initialize again");
+		snprintf(msg, n, "Session not found: the session was issued to another principal (or "
+			 "with other assigns); initialize again");
 		goto fail;
 	}
 	if (ended(doc)) {

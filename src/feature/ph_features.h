@@ -74,11 +74,20 @@ bool ph_skills_configured(const struct ph_server *s);
  * only those members (caller puts), or NULL with the reason in why. */
 struct json_object *ph_catalog_entry(struct json_object *e, char *why, size_t wsz);
 /* resources/list: the SKILL.md of every skill skills/list lists to this
- * request (allow-lists apply), as resources named and described by their
- * frontmatter (mimeType text/markdown). Appends those at positions off to
- * off+max-1 that are served to arr (NULL: counts only). Returns how many
- * there are in all. */
-size_t ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json_object *arr);
+ * request (the configured listing, then each list handler's parameter sets
+ * for this principal; allow-lists apply), as resources named and described
+ * by their frontmatter (mimeType text/markdown). */
+struct ph_skill_files;
+/* Collects them: *f (free with ph_skills_files_free; NULL when no skills
+ * are served), *n of them, *per_principal true when a list handler gave
+ * part of them. Returns 0, or -1 with o set (-32603) when a list handler
+ * failed. */
+int ph_skills_files(struct ph_req *r, struct ph_skill_files **f, size_t *n, bool *per_principal,
+		    struct ph_outcome *o);
+/* Appends those at positions off to off+max-1 that are served (a skill
+ * whose SKILL.md is missing or bad is left out) to arr. f may be NULL. */
+void ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct json_object *arr);
+void ph_skills_files_free(struct ph_skill_files *f);
 
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);

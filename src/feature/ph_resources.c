@@ -333,27 +333,32 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	size_t n = reg ? reg->nresources : 0, nres = 0, nsk, total, off, cnt, idx;
 	size_t ncat = reg ? reg->ncatalogs : 0;
 	const struct ph_resource **vis;
+	struct ph_skill_files *sk;
 	struct json_object *arr;
 	const char *cursor = ph_jstr(r->params, "cursor");
 	char *hcursor = NULL;
+	bool per_principal;
 	if (cursor != NULL && catalog_open(r, cursor, &idx, &hcursor)) {
 		catalog_page(r, o, idx, hcursor);
 		free(hcursor);
 		return;
 	}
+	if (ph_skills_files(r, &sk, &nsk, &per_principal, o) != 0)
+		return;
 	vis = ph_xcalloc(n + 1, sizeof *vis);
 	for (size_t i = 0; i < n; i++)
 		if (ph_access_allowed(r, PH_KIND_RESOURCE, resource_name(reg->resources[i])))
 			vis[nres++] = reg->resources[i];
-	nsk = ph_skills_resources(r, 0, 0, NULL);
 	total = nres + nsk;
 	if (total == 0 && ncat > 0 && cursor == NULL) {
 		free(vis);
+		ph_skills_files_free(sk);
 		catalog_page(r, o, 0, NULL);
 		return;
 	}
 	if (ph_page_begin(r, total, &off, o) != 0) {
 		free(vis);
+		ph_skills_files_free(sk);
 		return;
 	}
 	cnt = ph_page_count(r, total, off);
@@ -362,7 +367,7 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 		json_object_array_add(arr, resource_entry(vis[i]));
 	if (off + cnt > nres) {
 		size_t from = off > nres ? off - nres : 0;
-		ph_skills_resources(r, from, off + cnt - nres - from, arr);
+		ph_skills_files_page(sk, from, off + cnt - nres - from, arr);
 	}
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "resources", arr);
@@ -374,6 +379,12 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 		free(tok);
 	}
 	ph_list_cache_hints(r, PH_LIST_RESOURCES, o->result);
+	if (per_principal && !r->legacy) {
+		/* a list handler's parameter sets were made for this principal */
+		json_object_object_add(o->result, "ttlMs", json_object_new_int64(0));
+		json_object_object_add(o->result, "cacheScope", json_object_new_string("private"));
+	}
+	ph_skills_files_free(sk);
 	free(vis);
 }
 

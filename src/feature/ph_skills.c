@@ -1037,6 +1037,109 @@ list_run(struct rq *q, size_t k, struct line **ls, size_t *n)
 	return ok;
 }
 
+static void
+lines_free(struct line *vis, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (vis[i].owned)
+			vals_free(vis[i].vals);
+	free(vis);
+}
+
+/* This request's listing: the configured one, then what each list handler
+ * gives this principal, under the skill allow-lists, into *vis (*n lines;
+ * caller frees with lines_free); *asked says whether a handler ran. Returns
+ * 0, or -1 with o set (what: the method) when a list handler failed. */
+static int
+lines_collect(struct rq *q, const char *what, struct line **vis, size_t *n, bool *asked,
+	      struct ph_outcome *o)
+{
+	*vis = NULL;
+	*n = 0;
+	*asked = false;
+	for (size_t i = 0; i < q->sc->nlisting; i++) {
+		if (!visible(q, q->sc->listing[i].skill))
+			continue;
+		*vis = ph_xrealloc(*vis, (*n + 1) * sizeof **vis);
+		(*vis)[(*n)++] = (struct line){q->sc->listing[i].skill, q->sc->listing[i].vals, false};
+	}
+	for (size_t k = 0; k < q->sc->n; k++) {
+		if (q->sc->skills[k].list_h.kind == PH_HANDLER_NONE || !visible(q, k))
+			continue;
+		if (!list_run(q, k, vis, n)) {
+			ph_outcome_error(o, PH_E_HANDLER, NULL, "%s: the list of '%s' failed", what,
+					 q->sc->skills[k].path);
+			return -1;
+		}
+		*asked = true;
+	}
+	return 0;
+}
+
+/* The SKILL.md files of a request's listing (resources/list). */
+struct ph_skill_files {
+	struct rq q;
+	struct line *vis;
+	size_t n;
+};
+
+int
+ph_skills_files(struct ph_req *r, struct ph_skill_files **fp, size_t *n, bool *per_principal,
+		struct ph_outcome *o)
+{
+	struct ph_skill_files *f;
+	*fp = NULL;
+	*n = 0;
+	*per_principal = false;
+	if (r->srv->conf->skills == NULL)
+		return 0;
+	f = ph_xcalloc(1, sizeof *f);
+	rq_init(&f->q, r);
+	if (lines_collect(&f->q, "resources/list", &f->vis, &f->n, per_principal, o) != 0) {
+		ph_skills_files_free(f);
+		return -1;
+	}
+	*fp = f;
+	*n = f->n;
+	return 0;
+}
+
+void
+ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct json_object *arr)
+{
+	for (size_t i = off; f != NULL && i < f->n && i - off < max; i++) {
+		const struct line *l = &f->vis[i];
+		struct ph_skill *k = &f->q.sc->skills[l->skill];
+		struct json_object *fm, *e;
+		const char *name, *desc;
+		char *uri;
+		if (!present(&f->q, l->skill, l->vals))
+			continue; /* missing or bad: left out, as skills/list does */
+		fm = frontmatter(&f->q, l->skill);
+		name = ph_jstr(fm, "name");
+		desc = ph_jstr(fm, "description");
+		uri = file_uri(k, l->vals, "SKILL.md");
+		e = json_object_new_object();
+		json_object_object_add(e, "uri", json_object_new_string(uri));
+		json_object_object_add(e, "name", json_object_new_string(name ? name : k->segs[k->nsegs - 1]));
+		if (desc)
+			json_object_object_add(e, "description", json_object_new_string(desc));
+		json_object_object_add(e, "mimeType", json_object_new_string("text/markdown"));
+		json_object_array_add(arr, e);
+		free(uri);
+	}
+}
+
+void
+ph_skills_files_free(struct ph_skill_files *f)
+{
+	if (f == NULL)
+		return;
+	lines_free(f->vis, f->n);
+	rq_free(&f->q);
+	free(f);
+}
+
 void
 ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 {
@@ -1047,24 +1150,8 @@ ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 	bool complete = true, asked = false;
 	struct json_object *skills;
 	rq_init(&q, r);
-	/* the configured listing, then what each list handler gives this principal */
-	for (size_t i = 0; i < q.sc->nlisting; i++) {
-		if (!visible(&q, q.sc->listing[i].skill))
-			continue;
-		vis = ph_xrealloc(vis, (nvis + 1) * sizeof *vis);
-		vis[nvis++] = (struct line){q.sc->listing[i].skill, q.sc->listing[i].vals, false};
-	}
-	for (size_t k = 0; k < q.sc->n; k++) {
-		if (q.sc->skills[k].list_h.kind == PH_HANDLER_NONE || !visible(&q, k))
-			continue;
-		if (!list_run(&q, k, &vis, &nvis)) {
-			ph_outcome_error(o, PH_E_HANDLER, NULL, "skills/list: the list of '%s' failed",
-					 q.sc->skills[k].path);
-			goto out;
-		}
-		asked = true;
-	}
-	if (ph_page_begin(r, nvis, &off, o) != 0)
+	if (lines_collect(&q, "skills/list", &vis, &nvis, &asked, o) != 0 ||
+	    ph_page_begin(r, nvis, &off, o) != 0)
 		goto out;
 	cnt = ph_page_count(r, nvis, off);
 	hints_init(&h);
@@ -1086,43 +1173,8 @@ ph_skills_list(struct ph_req *r, struct ph_outcome *o)
 		h.n = 0; /* left-out entries, or a listing made for this principal: not reusable */
 	hints_put(&q, &h, o->result);
 out:
-	for (size_t i = 0; i < nvis; i++)
-		if (vis[i].owned)
-			vals_free(vis[i].vals);
-	free(vis);
+	lines_free(vis, nvis);
 	rq_free(&q);
-}
-
-size_t
-ph_skills_resources(struct ph_req *r, size_t off, size_t max, struct json_object *arr)
-{
-	struct rq q;
-	size_t nvis = 0;
-	if (r->srv->conf->skills == NULL)
-		return 0;
-	rq_init(&q, r);
-	for (size_t i = 0; i < q.sc->nlisting; i++) {
-		const struct ph_listing *l = &q.sc->listing[i];
-		struct ph_skill *k = &q.sc->skills[l->skill];
-		if (!visible(&q, l->skill))
-			continue;
-		if (arr != NULL && nvis >= off && nvis - off < max && present(&q, l->skill, l->vals)) {
-			struct json_object *fm = frontmatter(&q, l->skill), *e = json_object_new_object();
-			const char *name = ph_jstr(fm, "name"), *desc = ph_jstr(fm, "description");
-			char *uri = file_uri(k, l->vals, "SKILL.md");
-			json_object_object_add(e, "uri", json_object_new_string(uri));
-			json_object_object_add(e, "name",
-					       json_object_new_string(name ? name : k->segs[k->nsegs - 1]));
-			if (desc)
-				json_object_object_add(e, "description", json_object_new_string(desc));
-			json_object_object_add(e, "mimeType", json_object_new_string("text/markdown"));
-			json_object_array_add(arr, e);
-			free(uri);
-		}
-		nvis++;
-	}
-	rq_free(&q);
-	return nvis;
 }
 
 void

@@ -44,8 +44,9 @@ phantom_server_free(phantom_server *srv)
 int
 phantom_serve_stdio(phantom_server *srv)
 {
-	/* the registry came from the program, not from a file: no reload */
-	return ph_stdio_run(&srv, NULL, false);
+	/* the registry came from the program, not from a file: no reload; its
+	 * handlers keep their data in this process: no children */
+	return ph_stdio_run(&srv, NULL, false, false);
 }
 
 int

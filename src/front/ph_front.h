@@ -25,8 +25,11 @@ int ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reloa
 int ph_cgi_once(struct ph_server *srv);
 /* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. reload:
  * SIGHUP loads conf_path (NULL: the built-in defaults) again, replacing
- * *srv, and tells the listens the client holds what changed. */
-int ph_stdio_run(struct ph_server **srv, const char *conf_path, bool reload);
+ * *srv, and tells the listens the client holds what changed. children:
+ * calls run in processes of their own, stdio.concurrency at once (off: one
+ * request at a time in this process, as a program embedding libphantom
+ * wants it). */
+int ph_stdio_run(struct ph_server **srv, const char *conf_path, bool reload, bool children);
 /* The prefork master: forks r->workers workers, supervises, reloads, stops. */
 int ph_master_run(struct ph_server *srv, const struct ph_run *r);
 

@@ -1,5 +1,7 @@
 /* ph_stdio.c: the stdio front. One JSON-RPC message per line on stdin, one
- * per line on stdout, logs only on stderr, exit on EOF.
+ * per line on stdout, logs only on stderr, exit on EOF (once the calls in
+ * flight are done). Calls run in child processes, stdio.concurrency at
+ * once (below); with 1, everything is served in this process in turn.
  *
  * Input is read with read(2) into our own buffer so that, while a request
  * runs, the core can look through the lines read ahead (the queued op) for
@@ -13,7 +15,11 @@
 #include "ph_persist.h"
 #include "ph_shared.h"
 #include "ph_util.h"
+#include "ph_exec.h"
+#include "ph_line.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -180,6 +186,19 @@ stdio_dequeue(struct ph_exchange *ex, size_t i)
 	f->in.data[f->in.len] = '\0';
 }
 
+/* A call waiting for the client's answers: reads what arrives within ms. */
+static int
+stdio_wait(struct ph_exchange *ex, int ms)
+{
+	struct stdio_front *f = ex->front;
+	struct pollfd p = {0, POLLIN, 0};
+	if (f->eof)
+		return -1;
+	if (poll(&p, 1, ms) > 0)
+		fill(f, false);
+	return f->eof ? -1 : 0;
+}
+
 static const struct ph_front_ops stdio_ops = {
 	.param = stdio_param,
 	.read = stdio_read,
@@ -189,15 +208,17 @@ static const struct ph_front_ops stdio_ops = {
 	.stream_ping = stdio_stream_ping,
 	.queued = stdio_queued,
 	.dequeue = stdio_dequeue,
+	.wait = stdio_wait,
 };
 
-/* Takes the next complete line out of the buffer (reading as needed).
- * Returns its length (line NUL-terminated in *out, caller frees), -1 at
- * EOF, -2 when a reload was asked for while waiting for input. A line over
+/* Takes the next complete line out of the buffer (reading as needed, when
+ * wait is set). Returns its length (line NUL-terminated in *out, caller
+ * frees), -1 at EOF, -2 when a reload was asked for while waiting for
+ * input, -3 when wait is off and no whole line is in yet. A line over
  * max_line, the last one without a newline too, is returned as too long
  * with *too_long set and only its first bytes kept. */
 static long
-next_line(struct stdio_front *f, char **out, bool *too_long)
+next_line(struct stdio_front *f, char **out, bool *too_long, bool wait)
 {
 	size_t scanned = 0;
 	*too_long = false;
@@ -249,6 +270,8 @@ next_line(struct stdio_front *f, char **out, bool *too_long)
 		}
 		if (f->reload && ph_reload_requested)
 			return -2;
+		if (!wait)
+			return -3;
 		fill(f, true);
 	}
 }
@@ -268,9 +291,11 @@ on_hup(int sig)
 }
 
 /* SIGHUP: the configuration again (the running one stays when it does not
- * load), and list_changed on the client's open listens for what changed. */
+ * load), and list_changed on the client's open listens for what changed.
+ * persist: persistent handlers are started here (one request at a time);
+ * with calls in children, each child starts its own. */
 static void
-reload(struct ph_server **srv, const char *conf_path)
+reload(struct ph_server **srv, const char *conf_path, bool persist)
 {
 	struct ph_server *n;
 	ph_reload_requested = 0;
@@ -282,12 +307,551 @@ reload(struct ph_server **srv, const char *conf_path)
 	ph_subscriptions_rewatch(n, ph_auth_configured_access);
 	ph_server_free(*srv);
 	*srv = n;
-	ph_persist_prestart(n);
+	if (persist)
+		ph_persist_prestart(n);
 	ph_log("notice", "configuration reloaded; %zu listens open", ph_subscriptions_kept());
 }
 
+/* Serves line (n bytes, borrowed) in this process. */
+static void
+serve_here(struct stdio_front *f, struct ph_server *srv, const char *line, size_t n, bool too_long)
+{
+	struct ph_exchange ex;
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &stdio_ops;
+	ex.front = f;
+	ex.http = false;
+	ex.body = line;
+	ex.body_len = n;
+	ex.too_large = too_long;
+	ph_serve(srv, &ex);
+}
+
+/* Takes the next line to serve: its length (line in *out, caller frees),
+ * or what next_line returns when there is none (-1 EOF, -2 reload, -3
+ * nothing whole yet). A trailing CR is dropped; empty lines are skipped. */
+static long
+take_line(struct stdio_front *f, char **out, bool *too_long, bool wait)
+{
+	for (;;) {
+		long n = next_line(f, out, too_long, wait);
+		if (n < 0)
+			return n;
+		while (n > 0 && (*out)[n - 1] == '\r')
+			(*out)[--n] = '\0';
+		if (n > 0)
+			return n;
+		free(*out);
+	}
+}
+
+/* stdio.concurrency 1: one request at a time, in this process. */
+static void
+run_serial(struct stdio_front *f, struct ph_server **srvp, const char *conf_path)
+{
+	ph_persist_prestart(*srvp);
+	for (;;) {
+		char *line = NULL;
+		bool too_long;
+		long n;
+		if (f->reload && ph_reload_requested)
+			reload(srvp, conf_path, true);
+		if ((n = take_line(f, &line, &too_long, true)) == -2)
+			continue;
+		if (n < 0)
+			break; /* EOF: the client is done */
+		serve_here(f, *srvp, line, (size_t)n, too_long);
+		free(line);
+		ph_persist_tick();
+		if (ferror(stdout))
+			break;
+	}
+}
+
+/* ---- calls in processes of their own ---------------------------------------------
+ * The main process reads stdin, answers what needs no handler itself (in
+ * order: initialize, ping, lists, logging, subscriptions) and starts a
+ * child for each call (ph_line.c says which), up to stdio.concurrency at
+ * once; more wait in a queue. A child's stdin is a pipe on which the main
+ * process passes it what concerns it (a notifications/cancelled naming its
+ * request, the client's response to a request it sent the client), so the
+ * core's look-ahead works in the child as it does in-process; its stdout
+ * is a pipe that the main process copies to stdout a whole line at a time,
+ * so lines never mix (and notes the ids of the requests among them). A
+ * child is reaped by its pid, and its group is killed only before that,
+ * while the id cannot belong to another process. */
+
+struct kid {
+	pid_t pid;         /* 0: a free slot */
+	int to, from;      /* its stdin (-1 once closed), its stdout (-1 once at its end) */
+	char *id;          /* the JSON text of its request's id */
+	struct ph_buf out; /* what it wrote after its last whole line */
+	struct ph_buf fwd; /* lines for it, not yet written */
+	int64_t kill_at;   /* after a cancel: killed if it still runs then (us); 0: no */
+	bool reaped;
+	char **asked;      /* the JSON text of the ids of the requests it sent the client */
+	size_t nasked;
+};
+
+struct waiting {
+	char *line, *id;
+	size_t len;
+	bool too_long;
+};
+
+struct pool {
+	struct kid *kids;
+	size_t max, running;
+	struct waiting *q;
+	size_t nq, qmax;
+	int64_t grace_us;   /* limits.exec_grace_ms */
+	bool eof_sent;      /* stdin ended: the children's stdin is closed too */
+	bool gone;          /* stdout failed: the client is gone */
+};
+
+static void
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* In the child: serves w and exits. Never returns. */
+static void __attribute__((noreturn))
+kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const struct waiting *w,
+	const int in[2], const int out[2])
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGHUP, &sa, NULL); /* reloading is the main process's */
+	setpgid(0, 0);
+	for (size_t i = 0; i < p->max; i++) {
+		if (p->kids[i].pid == 0)
+			continue;
+		if (p->kids[i].to >= 0)
+			close(p->kids[i].to);
+		if (p->kids[i].from >= 0)
+			close(p->kids[i].from);
+	}
+	/* the main process's ends too: its stdin ends when the main process
+	 * closes its own */
+	close(in[1]);
+	close(out[0]);
+	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+		_exit(1);
+	close(in[0]);
+	close(out[1]);
+	/* what its handlers leave behind is its own to sweep */
+	ph_exec_subreaper();
+	ph_buf_reset(&f->in);
+	f->eof = false;
+	f->reload = false;
+	serve_here(f, srv, w->line, w->len, w->too_long);
+	fflush(stdout);
+	ph_persist_shutdown();
+	_exit(0);
+}
+
+/* Writes the whole lines k has written to stdout. */
+static void
+kid_lines(struct pool *p, struct kid *k)
+{
+	size_t at = 0;
+	char *nl;
+	while ((nl = memchr(k->out.data + at, '\n', k->out.len - at)) != NULL) {
+		size_t len = (size_t)(nl - (k->out.data + at));
+		char *id = ph_line_pushed(k->out.data + at, len);
+		if (id != NULL) { /* the client's answer goes to k */
+			k->asked = ph_xrealloc(k->asked, (k->nasked + 1) * sizeof *k->asked);
+			k->asked[k->nasked++] = id;
+		}
+		if (!p->gone && put_line(k->out.data + at, len) != 0)
+			p->gone = true;
+		at += len + 1;
+	}
+	memmove(k->out.data, k->out.data + at, k->out.len - at);
+	k->out.len -= at;
+	k->out.data[k->out.len] = '\0';
+}
+
+/* Reads what k wrote, without waiting; closes its stdout at the end. */
+static void
+kid_read(struct pool *p, struct kid *k)
+{
+	char chunk[65536];
+	while (k->from >= 0) {
+		ssize_t n = read(k->from, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			close(k->from);
+			k->from = -1;
+			if (k->out.len > 0)
+				ph_log("warning", "stdio: a call's process ended in the middle of a line; "
+				       "the part is dropped");
+			return;
+		}
+		ph_buf_add(&k->out, chunk, (size_t)n);
+		kid_lines(p, k);
+	}
+}
+
+/* Writes what is waiting for k's stdin, without blocking. */
+static void
+kid_write(struct kid *k)
+{
+	while (k->to >= 0 && k->fwd.len > 0) {
+		ssize_t n = write(k->to, k->fwd.data, k->fwd.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n < 0) { /* it is gone: what it did not read does not matter */
+			ph_buf_reset(&k->fwd);
+			return;
+		}
+		memmove(k->fwd.data, k->fwd.data + n, k->fwd.len - (size_t)n);
+		k->fwd.len -= (size_t)n;
+	}
+}
+
+/* Kills k's process group, only while k is unreaped (its pid, the group's
+ * id, cannot have been given to another process yet). */
+static void
+kid_kill(struct kid *k)
+{
+	if (k->pid > 0 && !k->reaped && kill(-k->pid, SIGKILL) != 0)
+		kill(k->pid, SIGKILL);
+}
+
+/* Reaps k if it has exited (waiting for it when wait is set). */
+static void
+kid_reap(struct kid *k, bool wait)
+{
+	int st;
+	pid_t r;
+	if (k->reaped)
+		return;
+	while ((r = waitpid(k->pid, &st, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r == k->pid || (r < 0 && errno == ECHILD)) {
+		k->reaped = true;
+		ph_exec_disown(k->pid);
+		if (r == k->pid && WIFSIGNALED(st) && k->kill_at == 0)
+			ph_log("warning", "stdio: the process of call %s died of signal %d", k->id,
+			       WTERMSIG(st));
+	}
+}
+
+/* Frees k's slot once it is reaped and its output read; what it left
+ * behind (a handler's process outside its group) is killed. Returns true
+ * when the slot is free. */
+static bool
+kid_done(struct pool *p, struct kid *k)
+{
+	if (!k->reaped)
+		return false;
+	if (k->from >= 0) {
+		kid_read(p, k);
+		if (k->from >= 0) { /* held open by something it left behind */
+			close(k->from);
+			k->from = -1;
+		}
+	}
+	if (k->to >= 0)
+		close(k->to);
+	ph_buf_free(&k->out);
+	ph_buf_free(&k->fwd);
+	free(k->id);
+	for (size_t i = 0; i < k->nasked; i++)
+		free(k->asked[i]);
+	free(k->asked);
+	memset(k, 0, sizeof *k);
+	p->running--;
+	ph_exec_sweep();
+	return true;
+}
+
+/* Starts w (taken) in a child. Where no child can be made, serves it here. */
+static void
+kid_start(struct stdio_front *f, struct pool *p, struct ph_server *srv, struct waiting *w)
+{
+	struct kid *k = NULL;
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	pid_t pid;
+	for (size_t i = 0; i < p->max && k == NULL; i++)
+		if (p->kids[i].pid == 0)
+			k = &p->kids[i];
+	if (k == NULL || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+		goto here;
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) < 0)
+		goto here;
+	if (pid == 0)
+		kid_run(f, p, srv, w, in, out);
+	setpgid(pid, pid); /* also done by the child: whichever runs first */
+	ph_exec_own(pid);
+	close(in[0]);
+	close(out[1]);
+	set_nonblock(in[1]);
+	set_nonblock(out[0]);
+	memset(k, 0, sizeof *k);
+	k->pid = pid;
+	k->to = in[1];
+	k->from = out[0];
+	k->id = w->id;
+	ph_buf_init(&k->out);
+	ph_buf_init(&k->fwd);
+	if (p->eof_sent) {
+		close(k->to);
+		k->to = -1;
+	}
+	p->running++;
+	free(w->line);
+	return;
+here:
+	ph_log("error", "stdio: cannot start a process for call %s (%s); serving it in line", w->id,
+	       strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
+	serve_here(f, srv, w->line, w->len, w->too_long);
+	free(w->line);
+	free(w->id);
+}
+
+/* A notifications/cancelled naming id (line, n bytes): passed to the call
+ * running it, which stops as in-process (and is killed if it has not
+ * within the grace), or the waiting call dropped unanswered. */
+static void
+cancel_call(struct pool *p, const char *id, const char *line, size_t n)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid == 0 || k->reaped || strcmp(k->id, id) != 0)
+			continue;
+		ph_buf_add(&k->fwd, line, n);
+		ph_buf_addc(&k->fwd, '\n');
+		kid_write(k);
+		if (k->kill_at == 0)
+			k->kill_at = ph_now_us() + p->grace_us;
+		return;
+	}
+	for (size_t i = 0; i < p->nq; i++) {
+		if (strcmp(p->q[i].id, id) != 0)
+			continue;
+		free(p->q[i].line);
+		free(p->q[i].id);
+		memmove(&p->q[i], &p->q[i + 1], (p->nq - i - 1) * sizeof *p->q);
+		p->nq--;
+		return;
+	}
+}
+
+/* A JSON-RPC response with id (line, n bytes): passed to the call that
+ * sent the request it answers. Returns false when no call did. */
+static bool
+answer_call(struct pool *p, const char *id, const char *line, size_t n)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		for (size_t j = 0; k->pid != 0 && !k->reaped && j < k->nasked; j++) {
+			if (strcmp(k->asked[j], id) != 0)
+				continue;
+			free(k->asked[j]);
+			k->asked[j] = k->asked[--k->nasked];
+			ph_buf_add(&k->fwd, line, n);
+			ph_buf_addc(&k->fwd, '\n');
+			kid_write(k);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* What the main process does with one line (taken). */
+static void
+dispatch(struct stdio_front *f, struct pool *p, struct ph_server *srv, char *line, size_t n, bool too_long)
+{
+	char *id = NULL;
+	enum ph_line_kind kind = too_long ? PH_LINE_INLINE : ph_line_kind(srv, line, n, &id);
+	if (kind == PH_LINE_CALL) {
+		struct waiting *w = &p->q[p->nq++];
+		w->line = line;
+		w->len = n;
+		w->too_long = too_long;
+		w->id = id;
+		return;
+	}
+	if (kind == PH_LINE_ANSWER && answer_call(p, id, line, n)) {
+		free(line);
+		free(id);
+		return;
+	}
+	/* an answer to nothing asked is refused here as any stray response */
+	if (kind == PH_LINE_CANCEL)
+		cancel_call(p, id, line, n);
+	/* cancels too: one may name a listen this process holds */
+	serve_here(f, srv, line, n, too_long);
+	free(line);
+	free(id);
+}
+
+/* The poll timeout until the next thing the loop must do by time: a
+ * cancelled call's grace, the end of the shutdown wait, a child whose
+ * output ended but that is not reaped yet. -1: none. */
+static int
+next_timeout(const struct pool *p, int64_t deadline)
+{
+	int64_t now = ph_now_us(), soonest = deadline;
+	for (size_t i = 0; i < p->max; i++) {
+		const struct kid *k = &p->kids[i];
+		if (k->pid == 0)
+			continue;
+		if (k->from < 0 && !k->reaped)
+			return 10;
+		if (k->kill_at > 0 && !k->reaped && (soonest == 0 || k->kill_at < soonest))
+			soonest = k->kill_at;
+	}
+	if (soonest == 0)
+		return -1;
+	return soonest <= now ? 0 : (int)((soonest - now + 999) / 1000);
+}
+
+static void
+run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_path)
+{
+	struct pool p;
+	int64_t deadline = 0;
+	long long shutdown_s = (*srvp)->conf->shutdown_timeout;
+	struct pollfd *pf;
+	memset(&p, 0, sizeof p);
+	p.max = (size_t)(*srvp)->conf->stdio.concurrency;
+	p.qmax = (size_t)(*srvp)->conf->stdio.queue;
+	p.kids = ph_xcalloc(p.max, sizeof *p.kids);
+	p.q = ph_xcalloc(p.qmax, sizeof *p.q);
+	pf = ph_xcalloc(2 * p.max + 2, sizeof *pf);
+	for (;;) {
+		struct ph_server *srv;
+		size_t npf = 0;
+		int stdin_at = -1, watch_at = -1, ms;
+		int64_t now;
+		if (f->reload && ph_reload_requested)
+			reload(srvp, conf_path, false);
+		srv = *srvp;
+		p.grace_us = srv->conf->limits.exec_grace_ms * 1000;
+		/* the lines read: answered, started or queued, in order */
+		for (;;) {
+			char *line;
+			bool too_long;
+			long n;
+			while (!p.gone && p.nq > 0 && p.running < p.max) {
+				struct waiting w = p.q[0];
+				memmove(&p.q[0], &p.q[1], (p.nq - 1) * sizeof *p.q);
+				p.nq--;
+				kid_start(f, &p, srv, &w);
+			}
+			if (p.gone || p.nq >= p.qmax || (n = take_line(f, &line, &too_long, false)) < 0)
+				break;
+			dispatch(f, &p, srv, line, (size_t)n, too_long);
+			if (ferror(stdout))
+				p.gone = true;
+		}
+		if (f->eof && f->in.len == 0 && !p.eof_sent) {
+			/* the client is done: the calls in flight get shutdown_timeout */
+			p.eof_sent = true;
+			deadline = ph_now_us() + shutdown_s * 1000000;
+			for (size_t i = 0; i < p.max; i++) {
+				if (p.kids[i].pid != 0 && p.kids[i].to >= 0) {
+					kid_write(&p.kids[i]);
+					close(p.kids[i].to);
+					p.kids[i].to = -1;
+				}
+			}
+		}
+		if (p.gone || (p.eof_sent && p.running == 0 && p.nq == 0))
+			break;
+		now = ph_now_us();
+		if (deadline > 0 && now >= deadline) {
+			ph_log("warning", "stdio: %zu call%s still running %llds after the end of input; killed",
+			       p.running + p.nq, p.running + p.nq == 1 ? "" : "s", shutdown_s);
+			break;
+		}
+		for (size_t i = 0; i < p.max; i++) {
+			struct kid *k = &p.kids[i];
+			if (k->pid != 0 && k->kill_at > 0 && now >= k->kill_at && !k->reaped) {
+				ph_log("notice", "stdio: call %s did not stop within %lld ms of its cancel; killed",
+				       k->id, (long long)(p.grace_us / 1000));
+				kid_kill(k);
+				kid_reap(k, true);
+			}
+		}
+		if (!f->eof && p.nq < p.qmax) {
+			stdin_at = (int)npf;
+			pf[npf++] = (struct pollfd){0, POLLIN, 0};
+		}
+		if (ph_subscriptions_watch_fd() >= 0) {
+			watch_at = (int)npf;
+			pf[npf++] = (struct pollfd){ph_subscriptions_watch_fd(), POLLIN, 0};
+		}
+		for (size_t i = 0; i < p.max; i++) {
+			struct kid *k = &p.kids[i];
+			if (k->pid == 0)
+				continue;
+			if (k->from >= 0)
+				pf[npf++] = (struct pollfd){k->from, POLLIN, 0};
+			if (k->to >= 0 && k->fwd.len > 0)
+				pf[npf++] = (struct pollfd){k->to, POLLOUT, 0};
+		}
+		ms = next_timeout(&p, deadline);
+		if (poll(pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
+			break;
+		if (stdin_at >= 0 && (pf[stdin_at].revents & (POLLIN | POLLHUP | POLLERR))) {
+			errno = 0;
+			if (fill(f, false) < 0 && errno != 0 && errno != EINTR && errno != EAGAIN)
+				f->eof = true; /* stdin is broken: as good as ended */
+		}
+		if (watch_at >= 0 && (pf[watch_at].revents & POLLIN))
+			ph_subscriptions_watch_read(send_line, NULL);
+		for (size_t i = 0; i < p.max; i++) {
+			struct kid *k = &p.kids[i];
+			if (k->pid == 0)
+				continue;
+			kid_read(&p, k);
+			kid_write(k);
+			if (k->from < 0)
+				kid_reap(k, false);
+			kid_done(&p, k);
+		}
+	}
+	/* the end: what still runs is killed, everything reaped */
+	for (size_t i = 0; i < p.max; i++) {
+		struct kid *k = &p.kids[i];
+		if (k->pid == 0)
+			continue;
+		kid_kill(k);
+		kid_reap(k, true);
+		kid_done(&p, k);
+	}
+	for (size_t i = 0; i < p.nq; i++) {
+		free(p.q[i].line);
+		free(p.q[i].id);
+	}
+	free(p.q);
+	free(p.kids);
+	free(pf);
+}
+
 int
-ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable)
+ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable, bool children)
 {
 	struct stdio_front f;
 	struct sigaction sa;
@@ -305,39 +869,10 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable)
 	ph_buf_init(&f.in);
 	f.max_line = (size_t)(*srvp)->conf->http.max_body;
 	f.reload = reloadable;
-	ph_persist_prestart(*srvp);
-	for (;;) {
-		struct ph_server *srv;
-		struct ph_exchange ex;
-		char *line = NULL;
-		bool too_long;
-		long n;
-		if (reloadable && ph_reload_requested)
-			reload(srvp, conf_path);
-		srv = *srvp;
-		if ((n = next_line(&f, &line, &too_long)) == -2)
-			continue;
-		if (n < 0)
-			break; /* EOF: the client is done */
-		while (n > 0 && line[n - 1] == '\r')
-			line[--n] = '\0';
-		if (n == 0) {
-			free(line);
-			continue;
-		}
-		memset(&ex, 0, sizeof ex);
-		ex.ops = &stdio_ops;
-		ex.front = &f;
-		ex.http = false;
-		ex.body = line;
-		ex.body_len = (size_t)n;
-		ex.too_large = too_long;
-		ph_serve(srv, &ex);
-		free(line);
-		ph_persist_tick();
-		if (ferror(stdout))
-			break;
-	}
+	if (children && (*srvp)->conf->stdio.concurrency > 1)
+		run_concurrent(&f, srvp, conf_path);
+	else
+		run_serial(&f, srvp, conf_path);
 	ph_buf_free(&f.in);
 	ph_subscriptions_forget();
 	ph_persist_shutdown();

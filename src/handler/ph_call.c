@@ -563,6 +563,59 @@ phantom_error(const char *message)
 	return res;
 }
 
+/* ---- authenticators (auth.mode module) --------------------------------------------- */
+
+const char *
+phantom_call_header(const phantom_call *c, const char *name)
+{
+	char low[128];
+	size_t n = strlen(name);
+	if (strcmp(c->inv->kind, "auth") != 0 || n >= sizeof low)
+		return NULL;
+	for (size_t i = 0; i <= n; i++)
+		low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+	return ph_jstr(ph_jget(c->inv->arguments, "headers"), low);
+}
+
+/* A result whose structuredContent is {"decision": decision} plus key:
+ * value when value is not NULL. */
+static phantom_result *
+decision(const char *dec, const char *key, const char *value)
+{
+	phantom_result *res = phantom_result_new();
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "decision", json_object_new_string(dec));
+	if (value != NULL)
+		json_object_object_add(o, key, json_object_new_string(value));
+	res->structured = o;
+	return res;
+}
+
+phantom_result *
+phantom_auth_allow(const char *principal)
+{
+	return decision("allow", "principal", principal);
+}
+
+phantom_result *
+phantom_auth_deny(int status, const char *message)
+{
+	return decision(status == 403 ? "forbidden" : "unauthorized", "message", message);
+}
+
+int
+phantom_result_assigns_take(phantom_result *res, struct json_object *assigns)
+{
+	if (!json_object_is_type(assigns, json_type_object) ||
+	    !json_object_is_type(res->structured, json_type_object) ||
+	    strcmp(ph_jstr(res->structured, "decision") ? ph_jstr(res->structured, "decision") : "", "allow") != 0) {
+		json_object_put(assigns);
+		return -1;
+	}
+	json_object_object_add(res->structured, "assigns", assigns);
+	return 0;
+}
+
 /* A C handler's result in the exec protocol's shape for the kind. */
 static struct json_object *
 result_to_json(phantom_result *res, const struct ph_invocation *inv)
@@ -579,8 +632,9 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		json_object_object_add(o, "inputRequired", ir);
 		return o;
 	}
-	if (strcmp(inv->kind, "resource_list") == 0) {
-		/* a page is the structuredContent object itself */
+	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0) {
+		/* a page, or an authenticator's answer, is the structuredContent
+		 * object itself */
 		json_object_put(o);
 		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
 									       : json_object_new_object();

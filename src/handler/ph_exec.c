@@ -402,6 +402,18 @@ is_owned(pid_t pid)
 	return false;
 }
 
+void
+ph_exec_own(pid_t pid)
+{
+	owned_add(pid);
+}
+
+void
+ph_exec_disown(pid_t pid)
+{
+	owned_del(pid);
+}
+
 bool
 ph_exec_subreaper(void)
 {

@@ -145,6 +145,11 @@ bool ph_exec_subreaper(void);
  * we run (a persistent process's own background work goes with it).
  * Called after every run and stop; harmless at any time. */
 void ph_exec_sweep(void);
+/* Counts pid, a child the caller started and reaps itself (a stdio call's
+ * process), as one of ours, so the sweep leaves it and its group alone;
+ * ph_exec_disown once it is reaped. */
+void ph_exec_own(pid_t pid);
+void ph_exec_disown(pid_t pid);
 
 /* Resolves a command name at load: a name with '/' is taken relative to dir,
  * a bare name is searched in path (a PATH value). Returns the absolute path

@@ -131,7 +131,8 @@ unpark(struct ph_hub_sessions *t, struct parked *p, bool keep_fd, const char *wh
 		t->park[i] = t->park[--t->npark];
 		break;
 	}
-	ph_log("info", "hub: parked call %s of session %.8s... %s", ph_jstr(p->msg, "method"), p->sid, why);
+	ph_log("info", "hub: parked call %s of session %.8s... %s (%zu parked now)", ph_jstr(p->msg, "method"),
+	       p->sid, why, t->npark);
 	epoll_ctl(t->ep, EPOLL_CTL_DEL, p->fd, NULL);
 	if (!keep_fd)
 		close(p->fd);
@@ -286,8 +287,8 @@ park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
 		ph_fcgi_records(&p->out, FCGI_STDOUT, p->rid, e.data, e.len);
 		ph_buf_free(&e);
 	}
-	ph_log("info", "hub: call %s of session %.8s... parked for %zu answers", ph_jstr(msg, "method"),
-	       p->sid, p->outstanding);
+	ph_log("info", "hub: call %s of session %.8s... parked for %zu answers (%zu parked now)",
+	       ph_jstr(msg, "method"), p->sid, p->outstanding, t->npark);
 	flush_out(t, p);
 }
 
@@ -339,7 +340,9 @@ park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
 	struct parked *p = id ? find_pushed(t, id) : NULL;
 	char out[300];
 	if (p == NULL) {
-		reply(fd, "no unknown: no call of this host waits for an answer with this id");
+		reply(fd, "no unknown: no call of this host waits for an answer with this id (it was "
+		      "answered already, or its call ended: an error answer, sessions.park_timeout_ms, "
+		      "its client went away)");
 		return;
 	}
 	if (sid == NULL || strcmp(sid, p->sid) != 0 ||

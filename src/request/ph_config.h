@@ -80,6 +80,10 @@ struct ph_config {
 		long long state_idle;     /* seconds a session's state outlives its last use */
 		long long replay;         /* events held per session for Last-Event-ID */
 	} sessions;
+	struct {
+		long long concurrency; /* requests running at once over --stdio */
+		long long queue;       /* requests read ahead waiting for a turn */
+	} stdio;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */
@@ -111,7 +115,7 @@ struct ph_state_opts { /* request_state */
 };
 struct ph_auth_opts { /* auth */
 	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
-	char *default_access;
+	char *default_access, *module, *symbol;
 	long long argon2_cache, max_assigns, assigns_depth;
 	long long max_concurrent_verify, fail_limit, fail_window_s;
 	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;

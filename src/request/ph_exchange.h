@@ -51,6 +51,11 @@ struct ph_front_ops {
 	 * written. -1 (nothing handed over) when there is no hub or it
 	 * cannot take it. NULL when the front cannot hand over. */
 	int (*handoff)(struct ph_exchange *ex, const char *desc, size_t len);
+	/* Waits at most ms for more of the client's messages to be read ahead
+	 * (stdio: a call waiting for the answers to the requests it sent).
+	 * Returns 0, or -1 once the input has ended. NULL when the front
+	 * reads nothing ahead. */
+	int (*wait)(struct ph_exchange *ex, int ms);
 };
 
 struct ph_exchange {

@@ -81,12 +81,17 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 }
 
 /* A legacy session that requests can be pushed to: over HTTP, not in a
- * batch, a front that can hand the connection over, and a hub. */
+ * batch, a front that can hand the connection over, and a hub; or stdio,
+ * where the process reads the client's answers itself (its initialize
+ * gave the capabilities). */
 static bool
 push_possible(const struct ph_req *r)
 {
-	return r->session != NULL && r->ex->http && r->batch == NULL && r->ex->ops->handoff != NULL &&
-	       ph_hub_fd >= 0;
+	if (r->batch != NULL)
+		return false;
+	if (!r->ex->http)
+		return r->client_caps != NULL && r->ex->ops->wait != NULL && r->ex->ops->queued != NULL;
+	return r->session != NULL && r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
 }
 
 bool

@@ -47,6 +47,7 @@ volatile sig_atomic_t ph_stop_requested;
 volatile sig_atomic_t ph_reload_requested;
 volatile long long *ph_served_counter;
 int ph_hub_fd = -1;
+static char host_tag[9];
 
 static struct shared local_fallback;
 static struct shared *sh;
@@ -60,6 +61,12 @@ ph_shared_init(void)
 		return;
 	p = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sh = p == MAP_FAILED ? &local_fallback : p;
+	if (host_tag[0] == '\0') {
+		unsigned char rnd[4] = {0};
+		if (sodium_init() >= 0)
+			randombytes_buf(rnd, sizeof rnd);
+		sodium_bin2hex(host_tag, sizeof host_tag, rnd, sizeof rnd);
+	}
 }
 
 static struct shared *
@@ -68,6 +75,13 @@ get(void)
 	if (sh == NULL)
 		ph_shared_init();
 	return sh;
+}
+
+const char *
+ph_shared_host_tag(void)
+{
+	get();
+	return host_tag;
 }
 
 struct ph_shm_metrics *

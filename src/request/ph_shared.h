@@ -10,6 +10,12 @@
 
 /* Creates the mapping (once; later calls do nothing). Call before forking. */
 void ph_shared_init(void);
+/* Eight hex digits drawn at random by ph_shared_init, the same in every
+ * process of this run of the server on this host and (almost surely)
+ * different on another host or run: the ids of the requests pushed to a
+ * legacy client carry it, so the host an answer reaches can tell whether it
+ * sent that request (core/ph_park.c). */
+const char *ph_shared_host_tag(void);
 /* Records that the list of this kind changed (tools, prompts, resources). */
 void ph_shared_changed(enum ph_kind kind);
 /* The change count of a kind; compare two readings to see a change. */

@@ -1,18 +1,31 @@
 // sdk-catalog.mjs: reads a whole resources/list with the official
 // TypeScript SDK v2 client (@modelcontextprotocol/client), following
 // nextCursor to the end, and checks that the expected resources arrived,
-// each once. Prints "ok - what" or "not ok - what: why" per check.
+// each once, over HTTP or over stdio (a server it starts). Prints
+// "ok - what" or "not ok - what: why" per check.
 //
 //   node sdk-catalog.mjs --url URL --expect N [--prefix study://] [--first URI]
+//   node sdk-catalog.mjs --stdio COMMAND [--arg A]... --expect N ...
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const argv = process.argv.slice(2);
 const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
+const all = n => argv.flatMap((a, i) => a === `--${n}` ? [argv[i + 1]] : []);
 const check = (cond, what, why = '') => console.log(cond ? `ok - ${what}` : `not ok - ${what}${why ? ': ' + why : ''}`);
 
 const client = new Client({ name: 'phantom-catalog-tests', version: '1.0.0' },
     { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
-await client.connect(new StreamableHTTPClientTransport(new URL(get('url'))));
+let transport;
+if (get('stdio')) {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+    // the whole environment: the server reads its request_state secret from it
+    transport = new StdioClientTransport({ command: get('stdio'), args: all('arg'), env: { ...process.env },
+        stderr: 'ignore' });
+} else {
+    transport = new StreamableHTTPClientTransport(new URL(get('url')));
+}
+await client.connect(transport);
+const via = get('stdio') ? 'stdio' : 'http';
 const prefix = get('prefix', 'study://');
 const seen = [];
 let cursor, pages = 0, err;
@@ -24,14 +37,14 @@ try {
         pages++;
     } while (cursor !== undefined && pages < 10000);
 } catch (e) { err = e; }
-check(err === undefined, 'SDK v2 client: every page of resources/list read', String(err));
+check(err === undefined, `SDK v2 client (${via}): every page of resources/list read`, String(err));
 const wanted = seen.filter(u => u.startsWith(prefix));
 const expect = Number(get('expect'));
-check(wanted.length === expect, `SDK v2 client: ${expect} ${prefix} resources`, `got ${wanted.length}`);
-check(new Set(seen).size === seen.length, 'SDK v2 client: no resource listed twice',
+check(wanted.length === expect, `SDK v2 client (${via}): ${expect} ${prefix} resources`, `got ${wanted.length}`);
+check(new Set(seen).size === seen.length, `SDK v2 client (${via}): no resource listed twice`,
     `${seen.length - new Set(seen).size} duplicates`);
 const ids = wanted.map(u => Number(u.slice(prefix.length))).sort((a, b) => a - b);
-check(ids.every((v, i) => v === i), 'SDK v2 client: no gap (0 to N-1, each once)');
-if (get('first')) check(seen[0] === get('first'), `SDK v2 client: the configured resource ${get('first')} comes first`, seen[0]);
+check(ids.every((v, i) => v === i), `SDK v2 client (${via}): no gap (0 to N-1, each once)`);
+if (get('first')) check(seen[0] === get('first'), `SDK v2 client (${via}): the configured resource ${get('first')} comes first`, seen[0]);
 console.log(`# ${pages} pages`);
 await client.close();

@@ -6,12 +6,15 @@
 #   behind nginx     --requirements 2026-07-28: the 37 scored scenarios and the
 #                    not-scored json-schema-2020-12, http-header-validation and
 #                    http-custom-header-server-validation;
-#                    the three sep-2640-skills-* extension scenarios;
+#                    the three sep-2640-skills-* extension scenarios, against
+#                    the fixture's skill and again the bundled skills/;
 #                    the ten tasks-* extension scenarios (each check passes but
 #                    the one the suite always skips);
 #                    --requirements 2025-11-25, every scenario (legacy
 #                    sessions: Mcp-Session-Id, requests pushed mid-call)
-#   behind lighttpd  --requirements 2026-07-28 once more
+#   behind lighttpd  --requirements 2026-07-28 and --requirements 2025-11-25
+#                    once more (the pushed requests and parked calls go through
+#                    mod_fastcgi as they do through nginx)
 #
 # The suite only drives servers over HTTP (`server --url`; it has no stdio
 # mode), so stdio is left to the SDK clients in tests/integration.
@@ -55,6 +58,15 @@ conformance() {
 	diag "conformance $label: suite exit status $RUN_RC after $((SECONDS - t0)) s"
 }
 
+# the filter: per checks.json, the line "S name failures warnings successes
+# skips" and a line "N name [STATUS] id: message" per check that is neither
+# SUCCESS nor INFO
+SUMMARY_JQ='(input_filename | split("/") | .[-2] | sub("^server-"; "")
+		| sub("-[0-9]{4}-[0-9]{2}-[0-9]{2}T.*$"; "")) as $n
+		| "S \($n) \([.[]|select(.status=="FAILURE")]|length) \([.[]|select(.status=="WARNING")]|length) \([.[]|select(.status=="SUCCESS")]|length) \([.[]|select(.status=="SKIPPED")]|length)",
+		  (.[] | select(.status != "SUCCESS" and .status != "INFO")
+		   | "N \($n) [\(.status)] \(.id): \((.errorMessage // "") | tostring | gsub("\n"; " ") | .[0:300])")'
+
 # summarise: one line per scenario that ran in RUN_DIR:
 # "name failures warnings successes skips", plus RUN_DIR/notes holding every
 # check that is neither SUCCESS nor INFO
@@ -64,13 +76,17 @@ summarise() {
 	: >"$RUN_DIR/notes"
 	[ -f "${files[0]}" ] || return 0
 	# one jq for every file: the scenario name is the directory name
-	# without "server-" and the timestamp
-	jq -r '(input_filename | split("/") | .[-2] | sub("^server-"; "")
-		| sub("-[0-9]{4}-[0-9]{2}-[0-9]{2}T.*$"; "")) as $n
-		| "S \($n) \([.[]|select(.status=="FAILURE")]|length) \([.[]|select(.status=="WARNING")]|length) \([.[]|select(.status=="SUCCESS")]|length) \([.[]|select(.status=="SKIPPED")]|length)",
-		  (.[] | select(.status != "SUCCESS" and .status != "INFO")
-		   | "N \($n) [\(.status)] \(.id): \((.errorMessage // "") | gsub("\n"; " ") | .[0:300])")' \
-		"${files[@]}" >"$RUN_DIR/all"
+	# without "server-" and the timestamp (a file jq cannot read is named,
+	# then read alone, so it cannot hide the scenarios after it)
+	jq -r "$SUMMARY_JQ" \
+		"${files[@]}" >"$RUN_DIR/all" 2>"$RUN_DIR/jq.err" || {
+		diag "summarise: jq could not read every checks.json: $(head -c 300 "$RUN_DIR/jq.err")"
+		: >"$RUN_DIR/all"
+		for f in "${files[@]}"; do
+			jq -r "$SUMMARY_JQ" "$f" >>"$RUN_DIR/all" 2>/dev/null ||
+				diag "summarise: unreadable: $f"
+		done
+	}
 	sed -n 's/^S //p' "$RUN_DIR/all" >"$RUN_DIR/summary"
 	sed -n 's/^N //p' "$RUN_DIR/all" >"$RUN_DIR/notes"
 }
@@ -194,6 +210,14 @@ if type lighttpd_start >/dev/null 2>&1 && [ -f "$top_srcdir/conf/lighttpd.conf" 
    command -v lighttpd >/dev/null; then
 	if lighttpd_start "$PH_ADDR"; then
 		run_2026 "2026-07-28 lighttpd" "$LIGHTTPD_URL"
+		conformance "2025-11-25 lighttpd" "$LIGHTTPD_URL" --requirements 2025-11-25
+		summarise
+		# shellcheck disable=SC2046
+		report "2025-11-25 lighttpd" warn $(scored 2025-11-25)
+		is "$RUN_RC" 0 "2025-11-25 lighttpd: suite exit status (every scenario passes)"
+		for s in server-session-lifecycle json-schema-2020-12 server-sse-polling; do
+			not_scored "2025-11-25 lighttpd" "$s"
+		done
 	else
 		T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - lighttpd starts"
 	fi
@@ -201,8 +225,30 @@ else
 	T_N=$((T_N + 1)); echo "ok $T_N # SKIP lighttpd run: conf/lighttpd.conf or lighttpd_start not available"
 fi
 
+# the skills scenarios once more against the bundled example skills
+# (skills/manifest.yaml: a nested skill, a template, a parameterised path)
+FIXTURE_PID=$PH_PID
+printf 'server: { name: bundled-skills, version: "1.0" }\nworkers: 2\nskills: { manifest: %s/skills/manifest.yaml }\n' \
+	"$top_srcdir" >"$T_DIR/bundled.yaml"
+if phantom_listen "$T_DIR/bundled.yaml" && nginx_start "$PH_ADDR"; then
+	mkdir -p "$T_DIR/conformance-bundled/out"
+	skills_rc=0
+	for s in $SKILLS; do
+		conformance "bundled-$s" "$NGINX_URL" --scenario "$s"
+		[ "$RUN_RC" -eq 0 ] || skills_rc=$RUN_RC
+		cp -R "$RUN_DIR"/out/. "$T_DIR/conformance-bundled/out/"
+	done
+	RUN_DIR=$T_DIR/conformance-bundled
+	summarise
+	# shellcheck disable=SC2086
+	report "bundled skills nginx" "skip warn" $SKILLS
+	is "$skills_rc" 0 "bundled skills nginx: suite exit status"
+else
+	T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - phantom and nginx start on the bundled skills"
+fi
+
 # the worker survived all of it
-kill -0 "$PH_PID" 2>/dev/null
+kill -0 "$FIXTURE_PID" 2>/dev/null
 ok "phantom still running after the suite"
 diag "conformance runs took $((SECONDS - T0)) s"
 done_testing

@@ -107,8 +107,32 @@ phantom_unix "$T_DIR/sdk.yaml" || { echo "not ok - phantom starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok - nginx starts"; exit 1; }
 if node_setup; then
 	node_client sdk-catalog.mjs --url "$NGINX_URL" --expect 1000 --first docs://readme
+	# the same over stdio
+	node_client sdk-catalog.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/sdk.yaml" --arg --stdio \
+		--expect 1000 --first docs://readme
 else
 	echo "ok $((T_N += 1)) - SDK v2 client # SKIP npm packages not installed"
+fi
+
+# a persistent exec handler (one process per worker holding the catalogue)
+test_conf "$T_DIR/persist.yaml" catalog-test 'workers: 2' 'request_state: { secret_env: CATALOG_SECRET }' \
+	'resources: [ { uri: "docs://readme", name: readme, text: "read me" } ]' \
+	'resource_lists:' \
+	"  - { name: studies, exec: [ \"$top_srcdir/tests/handlers/catalog.py\", \"1000\" ], persistent: true, timeout_ms: 5000 }"
+if command -v python3 >/dev/null && phantom_unix "$T_DIR/persist.yaml" && nginx_start "$PH_BACKEND"; then
+	if node_setup; then
+		node_client sdk-catalog.mjs --url "$NGINX_URL" --expect 1000 --first docs://readme
+	fi
+	U=$NGINX_URL A=() # this server has no auth
+	all alice
+	is "$(printf '%s\n' "$URIS" | grep '^study://' | sort -u | wc -l)/$PAGES" 1000/11 \
+		"a persistent exec resource list: 1000 studies in 10 pages after the configured one"
+	fresh=$(grep -c 'method=resources/list .*exec=fresh' "$PH_LOG")
+	warm=$(grep -c 'method=resources/list .*exec=warm' "$PH_LOG")
+	[ "$fresh" -ge 1 ] && [ "$fresh" -le 2 ] && [ "$warm" -ge 8 ]
+	ok "... a process per worker started once (exec=fresh $fresh times) and served every other page (exec=warm $warm times)"
+else
+	echo "ok $((T_N += 1)) - persistent exec resource list # SKIP python3, phantom or nginx missing"
 fi
 
 # what the handler gets, and failing handlers (stdio: one process each)
@@ -124,6 +148,7 @@ is "$(jq -c '{kind, cursor, limit, principal, assigns}' "$CATALOG_LOG")" \
 	"the handler gets {kind, cursor, limit, principal, assigns} on stdin"
 
 # stdio_page MODE: the page after the configured one, from a handler in MODE; sets OUT, ERR
+# (the page comes from a process of its own: the answers are found by id)
 stdio_page() {
 	conf "$T_DIR/$1.yaml" "$1"
 	OUT=$({ req 1 resources/list; echo; } | "$PHANTOM" -c "$T_DIR/$1.yaml" --stdio 2>"$T_DIR/$1.err")
@@ -134,20 +159,47 @@ stdio_page() {
 	ERR=$(cat "$T_DIR/$1.err")
 }
 stdio_page junk
-is "$(sed -n 1p <<<"$OUT" | jq -c '[.result.resources[].uri]')" '["study://good-1","study://good-2"]' \
+is "$(jq 'select(.id == 2)' <<<"$OUT" | jq -c '[.result.resources[].uri]')" '["study://good-1","study://good-2"]' \
 	"junk entries are skipped, the good ones kept"
-is "$(sed -n 1p <<<"$OUT" | jq -c '.result.resources[1] | keys')" '["name","uri"]' \
+is "$(jq 'select(.id == 2)' <<<"$OUT" | jq -c '.result.resources[1] | keys')" '["name","uri"]' \
 	"only a Resource's members pass (an unknown member is dropped)"
 is "$(grep -c 'resource list studies: entry [0-9]* skipped' <<<"$ERR")" 7 "each bad entry is logged"
-is "$(sed -n 3p <<<"$OUT" | jq -r .id)" 4 "stdio: served on after the junk"
+is "$(jq -r 'select(.id == 4) | .result | tojson' <<<"$OUT")" "{}" "stdio: served on after the junk"
 for m in fail slow garbage; do
 	t0=$SECONDS
 	stdio_page $m
-	is "$(sed -n 1p <<<"$OUT" | jq -r '.error.code')" -32603 "a handler that ${m}s: -32603"
-	like "$(sed -n 1p <<<"$OUT" | jq -r '.error.message')" "resource list 'studies' failed" "  the error names the list"
-	is "$(sed -n 3p <<<"$OUT" | jq -r .id)" 4 "  the next request is served"
+	is "$(jq 'select(.id == 2)' <<<"$OUT" | jq -r '.error.code')" -32603 "a handler that ${m}s: -32603"
+	like "$(jq 'select(.id == 2)' <<<"$OUT" | jq -r '.error.message')" "resource list 'studies' failed" "  the error names the list"
+	is "$(jq -r 'select(.id == 4) | .result | tojson' <<<"$OUT")" "{}" "  the next request is served"
 done
 [ $((SECONDS - t0)) -lt 20 ]; ok "the slow handler was stopped by its timeout_ms"
+
+# stdio: a tampered cursor
+conf "$T_DIR/tamper.yaml" ok
+OUT=$({ req 1 resources/list; echo; } | "$PHANTOM" -c "$T_DIR/tamper.yaml" --stdio 2>/dev/null)
+c=$(jq -r .result.nextCursor <<<"$OUT")
+bad=${c:0:10}$( [ "${c:10:1}" = A ] && echo B || echo A)${c:11}
+OUT=$({ req 2 resources/list "$(jq -nc --arg c "$bad" '{cursor: $c}')"; echo
+	req 3 resources/list "$(jq -nc --arg c "$c" '{cursor: $c}')"; echo; } |
+	"$PHANTOM" -c "$T_DIR/tamper.yaml" --stdio 2>/dev/null)
+is "$(sed -n 1p <<<"$OUT" | jq -c '[.error.code, .error.message]')" '[-32602,"Invalid cursor"]' \
+	"stdio: a tampered cursor is -32602 Invalid cursor"
+is "$(sed -n 2p <<<"$OUT" | jq -r '.result.resources[0].uri')" study://0 "stdio: the untouched cursor is served next"
+
+# through nginx: a handler that fails, writes junk or is too slow
+for m in fail garbage slow; do
+	conf "$T_DIR/ng-$m.yaml" "$m"
+	sed -i 's/timeout_ms: 2000/timeout_ms: 500/' "$T_DIR/ng-$m.yaml"
+	phantom_unix "$T_DIR/ng-$m.yaml" && nginx_start "$PH_BACKEND" || { echo "not ok - phantom and nginx start"; exit 1; }
+	U=$NGINX_URL A=()
+	list alice
+	c=$(jqr .result.nextCursor)
+	list alice "$c"
+	case $m in fail) what="exits 3" ;; garbage) what="writes what is not JSON" ;; slow) what="outlives timeout_ms" ;; esac
+	is "$STATUS/$(jqr .error.code)" 200/-32603 "nginx: a handler that $what: -32603"
+	list alice
+	is "$STATUS/$(jqr '.result.resources[0].uri')" 200/docs://readme "  the next request is served"
+done
 
 # a module handler (tests/modules/testmod.c: catalog), CATALOG_SIZE studies
 test_conf "$T_DIR/module.yaml" catalog-test 'request_state: { secret_env: CATALOG_SECRET }' \

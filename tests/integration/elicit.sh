@@ -504,9 +504,10 @@ if node_setup; then
 	test ! -e "$SB/sdk-yes.txt" && test -e "$SB/sdk-no.txt"
 	ok "SDK, 2025-11-25 over HTTP, two hosts routed by Mcp-Session-Id (requests pushed mid-call): the confirmed file is deleted, the other kept"
 	echo y >"$SB/sdk-yes.txt"
+	echo n >"$SB/sdk-no.txt"
 	node_client sdk-elicit.mjs --stdio "$PHANTOM" --arg -c --arg "$T_DIR/phantom-a.yaml" --arg --stdio --era legacy
-	test -e "$SB/sdk-yes.txt"
-	ok "SDK, 2025-11-25 over stdio: nothing was deleted"
+	test ! -e "$SB/sdk-yes.txt" && test -e "$SB/sdk-no.txt"
+	ok "SDK, 2025-11-25 over stdio (requests on stdout mid-call, answers on stdin): the confirmed file is deleted, the other kept"
 else
 	diag "SDK client checks skipped: the npm packages are not installed (scripts/test.sh installs them)"
 fi

@@ -5,9 +5,12 @@
 # stream, the call waits in the hub, the client's answer (a separate POST,
 # any worker) resumes it. The SDK v1 client completes the bundled
 # delete_file and a sampling tool; then the bad input: answers with no
-# pending request, a wrong id, another session's, twice, an error answer,
-# a call nobody answers (sessions.park_timeout_ms), a client that goes away
-# while parked, more parked calls than sessions.max_parked.
+# pending request, a wrong id, another host's, another session's, twice, an
+# error answer, responses that are not answers (both result and error, a
+# result that is not an object, a malformed error, no jsonrpc), a call
+# nobody answers (sessions.park_timeout_ms), a client that goes away while
+# parked, more parked calls than sessions.max_parked; and progress and log
+# notifications on a parked call's stream before and after it resumes.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -36,7 +39,25 @@ tools:
     exec: [$top_srcdir/tests/conformance/fixtures.pl]
   - name: link_account
     exec: [$top_srcdir/examples/scripts/link_account.sh]
+  - name: chatty
+    exec: [$T_DIR/chatty.sh]
 YAML
+# chatty: progress and a log message before it asks and after it resumes
+cat >"$T_DIR/chatty.sh" <<'SH'
+#!/bin/sh
+IFS= read -r req
+case $req in
+*'"inputResponses":'*)
+	echo '{"progress":3,"total":4,"message":"resumed"}' >&3
+	echo '{"level":"warning","data":"after resuming"}' >&3
+	echo '{"content":[{"type":"text","text":"chatty done"}]}' ;;
+*)
+	echo '{"progress":1,"total":4,"message":"started"}' >&3
+	echo '{"level":"warning","data":"before asking"}' >&3
+	printf '%s\n' '{"inputRequired":{"inputRequests":{"ok":{"method":"elicitation/create","params":{"mode":"form","message":"Go on?","requestedSchema":{"type":"object","properties":{"go":{"type":"boolean"}}}}}},"state":{"asked":1}}}' ;;
+esac
+SH
+chmod +x "$T_DIR/chatty.sh"
 phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 U=$NGINX_URL
@@ -72,13 +93,13 @@ start() { # SID TOOL ARGS: the call in the background, its stream in $T_DIR/call
 	PID=$!
 	wait_for 5 grep -q '"method":"' "$CALL"
 }
-pushed() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method != null)' | head -1; }
+pushed() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method != null and .id != null)' | head -1; }
 final() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method == null)' | tail -1; }
 finished() { wait_for 6 sh -c "! kill -0 $PID 2>/dev/null"; }
 
 answer "$SID" '"ph-000000000000-0"' '"result":{"action":"accept"}'
-is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer no call waits for: 400 -32600"
-like "$(jqr .error.message)" "no call of this host waits for an answer with this id" "the message says so"
+is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer with an id the server never makes: 400 -32600"
+like "$(jqr .error.message)" "no request of this server has this id" "the message says so"
 answer "$SID" 7 '"result":{}'
 is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer with a numeric id (the server's ids are strings): 400"
 post "$U" '{"jsonrpc":"2.0","id":"x","result":{}}' "${V[@]}"
@@ -92,7 +113,32 @@ P=$(pushed)
 is "$(jq -r '.method + " " + .params.message' <<<"$P")" "elicitation/create Really delete sh.txt?" \
 	"the call's stream carries the pushed elicitation/create"
 ID=$(jq -c .id <<<"$P")
-like "$ID" '^"ph-[0-9a-f]{12}-0"$' "with an id of the server's making"
+like "$ID" '^"ph-[0-9a-f]{8}-[0-9a-f]{12}-0"$' "with an id of the server's making (ph-HOST-CALL-N)"
+HOSTTAG=$(jq -r . <<<"$ID" | cut -d- -f2)
+answer "$SID" "\"ph-$HOSTTAG-000000000000-0\"" '"result":{"action":"accept"}'
+is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer no call of this host waits for: 400 -32600"
+like "$(jqr .error.message)" "no call of this host waits for an answer with this id \\(it was answered already, or its call ended" \
+	"the message says so and why that can be"
+answer "$SID" "\"ph-${HOSTTAG//[0-9a-f]/0}-000000000000-0\"" '"result":{"action":"accept"}'
+[ "$HOSTTAG" = 00000000 ] || like "$STATUS $(jqr .error.message)" "^400 .*sent by another host.*Mcp-Session-Id" \
+	"an answer for a request another host sent: 400 saying to route by Mcp-Session-Id"
+# responses that are not answers: refused, and the call keeps waiting
+bad() { # MEMBERS DESCRIPTION
+	post "$U" "{$1}" "${V[@]}" -H "Mcp-Session-Id: $SID"
+	is "$STATUS/$(jqr .error.code)" 400/-32600 "$2: 400 -32600"
+}
+bad "\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"action\":\"accept\"},\"error\":{\"code\":-1,\"message\":\"no\"}" \
+	"a result where an error was expected (a response carrying both)"
+like "$(jqr .error.message)" "a result or an error, not both" "the message says a response carries one of them"
+bad "\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":\"yes\"" "a result that is not an object"
+like "$(jqr .error.message)" "is an object" "the message says the result is an object"
+bad "\"jsonrpc\":\"2.0\",\"id\":$ID,\"error\":\"no\"" "an error that is not a JSON-RPC error object"
+like "$(jqr .error.message)" "integer code and a string message" "the message says what an error is"
+bad "\"jsonrpc\":\"2.0\",\"id\":$ID,\"error\":{\"code\":\"x\",\"message\":\"no\"}" "an error whose code is not an integer"
+bad "\"id\":$ID,\"result\":{\"action\":\"accept\"}" "an answer without jsonrpc 2.0"
+post "$U" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS" 200 "the server keeps serving the session meanwhile"
+kill -0 "$PID" 2>/dev/null; ok "and the call still waits for a proper answer"
 like "$(head -1 "$CALL")" '^event: message' "the stream is text/event-stream events"
 answer "$SID2" "$ID" '"result":{"action":"accept","content":{"confirm":"yes"}}'
 is "$STATUS/$(jqr .error.code)" 400/-32600 "the answer from another session: 400"
@@ -107,6 +153,27 @@ is "$(final | jq -r '.result.content[0].text')" "Deleted sh.txt." "the result co
 test ! -e "$SB/sh.txt"; ok "the file is deleted"
 answer "$SID" "$ID" '"result":{"action":"accept","content":{"confirm":"yes"}}'
 is "$STATUS" 400 "the same answer twice: 400 (no call waits for it any more)"
+like "$(jqr .error.message)" "answered already" "the message says it may have been answered already"
+
+# progress and log notifications before the request is pushed and after the
+# call resumes, all on the call's stream, in order
+N=$((N + 1)); CALL=$T_DIR/call.$N
+curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	"${V[@]}" -H "Mcp-Session-Id: $SID" \
+	--data-binary '{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"chatty","arguments":{},"_meta":{"progressToken":"tok"}}}' \
+	"$U" >"$CALL" 2>/dev/null &
+PID=$!
+wait_for 5 grep -q '"method":"elicitation/create"' "$CALL"
+answer "$SID" "$(pushed | jq -c .id)" '"result":{"action":"accept","content":{"go":true}}'
+is "$STATUS" 202 "chatty: the answer is taken"
+finished
+is "$(grep '^data: ' "$CALL" | sed 's/^data: //' | jq -r '
+	if .method == "notifications/progress" then "progress \(.params.progressToken) \(.params.progress)/\(.params.total) \(.params.message)"
+	elif .method == "notifications/message" then "log \(.params.level) \(.params.data)"
+	elif .method != null then .method
+	else "result \(.id) \(.result.content[0].text)" end' | paste -sd '|')" \
+	"progress tok 1/4 started|log warning before asking|elicitation/create|progress tok 3/4 resumed|log warning after resuming|result c1 chatty done" \
+	"progress and log before asking and after resuming reach the parked call's stream, in order"
 
 start "$SID" test_sampling '{"prompt":"hi"}'
 P=$(pushed)
@@ -129,6 +196,11 @@ start "$SID" delete_file '{"path":"gone.txt"}'
 kill "$PID"; wait "$PID" 2>/dev/null
 wait_for 5 grep -q 'dropped: the client went away' "$PH_LOG"
 ok "a client that goes away while its call is parked: the hub frees the call"
+like "$(grep 'dropped: the client went away' "$PH_LOG" | tail -1)" 'dropped: the client went away \(0 parked now\)' \
+	"the hub's log says so and that no call is parked any more"
+GONE_ID=$(pushed | jq -c .id)
+answer "$SID" "$GONE_ID" '"result":{"action":"accept","content":{"confirm":"yes"}}'
+is "$STATUS/$(jqr .error.code)" 400/-32600 "a late answer for the dropped call: 400 (its state is gone)"
 test -e "$SB/gone.txt"; ok "and the handler was not called again"
 
 pids=()

@@ -21,7 +21,7 @@ limits: { exec_timeout_ms: 5000, exec_grace_ms: 200 }
 tools:
   - { name: p, exec: [$PY], persistent: true, timeout_ms: 800, max_output: 4096, $IN }
   - { name: maxc, exec: [$PY], persistent: {max_calls: 2}, $IN }
-  - { name: idle, exec: [$PY], persistent: {idle_ms: 300}, $IN }
+  - { name: idle, exec: [$PY], persistent: {idle_ms: 1000}, $IN }
   - { name: c, exec: [$PY], persistent: true, $IN }
   - { name: rss, exec: [$PY], persistent: {max_rss: 50000000}, $IN }
   - { name: pre, exec: [$PY], persistent: {start: true}, $IN }
@@ -193,14 +193,21 @@ pcall rss ok
 
 pcall idle ok; A=$PID
 pcall idle ok
-is "$PID" "$A" "idle_ms 300: a call soon after is warm"
-wait_gone "$A" 3; ok "after idle_ms without a call the process is stopped while the worker waits"
+is "$PID" "$A" "idle_ms 1000: a call soon after is warm"
+wait_gone "$A" 5; ok "after idle_ms without a call the process is stopped while the worker waits"
 grep -q "tool idle: persistent process $A stopped: idle" "$PH_LOG"; ok "the log says it idled"
 pcall idle ok
 [ -n "$PID" ] && [ "$PID" != "$A" ]; ok "the next call succeeds on a new process"
+IDLE=$PID
 
 # ---- what is left behind -----------------------------------------------------------
 pcall p ok
+# the idle tool's last process stops idle_ms after its call: counted while
+# the worker closes its pipes and reaps it, the sum would be off by that
+# one process, so the count is taken once it is gone (a leak stays a leak)
+wait_gone "$IDLE" 5
+fds_back() { [ "$(fds)" = "$FDS0" ]; }
+wait_for 2 fds_back
 is "$(fds)" "$FDS0" "after all of this the worker has as many fds open as before"
 [ "$(fds)" = "$FDS0" ] || ls -la "/proc/$WORKER/fd" | sed "s/^/#   /"
 is "$(zombies_below "$PH_PID")" 0 "no zombie below the server"

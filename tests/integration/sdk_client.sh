@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
-CACHE=$NODE_DIR/phantom-clients
+CACHE=$NODE_CLIENTS
 
 E=$top_srcdir/examples
 cat >"$T_DIR/phantom.yaml" <<YAML

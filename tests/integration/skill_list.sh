@@ -2,13 +2,16 @@
 # A parameterised skill listed by a handler (manifest list: {exec: ...}):
 # skills/list shows, per principal, the parameter sets the handler returns,
 # each entry built as skills/get builds it; bad items are logged and
-# skipped; a failing handler is -32603 and the server serves on. Behind nginx.
+# skipped; a failing handler is -32603 and the server serves on. The
+# SKILL.md of each listed parameter set is in resources/list too (name and
+# description from its frontmatter, per principal, under the skill
+# allow-lists). Behind nginx.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 
 newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_A=$(newtok); T_B=$(newtok); T_C=$(newtok)
+T_A=$(newtok); T_B=$(newtok); T_C=$(newtok); T_D=$(newtok)
 sha() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
 S=$T_DIR/skills
 mkdir -p "$S/study-review" "$S/git-workflow"
@@ -40,7 +43,8 @@ YAML
 test_conf "$T_DIR/phantom.yaml" skill-list-test 'workers: 2' "skills: { manifest: $S/manifest.yaml }" \
 	'auth:' '  mode: bearer' \
 	"  tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") }," \
-	"            { principal: carol, sha256: $(sha "$T_C") } ]"
+	"            { principal: carol, sha256: $(sha "$T_C") }, { principal: dave, sha256: $(sha "$T_D") } ]" \
+	'  allow: { dave: { skills: [git-workflow] } }'
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1; ok "a manifest with list: {exec} loads (-t)"
 sed 's/^/#   /' "$T_DIR/t.out"
 phantom_unix "$T_DIR/phantom.yaml" || { echo "not ok - phantom starts"; exit 1; }
@@ -70,4 +74,44 @@ mpost "$U" 4 skills/list '{}' -H "Authorization: Bearer $T_C"
 is "$(jqr .error.code)" -32603 "a failing list handler: -32603"
 mpost "$U" 5 skills/list '{}' -H "Authorization: Bearer $T_B"
 is "$STATUS/$(jqr '.result.skills|length')" 200/2 "the next request is served"
+
+# the SKILL.md of each listed parameter set in resources/list
+mpost "$U" 6 resources/list '{}' -H "Authorization: Bearer $T_A"
+is "$(jqr '[.result.resources[].uri]|@json')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/42/study-review/SKILL.md","skill://studies/7/study-review/SKILL.md"]' \
+	"resources/list for alice: every listed SKILL.md, the handler's parameter sets included"
+is "$(jqr '.result.resources[1]|[.name, .description, .mimeType]|@json')" '["study-review","Review a study.","text/markdown"]' \
+	"a handler-listed SKILL.md is named and described by its frontmatter"
+is "$(jqr '.result.ttlMs')/$(jqr '.result.cacheScope')" 0/private "that page is per principal (ttlMs 0, private)"
+mpost "$U" 7 resources/read '{"uri":"skill://studies/7/study-review/SKILL.md"}' -H "Authorization: Bearer $T_A"
+like "$(jqr '.result.contents[0].text')" "Study 7 for alice\." "the listed uri reads"
+mpost "$U" 8 resources/list '{}' -H "Authorization: Bearer $T_B"
+is "$(jqr '[.result.resources[].uri]|@json')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/1001/study-review/SKILL.md"]' "resources/list for bob: his own"
+n_in=$(wc -l <"$S/list.in")
+mpost "$U" 9 resources/list '{}' -H "Authorization: Bearer $T_D"
+is "$STATUS/$(jqr '[.result.resources[].uri]|@json')" '200/["skill://git-workflow/SKILL.md"]' \
+	"dave, allowed git-workflow only: no parameter set listed"
+is "$(wc -l <"$S/list.in")" "$n_in" "... and the list handler is not even asked for him"
+mpost "$U" 12 resources/list '{}' -H "Authorization: Bearer $T_C"
+is "$STATUS/$(jqr .error.code)" 200/-32603 "resources/list with a failing list handler: -32603"
+mpost "$U" 13 resources/list '{}' -H "Authorization: Bearer $T_B"
+is "$STATUS/$(jqr '.result.resources|length')" 200/2 "the next request is served"
+
+# stdio: the principal is auth.stdio_principal
+for who in alice bob; do
+	test_conf "$T_DIR/stdio-$who.yaml" skill-list-test "skills: { manifest: $S/manifest.yaml }" \
+		"auth: { stdio_principal: $who }"
+	{ req 1 skills/list; echo; req 2 resources/list; echo; } |
+		"$PHANTOM" -c "$T_DIR/stdio-$who.yaml" --stdio >"$T_DIR/stdio-$who.out" 2>>"$T_DIR/stdio.err"
+done
+is "$(sed -n 1p "$T_DIR/stdio-alice.out" | jq -c '[.result.skills[].uri]')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/42/study-review/SKILL.md","skill://studies/7/study-review/SKILL.md"]' \
+	"stdio as alice: skills/list holds her parameter sets"
+is "$(sed -n 2p "$T_DIR/stdio-alice.out" | jq -c '[.result.resources[].uri]')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/42/study-review/SKILL.md","skill://studies/7/study-review/SKILL.md"]' \
+	"stdio as alice: so does resources/list"
+is "$(sed -n 1p "$T_DIR/stdio-bob.out" | jq -c '[.result.skills[].uri]')/$(sed -n 2p "$T_DIR/stdio-bob.out" | jq -c '[.result.resources[].uri]')" \
+	'["skill://git-workflow/SKILL.md","skill://studies/1001/study-review/SKILL.md"]/["skill://git-workflow/SKILL.md","skill://studies/1001/study-review/SKILL.md"]' \
+	"stdio as bob: his own, in both lists"
 done_testing

@@ -18,7 +18,7 @@ nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
 
 # the .mjs prints TAP; renumber its lines into this test's plan
 for era in modern legacy; do
-	"$NODE" "$NODE_DIR/phantom-clients/skills-sdk.mjs" "$NGINX_URL" "$era" >"$T_DIR/sdk-$era.tap" 2>"$T_DIR/sdk-$era.err"
+	"$NODE" "$NODE_CLIENTS/skills-sdk.mjs" "$NGINX_URL" "$era" >"$T_DIR/sdk-$era.tap" 2>"$T_DIR/sdk-$era.err"
 	rc=$?
 	while IFS= read -r line; do
 		case "$line" in

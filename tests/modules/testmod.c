@@ -26,6 +26,7 @@ phantom_result *args_echo(phantom_call *c, void *u);
 phantom_result *catalog(phantom_call *c, void *u);
 phantom_result *bad_utf8(phantom_call *c, void *u);
 phantom_result *leak(phantom_call *c, void *u);
+phantom_result *authenticate(phantom_call *c, void *u);
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -239,4 +240,56 @@ leak(phantom_call *c, void *u)
 	leak_sink = NULL;
 	phantom_result_text(r, "leaked");
 	return r;
+}
+
+/* An authenticator (auth.mode module) keyed by the bearer token:
+ *   alice-pro / alice-free  alice with assigns {plan, team, seats}
+ *   bob                     bob with alice-pro's assigns
+ *   plain                   carol, no assigns
+ *   deep / big / list       assigns too deep, too large, not an object
+ *   forbid                  403 with a message
+ *   null                    the function fails (NULL)
+ *   anything else           401 */
+phantom_result *
+authenticate(phantom_call *c, void *u)
+{
+	const char *h = phantom_call_header(c, "Authorization");
+	const char *tok = h && strncmp(h, "Bearer ", 7) == 0 ? h + 7 : "";
+	phantom_result *r;
+	char big[6000];
+	(void)u;
+	if (strcmp(tok, "null") == 0)
+		return NULL;
+	if (strcmp(tok, "forbid") == 0)
+		return phantom_auth_deny(403, "not on a weekday");
+	if (strcmp(tok, "alice-pro") == 0 || strcmp(tok, "alice-free") == 0 || strcmp(tok, "bob") == 0) {
+		r = phantom_auth_allow(strcmp(tok, "bob") == 0 ? "bob" : "alice");
+		phantom_result_assigns_take(r, json_tokener_parse(strcmp(tok, "alice-free") == 0
+			? "{\"plan\":\"free\",\"team\":\"red\",\"seats\":5}"
+			: "{\"plan\":\"pro\",\"team\":\"red\",\"seats\":5}"));
+		return r;
+	}
+	if (strcmp(tok, "plain") == 0)
+		return phantom_auth_allow("carol");
+	if (strcmp(tok, "deep") == 0) {
+		r = phantom_auth_allow("d");
+		phantom_result_assigns_take(r, json_tokener_parse("{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":1}}}}}"));
+		return r;
+	}
+	if (strcmp(tok, "big") == 0) {
+		struct json_object *o = json_object_new_object();
+		memset(big, 'x', sizeof big - 1);
+		big[sizeof big - 1] = '\0';
+		json_object_object_add(o, "x", json_object_new_string(big));
+		r = phantom_auth_allow("b");
+		phantom_result_assigns_take(r, o);
+		return r;
+	}
+	if (strcmp(tok, "list") == 0) {
+		/* the builder refuses an array: the answer is built by hand */
+		r = phantom_result_new();
+		phantom_result_structured_json(r, "{\"decision\":\"allow\",\"principal\":\"l\",\"assigns\":[\"pro\"]}");
+		return r;
+	}
+	return phantom_auth_deny(401, NULL);
 }

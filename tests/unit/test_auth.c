@@ -522,6 +522,66 @@ test_metadata(void)
 	ph_server_free(s);
 }
 
+/* auth.mode module with tests/modules/testmod.c:authenticate (found on
+ * PHANTOM_MODULE_PATH, which make check sets). */
+static void
+test_module(void)
+{
+	char probs[4096];
+	struct ph_server *s;
+	struct result r;
+	s = load("auth: { mode: module }\n", probs, sizeof probs);
+	ok(s == NULL && strstr(probs, "auth.mode module: auth.module and auth.symbol are required"),
+	   "module mode without a module");
+	s = load("auth: { mode: module, symbol: authenticate }\n", probs, sizeof probs);
+	ok(s == NULL && strstr(probs, "test.yaml:1: auth.module and auth.symbol go together"),
+	   "a symbol without a module");
+	s = load("auth: { mode: bearer, tokens: [], module: testmod.so, symbol: authenticate }\n", probs,
+		 sizeof probs);
+	ok(s == NULL && strstr(probs, "auth.module and auth.symbol are used only with auth.mode module"),
+	   "a module in another mode");
+	if (getenv("PHANTOM_MODULE_PATH") == NULL) {
+		printf("# module checks skipped: PHANTOM_MODULE_PATH not set (run through make check)\n");
+		return;
+	}
+	s = load("auth: { mode: module, module: testmod.so, symbol: authenticate, assigns_depth: 2 }\n", probs,
+		 sizeof probs);
+	if (!ok(s != NULL, "module configuration loads"))
+		show(probs);
+	if (s == NULL)
+		return;
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer alice-pro", NULL});
+	is_int(r.e, PH_OK, "module allow");
+	is_str(r.principal, "alice", "module allow: principal");
+	is_str(ph_assign_text(req.assigns, "plan", 4), "pro", "module allow: its assigns");
+	ok(r.restricted, "module mode: results are private");
+	ph_auth_end(&req);
+	ok(req.principal == NULL && req.assigns == NULL && req.auth_state == NULL, "ph_auth_end releases them");
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer plain", NULL});
+	ok(r.e == PH_OK && req.assigns == NULL, "module allow without assigns");
+	ph_auth_end(&req);
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer forbid", NULL});
+	ok(r.e == PH_E_FORBIDDEN && strcmp(r.msg, "not on a weekday") == 0, "module forbidden: 403, its message");
+	ph_auth_end(&req);
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer nobody", NULL});
+	ok(r.e == PH_E_UNAUTHORIZED && strstr(r.challenge, "Bearer realm=") == r.challenge,
+	   "module unauthorized: 401 with the challenge");
+	ph_auth_end(&req);
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer null", NULL});
+	ok(r.e == PH_E_INTERNAL && strcmp(r.principal, "-") == 0, "module returning NULL: 500, nobody");
+	ph_auth_end(&req);
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer alice-free", NULL});
+	ok(r.e == PH_OK, "assigns of depth 1 within assigns_depth 2");
+	ph_auth_end(&req);
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer deep", NULL});
+	ok(r.e == PH_E_INTERNAL && req.assigns == NULL, "module assigns deeper than assigns_depth: 500");
+	ph_auth_end(&req);
+	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer list", NULL});
+	ok(r.e == PH_E_INTERNAL, "module assigns that are not an object: 500");
+	ph_auth_end(&req);
+	ph_server_free(s);
+}
+
 int
 main(void)
 {
@@ -532,6 +592,7 @@ main(void)
 	test_bearer();
 	test_remote_user_and_stdio();
 	test_exec();
+	test_module();
 	test_metadata();
 	{
 		char cmd[512];

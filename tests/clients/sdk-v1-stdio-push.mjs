@@ -1,0 +1,65 @@
+// sdk-v1-stdio-push.mjs: the TypeScript SDK v1 client (@modelcontextprotocol/sdk,
+// 2025-11-25) over stdio, with an elicitation and a sampling handler: the
+// server writes elicitation/create and sampling/createMessage on stdout in
+// the middle of a call, the client answers on stdin, and the call completes.
+// While a call waits for its answer the elicitation handler first lists the
+// tools: the server answers other requests meanwhile.
+// Prints "ok - what" / "not ok - what: why".
+//   node sdk-v1-stdio-push.mjs --stdio CMD [--arg A ...]
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const argv = process.argv.slice(2);
+const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
+const all = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
+let bad = 0;
+const check = (cond, what, why = '') => {
+    if (cond) console.log(`ok - ${what}`);
+    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
+};
+const asked = { elicit: [], sampling: [], listed: [] };
+const client = new Client({ name: 'phantom-v1-stdio-push', version: '1.0.0' },
+    { capabilities: { elicitation: {}, sampling: {} } });
+client.setRequestHandler(ElicitRequestSchema, async req => {
+    asked.elicit.push(req.params.message);
+    // the call waits for this answer: another request is served meanwhile
+    const t = await client.listTools();
+    asked.listed.push(t.tools.length);
+    const m = req.params.message;
+    return { action: 'accept', content: { confirm: m.includes('v1-yes') ? 'yes' : 'no' } };
+});
+client.setRequestHandler(CreateMessageRequestSchema, async req => {
+    asked.sampling.push(req.params.messages?.[0]?.content?.text);
+    return { role: 'assistant', model: 'test-model', stopReason: 'endTurn',
+        content: { type: 'text', text: 'Paris' } };
+});
+const transport = new StdioClientTransport({ command: get('stdio'), args: all('arg'), stderr: 'ignore',
+    env: { ...process.env } });
+try {
+    await client.connect(transport);
+    check(client.getServerVersion()?.name !== undefined, 'sdk-v1 stdio: initialize');
+} catch (e) {
+    check(false, 'sdk-v1 stdio: initialize', e?.message);
+    process.exit(1);
+}
+const text = r => (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
+async function call(name, args, want, what) {
+    try {
+        const r = await client.callTool({ name, arguments: args });
+        check(!r.isError && text(r) === want, `sdk-v1 stdio: ${what}`, JSON.stringify(r));
+    } catch (e) { check(false, `sdk-v1 stdio: ${what}`, `${e?.name}: ${e?.message}`); }
+}
+await call('delete_file', { path: 'v1-yes.txt' }, 'Deleted v1-yes.txt.',
+    'delete_file asks (elicitation/create on stdout mid-call) and "yes" deletes');
+await call('delete_file', { path: 'v1-no.txt' }, 'Not deleted: v1-no.txt stays.', 'delete_file: "no" keeps the file');
+check(asked.elicit.length === 2 && asked.elicit[0] === 'Really delete v1-yes.txt?',
+    'sdk-v1 stdio: the elicitation handler was asked twice, with the tool\'s message', JSON.stringify(asked.elicit));
+check(asked.listed.length === 2 && asked.listed.every(n => n > 0),
+    'sdk-v1 stdio: tools/list is answered while a call waits for the client', JSON.stringify(asked.listed));
+await call('test_sampling', { prompt: 'The capital of France?' }, 'LLM response: Paris',
+    'a sampling tool (sampling/createMessage on stdout mid-call)');
+check(asked.sampling.length === 1 && asked.sampling[0] === 'The capital of France?',
+    'sdk-v1 stdio: the sampling handler got the prompt', JSON.stringify(asked.sampling));
+await client.close();
+process.exit(bad ? 1 : 0);
