@@ -284,6 +284,18 @@ static const struct key keys[] = {
 	 "error result after this long"},
 	{"sessions.max_parked", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_parked), NULL,
 	 "calls waiting in the hub for a client's answers at once on this host"},
+	{"sessions.max_state", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_state), NULL,
+	 "sessions holding state in the hub at once on this host (a log level, resource "
+	 "subscriptions, GET streams); over it logging/setLevel and resources/subscribe get -32603 "
+	 "and a GET stream 503, naming the key, and everything else keeps serving"},
+	{"sessions.max_subscriptions", K_INT, 1, 100000, "100", true, OFF(sessions.max_subscriptions),
+	 NULL, "resources/subscribe subscriptions one session may hold (more: -32603 naming the key)"},
+	{"sessions.state_idle", K_INT, 1, 2592000, "3600", true, OFF(sessions.state_idle), NULL,
+	 "seconds a session's state is kept after its last request while no GET stream is open "
+	 "(it goes at the session's expiry, sessions.max_age, in any case)"},
+	{"sessions.replay", K_INT, 0, 10000, "100", true, OFF(sessions.replay), NULL,
+	 "events (resources/updated, list_changed) held per session for a GET stream that resumes "
+	 "with Last-Event-ID; an id older than those held replays all that are held, after a comment"},
 	{"stdio", K_SECTION, 0, 0, NULL, false, 0, NULL,
 	 "the --stdio front: how many requests run at once"},
 	{"stdio.concurrency", K_INT, 1, 256, "8", false, OFF(stdio.concurrency), NULL,

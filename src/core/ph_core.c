@@ -16,6 +16,7 @@
 #include "ph_session.h"
 #include "ph_park.h"
 #include "ph_rawfcgi.h"
+#include "ph_shared.h"
 #include <sodium.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -135,7 +136,7 @@ param(struct ph_req *r, const char *name)
 }
 
 /* What a request that is not an MCP POST asks for. */
-enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END };
+enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END, R_SESSION_GET };
 
 /* True when the request's path (REQUEST_URI without the query) is path. */
 static bool
@@ -355,6 +356,26 @@ content_type_json(const char *ct)
 	return *ct == '\0' || *ct == ';';
 }
 
+/* True when an Accept header lists text/event-stream, or a range of all
+ * text types or of every type, among its media ranges. */
+static bool
+accepts_sse(const char *accept)
+{
+	if (accept == NULL)
+		return false;
+	while (*accept) {
+		size_t n;
+		while (*accept == ' ' || *accept == '\t' || *accept == ',')
+			accept++;
+		n = strcspn(accept, ",; \t");
+		if ((n == 17 && strncasecmp(accept, "text/event-stream", 17) == 0) ||
+		    (n == 6 && strncasecmp(accept, "text/*", 6) == 0) || (n == 3 && strncmp(accept, "*/*", 3) == 0))
+			return true;
+		accept += strcspn(accept, ",");
+	}
+	return false;
+}
+
 /* The routes that are not an MCP POST: the metadata document, health and
  * metrics (GET), a CORS preflight (OPTIONS). Returns PH_OK with *route (and
  * *doc for the metadata), or the error to send. */
@@ -449,7 +470,15 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	/* DELETE with Mcp-Session-Id ends a legacy session; it passes the
 	 * Origin and Host checks like a POST */
 	bool end = m != NULL && strcmp(m, "DELETE") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL;
-	if (m == NULL || (strcmp(m, "POST") != 0 && !end))
+	/* GET with the header and Accept: text/event-stream opens the
+	 * session's stream, unless it names the health or metrics path or
+	 * says it is a 2026-07-28 request (which never sees a session) */
+	const char *pv = param(r, "HTTP_MCP_PROTOCOL_VERSION");
+	bool get = m != NULL && strcmp(m, "GET") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL &&
+		   (pv == NULL || strcmp(pv, PH_LEGACY_LATEST) <= 0) &&
+		   accepts_sse(param(r, "HTTP_ACCEPT")) && !(c->http.health && path_is(r, c->http.health)) &&
+		   !(c->http.metrics.path && path_is(r, c->http.metrics.path));
+	if (m == NULL || (strcmp(m, "POST") != 0 && !end && !get))
 		return other_route(r, m, origin, route, doc);
 	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
 		return PH_E_ORIGIN;
@@ -458,8 +487,8 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 		if (!host_part(host, strlen(host), h, sizeof h) || !host_allowed(&c->http.hosts, h))
 			return PH_E_HOST;
 	}
-	if (end) {
-		*route = R_SESSION_END;
+	if (end || get) {
+		*route = end ? R_SESSION_END : R_SESSION_GET;
 		return PH_OK;
 	}
 	if (!content_type_json(param(r, "CONTENT_TYPE")))
@@ -625,22 +654,56 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 				 "notice, warning, error, critical, alert, emergency");
 		return;
 	}
-	/* No session: the level applies to nothing later (stateless workers). */
+	/* a session behind a hub keeps it there for its later requests on any
+	 * worker; without one the level applies to nothing later */
+	if (ph_session_has_state(r)) {
+		struct json_object *x = json_object_new_object();
+		char msg[400];
+		enum ph_err e;
+		json_object_object_add(x, "level", json_object_get(l));
+		if ((e = ph_session_tell(r, "level", x, msg, sizeof msg)) != PH_OK) {
+			ph_outcome_error(o, e, NULL, "%s", msg);
+			return;
+		}
+	}
 	o->result = json_object_new_object();
 }
 
-/* 2025 resources/subscribe and resources/unsubscribe: {} for a uri. Without
- * a session there is no stream to send notifications/resources/updated on,
- * so a subscription is accepted and nothing more happens (2026 clients use
- * subscriptions/listen). */
+/* 2025 resources/subscribe and resources/unsubscribe: {} for a uri. On a
+ * session behind a hub the hub keeps the subscription and sends
+ * notifications/resources/updated on the session's GET streams; a resource
+ * this principal may not read (or that does not exist) gets -32002, as
+ * resources/read would. Without a session there is no stream to send them
+ * on, so a subscription is accepted and nothing more happens (2026 clients
+ * use subscriptions/listen). */
 static void
 m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 {
-	if (ph_jstr(r->params, "uri") == NULL) {
+	const char *uri = ph_jstr(r->params, "uri");
+	bool sub = strcmp(r->method, "resources/subscribe") == 0;
+	if (uri == NULL) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: uri must be a string");
 		return;
 	}
-	r->target = ph_jstr(r->params, "uri");
+	r->target = uri;
+	if (ph_session_has_state(r)) {
+		struct json_object *x = json_object_new_object();
+		char *path = NULL, msg[400];
+		enum ph_err e;
+		if (sub && ph_resources_watch(r, uri, &path) == PH_SUB_NONE) {
+			json_object_put(x);
+			ph_outcome_not_found(r, o, uri);
+			return;
+		}
+		json_object_object_add(x, "uri", json_object_new_string(uri));
+		if (path)
+			json_object_object_add(x, "path", json_object_new_string(path));
+		free(path);
+		if ((e = ph_session_tell(r, sub ? "sub" : "unsub", x, msg, sizeof msg)) != PH_OK) {
+			ph_outcome_error(o, e, NULL, "%s", msg);
+			return;
+		}
+	}
 	o->result = json_object_new_object();
 }
 
@@ -1032,6 +1095,70 @@ end_session(struct ph_req *r)
 	respond(r, 204, NULL, NULL, NULL, 0);
 }
 
+/* GET with Mcp-Session-Id and Accept: text/event-stream: authenticated,
+ * the session opened as for any request (404 when it does not), then its
+ * stream: the SSE head is written here and the connection handed to the
+ * hub, which holds it with the session's state (Last-Event-ID names the
+ * last event the client saw). 405 where there is no hub, 503 when the
+ * hub holds sessions.max_state sessions already or the streams are at
+ * subscriptions.max_streams. */
+static void
+session_stream(struct ph_req *r)
+{
+	struct json_object *d;
+	const char *last = param(r, "HTTP_LAST_EVENT_ID"), *text;
+	char msg[400], *who;
+	enum ph_err e;
+	size_t len;
+	bool done;
+	r->legacy = true;
+	r->method = "GET";
+	if (!authenticate(r) || !legacy_session(r))
+		return;
+	if (!ph_session_has_state(r)) {
+		send_error(r, PH_E_HTTP_METHOD, "Method not allowed: a session's GET stream needs the hub "
+			   "(it runs only under a master)", NULL);
+		return;
+	}
+	if ((e = ph_session_tell(r, "open", NULL, msg, sizeof msg)) != PH_OK) {
+		send_error(r, e == PH_E_HANDLER ? PH_E_BUSY : e, msg, NULL);
+		return;
+	}
+	if (!ph_shared_listener_enter(ph_subscriptions_max(r->srv->conf))) {
+		snprintf(msg, sizeof msg, "Too many open streams (subscriptions.max_streams is %lld)",
+			 ph_subscriptions_max(r->srv->conf));
+		send_error(r, PH_E_BUSY, msg, NULL);
+		return;
+	}
+	if (ph_req_stream(r) != 0) {
+		ph_shared_listener_leave();
+		r->status = 499;
+		return;
+	}
+	r->status = 200;
+	d = json_object_new_object();
+	who = ph_req_binding(r);
+	json_object_object_add(d, "get", json_object_new_string("stream"));
+	json_object_object_add(d, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
+	if (who)
+		json_object_object_add(d, "who", json_object_new_string(who));
+	free(who);
+	if (r->principal)
+		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+	if (last && strlen(last) < 64)
+		json_object_object_add(d, "last", json_object_new_string(last));
+	text = ph_json_text(d, &len);
+	done = r->ex->ops->handoff(r->ex, text, len) == 0;
+	json_object_put(d);
+	if (done) {
+		ph_shared_listener_give();
+		r->detached = true;
+	} else {
+		/* the head is out: the stream ends empty, the client opens another */
+		ph_shared_listener_leave();
+	}
+}
+
 /* Sends -32601 for the request's method. */
 static void
 send_no_method(struct ph_req *r)
@@ -1103,10 +1230,10 @@ legacy_steps(struct ph_req *r, struct json_object *meta)
 		if (tok && valid_id(tok))
 			r->progress_token = tok;
 	}
-	/* A 2025 client sets its level with logging/setLevel on a session;
-	 * without sessions no level reaches this request, so it gets every
-	 * level, as a session that never called setLevel does. */
-	r->log_level = PH_LOG_DEBUG;
+	/* A 2025 client sets its level with logging/setLevel on a session (the
+	 * hub keeps it, ph_session_open read it); without one every level is
+	 * sent, as to a session that never called setLevel. */
+	r->log_level = ph_session_level(r->session);
 	return m;
 }
 
@@ -1288,7 +1415,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.srv = top->srv;
 	r.ex = ph_rawfcgi_new(pr->fd, pr->rid);
 	r.t0 = ph_now_us();
-	r.log_level = PH_LOG_DEBUG;
+	r.log_level = ph_session_level(top->session);
 	r.last_progress = -1;
 	r.legacy = true;
 	r.streaming = true; /* the stream's headers went out in the first round */
@@ -1402,6 +1529,9 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 			break;
 		case R_SESSION_END:
 			end_session(r);
+			break;
+		case R_SESSION_GET:
+			session_stream(r);
 			break;
 		}
 		return false;

@@ -1,6 +1,7 @@
 /* ph_session.c: issuing, opening and ending legacy session ids. */
 #include "first.h"
 #include "ph_session.h"
+#include "ph_json.h"
 #include "ph_shared.h"
 #include "ph_state.h"
 #include "ph_util.h"
@@ -108,11 +109,13 @@ out:
 	return got < 0 ? -1 : (long)got;
 }
 
-/* True when the hub says the session sid was ended. A hub that does not
- * answer counts as "not ended" (logged): plain requests keep working. */
+/* True when the hub says the session of doc was ended; else the level its
+ * state holds, if any, is put in doc as "lvl". A hub that does not answer
+ * counts as "not ended" (logged): plain requests keep working. */
 static bool
-ended(const char *sid)
+ended(struct json_object *doc)
 {
+	const char *sid = ph_jstr(doc, "sid");
 	char msg[96], ans[64];
 	if (ph_hub_fd < 0)
 		return false;
@@ -121,7 +124,63 @@ ended(const char *sid)
 		ph_log("warning", "session %.8s...: the hub did not say whether it was ended", sid);
 		return false;
 	}
+	if (strncmp(ans, "live ", 5) == 0 && ph_log_level_parse(ans + 5) != PH_LOG_NONE)
+		json_object_object_add(doc, "lvl", json_object_new_string(ans + 5));
 	return strcmp(ans, "ended") == 0;
+}
+
+enum ph_log_level
+ph_session_level(struct json_object *doc)
+{
+	const char *l = doc ? ph_jstr(doc, "lvl") : NULL;
+	enum ph_log_level v = l ? ph_log_level_parse(l) : PH_LOG_NONE;
+	return v == PH_LOG_NONE ? PH_LOG_DEBUG : v;
+}
+
+bool
+ph_session_has_state(const struct ph_req *r)
+{
+	return r->session != NULL && r->ex->http && r->batch == NULL && r->ex->ops->handoff != NULL &&
+	       ph_hub_fd >= 0;
+}
+
+enum ph_err
+ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, char *msg, size_t n)
+{
+	struct json_object *q = json_object_new_object();
+	char *who = ph_req_binding(r), ans[400];
+	const char *text;
+	size_t len;
+	long got;
+	/* "session" first: the hub tells its messages by their first bytes */
+	json_object_object_add(q, "session", json_object_new_string(what));
+	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
+	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->session, "exp"))));
+	if (who)
+		json_object_object_add(q, "who", json_object_new_string(who));
+	if (r->principal)
+		json_object_object_add(q, "principal", json_object_new_string(r->principal));
+	free(who);
+	if (extra) {
+		json_object_object_foreach(extra, k, v)
+			json_object_object_add(q, k, json_object_get(v));
+		json_object_put(extra);
+	}
+	text = ph_json_text(q, &len);
+	got = len < PH_HUB_MSG_MAX ? ph_session_hub_ask(text, ans, sizeof ans, NULL) : -1;
+	json_object_put(q);
+	if (got < 0) {
+		snprintf(msg, n, "Internal error: the hub did not answer; the session's state is unchanged");
+		return PH_E_INTERNAL;
+	}
+	if (strncmp(ans, "ok", 2) != 0) {
+		snprintf(msg, n, "%s%s", strncmp(ans, "no ", 3) == 0 ? "" : "the hub said: ",
+			 strncmp(ans, "no ", 3) == 0 ? ans + 3 : ans);
+		if (msg[0] >= 'a' && msg[0] <= 'z')
+			msg[0] = (char)(msg[0] - 'a' + 'A');
+		return PH_E_HANDLER;
+	}
+	return PH_OK;
 }
 
 static bool
@@ -169,7 +228,7 @@ ph_session_open(struct ph_req *r, const char *token, char *msg, size_t n)
 			 "with other assigns); initialize again");
 		goto fail;
 	}
-	if (ended(ph_jstr(doc, "sid"))) {
+	if (ended(doc)) {
 		snprintf(msg, n, "Session not found: the session was ended; initialize again");
 		goto fail;
 	}

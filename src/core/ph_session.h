@@ -31,4 +31,17 @@ long ph_session_hub_ask(const char *text, char *out, size_t n, int *fd);
  * hub remembers its id until it would expire. Returns PH_OK, or the error
  * to answer with its reason in msg (no hub: PH_E_HTTP_METHOD). */
 enum ph_err ph_session_end(struct json_object *doc, char *msg, size_t n);
+/* The log level of the session doc (borrowed, may be NULL) as the hub
+ * said when it was opened: the one logging/setLevel set, else debug. */
+enum ph_log_level ph_session_level(struct json_object *doc);
+/* True when r's session can keep state in the hub: a session over HTTP
+ * (not in a batch) on a FastCGI front that hands connections to a hub. */
+bool ph_session_has_state(const struct ph_req *r);
+/* Tells the hub about r's session (ph_hub_state.c): what ("level", "sub",
+ * "unsub", "open") with the members of extra (taken; NULL: none) plus the
+ * session's id, expiry, binding and principal. Returns PH_OK, or the error
+ * to answer with the hub's reason in msg (a limit: PH_E_HANDLER; no
+ * answer: PH_E_INTERNAL). */
+enum ph_err ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, char *msg,
+			    size_t n);
 #endif

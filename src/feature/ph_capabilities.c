@@ -19,9 +19,12 @@ ph_capabilities(struct ph_req *r)
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
 	ph_tasks_capabilities(r, caps);
-	/* 2026-07-28 delivers list changes on subscriptions/listen streams; a
-	 * legacy session has no stream to carry them, so it is not promised */
-	for (size_t i = 0; !r->legacy && i < PH_ARRAY_LEN(listed); i++) {
+	/* 2026-07-28 delivers list changes on subscriptions/listen streams, a
+	 * legacy session on its GET stream, which the hub holds: only a
+	 * session issued over HTTP behind a master gets them promised */
+	bool legacy_streams = r->legacy && r->session_issued != NULL && r->ex->http &&
+			      r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
+	for (size_t i = 0; (!r->legacy || legacy_streams) && i < PH_ARRAY_LEN(listed); i++) {
 		struct json_object *c = ph_jget(caps, listed[i]);
 		if (c != NULL)
 			json_object_object_add(c, "listChanged", json_object_new_boolean(1));
@@ -29,7 +32,8 @@ ph_capabilities(struct ph_req *r)
 	/* resourceSubscriptions are watched by the hub, which only a master
 	 * runs, and by the stdio process itself (ph_subscribe.c acknowledges
 	 * them only there) */
-	if (!r->legacy && ((ph_hub_fd >= 0 && r->ex->http) || !r->ex->http) && ph_jget(caps, "resources") != NULL)
+	if (((!r->legacy && ((ph_hub_fd >= 0 && r->ex->http) || !r->ex->http)) || legacy_streams) &&
+	    ph_jget(caps, "resources") != NULL)
 		json_object_object_add(ph_jget(caps, "resources"), "subscribe", json_object_new_boolean(1));
 	return caps;
 }

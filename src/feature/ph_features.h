@@ -124,6 +124,9 @@ struct json_object *ph_tool_result(const struct ph_tool *t, struct json_object *
  * inline text: the application announces its changes with phantom-fcgi
  * --notify or a handler's resourcesUpdated). ph_resources.c; skill:// URIs
  * in ph_skills.c. */
+/* The streams open at once on a host (listen streams and legacy GET
+ * streams): subscriptions.max_streams, or its default when it is 0. */
+long long ph_subscriptions_max(const struct ph_config *c);
 enum ph_sub_kind { PH_SUB_NONE, PH_SUB_FILE, PH_SUB_OTHER };
 enum ph_sub_kind ph_resources_watch(struct ph_req *r, const char *uri, char **path);
 enum ph_sub_kind ph_skills_watch(struct ph_req *r, const char *uri, char **path);

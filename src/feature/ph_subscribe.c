@@ -435,6 +435,12 @@ default_max(const struct ph_config *c)
 	return n > 1 ? n : 1;
 }
 
+long long
+ph_subscriptions_max(const struct ph_config *c)
+{
+	return c->subscriptions.max_streams != 0 ? c->subscriptions.max_streams : default_max(c);
+}
+
 /* Hands the acknowledged stream to the hub: its id, the kinds granted (in
  * the order of kinds[]), the resource URIs granted (uris, borrowed) and
  * the principal. Returns true when the hub has it. */
@@ -482,8 +488,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 	}
 	if (!filter_ok(r, want, o) || !task_ids_ok(r, want, o))
 		return;
-	if (max == 0)
-		max = default_max(c);
+	max = ph_subscriptions_max(c);
 	if (!ph_shared_listener_enter(max)) {
 		ph_outcome_error(o, PH_E_HANDLER, NULL,
 				 "Too many open subscriptions (subscriptions.max_streams is %lld)", max);

@@ -4,7 +4,10 @@
  * the FastCGI records from then on: the notifications the stream asked for,
  * keep-alive comments, and at the end the listen request's result,
  * FCGI_END_REQUEST and close. One epoll loop, non-blocking sockets, one
- * output queue per stream, bounded. */
+ * output queue per stream, bounded. A legacy session's GET stream is one
+ * of these streams too: it belongs to the session's state
+ * (ph_hub_state.c), which gives it the session's events, and it ends
+ * without a result (the client opens another, with Last-Event-ID). */
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
@@ -13,6 +16,7 @@
 #include "ph_watch.h"
 #include "ph_auth.h"
 #include "ph_hub_session.h"
+#include "ph_hub_state.h"
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_shared.h"
@@ -70,6 +74,8 @@ struct stream {
 	struct ph_wsub **wsubs;   /* the subscriptions of those this principal may read now */
 	size_t nwsubs;
 	struct json_object *tasks; /* taskIds granted by the worker (an array), or NULL */
+	bool get;                 /* a legacy session's GET stream */
+	struct ph_hstate *sess;   /* its session's state, NULL once that is gone */
 };
 
 struct hub {
@@ -88,7 +94,7 @@ struct hub {
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag, watch_tag, park_tag;
+static char chan_tag, sig_tag, ctl_tag, watch_tag, park_tag, state_tag;
 
 static void unwatch_stream(struct hub *h, struct stream *s);
 
@@ -113,7 +119,7 @@ static void
 drop(struct hub *h, struct stream *s, const char *why)
 {
 	struct stream *last = h->v[h->n - 1];
-	ph_log("info", "hub: listen %s of %s ended (%s) after %lld ms, %lu events",
+	ph_log("info", "hub: %s %s of %s ended (%s) after %lld ms, %lu events", s->get ? "session" : "listen",
 	       json_object_get_string(s->id), s->principal ? s->principal : "-", why,
 	       (long long)((ph_now_us() - s->opened_us) / 1000), s->events);
 	epoll_ctl(h->ep, EPOLL_CTL_DEL, s->fd, NULL);
@@ -122,6 +128,8 @@ drop(struct hub *h, struct stream *s, const char *why)
 	h->v[s->idx] = last;
 	h->n--;
 	ph_shared_listener_leave();
+	if (s->sess)
+		ph_hub_states_detach(ph_hub_sessions_states(h->sessions), s->sess, s);
 	unwatch_stream(h, s);
 	for (size_t i = 0; i < s->nuris; i++)
 		free(s->uris[i]);
@@ -255,13 +263,14 @@ task_changed(void *ctx, const char *id, struct json_object *rec)
 
 /* Ends s gracefully: the listen request's result (the client listens
  * again), the end of stdout, FCGI_END_REQUEST; closed once written. */
-/* Sends last (taken), the listen request's last message, then the end of
- * stdout and FCGI_END_REQUEST; s is closed once they are written. */
+/* Sends last (taken), the listen request's last message (NULL: none, a
+ * GET stream), then the end of stdout and FCGI_END_REQUEST; s is closed
+ * once they are written. */
 static void
 finish(struct hub *h, struct stream *s, struct json_object *last)
 {
 	static const unsigned char complete[8] = {0};
-	if (!send_event(h, s, last))
+	if (last != NULL && !send_event(h, s, last))
 		return;
 	s->ending = true;
 	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
@@ -273,7 +282,28 @@ static void
 end(struct hub *h, struct stream *s)
 {
 	if (!s->ending)
-		finish(h, s, ph_core_final_result(h->srv, s->id, tagged(s)));
+		finish(h, s, s->get ? NULL : ph_core_final_result(h->srv, s->id, tagged(s)));
+}
+
+/* ph_hstate_send_fn: SSE text from a session's state to its GET stream. */
+static bool
+state_send(void *ctx, void *stream, const char *text, size_t len)
+{
+	struct stream *s = stream;
+	if (s->ending)
+		return true;
+	s->events++;
+	return send_text(ctx, s, text, len);
+}
+
+/* ph_hstate_close_fn: the session's state is gone (DELETE, expiry). */
+static void
+state_close(void *ctx, void *stream)
+{
+	struct stream *s = stream;
+	s->sess = NULL;
+	if (!s->ending)
+		finish(ctx, s, NULL);
 }
 
 /* The web server wrote to a connection it handed us: only FCGI_ABORT_REQUEST
@@ -440,20 +470,43 @@ announcement(struct hub *h, const char *text, size_t len)
 		return;
 	}
 	ph_watch_announce(h->watch, uri, updated, h);
+	ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
 	json_object_put(m);
 }
 
 /* ---- hand-over ------------------------------------------------------------ */
 
-/* Streams of principal now held. */
+/* Listen streams of principal now held (GET streams do not count). */
 static size_t
 of_principal(const struct hub *h, const char *principal)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < h->n; i++)
-		if (h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
+		if (!h->v[i]->get && h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
 			n++;
 	return n;
+}
+
+/* Joins the GET stream s to its session's state (d, borrowed: the
+ * hand-over, "sid", "who", "last"): the events it missed after
+ * Last-Event-ID first. One the state refuses ends at once after an SSE
+ * comment saying why. */
+static void
+attach_get(struct hub *h, struct stream *s, struct json_object *d)
+{
+	struct ph_buf replay;
+	char why[200];
+	ph_buf_init(&replay);
+	s->sess = ph_hub_states_attach(ph_hub_sessions_states(h->sessions), ph_jstr(d, "sid"),
+				       ph_jstr(d, "who"), s, ph_jstr(d, "last"), &replay, why, sizeof why);
+	if (s->sess == NULL) {
+		ph_buf_printf(&replay, ": refused: %s\n\n", why);
+		if (send_text(h, s, replay.data, replay.len))
+			finish(h, s, NULL);
+	} else if (replay.len > 0) {
+		send_text(h, s, replay.data, replay.len);
+	}
+	ph_buf_free(&replay);
 }
 
 /* Takes the stream described by text (len bytes) on fd. Returns false (fd
@@ -465,7 +518,20 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	struct stream *s;
 	struct epoll_event ev;
 	long long per = h->srv->conf->subscriptions.max_per_principal;
-	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &d) || !json_object_is_type(d, json_type_object) ||
+	bool get = false;
+	if (ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &d) && json_object_is_type(d, json_type_object) &&
+	    ph_jstr(d, "get") != NULL && ph_jstr(d, "sid") != NULL) {
+		/* a GET stream: it listens to no list of its own, its session tells it */
+		get = true;
+		json_object_object_add(d, "id", json_object_new_string("GET"));
+		on = json_object_new_array();
+		for (size_t k = 0; k < NKINDS; k++)
+			json_object_array_add(on, json_object_new_boolean(0));
+		json_object_object_add(d, "on", on);
+		json_object_object_del(d, "uris");
+		json_object_object_del(d, "tasks");
+	}
+	if (d == NULL || !json_object_is_type(d, json_type_object) ||
 	    (rid = ph_jget(d, "rid")) == NULL || !json_object_is_type(rid, json_type_int) ||
 	    ph_jget(d, "id") == NULL || (on = ph_jget(d, "on")) == NULL ||
 	    !json_object_is_type(on, json_type_array) || json_object_array_length(on) != NKINDS) {
@@ -504,7 +570,10 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 		json_object_put(d);
 		return false;
 	}
-	if (s->principal && per > 0 && of_principal(h, s->principal) > (size_t)per) {
+	s->get = get;
+	if (get) {
+		attach_get(h, s, d);
+	} else if (s->principal && per > 0 && of_principal(h, s->principal) > (size_t)per) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "Too many open subscriptions for this principal "
 			 "(subscriptions.max_per_principal is %lld)", per);
@@ -597,6 +666,23 @@ changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *
 		out[k] = json_object_get_boolean(json_object_array_get_idx(c, k));
 }
 
+struct changed_ctx {
+	struct hub *h;
+	struct ph_server *old;
+	const bool *all;
+	struct json_object *cache;
+};
+
+/* ph_hstate_changed_fn for a reload: what changed_for says. */
+static bool
+session_changed(void *ctx, const char *principal, size_t k)
+{
+	struct changed_ctx *c = ctx;
+	bool mine[NKINDS];
+	changed_for(c->h, c->old, c->all, principal, c->cache, mine);
+	return mine[k];
+}
+
 /* SIGHUP: the new configuration (the running one stays when it does not
  * load), and list_changed for each kind whose catalogue changed as the
  * stream's principal sees it, to the streams that asked for that kind. */
@@ -625,6 +711,13 @@ reload(struct hub *h)
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
 			if (mine[k] && s->on[k] && (told++, !notify(h, s, kinds[k].method)))
 				break;
+	}
+	{
+		struct changed_ctx cc = {h, old, changed, cache};
+		for (size_t k = 0; k < NKINDS; k++)
+			if (changed[k])
+				told += ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k,
+								   session_changed, &cc);
 	}
 	json_object_put(cache);
 	ph_server_free(old);
@@ -665,7 +758,8 @@ on_signal(struct hub *h)
 			ph_hub_tasks_reap(h->tasks);
 		else if (si.ssi_signo == SIGUSR2)
 			ph_log("notice", "hub %d: %zu streams, %zu resource subscriptions, %zu watched "
-			       "directories", (int)getpid(), h->n, ph_watch_subs(h->watch), ph_watch_dirs(h->watch));
+			       "directories, %zu sessions with state", (int)getpid(), h->n, ph_watch_subs(h->watch),
+			       ph_watch_dirs(h->watch), ph_hub_states_count(ph_hub_sessions_states(h->sessions)));
 		else
 			h->want_stop = true; /* SIGTERM, SIGINT, SIGUSR1 */
 	}
@@ -751,8 +845,10 @@ static long
 ctl_updated(struct hub *h, char *uris)
 {
 	long told = 0;
-	for (char *save = NULL, *u = strtok_r(uris, " \t", &save); u; u = strtok_r(NULL, " \t", &save))
+	for (char *save = NULL, *u = strtok_r(uris, " \t", &save); u; u = strtok_r(NULL, " \t", &save)) {
 		told += (long)ph_watch_announce(h->watch, u, updated, h);
+		told += (long)ph_hub_states_announce(ph_hub_sessions_states(h->sessions), u);
+	}
 	return told;
 }
 
@@ -779,6 +875,7 @@ ctl_command(struct hub *h, char *line)
 		if (s->on[k] && !s->ending && notify(h, s, kinds[k].method))
 			told++;
 	}
+	told += (long)ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k, NULL, NULL);
 	ph_log("notice", "hub: --notify %s told %ld streams", line, told);
 	return told;
 }
@@ -937,6 +1034,11 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	h->sessions = ph_hub_sessions_new(srv);
 	ev.data.ptr = &park_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
+	ph_hub_states_streams(ph_hub_sessions_states(h->sessions), state_send, state_close, h);
+	if (ph_hub_states_watch_fd(ph_hub_sessions_states(h->sessions)) >= 0) {
+		ev.data.ptr = &state_tag;
+		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_states_watch_fd(ph_hub_sessions_states(h->sessions)), &ev);
+	}
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
@@ -968,6 +1070,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				ph_watch_read(h.watch, updated, &h);
 			else if (p == &park_tag)
 				ph_hub_sessions_events(h.sessions);
+			else if (p == &state_tag)
+				ph_hub_states_watch_read(ph_hub_sessions_states(h.sessions));
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
 					flush(&h, p);

@@ -5,6 +5,8 @@
  * of them. Workers ask over the master's channel with a reply socket:
  *   {"session":"check","sid":HEX}           -> "live" | "ended"
  *   {"session":"end","sid":HEX,"exp":SECS}  -> "ok" | "no <reason>"
+ * ("live LEVEL" once the session set a log level); what else a session
+ * keeps here (its log level, subscriptions, GET streams) is ph_hub_state.c's.
  *
  * It also holds the calls parked on a server-to-client request: a worker
  * whose handler needs elicitation/create, sampling/createMessage or
@@ -22,6 +24,7 @@
  * gets an error result on its stream; one whose client goes away is freed. */
 #include "first.h"
 #include "ph_hub_session.h"
+#include "ph_hub_state.h"
 #include "ph_rawfcgi.h"
 #include "ph_shared.h"
 #include "ph_json.h"
@@ -65,6 +68,7 @@ struct parked {
 
 struct ph_hub_sessions {
 	struct ph_server *srv; /* borrowed: the hub's */
+	struct ph_hub_states *states; /* the sessions' mutable state (ph_hub_state.c) */
 	int ep;                /* the parked connections, watched for the client going */
 	struct parked **park;
 	size_t npark, capark;
@@ -80,7 +84,14 @@ ph_hub_sessions_new(struct ph_server *srv)
 	t->srv = srv;
 	t->next_purge_us = ph_now_us() + PURGE_EVERY_US;
 	t->ep = epoll_create1(EPOLL_CLOEXEC);
+	t->states = ph_hub_states_new(srv);
 	return t;
+}
+
+struct ph_hub_states *
+ph_hub_sessions_states(struct ph_hub_sessions *t)
+{
+	return t->states;
 }
 
 int
@@ -400,6 +411,7 @@ ph_hub_sessions_free(struct ph_hub_sessions *t)
 	while (t->npark > 0)
 		unpark(t, t->park[t->npark - 1], false, "dropped: the hub stopped");
 	free(t->park);
+	ph_hub_states_free(t->states);
 	if (t->ep >= 0)
 		close(t->ep);
 	free(t->tab);
@@ -410,6 +422,7 @@ void
 ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv)
 {
 	t->srv = srv;
+	ph_hub_states_reconf(t->states, srv);
 }
 
 size_t
@@ -491,6 +504,7 @@ void
 ph_hub_sessions_tick(struct ph_hub_sessions *t)
 {
 	int64_t now = ph_now_us();
+	ph_hub_states_tick(t->states);
 	for (size_t i = t->npark; i-- > 0;) {
 		struct parked *p = t->park[i];
 		char m[200];
@@ -545,17 +559,30 @@ ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len,
 		ph_log("error", "hub: a session message it cannot read; ignored");
 		reply(fd, "no unreadable message");
 	} else if (strcmp(what, "check") == 0) {
-		reply(fd, is_ended(t, sid, now_s) ? "ended" : "live");
+		char out[64];
+		if (is_ended(t, sid, now_s))
+			snprintf(out, sizeof out, "ended");
+		else
+			ph_hub_states_check(t->states, sid, out, sizeof out);
+		reply(fd, out);
 	} else if (strcmp(what, "end") == 0 && (exp = ph_jget(m, "exp")) != NULL &&
 		   json_object_is_type(exp, json_type_int)) {
 		const char *why = remember(t, sid, json_object_get_int64(exp), now_s);
 		char out[160];
 		if (why != NULL)
 			ph_log("warning", "hub: a session cannot be ended: %s", why);
+		else
+			ph_hub_states_end(t->states, sid);
 		snprintf(out, sizeof out, "%s%s", why ? "no " : "ok", why ? why : "");
 		reply(fd, out);
+	} else if (is_ended(t, sid, now_s)) {
+		reply(fd, "no the session was ended");
 	} else {
-		reply(fd, "no unknown session message");
+		char out[300];
+		if (ph_hub_states_message(t->states, what, sid, m, out, sizeof out))
+			reply(fd, out);
+		else
+			reply(fd, "no unknown session message");
 	}
 	if (fd >= 0)
 		close(fd);

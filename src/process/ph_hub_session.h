@@ -8,10 +8,14 @@
 #include "ph_server.h"
 
 struct ph_hub_sessions;
+struct ph_hub_states;
 
 /* The sessions of a hub serving srv (borrowed; see ph_hub_sessions_reconf). */
 struct ph_hub_sessions *ph_hub_sessions_new(struct ph_server *srv);
 void ph_hub_sessions_free(struct ph_hub_sessions *t);
+/* The sessions' log levels, subscriptions and GET streams (ph_hub_state.c;
+ * borrowed, freed with t). */
+struct ph_hub_states *ph_hub_sessions_states(struct ph_hub_sessions *t);
 /* After a reload: the limits of srv apply. */
 void ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv);
 /* True when text (len bytes) is a session message ({"session":...}); then it

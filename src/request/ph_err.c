@@ -58,6 +58,9 @@ static const struct {
 	/* the Streamable HTTP rule: the client initializes again on 404 */
 	[PH_E_SESSION] = {"PH_E_SESSION", -32001, -32001, 404, 404,
 			  "Session not found: initialize again"},
+	/* a transport refusal: the hub holds as many sessions or streams as
+	 * configured (sessions.max_state, subscriptions.max_streams) */
+	[PH_E_BUSY] = {"PH_E_BUSY", -32000, -32000, 503, 503, "Service Unavailable"},
 };
 
 int

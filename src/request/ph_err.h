@@ -32,6 +32,7 @@ enum ph_err {
 	PH_E_TIMEOUT,          /* 408 -32000: the request did not arrive in time */
 	PH_E_SESSION,          /* 404 -32001: a legacy Mcp-Session-Id that does not open, expired,
 				* of another principal or ended (2025-11-25 only) */
+	PH_E_BUSY,             /* 503 -32000: a host limit on state or streams is reached */
 	PH_E__COUNT
 };
 

@@ -27,6 +27,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		conf.sessions.max_terminated = 64;
 		conf.sessions.max_parked = 8;
 		conf.sessions.park_timeout_ms = 0; /* every tick ends what was parked */
+		conf.sessions.max_state = 8;
+		conf.sessions.max_subscriptions = 4;
+		conf.sessions.state_idle = 1;
+		conf.sessions.replay = 4;
 		srv.conf = &conf;
 		signal(SIGPIPE, SIG_IGN); /* as in the hub: a closed peer is an error, not a signal */
 		t = ph_hub_sessions_new(&srv);

@@ -1,0 +1,497 @@
+/* ph_hub_state.c: what the hub keeps for each legacy session that has
+ * state. Workers stay stateless: they ask here (the session messages of
+ * ph_hub_session.c, over the master's channel with a reply socket):
+ *   {"session":"level","sid":HEX,"exp":S,"who":W,"principal":P,"level":L} -> "ok" | "no <reason>"
+ *   {"session":"sub",...,"uri":U,"path":F}    (F: the file behind U, or absent) -> "ok" | "no <reason>"
+ *   {"session":"unsub",...,"uri":U}           -> "ok"
+ *   {"session":"open",...}                    -> "ok" | "no <reason>" (a GET stream is coming)
+ * and every request of a session asks "check", whose answer carries the
+ * level. The events of a session (resources/updated, list_changed) get
+ * ids 1, 2, 3... in the session; the last sessions.replay of them are
+ * held, sent to every GET stream open on the session, and replayed to a
+ * GET stream that names the last one it saw in Last-Event-ID. */
+#include "first.h"
+#include "ph_hub_state.h"
+#include "ph_json.h"
+#include "ph_watch.h"
+#include "ph_auth.h"
+#include "ph_features.h"
+#include <json-c/linkhash.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SID_HEX 32
+/* How often idle and expired states are looked for. */
+#define PURGE_EVERY_US 1000000
+
+static const char *const list_methods[] = {
+	"notifications/tools/list_changed",
+	"notifications/prompts/list_changed",
+	"notifications/resources/list_changed",
+};
+
+struct event {
+	unsigned long long id;
+	char *text; /* the whole SSE event, "id: N\n..." */
+	size_t len;
+};
+
+struct sub {
+	char *uri, *path;     /* path NULL: not a file */
+	struct ph_wsub *w;    /* NULL when it is not watched now (a reload narrowed access) */
+};
+
+struct ph_hstate {
+	char sid[SID_HEX + 1];  /* the key */
+	char *who;              /* the binding it was issued to; NULL: anonymous */
+	char *principal;        /* for access checks; NULL: anonymous */
+	int64_t exp_s;          /* the token's expiry */
+	int64_t used_us;        /* the last request or stream */
+	int level;              /* enum ph_log_level; PH_LOG_NONE: never set */
+	struct sub *subs;
+	size_t nsubs;
+	struct event *ev;       /* the last events, oldest first */
+	size_t nev;
+	unsigned long long next_id;
+	void **streams;
+	size_t nstreams, capstreams;
+};
+
+struct ph_hub_states {
+	struct ph_server *srv;
+	struct lh_table *tab;   /* sid -> struct ph_hstate */
+	struct ph_watch *watch; /* NULL without inotify */
+	ph_hstate_send_fn send;
+	ph_hstate_close_fn close;
+	void *ctx;
+	int64_t next_purge_us;
+};
+
+struct ph_hub_states *
+ph_hub_states_new(struct ph_server *srv)
+{
+	struct ph_hub_states *t = ph_xcalloc(1, sizeof *t);
+	t->srv = srv;
+	t->tab = lh_kchar_table_new(64, NULL);
+	t->watch = ph_watch_new();
+	t->next_purge_us = ph_now_us() + PURGE_EVERY_US;
+	return t;
+}
+
+void
+ph_hub_states_streams(struct ph_hub_states *t, ph_hstate_send_fn send, ph_hstate_close_fn close, void *ctx)
+{
+	t->send = send;
+	t->close = close;
+	t->ctx = ctx;
+}
+
+size_t
+ph_hub_states_count(const struct ph_hub_states *t)
+{
+	return (size_t)lh_table_length(t->tab);
+}
+
+int
+ph_hub_states_watch_fd(const struct ph_hub_states *t)
+{
+	return t->watch ? ph_watch_fd(t->watch) : -1;
+}
+
+static struct ph_hstate *
+find(struct ph_hub_states *t, const char *sid)
+{
+	void *v = NULL;
+	return lh_table_lookup_ex(t->tab, sid, &v) ? v : NULL;
+}
+
+static void
+drop_sub(struct ph_hub_states *t, struct sub *s)
+{
+	if (s->w)
+		ph_watch_drop(t->watch, s->w);
+	free(s->uri);
+	free(s->path);
+}
+
+/* Forgets st: its streams are ended (told first, so none writes to it
+ * again), its subscriptions dropped; why is logged (NULL: not). */
+static void
+forget(struct ph_hub_states *t, struct ph_hstate *st, const char *why)
+{
+	if (why != NULL)
+		ph_log("info", "hub: state of session %.8s... forgotten (%s)", st->sid, why);
+	while (st->nstreams > 0) {
+		void *s = st->streams[--st->nstreams];
+		if (t->close)
+			t->close(t->ctx, s);
+	}
+	lh_table_delete(t->tab, st->sid);
+	for (size_t i = 0; i < st->nsubs; i++)
+		drop_sub(t, &st->subs[i]);
+	free(st->subs);
+	for (size_t i = 0; i < st->nev; i++)
+		free(st->ev[i].text);
+	free(st->ev);
+	free(st->streams);
+	free(st->who);
+	free(st->principal);
+	free(st);
+}
+
+void
+ph_hub_states_free(struct ph_hub_states *t)
+{
+	struct lh_entry *e, *tmp;
+	if (t == NULL)
+		return;
+	t->close = NULL; /* the hub's streams are gone by now */
+	lh_foreach_safe(t->tab, e, tmp)
+		forget(t, (struct ph_hstate *)lh_entry_v(e), NULL);
+	lh_table_free(t->tab);
+	ph_watch_free(t->watch);
+	free(t);
+}
+
+/* Drops the states whose session expired, and those without a stream
+ * unused for sessions.state_idle seconds. */
+static void
+purge(struct ph_hub_states *t, int64_t now_us)
+{
+	struct lh_entry *e, *tmp;
+	int64_t idle_us = t->srv->conf->sessions.state_idle * 1000000, now_s = now_us / 1000000;
+	lh_foreach_safe(t->tab, e, tmp) {
+		struct ph_hstate *st = (struct ph_hstate *)lh_entry_v(e);
+		if (st->exp_s < now_s)
+			forget(t, st, "the session expired");
+		else if (st->nstreams == 0 && now_us - st->used_us >= idle_us)
+			forget(t, st, "idle for sessions.state_idle");
+	}
+}
+
+void
+ph_hub_states_tick(struct ph_hub_states *t)
+{
+	int64_t now = ph_now_us();
+	if (now < t->next_purge_us)
+		return;
+	t->next_purge_us = now + PURGE_EVERY_US;
+	purge(t, now);
+}
+
+/* The state of the session m names (sid hex), made when it has none and
+ * make is set. Returns NULL with the reason in out: over
+ * sessions.max_state, or the message does not say whose session it is. */
+static struct ph_hstate *
+state_for(struct ph_hub_states *t, const char *sid, struct json_object *m, bool make, char *out, size_t n)
+{
+	struct ph_hstate *st = find(t, sid);
+	struct json_object *exp = ph_jget(m, "exp");
+	const char *who = ph_jstr(m, "who");
+	long long max = t->srv->conf->sessions.max_state;
+	if (st != NULL) {
+		if (who == NULL ? st->who != NULL : (st->who == NULL || strcmp(st->who, who) != 0)) {
+			snprintf(out, n, "no the session belongs to another principal");
+			return NULL;
+		}
+		st->used_us = ph_now_us();
+		return st;
+	}
+	if (!make) {
+		snprintf(out, n, "ok");
+		return NULL;
+	}
+	if (!json_object_is_type(exp, json_type_int)) {
+		snprintf(out, n, "no the message does not carry the session's expiry");
+		return NULL;
+	}
+	if ((long long)lh_table_length(t->tab) >= max)
+		purge(t, ph_now_us());
+	if ((long long)lh_table_length(t->tab) >= max) {
+		snprintf(out, n, "no too many sessions hold state on this host (sessions.max_state is %lld); "
+			 "end unused sessions with DELETE or try again later", max);
+		return NULL;
+	}
+	st = ph_xcalloc(1, sizeof *st);
+	memcpy(st->sid, sid, SID_HEX);
+	st->who = who ? ph_xstrdup(who) : NULL;
+	st->principal = ph_jstr(m, "principal") ? ph_xstrdup(ph_jstr(m, "principal")) : NULL;
+	st->exp_s = json_object_get_int64(exp);
+	st->used_us = ph_now_us();
+	st->level = PH_LOG_NONE;
+	st->next_id = 1;
+	lh_table_insert(t->tab, st->sid, st);
+	return st;
+}
+
+/* Sends notification method with params (taken, may be NULL) to st: the
+ * next event id, held for replay, written on each of its streams. */
+static void
+emit(struct ph_hub_states *t, struct ph_hstate *st, const char *method, struct json_object *params)
+{
+	struct json_object *n = json_object_new_object();
+	long long keep = t->srv->conf->sessions.replay;
+	struct ph_buf b;
+	struct event ev;
+	size_t len;
+	const char *j;
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(n, "params", params);
+	j = ph_json_text(n, &len);
+	ph_buf_init(&b);
+	ev.id = st->next_id++;
+	ph_buf_printf(&b, "id: %llu\nevent: message\ndata: ", ev.id);
+	ph_buf_add(&b, j, len);
+	ph_buf_adds(&b, "\n\n");
+	json_object_put(n);
+	ev.len = b.len;
+	ev.text = ph_buf_steal(&b);
+	/* streams last to first: one that is dropped by the write leaves its
+	 * slot to the last, already written to */
+	for (size_t i = st->nstreams; i-- > 0;)
+		if (t->send && i < st->nstreams)
+			t->send(t->ctx, st->streams[i], ev.text, ev.len);
+	while (st->nev > 0 && (long long)st->nev >= keep) {
+		free(st->ev[0].text);
+		memmove(st->ev, st->ev + 1, --st->nev * sizeof *st->ev);
+	}
+	if (keep <= 0) {
+		free(ev.text);
+		return;
+	}
+	st->ev = ph_xrealloc(st->ev, (st->nev + 1) * sizeof *st->ev);
+	st->ev[st->nev++] = ev;
+}
+
+/* A change reached the subscription of session owner to uri. */
+static void
+updated(void *ctx, void *owner, const char *uri)
+{
+	struct json_object *p = json_object_new_object();
+	json_object_object_add(p, "uri", json_object_new_string(uri));
+	emit(ctx, owner, "notifications/resources/updated", p);
+}
+
+void
+ph_hub_states_watch_read(struct ph_hub_states *t)
+{
+	if (t->watch)
+		ph_watch_read(t->watch, updated, t);
+}
+
+size_t
+ph_hub_states_announce(struct ph_hub_states *t, const char *uri)
+{
+	return t->watch ? ph_watch_announce(t->watch, uri, updated, t) : 0;
+}
+
+size_t
+ph_hub_states_list_changed(struct ph_hub_states *t, size_t k, ph_hstate_changed_fn changed, void *ctx)
+{
+	struct lh_entry *e, *tmp;
+	size_t told = 0;
+	if (k >= PH_ARRAY_LEN(list_methods))
+		return 0;
+	lh_foreach_safe(t->tab, e, tmp) {
+		struct ph_hstate *st = (struct ph_hstate *)lh_entry_v(e);
+		if (changed == NULL || changed(ctx, st->principal, k)) {
+			emit(t, st, list_methods[k], NULL);
+			told++;
+		}
+	}
+	return told;
+}
+
+/* Subscribes st to uri (path: its file, borrowed, may be NULL). */
+static void
+subscribe(struct ph_hub_states *t, struct ph_hstate *st, const char *uri, const char *path, char *out,
+	  size_t n)
+{
+	long long max = t->srv->conf->sessions.max_subscriptions;
+	struct sub *s;
+	for (size_t i = 0; i < st->nsubs; i++)
+		if (strcmp(st->subs[i].uri, uri) == 0) {
+			snprintf(out, n, "ok");
+			return;
+		}
+	if ((long long)st->nsubs >= max) {
+		snprintf(out, n, "no this session holds sessions.max_subscriptions (%lld) resource "
+			 "subscriptions; unsubscribe from one first", max);
+		return;
+	}
+	if (t->watch == NULL) {
+		snprintf(out, n, "no the hub cannot watch files here (no inotify)");
+		return;
+	}
+	st->subs = ph_xrealloc(st->subs, (st->nsubs + 1) * sizeof *st->subs);
+	s = &st->subs[st->nsubs];
+	s->w = ph_watch_add(t->watch, st, uri, path, t->srv->conf->subscriptions.max_watches);
+	if (s->w == NULL) {
+		snprintf(out, n, "no too many watched resources (subscriptions.max_watches is %lld)",
+			 t->srv->conf->subscriptions.max_watches);
+		return;
+	}
+	s->uri = ph_xstrdup(uri);
+	s->path = path ? ph_xstrdup(path) : NULL;
+	st->nsubs++;
+	snprintf(out, n, "ok");
+}
+
+static void
+unsubscribe(struct ph_hub_states *t, struct ph_hstate *st, const char *uri)
+{
+	for (size_t i = 0; i < st->nsubs; i++)
+		if (strcmp(st->subs[i].uri, uri) == 0) {
+			drop_sub(t, &st->subs[i]);
+			st->subs[i] = st->subs[--st->nsubs];
+			return;
+		}
+}
+
+bool
+ph_hub_states_message(struct ph_hub_states *t, const char *what, const unsigned char *sid,
+		      struct json_object *m, char *out, size_t n)
+{
+	char hex[SID_HEX + 1];
+	struct ph_hstate *st;
+	const char *uri = ph_jstr(m, "uri");
+	bool unsub = strcmp(what, "unsub") == 0;
+	if (strcmp(what, "level") != 0 && strcmp(what, "sub") != 0 && !unsub && strcmp(what, "open") != 0)
+		return false;
+	sodium_bin2hex(hex, sizeof hex, sid, SID_HEX / 2);
+	if (strcmp(what, "level") == 0) {
+		int level = ph_jstr(m, "level") ? ph_log_level_parse(ph_jstr(m, "level")) : PH_LOG_NONE;
+		if (level == PH_LOG_NONE)
+			snprintf(out, n, "no not a log level");
+		else if ((st = state_for(t, hex, m, true, out, n)) != NULL) {
+			st->level = level;
+			snprintf(out, n, "ok");
+		}
+		return true;
+	}
+	if (strcmp(what, "open") != 0 && uri == NULL) {
+		snprintf(out, n, "no the message names no uri");
+		return true;
+	}
+	if ((st = state_for(t, hex, m, !unsub, out, n)) == NULL)
+		return true;
+	if (strcmp(what, "open") == 0)
+		snprintf(out, n, "ok");
+	else if (unsub) {
+		unsubscribe(t, st, uri);
+		snprintf(out, n, "ok");
+	} else {
+		subscribe(t, st, uri, ph_jstr(m, "path"), out, n);
+	}
+	return true;
+}
+
+void
+ph_hub_states_check(struct ph_hub_states *t, const unsigned char *sid, char *out, size_t n)
+{
+	char hex[SID_HEX + 1];
+	struct ph_hstate *st;
+	sodium_bin2hex(hex, sizeof hex, sid, SID_HEX / 2);
+	st = find(t, hex);
+	if (st != NULL)
+		st->used_us = ph_now_us();
+	if (st != NULL && st->level != PH_LOG_NONE)
+		snprintf(out, n, "live %s", ph_log_level_name(st->level));
+	else
+		snprintf(out, n, "live");
+}
+
+void
+ph_hub_states_end(struct ph_hub_states *t, const unsigned char *sid)
+{
+	char hex[SID_HEX + 1];
+	struct ph_hstate *st;
+	sodium_bin2hex(hex, sizeof hex, sid, SID_HEX / 2);
+	if ((st = find(t, hex)) != NULL)
+		forget(t, st, "ended with DELETE");
+}
+
+/* Appends to replay the events of st after the one last names: all those
+ * held when last is older than the oldest held (after a comment saying
+ * events were lost), none when it is not an event id of this session. */
+static void
+replay_after(const struct ph_hub_states *t, const struct ph_hstate *st, const char *last,
+	     struct ph_buf *replay)
+{
+	long long after;
+	const char *err;
+	if (last == NULL || st->nev == 0 || ph_strtonum(last, 0, (long long)st->next_id - 1, &after, &err) != 0)
+		return;
+	if ((unsigned long long)after + 1 < st->ev[0].id)
+		ph_buf_printf(replay, ": events %lld to %llu are no longer held (sessions.replay is %lld)\n\n",
+			      after + 1, st->ev[0].id - 1, t->srv->conf->sessions.replay);
+	for (size_t i = 0; i < st->nev; i++)
+		if (st->ev[i].id > (unsigned long long)after)
+			ph_buf_add(replay, st->ev[i].text, st->ev[i].len);
+}
+
+struct ph_hstate *
+ph_hub_states_attach(struct ph_hub_states *t, const char *sid, const char *who, void *stream,
+		     const char *last, struct ph_buf *replay, char *why, size_t n)
+{
+	struct ph_hstate *st = find(t, sid);
+	if (st == NULL) {
+		snprintf(why, n, "the session holds no state on this host (forgotten, or ended)");
+		return NULL;
+	}
+	if (who == NULL ? st->who != NULL : (st->who == NULL || strcmp(st->who, who) != 0)) {
+		snprintf(why, n, "the session belongs to another principal");
+		return NULL;
+	}
+	if (st->nstreams == st->capstreams) {
+		st->capstreams = st->capstreams ? 2 * st->capstreams : 2;
+		st->streams = ph_xrealloc(st->streams, st->capstreams * sizeof *st->streams);
+	}
+	st->streams[st->nstreams++] = stream;
+	st->used_us = ph_now_us();
+	replay_after(t, st, last, replay);
+	return st;
+}
+
+void
+ph_hub_states_detach(struct ph_hub_states *t, struct ph_hstate *st, void *stream)
+{
+	(void)t;
+	for (size_t i = 0; i < st->nstreams; i++)
+		if (st->streams[i] == stream) {
+			st->streams[i] = st->streams[--st->nstreams];
+			break;
+		}
+	st->used_us = ph_now_us(); /* idle from now */
+}
+
+void
+ph_hub_states_reconf(struct ph_hub_states *t, struct ph_server *srv)
+{
+	struct lh_entry *e, *tmp;
+	t->srv = srv;
+	lh_foreach_safe(t->tab, e, tmp) {
+		struct ph_hstate *st = (struct ph_hstate *)lh_entry_v(e);
+		bool denied;
+		const struct ph_access *acc = ph_auth_configured_access(srv, st->principal, &denied);
+		for (size_t i = 0; i < st->nsubs; i++) {
+			struct sub *s = &st->subs[i];
+			char *path = NULL;
+			if (s->w)
+				ph_watch_drop(t->watch, s->w);
+			s->w = NULL;
+			if (denied || ph_catalog_watch(srv, st->principal, acc, s->uri, &path) == PH_SUB_NONE) {
+				free(path);
+				continue; /* kept: a later reload may give it back */
+			}
+			free(s->path);
+			s->path = path;
+			s->w = ph_watch_add(t->watch, st, s->uri, path, srv->conf->subscriptions.max_watches);
+		}
+	}
+}
