@@ -106,6 +106,17 @@ wait_for() {
 	for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# handlers_below PID: the processes below PID that are not Phantom's own
+# (its stdio call processes, workers, hub): what handlers left running
+handlers_below() {
+	local p c own
+	own=$(basename "$PHANTOM" | cut -c1-15)
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		p=$(ps -o comm= -p "$c" 2>/dev/null)
+		[ -n "$p" ] && [ "$p" != "$own" ] && echo "$c"
+		handlers_below "$c"
+	done
+}
 # wait_gone PID [SECONDS]: waits until PID has exited (default 5 s)
 wait_gone() {
 	local n=$(( ${2:-5} * 20 ))

@@ -112,7 +112,8 @@ is "$(rj .result.isError)" true "a handler that exits without answering, a setsi
 [ "$MS" -lt 2500 ]; ok "... promptly (${MS} ms)"
 esc2=$(cat "$T_DIR/escaped2.pid" 2>/dev/null)
 [ -n "$esc2" ] && wait_gone "$esc2" 2; ok "... and what it left two levels down is gone"
-is "$(pgrep -P "$PID" | wc -l)" 0 "no process of any call is left under the server"
+is "$(handlers_below "$PID" | wc -l)" 0 "no process of any call is left under the server (its call processes aside)"
+for p in $(handlers_below "$PID"); do ps -o pid=,ppid=,stat=,args= -p "$p" | sed 's/^/#   left: /'; done
 grep -q "killed [0-9]* process.* left behind" "$T_DIR/err"; ok "the log says what was left behind and killed"
 call 17 good
 is "$(rj '.result.content[0].text')" ok "the call after the setsid cases is served"
