@@ -14,6 +14,7 @@
 #include "ph_metrics.h"
 #include "ph_rate.h"
 #include "ph_session.h"
+#include "ph_call.h"
 #include "ph_park.h"
 #include "ph_rawfcgi.h"
 #include "ph_shared.h"
@@ -1357,14 +1358,7 @@ static void
 fail_waiting(struct ph_req *r, const struct method *m, const char *why)
 {
 	if (strcmp(r->method, "tools/call") == 0) {
-		struct json_object *res = json_object_new_object(), *c = json_object_new_array(),
-				   *t = json_object_new_object();
-		json_object_object_add(t, "type", json_object_new_string("text"));
-		json_object_object_add(t, "text", json_object_new_string(why));
-		json_object_array_add(c, t);
-		json_object_object_add(res, "content", c);
-		json_object_object_add(res, "isError", json_object_new_boolean(true));
-		finish_result(r, m, res);
+		finish_result(r, m, ph_tool_error_result(why));
 		return;
 	}
 	send_error(r, PH_E_HANDLER, why, NULL);

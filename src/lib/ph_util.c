@@ -111,6 +111,28 @@ ph_buf_reset(struct ph_buf *b)
 		b->data[0] = '\0';
 }
 
+int
+ph_buf_write(int fd, struct ph_buf *b, size_t *off)
+{
+	while (*off < b->len) {
+		ssize_t n = write(fd, b->data + *off, b->len - *off);
+		if (n > 0) {
+			*off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n == 0)
+			errno = EPIPE;
+		return -1;
+	}
+	ph_buf_reset(b);
+	*off = 0;
+	return 1;
+}
+
 static void
 buf_reserve(struct ph_buf *b, size_t extra)
 {

@@ -28,6 +28,10 @@ void ph_buf_addc(struct ph_buf *b, char c);
 void ph_buf_printf(struct ph_buf *b, const char *fmt, ...) PH_PRINTF(2, 3);
 /* Hands the data to the caller (caller frees) and leaves b empty. */
 char *ph_buf_steal(struct ph_buf *b);
+/* Writes b from *off on the non-blocking fd as far as it takes it.
+ * Returns 1 when all is written (b is then emptied, *off 0), 0 when fd is
+ * full (again once it is writable), -1 when the write failed (errno). */
+int ph_buf_write(int fd, struct ph_buf *b, size_t *off);
 
 /* strtonum-like: parses a whole decimal string within [min, max].
  * Returns 0 and stores the value, or -1 with *err set to a static message. */

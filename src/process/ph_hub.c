@@ -146,24 +146,16 @@ drop(struct hub *h, struct stream *s, const char *why)
 static bool
 flush(struct hub *h, struct stream *s)
 {
-	while (s->off < s->out.len) {
-		ssize_t n = write(s->fd, s->out.data + s->off, s->out.len - s->off);
-		if (n > 0) {
-			s->off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (!s->want_out)
-				arm(h, s, true);
-			return true;
-		}
+	int rc = ph_buf_write(s->fd, &s->out, &s->off);
+	if (rc == 0) {
+		if (!s->want_out)
+			arm(h, s, true);
+		return true;
+	}
+	if (rc < 0) {
 		drop(h, s, "the web server closed the connection");
 		return false;
 	}
-	ph_buf_reset(&s->out);
-	s->off = 0;
 	if (s->want_out)
 		arm(h, s, false);
 	if (s->ending) {

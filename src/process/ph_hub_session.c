@@ -24,6 +24,7 @@
  * gets an error result on its stream; one whose client goes away is freed. */
 #include "first.h"
 #include "ph_hub_session.h"
+#include "ph_call.h"
 #include "ph_hub_state.h"
 #include "ph_rawfcgi.h"
 #include "ph_shared.h"
@@ -160,14 +161,7 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(m, "id", json_object_get(ph_jget(p->msg, "id")));
 	if (method && strcmp(method, "tools/call") == 0) {
-		struct json_object *res = json_object_new_object(), *c = json_object_new_array(),
-				   *txt = json_object_new_object();
-		json_object_object_add(txt, "type", json_object_new_string("text"));
-		json_object_object_add(txt, "text", json_object_new_string(message));
-		json_object_array_add(c, txt);
-		json_object_object_add(res, "content", c);
-		json_object_object_add(res, "isError", json_object_new_boolean(true));
-		json_object_object_add(m, "result", res);
+		json_object_object_add(m, "result", ph_tool_error_result(message));
 	} else {
 		struct json_object *e = json_object_new_object();
 		json_object_object_add(e, "code", json_object_new_int(-32603));
@@ -201,27 +195,18 @@ static bool
 flush_out(struct ph_hub_sessions *t, struct parked *p)
 {
 	struct epoll_event ev;
-	while (p->off < p->out.len) {
-		ssize_t w = write(p->fd, p->out.data + p->off, p->out.len - p->off);
-		if (w > 0) {
-			p->off += (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
+	int rc = ph_buf_write(p->fd, &p->out, &p->off);
+	if (rc < 0) {
 		unpark(t, p, false, "dropped: the client went away before the requests were written");
 		return false;
 	}
 	memset(&ev, 0, sizeof ev);
-	ev.events = EPOLLIN | EPOLLRDHUP | (p->off < p->out.len ? EPOLLOUT : 0);
+	ev.events = EPOLLIN | EPOLLRDHUP | (rc == 0 ? EPOLLOUT : 0);
 	ev.data.ptr = p;
 	epoll_ctl(t->ep, EPOLL_CTL_MOD, p->fd, &ev);
-	if (p->off == p->out.len) {
+	if (rc > 0) { /* all out: its memory back */
 		ph_buf_free(&p->out);
 		ph_buf_init(&p->out);
-		p->off = 0;
 	}
 	return true;
 }
