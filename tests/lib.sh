@@ -106,6 +106,20 @@ wait_for() {
 	for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# delete_file_yaml DIR: the tools: entry of the bundled delete_file
+# (conf/phantom.yaml) working in DIR, for a test's configuration
+delete_file_yaml() {
+	cat <<YAML
+  - name: delete_file
+    input_schema:
+      type: object
+      properties: { path: {type: string, pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\$'} }
+      required: [path]
+    exec: [$top_srcdir/examples/scripts/delete_file.sh]
+    cwd: $1
+    timeout_ms: 5000
+YAML
+}
 # handlers_below PID: the processes below PID that are not Phantom's own
 # (its stdio call processes, workers, hub): what handlers left running
 handlers_below() {

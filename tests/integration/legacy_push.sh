@@ -25,15 +25,7 @@ workers: 3
 request_state: { secret_file: secret }
 sessions: { park_timeout_ms: 3000, max_parked: 3 }
 tools:
-  # the bundled delete_file (conf/phantom.yaml), in this test's sandbox
-  - name: delete_file
-    input_schema:
-      type: object
-      properties: { path: {type: string, pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\$'} }
-      required: [path]
-    exec: [$top_srcdir/examples/scripts/delete_file.sh]
-    cwd: $SB
-    timeout_ms: 5000
+$(delete_file_yaml "$SB")
   - name: test_sampling
     input: { prompt: {type: string, required: true} }
     exec: [$top_srcdir/tests/conformance/fixtures.pl]

@@ -20,14 +20,7 @@ workers: 2
 request_state: { secret_file: secret }
 sessions: { park_timeout_ms: 20000 }
 tools:
-  - name: delete_file
-    input_schema:
-      type: object
-      properties: { path: {type: string, pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\$'} }
-      required: [path]
-    exec: [$top_srcdir/examples/scripts/delete_file.sh]
-    cwd: $SB
-    timeout_ms: 5000
+$(delete_file_yaml "$SB")
 YAML
 phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - host A starts"; exit 1; }
 A_ADDR=$PH_ADDR A_LOG=$PH_LOG

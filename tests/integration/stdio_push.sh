@@ -20,15 +20,7 @@ conf() { # FILE [MORE YAML LINES...]
 server: { name: stdio-push, version: "1.0" }
 sessions: { park_timeout_ms: 1500 }
 tools:
-  # the bundled delete_file (conf/phantom.yaml), in this test's sandbox
-  - name: delete_file
-    input_schema:
-      type: object
-      properties: { path: {type: string, pattern: '^[A-Za-z0-9_][A-Za-z0-9._-]*\$'} }
-      required: [path]
-    exec: [$top_srcdir/examples/scripts/delete_file.sh]
-    cwd: $SB
-    timeout_ms: 5000
+$(delete_file_yaml "$SB")
   - name: test_sampling
     input: { prompt: {type: string, required: true} }
     exec: [$top_srcdir/tests/conformance/fixtures.pl]
