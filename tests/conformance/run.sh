@@ -149,6 +149,39 @@ run_2026() {
 	not_scored "$label" $(awk '{print $1}' "$RUN_DIR/summary" | grep '^tasks-')
 }
 
+# the whole 2025-11-25 set through one front end: every scenario must pass
+run_2025() {
+	local label=$1 url=$2 s
+	conformance "$label" "$url" --requirements 2025-11-25
+	summarise
+	# shellcheck disable=SC2046
+	report "$label" warn $(scored 2025-11-25)
+	is "$RUN_RC" 0 "$label: suite exit status (every scenario passes)"
+	for s in server-session-lifecycle json-schema-2020-12 server-sse-polling; do
+		not_scored "$label" "$s"
+	done
+}
+
+# run_each LABEL KEY STRICT URL SCENARIO...: the scenarios one by one (the
+# extension scenarios are only selectable so), their results gathered in
+# conformance-KEY, one TAP check each (report's STRICT) and one for the
+# suite's exit status
+run_each() {
+	local label=$1 key=$2 strict=$3 url=$4 dir s rc=0
+	shift 4
+	dir=$T_DIR/conformance-$key
+	mkdir -p "$dir/out"
+	for s in "$@"; do
+		conformance "$key-$s" "$url" --scenario "$s"
+		[ "$RUN_RC" -eq 0 ] || rc=$RUN_RC
+		cp -R "$RUN_DIR"/out/. "$dir/out/"
+	done
+	RUN_DIR=$dir
+	summarise
+	report "$label" "$strict" "$@"
+	is "$rc" 0 "$label: suite exit status"
+}
+
 # the secret that seals requestState, fresh for every run
 PHANTOM_CONFORMANCE_SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 export PHANTOM_CONFORMANCE_SECRET
@@ -168,56 +201,24 @@ run_2026 "2026-07-28 nginx" "$NGINX_URL"
 
 # the extension scenarios are only selectable one by one
 SKILLS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"
-mkdir -p "$T_DIR/conformance-skills/out"
-skills_rc=0
-for s in $SKILLS; do
-	conformance "$s" "$NGINX_URL" --scenario "$s"
-	[ "$RUN_RC" -eq 0 ] || skills_rc=$RUN_RC
-	cp -R "$RUN_DIR"/out/. "$T_DIR/conformance-skills/out/"
-done
-RUN_DIR=$T_DIR/conformance-skills
-summarise
 # shellcheck disable=SC2086
-report "skills nginx" "skip warn" $SKILLS
-is "$skills_rc" 0 "skills nginx: suite exit status"
+run_each "skills nginx" skills "skip warn" "$NGINX_URL" $SKILLS
 
 # the tasks extension's scenarios, one by one as well; every check must pass
 # but tasks-status-notifications, which the suite itself always skips
 TASKS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
 	tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
 	tasks-required-task-error tasks-mrtr-composition"
-mkdir -p "$T_DIR/conformance-tasks/out"
-tasks_rc=0
-for s in $TASKS; do
-	conformance "$s" "$NGINX_URL" --scenario "$s"
-	[ "$RUN_RC" -eq 0 ] || tasks_rc=$RUN_RC
-	cp -R "$RUN_DIR"/out/. "$T_DIR/conformance-tasks/out/"
-done
-RUN_DIR=$T_DIR/conformance-tasks
-summarise
 # shellcheck disable=SC2086
-report "tasks nginx" warn $TASKS
-is "$tasks_rc" 0 "tasks nginx: suite exit status"
+run_each "tasks nginx" tasks warn "$NGINX_URL" $TASKS
 
-conformance "2025-11-25 nginx" "$NGINX_URL" --requirements 2025-11-25
-summarise
-# shellcheck disable=SC2046
-report "2025-11-25 nginx" warn $(scored 2025-11-25)
-is "$RUN_RC" 0 "2025-11-25 nginx: suite exit status (every scenario passes)"
-for s in server-session-lifecycle json-schema-2020-12 server-sse-polling; do not_scored "2025-11-25 nginx" "$s"; done
+run_2025 "2025-11-25 nginx" "$NGINX_URL"
 
 if type lighttpd_start >/dev/null 2>&1 && [ -f "$top_srcdir/conf/lighttpd.conf" ] &&
    command -v lighttpd >/dev/null; then
 	if lighttpd_start "$PH_ADDR"; then
 		run_2026 "2026-07-28 lighttpd" "$LIGHTTPD_URL"
-		conformance "2025-11-25 lighttpd" "$LIGHTTPD_URL" --requirements 2025-11-25
-		summarise
-		# shellcheck disable=SC2046
-		report "2025-11-25 lighttpd" warn $(scored 2025-11-25)
-		is "$RUN_RC" 0 "2025-11-25 lighttpd: suite exit status (every scenario passes)"
-		for s in server-session-lifecycle json-schema-2020-12 server-sse-polling; do
-			not_scored "2025-11-25 lighttpd" "$s"
-		done
+		run_2025 "2025-11-25 lighttpd" "$LIGHTTPD_URL"
 	else
 		T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - lighttpd starts"
 	fi
@@ -231,18 +232,8 @@ FIXTURE_PID=$PH_PID
 printf 'server: { name: bundled-skills, version: "1.0" }\nworkers: 2\nskills: { manifest: %s/skills/manifest.yaml }\n' \
 	"$top_srcdir" >"$T_DIR/bundled.yaml"
 if phantom_listen "$T_DIR/bundled.yaml" && nginx_start "$PH_ADDR"; then
-	mkdir -p "$T_DIR/conformance-bundled/out"
-	skills_rc=0
-	for s in $SKILLS; do
-		conformance "bundled-$s" "$NGINX_URL" --scenario "$s"
-		[ "$RUN_RC" -eq 0 ] || skills_rc=$RUN_RC
-		cp -R "$RUN_DIR"/out/. "$T_DIR/conformance-bundled/out/"
-	done
-	RUN_DIR=$T_DIR/conformance-bundled
-	summarise
 	# shellcheck disable=SC2086
-	report "bundled skills nginx" "skip warn" $SKILLS
-	is "$skills_rc" 0 "bundled skills nginx: suite exit status"
+	run_each "bundled skills nginx" bundled "skip warn" "$NGINX_URL" $SKILLS
 else
 	T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - phantom and nginx start on the bundled skills"
 fi
