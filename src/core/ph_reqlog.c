@@ -48,7 +48,7 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "time", json_object_new_string(ts));
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "pid", json_object_new_int(ph_pid()));
 	json_object_object_add(o, "method", json_object_new_string(method));
 	add_str(o, "mcp.method.name", r->method);
 	if (r->target && r->method) {
@@ -103,7 +103,7 @@ ph_log_request(const struct ph_req *r, const char *method)
 		ph_buf_adds(&b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else {
-		ph_buf_printf(&b, "%s phantom[%d] method=", ts, (int)getpid());
+		ph_buf_printf(&b, "%s phantom[%d] method=", ts, ph_pid());
 		add_safe(&b, method);
 		ph_buf_adds(&b, " target=");
 		add_safe(&b, r->target ? r->target : "-");

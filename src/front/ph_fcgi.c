@@ -10,13 +10,16 @@
  * record (padding, skipped records) as long as bytes come, so a slow client
  * would hold the worker. Reads run under a deadline instead (see
  * deadline_arm): the parameters within http.params_timeout_ms, the body
- * within http.body_timeout_ms, the drain of a closing connection within
- * CLOSE_DRAIN_MS. */
+ * within http.body_timeout_ms. A request that already waits whole on the
+ * connection (request_waiting: the usual case behind a web server, which
+ * sends it in one write) cannot make a read block, and is read without
+ * them. The drain of a closing connection is bounded by poll (close_drain). */
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
+#include "ph_rawfcgi.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -116,8 +119,8 @@ deadline_disarm(void)
 	return deadline_hit != 0;
 }
 
-/* How long libfcgi may drain a connection it closes (it reads until the
- * peer has been quiet for 2 s, which a trickling client never is). */
+/* How long a connection we close is drained (libfcgi's own drain reads until
+ * the peer has been quiet for 2 s, which a trickling client never is). */
 #define CLOSE_DRAIN_MS 2000
 
 /* The deadlines when no configuration loaded (the key table's defaults). */
@@ -162,6 +165,7 @@ ph_signals_worker_init(void)
 struct fcgi_front {
 	FCGX_Request *req;
 	bool handed_off;      /* the hub carries the request on */
+	bool whole;           /* the whole request waited: reads need no deadline */
 	bool body_armed;      /* the body's deadline guards the reads */
 	int64_t body_until_us; /* the body's deadline */
 };
@@ -190,17 +194,17 @@ fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
 	/* one deadline for the whole body: armed at the first read, stopped
 	 * at its end (0), an error or the deadline; the core reads until one
 	 * of those or answers at once (413), and serve_one stops it then */
-	if (!f->body_armed) {
+	if (!f->whole && !f->body_armed) {
 		deadline_arm(f->req->ipcFd, f->body_until_us);
 		f->body_armed = true;
 	}
 	n = FCGX_GetStr(buf, (int)len, f->req->in);
-	if (deadline_hit) {
+	if (f->body_armed && deadline_hit) {
 		deadline_disarm();
 		f->body_armed = false;
 		return PH_READ_TIMEOUT;
 	}
-	if (n <= 0) {
+	if (n <= 0 && f->body_armed) {
 		deadline_disarm();
 		f->body_armed = false;
 	}
@@ -409,15 +413,58 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end)
 	return 1;
 }
 
-/* Serves the accepted request req, then ends it: FCGX_Finish_r, or, when
- * the hub has taken the connection, only our copy of it closed (no
- * FCGI_END_REQUEST, no shutdown()). srv NULL: the configuration did not
- * load, and the request is told so. */
+/* Shuts our side of fd, reads what the peer still sends for at most
+ * CLOSE_DRAIN_MS (an RST would make it drop what we wrote), and closes it.
+ * Bounded by poll alone: no timer. */
 static void
-serve_one(struct ph_server *srv, FCGX_Request *req)
+close_drain(int fd)
+{
+	char trash[1024];
+	int64_t end = ph_now_us() + (int64_t)CLOSE_DRAIN_MS * 1000;
+	if (shutdown(fd, SHUT_WR) == 0) {
+		for (;;) {
+			int64_t left = (end - ph_now_us()) / 1000;
+			struct pollfd p = {fd, POLLIN, 0};
+			if (left <= 0 || poll(&p, 1, (int)left) <= 0 || read(fd, trash, sizeof trash) <= 0)
+				break;
+		}
+	}
+	close(fd);
+}
+
+/* Ends the request as FCGX_Finish_r does (the rest of the output and the
+ * end records), then closes the connection with close_drain unless the web
+ * server keeps it (FCGI_KEEP_CONN). libfcgi itself closes only when writing
+ * failed, and then without its drain (detached). */
+static void
+finish(FCGX_Request *req)
+{
+	int fd = req->ipcFd, keep = req->keepConnection;
+	if (fd < 0) {
+		FCGX_Finish_r(req);
+		return;
+	}
+	req->keepConnection = 1;
+	req->detached = 1;
+	FCGX_Finish_r(req);
+	req->detached = 0;
+	req->keepConnection = keep;
+	if (req->ipcFd >= 0 && !keep) {
+		close_drain(fd);
+		req->ipcFd = -1;
+	}
+}
+
+/* Serves the accepted request req, then ends it (finish), or, when the hub
+ * has taken the connection, only our copy of it closed (no
+ * FCGI_END_REQUEST, no shutdown()). whole: the request waited whole (no
+ * deadline for the body). srv NULL: the configuration did not load, and the
+ * request is told so. */
+static void
+serve_one(struct ph_server *srv, FCGX_Request *req, bool whole)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
-	struct fcgi_front f = {req, false, false, ph_now_us() + body_ms * 1000};
+	struct fcgi_front f = {req, false, whole, false, ph_now_us() + body_ms * 1000};
 	struct ph_exchange ex;
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &fcgi_ops;
@@ -429,16 +476,13 @@ serve_one(struct ph_server *srv, FCGX_Request *req)
 	else
 		ph_serve_unconfigured(&ex);
 	ph_metrics_busy(-1);
-	if (f.body_armed && (f.handed_off || req->ipcFd < 0))
-		deadline_disarm(); /* else the drain's deadline below replaces it */
+	if (f.body_armed)
+		deadline_disarm(); /* answered before the body's end (413, ...) */
 	if (f.handed_off) {
 		FCGX_Detach(req);
 		FCGX_Free(req, 1);
 	}
-	if (req->ipcFd >= 0)
-		deadline_arm(req->ipcFd, ph_now_us() + CLOSE_DRAIN_MS * 1000);
-	FCGX_Finish_r(req);
-	deadline_disarm();
+	finish(req);
 }
 
 /* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
@@ -550,21 +594,39 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 
 static const struct ph_front_ops late_ops = {.param = late_param, .respond = late_respond};
 
+/* The most of a connection request_waiting looks at: a larger request is
+ * read under the deadlines. */
+#define PEEK_MAX 16384
+
+/* Whether the whole next request (parameters and body) waits on fd, looked
+ * at without taking it (MSG_PEEK). */
+static bool
+request_waiting(int fd)
+{
+	static unsigned char buf[PEEK_MAX];
+	ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	return n > 0 && ph_fcgi_request_whole(buf, (size_t)n);
+}
+
 /* Reads the next request's parameters (FCGX_Accept_r) from the connection
  * take_connection gave, within params_ms. Returns true when a request is
- * ready; false when it failed or was too slow: the connection is then
- * closed, after a 408 when the request had begun. */
+ * ready, *whole telling whether it all waited already (request_waiting);
+ * false when it failed or was too slow: the connection is then closed,
+ * after a 408 when the request had begun. */
 static bool
-read_params(FCGX_Request *req, long long params_ms)
+read_params(FCGX_Request *req, long long params_ms, bool *whole)
 {
 	int keep, rc;
-	bool late;
+	bool late = false;
 	req->listen_sock = -1; /* after a failure libfcgi returns instead of accepting */
 	req->requestId = 0;
 	req->detached = 1; /* its close leaves the socket to our copy (no shutdown) */
-	deadline_arm_keep(req->ipcFd, ph_now_us() + params_ms * 1000, true);
+	*whole = request_waiting(req->ipcFd);
+	if (!*whole)
+		deadline_arm_keep(req->ipcFd, ph_now_us() + params_ms * 1000, true);
 	rc = FCGX_Accept_r(req);
-	late = deadline_disarm();
+	if (!*whole)
+		late = deadline_disarm();
 	keep = deadline_kept; /* the copy the deadline took, if it passed */
 	deadline_kept = -1;
 	req->detached = 0;
@@ -597,6 +659,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	socklen_t sl = sizeof ss;
 	bool tcp = true;
 	int fl, rc;
+	bool whole;
 
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
@@ -636,9 +699,10 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		if (rc < 0)
 			return 1;
 		if (rc == 0 ||
-		    !read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS))
+		    !read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS,
+				 &whole))
 			continue;
-		serve_one(*srv, &req);
+		serve_one(*srv, &req, whole);
 		served++;
 		if (ph_served_counter)
 			*ph_served_counter = served;

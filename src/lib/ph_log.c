@@ -39,7 +39,7 @@ ph_log(const char *level, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	ph_buf_init(&b);
-	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, (int)getpid(), level, msg);
+	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, ph_pid(), level, msg);
 	if (write(2, b.data, b.len) < 0) {
 		/* nothing to do */
 	}

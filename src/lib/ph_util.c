@@ -3,6 +3,7 @@
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,27 @@ ph_now_us(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static pid_t pid_kept;
+
+static void
+pid_forget(void)
+{
+	pid_kept = 0;
+}
+
+int
+ph_pid(void)
+{
+	static bool hooked;
+	if (!hooked) {
+		hooked = true;
+		pthread_atfork(NULL, NULL, pid_forget);
+	}
+	if (pid_kept == 0)
+		pid_kept = getpid();
+	return (int)pid_kept;
 }
 
 int64_t

@@ -48,6 +48,9 @@ const char *ph_trim(const char *s, size_t *len);
 int64_t ph_now_us(void);
 /* Wall clock in milliseconds since the epoch. */
 int64_t ph_wall_ms(void);
+/* This process's id, kept from the first call until a fork (the child asks
+ * again): every log line names it, and getpid() is a system call. */
+int ph_pid(void);
 
 /* Joins dir and a relative path (absolute paths are returned as they are).
  * Caller frees. */

@@ -15,7 +15,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#define FCGI_BEGIN_REQUEST 1
 #define FCGI_END_REQUEST 3
+#define FCGI_PARAMS 4
+#define FCGI_STDIN 5
 #define FCGI_STDOUT 6
 #define FCGI_RECORD_MAX 65535
 /* The longest a write on the connection may block. */
@@ -43,6 +46,30 @@ ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size
 		}
 		len -= n;
 	} while (len > 0);
+}
+
+bool
+ph_fcgi_request_whole(const unsigned char *b, size_t n)
+{
+	unsigned rid = 0; /* the request's id, once its FCGI_BEGIN_REQUEST came */
+	bool params_end = false, stdin_end = false;
+	size_t off = 0;
+	while (n - off >= 8) {
+		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
+		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
+		if (b[off] != 1 || rec > n - off)
+			return false; /* not version 1, or the record is not all here */
+		if (rid == 0 && type == FCGI_BEGIN_REQUEST && id != 0)
+			rid = id;
+		else if (rid != 0 && id == rid && type == FCGI_PARAMS && len == 0)
+			params_end = true;
+		else if (rid != 0 && id == rid && type == FCGI_STDIN && len == 0)
+			stdin_end = true;
+		off += rec;
+		if (params_end && stdin_end)
+			return true;
+	}
+	return false;
 }
 
 static int

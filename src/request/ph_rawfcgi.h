@@ -16,6 +16,12 @@ struct ph_exchange *ph_rawfcgi_new(int fd, unsigned rid);
  * stream), each at most 65535 bytes. The hub writes its streams with it. */
 struct ph_buf;
 void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len);
+/* Whether the n bytes at b, the start of what a connection holds, carry a
+ * whole request: FCGI_BEGIN_REQUEST, then its parameters and its body each
+ * up to the empty record that ends them (other requests' records and
+ * management records may come between). The FastCGI front reads a request
+ * that already waits whole without deadlines. */
+bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
 /* Ends the stream (unless it went back to the hub) and closes fd. */
 void ph_rawfcgi_end(struct ph_exchange *ex);
 #endif

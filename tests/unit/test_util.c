@@ -7,6 +7,7 @@
 #include "ph_log.h"
 #include "ph_mime.h"
 #include "ph_rate.h"
+#include "ph_rawfcgi.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include "tap.h"
@@ -15,6 +16,63 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Appends a FastCGI record (version 1) of type for request id with len
+ * bytes of content (zeros) and pad bytes of padding. */
+static void
+rec(struct ph_buf *b, int type, unsigned id, size_t len, unsigned pad)
+{
+	unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(id >> 8), (unsigned char)id,
+			      (unsigned char)(len >> 8), (unsigned char)len, (unsigned char)pad, 0};
+	ph_buf_add(b, h, sizeof h);
+	for (size_t i = 0; i < len + pad; i++)
+		ph_buf_addc(b, 'x');
+}
+
+/* ph_rawfcgi.c: when a request waits whole on its connection (the front
+ * then reads it without deadlines). */
+static void
+test_fcgi_whole(void)
+{
+	struct ph_buf b;
+	const unsigned char *u;
+	size_t full;
+	bool every_prefix_short = true;
+	ph_buf_init(&b);
+	rec(&b, 1, 1, 8, 0);      /* FCGI_BEGIN_REQUEST */
+	rec(&b, 4, 1, 300, 4);    /* parameters, padded */
+	rec(&b, 4, 1, 0, 0);      /* their end */
+	rec(&b, 5, 1, 250, 6);    /* body */
+	rec(&b, 5, 1, 0, 0);      /* its end */
+	full = b.len;
+	u = (const unsigned char *)b.data;
+	ok(ph_fcgi_request_whole(u, full), "fcgi whole: begin, parameters, body and both ends");
+	for (size_t n = 0; n < full; n++)
+		if (ph_fcgi_request_whole(u, n))
+			every_prefix_short = false;
+	ok(every_prefix_short, "fcgi whole: no shorter prefix counts as whole");
+	rec(&b, 1, 2, 8, 0); /* the next request's start after it changes nothing */
+	ok(ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: bytes after the request");
+	ph_buf_reset(&b);
+	rec(&b, 9, 0, 20, 0); /* FCGI_GET_VALUES first */
+	rec(&b, 1, 7, 8, 0);
+	rec(&b, 4, 7, 0, 0);
+	rec(&b, 5, 3, 0, 0); /* another request's end of body does not end this one */
+	ok(!ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: another id's end of body");
+	rec(&b, 5, 7, 0, 0);
+	ok(ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: management records before it");
+	ph_buf_reset(&b);
+	rec(&b, 4, 1, 0, 0); /* ends before any FCGI_BEGIN_REQUEST */
+	rec(&b, 5, 1, 0, 0);
+	ok(!ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: no FCGI_BEGIN_REQUEST");
+	ph_buf_reset(&b);
+	rec(&b, 1, 1, 8, 0);
+	rec(&b, 4, 1, 0, 0);
+	rec(&b, 5, 1, 0, 0);
+	b.data[8 + 8] = 2; /* version 2 */
+	ok(!ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: a record not of version 1");
+	ph_buf_free(&b);
+}
 
 /* ph_cidr.c: what http.metrics.allow accepts and matches. */
 static void
@@ -213,6 +271,7 @@ main(void)
 	is_str(p, ".", "dirname without a slash");
 	free(p);
 	test_cidr();
+	test_fcgi_whole();
 	test_rate();
 	test_json_nul();
 	test_shared();

@@ -1,0 +1,63 @@
+/* fuzz_fcgi_whole.c: libFuzzer harness for ph_fcgi_request_whole
+ * (request/ph_rawfcgi.c), which tells the FastCGI front whether the bytes
+ * waiting on a connection hold a whole request.
+ *
+ * Invariants checked: it reads only the n bytes it is given (the input is
+ * copied to a buffer of exactly that size); a whole request stays whole
+ * whatever follows it; and its answer agrees with a second walk written
+ * here record by record.
+ *
+ *   make -C build fuzz && build/tests/fuzz/fuzz_fcgi_whole tests/fuzz/corpus/fcgi_whole
+ */
+#include "first.h"
+#include "ph_rawfcgi.h"
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The same question, asked differently: the offset just past the record
+ * that completes the request, or 0. */
+static size_t
+end_of_request(const uint8_t *d, size_t n)
+{
+	size_t at = 0;
+	unsigned want = 0;
+	int ends = 0;
+	while (at + 8 <= n && d[at] == 1) {
+		size_t next = at + 8 + ((size_t)d[at + 4] * 256 + d[at + 5]) + d[at + 6];
+		unsigned id = (unsigned)d[at + 2] * 256 + d[at + 3];
+		bool empty = d[at + 4] == 0 && d[at + 5] == 0;
+		if (next > n)
+			return 0;
+		if (want == 0) {
+			if (d[at + 1] == 1 && id != 0)
+				want = id;
+		} else if (id == want && empty && (d[at + 1] == 4 || d[at + 1] == 5)) {
+			ends |= d[at + 1] == 4 ? 1 : 2;
+			if (ends == 3)
+				return next;
+		}
+		at = next;
+	}
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *copy = malloc(size ? size : 1);
+	size_t end;
+	bool whole;
+	memcpy(copy, data, size);
+	whole = ph_fcgi_request_whole(copy, size);
+	end = end_of_request(copy, size);
+	if (whole != (end != 0))
+		abort();
+	/* the prefix that ends with the completing record is whole, and one
+	 * byte less is not */
+	if (end != 0 && (!ph_fcgi_request_whole(copy, end) || ph_fcgi_request_whole(copy, end - 1)))
+		abort();
+	free(copy);
+	return 0;
+}
