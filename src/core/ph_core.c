@@ -1744,17 +1744,17 @@ refuse_key_nul(struct ph_req *r)
 static void
 serve_body(struct ph_req *r, const char *body, size_t blen)
 {
-	/* json-c's own check lets overlong forms, surrogates and code points
-	 * past U+10FFFF through; RFC 3629 is applied to the whole body */
-	if (!ph_utf8_valid(body, blen)) {
-		send_error(r, PH_E_PARSE, "Parse error: the body is not valid UTF-8", NULL);
+	bool key_nul;
+	/* the parser checks UTF-8 (RFC 3629) as it goes; a body it refuses is
+	 * looked at again to say which of the two it is not */
+	if (!ph_json_parse_ex(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg, &key_nul)) {
+		send_error(r, PH_E_PARSE,
+			   ph_utf8_valid(body, blen) ? "Parse error: the body is not valid JSON"
+						     : "Parse error: the body is not valid UTF-8",
+			   NULL);
 		return;
 	}
-	if (!ph_json_parse(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg)) {
-		send_error(r, PH_E_PARSE, "Parse error: the body is not valid JSON", NULL);
-		return;
-	}
-	if (ph_json_key_nul(body, blen)) {
+	if (key_nul) {
 		refuse_key_nul(r);
 		return;
 	}

@@ -2,97 +2,454 @@
 #include "first.h"
 #include "ph_json.h"
 #include "ph_mime.h"
+#include "ph_util.h"
+#include <stdlib.h>
 #include <string.h>
 
-/* json-c's strict mode still accepts two things that are not JSON: raw
- * control characters inside strings (RFC 8259 §7) and the literals NaN,
- * Infinity and -Infinity (§6), which it would later print back as invalid
- * JSON. Outside strings valid JSON has no letters but those of true, false,
- * null and exponents. Returns false when s has either. */
-static bool
-text_clean(const char *s, size_t len)
+/* The parser: recursive descent over the whole text at once, building
+ * json-c values directly. It replaced json-c's tokener, which read a byte at
+ * a time through a state machine, switched the locale on every parse and
+ * needed three passes of its own around it (control characters, NaN,
+ * Infinity and trailing bytes it let through). What it builds is what the
+ * tokener built, so every layer above sees the same values:
+ *   - integers as int64 (past INT64_MAX: uint64; beyond either end clamped,
+ *     as strtoll/strtoull do), other numbers as doubles that print back as
+ *     their source text (json_object_new_double_s);
+ *   - \u escapes decoded to UTF-8, a surrogate pair combined, a lone
+ *     surrogate replaced by U+FFFD; U+0000 kept in string values; an object
+ *     key ends at a U+0000 (json-c keys are C strings: *key_nul says so);
+ *   - a repeated member name: the last value, at the first one's place;
+ *   - depth as json_tokener_new_ex(depth): a value inside `depth - 1`
+ *     containers is the deepest allowed.
+ * Stricter than the tokener on what RFC 8259 and RFC 3629 forbid: "1.",
+ * "-01", overlong UTF-8, surrogates and code points past U+10FFFF written
+ * as bytes. */
+
+struct jp {
+	const unsigned char *p, *end;
+	int depth;       /* the deepest container count a value may have */
+	bool key_nul;    /* a member name held U+0000 */
+	struct ph_buf s; /* a string with escapes or a long number, decoded */
+};
+
+static void
+jp_ws(struct jp *j)
 {
-	bool in_str = false, esc = false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (c == '\\')
-				esc = true;
-			else if (c == '"')
-				in_str = false;
-			else if (c < 0x20)
-				return false;
-		} else if (c == '"') {
-			in_str = true;
-		} else if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && strchr("truefalsnE", c) == NULL) {
-			return false;
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+		j->p++;
+}
+
+/* Length of the RFC 3629 UTF-8 sequence at p (its lead byte >= 0x80), or 0. */
+static size_t
+utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t need, left = (size_t)(end - p);
+	unsigned lo = 0x80, hi = 0xbf; /* the range of the second byte */
+	if (c >= 0xc2 && c <= 0xdf)
+		need = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		need = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong below */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f; /* past U+10FFFF */
+	} else
+		return 0;
+	if (left < need || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t k = 2; k < need; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	return need;
+}
+
+static int
+hex4(const unsigned char *p)
+{
+	int v = 0;
+	for (int k = 0; k < 4; k++) {
+		int c = p[k], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+static void
+put_utf8(struct ph_buf *b, unsigned cp)
+{
+	char u[4];
+	size_t n;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | cp >> 12);
+		u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | cp >> 18);
+		u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+		u[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	ph_buf_add(b, u, n);
+}
+
+/* Reads the string whose opening quote j->p is at. Returns its bytes: in
+ * the text itself when it has no escape (*len of them, not NUL-ended), or in
+ * j->s (NUL-ended); NULL when it is not a valid string. */
+static const char *
+jp_string(struct jp *j, size_t *len)
+{
+	const unsigned char *p = ++j->p, *run;
+	/* the common case: no escape, so the text is the value */
+	while (p < j->end && *p != '"' && *p != '\\') {
+		if (*p < 0x20)
+			return NULL;
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		size_t n = utf8_seq(p, j->end);
+		if (n == 0)
+			return NULL;
+		p += n;
+	}
+	if (p >= j->end)
+		return NULL;
+	if (*p == '"') {
+		*len = (size_t)(p - j->p);
+		run = j->p;
+		j->p = p + 1;
+		return (const char *)run;
+	}
+	ph_buf_reset(&j->s);
+	ph_buf_add(&j->s, j->p, (size_t)(p - j->p));
+	while (p < j->end && *p != '"') {
+		unsigned c = *p;
+		if (c == '\\') {
+			if (j->end - p < 2)
+				return NULL;
+			switch (p[1]) {
+			case '"': case '\\': case '/':
+				ph_buf_addc(&j->s, (char)p[1]);
+				break;
+			case 'b': ph_buf_addc(&j->s, '\b'); break;
+			case 'f': ph_buf_addc(&j->s, '\f'); break;
+			case 'n': ph_buf_addc(&j->s, '\n'); break;
+			case 'r': ph_buf_addc(&j->s, '\r'); break;
+			case 't': ph_buf_addc(&j->s, '\t'); break;
+			case 'u': {
+				int cp = j->end - p >= 6 ? hex4(p + 2) : -1;
+				if (cp < 0)
+					return NULL;
+				p += 6;
+				if (cp >= 0xd800 && cp <= 0xdbff && j->end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+					int lo = hex4(p + 2);
+					if (lo >= 0xdc00 && lo <= 0xdfff) {
+						put_utf8(&j->s, 0x10000 + (((unsigned)cp - 0xd800) << 10) +
+									((unsigned)lo - 0xdc00));
+						p += 6;
+						continue;
+					}
+				}
+				/* a lone surrogate: U+FFFD, as json-c decodes it */
+				put_utf8(&j->s, cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : (unsigned)cp);
+				continue;
+			}
+			default:
+				return NULL;
+			}
+			p += 2;
+		} else if (c < 0x20) {
+			return NULL;
+		} else if (c < 0x80) {
+			ph_buf_addc(&j->s, (char)c);
+			p++;
+		} else {
+			size_t n = utf8_seq(p, j->end);
+			if (n == 0)
+				return NULL;
+			ph_buf_add(&j->s, p, n);
+			p += n;
 		}
 	}
+	if (p >= j->end)
+		return NULL;
+	j->p = p + 1;
+	*len = j->s.len;
+	ph_buf_addc(&j->s, '\0');
+	return j->s.data;
+}
+
+static bool
+digit(const unsigned char *p, const unsigned char *end)
+{
+	return p < end && *p >= '0' && *p <= '9';
+}
+
+/* Reads the number at j->p into *out. Returns false when it is not one. */
+static bool
+jp_number(struct jp *j, struct json_object **out)
+{
+	const unsigned char *start = j->p, *p = j->p;
+	bool neg = false, real = false;
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	if (!digit(p, j->end))
+		return false;
+	if (*p == '0')
+		p++;
+	else
+		while (digit(p, j->end))
+			p++;
+	if (p < j->end && *p == '.') {
+		p++;
+		if (!digit(p, j->end))
+			return false;
+		while (digit(p, j->end))
+			p++;
+		real = true;
+	}
+	if (p < j->end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < j->end && (*p == '+' || *p == '-'))
+			p++;
+		if (!digit(p, j->end))
+			return false;
+		while (digit(p, j->end))
+			p++;
+		real = true;
+	}
+	j->p = p;
+	if (!real) {
+		uint64_t v = 0;
+		bool over = false;
+		for (const unsigned char *q = start + neg; q < p; q++) {
+			unsigned d = (unsigned)(*q - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				over = true;
+			else
+				v = v * 10 + d;
+		}
+		if (neg) /* from -2^63 on, INT64_MIN */
+			*out = json_object_new_int64(over || v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v);
+		else if (over)
+			*out = json_object_new_uint64(UINT64_MAX);
+		else if (v > (uint64_t)INT64_MAX)
+			*out = json_object_new_uint64(v);
+		else
+			*out = json_object_new_int64((int64_t)v);
+	} else {
+		ph_buf_reset(&j->s);
+		ph_buf_add(&j->s, start, (size_t)(p - start));
+		ph_buf_addc(&j->s, '\0');
+		*out = json_object_new_double_s(strtod(j->s.data, NULL), j->s.data);
+	}
+	return *out != NULL;
+}
+
+static bool jp_value(struct jp *j, int level, struct json_object **out);
+
+static bool
+jp_array(struct jp *j, int level, struct json_object **out)
+{
+	struct json_object *a = json_object_new_array_ext(4), *v;
+	j->p++;
+	jp_ws(j);
+	if (j->p < j->end && *j->p == ']') {
+		j->p++;
+		*out = a;
+		return true;
+	}
+	for (;;) {
+		if (level + 1 >= j->depth || !jp_value(j, level + 1, &v))
+			break;
+		json_object_array_add(a, v);
+		jp_ws(j);
+		if (j->p >= j->end)
+			break;
+		if (*j->p == ']') {
+			j->p++;
+			*out = a;
+			return true;
+		}
+		if (*j->p != ',')
+			break;
+		j->p++;
+		jp_ws(j);
+	}
+	json_object_put(a);
+	return false;
+}
+
+/* Member names up to this long are copied on the stack while their value
+ * is read (the scratch buffer holds the value's strings then). */
+#define KEY_STACK 96
+
+static bool
+jp_object(struct jp *j, int level, struct json_object **out)
+{
+	struct json_object *o = json_object_new_object(), *v;
+	char kbuf[KEY_STACK], *key;
+	const char *k;
+	size_t klen;
+	j->p++;
+	jp_ws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		*out = o;
+		return true;
+	}
+	for (;;) {
+		if (j->p >= j->end || *j->p != '"' || (k = jp_string(j, &klen)) == NULL)
+			break;
+		if (memchr(k, '\0', klen) != NULL) {
+			j->key_nul = true;
+			klen = strlen(k); /* json-c's key: up to the NUL */
+		}
+		key = klen < sizeof kbuf ? kbuf : ph_xmalloc(klen + 1);
+		memcpy(key, k, klen);
+		key[klen] = '\0';
+		jp_ws(j);
+		if (j->p >= j->end || *j->p != ':') {
+			if (key != kbuf)
+				free(key);
+			break;
+		}
+		j->p++;
+		jp_ws(j);
+		if (level + 1 >= j->depth || !jp_value(j, level + 1, &v)) {
+			if (key != kbuf)
+				free(key);
+			break;
+		}
+		json_object_object_add(o, key, v);
+		if (key != kbuf)
+			free(key);
+		jp_ws(j);
+		if (j->p >= j->end)
+			break;
+		if (*j->p == '}') {
+			j->p++;
+			*out = o;
+			return true;
+		}
+		if (*j->p != ',')
+			break;
+		j->p++;
+		jp_ws(j);
+	}
+	json_object_put(o);
+	return false;
+}
+
+static bool
+jp_word(struct jp *j, const char *w, size_t n)
+{
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n) != 0)
+		return false;
+	j->p += n;
 	return true;
 }
 
-/* The tokener of the last parse, kept for the next one of the same depth
- * (a request's parse no longer allocates its stack and buffer); a process
- * parses one document at a time. */
-static struct json_tokener *kept_tok;
-static int kept_depth;
-
-static struct json_tokener *
-tokener(int depth)
+/* Reads the value at j->p (no whitespace before it), level containers deep. */
+static bool
+jp_value(struct jp *j, int level, struct json_object **out)
 {
-	if (kept_tok != NULL && kept_depth == depth) {
-		json_tokener_reset(kept_tok);
-		return kept_tok;
+	const char *str;
+	size_t len;
+	*out = NULL;
+	if (j->p >= j->end)
+		return false;
+	switch (*j->p) {
+	case '{':
+		return jp_object(j, level, out);
+	case '[':
+		return jp_array(j, level, out);
+	case '"':
+		if ((str = jp_string(j, &len)) == NULL)
+			return false;
+		*out = json_object_new_string_len(str, (int)len);
+		return *out != NULL;
+	case 't':
+		return jp_word(j, "true", 4) && (*out = json_object_new_boolean(1)) != NULL;
+	case 'f':
+		return jp_word(j, "false", 5) && (*out = json_object_new_boolean(0)) != NULL;
+	case 'n':
+		return jp_word(j, "null", 4);
+	default:
+		return (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && jp_number(j, out);
 	}
-	if (kept_tok != NULL)
-		json_tokener_free(kept_tok);
-	kept_tok = json_tokener_new_ex(depth);
-	kept_depth = depth;
-	if (kept_tok != NULL)
-		json_tokener_set_flags(kept_tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	return kept_tok;
+}
+
+/* The scratch buffer of the last parse, kept for the next: a process
+ * parses one document at a time. */
+static struct ph_buf kept_scratch;
+
+bool
+ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul)
+{
+	struct jp j;
+	struct json_object *o = NULL;
+	bool ok;
+	*out = NULL;
+	if (key_nul)
+		*key_nul = false;
+	if (s == NULL || len > INT32_MAX || depth < 1)
+		return false;
+	j.p = (const unsigned char *)s;
+	j.end = j.p + len;
+	j.depth = depth;
+	j.key_nul = false;
+	j.s = kept_scratch;
+	jp_ws(&j);
+	ok = jp_value(&j, 0, &o);
+	if (ok) {
+		jp_ws(&j);
+		ok = j.p == j.end;
+	}
+	/* a large document's scratch is not kept */
+	if (j.s.cap > 65536) {
+		ph_buf_free(&j.s);
+		ph_buf_init(&j.s);
+	}
+	kept_scratch = j.s;
+	if (!ok) {
+		json_object_put(o);
+		return false;
+	}
+	if (key_nul)
+		*key_nul = j.key_nul;
+	*out = o;
+	return true;
 }
 
 bool
 ph_json_parse(const char *s, size_t len, int depth, struct json_object **out)
 {
-	struct json_tokener *tok;
-	struct json_object *o;
-	enum json_tokener_error jerr;
-	size_t end;
-	*out = NULL;
-	if (s == NULL || len > INT32_MAX || !text_clean(s, len))
-		return false;
-	tok = tokener(depth);
-	if (tok == NULL)
-		return false;
-	o = json_tokener_parse_ex(tok, s, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (o == NULL && jerr == json_tokener_continue) {
-		/* the tokener cannot tell "1" from the start of "12": a NUL marks
-		 * the end of the input, so a bare number completes and a document
-		 * cut short fails */
-		o = json_tokener_parse_ex(tok, "", 1);
-		jerr = json_tokener_get_error(tok);
-		end = len;
-	}
-	json_tokener_reset(tok); /* kept: nothing of this document stays in it */
-	if (jerr != json_tokener_success) {
-		json_object_put(o);
-		return false;
-	}
-	for (; end < len; end++) {
-		char ch = s[end];
-		if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
-			json_object_put(o);
-			return false;
-		}
-	}
-	*out = o;
-	return true;
+	return ph_json_parse_ex(s, len, depth, out, NULL);
 }
 
 const char *

@@ -19,6 +19,10 @@
  * with the value in *out (caller puts; NULL for the document "null"), false
  * for anything else (*out NULL). */
 bool ph_json_parse(const char *s, size_t len, int depth, struct json_object **out) PH_WUR;
+/* ph_json_parse, also telling whether a member name held an escaped U+0000
+ * (*key_nul, when not NULL): json-c keys are C strings, so the parsed object
+ * has the name cut at the NUL (see ph_json_key_nul). */
+bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul) PH_WUR;
 
 /* True when every string and member name in o is valid UTF-8 (RFC 3629:
  * no overlong forms, surrogates or code points past U+10FFFF; U+0000 is
