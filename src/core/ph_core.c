@@ -77,22 +77,23 @@ respond(struct ph_req *r, int status, const char *ctype, const struct ph_header 
 static void
 send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
 {
-	size_t len;
-	const char *s;
+	struct ph_buf text;
 	if (r->batch != NULL) {
 		/* one entry of a legacy batch: the batch is sent when all are done */
 		json_object_array_add(r->batch, msg);
 		r->status = 200;
 		return;
 	}
-	s = ph_json_text(msg, &len);
+	ph_buf_init(&text);
+	ph_json_write(&text, msg);
 	if (r->streaming) {
-		if (r->ex->ops->stream_send(r->ex, s, len) != 0)
+		if (r->ex->ops->stream_send(r->ex, text.data, text.len) != 0)
 			r->ex->cancelled = 1;
 		r->status = 200;
 	} else {
-		respond(r, status, "application/json", extra, s, len);
+		respond(r, status, "application/json", extra, text.data, text.len);
 	}
+	ph_buf_free(&text);
 	json_object_put(msg);
 }
 

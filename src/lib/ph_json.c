@@ -3,6 +3,8 @@
 #include "ph_json.h"
 #include "ph_mime.h"
 #include "ph_util.h"
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,6 +452,110 @@ bool
 ph_json_parse(const char *s, size_t len, int depth, struct json_object **out)
 {
 	return ph_json_parse_ex(s, len, depth, out, NULL);
+}
+
+/* ---- the printer ---------------------------------------------------------- */
+
+/* Appends the JSON string of the len bytes at str, escaped as json-c's
+ * printer escapes with JSON_C_TO_STRING_NOSLASHESCAPE: the two-letter
+ * escapes, other control characters as \u00xx (lowercase), the rest as
+ * it is. */
+static void
+write_str(struct ph_buf *b, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t run = 0;
+	ph_buf_addc(b, '"');
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)str[i];
+		char esc[6];
+		size_t n = 2;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		ph_buf_add(b, str + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		case '\f': esc[1] = 'f'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 0xf];
+			n = 6;
+		}
+		ph_buf_add(b, esc, n);
+	}
+	ph_buf_add(b, str + run, len - run);
+	ph_buf_addc(b, '"');
+}
+
+void
+ph_json_write(struct ph_buf *b, struct json_object *o)
+{
+	char num[24];
+	int n;
+	switch (json_object_get_type(o)) {
+	case json_type_null:
+		ph_buf_add(b, "null", 4);
+		return;
+	case json_type_boolean:
+		if (json_object_get_boolean(o))
+			ph_buf_add(b, "true", 4);
+		else
+			ph_buf_add(b, "false", 5);
+		return;
+	case json_type_int:
+		/* json-c keeps an integer as int64 or, past INT64_MAX, uint64 */
+		if (json_object_get_int64(o) == INT64_MAX && json_object_get_uint64(o) > (uint64_t)INT64_MAX)
+			n = snprintf(num, sizeof num, "%" PRIu64, json_object_get_uint64(o));
+		else
+			n = snprintf(num, sizeof num, "%" PRId64, json_object_get_int64(o));
+		ph_buf_add(b, num, (size_t)n);
+		return;
+	case json_type_string:
+		write_str(b, json_object_get_string(o), (size_t)json_object_get_string_len(o));
+		return;
+	case json_type_array: {
+		size_t len = json_object_array_length(o);
+		ph_buf_addc(b, '[');
+		for (size_t i = 0; i < len; i++) {
+			if (i > 0)
+				ph_buf_addc(b, ',');
+			ph_json_write(b, json_object_array_get_idx(o, i));
+		}
+		ph_buf_addc(b, ']');
+		return;
+	}
+	case json_type_object: {
+		bool first = true;
+		ph_buf_addc(b, '{');
+		json_object_object_foreach(o, k, v) {
+			if (!first)
+				ph_buf_addc(b, ',');
+			first = false;
+			write_str(b, k, strlen(k));
+			ph_buf_addc(b, ':');
+			ph_json_write(b, v);
+		}
+		ph_buf_addc(b, '}');
+		return;
+	}
+	case json_type_double:
+	default: {
+		/* json-c's own text: a parsed number prints as it was written,
+		 * a computed one in json-c's format */
+		size_t len;
+		const char *t = ph_json_text(o, &len);
+		ph_buf_add(b, t, len);
+		return;
+	}
+	}
 }
 
 const char *

@@ -34,6 +34,11 @@ bool ph_json_utf8_valid(struct json_object *o) PH_WUR;
  * changes or is put; *len its length. */
 const char *ph_json_text(struct json_object *o, size_t *len);
 
+/* Appends the compact text of o to b: the bytes ph_json_text gives (json-c's
+ * printer, no slash escaping), without keeping a copy in o. */
+struct ph_buf;
+void ph_json_write(struct ph_buf *b, struct json_object *o);
+
 /* Borrowed member of an object, or NULL (also when o is not an object). */
 struct json_object *ph_jget(struct json_object *o, const char *key);
 /* Borrowed string member, or NULL when absent or not a string. */

@@ -8,13 +8,15 @@
  * answer about member names holding U+0000 as ph_json_key_nul; what only
  * the tokener takes is outside RFC 8259 or RFC 3629 (a number like "1." or
  * "-01", or bytes that are not UTF-8); and the depth limit is json-c's. The
- * first byte of the input picks the depth (1 to 16).
+ * first byte of the input picks the depth (1 to 16). ph_json_write prints
+ * every value taken as json-c's printer does.
  *
  *   make -C build fuzz && build/tests/fuzz/fuzz_json tests/fuzz/corpus/json
  */
 #include "first.h"
 #include "ph_json.h"
 #include "ph_mime.h"
+#include "ph_util.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +154,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* not the value the tokener built */
 		if (knul != ph_json_key_nul(s, size))
 			abort();
+		/* the printer of our own prints what json-c's prints */
+		struct ph_buf w;
+		ph_buf_init(&w);
+		ph_json_write(&w, a);
+		ta = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (w.len != strlen(ta) || memcmp(w.data, ta, w.len) != 0)
+			abort();
+		ph_buf_free(&w);
 	}
 	if (!ra && a != NULL)
 		abort();

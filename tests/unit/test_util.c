@@ -161,6 +161,86 @@ test_shared(void)
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "auth cache: another process sees it");
 }
 
+/* The text ph_json_parse makes of lit (depth 8) and prints back with
+ * ph_json_write, or "refused". Caller frees. */
+static char *
+reprint(const char *lit, size_t len)
+{
+	struct json_object *o = NULL;
+	struct ph_buf b;
+	if (!ph_json_parse(lit, len, 8, &o))
+		return strdup("refused");
+	ph_buf_init(&b);
+	ph_json_write(&b, o);
+	ph_buf_addc(&b, '\0');
+	json_object_put(o);
+	return b.data;
+}
+
+/* ph_json.c: the parser, on what RFC 8259 says and where json-c's values
+ * have their own ways, and the printer against json-c's. */
+static void
+test_json_parser(void)
+{
+	static const struct {
+		const char *in, *out, *what;
+	} cases[] = {
+		{" {\"a\" : [1, -0, 1.50, 1E5] } ", "{\"a\":[1,0,1.50,1E5]}", "numbers print as written"},
+		{"99999999999999999999", "18446744073709551615", "an integer past uint64 clamps as json-c's did"},
+		{"-99999999999999999999", "-9223372036854775808", "and below int64"},
+		{"9223372036854775808", "9223372036854775808", "past INT64_MAX: uint64"},
+		{"\"\\ud83d\\ude00\\ud800x\\udc00\"", "\"\xf0\x9f\x98\x80\xef\xbf\xbdx\xef\xbf\xbd\"",
+		 "a surrogate pair combines, a lone surrogate is U+FFFD"},
+		{"\"\\u0000\\u001f\\/\\b\x7f\"", "\"\\u0000\\u001f/\\b\x7f\"", "control characters print escaped"},
+		{"{\"b\":1,\"a\":2,\"b\":3}", "{\"b\":3,\"a\":2}", "a repeated name: the last value, at the first place"},
+		{"[[1],[],{}]", "[[1],[],{}]", "nested and empty containers"},
+		{"1.", "refused", "\"1.\" is not a number"},
+		{"-01", "refused", "nor is \"-01\""},
+		{"01", "refused", "nor \"01\""},
+		{"[1,]", "refused", "a trailing comma"},
+		{"NaN", "refused", "NaN"},
+		{"\"\t\"", "refused", "a raw tab in a string"},
+		{"\"\xc0\xae\"", "refused", "overlong UTF-8 in a string"},
+		{"\"\xed\xa0\x80\"", "refused", "a surrogate written as UTF-8"},
+		{"1 2", "refused", "two values"},
+		{"\f1", "refused", "a form feed is not whitespace"},
+		{"\"\\x\"", "refused", "an unknown escape"},
+		{"\"ab", "refused", "a string cut short"},
+		{"[[[[[[[[1]]]]]]]]", "refused", "a value inside 8 containers, at depth 8"},
+		{"[[[[[[[1]]]]]]]", "[[[[[[[1]]]]]]]", "inside 7: the deepest allowed"},
+	};
+	struct json_object *o = NULL;
+	struct ph_buf b;
+	bool knul = true;
+	for (size_t i = 0; i < PH_ARRAY_LEN(cases); i++) {
+		char *got = reprint(cases[i].in, strlen(cases[i].in));
+		is_str(got, cases[i].out, "json parse: %s", cases[i].what);
+		free(got);
+	}
+	ok(!ph_json_parse("1\0", 2, 8, &o) && o == NULL, "json parse: a NUL after the value is refused");
+	ok(ph_json_parse_ex("{\"a\\u0000b\":1}", 14, 8, &o, &knul) && knul && ph_jget(o, "a") != NULL,
+	   "json parse: a name holding U+0000 is said, and cut there as json-c did");
+	json_object_put(o);
+	ok(ph_json_parse_ex("{\"a\":\"\\u0000\"}", 14, 8, &o, &knul) && !knul, "json parse: not in a value");
+	json_object_put(o);
+	/* values built in C, printed by both printers */
+	o = json_object_new_object();
+	json_object_object_add(o, "d", json_object_new_double(0.1));
+	json_object_object_add(o, "e", json_object_new_double(1e300));
+	json_object_object_add(o, "u", json_object_new_uint64(UINT64_MAX));
+	json_object_object_add(o, "i", json_object_new_int64(INT64_MIN));
+	json_object_object_add(o, "s", json_object_new_string_len("a\0\"\\\n/\x01", 8));
+	json_object_object_add(o, "k\n\"", json_object_new_boolean(0));
+	json_object_object_add(o, "n", NULL);
+	ph_buf_init(&b);
+	ph_json_write(&b, o);
+	ph_buf_addc(&b, '\0');
+	is_str(b.data, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+	       "json write: values built in C print as json-c prints them");
+	ph_buf_free(&b);
+	json_object_put(o);
+}
+
 /* ph_json.c: U+0000 in keys and strings (json-c cuts keys at the NUL);
  * ph_mime.c: RFC 3629 as request bodies are held to it. */
 static void
@@ -272,6 +352,7 @@ main(void)
 	free(p);
 	test_cidr();
 	test_fcgi_whole();
+	test_json_parser();
 	test_rate();
 	test_json_nul();
 	test_shared();
