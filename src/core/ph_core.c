@@ -910,9 +910,12 @@ static struct json_object *
 result_message(struct json_object *id, struct json_object *res)
 {
 	struct json_object *msg = json_object_new_object();
-	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(msg, "id", json_object_get(id));
-	json_object_object_add(msg, "result", res);
+	/* three names new to a new object, kept by the program: json-c
+	 * neither looks them up nor copies them */
+	const unsigned f = JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY;
+	json_object_object_add_ex(msg, "jsonrpc", json_object_new_string("2.0"), f);
+	json_object_object_add_ex(msg, "id", json_object_get(id), f);
+	json_object_object_add_ex(msg, "result", res, f);
 	return msg;
 }
 

@@ -103,16 +103,23 @@ ph_log_request(const struct ph_req *r, const char *method)
 		ph_buf_adds(&b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else {
-		ph_buf_printf(&b, "%s phantom[%d] method=", ts, ph_pid());
+		/* a line a request: appended piece by piece, no printf */
+		ph_buf_adds(&b, ts);
+		ph_buf_adds(&b, " phantom[");
+		ph_buf_addint(&b, ph_pid());
+		ph_buf_adds(&b, "] method=");
 		add_safe(&b, method);
 		ph_buf_adds(&b, " target=");
 		add_safe(&b, r->target ? r->target : "-");
-		ph_buf_printf(&b, " status=%d code=", r->status);
+		ph_buf_adds(&b, " status=");
+		ph_buf_addint(&b, r->status);
+		ph_buf_adds(&b, " code=");
 		if (r->rpc_code)
-			ph_buf_printf(&b, "%d", r->rpc_code);
+			ph_buf_addint(&b, r->rpc_code);
 		else
 			ph_buf_addc(&b, '-');
-		ph_buf_printf(&b, " us=%lld", us);
+		ph_buf_adds(&b, " us=");
+		ph_buf_addint(&b, us);
 		if (r->principal) {
 			ph_buf_adds(&b, " principal=");
 			add_safe(&b, r->principal);

@@ -175,14 +175,20 @@ fcgi_param(struct ph_exchange *ex, const char *name)
 {
 	struct fcgi_front *f = ex->front;
 	size_t n;
-	/* FCGX_GetParam's lookup, with the first letter compared before the
-	 * rest: a request asks for a dozen names among some thirty */
+	/* FCGX_GetParam's lookup, compared inline: a request asks for some
+	 * sixty names among some thirty, most of them differing early (or
+	 * only after the shared "HTTP_") */
 	if (name == NULL || f->req->envp == NULL)
 		return NULL;
 	n = strlen(name);
-	for (char **p = f->req->envp; *p; p++)
-		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
-			return *p + n + 1;
+	for (char **p = f->req->envp; *p; p++) {
+		const char *e = *p;
+		size_t i = 0;
+		while (i < n && e[i] == name[i])
+			i++;
+		if (i == n && e[n] == '=')
+			return e + n + 1;
+	}
 	return NULL;
 }
 
@@ -216,11 +222,22 @@ fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
 static void
 head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs)
 {
-	ph_buf_printf(b, "Status: %d %s\r\n", status, ph_http_reason(status));
-	if (ctype)
-		ph_buf_printf(b, "Content-Type: %s\r\n", ctype);
-	for (; hdrs && hdrs->name; hdrs++)
-		ph_buf_printf(b, "%s: %s\r\n", hdrs->name, hdrs->value);
+	ph_buf_adds(b, "Status: ");
+	ph_buf_addint(b, status);
+	ph_buf_addc(b, ' ');
+	ph_buf_adds(b, ph_http_reason(status));
+	ph_buf_adds(b, "\r\n");
+	if (ctype) {
+		ph_buf_adds(b, "Content-Type: ");
+		ph_buf_adds(b, ctype);
+		ph_buf_adds(b, "\r\n");
+	}
+	for (; hdrs && hdrs->name; hdrs++) {
+		ph_buf_adds(b, hdrs->name);
+		ph_buf_adds(b, ": ");
+		ph_buf_adds(b, hdrs->value);
+		ph_buf_adds(b, "\r\n");
+	}
 }
 
 static int
@@ -232,7 +249,9 @@ fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	int rc = 0;
 	ph_buf_init(&b);
 	head(&b, status, ctype, hdrs);
-	ph_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
+	ph_buf_adds(&b, "Content-Length: ");
+	ph_buf_addint(&b, (long long)len);
+	ph_buf_adds(&b, "\r\n\r\n");
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
 	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
 		rc = -1;

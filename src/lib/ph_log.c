@@ -4,6 +4,7 @@
 #include "ph_util.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,7 +26,20 @@ ph_log_timestamp(char *buf, size_t n)
 		last = tv.tv_sec;
 	}
 	ms = (int)(tv.tv_usec / 1000);
-	snprintf(buf, n, "%s.%c%c%cZ", secs, '0' + ms / 100, '0' + ms / 10 % 10, '0' + ms % 10);
+	{
+		size_t l = strlen(secs);
+		if (n < l + 6) {
+			snprintf(buf, n, "%s", secs);
+			return;
+		}
+		memcpy(buf, secs, l);
+		buf[l] = '.';
+		buf[l + 1] = (char)('0' + ms / 100);
+		buf[l + 2] = (char)('0' + ms / 10 % 10);
+		buf[l + 3] = (char)('0' + ms % 10);
+		buf[l + 4] = 'Z';
+		buf[l + 5] = '\0';
+	}
 }
 
 void

@@ -193,6 +193,20 @@ ph_buf_printf(struct ph_buf *b, const char *fmt, ...)
 		b->data[b->len] = '\0';
 }
 
+void
+ph_buf_addint(struct ph_buf *b, long long v)
+{
+	char d[24], *p = d + sizeof d;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		*--p = '-';
+	ph_buf_add(b, p, (size_t)(d + sizeof d - p));
+}
+
 char *
 ph_buf_steal(struct ph_buf *b)
 {

@@ -24,6 +24,8 @@ void ph_buf_free(struct ph_buf *b);
 void ph_buf_reset(struct ph_buf *b);
 void ph_buf_add(struct ph_buf *b, const void *p, size_t n);
 void ph_buf_adds(struct ph_buf *b, const char *s);
+/* Appends v in decimal (what "%lld" prints, without printf). */
+void ph_buf_addint(struct ph_buf *b, long long v);
 void ph_buf_addc(struct ph_buf *b, char c);
 void ph_buf_printf(struct ph_buf *b, const char *fmt, ...) PH_PRINTF(2, 3);
 /* Hands the data to the caller (caller frees) and leaves b empty. */

@@ -351,6 +351,16 @@ main(void)
 	is_str(p, ".", "dirname without a slash");
 	free(p);
 	test_cidr();
+	ph_buf_init(&b);
+	ph_buf_addint(&b, 0);
+	ph_buf_addc(&b, ' ');
+	ph_buf_addint(&b, -42);
+	ph_buf_addc(&b, ' ');
+	ph_buf_addint(&b, INT64_MIN);
+	ph_buf_addc(&b, ' ');
+	ph_buf_addint(&b, INT64_MAX);
+	is_str(b.data, "0 -42 -9223372036854775808 9223372036854775807", "buf addint: as %%lld prints");
+	ph_buf_free(&b);
 	test_fcgi_whole();
 	test_json_parser();
 	test_rate();
