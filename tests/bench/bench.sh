@@ -53,31 +53,63 @@ for f in "$PHANTOM" "$TRIVIAL" "$MODDIR/phantom_example.so"; do
 done
 
 # ---- memory of process trees ------------------------------------------------------
-tree() { local p; echo "$1"; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$p"; done; }
-# mem_kib FIELD PIDS...: summed VmRSS (FIELD=rss) or Pss (FIELD=pss) of the trees
-mem_kib() {
-	local field=$1 total=0 p v; shift
+# The sampler runs beside the measurement, so it reads /proc with bash alone:
+# a fork per process and sample (ps, awk) took the CPU it was measuring, and
+# more of it from the side with more processes.
+# tree_into PID: appends PID and its descendants to the array TREE
+tree_into() {
+	local t k kids
+	TREE+=("$1")
+	for t in /proc/"$1"/task/*/children; do
+		kids=()
+		read -r -a kids <"$t" 2>/dev/null
+		for k in "${kids[@]}"; do tree_into "$k"; done
+	done
+}
+tree() { TREE=(); tree_into "$1"; printf '%s\n' "${TREE[@]}"; }
+# kib_of FILE KEY: sets KIB to the kB figure of the line "KEY: N kB" (0 when none)
+kib_of() {
+	local k v rest
+	KIB=0
+	while read -r k v rest; do
+		if [ "$k" = "$2" ]; then KIB=$v; return; fi
+	done <"$1" 2>/dev/null
+}
+# mem_sum FIELD PIDS...: sets MEM to the summed VmRSS (FIELD=rss) or Pss
+# (FIELD=pss) of the trees
+mem_sum() {
+	local field=$1 p root; shift
+	MEM=0
 	for root in "$@"; do
-		for p in $(tree "$root"); do
-			if [ "$field" = rss ]; then v=$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null)
-			else v=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null); fi
-			total=$((total + ${v:-0}))
+		TREE=()
+		tree_into "$root"
+		for p in "${TREE[@]}"; do
+			if [ "$field" = rss ]; then kib_of "/proc/$p/status" VmRSS:
+			else kib_of "/proc/$p/smaps_rollup" Pss:; fi
+			MEM=$((MEM + KIB))
 		done
 	done
-	echo "$total"
 }
+mem_kib() { mem_sum "$@"; echo "$MEM"; }
 # sample_peak FILE WEBPID|- PIDS...: until killed, writes the peaks
 # "rss_all rss_without_web pss_all" (KiB) to FILE
 sample_peak() {
-	local file=$1 web=$2 a=0 b=0 c=0 x y z; shift 2
+	local file=$1 web=$2 a=0 b=0 c=0 x y z changed sfd; shift 2
+	exec {sfd}<> <(:) # read -t on it waits 0.2 s without running sleep
 	while :; do
-		y=$(mem_kib rss "$@"); x=$y; z=$(mem_kib pss "$@")
-		if [ "$web" != - ]; then x=$((y + $(mem_kib rss "$web"))); z=$((z + $(mem_kib pss "$web"))); fi
-		[ "$x" -gt "$a" ] && a=$x
-		[ "$y" -gt "$b" ] && b=$y
-		[ "$z" -gt "$c" ] && c=$z
-		echo "$a $b $c" >"$file.new" && mv -f "$file.new" "$file" # whole lines only: it is killed at any time
-		sleep 0.2
+		mem_sum rss "$@"; y=$MEM; x=$y
+		mem_sum pss "$@"; z=$MEM
+		if [ "$web" != - ]; then
+			mem_sum rss "$web"; x=$((y + MEM))
+			mem_sum pss "$web"; z=$((z + MEM))
+		fi
+		changed=
+		[ "$x" -gt "$a" ] && a=$x changed=1
+		[ "$y" -gt "$b" ] && b=$y changed=1
+		[ "$z" -gt "$c" ] && c=$z changed=1
+		# whole lines only (it is killed at any time), and only when a peak moved
+		[ -n "$changed" ] && echo "$a $b $c" >"$file.new" && mv -f "$file.new" "$file"
+		read -r -t 0.2 -u "$sfd"
 	done
 }
 
