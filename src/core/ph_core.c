@@ -85,6 +85,7 @@ send_final(struct ph_req *r, int status, struct json_object *msg, const struct p
 		return;
 	}
 	ph_buf_init(&text);
+	ph_buf_reserve(&text, 1024); /* most answers fit: no growing on the way */
 	ph_json_write(&text, msg);
 	if (r->streaming) {
 		if (r->ex->ops->stream_send(r->ex, text.data, text.len) != 0)

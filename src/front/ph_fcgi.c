@@ -336,6 +336,245 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 	return 0;
 }
 
+static void close_drain(int fd);
+
+/* ---- a simple request, read and answered without libfcgi -------------------
+ * A request that waits whole and simple (ph_fcgi_request_split) is taken off
+ * the connection in one read and answered with records written here, one
+ * write for a plain response: libfcgi would allocate three 8 KiB streams
+ * and a string a parameter for it. Everything else goes to libfcgi. */
+
+struct split_front {
+	struct ph_fcgi_split sp;
+	int fd;
+	size_t body_off;      /* how much of the body the core has read */
+	struct ph_buf out;    /* records not yet written */
+	bool failed;          /* a write failed: the peer is gone */
+	bool handed_off;
+};
+
+#define FCGI_RECORD_STDOUT 6
+#define FCGI_RECORD_END_REQUEST 3
+
+static const char *
+split_param(struct ph_exchange *ex, const char *name)
+{
+	struct split_front *f = ex->front;
+	size_t n;
+	if (name == NULL)
+		return NULL;
+	n = strlen(name);
+	for (char **p = f->sp.envp; *p; p++)
+		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
+}
+
+static long
+split_read(struct ph_exchange *ex, char *buf, size_t len)
+{
+	struct split_front *f = ex->front;
+	size_t left = f->sp.body_len - f->body_off;
+	if (len > left)
+		len = left;
+	memcpy(buf, f->sp.body + f->body_off, len);
+	f->body_off += len;
+	return (long)len;
+}
+
+/* Writes what f->out holds (blocking, as libfcgi's writes are). */
+static int
+split_flush(struct split_front *f)
+{
+	size_t off = 0;
+	while (!f->failed && off < f->out.len) {
+		ssize_t n = send(f->fd, f->out.data + off, f->out.len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			f->failed = true;
+		else
+			off += (size_t)n;
+	}
+	ph_buf_reset(&f->out);
+	return f->failed ? -1 : 0;
+}
+
+static void
+split_stdout(struct split_front *f, const char *data, size_t len)
+{
+	if (len > 0)
+		ph_fcgi_records(&f->out, FCGI_RECORD_STDOUT, f->sp.rid, data, len);
+}
+
+static int
+split_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+	      const char *body, size_t len)
+{
+	struct split_front *f = ex->front;
+	struct ph_buf b;
+	ph_buf_init(&b);
+	ph_buf_reserve(&b, 256 + len);
+	head(&b, status, ctype, hdrs);
+	ph_buf_adds(&b, "Content-Length: ");
+	ph_buf_addint(&b, (long long)len);
+	ph_buf_adds(&b, "\r\n\r\n");
+	if (len)
+		ph_buf_add(&b, body, len);
+	/* written with the end records: room for them too */
+	ph_buf_reserve(&f->out, b.len + (b.len / 65535 + 1) * 8 + 32);
+	split_stdout(f, b.data, b.len);
+	ph_buf_free(&b);
+	return f->failed ? -1 : 0;
+}
+
+static int
+split_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	struct split_front *f = ex->front;
+	struct ph_buf b;
+	ph_buf_init(&b);
+	head(&b, 200, "text/event-stream", hdrs);
+	ph_buf_adds(&b, "\r\n");
+	split_stdout(f, b.data, b.len);
+	ph_buf_free(&b);
+	return split_flush(f);
+}
+
+static int
+split_stream_send(struct ph_exchange *ex, const char *json, size_t len)
+{
+	struct split_front *f = ex->front;
+	struct ph_buf b;
+	ph_buf_init(&b);
+	ph_buf_adds(&b, "event: message\ndata: ");
+	ph_buf_add(&b, json, len);
+	ph_buf_adds(&b, "\n\n");
+	split_stdout(f, b.data, b.len);
+	ph_buf_free(&b);
+	return split_flush(f);
+}
+
+static int
+split_stream_ping(struct ph_exchange *ex)
+{
+	struct split_front *f = ex->front;
+	split_stdout(f, ": keepalive\n\n", 13);
+	return split_flush(f);
+}
+
+static bool
+split_closed(struct ph_exchange *ex)
+{
+	struct split_front *f = ex->front;
+	struct pollfd p = {f->fd, POLLIN | POLLRDHUP, 0};
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+static int
+split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
+{
+	struct split_front *f = ex->front;
+	struct ph_buf msg;
+	int rc;
+	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || split_flush(f) != 0)
+		return -1;
+	ph_buf_init(&msg);
+	ph_buf_add(&msg, desc, len - 1);
+	ph_buf_printf(&msg, ",\"rid\":%u}", f->sp.rid);
+	rc = ph_hub_send(msg.data, msg.len, f->fd, HANDOFF_WAIT_MS);
+	ph_buf_free(&msg);
+	if (rc != 0) {
+		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
+		       strerror(errno));
+		return -1;
+	}
+	f->handed_off = true;
+	return 0;
+}
+
+static const struct ph_front_ops split_ops = {
+	.param = split_param,
+	.read = split_read,
+	.respond = split_respond,
+	.stream_start = split_stream_start,
+	.stream_send = split_stream_send,
+	.stream_ping = split_stream_ping,
+	.closed = split_closed,
+	.handoff = split_handoff,
+};
+
+/* Serves the simple request sp (taken) that was read off fd, then ends it:
+ * the end records and close_drain, or, when the hub has taken the
+ * connection, only our copy closed. */
+static void
+serve_split(struct ph_server *srv, int fd, struct ph_fcgi_split *sp)
+{
+	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
+	struct split_front f;
+	struct ph_exchange ex;
+	memset(&f, 0, sizeof f);
+	f.sp = *sp;
+	f.fd = fd;
+	ph_buf_init(&f.out);
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &split_ops;
+	ex.front = &f;
+	ex.http = true;
+	ph_metrics_busy(1);
+	if (srv)
+		ph_serve(srv, &ex);
+	else
+		ph_serve_unconfigured(&ex);
+	ph_metrics_busy(-1);
+	if (f.handed_off) {
+		close(fd);
+	} else {
+		ph_fcgi_records(&f.out, FCGI_RECORD_STDOUT, f.sp.rid, NULL, 0);
+		ph_fcgi_records(&f.out, FCGI_RECORD_END_REQUEST, f.sp.rid, complete, sizeof complete);
+		if (split_flush(&f) != 0)
+			close(fd);
+		else
+			close_drain(fd);
+	}
+	ph_buf_free(&f.out);
+	ph_fcgi_split_free(&f.sp);
+}
+
+/* The most of a connection request_waiting looks at: a larger request is
+ * read under the deadlines. */
+#define PEEK_MAX 16384
+
+enum waiting { WAIT_PART, WAIT_WHOLE, WAIT_SPLIT, WAIT_GONE };
+
+/* What of the next request waits on fd, looked at without taking it
+ * (MSG_PEEK): part of it, all of it (libfcgi reads it without deadlines),
+ * or all of a simple one on a fresh connection, then split into *sp and
+ * taken off fd (WAIT_GONE: taking it failed). */
+static enum waiting
+request_waiting(int fd, bool fresh, struct ph_fcgi_split *sp)
+{
+	static unsigned char buf[PEEK_MAX];
+	ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	size_t got = 0;
+	if (n <= 0 || !ph_fcgi_request_whole(buf, (size_t)n))
+		return WAIT_PART;
+	if (!fresh || !ph_fcgi_request_split(buf, (size_t)n, sp))
+		return WAIT_WHOLE;
+	/* the bytes are there: this read does not wait */
+	while (got < sp->used) {
+		ssize_t r = read(fd, buf + got, sp->used - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			ph_fcgi_split_free(sp);
+			return WAIT_GONE;
+		}
+		got += (size_t)r;
+	}
+	return WAIT_SPLIT;
+}
+
 static const struct ph_front_ops fcgi_ops = {
 	.param = fcgi_param,
 	.read = fcgi_read,
@@ -607,38 +846,23 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 
 static const struct ph_front_ops late_ops = {.param = late_param, .respond = late_respond};
 
-/* The most of a connection request_waiting looks at: a larger request is
- * read under the deadlines. */
-#define PEEK_MAX 16384
-
-/* Whether the whole next request (parameters and body) waits on fd, looked
- * at without taking it (MSG_PEEK). */
-static bool
-request_waiting(int fd)
-{
-	static unsigned char buf[PEEK_MAX];
-	ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
-	return n > 0 && ph_fcgi_request_whole(buf, (size_t)n);
-}
-
 /* Reads the next request's parameters (FCGX_Accept_r) from the connection
- * take_connection gave, within params_ms. Returns true when a request is
- * ready, *whole telling whether it all waited already (request_waiting);
- * false when it failed or was too slow: the connection is then closed,
- * after a 408 when the request had begun. */
+ * take_connection gave, within params_ms unless it waited whole
+ * (request_waiting). Returns true when a request is ready; false when it
+ * failed or was too slow: the connection is then closed, after a 408 when
+ * the request had begun. */
 static bool
-read_params(FCGX_Request *req, long long params_ms, bool *whole)
+read_params(FCGX_Request *req, long long params_ms, bool whole)
 {
 	int keep, rc;
 	bool late = false;
 	req->listen_sock = -1; /* after a failure libfcgi returns instead of accepting */
 	req->requestId = 0;
 	req->detached = 1; /* its close leaves the socket to our copy (no shutdown) */
-	*whole = request_waiting(req->ipcFd);
-	if (!*whole)
+	if (!whole)
 		deadline_arm_keep(req->ipcFd, ph_now_us() + params_ms * 1000, true);
 	rc = FCGX_Accept_r(req);
-	if (!*whole)
+	if (!whole)
 		late = deadline_disarm();
 	keep = deadline_kept; /* the copy the deadline took, if it passed */
 	deadline_kept = -1;
@@ -672,7 +896,9 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	socklen_t sl = sizeof ss;
 	bool tcp = true;
 	int fl, rc;
-	bool whole;
+	bool fresh;
+	enum waiting w;
+	struct ph_fcgi_split sp;
 
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
@@ -708,14 +934,28 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			return 1;
 		if (rc == 0)
 			continue;
+		fresh = req.ipcFd < 0;
 		rc = take_connection(&req, r->listen_fd, tcp);
 		if (rc < 0)
 			return 1;
-		if (rc == 0 ||
-		    !read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS,
-				 &whole))
+		if (rc == 0)
 			continue;
-		serve_one(*srv, &req, whole);
+		w = request_waiting(req.ipcFd, fresh, &sp);
+		if (w == WAIT_GONE) {
+			close(req.ipcFd);
+			req.ipcFd = -1;
+			continue;
+		}
+		if (w == WAIT_SPLIT) {
+			int fd = req.ipcFd;
+			req.ipcFd = -1; /* ours now, not libfcgi's */
+			serve_split(*srv, fd, &sp);
+		} else if (read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS,
+				       w == WAIT_WHOLE)) {
+			serve_one(*srv, &req, w == WAIT_WHOLE);
+		} else {
+			continue;
+		}
 		served++;
 		if (ph_served_counter)
 			*ph_served_counter = served;

@@ -148,6 +148,12 @@ buf_reserve(struct ph_buf *b, size_t extra)
 }
 
 void
+ph_buf_reserve(struct ph_buf *b, size_t extra)
+{
+	buf_reserve(b, extra);
+}
+
+void
 ph_buf_add(struct ph_buf *b, const void *p, size_t n)
 {
 	buf_reserve(b, n);

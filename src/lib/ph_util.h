@@ -24,6 +24,8 @@ void ph_buf_free(struct ph_buf *b);
 void ph_buf_reset(struct ph_buf *b);
 void ph_buf_add(struct ph_buf *b, const void *p, size_t n);
 void ph_buf_adds(struct ph_buf *b, const char *s);
+/* Makes room for extra more bytes (and the NUL) at once. */
+void ph_buf_reserve(struct ph_buf *b, size_t extra);
 /* Appends v in decimal (what "%lld" prints, without printf). */
 void ph_buf_addint(struct ph_buf *b, long long v);
 void ph_buf_addc(struct ph_buf *b, char c);

@@ -72,6 +72,140 @@ ph_fcgi_request_whole(const unsigned char *b, size_t n)
 	return false;
 }
 
+/* Reads a FastCGI name or value length at p (1 byte, or 4 with the high
+ * bit set) within end. Returns false when it runs past end. */
+static bool
+pair_len(const unsigned char **p, const unsigned char *end, size_t *len)
+{
+	if (*p >= end)
+		return false;
+	if (**p < 0x80) {
+		*len = *(*p)++;
+		return true;
+	}
+	if (end - *p < 4)
+		return false;
+	*len = (size_t)((*p)[0] & 0x7f) << 24 | (size_t)(*p)[1] << 16 | (size_t)(*p)[2] << 8 | (*p)[3];
+	*p += 4;
+	return true;
+}
+
+bool
+ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *out)
+{
+	size_t off = 0, plen = 0, blen = 0, npairs = 0, w;
+	size_t pfirst = 0, precs = 0; /* the first parameter record's content, and how many */
+	unsigned rid = 0;
+	int stage = 0; /* 0: begin, 1: parameters, 2: body, 3: done */
+	const unsigned char *p, *end;
+	unsigned char *params = NULL;
+	memset(out, 0, sizeof *out);
+	/* the records: checked, and the sizes of the two streams summed */
+	while (stage < 3 && n - off >= 8) {
+		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
+		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
+		const unsigned char *c = b + off + 8;
+		if (b[off] != 1 || rec > n - off)
+			return false;
+		if (stage == 0) {
+			/* role FCGI_RESPONDER (1), flags without FCGI_KEEP_CONN */
+			if (type != FCGI_BEGIN_REQUEST || id == 0 || len != 8 || c[0] != 0 || c[1] != 1 ||
+			    (c[2] & 1) != 0)
+				return false;
+			rid = id;
+			stage = 1;
+		} else if (id != rid) {
+			return false;
+		} else if (stage == 1 && type == FCGI_PARAMS) {
+			if (len == 0)
+				stage = 2;
+			else if (precs++ == 0)
+				pfirst = off + 8;
+			plen += len;
+		} else if (stage == 2 && type == FCGI_STDIN) {
+			if (len == 0)
+				stage = 3;
+			blen += len;
+		} else {
+			return false;
+		}
+		off += rec;
+	}
+	if (stage != 3)
+		return false;
+	out->used = off;
+	/* the parameter block: in place when one record holds it */
+	if (precs > 1) {
+		params = ph_xmalloc(plen ? plen : 1);
+		w = 0;
+		for (size_t o = 0; o < off;) {
+			size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
+			if (b[o + 1] == FCGI_PARAMS) {
+				memcpy(params + w, b + o + 8, len);
+				w += len;
+			}
+			o += 8 + len + b[o + 6];
+		}
+		p = params;
+	} else {
+		p = b + pfirst;
+	}
+	end = p + plen;
+	/* the pairs, counted, then copied as "NAME=VALUE" strings: each takes
+	 * at least its two length bytes, so twice the block is room enough */
+	for (const unsigned char *q = p; q < end; npairs++) {
+		size_t nl, vl;
+		if (!pair_len(&q, end, &nl) || !pair_len(&q, end, &vl) || nl > (size_t)(end - q) ||
+		    vl > (size_t)(end - q) - nl) {
+			free(params);
+			return false;
+		}
+		q += nl + vl;
+	}
+	out->envp = ph_xmalloc((npairs + 1) * sizeof *out->envp);
+	out->arena = ph_xmalloc(2 * plen + 1);
+	w = 0;
+	for (size_t i = 0; i < npairs; i++) {
+		size_t nl, vl;
+		(void)pair_len(&p, end, &nl);
+		(void)pair_len(&p, end, &vl);
+		out->envp[i] = out->arena + w;
+		memcpy(out->arena + w, p, nl);
+		w += nl;
+		out->arena[w++] = '=';
+		memcpy(out->arena + w, p + nl, vl);
+		w += vl;
+		out->arena[w++] = '\0';
+		p += nl + vl;
+	}
+	out->envp[npairs] = NULL;
+	free(params);
+	/* the body, joined */
+	out->body = ph_xmalloc(blen + 1);
+	out->body_len = blen;
+	w = 0;
+	for (size_t o = 0; o < off;) {
+		size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
+		if (b[o + 1] == FCGI_STDIN) {
+			memcpy(out->body + w, b + o + 8, len);
+			w += len;
+		}
+		o += 8 + len + b[o + 6];
+	}
+	out->body[blen] = '\0';
+	out->rid = rid;
+	return true;
+}
+
+void
+ph_fcgi_split_free(struct ph_fcgi_split *s)
+{
+	free(s->envp);
+	free(s->arena);
+	free(s->body);
+	memset(s, 0, sizeof *s);
+}
+
 static int
 put(struct raw *w, int type, const char *data, size_t len)
 {

@@ -22,6 +22,25 @@ void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data,
  * management records may come between). The FastCGI front reads a request
  * that already waits whole without deadlines. */
 bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
+/* A simple request split out of the bytes holding it: its parameters as
+ * "NAME=VALUE" strings (envp, NULL-ended, as libfcgi gives them) and its
+ * body, in memory of its own (ph_fcgi_split_free). */
+struct ph_fcgi_split {
+	unsigned rid;     /* its request id */
+	char **envp;
+	char *arena;      /* the strings envp points into */
+	char *body;       /* NUL-ended */
+	size_t body_len;
+	size_t used;      /* bytes it takes of the connection, through its last record */
+};
+/* Splits the n bytes at b when they start with a whole simple request:
+ * FCGI_BEGIN_REQUEST for the responder role without FCGI_KEEP_CONN, then
+ * only that request's parameters up to their empty record and its body up
+ * to its empty record. Returns false, keeping nothing, for anything else
+ * (other records, other roles, a kept connection, a pair whose lengths run
+ * past its block): libfcgi reads those. */
+bool ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *out);
+void ph_fcgi_split_free(struct ph_fcgi_split *s);
 /* Ends the stream (unless it went back to the hub) and closes fd. */
 void ph_rawfcgi_end(struct ph_exchange *ex);
 #endif

@@ -5,7 +5,9 @@
  * Invariants checked: it reads only the n bytes it is given (the input is
  * copied to a buffer of exactly that size); a whole request stays whole
  * whatever follows it; and its answer agrees with a second walk written
- * here record by record.
+ * here record by record. ph_fcgi_request_split, on the same bytes, splits
+ * only whole requests, takes no more bytes than the whole request, and
+ * gives its strings in order and a NUL-ended body of the stated length.
  *
  *   make -C build fuzz && build/tests/fuzz/fuzz_fcgi_whole tests/fuzz/corpus/fcgi_whole
  */
@@ -58,6 +60,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * byte less is not */
 	if (end != 0 && (!ph_fcgi_request_whole(copy, end) || ph_fcgi_request_whole(copy, end - 1)))
 		abort();
+	{
+		struct ph_fcgi_split sp;
+		if (ph_fcgi_request_split(copy, size, &sp)) {
+			if (!whole || sp.used != end || sp.body == NULL || sp.body[sp.body_len] != '\0')
+				abort();
+			/* the strings follow each other in the arena (a name may
+			 * hold a NUL, as it may in libfcgi's) */
+			for (char **e = sp.envp; *e; e++)
+				if (*e < sp.arena || (e > sp.envp && *e <= e[-1]))
+					abort();
+			ph_fcgi_split_free(&sp);
+		} else if (sp.envp != NULL || sp.body != NULL) {
+			abort();
+		}
+	}
 	free(copy);
 	return 0;
 }

@@ -74,6 +74,79 @@ test_fcgi_whole(void)
 	ph_buf_free(&b);
 }
 
+/* Appends a record of type for request 1 carrying len bytes of data. */
+static void
+rec_data(struct ph_buf *b, int type, const char *data, size_t len)
+{
+	unsigned char h[8] = {1, (unsigned char)type, 0, 1, (unsigned char)(len >> 8), (unsigned char)len, 0, 0};
+	ph_buf_add(b, h, sizeof h);
+	ph_buf_add(b, data, len);
+}
+
+/* ph_rawfcgi.c: a simple request split out of its records. */
+static void
+test_fcgi_split(void)
+{
+	static const char begin[8] = {0, 1, 0, 0, 0, 0, 0, 0}, keep[8] = {0, 1, 1, 0, 0, 0, 0, 0},
+			  auth[8] = {0, 2, 0, 0, 0, 0, 0, 0};
+	/* REQUEST_METHOD=POST, then a value of 200 bytes (a 4-byte length) */
+	char pairs[300], big[200];
+	size_t np = 0;
+	struct ph_buf b;
+	struct ph_fcgi_split sp;
+	memset(big, 'v', sizeof big);
+	pairs[np++] = 14;
+	pairs[np++] = 4;
+	memcpy(pairs + np, "REQUEST_METHODPOST", 18);
+	np += 18;
+	pairs[np++] = 1;
+	memcpy(pairs + np, "\x80\x00\x00\xc8", 4);
+	np += 4;
+	pairs[np++] = 'X';
+	memcpy(pairs + np, big, sizeof big);
+	np += sizeof big;
+	ph_buf_init(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 4, pairs, 10); /* the block cut across two records */
+	rec_data(&b, 4, pairs + 10, np - 10);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, "{\"a\":", 5);
+	rec_data(&b, 5, "1}", 2);
+	rec_data(&b, 5, NULL, 0);
+	rec_data(&b, 1, begin, 8); /* the next request's start is not taken */
+	ok(ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: a simple request");
+	is_str(sp.envp[0], "REQUEST_METHOD=POST", "fcgi split: the first parameter, joined across records");
+	ok(sp.envp[1] != NULL && strncmp(sp.envp[1], "X=vvv", 5) == 0 && strlen(sp.envp[1]) == 202,
+	   "fcgi split: a value with a four-byte length");
+	ok(sp.envp[2] == NULL, "fcgi split: and no more");
+	is_str(sp.body, "{\"a\":1}", "fcgi split: the body, joined");
+	is_int(sp.used, b.len - 16, "fcgi split: takes the request's bytes only");
+	ph_fcgi_split_free(&sp);
+	ph_buf_reset(&b);
+	rec_data(&b, 1, keep, 8);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp) && sp.envp == NULL,
+	   "fcgi split: FCGI_KEEP_CONN is left to libfcgi");
+	ph_buf_reset(&b);
+	rec_data(&b, 1, auth, 8);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: so is another role");
+	ph_buf_reset(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 4, pairs, 23); /* the second pair's four-byte length is cut */
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: a pair past its block");
+	ph_buf_reset(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 5, NULL, 0); /* the body before the parameters' end */
+	rec_data(&b, 4, NULL, 0);
+	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: records out of order");
+	ph_buf_free(&b);
+}
+
 /* ph_cidr.c: what http.metrics.allow accepts and matches. */
 static void
 test_cidr(void)
@@ -362,6 +435,7 @@ main(void)
 	is_str(b.data, "0 -42 -9223372036854775808 9223372036854775807", "buf addint: as %%lld prints");
 	ph_buf_free(&b);
 	test_fcgi_whole();
+	test_fcgi_split();
 	test_json_parser();
 	test_rate();
 	test_json_nul();
