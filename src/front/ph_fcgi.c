@@ -13,7 +13,9 @@
  * within http.body_timeout_ms. A request that already waits whole on the
  * connection (request_waiting: the usual case behind a web server, which
  * sends it in one write) cannot make a read block, and is read without
- * them. The drain of a closing connection is bounded by poll (close_drain). */
+ * them; a simple one of those on a fresh connection is not even given to
+ * libfcgi (serve_split). The drain of a closing connection is bounded by
+ * poll (close_drain). */
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
@@ -170,20 +172,28 @@ struct fcgi_front {
 	int64_t body_until_us; /* the body's deadline */
 };
 
+/* A parameter of a request by name in envp ("NAME=VALUE" strings, as
+ * libfcgi and ph_fcgi_request_split give them): FCGX_GetParam's lookup,
+ * with the first letter compared before the rest (a request asks for a
+ * dozen names among some thirty). */
+static const char *
+envp_param(char **envp, const char *name)
+{
+	size_t n;
+	if (name == NULL || envp == NULL)
+		return NULL;
+	n = strlen(name);
+	for (char **p = envp; *p; p++)
+		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
+}
+
 static const char *
 fcgi_param(struct ph_exchange *ex, const char *name)
 {
 	struct fcgi_front *f = ex->front;
-	size_t n;
-	/* FCGX_GetParam's lookup, with the first letter compared before the
-	 * rest: a request asks for a dozen names among some thirty */
-	if (name == NULL || f->req->envp == NULL)
-		return NULL;
-	n = strlen(name);
-	for (char **p = f->req->envp; *p; p++)
-		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
-			return *p + n + 1;
-	return NULL;
+	return envp_param(f->req->envp, name);
 }
 
 static long
@@ -307,31 +317,42 @@ fcgi_closed(struct ph_exchange *ex)
 /* The longest a worker waits for room on the hub's channel. */
 #define HANDOFF_WAIT_MS 200
 
-/* Sends the connection to the hub: the request id joins desc (a JSON object
- * text ending in '}'), the fd travels as SCM_RIGHTS. Never blocks: a hub
- * that does not keep up leaves the stream with the worker. */
+/* Sends connection fd, what was written on it flushed, to the hub: FastCGI
+ * request id rid joins desc (a JSON object text ending in '}'), the fd
+ * travels as SCM_RIGHTS. Never blocks: a hub that does not keep up leaves
+ * the stream with the worker. Returns 0 when the hub has it. */
 static int
-fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
+handoff_to_hub(int fd, unsigned rid, const char *desc, size_t len)
 {
-	struct fcgi_front *f = ex->front;
 	struct ph_buf msg;
 	int rc;
-	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || f->req->ipcFd < 0)
-		return -1;
-	if (FCGX_FFlush(f->req->out) < 0 || FCGX_GetError(f->req->out) != 0)
+	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || fd < 0)
 		return -1;
 	ph_buf_init(&msg);
 	ph_buf_add(&msg, desc, len - 1);
-	ph_buf_printf(&msg, ",\"rid\":%d}", f->req->requestId);
+	ph_buf_adds(&msg, ",\"rid\":");
+	ph_buf_addint(&msg, rid);
+	ph_buf_addc(&msg, '}');
 	/* a full channel is waited for a bounded time (HANDOFF_WAIT_MS) rather
 	 * than keep the stream on this worker */
-	rc = ph_hub_send(msg.data, msg.len, f->req->ipcFd, HANDOFF_WAIT_MS);
+	rc = ph_hub_send(msg.data, msg.len, fd, HANDOFF_WAIT_MS);
 	ph_buf_free(&msg);
 	if (rc != 0) {
 		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
 		       strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+static int
+fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
+{
+	struct fcgi_front *f = ex->front;
+	if (ph_hub_fd < 0 || f->req->ipcFd < 0 || FCGX_FFlush(f->req->out) < 0 ||
+	    FCGX_GetError(f->req->out) != 0 ||
+	    handoff_to_hub(f->req->ipcFd, (unsigned)f->req->requestId, desc, len) != 0)
+		return -1;
 	f->handed_off = true;
 	return 0;
 }
@@ -360,14 +381,7 @@ static const char *
 split_param(struct ph_exchange *ex, const char *name)
 {
 	struct split_front *f = ex->front;
-	size_t n;
-	if (name == NULL)
-		return NULL;
-	n = strlen(name);
-	for (char **p = f->sp.envp; *p; p++)
-		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
-			return *p + n + 1;
-	return NULL;
+	return envp_param(f->sp.envp, name);
 }
 
 static long
@@ -475,20 +489,8 @@ static int
 split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct split_front *f = ex->front;
-	struct ph_buf msg;
-	int rc;
-	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || split_flush(f) != 0)
+	if (ph_hub_fd < 0 || split_flush(f) != 0 || handoff_to_hub(f->fd, f->sp.rid, desc, len) != 0)
 		return -1;
-	ph_buf_init(&msg);
-	ph_buf_add(&msg, desc, len - 1);
-	ph_buf_printf(&msg, ",\"rid\":%u}", f->sp.rid);
-	rc = ph_hub_send(msg.data, msg.len, f->fd, HANDOFF_WAIT_MS);
-	ph_buf_free(&msg);
-	if (rc != 0) {
-		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
-		       strerror(errno));
-		return -1;
-	}
 	f->handed_off = true;
 	return 0;
 }
