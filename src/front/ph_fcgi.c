@@ -244,6 +244,17 @@ head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hd
 	}
 }
 
+/* The head of a complete response of len bytes: head, Content-Length and
+ * the blank line. */
+static void
+response_head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs, size_t len)
+{
+	head(b, status, ctype, hdrs);
+	ph_buf_adds(b, "Content-Length: ");
+	ph_buf_addint(b, (long long)len);
+	ph_buf_adds(b, "\r\n\r\n");
+}
+
 static int
 fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
 	     const char *body, size_t len)
@@ -252,10 +263,7 @@ fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	struct ph_buf b;
 	int rc = 0;
 	ph_buf_init(&b);
-	head(&b, status, ctype, hdrs);
-	ph_buf_adds(&b, "Content-Length: ");
-	ph_buf_addint(&b, (long long)len);
-	ph_buf_adds(&b, "\r\n\r\n");
+	response_head(&b, status, ctype, hdrs, len);
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
 	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
 		rc = -1;
@@ -359,6 +367,24 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 
 static void close_drain(int fd);
 
+/* Writes n bytes at p on fd, blocking (EPIPE comes back: SIGPIPE is
+ * ignored). Returns 0, or -1 once a write failed. */
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 /* ---- a simple request, read and answered without libfcgi -------------------
  * A request that waits whole and simple (ph_fcgi_request_split) is taken off
  * the connection in one read and answered with records written here, one
@@ -400,16 +426,8 @@ split_read(struct ph_exchange *ex, char *buf, size_t len)
 static int
 split_flush(struct split_front *f)
 {
-	size_t off = 0;
-	while (!f->failed && off < f->out.len) {
-		ssize_t n = send(f->fd, f->out.data + off, f->out.len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			f->failed = true;
-		else
-			off += (size_t)n;
-	}
+	if (!f->failed && f->out.len > 0 && write_all(f->fd, f->out.data, f->out.len) != 0)
+		f->failed = true;
 	ph_buf_reset(&f->out);
 	return f->failed ? -1 : 0;
 }
@@ -429,10 +447,7 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	struct ph_buf b;
 	ph_buf_init(&b);
 	ph_buf_reserve(&b, 256 + len);
-	head(&b, status, ctype, hdrs);
-	ph_buf_adds(&b, "Content-Length: ");
-	ph_buf_addint(&b, (long long)len);
-	ph_buf_adds(&b, "\r\n\r\n");
+	response_head(&b, status, ctype, hdrs, len);
 	if (len)
 		ph_buf_add(&b, body, len);
 	/* written with the end records: room for them too */
@@ -830,8 +845,7 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	ssize_t n;
 	ph_buf_init(&out);
 	ph_buf_init(&rec);
-	head(&out, status, ctype, hdrs);
-	ph_buf_printf(&out, "Content-Length: %zu\r\n\r\n", len);
+	response_head(&out, status, ctype, hdrs, len);
 	ph_buf_add(&out, body, len);
 	if (out.len <= 65535) {
 		record_head(&rec, 6 /* FCGI_STDOUT */, l->rid, out.len);
@@ -990,21 +1004,6 @@ cgi_read(struct ph_exchange *ex, char *buf, size_t len)
 	}
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static int
 cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
@@ -1014,8 +1013,7 @@ cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct 
 	int rc;
 	(void)ex;
 	ph_buf_init(&b);
-	head(&b, status, ctype, hdrs);
-	ph_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
+	response_head(&b, status, ctype, hdrs, len);
 	ph_buf_add(&b, body, len);
 	rc = write_all(1, b.data, b.len);
 	ph_buf_free(&b);

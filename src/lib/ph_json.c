@@ -624,8 +624,8 @@ ph_json_key_nul(const char *s, size_t len)
 
 /* ph_utf8_valid over s, which may hold U+0000: each NUL-free stretch on
  * its own. */
-static bool
-utf8_with_nul(const char *s, size_t len)
+bool
+ph_utf8_valid_nul(const char *s, size_t len)
 {
 	while (len > 0) {
 		const char *nul = memchr(s, '\0', len);
@@ -645,7 +645,7 @@ ph_json_utf8_valid(struct json_object *o)
 {
 	switch (json_object_get_type(o)) {
 	case json_type_string:
-		return utf8_with_nul(json_object_get_string(o), (size_t)json_object_get_string_len(o));
+		return ph_utf8_valid_nul(json_object_get_string(o), (size_t)json_object_get_string_len(o));
 	case json_type_array:
 		for (size_t i = 0, n = json_object_array_length(o); i < n; i++)
 			if (!ph_json_utf8_valid(json_object_array_get_idx(o, i)))

@@ -24,6 +24,10 @@ bool ph_json_parse(const char *s, size_t len, int depth, struct json_object **ou
  * has the name cut at the NUL (see ph_json_key_nul). */
 bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul) PH_WUR;
 
+/* True when the len bytes at s are UTF-8 as RFC 3629 has it, U+0000
+ * allowed (as ph_utf8_valid over each NUL-free stretch). */
+bool ph_utf8_valid_nul(const char *s, size_t len) PH_WUR;
+
 /* True when every string and member name in o is valid UTF-8 (RFC 3629:
  * no overlong forms, surrogates or code points past U+10FFFF; U+0000 is
  * allowed). For values built in C (module results), which no parser has

@@ -109,23 +109,6 @@ lax_number(const char *s, size_t len)
 	return false;
 }
 
-/* UTF-8 as RFC 3629 has it, U+0000 allowed (it is refused elsewhere). */
-static bool
-utf8_ok(const char *s, size_t len)
-{
-	while (len > 0) {
-		const char *nul = memchr(s, '\0', len);
-		size_t n = nul ? (size_t)(nul - s) : len;
-		if (!ph_utf8_valid(s, n))
-			return false;
-		if (nul == NULL)
-			return true;
-		s += n + 1;
-		len -= n + 1;
-	}
-	return true;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -145,7 +128,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rb = old_parse(s, size, depth, &b);
 	if (ra && !rb)
 		abort(); /* taken, though json-c's tokener refuses it */
-	if (!ra && rb && !lax_number(s, size) && utf8_ok(s, size))
+	if (!ra && rb && !lax_number(s, size) && ph_utf8_valid_nul(s, size))
 		abort(); /* refused, though it is JSON */
 	if (ra) {
 		const char *ta = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);
