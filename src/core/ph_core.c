@@ -42,19 +42,19 @@ static struct json_object *
 rpc_error(struct json_object *id, int code, const char *message, struct json_object *data)
 {
 	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
-	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
-	json_object_object_add(e, "code", json_object_new_int(code));
+	ph_jset(o, "jsonrpc", json_object_new_string("2.0"));
+	ph_jset(o, "id", id ? json_object_get(id) : NULL);
+	ph_jset(e, "code", json_object_new_int(code));
 	if (ph_utf8_valid(message, strlen(message))) {
-		json_object_object_add(e, "message", json_object_new_string(message));
+		ph_jset(e, "message", json_object_new_string(message));
 	} else { /* it quotes a header, or was cut mid-character */
 		char *fixed = ph_utf8_repair(message);
-		json_object_object_add(e, "message", json_object_new_string(fixed));
+		ph_jset(e, "message", json_object_new_string(fixed));
 		free(fixed);
 	}
 	if (data)
-		json_object_object_add(e, "data", data);
-	json_object_object_add(o, "error", e);
+		ph_jset(e, "data", data);
+	ph_jset(o, "error", e);
 	return o;
 }
 
@@ -228,11 +228,11 @@ send_health(struct ph_req *r)
 	const char *s;
 	if (workers < busy)
 		workers = busy;
-	json_object_object_add(o, "status", json_object_new_string(stopping ? "stopping" : "ok"));
-	json_object_object_add(o, "generation", json_object_new_int64(ph_metrics_generation()));
-	json_object_object_add(w, "busy", json_object_new_int64(busy));
-	json_object_object_add(w, "idle", json_object_new_int64(workers - busy));
-	json_object_object_add(o, "workers", w);
+	ph_jset(o, "status", json_object_new_string(stopping ? "stopping" : "ok"));
+	ph_jset(o, "generation", json_object_new_int64(ph_metrics_generation()));
+	ph_jset(w, "busy", json_object_new_int64(busy));
+	ph_jset(w, "idle", json_object_new_int64(workers - busy));
+	ph_jset(o, "workers", w);
 	s = ph_json_text(o, &len);
 	respond(r, stopping ? 503 : 200, "application/json", hdrs, s, len);
 	json_object_put(o);
@@ -575,11 +575,11 @@ m_discover(struct ph_req *r, struct ph_outcome *o)
 {
 	const struct ph_config *c = r->srv->conf;
 	o->result = json_object_new_object();
-	json_object_object_add(o->result, "supportedVersions",
+	ph_jset(o->result, "supportedVersions",
 			       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
+	ph_jset(o->result, "capabilities", ph_capabilities(r));
 	if (c->server.instructions)
-		json_object_object_add(o->result, "instructions",
+		ph_jset(o->result, "instructions",
 				       json_object_new_string(c->server.instructions));
 }
 
@@ -613,9 +613,9 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 	want = json_object_get_string(pv);
 	if (!looks_like_version(want)) {
 		struct json_object *d = json_object_new_object();
-		json_object_object_add(d, "supported",
+		ph_jset(d, "supported",
 				       version_list(legacy_versions, PH_ARRAY_LEN(legacy_versions)));
-		json_object_object_add(d, "requested", json_object_new_string(want));
+		ph_jset(d, "requested", json_object_new_string(want));
 		ph_outcome_error(o, PH_E_PARAMS, d, "Unsupported protocol version: %s", want);
 		return;
 	}
@@ -632,11 +632,11 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 	if (!r->ex->http && r->batch == NULL)
 		ph_park_stdio_client(ph_jget(r->params, "capabilities"));
 	o->result = json_object_new_object();
-	json_object_object_add(o->result, "protocolVersion", json_object_new_string(chosen));
-	json_object_object_add(o->result, "capabilities", ph_capabilities(r));
-	json_object_object_add(o->result, "serverInfo", json_object_get(r->srv->server_info));
+	ph_jset(o->result, "protocolVersion", json_object_new_string(chosen));
+	ph_jset(o->result, "capabilities", ph_capabilities(r));
+	ph_jset(o->result, "serverInfo", json_object_get(r->srv->server_info));
 	if (c->server.instructions)
-		json_object_object_add(o->result, "instructions",
+		ph_jset(o->result, "instructions",
 				       json_object_new_string(c->server.instructions));
 }
 
@@ -663,7 +663,7 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 		struct json_object *x = json_object_new_object();
 		char msg[400];
 		enum ph_err e;
-		json_object_object_add(x, "level", json_object_get(l));
+		ph_jset(x, "level", json_object_get(l));
 		if ((e = ph_session_tell(r, "level", x, msg, sizeof msg)) != PH_OK) {
 			ph_outcome_error(o, e, NULL, "%s", msg);
 			return;
@@ -698,9 +698,9 @@ m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 			ph_outcome_not_found(r, o, uri);
 			return;
 		}
-		json_object_object_add(x, "uri", json_object_new_string(uri));
+		ph_jset(x, "uri", json_object_new_string(uri));
 		if (path)
-			json_object_object_add(x, "path", json_object_new_string(path));
+			ph_jset(x, "path", json_object_new_string(path));
 		free(path);
 		if ((e = ph_session_tell(r, sub ? "sub" : "unsub", x, msg, sizeof msg)) != PH_OK) {
 			ph_outcome_error(o, e, NULL, "%s", msg);
@@ -901,9 +901,9 @@ add_server_info(const struct ph_server *srv, struct json_object *res)
 	struct json_object *meta = ph_jget(res, "_meta");
 	if (meta == NULL) {
 		meta = json_object_new_object();
-		json_object_object_add(res, "_meta", meta);
+		ph_jset(res, "_meta", meta);
 	}
-	json_object_object_add(meta, META_SERVERINFO, json_object_get(srv->server_info));
+	ph_jset(meta, META_SERVERINFO, json_object_get(srv->server_info));
 }
 
 /* The JSON-RPC response carrying res (taken) for id (borrowed). */
@@ -927,22 +927,22 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
-			json_object_object_add(res, "resultType", json_object_new_string("complete"));
+			ph_jset(res, "resultType", json_object_new_string("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
 		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
 		bool retry = ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses");
 		if ((m->flags & M_CACHEABLE) && complete && !retry) {
 			if (ph_jget(res, "ttlMs") == NULL)
-				json_object_object_add(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
+				ph_jset(res, "ttlMs", json_object_new_int64(c->server.ttl_ms));
 			if (ph_jget(res, "cacheScope") == NULL)
-				json_object_object_add(res, "cacheScope", json_object_new_string(c->server.scope));
+				ph_jset(res, "cacheScope", json_object_new_string(c->server.scope));
 			if (ph_access_restricted(r))
-				json_object_object_add(res, "cacheScope", json_object_new_string("private"));
+				ph_jset(res, "cacheScope", json_object_new_string("private"));
 		} else if ((m->flags & M_CACHEABLE) && complete) {
 			/* a complete result of a retry still carries the required
 			 * hints, saying "do not reuse" (not the handler's own) */
-			json_object_object_add(res, "ttlMs", json_object_new_int64(0));
-			json_object_object_add(res, "cacheScope", json_object_new_string("private"));
+			ph_jset(res, "ttlMs", json_object_new_int64(0));
+			ph_jset(res, "cacheScope", json_object_new_string("private"));
 		} else if (!complete && strcmp(json_object_get_string(rt), "input_required") == 0) {
 			/* an InputRequiredResult has no caching fields (a task's
 			 * ttlMs is its own: how long it is kept) */
@@ -958,7 +958,7 @@ struct json_object *
 ph_core_final_result(const struct ph_server *srv, struct json_object *id, struct json_object *res)
 {
 	if (ph_jget(res, "resultType") == NULL)
-		json_object_object_add(res, "resultType", json_object_new_string("complete"));
+		ph_jset(res, "resultType", json_object_new_string("complete"));
 	add_server_info(srv, res);
 	return result_message(id, res);
 }
@@ -1005,10 +1005,10 @@ rate_ok(struct ph_req *r)
 	{
 		const struct ph_header hdrs[] = {{"Retry-After", after}, {NULL, NULL}};
 		struct json_object *d = json_object_new_object();
-		json_object_object_add(d, "limit", json_object_new_string(limit));
-		json_object_object_add(d, "requests", json_object_new_int64(rc->requests));
-		json_object_object_add(d, "perSeconds", json_object_new_int64(rc->per_seconds));
-		json_object_object_add(d, "retryAfter", json_object_new_int64(wait));
+		ph_jset(d, "limit", json_object_new_string(limit));
+		ph_jset(d, "requests", json_object_new_int64(rc->requests));
+		ph_jset(d, "perSeconds", json_object_new_int64(rc->per_seconds));
+		ph_jset(d, "retryAfter", json_object_new_int64(wait));
 		r->rpc_code = ph_err_rpc_code(PH_E_RATE_LIMITED, r->legacy);
 		send_final(r, ph_err_http_status(PH_E_RATE_LIMITED, r->legacy),
 			   rpc_error(r->id, r->rpc_code, msg, d), hdrs);
@@ -1144,15 +1144,15 @@ session_stream(struct ph_req *r)
 	r->status = 200;
 	d = json_object_new_object();
 	who = ph_req_binding(r);
-	json_object_object_add(d, "get", json_object_new_string("stream"));
-	json_object_object_add(d, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
+	ph_jset(d, "get", json_object_new_string("stream"));
+	ph_jset(d, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
 	if (who)
-		json_object_object_add(d, "who", json_object_new_string(who));
+		ph_jset(d, "who", json_object_new_string(who));
 	free(who);
 	if (r->principal)
-		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+		ph_jset(d, "principal", json_object_new_string(r->principal));
 	if (last && strlen(last) < 64)
-		json_object_object_add(d, "last", json_object_new_string(last));
+		ph_jset(d, "last", json_object_new_string(last));
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);
@@ -1197,9 +1197,9 @@ modern_steps(struct ph_req *r, struct json_object *meta)
 	/* step 6 */
 	if (!is_modern_version(r->version)) {
 		struct json_object *d = json_object_new_object();
-		json_object_object_add(d, "supported",
+		ph_jset(d, "supported",
 				       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
-		json_object_object_add(d, "requested", json_object_new_string(r->version));
+		ph_jset(d, "requested", json_object_new_string(r->version));
 		send_error(r, PH_E_VERSION, "Unsupported protocol version", d);
 		return NULL;
 	}

@@ -26,7 +26,7 @@ static void
 add_str(struct json_object *o, const char *k, const char *v)
 {
 	if (v != NULL && *v != '\0')
-		json_object_object_add(o, k, json_object_new_string(v));
+		ph_jset(o, k, json_object_new_string(v));
 }
 
 /* The protocol version of the request: the one in _meta (2026-07-28), else
@@ -47,9 +47,9 @@ static struct json_object *
 json_line(const struct ph_req *r, const char *method, const char *ts, long long us)
 {
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "time", json_object_new_string(ts));
-	json_object_object_add(o, "pid", json_object_new_int(ph_pid()));
-	json_object_object_add(o, "method", json_object_new_string(method));
+	ph_jset(o, "time", json_object_new_string(ts));
+	ph_jset(o, "pid", json_object_new_int(ph_pid()));
+	ph_jset(o, "method", json_object_new_string(method));
 	add_str(o, "mcp.method.name", r->method);
 	if (r->target && r->method) {
 		if (strcmp(r->method, "tools/call") == 0)
@@ -60,27 +60,27 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 			add_str(o, "mcp.resource.uri", r->target);
 	}
 	if (r->target)
-		json_object_object_add(o, "target", json_object_new_string(r->target));
+		ph_jset(o, "target", json_object_new_string(r->target));
 	if (r->id)
-		json_object_object_add(o, "jsonrpc.request.id",
+		ph_jset(o, "jsonrpc.request.id",
 				       json_object_new_string(json_object_get_string(r->id)));
 	add_str(o, "mcp.protocol.version", log_version(r));
 	if (r->legacy && r->ex->http)
 		add_str(o, "mcp.session.id", r->ex->ops->param(r->ex, "HTTP_MCP_SESSION_ID"));
-	json_object_object_add(o, "network.transport", json_object_new_string(r->ex->http ? "tcp" : "pipe"));
-	json_object_object_add(o, "status", json_object_new_int(r->status));
+	ph_jset(o, "network.transport", json_object_new_string(r->ex->http ? "tcp" : "pipe"));
+	ph_jset(o, "status", json_object_new_int(r->status));
 	if (r->rpc_code) {
 		char e[16];
 		snprintf(e, sizeof e, "%d", r->rpc_code);
-		json_object_object_add(o, "error.type", json_object_new_string(e));
-		json_object_object_add(o, "code", json_object_new_int(r->rpc_code));
+		ph_jset(o, "error.type", json_object_new_string(e));
+		ph_jset(o, "code", json_object_new_int(r->rpc_code));
 	} else if (r->status >= 400) {
 		char e[16];
 		snprintf(e, sizeof e, "%d", r->status);
-		json_object_object_add(o, "error.type", json_object_new_string(e));
+		ph_jset(o, "error.type", json_object_new_string(e));
 	}
-	json_object_object_add(o, "duration_ms", json_object_new_double((double)us / 1000.0));
-	json_object_object_add(o, "us", json_object_new_int64(us));
+	ph_jset(o, "duration_ms", json_object_new_double((double)us / 1000.0));
+	ph_jset(o, "us", json_object_new_int64(us));
 	add_str(o, "principal", r->principal);
 	add_str(o, "exec", r->exec_how); /* warm or fresh: a persistent handler */
 	add_str(o, "trace_id", r->trace_id);

@@ -32,7 +32,7 @@ ph_tools_capabilities(struct ph_req *r, struct json_object *caps)
 	struct ph_registry *reg = reg_of(r);
 	for (size_t i = 0; reg && i < reg->ntools; i++) {
 		if (ph_access_allowed(r, PH_KIND_TOOL, reg->tools[i]->name)) {
-			json_object_object_add(caps, "tools", json_object_new_object());
+			ph_jset(caps, "tools", json_object_new_object());
 			return;
 		}
 	}
@@ -42,20 +42,20 @@ static struct json_object *
 tool_json(const struct ph_tool *t)
 {
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "name", json_object_new_string(t->name));
+	ph_jset(o, "name", json_object_new_string(t->name));
 	if (t->title)
-		json_object_object_add(o, "title", json_object_new_string(t->title));
+		ph_jset(o, "title", json_object_new_string(t->title));
 	if (t->description)
-		json_object_object_add(o, "description", json_object_new_string(t->description));
-	json_object_object_add(o, "inputSchema", json_object_get(t->input_schema));
+		ph_jset(o, "description", json_object_new_string(t->description));
+	ph_jset(o, "inputSchema", json_object_get(t->input_schema));
 	if (t->output_schema)
-		json_object_object_add(o, "outputSchema", json_object_get(t->output_schema));
+		ph_jset(o, "outputSchema", json_object_get(t->output_schema));
 	if (t->annotations)
-		json_object_object_add(o, "annotations", json_object_get(t->annotations));
+		ph_jset(o, "annotations", json_object_get(t->annotations));
 	if (t->icons)
-		json_object_object_add(o, "icons", json_object_get(t->icons));
+		ph_jset(o, "icons", json_object_get(t->icons));
 	if (t->meta)
-		json_object_object_add(o, "_meta", json_object_get(t->meta));
+		ph_jset(o, "_meta", json_object_get(t->meta));
 	return o;
 }
 
@@ -95,14 +95,14 @@ check_capabilities(struct ph_req *r, const struct ph_tool *t, struct ph_outcome 
 			continue;
 		if (missing == NULL)
 			missing = json_object_new_object();
-		json_object_object_add(missing, t->requires[i], json_object_new_object());
+		ph_jset(missing, t->requires[i], json_object_new_object());
 		ph_buf_printf(&names, "%s%s", names.len ? ", " : "", t->requires[i]);
 	}
 	if (missing == NULL)
 		return true;
 	{
 		struct json_object *d = json_object_new_object();
-		json_object_object_add(d, "requiredCapabilities", missing);
+		ph_jset(d, "requiredCapabilities", missing);
 		ph_outcome_error(o, PH_E_CAPABILITY, d, "Missing required client capability: tool %s needs %s",
 				 t->name, names.data);
 	}
@@ -293,20 +293,20 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 	if (has_sc && (content == NULL || json_object_array_length(content) == 0)) {
 		/* a text copy of structuredContent for clients that only read content */
 		struct json_object *arr = json_object_new_array(), *b = json_object_new_object();
-		json_object_object_add(b, "type", json_object_new_string("text"));
-		json_object_object_add(b, "text", json_object_new_string(
+		ph_jset(b, "type", json_object_new_string("text"));
+		ph_jset(b, "text", json_object_new_string(
 						 json_object_to_json_string_ext(sc, JSON_C_TO_STRING_PLAIN |
 										    JSON_C_TO_STRING_NOSLASHESCAPE)));
 		json_object_array_add(arr, b);
-		json_object_object_add(out, "content", arr);
+		ph_jset(out, "content", arr);
 	} else {
-		json_object_object_add(out, "content", json_object_get(content));
+		ph_jset(out, "content", json_object_get(content));
 	}
 	if (has_sc)
-		json_object_object_add(out, "structuredContent", sc ? json_object_get(sc) : NULL);
-	json_object_object_add(out, "isError", json_object_new_boolean(is_error));
+		ph_jset(out, "structuredContent", sc ? json_object_get(sc) : NULL);
+	ph_jset(out, "isError", json_object_new_boolean(is_error));
 	if (meta && json_object_is_type(meta, json_type_object))
-		json_object_object_add(out, "_meta", json_object_get(meta));
+		ph_jset(out, "_meta", json_object_get(meta));
 	return out;
 }
 
@@ -341,8 +341,12 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		return;
 	snprintf(label, sizeof label, "tool %s", t->name);
 
-	/* defaults first, then validation; a failure is for the model to read */
-	if (given == NULL || json_object_deep_copy(given, &args, NULL) != 0)
+	/* defaults first, then validation; a failure is for the model to read.
+	 * The defaults go into a copy: the request keeps what the client sent
+	 * (without defaults the handler reads the request's own arguments). */
+	if (given != NULL && !ph_schema_has_defaults(t->in))
+		args = json_object_get(given);
+	else if (given == NULL || json_object_deep_copy(given, &args, NULL) != 0)
 		args = json_object_new_object();
 	ph_schema_defaults(t->in, args);
 	ph_buf_init(&errs);

@@ -392,7 +392,7 @@ write_all(int fd, const char *p, size_t n)
  * and a string a parameter for it. Everything else goes to libfcgi. */
 
 struct split_front {
-	struct ph_fcgi_split sp;
+	const struct ph_fcgi_split *sp;
 	int fd;
 	size_t body_off;      /* how much of the body the core has read */
 	struct ph_buf out;    /* records not yet written */
@@ -407,17 +407,17 @@ static const char *
 split_param(struct ph_exchange *ex, const char *name)
 {
 	struct split_front *f = ex->front;
-	return envp_param(f->sp.envp, name);
+	return name ? ph_fcgi_split_param(f->sp, name) : NULL;
 }
 
 static long
 split_read(struct ph_exchange *ex, char *buf, size_t len)
 {
 	struct split_front *f = ex->front;
-	size_t left = f->sp.body_len - f->body_off;
+	size_t left = f->sp->body_len - f->body_off;
 	if (len > left)
 		len = left;
-	memcpy(buf, f->sp.body + f->body_off, len);
+	memcpy(buf, f->sp->body + f->body_off, len);
 	f->body_off += len;
 	return (long)len;
 }
@@ -436,7 +436,7 @@ static void
 split_stdout(struct split_front *f, const char *data, size_t len)
 {
 	if (len > 0)
-		ph_fcgi_records(&f->out, FCGI_RECORD_STDOUT, f->sp.rid, data, len);
+		ph_fcgi_records(&f->out, FCGI_RECORD_STDOUT, f->sp->rid, data, len);
 }
 
 static int
@@ -504,7 +504,7 @@ static int
 split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct split_front *f = ex->front;
-	if (ph_hub_fd < 0 || split_flush(f) != 0 || handoff_to_hub(f->fd, f->sp.rid, desc, len) != 0)
+	if (ph_hub_fd < 0 || split_flush(f) != 0 || handoff_to_hub(f->fd, f->sp->rid, desc, len) != 0)
 		return -1;
 	f->handed_off = true;
 	return 0;
@@ -525,13 +525,13 @@ static const struct ph_front_ops split_ops = {
  * the end records and close_drain, or, when the hub has taken the
  * connection, only our copy closed. */
 static void
-serve_split(struct ph_server *srv, int fd, struct ph_fcgi_split *sp)
+serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp)
 {
 	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
 	struct split_front f;
 	struct ph_exchange ex;
 	memset(&f, 0, sizeof f);
-	f.sp = *sp;
+	f.sp = sp;
 	f.fd = fd;
 	ph_buf_init(&f.out);
 	memset(&ex, 0, sizeof ex);
@@ -547,15 +547,14 @@ serve_split(struct ph_server *srv, int fd, struct ph_fcgi_split *sp)
 	if (f.handed_off) {
 		close(fd);
 	} else {
-		ph_fcgi_records(&f.out, FCGI_RECORD_STDOUT, f.sp.rid, NULL, 0);
-		ph_fcgi_records(&f.out, FCGI_RECORD_END_REQUEST, f.sp.rid, complete, sizeof complete);
+		ph_fcgi_records(&f.out, FCGI_RECORD_STDOUT, sp->rid, NULL, 0);
+		ph_fcgi_records(&f.out, FCGI_RECORD_END_REQUEST, sp->rid, complete, sizeof complete);
 		if (split_flush(&f) != 0)
 			close(fd);
 		else
 			close_drain(fd);
 	}
 	ph_buf_free(&f.out);
-	ph_fcgi_split_free(&f.sp);
 }
 
 /* The most of a connection request_waiting looks at: a larger request is
@@ -583,10 +582,8 @@ request_waiting(int fd, bool fresh, struct ph_fcgi_split *sp)
 		ssize_t r = read(fd, buf + got, sp->used - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			ph_fcgi_split_free(sp);
+		if (r <= 0)
 			return WAIT_GONE;
-		}
 		got += (size_t)r;
 	}
 	return WAIT_SPLIT;
@@ -901,6 +898,9 @@ read_params(FCGX_Request *req, long long params_ms, bool whole)
 	return rc == 0;
 }
 
+/* The request request_waiting split, its memory kept for the next one. */
+static struct ph_fcgi_split split_req;
+
 int
 ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 {
@@ -914,7 +914,6 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	int fl, rc;
 	bool fresh;
 	enum waiting w;
-	struct ph_fcgi_split sp;
 
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
@@ -956,7 +955,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			return 1;
 		if (rc == 0)
 			continue;
-		w = request_waiting(req.ipcFd, fresh, &sp);
+		w = request_waiting(req.ipcFd, fresh, &split_req);
 		if (w == WAIT_GONE) {
 			close(req.ipcFd);
 			req.ipcFd = -1;
@@ -965,7 +964,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		if (w == WAIT_SPLIT) {
 			int fd = req.ipcFd;
 			req.ipcFd = -1; /* ours now, not libfcgi's */
-			serve_split(*srv, fd, &sp);
+			serve_split(*srv, fd, &split_req);
 		} else if (read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS,
 				       w == WAIT_WHOLE)) {
 			serve_one(*srv, &req, w == WAIT_WHOLE);
@@ -979,6 +978,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			break;
 	}
 	FCGX_Free(&req, 1);
+	ph_fcgi_split_free(&split_req);
 	ph_persist_shutdown();
 	return 0;
 }

@@ -14,12 +14,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 struct phantom_call {
 	struct ph_req *r;
 	const struct ph_invocation *inv;
-	struct json_object *empty_caps; /* owned: {} when the request declared none */
+	struct json_object *empty_caps; /* owned: {} when the request declared none, made when asked */
 };
 
 struct phantom_result {
@@ -133,10 +134,21 @@ phantom_call_trace(const phantom_call *c, const char *field)
 	return NULL;
 }
 
+/* The {} a handler reads for what the request did not give, made the first
+ * time one asks (the call itself is ours: const only for the handler). */
+static struct json_object *
+empty_object(const phantom_call *c)
+{
+	struct phantom_call *own = (struct phantom_call *)(uintptr_t)c;
+	if (own->empty_caps == NULL)
+		own->empty_caps = json_object_new_object();
+	return own->empty_caps;
+}
+
 struct json_object *
 phantom_call_assigns(const phantom_call *c)
 {
-	return c->r->assigns ? c->r->assigns : c->empty_caps;
+	return c->r->assigns ? c->r->assigns : empty_object(c);
 }
 
 const char *
@@ -162,7 +174,7 @@ phantom_call_limit(const phantom_call *c)
 struct json_object *
 phantom_call_client_capabilities(const phantom_call *c)
 {
-	return c->r->client_caps ? c->r->client_caps : c->empty_caps;
+	return c->r->client_caps ? c->r->client_caps : empty_object(c);
 }
 
 int
@@ -292,7 +304,7 @@ static struct json_object *
 block(const char *type)
 {
 	struct json_object *b = json_object_new_object();
-	json_object_object_add(b, "type", json_object_new_string(type));
+	ph_jset(b, "type", json_object_new_string(type));
 	return b;
 }
 
@@ -307,7 +319,7 @@ phantom_result_text(phantom_result *res, const char *text)
 		return -1;
 	}
 	b = block("text");
-	json_object_object_add(b, "text", json_object_new_string(text));
+	ph_jset(b, "text", json_object_new_string(text));
 	return add_block(res, b);
 }
 
@@ -320,8 +332,8 @@ binary(phantom_result *res, const char *type, const void *data, size_t len, cons
 		return -1;
 	enc = ph_base64(data ? data : "", len);
 	b = block(type);
-	json_object_object_add(b, "data", json_object_new_string(enc));
-	json_object_object_add(b, "mimeType", json_object_new_string(mime));
+	ph_jset(b, "data", json_object_new_string(enc));
+	ph_jset(b, "mimeType", json_object_new_string(mime));
 	free(enc);
 	return add_block(res, b);
 }
@@ -346,12 +358,12 @@ phantom_result_resource_link(phantom_result *res, const char *uri, const char *n
 	if (res == NULL || uri == NULL || name == NULL)
 		return -1;
 	b = block("resource_link");
-	json_object_object_add(b, "uri", json_object_new_string(uri));
-	json_object_object_add(b, "name", json_object_new_string(name));
+	ph_jset(b, "uri", json_object_new_string(uri));
+	ph_jset(b, "name", json_object_new_string(name));
 	if (description)
-		json_object_object_add(b, "description", json_object_new_string(description));
+		ph_jset(b, "description", json_object_new_string(description));
 	if (mime_type)
-		json_object_object_add(b, "mimeType", json_object_new_string(mime_type));
+		ph_jset(b, "mimeType", json_object_new_string(mime_type));
 	return add_block(res, b);
 }
 
@@ -367,18 +379,18 @@ phantom_result_embedded(phantom_result *res, const char *uri, const char *mime_t
 		return -1;
 	}
 	in = json_object_new_object();
-	json_object_object_add(in, "uri", json_object_new_string(uri));
+	ph_jset(in, "uri", json_object_new_string(uri));
 	if (mime_type)
-		json_object_object_add(in, "mimeType", json_object_new_string(mime_type));
+		ph_jset(in, "mimeType", json_object_new_string(mime_type));
 	if (text) {
-		json_object_object_add(in, "text", json_object_new_string(text));
+		ph_jset(in, "text", json_object_new_string(text));
 	} else {
 		char *enc = ph_base64(blob ? blob : "", blob_len);
-		json_object_object_add(in, "blob", json_object_new_string(enc));
+		ph_jset(in, "blob", json_object_new_string(enc));
 		free(enc);
 	}
 	b = block("resource");
-	json_object_object_add(b, "resource", in);
+	ph_jset(b, "resource", in);
 	return add_block(res, b);
 }
 
@@ -473,7 +485,7 @@ phantom_result_input_request_take(phantom_result *res, const char *key, struct j
 	}
 	if (res->requests == NULL)
 		res->requests = json_object_new_object();
-	json_object_object_add(res->requests, key, request);
+	ph_jset(res->requests, key, request);
 	return 0;
 }
 
@@ -491,10 +503,10 @@ static struct json_object *
 elicitation(const char *mode, const char *message)
 {
 	struct json_object *req = json_object_new_object(), *p = json_object_new_object();
-	json_object_object_add(req, "method", json_object_new_string("elicitation/create"));
-	json_object_object_add(p, "mode", json_object_new_string(mode));
-	json_object_object_add(p, "message", json_object_new_string(message));
-	json_object_object_add(req, "params", p);
+	ph_jset(req, "method", json_object_new_string("elicitation/create"));
+	ph_jset(p, "mode", json_object_new_string(mode));
+	ph_jset(p, "message", json_object_new_string(message));
+	ph_jset(req, "params", p);
 	return req;
 }
 
@@ -510,7 +522,7 @@ phantom_result_elicit(phantom_result *res, const char *key, const char *message,
 		return -1;
 	}
 	req = elicitation("form", message);
-	json_object_object_add(ph_jget(req, "params"), "requestedSchema", schema);
+	ph_jset(ph_jget(req, "params"), "requestedSchema", schema);
 	return phantom_result_input_request_take(res, key, req);
 }
 
@@ -521,7 +533,7 @@ phantom_result_elicit_url(phantom_result *res, const char *key, const char *mess
 	if (message == NULL || url == NULL)
 		return -1;
 	req = elicitation("url", message);
-	json_object_object_add(ph_jget(req, "params"), "url", json_object_new_string(url));
+	ph_jset(ph_jget(req, "params"), "url", json_object_new_string(url));
 	return phantom_result_input_request_take(res, key, req);
 }
 
@@ -584,9 +596,9 @@ decision(const char *dec, const char *key, const char *value)
 {
 	phantom_result *res = phantom_result_new();
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "decision", json_object_new_string(dec));
+	ph_jset(o, "decision", json_object_new_string(dec));
 	if (value != NULL)
-		json_object_object_add(o, key, json_object_new_string(value));
+		ph_jset(o, key, json_object_new_string(value));
 	res->structured = o;
 	return res;
 }
@@ -612,7 +624,7 @@ phantom_result_assigns_take(phantom_result *res, struct json_object *assigns)
 		json_object_put(assigns);
 		return -1;
 	}
-	json_object_object_add(res->structured, "assigns", assigns);
+	ph_jset(res->structured, "assigns", assigns);
 	return 0;
 }
 
@@ -626,10 +638,10 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		/* the exec protocol's shape: ph_call_input_required takes it from here */
 		struct json_object *ir = json_object_new_object();
 		if (res->requests)
-			json_object_object_add(ir, "inputRequests", json_object_get(res->requests));
+			ph_jset(ir, "inputRequests", json_object_get(res->requests));
 		if (res->has_state)
-			json_object_object_add(ir, "state", json_object_get(res->state));
-		json_object_object_add(o, "inputRequired", ir);
+			ph_jset(ir, "state", json_object_get(res->state));
+		ph_jset(o, "inputRequired", ir);
 		return o;
 	}
 	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0) {
@@ -640,22 +652,22 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 									       : json_object_new_object();
 	}
 	if (strcmp(inv->kind, "tool") == 0) {
-		json_object_object_add(o, "content", json_object_get(res->content));
+		ph_jset(o, "content", json_object_get(res->content));
 		if (res->structured)
-			json_object_object_add(o, "structuredContent", json_object_get(res->structured));
+			ph_jset(o, "structuredContent", json_object_get(res->structured));
 		if (res->is_error)
-			json_object_object_add(o, "isError", json_object_new_boolean(1));
+			ph_jset(o, "isError", json_object_new_boolean(1));
 	} else if (strcmp(inv->kind, "prompt") == 0) {
 		struct json_object *msgs = json_object_new_array();
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *m = json_object_new_object();
-			json_object_object_add(m, "role", json_object_get(json_object_array_get_idx(res->roles, i)));
-			json_object_object_add(m, "content", json_object_get(json_object_array_get_idx(res->content, i)));
+			ph_jset(m, "role", json_object_get(json_object_array_get_idx(res->roles, i)));
+			ph_jset(m, "content", json_object_get(json_object_array_get_idx(res->content, i)));
 			json_object_array_add(msgs, m);
 		}
-		json_object_object_add(o, "messages", msgs);
+		ph_jset(o, "messages", msgs);
 		if (res->description)
-			json_object_object_add(o, "description", json_object_new_string(res->description));
+			ph_jset(o, "description", json_object_new_string(res->description));
 	} else if (strcmp(inv->kind, "resource") == 0) {
 		struct json_object *contents = json_object_new_array();
 		for (size_t i = 0; i < n && !res->not_found; i++) {
@@ -666,26 +678,26 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 				continue;
 			}
 			c = json_object_new_object();
-			json_object_object_add(c, "uri", json_object_new_string(inv->uri));
+			ph_jset(c, "uri", json_object_new_string(inv->uri));
 			if (strcmp(type, "text") == 0) {
-				json_object_object_add(c, "mimeType",
+				ph_jset(c, "mimeType",
 						       json_object_new_string(inv->default_mime ? inv->default_mime
 											: "text/plain"));
-				json_object_object_add(c, "text", json_object_get(ph_jget(b, "text")));
+				ph_jset(c, "text", json_object_get(ph_jget(b, "text")));
 			} else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
-				json_object_object_add(c, "mimeType", json_object_get(ph_jget(b, "mimeType")));
-				json_object_object_add(c, "blob", json_object_get(ph_jget(b, "data")));
+				ph_jset(c, "mimeType", json_object_get(ph_jget(b, "mimeType")));
+				ph_jset(c, "blob", json_object_get(ph_jget(b, "data")));
 			} else {
 				json_object_put(c);
 				continue; /* a link is not content */
 			}
 			json_object_array_add(contents, c);
 		}
-		json_object_object_add(o, "contents", contents);
+		ph_jset(o, "contents", contents);
 	} else {
-		json_object_object_add(o, "values", res->values ? json_object_get(res->values) : json_object_new_array());
+		ph_jset(o, "values", res->values ? json_object_get(res->values) : json_object_new_array());
 		if (res->total >= 0)
-			json_object_object_add(o, "total", json_object_new_int64(res->total));
+			ph_jset(o, "total", json_object_new_int64(res->total));
 	}
 	return o;
 }
@@ -781,32 +793,32 @@ struct json_object *
 ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 {
 	struct json_object *in = json_object_new_object(), *meta;
-	json_object_object_add(in, "kind", json_object_new_string(inv->kind));
+	ph_jset(in, "kind", json_object_new_string(inv->kind));
 	if (inv->name)
-		json_object_object_add(in, "name", json_object_new_string(inv->name));
+		ph_jset(in, "name", json_object_new_string(inv->name));
 	if (inv->uri)
-		json_object_object_add(in, "uri", json_object_new_string(inv->uri));
+		ph_jset(in, "uri", json_object_new_string(inv->uri));
 	/* a verified retry: the state sealed in the last round (null for none) */
 	if (r->resumed && !inv->embedded)
-		json_object_object_add(in, "state", r->mrtr_state ? json_object_get(r->mrtr_state) : NULL);
+		ph_jset(in, "state", r->mrtr_state ? json_object_get(r->mrtr_state) : NULL);
 	/* 2025-11-25 without a session that takes pushed requests: no second
 	 * round */
 	if (ph_mrtr_no_rounds(r))
-		json_object_object_add(in, "legacy", json_object_new_boolean(1));
-	json_object_object_add(in, "arguments", json_object_get(inv->arguments));
-	json_object_object_add(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
+		ph_jset(in, "legacy", json_object_new_boolean(1));
+	ph_jset(in, "arguments", json_object_get(inv->arguments));
+	ph_jset(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
 	/* what the authenticator said about the principal ({} when nothing) */
-	json_object_object_add(in, "assigns", ph_req_assigns(r));
-	json_object_object_add(in, "clientCapabilities",
+	ph_jset(in, "assigns", ph_req_assigns(r));
+	ph_jset(in, "clientCapabilities",
 			       r->client_caps ? json_object_get(r->client_caps) : json_object_new_object());
 	meta = ph_jget(r->params, "_meta");
-	json_object_object_add(in, "meta", meta ? json_object_get(meta) : json_object_new_object());
+	ph_jset(in, "meta", meta ? json_object_get(meta) : json_object_new_object());
 	if (inv->extra) {
 		json_object_object_foreach(inv->extra, k, v)
-			json_object_object_add(in, k, json_object_get(v));
+			ph_jset(in, k, json_object_get(v));
 	}
 	if (r->input_responses && !inv->embedded)
-		json_object_object_add(in, "inputResponses", json_object_get(r->input_responses));
+		ph_jset(in, "inputResponses", json_object_get(r->input_responses));
 	return in;
 }
 
@@ -894,7 +906,6 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 	struct phantom_call c = {r, inv, NULL};
 	phantom_result *res;
 	struct json_object *out;
-	c.empty_caps = json_object_new_object();
 	res = h->fn(&c, h->udata);
 	json_object_put(c.empty_caps);
 	if (res == NULL) {
@@ -1008,9 +1019,9 @@ struct json_object *
 ph_tool_error_result(const char *text)
 {
 	struct json_object *o = json_object_new_object(), *c = json_object_new_array(), *b = block("text");
-	json_object_object_add(b, "text", json_object_new_string(text));
+	ph_jset(b, "text", json_object_new_string(text));
 	json_object_array_add(c, b);
-	json_object_object_add(o, "content", c);
-	json_object_object_add(o, "isError", json_object_new_boolean(1));
+	ph_jset(o, "content", c);
+	ph_jset(o, "isError", json_object_new_boolean(1));
 	return o;
 }

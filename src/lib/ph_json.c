@@ -310,6 +310,88 @@ jp_array(struct jp *j, int level, struct json_object **out)
  * is read (the scratch buffer holds the value's strings then). */
 #define KEY_STACK 96
 
+/* Objects up to this many members are searched member by member, which
+ * costs less than hashing the name (json-c hashes every name it looks up
+ * or adds). */
+#define SMALL_OBJECT 8
+
+/* Member names that requests and answers use all the time: a name read or
+ * added that equals one of them goes in as this constant string, neither
+ * copied nor freed (json-c's JSON_C_OBJECT_ADD_CONSTANT_KEY). */
+static const char *const common_keys[] = {
+	"_meta", "annotations", "arguments", "blob", "cacheScope", "capabilities", "clientInfo", "code",
+	"content", "contents", "cursor", "data", "description", "error", "id", "inputResponses",
+	"inputSchema", "instructions", "io.modelcontextprotocol/clientCapabilities",
+	"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel",
+	"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/serverInfo", "isError",
+	"jsonrpc", "level", "logger", "message", "messages", "method", "mimeType", "name", "nextCursor",
+	"outputSchema", "params", "progress", "progressToken", "prompts", "protocolVersion",
+	"requestState", "resources", "result", "resultType", "role", "serverInfo", "status",
+	"structuredContent", "task", "taskId", "text", "title", "tools", "total", "ttlMs", "type", "uri",
+	"version",
+};
+
+/* common_keys by a hash of their length and ends, open addressing: filled
+ * at the first use (each process is one thread) */
+#define COMMON_SLOTS 256
+static const char *common_slot[COMMON_SLOTS];
+static unsigned char common_len[COMMON_SLOTS];
+
+static unsigned
+common_hash(const char *k, size_t n)
+{
+	return ((unsigned)n * 31u + (unsigned char)k[0] * 7u + (unsigned char)k[n - 1]) % COMMON_SLOTS;
+}
+
+static const char *
+common_key(const char *k, size_t n)
+{
+	static bool filled;
+	unsigned h;
+	if (!filled) {
+		for (size_t i = 0; i < sizeof common_keys / sizeof common_keys[0]; i++) {
+			size_t l = strlen(common_keys[i]);
+			for (h = common_hash(common_keys[i], l); common_slot[h]; h = (h + 1) % COMMON_SLOTS)
+				;
+			common_slot[h] = common_keys[i];
+			common_len[h] = (unsigned char)l;
+		}
+		filled = true;
+	}
+	if (n == 0 || n > 64)
+		return NULL;
+	for (h = common_hash(k, n); common_slot[h]; h = (h + 1) % COMMON_SLOTS)
+		if (common_len[h] == n && memcmp(common_slot[h], k, n) == 0)
+			return common_slot[h];
+	return NULL;
+}
+
+/* The entry of the small object o (SMALL_OBJECT members at most) named key. */
+static struct lh_entry *
+small_entry(struct json_object *o, const char *key)
+{
+	for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e)) {
+		const char *k = lh_entry_k(e);
+		if (k[0] == key[0] && strcmp(k, key) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Adds key: v to o as json_object_object_add does (a repeated name keeps
+ * its place and takes the new value), hashing the name once instead of
+ * twice when o is small and the name new, copying it only when it is not
+ * one of common_keys. */
+static void
+object_add(struct json_object *o, const char *key, size_t klen, struct json_object *v)
+{
+	const char *ck = common_key(key, klen);
+	unsigned opts = ck ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0;
+	if (json_object_object_length(o) < SMALL_OBJECT && small_entry(o, key) == NULL)
+		opts |= JSON_C_OBJECT_ADD_KEY_IS_NEW;
+	json_object_object_add_ex(o, ck ? ck : key, v, opts);
+}
+
 static bool
 jp_object(struct jp *j, int level, struct json_object **out)
 {
@@ -347,7 +429,7 @@ jp_object(struct jp *j, int level, struct json_object **out)
 				free(key);
 			break;
 		}
-		json_object_object_add(o, key, v);
+		object_add(o, key, klen, v);
 		if (key != kbuf)
 			free(key);
 		jp_ws(j);
@@ -565,11 +647,23 @@ ph_json_text(struct json_object *o, size_t *len)
 						 len);
 }
 
+void
+ph_jset(struct json_object *o, const char *key, struct json_object *v)
+{
+	object_add(o, key, strlen(key), v);
+}
+
 struct json_object *
 ph_jget(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
-	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
+	if (o == NULL || !json_object_is_type(o, json_type_object))
+		return NULL;
+	if (json_object_object_length(o) <= SMALL_OBJECT) {
+		struct lh_entry *e = small_entry(o, key);
+		return e ? lh_entry_v(e) : NULL;
+	}
+	if (json_object_object_get_ex(o, key, &v))
 		return v;
 	return NULL;
 }

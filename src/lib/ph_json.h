@@ -43,6 +43,10 @@ const char *ph_json_text(struct json_object *o, size_t *len);
 struct ph_buf;
 void ph_json_write(struct ph_buf *b, struct json_object *o);
 
+/* json_object_object_add(o, key, v) (v taken; a name already there keeps
+ * its place and takes v), at less cost: a common member name is not copied
+ * and a small object is searched without hashing. */
+void ph_jset(struct json_object *o, const char *key, struct json_object *v);
 /* Borrowed member of an object, or NULL (also when o is not an object). */
 struct json_object *ph_jget(struct json_object *o, const char *key);
 /* Borrowed string member, or NULL when absent or not a string. */

@@ -955,6 +955,15 @@ defaults_node(struct node *n, struct json_object *inst, int depth)
 	}
 }
 
+bool
+ph_schema_has_defaults(const struct ph_schema *s)
+{
+	for (size_t i = 0; s != NULL && i < s->n; i++)
+		if (s->nodes[i]->def != NULL)
+			return true;
+	return false;
+}
+
 void
 ph_schema_defaults(const struct ph_schema *s, struct json_object *inst)
 {

@@ -35,6 +35,9 @@ struct json_object *ph_schema_json(const struct ph_schema *s);
 /* Inserts a copy of each "default" for an absent property, in inst and in
  * the objects and array items it contains. Values present are never touched. */
 void ph_schema_defaults(const struct ph_schema *s, struct json_object *inst);
+/* True when the schema has a default anywhere (ph_schema_defaults may then
+ * add to an instance; else it never changes one). */
+bool ph_schema_has_defaults(const struct ph_schema *s);
 /* Validates inst. Appends at most max messages to errs, separated by "; ".
  * Returns the number of problems found (0: valid). */
 int ph_schema_validate(const struct ph_schema *s, struct json_object *inst, struct ph_buf *errs,

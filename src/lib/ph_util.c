@@ -140,7 +140,7 @@ buf_reserve(struct ph_buf *b, size_t extra)
 	size_t need = b->len + extra + 1;
 	if (need <= b->cap)
 		return;
-	size_t cap = b->cap ? b->cap : 64;
+	size_t cap = b->cap ? b->cap : 256;
 	while (cap < need)
 		cap *= 2;
 	b->data = ph_xrealloc(b->data, cap);
@@ -151,28 +151,6 @@ void
 ph_buf_reserve(struct ph_buf *b, size_t extra)
 {
 	buf_reserve(b, extra);
-}
-
-void
-ph_buf_add(struct ph_buf *b, const void *p, size_t n)
-{
-	buf_reserve(b, n);
-	if (n)
-		memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-void
-ph_buf_adds(struct ph_buf *b, const char *s)
-{
-	ph_buf_add(b, s, strlen(s));
-}
-
-void
-ph_buf_addc(struct ph_buf *b, char c)
-{
-	ph_buf_add(b, &c, 1);
 }
 
 void

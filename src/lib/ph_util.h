@@ -3,6 +3,7 @@
 #define PH_UTIL_H
 #include "first.h"
 #include <stdarg.h>
+#include <string.h>
 
 /* Allocation failure aborts the process: in a worker the master starts a new
  * one, so request paths never carry NULL checks for memory. */
@@ -22,13 +23,35 @@ struct ph_buf {
 void ph_buf_init(struct ph_buf *b);
 void ph_buf_free(struct ph_buf *b);
 void ph_buf_reset(struct ph_buf *b);
-void ph_buf_add(struct ph_buf *b, const void *p, size_t n);
-void ph_buf_adds(struct ph_buf *b, const char *s);
 /* Makes room for extra more bytes (and the NUL) at once. */
 void ph_buf_reserve(struct ph_buf *b, size_t extra);
+/* Appends n bytes (the data stays NUL-terminated); inline for the common
+ * case, room already there. */
+static inline void
+ph_buf_add(struct ph_buf *b, const void *p, size_t n)
+{
+	if (b->len + n >= b->cap)
+		ph_buf_reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+static inline void
+ph_buf_adds(struct ph_buf *b, const char *s)
+{
+	ph_buf_add(b, s, strlen(s));
+}
+static inline void
+ph_buf_addc(struct ph_buf *b, char c)
+{
+	if (b->len + 1 >= b->cap)
+		ph_buf_reserve(b, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
 /* Appends v in decimal (what "%lld" prints, without printf). */
 void ph_buf_addint(struct ph_buf *b, long long v);
-void ph_buf_addc(struct ph_buf *b, char c);
 void ph_buf_printf(struct ph_buf *b, const char *fmt, ...) PH_PRINTF(2, 3);
 /* Hands the data to the caller (caller frees) and leaves b empty. */
 char *ph_buf_steal(struct ph_buf *b);

@@ -90,16 +90,32 @@ pair_len(const unsigned char **p, const unsigned char *end, size_t *len)
 	return true;
 }
 
+/* Makes s->mem hold at least n bytes (what it held is not kept). */
+static void
+split_room(struct ph_fcgi_split *s, size_t n)
+{
+	if (n <= s->cap)
+		return;
+	free(s->mem);
+	s->mem = ph_xmalloc(n);
+	s->cap = n;
+}
+
 bool
 ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *out)
 {
-	size_t off = 0, plen = 0, blen = 0, npairs = 0, w;
+	size_t off = 0, plen = 0, blen = 0, npairs = 0, w, need;
 	size_t pfirst = 0, precs = 0; /* the first parameter record's content, and how many */
 	unsigned rid = 0;
 	int stage = 0; /* 0: begin, 1: parameters, 2: body, 3: done */
 	const unsigned char *p, *end;
 	unsigned char *params = NULL;
-	memset(out, 0, sizeof *out);
+	char *arena;
+	out->rid = 0;
+	out->envp = NULL;
+	out->nlen = NULL;
+	out->body = NULL;
+	out->body_len = out->used = 0;
 	/* the records: checked, and the sizes of the two streams summed */
 	while (stage < 3 && n - off >= 8) {
 		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
@@ -133,10 +149,25 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 	}
 	if (stage != 3)
 		return false;
-	out->used = off;
-	/* the parameter block: in place when one record holds it */
+	p = b + pfirst;
+	end = p + plen;
+	npairs = plen / 2; /* at most: each pair takes at least its two length bytes */
+	/* one block, kept from request to request: envp, the name lengths,
+	 * the "NAME=VALUE" strings (each no longer than its pair: the two
+	 * length bytes make room for '=' and the NUL), the body, and the
+	 * parameter block joined when it came in several records */
+	need = (npairs + 1) * sizeof *out->envp + npairs * (sizeof *out->nlen + sizeof *out->prev_len) +
+	       plen + 1 + blen + 1 + (precs > 1 ? plen : 0);
+	split_room(out, need);
+	out->envp = (char **)(void *)out->mem;
+	out->nlen = (unsigned *)(void *)(out->envp + npairs + 1);
+	out->prev_len = (int *)(out->nlen + npairs);
+	arena = (char *)(out->prev_len + npairs);
+	for (size_t i = 0; i < PH_FCGI_SPLIT_LENS; i++)
+		out->by_len[i] = -1;
+	out->body = arena + plen + 1;
 	if (precs > 1) {
-		params = ph_xmalloc(plen ? plen : 1);
+		params = (unsigned char *)out->body + blen + 1;
 		w = 0;
 		for (size_t o = 0; o < off;) {
 			size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
@@ -147,41 +178,37 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 			o += 8 + len + b[o + 6];
 		}
 		p = params;
-	} else {
-		p = b + pfirst;
+		end = p + plen;
 	}
-	end = p + plen;
-	/* the pairs, counted, then copied as "NAME=VALUE" strings: each takes
-	 * at least its two length bytes, so twice the block is room enough */
-	for (const unsigned char *q = p; q < end; npairs++) {
+	w = 0;
+	npairs = 0;
+	while (p < end) {
 		size_t nl, vl;
-		if (!pair_len(&q, end, &nl) || !pair_len(&q, end, &vl) || nl > (size_t)(end - q) ||
-		    vl > (size_t)(end - q) - nl) {
-			free(params);
+		if (!pair_len(&p, end, &nl) || !pair_len(&p, end, &vl) || nl > (size_t)(end - p) ||
+		    vl > (size_t)(end - p) - nl) {
+			out->envp = NULL;
+			out->nlen = NULL;
+			out->body = NULL;
 			return false;
 		}
-		q += nl + vl;
-	}
-	out->envp = ph_xmalloc((npairs + 1) * sizeof *out->envp);
-	out->arena = ph_xmalloc(2 * plen + 1);
-	w = 0;
-	for (size_t i = 0; i < npairs; i++) {
-		size_t nl, vl;
-		(void)pair_len(&p, end, &nl);
-		(void)pair_len(&p, end, &vl);
-		out->envp[i] = out->arena + w;
-		memcpy(out->arena + w, p, nl);
+		out->envp[npairs] = arena + w;
+		out->nlen[npairs] = (unsigned)nl;
+		{
+			size_t l = nl < PH_FCGI_SPLIT_LENS ? nl : PH_FCGI_SPLIT_LENS - 1;
+			out->prev_len[npairs] = out->by_len[l];
+			out->by_len[l] = (int)npairs;
+		}
+		npairs++;
+		memcpy(arena + w, p, nl);
 		w += nl;
-		out->arena[w++] = '=';
-		memcpy(out->arena + w, p + nl, vl);
+		arena[w++] = '=';
+		memcpy(arena + w, p + nl, vl);
 		w += vl;
-		out->arena[w++] = '\0';
+		arena[w++] = '\0';
 		p += nl + vl;
 	}
 	out->envp[npairs] = NULL;
-	free(params);
 	/* the body, joined */
-	out->body = ph_xmalloc(blen + 1);
 	out->body_len = blen;
 	w = 0;
 	for (size_t o = 0; o < off;) {
@@ -194,15 +221,26 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 	}
 	out->body[blen] = '\0';
 	out->rid = rid;
+	out->used = off;
 	return true;
+}
+
+const char *
+ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name)
+{
+	const char *found = NULL;
+	size_t n = strlen(name);
+	/* the list runs from the last of a length back: the first wins */
+	for (int i = s->by_len[n < PH_FCGI_SPLIT_LENS ? n : PH_FCGI_SPLIT_LENS - 1]; i >= 0; i = s->prev_len[i])
+		if (s->nlen[i] == n && memcmp(s->envp[i], name, n) == 0)
+			found = s->envp[i] + n + 1;
+	return found;
 }
 
 void
 ph_fcgi_split_free(struct ph_fcgi_split *s)
 {
-	free(s->envp);
-	free(s->arena);
-	free(s->body);
+	free(s->mem);
 	memset(s, 0, sizeof *s);
 }
 

@@ -23,23 +23,34 @@ void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data,
  * that already waits whole without deadlines. */
 bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
 /* A simple request split out of the bytes holding it: its parameters as
- * "NAME=VALUE" strings (envp, NULL-ended, as libfcgi gives them) and its
- * body, in memory of its own (ph_fcgi_split_free). */
+ * "NAME=VALUE" strings (envp, NULL-ended, as libfcgi gives them, with the
+ * length of each name in nlen) and its body, in one block of memory (mem)
+ * that the next split reuses; zero the struct before the first and release
+ * the block with ph_fcgi_split_free. */
+#define PH_FCGI_SPLIT_LENS 32 /* names this long or longer share the last list */
 struct ph_fcgi_split {
 	unsigned rid;     /* its request id */
 	char **envp;
-	char *arena;      /* the strings envp points into */
+	unsigned *nlen;   /* nlen[i]: the length of envp[i]'s name */
+	/* the parameters by the length of their name (ph_fcgi_split_param) */
+	int by_len[PH_FCGI_SPLIT_LENS]; /* the last of each length, -1: none */
+	int *prev_len;    /* prev_len[i]: the one before i of its length, or -1 */
 	char *body;       /* NUL-ended */
 	size_t body_len;
 	size_t used;      /* bytes it takes of the connection, through its last record */
+	char *mem;        /* what envp, nlen and body point into */
+	size_t cap;
 };
 /* Splits the n bytes at b when they start with a whole simple request:
  * FCGI_BEGIN_REQUEST for the responder role without FCGI_KEEP_CONN, then
  * only that request's parameters up to their empty record and its body up
- * to its empty record. Returns false, keeping nothing, for anything else
+ * to its empty record. Returns false, envp and body NULL, for anything else
  * (other records, other roles, a kept connection, a pair whose lengths run
  * past its block): libfcgi reads those. */
 bool ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *out);
+/* The value of the split request's parameter name, or NULL: the first of
+ * that name, as libfcgi's FCGX_GetParam finds it. */
+const char *ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name);
 void ph_fcgi_split_free(struct ph_fcgi_split *s);
 /* Ends the stream (unless it went back to the hub) and closes fd. */
 void ph_rawfcgi_end(struct ph_exchange *ex);

@@ -61,19 +61,44 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (end != 0 && (!ph_fcgi_request_whole(copy, end) || ph_fcgi_request_whole(copy, end - 1)))
 		abort();
 	{
-		struct ph_fcgi_split sp;
-		if (ph_fcgi_request_split(copy, size, &sp)) {
-			if (!whole || sp.used != end || sp.body == NULL || sp.body[sp.body_len] != '\0')
-				abort();
-			/* the strings follow each other in the arena (a name may
-			 * hold a NUL, as it may in libfcgi's) */
-			for (char **e = sp.envp; *e; e++)
-				if (*e < sp.arena || (e > sp.envp && *e <= e[-1]))
+		/* split twice into one struct: the second reuses the first's memory */
+		static struct ph_fcgi_split sp;
+		for (int round = 0; round < 2; round++) {
+			if (ph_fcgi_request_split(copy, size, &sp)) {
+				if (!whole || sp.used != end || sp.body == NULL || sp.body[sp.body_len] != '\0' ||
+				    sp.body < sp.mem || sp.body + sp.body_len >= sp.mem + sp.cap)
 					abort();
-			ph_fcgi_split_free(&sp);
-		} else if (sp.envp != NULL || sp.body != NULL) {
-			abort();
+				/* the strings follow each other in the block (a name
+				 * may hold a NUL, as it may in libfcgi's), each name
+				 * as long as nlen says */
+				for (size_t i = 0; sp.envp[i]; i++)
+					if (sp.envp[i] < (char *)(sp.nlen + i) || sp.envp[i] >= sp.body ||
+					    (i > 0 && sp.envp[i] <= sp.envp[i - 1]) || sp.envp[i][sp.nlen[i]] != '=')
+						abort();
+				/* each name without a NUL is found where a walk from
+				 * the start finds its first */
+				for (size_t i = 0; sp.envp[i]; i++) {
+					char name[300];
+					const char *want = NULL;
+					if (sp.nlen[i] >= sizeof name || memchr(sp.envp[i], '\0', sp.nlen[i]))
+						continue;
+					memcpy(name, sp.envp[i], sp.nlen[i]);
+					name[sp.nlen[i]] = '\0';
+					for (size_t j = 0; sp.envp[j] && want == NULL; j++)
+						if (sp.nlen[j] == sp.nlen[i] && memcmp(sp.envp[j], name, sp.nlen[i]) == 0)
+							want = sp.envp[j] + sp.nlen[i] + 1;
+					if (ph_fcgi_split_param(&sp, name) != want || want == NULL)
+						abort();
+				}
+				if (ph_fcgi_split_param(&sp, "NO_SUCH_PARAMETER_IN_THE_FUZZ_INPUT_AT_ALL") != NULL &&
+				    memmem(copy, size, "NO_SUCH_PARAMETER_IN_THE_FUZZ_INPUT_AT_ALL", 42) == NULL)
+					abort();
+			} else if (sp.envp != NULL || sp.body != NULL) {
+				abort();
+			}
 		}
+		if (size % 7 == 0)
+			ph_fcgi_split_free(&sp); /* now and then from nothing again */
 	}
 	free(copy);
 	return 0;

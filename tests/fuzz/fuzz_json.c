@@ -75,11 +75,12 @@ old_parse(const char *s, size_t len, int depth, struct json_object **out)
 	return true;
 }
 
-/* A number RFC 8259 does not allow but json-c takes: a fraction without a
- * digit ("1.", "2.e3"), a leading zero ("-01", "0000") or a minus not
- * before a digit ("-.1"). */
+/* What RFC 8259 does not allow but json-c takes: a number with a fraction
+ * without a digit ("1.", "2.e3"), a leading zero ("-01", "0000") or a
+ * minus not before a digit ("-.1"); a member name in single quotes (its
+ * strict mode refuses them for values only). */
 static bool
-lax_number(const char *s, size_t len)
+json_c_lax(const char *s, size_t len)
 {
 	bool in_str = false, esc = false;
 	for (size_t i = 0; i < len; i++) {
@@ -93,6 +94,8 @@ lax_number(const char *s, size_t len)
 				in_str = false;
 		} else if (c == '"') {
 			in_str = true;
+		} else if (c == '\'') {
+			return true;
 		} else if (c == '.' && i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9' &&
 			   (i + 1 == len || s[i + 1] < '0' || s[i + 1] > '9')) {
 			return true;
@@ -128,7 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rb = old_parse(s, size, depth, &b);
 	if (ra && !rb)
 		abort(); /* taken, though json-c's tokener refuses it */
-	if (!ra && rb && !lax_number(s, size) && ph_utf8_valid_nul(s, size))
+	if (!ra && rb && !json_c_lax(s, size) && ph_utf8_valid_nul(s, size))
 		abort(); /* refused, though it is JSON */
 	if (ra) {
 		const char *ta = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);

@@ -93,7 +93,7 @@ test_fcgi_split(void)
 	char pairs[300], big[200];
 	size_t np = 0;
 	struct ph_buf b;
-	struct ph_fcgi_split sp;
+	struct ph_fcgi_split sp = {0};
 	memset(big, 'v', sizeof big);
 	pairs[np++] = 14;
 	pairs[np++] = 4;
@@ -121,6 +121,18 @@ test_fcgi_split(void)
 	ok(sp.envp[2] == NULL, "fcgi split: and no more");
 	is_str(sp.body, "{\"a\":1}", "fcgi split: the body, joined");
 	is_int(sp.used, b.len - 16, "fcgi split: takes the request's bytes only");
+	ok(sp.nlen[0] == 14 && sp.nlen[1] == 1, "fcgi split: the names' lengths");
+	is_str(ph_fcgi_split_param(&sp, "REQUEST_METHOD"), "POST", "fcgi split: a parameter by name");
+	ok(ph_fcgi_split_param(&sp, "X") == sp.envp[1] + 2 && ph_fcgi_split_param(&sp, "REQUEST_METHO") == NULL &&
+		   ph_fcgi_split_param(&sp, "Y") == NULL && ph_fcgi_split_param(&sp, "") == NULL,
+	   "fcgi split: only a whole name is found");
+	{
+		char *mem = sp.mem;
+		ok(ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp) && sp.mem == mem &&
+			   strcmp(sp.envp[0], "REQUEST_METHOD=POST") == 0 && sp.envp[2] == NULL &&
+			   strcmp(sp.body, "{\"a\":1}") == 0,
+		   "fcgi split: the next request reuses the memory");
+	}
 	ph_fcgi_split_free(&sp);
 	ph_buf_reset(&b);
 	rec_data(&b, 1, keep, 8);
@@ -276,6 +288,11 @@ test_json_parser(void)
 		{"\"\xc0\xae\"", "refused", "overlong UTF-8 in a string"},
 		{"\"\xed\xa0\x80\"", "refused", "a surrogate written as UTF-8"},
 		{"1 2", "refused", "two values"},
+		{"{'a':1}", "refused", "a member name in single quotes"},
+		{"{\"id\":1,\"x\":2,\"id\":3}", "{\"id\":3,\"x\":2}", "a repeated common name, too"},
+		{"{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0,\"i\":1}",
+		 "{\"a\":0,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":1}",
+		 "and in an object past eight members"},
 		{"\f1", "refused", "a form feed is not whitespace"},
 		{"\"\\x\"", "refused", "an unknown escape"},
 		{"\"ab", "refused", "a string cut short"},
@@ -341,6 +358,34 @@ test_json_nul(void)
 	is_str(p, "a??\xc3\xa9??", "utf8 repair: bad bytes become '?', a character cut short too");
 	free(p);
 #undef KN
+}
+
+/* ph_jset and ph_jget: json-c's add and lookup, for small objects without
+ * hashing and for larger ones with it. */
+static void
+test_json_members(void)
+{
+	struct json_object *o = json_object_new_object();
+	char name[16];
+	bool all = true;
+	for (int i = 0; i < 12; i++) {
+		snprintf(name, sizeof name, "m%d", i);
+		ph_jset(o, name, json_object_new_int(i));
+		for (int j = 0; j <= i; j++) {
+			snprintf(name, sizeof name, "m%d", j);
+			all = all && json_object_get_int(ph_jget(o, name)) == j;
+		}
+		all = all && ph_jget(o, "m") == NULL && ph_jget(o, "m12") == NULL && ph_jget(o, "") == NULL;
+	}
+	ok(all, "json members: each found by name, at every size, and no other");
+	ph_jset(o, "m3", json_object_new_int(30));
+	ph_jset(o, "text", json_object_new_string("t"));
+	ph_jset(o, "text", json_object_new_string("u"));
+	is_str(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	       "{\"m0\":0,\"m1\":1,\"m2\":2,\"m3\":30,\"m4\":4,\"m5\":5,\"m6\":6,\"m7\":7,\"m8\":8,"
+	       "\"m9\":9,\"m10\":10,\"m11\":11,\"text\":\"u\"}",
+	       "json members: set again, a member keeps its place");
+	json_object_put(o);
 }
 
 int
@@ -437,6 +482,7 @@ main(void)
 	test_fcgi_whole();
 	test_fcgi_split();
 	test_json_parser();
+	test_json_members();
 	test_rate();
 	test_json_nul();
 	test_shared();
