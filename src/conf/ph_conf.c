@@ -313,6 +313,13 @@ static const struct key keys[] = {
 	 "request log lines as key=value text or as JSON objects with OpenTelemetry names"},
 	{"log.json", K_BOOL, 0, 0, "false", true, OFF(log.json), NULL,
 	 "replaced by log.format; true means format json"},
+	{"log.buffer", K_INT, 0, 4096, "4096", true, OFF(log.buffer), NULL,
+	 "bytes of request log lines a FastCGI worker gathers and writes in one write (at most "
+	 "4096, what a pipe takes whole); it writes them before it waits for a connection or runs "
+	 "an exec handler; 0 writes each line at once, as CGI and stdio always do"},
+	{"log.flush_ms", K_INT, 1, 60000, "1000", true, OFF(log.flush_ms), NULL,
+	 "while a FastCGI worker stays busy, the lines held are written with the first line added "
+	 "after the oldest has waited this long"},
 	{"auth", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "authentication (mode: none|bearer|remote_user|exec|module), tokens, WWW-Authenticate "
 	 "parameters, OAuth metadata and per-principal allow-lists; see docs/auth.md",

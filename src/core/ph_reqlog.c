@@ -132,9 +132,8 @@ ph_log_request(const struct ph_req *r, const char *method)
 			ph_buf_printf(&b, " exec=%s", r->exec_how);
 	}
 	ph_buf_addc(&b, '\n');
-	/* one write per line keeps lines whole when workers share stderr */
-	if (write(2, b.data, b.len) < 0) {
-		/* stderr gone: nothing to report it on */
-	}
+	/* whole lines, in one write or several gathered (ph_log_buffer), keep
+	 * lines whole when workers share stderr */
+	ph_log_line(b.data, b.len);
 	ph_buf_free(&b);
 }

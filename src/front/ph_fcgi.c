@@ -19,6 +19,7 @@
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
+#include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
 #include "ph_rawfcgi.h"
@@ -640,10 +641,12 @@ draining(struct ph_server **srv, bool own_reload, int64_t *end)
 /* Waits for a connection on the listening socket, running persistent
  * handlers' turns (their exits and idle ends) meanwhile; the only place stop
  * and reload signals are delivered (open_mask). drain_end > 0: stopping is
- * delayed until then. Returns 1 when a connection is waiting, 0 to look
- * again (a signal, a handler's turn, stopping), -1 when the socket failed. */
+ * delayed until then; idle: no connection was waiting (the request log
+ * lines held are written first). Returns 1 when a connection is waiting, 0
+ * to look again (a signal, a handler's turn, stopping), -1 when the socket
+ * failed. */
 static int
-wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end)
+wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool idle)
 {
 	struct pollfd pf[1 + PH_FCGI_PERSIST_FDS];
 	struct timespec ts, *tsp = NULL;
@@ -663,6 +666,8 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end)
 		ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
 		tsp = &ts;
 	}
+	if (idle)
+		ph_log_flush(); /* no connection waits: the request lines held go out */
 	rc = ppoll(pf, n, tsp, open_mask);
 	if (rc < 0) {
 		if (errno == EINTR)
@@ -898,6 +903,9 @@ read_params(FCGX_Request *req, long long params_ms, bool whole)
 	return rc == 0;
 }
 
+/* Connections taken one after the other without poll (see ph_fcgi_serve). */
+#define ACCEPT_BURST 32
+
 /* The request request_waiting split, its memory kept for the next one. */
 static struct ph_fcgi_split split_req;
 
@@ -914,6 +922,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	int fl, rc;
 	bool fresh;
 	enum waiting w;
+	unsigned burst = 0;
 
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
@@ -944,17 +953,35 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			if (own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
-		rc = wait_listener(r->listen_fd, &open_mask, drain_end);
-		if (rc < 0)
-			return 1;
-		if (rc == 0)
-			continue;
+		if (*srv)
+			ph_log_buffer((size_t)(*srv)->conf->log.buffer, (*srv)->conf->log.flush_ms);
 		fresh = req.ipcFd < 0;
-		rc = take_connection(&req, r->listen_fd, tcp);
-		if (rc < 0)
-			return 1;
-		if (rc == 0)
-			continue;
+		/* Under load a connection is already waiting and is taken without
+		 * asking poll first; poll, the only place stop and reload signals
+		 * come in, runs when none waits and at least every ACCEPT_BURST
+		 * connections. A kept connection waits for poll as before. */
+		rc = 0;
+		if (fresh && drain_end == 0 && burst < ACCEPT_BURST) {
+			rc = take_connection(&req, r->listen_fd, tcp);
+			if (rc < 0)
+				return 1;
+		}
+		if (rc == 0) {
+			bool idle = burst < ACCEPT_BURST;
+			burst = 0;
+			rc = wait_listener(r->listen_fd, &open_mask, drain_end, idle);
+			if (rc < 0)
+				return 1;
+			if (rc == 0)
+				continue;
+			rc = take_connection(&req, r->listen_fd, tcp);
+			if (rc < 0)
+				return 1;
+			if (rc == 0)
+				continue;
+		} else {
+			burst++;
+		}
 		w = request_waiting(req.ipcFd, fresh, &split_req);
 		if (w == WAIT_GONE) {
 			close(req.ipcFd);
@@ -977,6 +1004,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		if (r->max_requests > 0 && served >= r->max_requests)
 			break;
 	}
+	ph_log_buffer(0, 0); /* what is held is written */
 	FCGX_Free(&req, 1);
 	ph_fcgi_split_free(&split_req);
 	ph_persist_shutdown();

@@ -2,6 +2,7 @@
  * builders of phantom.h, and content block checks. */
 #include "first.h"
 #include "ph_call.h"
+#include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_mime.h"
 #include "ph_mrtr.h"
@@ -958,6 +959,7 @@ ph_call_handler(struct ph_req *r, const struct ph_handler *h, const struct ph_in
 	struct json_object *out;
 	switch (h->kind) {
 	case PH_HANDLER_EXEC:
+		ph_log_flush(); /* a program may take long: the request lines held go out first */
 		out = run_exec(r, h, inv);
 		take_updates(out, inv->label);
 		return out;

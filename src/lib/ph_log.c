@@ -1,4 +1,5 @@
-/* ph_log.c: server messages on stderr, one write per line. */
+/* ph_log.c: server messages on stderr, one write per line; request log
+ * lines, gathered by a FastCGI worker (ph_log_buffer). */
 #include "first.h"
 #include "ph_log.h"
 #include "ph_util.h"
@@ -6,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +46,81 @@ ph_log_timestamp(char *buf, size_t n)
 	}
 }
 
+/* The lines held: up to held_max bytes, the first since held_since_us. */
+static char *held;
+static size_t held_len, held_max;
+static long long held_flush_us;
+static int64_t held_since_us;
+
+static void
+write_whole(const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(2, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* stderr gone: nothing to report it on */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* In a forked child: the lines are the parent's to write. */
+static void
+held_drop(void)
+{
+	held_len = 0;
+}
+
+void
+ph_log_buffer(size_t bytes, long long flush_ms)
+{
+	static bool registered;
+	if (bytes == held_max) {
+		held_flush_us = flush_ms * 1000;
+		return;
+	}
+	ph_log_flush();
+	free(held);
+	held = bytes ? ph_xmalloc(bytes) : NULL;
+	held_max = bytes;
+	held_flush_us = flush_ms * 1000;
+	if (bytes && !registered) {
+		pthread_atfork(NULL, NULL, held_drop);
+		atexit(ph_log_flush); /* a worker that returns with lines held */
+		registered = true;
+	}
+}
+
+void
+ph_log_flush(void)
+{
+	if (held_len > 0) {
+		size_t n = held_len;
+		held_len = 0;
+		write_whole(held, n);
+	}
+}
+
+void
+ph_log_line(const char *line, size_t len)
+{
+	int64_t now;
+	if (held_max == 0 || len > held_max) {
+		ph_log_flush();
+		write_whole(line, len);
+		return;
+	}
+	now = ph_now_us();
+	if (held_len > 0 && (held_len + len > held_max || now - held_since_us >= held_flush_us))
+		ph_log_flush();
+	if (held_len == 0)
+		held_since_us = now;
+	memcpy(held + held_len, line, len);
+	held_len += len;
+}
+
 void
 ph_log(const char *level, const char *fmt, ...)
 {
@@ -54,8 +133,7 @@ ph_log(const char *level, const char *fmt, ...)
 	va_end(ap);
 	ph_buf_init(&b);
 	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, ph_pid(), level, msg);
-	if (write(2, b.data, b.len) < 0) {
-		/* nothing to do */
-	}
+	ph_log_flush(); /* the request lines before it first */
+	write_whole(b.data, b.len);
 	ph_buf_free(&b);
 }

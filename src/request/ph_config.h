@@ -57,6 +57,7 @@ struct ph_config {
 	struct {
 		bool json;    /* the old key: true is format json */
 		char *format; /* "text" | "json" */
+		long long buffer, flush_ms; /* a FastCGI worker's lines gathered (ph_log_buffer) */
 	} log;
 	struct {
 		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue, max_task_ids;

@@ -62,7 +62,7 @@ tree_into() {
 	TREE+=("$1")
 	for t in /proc/"$1"/task/*/children; do
 		kids=()
-		read -r -a kids <"$t" 2>/dev/null
+		read -r -a kids 2>/dev/null <"$t" # (the order: a process may be gone)
 		for k in "${kids[@]}"; do tree_into "$k"; done
 	done
 }
@@ -73,7 +73,7 @@ kib_of() {
 	KIB=0
 	while read -r k v rest; do
 		if [ "$k" = "$2" ]; then KIB=$v; return; fi
-	done <"$1" 2>/dev/null
+	done 2>/dev/null <"$1"
 }
 # mem_sum FIELD PIDS...: sets MEM to the summed VmRSS (FIELD=rss) or Pss
 # (FIELD=pss) of the trees
