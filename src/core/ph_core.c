@@ -74,6 +74,9 @@ respond(struct ph_req *r, int status, const char *ctype, const struct ph_header 
 
 /* Sends msg (consumed) as the final message: the last event of an open
  * SSE stream, else a JSON response with the given status. */
+/* The largest memory for an answer's text kept from one answer to the next. */
+#define KEPT_TEXT_MAX 65536
+
 static void
 send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
 {
@@ -84,7 +87,19 @@ send_final(struct ph_req *r, int status, struct json_object *msg, const struct p
 		r->status = 200;
 		return;
 	}
-	ph_buf_init(&text);
+	/* the text of one answer at a time goes into memory kept for the next
+	 * (unless it grew large); an answer sent while one is being sent gets
+	 * its own */
+	static struct ph_buf kept;
+	static bool kept_busy;
+	bool own = kept_busy;
+	if (own) {
+		ph_buf_init(&text);
+	} else {
+		text = kept;
+		text.len = 0;
+		kept_busy = true;
+	}
 	ph_buf_reserve(&text, 1024); /* most answers fit: no growing on the way */
 	ph_json_write(&text, msg);
 	if (r->streaming) {
@@ -94,7 +109,15 @@ send_final(struct ph_req *r, int status, struct json_object *msg, const struct p
 	} else {
 		respond(r, status, "application/json", extra, text.data, text.len);
 	}
-	ph_buf_free(&text);
+	if (own || text.cap > KEPT_TEXT_MAX) {
+		ph_buf_free(&text);
+		if (!own)
+			memset(&kept, 0, sizeof kept);
+	} else {
+		kept = text;
+	}
+	if (!own)
+		kept_busy = false;
 	json_object_put(msg);
 }
 

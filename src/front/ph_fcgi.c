@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcgiapp.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -445,16 +446,34 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	      const char *body, size_t len)
 {
 	struct split_front *f = ex->front;
-	struct ph_buf b;
-	ph_buf_init(&b);
-	ph_buf_reserve(&b, 256 + len);
-	response_head(&b, status, ctype, hdrs, len);
+	size_t at = f->out.len, clen;
+	/* the head and the body go straight into f->out after room for their
+	 * record's header, filled in once the length is known (with room for
+	 * the end records, written with them) */
+	ph_buf_reserve(&f->out, 8 + 256 + len + 32);
+	ph_buf_add(&f->out, "\0\0\0\0\0\0\0\0", 8);
+	response_head(&f->out, status, ctype, hdrs, len);
 	if (len)
-		ph_buf_add(&b, body, len);
-	/* written with the end records: room for them too */
-	ph_buf_reserve(&f->out, b.len + (b.len / 65535 + 1) * 8 + 32);
-	split_stdout(f, b.data, b.len);
-	ph_buf_free(&b);
+		ph_buf_add(&f->out, body, len);
+	clen = f->out.len - at - 8;
+	if (clen <= PH_FCGI_RECORD_MAX) {
+		unsigned char *h = (unsigned char *)f->out.data + at;
+		h[0] = 1;
+		h[1] = FCGI_RECORD_STDOUT;
+		h[2] = (unsigned char)(f->sp->rid >> 8);
+		h[3] = (unsigned char)f->sp->rid;
+		h[4] = (unsigned char)(clen >> 8);
+		h[5] = (unsigned char)clen;
+	} else {
+		/* more than one record holds: cut into records */
+		struct ph_buf b;
+		ph_buf_init(&b);
+		ph_buf_add(&b, f->out.data + at + 8, clen);
+		f->out.len = at;
+		ph_buf_reserve(&f->out, clen + (clen / PH_FCGI_RECORD_MAX + 1) * 8 + 32);
+		split_stdout(f, b.data, b.len);
+		ph_buf_free(&b);
+	}
 	return f->failed ? -1 : 0;
 }
 
@@ -562,18 +581,31 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp)
  * read under the deadlines. */
 #define PEEK_MAX 16384
 
-enum waiting { WAIT_PART, WAIT_WHOLE, WAIT_SPLIT, WAIT_GONE };
+enum waiting { WAIT_PART, WAIT_WHOLE, WAIT_SPLIT, WAIT_GONE, WAIT_SILENT };
 
 /* What of the next request waits on fd, looked at without taking it
  * (MSG_PEEK): part of it, all of it (libfcgi reads it without deadlines),
  * or all of a simple one on a fresh connection, then split into *sp and
- * taken off fd (WAIT_GONE: taking it failed). */
+ * taken off fd (WAIT_GONE: taking it failed). A fresh connection with
+ * nothing on it yet (the web server connected and has not written: common
+ * on TCP) is given params_ms for its first bytes, by poll, and looked at
+ * again; WAIT_SILENT: none came. */
 static enum waiting
-request_waiting(int fd, bool fresh, struct ph_fcgi_split *sp)
+request_waiting(int fd, bool fresh, long long params_ms, struct ph_fcgi_split *sp)
 {
 	static unsigned char buf[PEEK_MAX];
 	ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
 	size_t got = 0;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && fresh) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int rc;
+		do
+			rc = poll(&p, 1, params_ms > INT_MAX ? INT_MAX : (int)params_ms);
+		while (rc < 0 && errno == EINTR);
+		if (rc == 0)
+			return WAIT_SILENT;
+		n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	}
 	if (n <= 0 || !ph_fcgi_request_whole(buf, (size_t)n))
 		return WAIT_PART;
 	if (!fresh || !ph_fcgi_request_split(buf, (size_t)n, sp))
@@ -864,6 +896,13 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 
 static const struct ph_front_ops late_ops = {.param = late_param, .respond = late_respond};
 
+static void
+log_params_late(long long params_ms)
+{
+	ph_log("warning", "a FastCGI request's parameters took over %lld ms (http.params_timeout_ms); "
+			  "connection closed", params_ms);
+}
+
 /* Reads the next request's parameters (FCGX_Accept_r) from the connection
  * take_connection gave, within params_ms unless it waited whole
  * (request_waiting). Returns true when a request is ready; false when it
@@ -886,8 +925,7 @@ read_params(FCGX_Request *req, long long params_ms, bool whole)
 	deadline_kept = -1;
 	req->detached = 0;
 	if (rc != 0 && late) {
-		ph_log("warning", "a FastCGI request's parameters took over %lld ms "
-				  "(http.params_timeout_ms); connection closed", params_ms);
+		log_params_late(params_ms);
 		if (req->requestId != 0 && keep >= 0) {
 			struct late l = {keep, req->requestId};
 			struct ph_exchange ex;
@@ -923,6 +961,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	bool fresh;
 	enum waiting w;
 	unsigned burst = 0;
+	long long params_ms;
 
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
@@ -982,8 +1021,11 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		} else {
 			burst++;
 		}
-		w = request_waiting(req.ipcFd, fresh, &split_req);
-		if (w == WAIT_GONE) {
+		params_ms = *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS;
+		w = request_waiting(req.ipcFd, fresh, params_ms, &split_req);
+		if (w == WAIT_SILENT)
+			log_params_late(params_ms);
+		if (w == WAIT_GONE || w == WAIT_SILENT) {
 			close(req.ipcFd);
 			req.ipcFd = -1;
 			continue;
@@ -992,8 +1034,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			int fd = req.ipcFd;
 			req.ipcFd = -1; /* ours now, not libfcgi's */
 			serve_split(*srv, fd, &split_req);
-		} else if (read_params(&req, *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS,
-				       w == WAIT_WHOLE)) {
+		} else if (read_params(&req, params_ms, w == WAIT_WHOLE)) {
 			serve_one(*srv, &req, w == WAIT_WHOLE);
 		} else {
 			continue;

@@ -41,6 +41,21 @@ jp_ws(struct jp *j)
 		j->p++;
 }
 
+/* The bytes a string's text may hold as they are, in the parser (printable
+ * ASCII but the quote and the backslash) and in the printer (the same: what
+ * it escapes is the quote, the backslash and control characters). */
+#define PLAIN_ROW(a) a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a
+static const unsigned char plain_byte[256] = {
+	PLAIN_ROW(0), PLAIN_ROW(0),                                                          /* 0x00-0x1f */
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                                        /* 0x20-0x2f: '"' */
+	PLAIN_ROW(1), PLAIN_ROW(1),                                                          /* 0x30-0x4f */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,                                        /* 0x50-0x5f: '\\' */
+	PLAIN_ROW(1), PLAIN_ROW(1),                                                          /* 0x60-0x7f */
+	PLAIN_ROW(0), PLAIN_ROW(0), PLAIN_ROW(0), PLAIN_ROW(0),                              /* 0x80-0xbf */
+	PLAIN_ROW(0), PLAIN_ROW(0), PLAIN_ROW(0), PLAIN_ROW(0),                              /* 0xc0-0xff */
+};
+#undef PLAIN_ROW
+
 /* Length of the RFC 3629 UTF-8 sequence at p (its lead byte >= 0x80), or 0. */
 static size_t
 utf8_seq(const unsigned char *p, const unsigned char *end)
@@ -125,12 +140,12 @@ jp_string(struct jp *j, size_t *len)
 	const unsigned char *p = ++j->p, *run;
 	/* the common case: no escape, so the text is the value */
 	while (p < j->end && *p != '"' && *p != '\\') {
-		if (*p < 0x20)
-			return NULL;
-		if (*p < 0x80) {
+		if (plain_byte[*p]) {
 			p++;
 			continue;
 		}
+		if (*p < 0x20)
+			return NULL;
 		size_t n = utf8_seq(p, j->end);
 		if (n == 0)
 			return NULL;
@@ -547,12 +562,13 @@ write_str(struct ph_buf *b, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t run = 0;
+	ph_buf_reserve(b, len + 2);
 	ph_buf_addc(b, '"');
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)str[i];
 		char esc[6];
 		size_t n = 2;
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (plain_byte[c] || c >= 0x80)
 			continue;
 		ph_buf_add(b, str + run, i - run);
 		run = i + 1;
@@ -594,11 +610,12 @@ ph_json_write(struct ph_buf *b, struct json_object *o)
 		return;
 	case json_type_int:
 		/* json-c keeps an integer as int64 or, past INT64_MAX, uint64 */
-		if (json_object_get_int64(o) == INT64_MAX && json_object_get_uint64(o) > (uint64_t)INT64_MAX)
+		if (json_object_get_int64(o) == INT64_MAX && json_object_get_uint64(o) > (uint64_t)INT64_MAX) {
 			n = snprintf(num, sizeof num, "%" PRIu64, json_object_get_uint64(o));
-		else
-			n = snprintf(num, sizeof num, "%" PRId64, json_object_get_int64(o));
-		ph_buf_add(b, num, (size_t)n);
+			ph_buf_add(b, num, (size_t)n);
+		} else {
+			ph_buf_addint(b, json_object_get_int64(o));
+		}
 		return;
 	case json_type_string:
 		write_str(b, json_object_get_string(o), (size_t)json_object_get_string_len(o));

@@ -20,7 +20,7 @@
 #define FCGI_PARAMS 4
 #define FCGI_STDIN 5
 #define FCGI_STDOUT 6
-#define FCGI_RECORD_MAX 65535
+#define FCGI_RECORD_MAX PH_FCGI_RECORD_MAX
 /* The longest a write on the connection may block. */
 #define SEND_TIMEOUT_S 5
 

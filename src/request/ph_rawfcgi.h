@@ -27,6 +27,8 @@ bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
  * length of each name in nlen) and its body, in one block of memory (mem)
  * that the next split reuses; zero the struct before the first and release
  * the block with ph_fcgi_split_free. */
+/* The most a FastCGI record holds. */
+#define PH_FCGI_RECORD_MAX 65535
 #define PH_FCGI_SPLIT_LENS 32 /* names this long or longer share the last list */
 struct ph_fcgi_split {
 	unsigned rid;     /* its request id */

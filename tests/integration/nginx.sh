@@ -24,4 +24,18 @@ STATUS=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: applic
 is "$STATUS" 404 "only exactly /mcp reaches Phantom"
 
 grep -q 'status=200' "$PH_LOG"; ok "Phantom logged the requests on stderr"
+
+# an answer larger than one FastCGI record (65535 bytes) arrives whole
+mkdir -p "$T_DIR/big"
+head -c 300000 /dev/urandom | base64 -w 0 >"$T_DIR/big/big.txt"
+test_conf "$T_DIR/big.yaml" nginx-big 'workers: 1' 'limits: { resource_bytes: 1000000 }' \
+	'resources:' "  - { uri: \"info://big\", name: big, file: $T_DIR/big/big.txt }"
+phantom_unix "$T_DIR/big.yaml" || { echo "not ok - phantom with a large resource starts"; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok - nginx starts"; exit 1; }
+for i in 1 2 3; do
+	mpost "$NGINX_URL" "$i" resources/read '{"uri":"info://big"}'
+	is "$STATUS/$(jqr '.result.contents[0].text' | tr -d '\n' | sha256sum | cut -c1-64)" \
+		"200/$(sha256sum <"$T_DIR/big/big.txt" | cut -c1-64)" "a 400 KB answer, in several records, arrives whole ($i)"
+done
+still_serving "$NGINX_URL" "large answers"
 done_testing
