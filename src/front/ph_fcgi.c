@@ -400,6 +400,7 @@ struct split_front {
 	struct ph_buf out;    /* records not yet written */
 	bool failed;          /* a write failed: the peer is gone */
 	bool handed_off;
+	bool tcp;             /* a TCP connection, still with Nagle's algorithm */
 };
 
 #define FCGI_RECORD_STDOUT 6
@@ -477,11 +478,25 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	return f->failed ? -1 : 0;
 }
 
+/* A stream writes a little at a time: on TCP those writes must not wait
+ * for acknowledgements (a plain answer is one write and the shutdown that
+ * follows sends it at once, so it does without). */
+static void
+split_nodelay(struct split_front *f)
+{
+	int one = 1;
+	if (f->tcp) {
+		setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		f->tcp = false;
+	}
+}
+
 static int
 split_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
 {
 	struct split_front *f = ex->front;
 	struct ph_buf b;
+	split_nodelay(f);
 	ph_buf_init(&b);
 	head(&b, 200, "text/event-stream", hdrs);
 	ph_buf_adds(&b, "\r\n");
@@ -524,6 +539,7 @@ static int
 split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct split_front *f = ex->front;
+	split_nodelay(f); /* the hub's writes are a stream's */
 	if (ph_hub_fd < 0 || split_flush(f) != 0 || handoff_to_hub(f->fd, f->sp->rid, desc, len) != 0)
 		return -1;
 	f->handed_off = true;
@@ -545,7 +561,7 @@ static const struct ph_front_ops split_ops = {
  * the end records and close_drain, or, when the hub has taken the
  * connection, only our copy closed. */
 static void
-serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp)
+serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
 {
 	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
 	struct split_front f;
@@ -553,6 +569,7 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp)
 	memset(&f, 0, sizeof f);
 	f.sp = sp;
 	f.fd = fd;
+	f.tcp = tcp;
 	ph_buf_init(&f.out);
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &split_ops;
@@ -812,14 +829,24 @@ peer_allowed(int fd)
 	return false;
 }
 
+/* As libfcgi does on TCP for the requests it reads: the peer answers
+ * nothing, so Nagle's algorithm only delays. */
+static void
+nodelay(int fd, bool tcp)
+{
+	int one = 1;
+	if (tcp)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 /* Takes a connection off the listening socket for libfcgi, which would
  * otherwise accept and then read the parameters with no bound on the time.
  * Returns 1 with req->ipcFd set (or kept from the last request,
  * FCGI_KEEP_CONN), 0 when none was waiting, -1 when accept failed. */
 static int
-take_connection(FCGX_Request *req, int listen_fd, bool tcp)
+take_connection(FCGX_Request *req, int listen_fd)
 {
-	int fd, one = 1;
+	int fd;
 	if (req->ipcFd >= 0)
 		return 1;
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -835,9 +862,6 @@ take_connection(FCGX_Request *req, int listen_fd, bool tcp)
 		close(fd);
 		return 0;
 	}
-	/* as libfcgi does on TCP: the peer answers nothing, so Nagle only delays */
-	if (tcp)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	req->ipcFd = fd;
 	req->keepConnection = 1; /* FCGX_Accept_r's first FCGX_Finish_r keeps fd */
 	return 1;
@@ -1001,7 +1025,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		 * connections. A kept connection waits for poll as before. */
 		rc = 0;
 		if (fresh && drain_end == 0 && burst < ACCEPT_BURST) {
-			rc = take_connection(&req, r->listen_fd, tcp);
+			rc = take_connection(&req, r->listen_fd);
 			if (rc < 0)
 				return 1;
 		}
@@ -1013,7 +1037,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 				return 1;
 			if (rc == 0)
 				continue;
-			rc = take_connection(&req, r->listen_fd, tcp);
+			rc = take_connection(&req, r->listen_fd);
 			if (rc < 0)
 				return 1;
 			if (rc == 0)
@@ -1033,11 +1057,13 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		if (w == WAIT_SPLIT) {
 			int fd = req.ipcFd;
 			req.ipcFd = -1; /* ours now, not libfcgi's */
-			serve_split(*srv, fd, &split_req);
-		} else if (read_params(&req, params_ms, w == WAIT_WHOLE)) {
-			serve_one(*srv, &req, w == WAIT_WHOLE);
+			serve_split(*srv, fd, &split_req, tcp);
 		} else {
-			continue;
+			if (fresh)
+				nodelay(req.ipcFd, tcp);
+			if (!read_params(&req, params_ms, w == WAIT_WHOLE))
+				continue;
+			serve_one(*srv, &req, w == WAIT_WHOLE);
 		}
 		served++;
 		if (ph_served_counter)
