@@ -278,7 +278,7 @@ handler_result(struct ph_req *r, const struct ph_prompt *p, struct json_object *
 	struct json_object *empty = args ? NULL : json_object_new_object(), *res;
 	struct ph_invocation inv;
 	char label[200];
-	snprintf(label, sizeof label, "prompt %s", p->name);
+	ph_label(label, sizeof label, "prompt", p->name);
 	memset(&inv, 0, sizeof inv);
 	inv.kind = "prompt";
 	inv.label = label;

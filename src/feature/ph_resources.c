@@ -541,7 +541,7 @@ read_by_handler(struct ph_req *r, const struct ph_handler *h, const char *uri, s
 	struct json_object *res;
 	char label[300];
 	enum read_rc rc;
-	snprintf(label, sizeof label, "resource %s", uri);
+	ph_label(label, sizeof label, "resource", uri);
 	memset(&inv, 0, sizeof inv);
 	inv.kind = "resource";
 	inv.label = label;

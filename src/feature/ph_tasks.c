@@ -81,7 +81,7 @@ ph_tasks_refuse(struct ph_req *r, const struct ph_tool *t, struct ph_outcome *o)
 	char what[200];
 	if (t->task != PH_TASK_REQUIRED || declared(r))
 		return false;
-	snprintf(what, sizeof what, "tool %s", t->name);
+	ph_label(what, sizeof what, "tool", t->name);
 	missing_extension(o, what);
 	return true;
 }

@@ -339,7 +339,7 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		return;
 	if (!check_param_headers(r, t, given, o))
 		return;
-	snprintf(label, sizeof label, "tool %s", t->name);
+	ph_label(label, sizeof label, "tool", t->name);
 
 	/* defaults first, then validation; a failure is for the model to read.
 	 * The defaults go into a copy: the request keeps what the client sent

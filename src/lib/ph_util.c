@@ -154,6 +154,22 @@ ph_buf_reserve(struct ph_buf *b, size_t extra)
 }
 
 void
+ph_label(char *buf, size_t n, const char *kind, const char *name)
+{
+	size_t k = strlen(kind), m = strlen(name), w = 0;
+	if (n == 0)
+		return;
+	for (const char *part[] = {kind, " ", name}, **q = part; q < part + 3; q++) {
+		size_t l = q == part ? k : q == part + 1 ? 1 : m;
+		if (l > n - 1 - w)
+			l = n - 1 - w;
+		memcpy(buf + w, *q, l);
+		w += l;
+	}
+	buf[w] = '\0';
+}
+
+void
 ph_buf_printf(struct ph_buf *b, const char *fmt, ...)
 {
 	va_list ap, ap2;

@@ -60,6 +60,10 @@ char *ph_buf_steal(struct ph_buf *b);
  * full (again once it is writable), -1 when the write failed (errno). */
 int ph_buf_write(int fd, struct ph_buf *b, size_t *off);
 
+/* "KIND NAME" into buf of n bytes, cut as snprintf cuts (the label of a
+ * handler call in log lines), without printf. */
+void ph_label(char *buf, size_t n, const char *kind, const char *name);
+
 /* strtonum-like: parses a whole decimal string within [min, max].
  * Returns 0 and stores the value, or -1 with *err set to a static message. */
 int ph_strtonum(const char *s, long long min, long long max, long long *out,

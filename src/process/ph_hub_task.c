@@ -525,7 +525,7 @@ sup_main(struct ph_server *srv, const struct ph_tool *tool, const char *id, int 
 	s.reply = reply;
 	ph_buf_init(&s.more);
 	snprintf(s.id, sizeof s.id, "%s", id);
-	snprintf(s.label, sizeof s.label, "tool %s", tool->name);
+	ph_label(s.label, sizeof s.label, "tool", tool->name);
 	timeout = tool->h.exec.timeout_ms > 0 ? tool->h.exec.timeout_ms : srv->conf->tasks.timeout_ms;
 	s.deadline_us = ph_now_us() + timeout * 1000;
 	if (getppid() == 1 || (rec = edit_record(s.dir, id, edit_started, NULL)) == NULL)

@@ -13,6 +13,7 @@
 #include "tap.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -436,10 +437,14 @@ main(void)
 		struct tm tm;
 		bool same = false;
 		for (int i = 0; i < 3 && !same; i++) {
-			t0 = time(NULL);
+			/* the clock the timestamp reads: time() lags it by up to a tick */
+			struct timeval tv;
+			gettimeofday(&tv, NULL);
+			t0 = tv.tv_sec;
 			ph_log_timestamp(ts, sizeof ts);
 			ph_log_timestamp(ts, sizeof ts); /* the second one from the kept date */
-			t1 = time(NULL);
+			gettimeofday(&tv, NULL);
+			t1 = tv.tv_sec;
 			gmtime_r(&t0, &tm);
 			strftime(a, sizeof a, "%Y-%m-%dT%H:%M:%S.", &tm);
 			gmtime_r(&t1, &tm);
@@ -479,6 +484,15 @@ main(void)
 	ph_buf_addint(&b, INT64_MAX);
 	is_str(b.data, "0 -42 -9223372036854775808 9223372036854775807", "buf addint: as %%lld prints");
 	ph_buf_free(&b);
+	{
+		char lab[8];
+		ph_label(lab, sizeof lab, "tool", "echo");
+		is_str(lab, "tool ec", "label: cut as snprintf cuts");
+		ph_label(lab, sizeof lab, "ab", "c");
+		is_str(lab, "ab c", "label: kind, a space, the name");
+		ph_label(lab, 3, "tool", "x");
+		is_str(lab, "to", "label: cut inside the kind");
+	}
 	test_fcgi_whole();
 	test_fcgi_split();
 	test_json_parser();
