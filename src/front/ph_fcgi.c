@@ -690,8 +690,9 @@ draining(struct ph_server **srv, bool own_reload, int64_t *end)
 /* Waits for a connection on the listening socket, running persistent
  * handlers' turns (their exits and idle ends) meanwhile; the only place stop
  * and reload signals are delivered (open_mask). drain_end > 0: stopping is
- * delayed until then; idle: no connection was waiting (the request log
- * lines held are written first). Returns 1 when a connection is waiting, 0
+ * delayed until then; idle: no connection was waiting (else poll looks
+ * without waiting first). Before it waits, the request log lines held are
+ * written. Returns 1 when a connection is waiting, 0
  * to look again (a signal, a handler's turn, stopping), -1 when the socket
  * failed. */
 static int
@@ -715,9 +716,16 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool 
 		ts = (struct timespec){ms / 1000, (long)(ms % 1000) * 1000000L};
 		tsp = &ts;
 	}
-	if (idle)
+	rc = 0;
+	if (!idle) {
+		/* the round after ACCEPT_BURST connections: one may wait */
+		struct timespec zero = {0, 0};
+		rc = ppoll(pf, n, &zero, open_mask);
+	}
+	if (rc == 0) {
 		ph_log_flush(); /* no connection waits: the request lines held go out */
-	rc = ppoll(pf, n, tsp, open_mask);
+		rc = ppoll(pf, n, tsp, open_mask);
+	}
 	if (rc < 0) {
 		if (errno == EINTR)
 			return 0;
