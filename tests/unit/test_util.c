@@ -157,6 +157,7 @@ test_fcgi_split(void)
 	rec_data(&b, 5, NULL, 0); /* the body before the parameters' end */
 	rec_data(&b, 4, NULL, 0);
 	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: records out of order");
+	ph_fcgi_split_free(&sp); /* what the refused ones kept for the next */
 	ph_buf_free(&b);
 }
 
