@@ -21,9 +21,11 @@
 # BENCH_UNIX=0 skips that part). RSS is the peak sum of every process of a side (nginx included),
 # sampled every 0.2 s. CPU is the time the side's FastCGI processes (and
 # what they ran), nginx left out, spent a request: the figure other load on
-# the machine disturbs least. BENCH_ROUNDS (default 1) runs every target
+# the machine disturbs least. BENCH_ROUNDS (default 3) runs every target
 # that many times, alternating, and keeps each target's best round (its
-# memory figures are the first round's). The peer's npm packages are installed into
+# memory figures are the first round's); with several rounds the module's
+# ratios to the ceiling are also given as the median of the rounds' ratios
+# (each round runs the ceiling just before the module). The peer's npm packages are installed into
 # $PHANTOM_TEST_CACHE (default ~/.cache/phantom-tests) when missing; set
 # PEER_SERVER to the v2-server.mjs to use (default ../shared/tools/...).
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
@@ -131,7 +133,7 @@ HZ=$(getconf CLK_TCK)
 # wrk with memory sampling; stores "rps p50 p99 rss rss_noweb pss cpu_us"
 # in R[LABEL] (cpu_us: CPU microseconds a request of PIDS' trees), unless
 # an earlier round of LABEL was faster
-declare -A R
+declare -A R ALL # ALL[LABEL]: the req/s of every round, in order
 run() {
 	local label=$1 url=$2 method=$3 name=$4 args=$5 web=$6 body check sp out c0 c1 cpu; shift 6
 	if [ "$method" = resources/read ]; then body="{\"uri\":\"$name\"}"; else body="{\"name\":\"$name\",\"arguments\":$args}"; fi
@@ -152,6 +154,7 @@ run() {
 	c1=$(cpu_ticks "$@")
 	kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
 	set -- $out
+	ALL[$label]="${ALL[$label]:-} ${2:-0}"
 	{ [ "${5:-1}" != 0 ] || [ "${6:-1}" != 0 ]; } && echo "bench: $label: non-2xx=$5 socket errors=$6" >&2
 	cpu=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="${7:-0}" 'BEGIN { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print 0 }')
 	if [ -z "${R[$label]:-}" ]; then
@@ -249,7 +252,7 @@ IDLE_PEER=0
 [ -n "$PEER_URL" ] && IDLE_PEER=$(mem_kib rss "$PEER_PID")
 
 echo "bench: $W FastCGI workers, wrk -t2 -c$CONNS -d${SECS}s, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-for round in $(seq "${BENCH_ROUNDS:-1}"); do
+for round in $(seq "${BENCH_ROUNDS:-3}"); do
 run ceiling "$CEIL_URL" tools/call echo '{"text":"hi"}' "$CEIL_NGINX" $TRIV_PIDS
 run module "$PH_URL" tools/call echo '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
 run script "$PH_URL" tools/call echo_script '{"text":"hi"}' "$PH_NGINX" "$PH_PID"
@@ -289,14 +292,28 @@ if [ -n "$PEER_URL" ]; then row peer_tool "$IDLE_PEER"; row peer_resource "$IDLE
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
 col() { local c=$2; set -- ${R[$1]:-0 0 0 0 0 0 0}; echo "${!c}"; }
+# paired A B: A / B in each round (B runs just before A in a round, so the
+# two see the same machine), as "MEDIAN (round 1, round 2, ...)"
+paired() {
+	local a=(${ALL[$1]:-}) b=(${ALL[$2]:-}) rs=() i med
+	for i in "${!a[@]}"; do rs+=("$(ratio "${a[$i]}" "${b[$i]:-0}")"); done
+	[ "${#rs[@]}" -gt 0 ] || { echo n/a; return; }
+	med=$(printf '%s\n' "${rs[@]}" | sort -n | awk '{ v[NR] = $1 } END {
+		printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	echo "$med ($(printf '%s, ' "${rs[@]}" | sed 's/, $//'))"
+}
 maxcol() { local c=$1 m=0 v; shift; for l in "$@"; do v=$(col "$l" "$c"); [ "$v" -gt "$m" ] 2>/dev/null && m=$v; done; echo "$m"; }
 echo
 echo "module tools/call / ceiling      $(ratio "$(col module 1)" "$(col ceiling 1)")   (target >= 0.95)"
+[ "${BENCH_ROUNDS:-3}" -gt 1 ] &&
+	echo "  the same, median of the rounds  $(paired module ceiling)"
 echo "CPU a request, module / ceiling  $(ratio "$(col module 7)" "$(col ceiling 7)")"
 echo "persistent Python / per-call Python  $(ratio "$(col py_warm 1)" "$(col py_once 1)")   (target >= 30)"
 echo "persistent Python / module       $(ratio "$(col py_warm 1)" "$(col module 1)")"
 if [ "${BENCH_UNIX:-1}" != 0 ]; then
 	echo "unix socket: module / ceiling    $(ratio "$(col module_unix 1)" "$(col ceiling_unix 1)")   (target >= 0.95)"
+	[ "${BENCH_ROUNDS:-3}" -gt 1 ] &&
+		echo "  the same, median of the rounds  $(paired module_unix ceiling_unix)"
 	echo "unix socket: CPU a request, module / ceiling  $(ratio "$(col module_unix 7)" "$(col ceiling_unix 7)")"
 	echo "unix socket: persistent Python / module  $(ratio "$(col py_warm_unix 1)" "$(col module_unix 1)")"
 	echo "unix socket / TCP, ceiling       $(ratio "$(col ceiling_unix 1)" "$(col ceiling 1)")"
