@@ -369,24 +369,6 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 
 static void close_drain(int fd);
 
-/* Writes n bytes at p on fd, blocking (EPIPE comes back: SIGPIPE is
- * ignored). Returns 0, or -1 once a write failed. */
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* ---- a simple request, read and answered without libfcgi -------------------
  * A request that waits whole and simple (ph_fcgi_request_split) is taken off
  * the connection in one read and answered with records written here, one
@@ -429,7 +411,7 @@ split_read(struct ph_exchange *ex, char *buf, size_t len)
 static int
 split_flush(struct split_front *f)
 {
-	if (!f->failed && f->out.len > 0 && write_all(f->fd, f->out.data, f->out.len) != 0)
+	if (!f->failed && f->out.len > 0 && ph_write_all(f->fd, f->out.data, f->out.len) != 0)
 		f->failed = true;
 	ph_buf_reset(&f->out);
 	return f->failed ? -1 : 0;
@@ -478,17 +460,24 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	return f->failed ? -1 : 0;
 }
 
+/* As libfcgi does on TCP for the requests it reads: the peer answers
+ * nothing, so Nagle's algorithm only delays. */
+static void
+nodelay(int fd, bool tcp)
+{
+	int one = 1;
+	if (tcp)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 /* A stream writes a little at a time: on TCP those writes must not wait
  * for acknowledgements (a plain answer is one write and the shutdown that
  * follows sends it at once, so it does without). */
 static void
 split_nodelay(struct split_front *f)
 {
-	int one = 1;
-	if (f->tcp) {
-		setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		f->tcp = false;
-	}
+	nodelay(f->fd, f->tcp);
+	f->tcp = false;
 }
 
 static int
@@ -650,6 +639,15 @@ static const struct ph_front_ops fcgi_ops = {
 	.handoff = fcgi_handoff,
 };
 
+/* The request log as the configuration says (a worker under a master
+ * takes a new configuration as a new process). */
+static void
+log_buffer(const struct ph_server *srv)
+{
+	if (srv)
+		ph_log_buffer((size_t)srv->conf->log.buffer, srv->conf->log.flush_ms);
+}
+
 static void
 reload_in_place(struct ph_server **srv, const char *path)
 {
@@ -665,6 +663,7 @@ reload_in_place(struct ph_server **srv, const char *path)
 	ph_metrics_reloaded();
 	ph_log("notice", "configuration reloaded");
 	ph_persist_prestart(*srv);
+	log_buffer(*srv);
 }
 
 /* Asked to stop: a single process (own_reload) with http.drain_ms goes on
@@ -837,16 +836,6 @@ peer_allowed(int fd)
 	return false;
 }
 
-/* As libfcgi does on TCP for the requests it reads: the peer answers
- * nothing, so Nagle's algorithm only delays. */
-static void
-nodelay(int fd, bool tcp)
-{
-	int one = 1;
-	if (tcp)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
 /* Takes a connection off the listening socket for libfcgi, which would
  * otherwise accept and then read the parameters with no bound on the time.
  * Returns 1 with req->ipcFd set (or kept from the last request,
@@ -1016,6 +1005,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
 	ph_persist_prestart(*srv);
+	log_buffer(*srv);
 	for (;;) {
 		if (ph_stop_requested && !draining(srv, own_reload, &drain_end))
 			break;
@@ -1024,8 +1014,6 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			if (own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
-		if (*srv)
-			ph_log_buffer((size_t)(*srv)->conf->log.buffer, (*srv)->conf->log.flush_ms);
 		fresh = req.ipcFd < 0;
 		/* Under load a connection is already waiting and is taken without
 		 * asking poll first; poll, the only place stop and reload signals
@@ -1118,7 +1106,7 @@ cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct 
 	ph_buf_init(&b);
 	response_head(&b, status, ctype, hdrs, len);
 	ph_buf_add(&b, body, len);
-	rc = write_all(1, b.data, b.len);
+	rc = ph_write_all(1, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;
 }
@@ -1132,7 +1120,7 @@ cgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
 	ph_buf_init(&b);
 	head(&b, 200, "text/event-stream", hdrs);
 	ph_buf_adds(&b, "\r\n");
-	rc = write_all(1, b.data, b.len);
+	rc = ph_write_all(1, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;
 }
@@ -1147,7 +1135,7 @@ cgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	ph_buf_adds(&b, "event: message\ndata: ");
 	ph_buf_add(&b, json, len);
 	ph_buf_adds(&b, "\n\n");
-	rc = write_all(1, b.data, b.len);
+	rc = ph_write_all(1, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;
 }
@@ -1156,7 +1144,7 @@ static int
 cgi_stream_ping(struct ph_exchange *ex)
 {
 	(void)ex;
-	return write_all(1, ": keepalive\n\n", 13);
+	return ph_write_all(1, ": keepalive\n\n", 13);
 }
 
 static const struct ph_front_ops cgi_ops = {

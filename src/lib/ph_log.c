@@ -52,20 +52,6 @@ static size_t held_len, held_max;
 static long long held_flush_us;
 static int64_t held_since_us;
 
-static void
-write_whole(const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(2, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* stderr gone: nothing to report it on */
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* In a forked child: the lines are the parent's to write. */
 static void
 held_drop(void)
@@ -99,7 +85,7 @@ ph_log_flush(void)
 	if (held_len > 0) {
 		size_t n = held_len;
 		held_len = 0;
-		write_whole(held, n);
+		(void)ph_write_all(2, held, n);
 	}
 }
 
@@ -109,7 +95,7 @@ ph_log_line(const char *line, size_t len)
 	int64_t now;
 	if (held_max == 0 || len > held_max) {
 		ph_log_flush();
-		write_whole(line, len);
+		(void)ph_write_all(2, line, len); /* stderr gone: nothing to report it on */
 		return;
 	}
 	now = ph_now_us();
@@ -134,6 +120,6 @@ ph_log(const char *level, const char *fmt, ...)
 	ph_buf_init(&b);
 	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, ph_pid(), level, msg);
 	ph_log_flush(); /* the request lines before it first */
-	write_whole(b.data, b.len);
+	(void)ph_write_all(2, b.data, b.len);
 	ph_buf_free(&b);
 }

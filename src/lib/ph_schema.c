@@ -74,6 +74,7 @@ struct ph_schema {
 	struct node **nodes;
 	size_t n;
 	struct node *root;
+	bool has_defaults; /* a node has a "default" */
 };
 
 /* ---- JSON helpers ---------------------------------------------------------- */
@@ -907,6 +908,8 @@ ph_schema_compile(struct json_object *schema, char *err, size_t errsz)
 		ph_schema_free(s);
 		return NULL;
 	}
+	for (size_t i = 0; i < s->n; i++)
+		s->has_defaults = s->has_defaults || s->nodes[i]->def != NULL;
 	return s;
 }
 
@@ -958,10 +961,7 @@ defaults_node(struct node *n, struct json_object *inst, int depth)
 bool
 ph_schema_has_defaults(const struct ph_schema *s)
 {
-	for (size_t i = 0; s != NULL && i < s->n; i++)
-		if (s->nodes[i]->def != NULL)
-			return true;
-	return false;
+	return s != NULL && s->has_defaults;
 }
 
 void

@@ -153,6 +153,22 @@ ph_buf_reserve(struct ph_buf *b, size_t extra)
 	buf_reserve(b, extra);
 }
 
+int
+ph_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 void
 ph_label(char *buf, size_t n, const char *kind, const char *name)
 {

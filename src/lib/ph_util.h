@@ -60,6 +60,10 @@ char *ph_buf_steal(struct ph_buf *b);
  * full (again once it is writable), -1 when the write failed (errno). */
 int ph_buf_write(int fd, struct ph_buf *b, size_t *off);
 
+/* Writes all n bytes at p on fd, retrying short and interrupted writes.
+ * Returns 0, or -1 with errno once a write failed. */
+int ph_write_all(int fd, const void *p, size_t n);
+
 /* "KIND NAME" into buf of n bytes, cut as snprintf cuts (the label of a
  * handler call in log lines), without printf. */
 void ph_label(char *buf, size_t n, const char *kind, const char *name);

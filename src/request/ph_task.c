@@ -108,22 +108,6 @@ ph_task_load(const char *dir, const char *id)
 	return rec;
 }
 
-/* Writes all of p, retrying short writes. Returns 0, or -1 with errno. */
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int
 ph_task_save(const char *dir, struct json_object *rec)
 {
@@ -141,7 +125,7 @@ ph_task_save(const char *dir, struct json_object *rec)
 	tmp = ph_xasprintf("%s/.%s.%d.tmp", dir, id, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd >= 0) {
-		rc = write_all(fd, text, len);
+		rc = ph_write_all(fd, text, len);
 		e = errno;
 		if (close(fd) != 0 && rc == 0) {
 			rc = -1;
