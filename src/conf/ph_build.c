@@ -28,6 +28,15 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	json_object_object_add(s->server_info, "version", json_object_new_string(conf->server.version));
 	if (conf->server.title)
 		json_object_object_add(s->server_info, "title", json_object_new_string(conf->server.title));
+	{
+		struct ph_buf b;
+		ph_buf_init(&b);
+		ph_buf_adds(&b, "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":");
+		ph_json_write(&b, s->server_info);
+		ph_buf_addc(&b, '}');
+		s->server_info_meta = b.data;
+		s->server_info_meta_len = b.len;
+	}
 	return s;
 }
 
@@ -39,6 +48,7 @@ ph_server_free(struct ph_server *s)
 	/* persistent handlers run the programs of this configuration */
 	ph_persist_shutdown();
 	json_object_put(s->server_info);
+	free(s->server_info_meta);
 	ph_conf_free(s->conf);
 	free(s);
 }

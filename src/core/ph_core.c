@@ -72,17 +72,76 @@ respond(struct ph_req *r, int status, const char *ctype, const struct ph_header 
 		r->ex->cancelled = 1;
 }
 
-/* Sends msg (consumed) as the final message: the last event of an open
- * SSE stream, else a JSON response with the given status. */
 /* The largest memory for an answer's text kept from one answer to the next. */
 #define KEPT_TEXT_MAX 65536
 
+/* _meta["io.modelcontextprotocol/serverInfo"] on a 2026-07-28 result. */
 static void
-send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
+add_server_info(const struct ph_server *srv, struct json_object *res)
+{
+	struct json_object *meta = ph_jget(res, "_meta");
+	if (meta == NULL) {
+		meta = json_object_new_object();
+		ph_jset(res, "_meta", meta);
+	}
+	ph_jset(meta, META_SERVERINFO, json_object_get(srv->server_info));
+}
+
+/* The JSON-RPC response carrying res (taken) for id (borrowed). */
+static struct json_object *
+result_message(struct json_object *id, struct json_object *res)
+{
+	struct json_object *msg = json_object_new_object();
+	/* three names new to a new object, kept by the program: json-c
+	 * neither looks them up nor copies them */
+	const unsigned f = JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY;
+	json_object_object_add_ex(msg, "jsonrpc", json_object_new_string("2.0"), f);
+	json_object_object_add_ex(msg, "id", json_object_get(id), f);
+	json_object_object_add_ex(msg, "result", res, f);
+	return msg;
+}
+
+/* The text of result_message(id, res), written without building it; with
+ * srv, res (an object with no _meta) also gets the member
+ * "_meta": {"io.modelcontextprotocol/serverInfo": ...} at its end, as
+ * add_server_info would add it. */
+static void
+write_result(struct ph_buf *b, struct json_object *id, struct json_object *res,
+	     const struct ph_server *srv)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
+	size_t at;
+	ph_buf_add(b, head, sizeof head - 1);
+	ph_json_write(b, id);
+	ph_buf_add(b, mid, sizeof mid - 1);
+	at = b->len;
+	ph_json_write(b, res);
+	if (srv) {
+		b->len--; /* res's closing brace */
+		if (b->len > at + 1)
+			ph_buf_addc(b, ',');
+		ph_buf_add(b, srv->server_info_meta, srv->server_info_meta_len);
+		ph_buf_addc(b, '}');
+	}
+	ph_buf_addc(b, '}');
+}
+
+/* Sends the final message: msg (consumed), or else the response carrying
+ * res (consumed) for the request's id, with the server's serverInfo added
+ * when info (write_result). It is the last event of an open SSE stream,
+ * else a JSON response with the given status. */
+static void
+send_out(struct ph_req *r, int status, const struct ph_header *extra, struct json_object *msg,
+	 struct json_object *res, bool info)
 {
 	struct ph_buf text;
 	if (r->batch != NULL) {
 		/* one entry of a legacy batch: the batch is sent when all are done */
+		if (msg == NULL) {
+			if (info)
+				add_server_info(r->srv, res);
+			msg = result_message(r->id, res);
+		}
 		json_object_array_add(r->batch, msg);
 		r->status = 200;
 		return;
@@ -101,7 +160,10 @@ send_final(struct ph_req *r, int status, struct json_object *msg, const struct p
 		kept_busy = true;
 	}
 	ph_buf_reserve(&text, 1024); /* most answers fit: no growing on the way */
-	ph_json_write(&text, msg);
+	if (msg)
+		ph_json_write(&text, msg);
+	else
+		write_result(&text, r->id, res, info ? r->srv : NULL);
 	if (r->streaming) {
 		if (r->ex->ops->stream_send(r->ex, text.data, text.len) != 0)
 			r->ex->cancelled = 1;
@@ -118,7 +180,13 @@ send_final(struct ph_req *r, int status, struct json_object *msg, const struct p
 	}
 	if (!own)
 		kept_busy = false;
-	json_object_put(msg);
+	json_object_put(msg ? msg : res);
+}
+
+static void
+send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
+{
+	send_out(r, status, extra, msg, NULL, false);
 }
 
 static void
@@ -917,30 +985,15 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 	return true;
 }
 
-/* _meta["io.modelcontextprotocol/serverInfo"] on a 2026-07-28 result. */
-static void
-add_server_info(const struct ph_server *srv, struct json_object *res)
-{
-	struct json_object *meta = ph_jget(res, "_meta");
-	if (meta == NULL) {
-		meta = json_object_new_object();
-		ph_jset(res, "_meta", meta);
-	}
-	ph_jset(meta, META_SERVERINFO, json_object_get(srv->server_info));
-}
-
-/* The JSON-RPC response carrying res (taken) for id (borrowed). */
+/* The string "complete", made once and shared (never changed) by the
+ * results of a process. */
 static struct json_object *
-result_message(struct json_object *id, struct json_object *res)
+complete_word(void)
 {
-	struct json_object *msg = json_object_new_object();
-	/* three names new to a new object, kept by the program: json-c
-	 * neither looks them up nor copies them */
-	const unsigned f = JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY;
-	json_object_object_add_ex(msg, "jsonrpc", json_object_new_string("2.0"), f);
-	json_object_object_add_ex(msg, "id", json_object_get(id), f);
-	json_object_object_add_ex(msg, "result", res, f);
-	return msg;
+	static struct json_object *w;
+	if (w == NULL)
+		w = json_object_new_string("complete");
+	return w;
 }
 
 static void
@@ -950,7 +1003,7 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
-			ph_jset(res, "resultType", json_object_new_string("complete"));
+			ph_jset(res, "resultType", json_object_get(complete_word()));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
 		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
 		bool retry = ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses");
@@ -972,9 +1025,14 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 			json_object_object_del(res, "ttlMs");
 			json_object_object_del(res, "cacheScope");
 		}
-		add_server_info(r->srv, res);
 	}
-	send_final(r, 200, result_message(r->id, res), NULL);
+	if (r->legacy || !json_object_is_type(res, json_type_object) || ph_jhas(res, "_meta")) {
+		if (!r->legacy)
+			add_server_info(r->srv, res);
+		send_out(r, 200, NULL, NULL, res, false);
+	} else {
+		send_out(r, 200, NULL, NULL, res, true); /* its _meta is written, not built */
+	}
 }
 
 struct json_object *

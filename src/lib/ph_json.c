@@ -346,11 +346,15 @@ static const char *const common_keys[] = {
 	"version",
 };
 
-/* common_keys by a hash of their length and ends, open addressing: filled
- * at the first use (each process is one thread) */
+/* common_keys by a hash of their length and ends, open addressing, each
+ * with json-c's hash of it (so that adding one to an object hashes
+ * nothing: lh_table_insert_w_hash); filled at the first use (each process
+ * is one thread) */
 #define COMMON_SLOTS 256
 static const char *common_slot[COMMON_SLOTS];
 static unsigned char common_len[COMMON_SLOTS];
+static unsigned long common_lh[COMMON_SLOTS];
+static lh_hash_fn *common_lh_fn; /* the function common_lh holds the hashes of */
 
 static unsigned
 common_hash(const char *k, size_t n)
@@ -358,27 +362,36 @@ common_hash(const char *k, size_t n)
 	return ((unsigned)n * 31u + (unsigned char)k[0] * 7u + (unsigned char)k[n - 1]) % COMMON_SLOTS;
 }
 
-static const char *
+static void
+common_fill(void)
+{
+	struct json_object *probe = json_object_new_object();
+	common_lh_fn = json_object_get_object(probe)->hash_fn;
+	json_object_put(probe);
+	for (size_t i = 0; i < sizeof common_keys / sizeof common_keys[0]; i++) {
+		size_t l = strlen(common_keys[i]);
+		unsigned h;
+		for (h = common_hash(common_keys[i], l); common_slot[h]; h = (h + 1) % COMMON_SLOTS)
+			;
+		common_slot[h] = common_keys[i];
+		common_len[h] = (unsigned char)l;
+		common_lh[h] = common_lh_fn(common_keys[i]);
+	}
+}
+
+/* The slot of the common key k (n bytes), or -1. */
+static int
 common_key(const char *k, size_t n)
 {
-	static bool filled;
 	unsigned h;
-	if (!filled) {
-		for (size_t i = 0; i < sizeof common_keys / sizeof common_keys[0]; i++) {
-			size_t l = strlen(common_keys[i]);
-			for (h = common_hash(common_keys[i], l); common_slot[h]; h = (h + 1) % COMMON_SLOTS)
-				;
-			common_slot[h] = common_keys[i];
-			common_len[h] = (unsigned char)l;
-		}
-		filled = true;
-	}
+	if (common_lh_fn == NULL)
+		common_fill();
 	if (n == 0 || n > 64)
-		return NULL;
+		return -1;
 	for (h = common_hash(k, n); common_slot[h]; h = (h + 1) % COMMON_SLOTS)
 		if (common_len[h] == n && memcmp(common_slot[h], k, n) == 0)
-			return common_slot[h];
-	return NULL;
+			return (int)h;
+	return -1;
 }
 
 /* The entry of the small object o (SMALL_OBJECT members at most) named key. */
@@ -394,17 +407,24 @@ small_entry(struct json_object *o, const char *key)
 }
 
 /* Adds key: v to o as json_object_object_add does (a repeated name keeps
- * its place and takes the new value), hashing the name once instead of
- * twice when o is small and the name new, copying it only when it is not
- * one of common_keys. */
+ * its place and takes the new value). A name of common_keys goes in as the
+ * constant, neither copied nor freed, and when it is new to a small object
+ * with the hash kept for it: nothing is hashed; other names are copied and
+ * hashed once. */
 static void
 object_add(struct json_object *o, const char *key, size_t klen, struct json_object *v)
 {
-	const char *ck = common_key(key, klen);
-	unsigned opts = ck ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0;
-	if (json_object_object_length(o) < SMALL_OBJECT && small_entry(o, key) == NULL)
+	int c = common_key(key, klen);
+	unsigned opts = c >= 0 ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0;
+	if (json_object_object_length(o) < SMALL_OBJECT && small_entry(o, key) == NULL) {
+		struct lh_table *t = json_object_get_object(o);
+		if (c >= 0 && t->hash_fn == common_lh_fn && o != v) {
+			lh_table_insert_w_hash(t, common_slot[c], v, common_lh[c], JSON_C_OBJECT_ADD_CONSTANT_KEY);
+			return;
+		}
 		opts |= JSON_C_OBJECT_ADD_KEY_IS_NEW;
-	json_object_object_add_ex(o, ck ? ck : key, v, opts);
+	}
+	json_object_object_add_ex(o, c >= 0 ? common_slot[c] : key, v, opts);
 }
 
 static bool
@@ -683,6 +703,16 @@ ph_jget(struct json_object *o, const char *key)
 	if (json_object_object_get_ex(o, key, &v))
 		return v;
 	return NULL;
+}
+
+bool
+ph_jhas(struct json_object *o, const char *key)
+{
+	if (o == NULL || !json_object_is_type(o, json_type_object))
+		return false;
+	if (json_object_object_length(o) <= SMALL_OBJECT)
+		return small_entry(o, key) != NULL;
+	return json_object_object_get_ex(o, key, NULL);
 }
 
 const char *

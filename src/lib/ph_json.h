@@ -49,6 +49,8 @@ void ph_json_write(struct ph_buf *b, struct json_object *o);
 void ph_jset(struct json_object *o, const char *key, struct json_object *v);
 /* Borrowed member of an object, or NULL (also when o is not an object). */
 struct json_object *ph_jget(struct json_object *o, const char *key);
+/* Whether the object o has a member named key (its value may be null). */
+bool ph_jhas(struct json_object *o, const char *key);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *ph_jstr(struct json_object *o, const char *key);
 

@@ -18,6 +18,10 @@
 struct ph_server {
 	struct ph_config *conf; /* owned */
 	struct json_object *server_info; /* Implementation object, built once */
+	/* the member "_meta": {"io.modelcontextprotocol/serverInfo": ...} of a
+	 * 2026-07-28 result as text, written once */
+	char *server_info_meta;
+	size_t server_info_meta_len;
 };
 
 
