@@ -985,17 +985,6 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 	return true;
 }
 
-/* The string "complete", made once and shared (never changed) by the
- * results of a process. */
-static struct json_object *
-complete_word(void)
-{
-	static struct json_object *w;
-	if (w == NULL)
-		w = json_object_new_string("complete");
-	return w;
-}
-
 static void
 finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 {
@@ -1003,7 +992,7 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
-			ph_jset(res, "resultType", json_object_get(complete_word()));
+			ph_jset(res, "resultType", ph_jshared_str("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
 		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
 		bool retry = ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses");
@@ -1830,10 +1819,14 @@ refuse_key_nul(struct ph_req *r)
 static void
 serve_body(struct ph_req *r, const char *body, size_t blen)
 {
+	/* a client sends the same params._meta (version, capabilities, info)
+	 * with every request: the last one read is kept for the next */
+	static struct ph_json_memo meta_memo = {.key = "_meta", .level = 2};
 	bool key_nul;
 	/* the parser checks UTF-8 (RFC 3629) as it goes; a body it refuses is
 	 * looked at again to say which of the two it is not */
-	if (!ph_json_parse_ex(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg, &key_nul)) {
+	if (!ph_json_parse_memo(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg, &key_nul,
+				&meta_memo)) {
 		send_error(r, PH_E_PARSE,
 			   ph_utf8_valid(body, blen) ? "Parse error: the body is not valid JSON"
 						     : "Parse error: the body is not valid UTF-8",

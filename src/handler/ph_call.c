@@ -26,7 +26,7 @@ struct phantom_call {
 
 struct phantom_result {
 	struct json_object *content;    /* array of blocks */
-	struct json_object *roles;      /* array: the role of each block (prompts) */
+	struct json_object *roles;      /* array: the role of each block (prompts); NULL: all "user" */
 	struct json_object *structured;
 	struct json_object *values;     /* completion */
 	struct json_object *requests;   /* inputRequests, NULL when none */
@@ -272,7 +272,6 @@ phantom_result_new(void)
 {
 	phantom_result *res = ph_xcalloc(1, sizeof *res);
 	res->content = json_object_new_array();
-	res->roles = json_object_new_array();
 	res->total = -1;
 	return res;
 }
@@ -296,8 +295,15 @@ phantom_result_free(phantom_result *res)
 static int
 add_block(phantom_result *res, struct json_object *b)
 {
+	/* the roles are kept once one is not "user" (the blocks before it were) */
+	if (res->roles == NULL && res->role != NULL && strcmp(res->role, "user") != 0) {
+		res->roles = json_object_new_array();
+		for (size_t i = json_object_array_length(res->content); i > 0; i--)
+			json_object_array_add(res->roles, ph_jshared_str("user"));
+	}
 	json_object_array_add(res->content, b);
-	json_object_array_add(res->roles, json_object_new_string(res->role ? res->role : "user"));
+	if (res->roles)
+		json_object_array_add(res->roles, json_object_new_string(res->role ? res->role : "user"));
 	return 0;
 }
 
@@ -305,7 +311,7 @@ static struct json_object *
 block(const char *type)
 {
 	struct json_object *b = json_object_new_object();
-	ph_jset(b, "type", json_object_new_string(type));
+	ph_jset(b, "type", ph_jshared_str(type));
 	return b;
 }
 
@@ -657,12 +663,13 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		if (res->structured)
 			ph_jset(o, "structuredContent", json_object_get(res->structured));
 		if (res->is_error)
-			ph_jset(o, "isError", json_object_new_boolean(1));
+			ph_jset(o, "isError", ph_jbool(true));
 	} else if (strcmp(inv->kind, "prompt") == 0) {
 		struct json_object *msgs = json_object_new_array();
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *m = json_object_new_object();
-			ph_jset(m, "role", json_object_get(json_object_array_get_idx(res->roles, i)));
+			ph_jset(m, "role", res->roles ? json_object_get(json_object_array_get_idx(res->roles, i))
+						      : ph_jshared_str("user"));
 			ph_jset(m, "content", json_object_get(json_object_array_get_idx(res->content, i)));
 			json_object_array_add(msgs, m);
 		}
@@ -1024,6 +1031,6 @@ ph_tool_error_result(const char *text)
 	ph_jset(b, "text", json_object_new_string(text));
 	json_object_array_add(c, b);
 	ph_jset(o, "content", c);
-	ph_jset(o, "isError", json_object_new_boolean(1));
+	ph_jset(o, "isError", ph_jbool(true));
 	return o;
 }

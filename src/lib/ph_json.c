@@ -32,6 +32,7 @@ struct jp {
 	int depth;       /* the deepest container count a value may have */
 	bool key_nul;    /* a member name held U+0000 */
 	struct ph_buf s; /* a string with escapes or a long number, decoded */
+	struct ph_json_memo *memo; /* or NULL */
 };
 
 static void
@@ -140,10 +141,12 @@ jp_string(struct jp *j, size_t *len)
 	const unsigned char *p = ++j->p, *run;
 	/* the common case: no escape, so the text is the value */
 	while (p < j->end && *p != '"' && *p != '\\') {
-		if (plain_byte[*p]) {
+		while (j->end - p >= 4 && plain_byte[p[0]] & plain_byte[p[1]] & plain_byte[p[2]] & plain_byte[p[3]])
+			p += 4;
+		while (p < j->end && plain_byte[*p])
 			p++;
-			continue;
-		}
+		if (p >= j->end || *p == '"' || *p == '\\')
+			break;
 		if (*p < 0x20)
 			return NULL;
 		size_t n = utf8_seq(p, j->end);
@@ -427,6 +430,77 @@ object_add(struct json_object *o, const char *key, size_t klen, struct json_obje
 	json_object_object_add_ex(o, c >= 0 ? common_slot[c] : key, v, opts);
 }
 
+static bool jp_value(struct jp *j, int level, struct json_object **out);
+
+/* Whether the memo's kept value still prints as it did when kept. */
+static bool
+memo_intact(struct ph_json_memo *m)
+{
+	static struct ph_buf now;
+	bool same;
+	ph_buf_reset(&now);
+	ph_json_write(&now, m->obj);
+	same = now.len == m->printed.len && memcmp(now.data, m->printed.data, now.len) == 0;
+	if (now.cap > 2 * PH_JSON_MEMO_MAX) {
+		ph_buf_free(&now);
+		ph_buf_init(&now);
+	}
+	return same;
+}
+
+static void
+memo_drop(struct ph_json_memo *m)
+{
+	json_object_put(m->obj);
+	m->obj = NULL;
+}
+
+/* Reads the value (at j->p) of the member key (klen bytes) of an object
+ * level containers deep: from the memo when it is the memo's member with
+ * the text kept, else parsed (and then kept when it is an object small
+ * enough). */
+static bool
+jp_member_value(struct jp *j, int level, const char *key, size_t klen, struct json_object **v)
+{
+	struct ph_json_memo *m = j->memo;
+	const unsigned char *start = j->p;
+	bool nul_before;
+	if (m == NULL || level + 1 != m->level || *j->p != '{' || strlen(m->key) != klen ||
+	    memcmp(m->key, key, klen) != 0)
+		return level + 1 < j->depth && jp_value(j, level + 1, v);
+	if (m->obj && m->depth == j->depth && (size_t)(j->end - j->p) >= m->text.len &&
+	    memcmp(j->p, m->text.data, m->text.len) == 0) {
+		if (memo_intact(m)) {
+			/* an object's text ends at its brace: these bytes are
+			 * the value, whatever follows */
+			*v = json_object_get(m->obj);
+			j->p += m->text.len;
+			j->key_nul |= m->key_nul;
+			m->hits++;
+			return true;
+		}
+		memo_drop(m); /* changed since: read again */
+	}
+	nul_before = j->key_nul;
+	j->key_nul = false;
+	if (level + 1 >= j->depth || !jp_value(j, level + 1, v)) {
+		j->key_nul |= nul_before;
+		return false;
+	}
+	if ((size_t)(j->p - start) <= PH_JSON_MEMO_MAX) {
+		memo_drop(m);
+		ph_buf_reset(&m->text);
+		ph_buf_add(&m->text, start, (size_t)(j->p - start));
+		ph_buf_reset(&m->printed);
+		ph_json_write(&m->printed, *v);
+		m->obj = json_object_get(*v);
+		m->depth = j->depth;
+		m->key_nul = j->key_nul;
+	}
+	j->key_nul |= nul_before;
+	return true;
+}
+
 static bool
 jp_object(struct jp *j, int level, struct json_object **out)
 {
@@ -459,7 +533,7 @@ jp_object(struct jp *j, int level, struct json_object **out)
 		}
 		j->p++;
 		jp_ws(j);
-		if (level + 1 >= j->depth || !jp_value(j, level + 1, &v)) {
+		if (j->p >= j->end || !jp_member_value(j, level, key, klen, &v)) {
 			if (key != kbuf)
 				free(key);
 			break;
@@ -530,6 +604,21 @@ static struct ph_buf kept_scratch;
 bool
 ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul)
 {
+	return ph_json_parse_memo(s, len, depth, out, key_nul, NULL);
+}
+
+void
+ph_json_memo_free(struct ph_json_memo *m)
+{
+	memo_drop(m);
+	ph_buf_free(&m->text);
+	ph_buf_free(&m->printed);
+}
+
+bool
+ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul,
+		   struct ph_json_memo *m)
+{
 	struct jp j;
 	struct json_object *o = NULL;
 	bool ok;
@@ -542,6 +631,7 @@ ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out,
 	j.end = j.p + len;
 	j.depth = depth;
 	j.key_nul = false;
+	j.memo = m;
 	j.s = kept_scratch;
 	jp_ws(&j);
 	ok = jp_value(&j, 0, &o);
@@ -703,6 +793,35 @@ ph_jget(struct json_object *o, const char *key)
 	if (json_object_object_get_ex(o, key, &v))
 		return v;
 	return NULL;
+}
+
+/* The shared strings: a few words, looked up by their bytes; past
+ * SHARED_MAX of them a word gets a value of its own. */
+#define SHARED_MAX 16
+
+struct json_object *
+ph_jshared_str(const char *s)
+{
+	static const char *text[SHARED_MAX];
+	static struct json_object *val[SHARED_MAX];
+	static size_t n;
+	for (size_t i = 0; i < n; i++)
+		if (text[i][0] == s[0] && strcmp(text[i], s) == 0)
+			return json_object_get(val[i]);
+	if (n == SHARED_MAX)
+		return json_object_new_string(s);
+	val[n] = json_object_new_string(s);
+	text[n] = json_object_get_string(val[n]);
+	return json_object_get(val[n++]);
+}
+
+struct json_object *
+ph_jbool(bool b)
+{
+	static struct json_object *val[2];
+	if (val[b] == NULL)
+		val[b] = json_object_new_boolean(b);
+	return json_object_get(val[b]);
 }
 
 bool

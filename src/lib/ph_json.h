@@ -3,6 +3,7 @@
 #ifndef PH_JSON_H
 #define PH_JSON_H
 #include "first.h"
+#include "ph_util.h"
 #include <json-c/json.h>
 
 /* Nesting limits of the JSON documents Phantom parses. Request bodies and
@@ -23,6 +24,29 @@ bool ph_json_parse(const char *s, size_t len, int depth, struct json_object **ou
  * (*key_nul, when not NULL): json-c keys are C strings, so the parsed object
  * has the name cut at the NUL (see ph_json_key_nul). */
 bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul) PH_WUR;
+
+/* The value of one member kept from one parse to the next: when the next
+ * document has the same bytes there, the kept value is put in its tree
+ * (shared: one more reference) instead of a new one, provided the kept value
+ * still prints as it did when it was kept (nobody changed it). For what
+ * every request repeats (a client's params._meta). key: the member's name;
+ * level: the depth of its value (1: a member of the document). Only objects
+ * of at most PH_JSON_MEMO_MAX bytes of text are kept. */
+#define PH_JSON_MEMO_MAX 2048
+struct ph_json_memo {
+	const char *key;
+	int level;
+	/* the value kept, the text it was read from, its print then */
+	struct json_object *obj;
+	struct ph_buf text, printed;
+	int depth;    /* the depth limit of the parse it came from */
+	bool key_nul; /* a member name inside it held U+0000 */
+	unsigned long hits; /* times it was put in a tree */
+};
+/* ph_json_parse_ex with the memo m (NULL: none). */
+bool ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul,
+			struct ph_json_memo *m) PH_WUR;
+void ph_json_memo_free(struct ph_json_memo *m);
 
 /* True when the len bytes at s are UTF-8 as RFC 3629 has it, U+0000
  * allowed (as ph_utf8_valid over each NUL-free stretch). */
@@ -51,6 +75,12 @@ void ph_jset(struct json_object *o, const char *key, struct json_object *v);
 struct json_object *ph_jget(struct json_object *o, const char *key);
 /* Whether the object o has a member named key (its value may be null). */
 bool ph_jhas(struct json_object *o, const char *key);
+/* A new reference to a process's one string value s, or to its one
+ * boolean value b, made at the first use and shared by every tree it is
+ * put in: for the words answers repeat ("text", "complete", true...). A
+ * shared value must never be changed (json_object_set_*). */
+struct json_object *ph_jshared_str(const char *s);
+struct json_object *ph_jbool(bool b);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *ph_jstr(struct json_object *o, const char *key);
 

@@ -74,7 +74,7 @@ ph_fcgi_request_whole(const unsigned char *b, size_t n)
 
 /* Reads a FastCGI name or value length at p (1 byte, or 4 with the high
  * bit set) within end. Returns false when it runs past end. */
-static bool
+static inline bool
 pair_len(const unsigned char **p, const unsigned char *end, size_t *len)
 {
 	if (*p >= end)
@@ -111,6 +111,7 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 	const unsigned char *p, *end;
 	unsigned char *params = NULL;
 	char *arena;
+	int last[PH_FCGI_SPLIT_LENS]; /* the last of each length so far (by_len set) */
 	out->rid = 0;
 	out->envp = NULL;
 	out->nlen = NULL;
@@ -156,13 +157,13 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 	 * the "NAME=VALUE" strings (each no longer than its pair: the two
 	 * length bytes make room for '=' and the NUL), the body, and the
 	 * parameter block joined when it came in several records */
-	need = (npairs + 1) * sizeof *out->envp + npairs * (sizeof *out->nlen + sizeof *out->prev_len) +
+	need = (npairs + 1) * sizeof *out->envp + npairs * (sizeof *out->nlen + sizeof *out->next_len) +
 	       plen + 1 + blen + 1 + (precs > 1 ? plen : 0);
 	split_room(out, need);
 	out->envp = (char **)(void *)out->mem;
 	out->nlen = (unsigned *)(void *)(out->envp + npairs + 1);
-	out->prev_len = (int *)(out->nlen + npairs);
-	arena = (char *)(out->prev_len + npairs);
+	out->next_len = (int *)(out->nlen + npairs);
+	arena = (char *)(out->next_len + npairs);
 	for (size_t i = 0; i < PH_FCGI_SPLIT_LENS; i++)
 		out->by_len[i] = -1;
 	out->body = arena + plen + 1;
@@ -195,8 +196,12 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 		out->nlen[npairs] = (unsigned)nl;
 		{
 			size_t l = nl < PH_FCGI_SPLIT_LENS ? nl : PH_FCGI_SPLIT_LENS - 1;
-			out->prev_len[npairs] = out->by_len[l];
-			out->by_len[l] = (int)npairs;
+			out->next_len[npairs] = -1;
+			if (out->by_len[l] < 0)
+				out->by_len[l] = (int)npairs;
+			else
+				out->next_len[last[l]] = (int)npairs;
+			last[l] = (int)npairs;
 		}
 		npairs++;
 		memcpy(arena + w, p, nl);
@@ -228,13 +233,13 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 const char *
 ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name)
 {
-	const char *found = NULL;
 	size_t n = strlen(name);
-	/* the list runs from the last of a length back: the first wins */
-	for (int i = s->by_len[n < PH_FCGI_SPLIT_LENS ? n : PH_FCGI_SPLIT_LENS - 1]; i >= 0; i = s->prev_len[i])
-		if (s->nlen[i] == n && memcmp(s->envp[i], name, n) == 0)
-			found = s->envp[i] + n + 1;
-	return found;
+	/* the list of a length runs in the order of the pairs: the first wins */
+	for (int i = s->by_len[n < PH_FCGI_SPLIT_LENS ? n : PH_FCGI_SPLIT_LENS - 1]; i >= 0; i = s->next_len[i])
+		if (s->nlen[i] == n && (n == 0 || s->envp[i][n - 1] == name[n - 1]) &&
+		    memcmp(s->envp[i], name, n) == 0)
+			return s->envp[i] + n + 1;
+	return NULL;
 }
 
 void

@@ -35,8 +35,8 @@ struct ph_fcgi_split {
 	char **envp;
 	unsigned *nlen;   /* nlen[i]: the length of envp[i]'s name */
 	/* the parameters by the length of their name (ph_fcgi_split_param) */
-	int by_len[PH_FCGI_SPLIT_LENS]; /* the last of each length, -1: none */
-	int *prev_len;    /* prev_len[i]: the one before i of its length, or -1 */
+	int by_len[PH_FCGI_SPLIT_LENS]; /* the first of each length, -1: none */
+	int *next_len;    /* next_len[i]: the one after i of its length, or -1 */
 	char *body;       /* NUL-ended */
 	size_t body_len;
 	size_t used;      /* bytes it takes of the connection, through its last record */

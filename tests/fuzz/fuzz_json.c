@@ -112,6 +112,27 @@ json_c_lax(const char *s, size_t len)
 	return false;
 }
 
+/* A parse with a memo (the member "a" at level 1 and, in another memo,
+ * "_meta" at level 2, kept from the inputs before) gives what the plain
+ * parse gave (ra, a, knul), taken from the memo or not; and the same again
+ * right after, when the memo holds this input's value. */
+static void
+memo_check(const char *s, size_t size, int depth, bool ra, struct json_object *a, bool knul)
+{
+	static struct ph_json_memo memos[2] = {{.key = "a", .level = 1}, {.key = "_meta", .level = 2}};
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < 2; i++) {
+			struct json_object *m = NULL;
+			bool mnul = false, rm = ph_json_parse_memo(s, size, depth, &m, &mnul, &memos[i]);
+			if (rm != ra || (rm && (mnul != knul || !json_object_equal(m, a))))
+				abort();
+			if (!rm && m != NULL)
+				abort();
+			json_object_put(m);
+		}
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -151,6 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!ra && a != NULL)
 		abort();
+	memo_check(s, size, depth, ra, a, knul);
 	json_object_put(a);
 	json_object_put(b);
 	free(copy);

@@ -333,6 +333,68 @@ test_json_parser(void)
 	json_object_put(o);
 }
 
+/* ph_json.c: the memo of a member's value from one parse to the next. */
+static void
+test_json_memo(void)
+{
+	struct ph_json_memo m = {.key = "_meta", .level = 2};
+	static const char r1[] = "{\"id\":1,\"params\":{\"name\":\"x\",\"_meta\":{\"v\":\"1\",\"c\":{}}}}";
+	static const char r2[] = "{\"id\":2,\"params\":{\"_meta\":{\"v\":\"1\",\"c\":{}},\"name\":\"y\"}}";
+	static const char r3[] = "{\"id\":3,\"params\":{\"_meta\":{\"v\":\"2\",\"c\":{}}}}";
+	static const char bad[] = "{\"params\":{\"_meta\":{\"v\":\"2\",\"c\":{}}x}}";
+	static const char nul[] = "{\"params\":{\"_meta\":{\"a\\u0000b\":1}}}";
+	struct json_object *a = NULL, *b = NULL, *c = NULL, *meta;
+	bool knul = true;
+	char *txt;
+	ok(ph_json_parse_memo(r1, sizeof r1 - 1, 8, &a, &knul, &m) && !knul && m.hits == 0 && m.obj != NULL,
+	   "json memo: the first _meta is read and kept");
+	ok(ph_json_parse_memo(r2, sizeof r2 - 1, 8, &b, &knul, &m) && m.hits == 1 &&
+		   ph_jget(ph_jget(b, "params"), "_meta") == ph_jget(ph_jget(a, "params"), "_meta") &&
+		   strcmp(ph_jstr(ph_jget(b, "params"), "name"), "y") == 0 &&
+		   json_object_get_int(ph_jget(b, "id")) == 2,
+	   "json memo: the same _meta text again is the kept value, the rest read as it is");
+	json_object_put(a);
+	json_object_put(b);
+	/* the kept value changed by someone who held it: read again */
+	meta = m.obj;
+	ph_jset(meta, "x", json_object_new_int(7));
+	ok(ph_json_parse_memo(r2, sizeof r2 - 1, 8, &b, &knul, &m) && m.hits == 1 &&
+		   ph_jget(ph_jget(ph_jget(b, "params"), "_meta"), "x") == NULL,
+	   "json memo: a kept value that was changed since is not used");
+	json_object_put(b);
+	ok(ph_json_parse_memo(r3, sizeof r3 - 1, 8, &c, &knul, &m) && m.hits == 1 &&
+		   strcmp(ph_jstr(ph_jget(ph_jget(c, "params"), "_meta"), "v"), "2") == 0,
+	   "json memo: another _meta is read (and kept in its place)");
+	json_object_put(c);
+	/* what follows the kept text is still read and checked */
+	ok(!ph_json_parse_memo(bad, strlen(bad), 8, &c, &knul, &m) &&
+		   c == NULL && m.hits == 2,
+	   "json memo: bytes after a kept _meta that are not JSON are refused");
+	/* the depth limit of the parse holds */
+	ok(!ph_json_parse_memo(r3, sizeof r3 - 1, 3, &c, &knul, &m) && c == NULL,
+	   "json memo: a kept value too deep for this parse is refused");
+	ok(ph_json_parse_memo(nul, strlen(nul), 8, &c, &knul, &m) && knul,
+	   "json memo: a name holding U+0000 is said when read");
+	json_object_put(c);
+	knul = false;
+	ok(ph_json_parse_memo(nul, strlen(nul), 8, &c, &knul, &m) && knul &&
+		   m.hits == 3,
+	   "json memo: and when taken from the memo");
+	json_object_put(c);
+	/* only the member at its level, only objects */
+	ok(ph_json_parse_memo("{\"_meta\":{\"v\":1}}", strlen("{\"_meta\":{\"v\":1}}"), 8, &c, &knul, &m) &&
+		   m.hits == 3 &&
+		   json_object_get_int(ph_jget(ph_jget(c, "_meta"), "v")) == 1,
+	   "json memo: a member of that name at another level is read as any other");
+	json_object_put(c);
+	txt = ph_xasprintf("{\"params\":{\"_meta\":{\"v\":\"%0*d\"}}}", PH_JSON_MEMO_MAX, 0);
+	ok(ph_json_parse_memo(txt, strlen(txt), 8, &c, &knul, &m) && m.obj != ph_jget(ph_jget(c, "params"), "_meta"),
+	   "json memo: a value longer than PH_JSON_MEMO_MAX is not kept");
+	json_object_put(c);
+	free(txt);
+	ph_json_memo_free(&m);
+}
+
 /* ph_json.c: U+0000 in keys and strings (json-c cuts keys at the NUL);
  * ph_mime.c: RFC 3629 as request bodies are held to it. */
 static void
@@ -497,6 +559,7 @@ main(void)
 	test_fcgi_whole();
 	test_fcgi_split();
 	test_json_parser();
+	test_json_memo();
 	test_json_members();
 	test_rate();
 	test_json_nul();
