@@ -1015,13 +1015,11 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 			json_object_object_del(res, "cacheScope");
 		}
 	}
-	if (r->legacy || !json_object_is_type(res, json_type_object) || ph_jhas(res, "_meta")) {
-		if (!r->legacy)
-			add_server_info(r->srv, res);
-		send_out(r, 200, NULL, NULL, res, false);
-	} else {
-		send_out(r, 200, NULL, NULL, res, true); /* its _meta is written, not built */
-	}
+	/* a result without _meta has its serverInfo _meta written, not built */
+	bool info = !r->legacy && json_object_is_type(res, json_type_object) && !ph_jhas(res, "_meta");
+	if (!r->legacy && !info)
+		add_server_info(r->srv, res);
+	send_out(r, 200, NULL, NULL, res, info);
 }
 
 struct json_object *

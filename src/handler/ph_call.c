@@ -303,7 +303,7 @@ add_block(phantom_result *res, struct json_object *b)
 	}
 	json_object_array_add(res->content, b);
 	if (res->roles)
-		json_object_array_add(res->roles, json_object_new_string(res->role ? res->role : "user"));
+		json_object_array_add(res->roles, ph_jshared_str(res->role ? res->role : "user"));
 	return 0;
 }
 

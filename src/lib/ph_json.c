@@ -140,7 +140,7 @@ jp_string(struct jp *j, size_t *len)
 {
 	const unsigned char *p = ++j->p, *run;
 	/* the common case: no escape, so the text is the value */
-	while (p < j->end && *p != '"' && *p != '\\') {
+	for (;;) {
 		while (j->end - p >= 4 && plain_byte[p[0]] & plain_byte[p[1]] & plain_byte[p[2]] & plain_byte[p[3]])
 			p += 4;
 		while (p < j->end && plain_byte[*p])
