@@ -23,9 +23,13 @@
 # what they ran), nginx left out, spent a request: the figure other load on
 # the machine disturbs least. BENCH_ROUNDS (default 3) runs every target
 # that many times, alternating, and keeps each target's best round (its
-# memory figures are the first round's); with several rounds the module's
-# ratios to the ceiling are also given as the median of the rounds' ratios
-# (each round runs the ceiling just before the module). The peer's npm packages are installed into
+# memory figures are the first round's, and only the first runs beside the
+# sampler); with several rounds the module's ratios to the ceiling are also
+# given as the median of the rounds' ratios (each round runs the ceiling
+# just before the module). The ratio the module is held to (>= 0.95) is then
+# measured apart, in BENCH_PAIRS (default 8) groups of ceiling, module,
+# module, ceiling of BENCH_PAIR_SECONDS (default 2) each, on TCP and on the
+# unix socket (0 groups: not measured). The peer's npm packages are installed into
 # $PHANTOM_TEST_CACHE (default ~/.cache/phantom-tests) when missing; set
 # PEER_SERVER to the v2-server.mjs to use (default ../shared/tools/...).
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
@@ -146,13 +150,19 @@ run() {
 		R[$label]=${R[$label]:-0 0 0 0 0 0 0}
 		return
 	fi
-	sample_peak "$T_DIR/peak.$label" "$web" "$@" &
-	sp=$!
+	# the memory of the first round is kept: later ones run without the
+	# sampler (it reads /proc for every process of a side, and Phantom's
+	# side has more of them)
+	sp=
+	if [ -z "${R[$label]:-}" ]; then
+		sample_peak "$T_DIR/peak.$label" "$web" "$@" &
+		sp=$!
+	fi
 	c0=$(cpu_ticks "$@")
 	out=$(MCP_METHOD=$method MCP_NAME=$name MCP_ARGS=$args \
 		wrk -t2 -c"$CONNS" -d"${SECS}s" --timeout 5s -s "$LUA" "$url" 2>&1 | grep '^RESULT')
 	c1=$(cpu_ticks "$@")
-	kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+	[ -n "$sp" ] && { kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null; }
 	set -- $out
 	ALL[$label]="${ALL[$label]:-} ${2:-0}"
 	{ [ "${5:-1}" != 0 ] || [ "${6:-1}" != 0 ]; } && echo "bench: $label: non-2xx=$5 socket errors=$6" >&2
@@ -269,6 +279,59 @@ if [ -n "$PEER_URL" ]; then
 	run peer_resource "$PEER_URL" resources/read info://hello '{}' - "$PEER_PID"
 fi
 done
+
+# ---- module against the ceiling, paired ----------------------------------------------------
+# The rounds above give each target one run of BENCH_SECONDS beside the
+# memory sampler, and a single run of this 2-core machine spreads by +-10%.
+# The ratio the module is held to is measured apart: BENCH_PAIRS groups of
+# four slices of BENCH_PAIR_SECONDS, ceiling, module, module, ceiling
+# (ABBA: a drift of the machine over a group cancels, to first order, and
+# neither side always runs first), with no sampler beside them. The ratio
+# is the module's summed req/s over the ceiling's; the groups' own ratios
+# give its spread (median, range, and the mean +- two standard errors).
+# slice URL PIDS...: "REQ_PER_S CPU_TICKS" of one wrk run on URL
+slice() {
+	local url=$1 c0 c1 out; shift
+	c0=$(cpu_ticks "$@")
+	out=$(MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
+		wrk -t2 -c"$CONNS" -d"${PAIR_SECS}s" --timeout 5s -s "$LUA" "$url" 2>&1 | grep '^RESULT')
+	c1=$(cpu_ticks "$@")
+	set -- $out
+	echo "${2:-0} $((c1 - c0)) ${7:-0}"
+}
+# pairs LABEL CEIL_URL CEIL_PIDS MODULE_URL MODULE_PIDS: sets PAIRS[LABEL] to
+# "ratio median min max lo hi cpu_ratio" and prints the groups
+declare -A PAIRS
+pairs() {
+	local label=$1 cu=$2 cp=$3 mu=$4 mp=$5 g a b c d rs=() ca=0 cb=0 na=0 nb=0 sa=0 sb=0
+	for g in $(seq "$NPAIRS"); do
+		a=($(slice "$cu" $cp)) b=($(slice "$mu" $mp)) c=($(slice "$mu" $mp)) d=($(slice "$cu" $cp))
+		rs+=("$(awk -v a="${a[0]}" -v b="${b[0]}" -v c="${c[0]}" -v d="${d[0]}" \
+			'BEGIN { if (a + d > 0) printf "%.4f", (b + c) / (a + d); else print 0 }')")
+		sa=$(awk -v s="$sa" -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print s + x + y }')
+		sb=$(awk -v s="$sb" -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print s + x + y }')
+		ca=$((ca + a[1] + d[1])) na=$((na + a[2] + d[2]))
+		cb=$((cb + b[1] + c[1])) nb=$((nb + b[2] + c[2]))
+		printf '  %-12s group %2d: ceiling %6.0f %6.0f  module %6.0f %6.0f  ratio %s\n' \
+			"$label" "$g" "${a[0]}" "${d[0]}" "${b[0]}" "${c[0]}" "${rs[-1]}"
+	done
+	PAIRS[$label]=$(printf '%s\n' "${rs[@]}" | sort -n | awk -v sa="$sa" -v sb="$sb" \
+		-v ca="$ca" -v cb="$cb" -v na="$na" -v nb="$nb" '
+		{ v[NR] = $1; s += $1; q += $1 * $1 }
+		END {
+			med = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			m = s / NR; sd = NR > 1 ? sqrt((q - NR * m * m) / (NR - 1)) : 0; se = sd / sqrt(NR)
+			cpu = (na > 0 && nb > 0 && ca > 0) ? (cb / nb) / (ca / na) : 0
+			printf "%.3f %.3f %.3f %.3f %.3f %.3f %.2f", (sa > 0 ? sb / sa : 0), med, v[1], v[NR], m - 2 * se, m + 2 * se, cpu
+		}')
+}
+NPAIRS=${BENCH_PAIRS:-8}
+PAIR_SECS=${BENCH_PAIR_SECONDS:-2}
+if [ "$NPAIRS" -gt 0 ]; then
+	echo "bench: module against the ceiling, $NPAIRS groups of ceiling, module, module, ceiling, ${PAIR_SECS}s each"
+	pairs tcp "$CEIL_URL" "$TRIV_PIDS" "$PH_URL" "$PH_PID"
+	[ "${BENCH_UNIX:-1}" != 0 ] && pairs unix "$CEILU_URL" "$TRIVU_PIDS" "$PHU_URL" "$PHU_PID"
+fi
 echo "bench: load after the runs $(cut -d' ' -f1-3 /proc/loadavg)"
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
@@ -304,16 +367,24 @@ paired() {
 }
 maxcol() { local c=$1 m=0 v; shift; for l in "$@"; do v=$(col "$l" "$c"); [ "$v" -gt "$m" ] 2>/dev/null && m=$v; done; echo "$m"; }
 echo
-echo "module tools/call / ceiling      $(ratio "$(col module 1)" "$(col ceiling 1)")   (target >= 0.95)"
+# pair_line LABEL: the paired measurement of LABEL, in words
+pair_line() {
+	set -- ${PAIRS[$1]:-}
+	[ -n "${1:-}" ] || return
+	echo "  paired ($NPAIRS ABBA groups)      $1   (target >= 0.95; groups: median $2, $3 to $4; mean +- 2 s.e. $5 to $6; CPU a request $7)"
+}
+echo "module tools/call / ceiling      $(ratio "$(col module 1)" "$(col ceiling 1)")   (best rounds)"
 [ "${BENCH_ROUNDS:-3}" -gt 1 ] &&
 	echo "  the same, median of the rounds  $(paired module ceiling)"
+pair_line tcp
 echo "CPU a request, module / ceiling  $(ratio "$(col module 7)" "$(col ceiling 7)")"
 echo "persistent Python / per-call Python  $(ratio "$(col py_warm 1)" "$(col py_once 1)")   (target >= 30)"
 echo "persistent Python / module       $(ratio "$(col py_warm 1)" "$(col module 1)")"
 if [ "${BENCH_UNIX:-1}" != 0 ]; then
-	echo "unix socket: module / ceiling    $(ratio "$(col module_unix 1)" "$(col ceiling_unix 1)")   (target >= 0.95)"
+	echo "unix socket: module / ceiling    $(ratio "$(col module_unix 1)" "$(col ceiling_unix 1)")   (best rounds)"
 	[ "${BENCH_ROUNDS:-3}" -gt 1 ] &&
 		echo "  the same, median of the rounds  $(paired module_unix ceiling_unix)"
+	pair_line unix
 	echo "unix socket: CPU a request, module / ceiling  $(ratio "$(col module_unix 7)" "$(col ceiling_unix 7)")"
 	echo "unix socket: persistent Python / module  $(ratio "$(col py_warm_unix 1)" "$(col module_unix 1)")"
 	echo "unix socket / TCP, ceiling       $(ratio "$(col ceiling_unix 1)" "$(col ceiling 1)")"
