@@ -832,7 +832,7 @@ find_method(const char *name, bool legacy, const struct ph_server *s)
 {
 	for (size_t i = 0; i < PH_ARRAY_LEN(methods); i++) {
 		const struct method *m = &methods[i];
-		if (strcmp(m->name, name) != 0)
+		if (m->name[0] != name[0] || strcmp(m->name, name) != 0) /* the first byte tells most apart */
 			continue;
 		if (!(m->flags & (legacy ? M_LEGACY : M_MODERN)))
 			return NULL;
@@ -1620,40 +1620,77 @@ static const char *const name_paths[][2] = {
 };
 
 /* Returns true when no name in r->params holds U+0000, else false after
- * sending -32602. */
+ * sending -32602 for the first of name_paths that does. One pass over the
+ * members. */
 static bool
 names_nul_free(struct ph_req *r)
 {
-	for (size_t i = 0; i < PH_ARRAY_LEN(name_paths); i++) {
-		struct json_object *v = ph_jget(r->params, name_paths[i][0]);
-		if (name_paths[i][1] != NULL)
-			v = ph_jget(v, name_paths[i][1]);
-		if (ph_jstr_nul(v)) {
-			char msg[96];
-			snprintf(msg, sizeof msg, "Invalid params: %s%s%s contains U+0000", name_paths[i][0],
-				 name_paths[i][1] ? "." : "", name_paths[i][1] ? name_paths[i][1] : "");
-			send_error(r, PH_E_PARAMS, msg, NULL);
-			return false;
+	unsigned bad = 0;
+	if (!json_object_is_type(r->params, json_type_object))
+		return true;
+	json_object_object_foreach(r->params, k, v) {
+		for (size_t i = 0; i < PH_ARRAY_LEN(name_paths); i++) {
+			if (k[0] != name_paths[i][0][0] || strcmp(k, name_paths[i][0]) != 0)
+				continue;
+			if (ph_jstr_nul(name_paths[i][1] ? ph_jget(v, name_paths[i][1]) : v))
+				bad |= 1u << i;
 		}
+	}
+	for (size_t i = 0; bad != 0 && i < PH_ARRAY_LEN(name_paths); i++) {
+		char msg[96];
+		if (!(bad & 1u << i))
+			continue;
+		snprintf(msg, sizeof msg, "Invalid params: %s%s%s contains U+0000", name_paths[i][0],
+			 name_paths[i][1] ? "." : "", name_paths[i][1] ? name_paths[i][1] : "");
+		send_error(r, PH_E_PARAMS, msg, NULL);
+		return false;
 	}
 	return true;
 }
 
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
  * notification; sets r->id, r->method and r->params. Returns false after
- * sending the error. */
+ * sending the error. The members are looked at in one pass (a JSON null is
+ * as good as absent, but for id). */
 static bool
 check_envelope(struct ph_req *r)
 {
-	struct json_object *jv;
+	struct json_object *id = NULL, *method = NULL, *jsonrpc = NULL, *params = NULL;
+	bool has_id = false, answer = false;
 	if (!json_object_is_type(r->msg, json_type_object)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		return false;
 	}
-	jv = ph_jget(r->msg, "id");
-	if (jv != NULL && valid_id(jv))
-		r->id = jv;
-	if (ph_jget(r->msg, "method") == NULL && (ph_jget(r->msg, "result") || ph_jget(r->msg, "error"))) {
+	json_object_object_foreach(r->msg, k, v) {
+		switch (k[0]) {
+		case 'i':
+			if (strcmp(k, "id") == 0)
+				id = v, has_id = true;
+			break;
+		case 'm':
+			if (strcmp(k, "method") == 0)
+				method = v;
+			break;
+		case 'j':
+			if (strcmp(k, "jsonrpc") == 0)
+				jsonrpc = v;
+			break;
+		case 'p':
+			if (strcmp(k, "params") == 0)
+				params = v;
+			break;
+		case 'r':
+		case 'e':
+			if (v != NULL && (strcmp(k, "result") == 0 || strcmp(k, "error") == 0))
+				answer = true;
+			break;
+		default:
+			break;
+		}
+	}
+	if (id != NULL && valid_id(id))
+		r->id = id;
+	if (method == NULL && answer) {
 		if (r->ex->http && r->batch == NULL && param(r, "HTTP_MCP_SESSION_ID") != NULL) {
 			serve_response(r);
 			return false;
@@ -1662,29 +1699,27 @@ check_envelope(struct ph_req *r)
 			   NULL);
 		return false;
 	}
-	jv = ph_jget(r->msg, "jsonrpc");
-	if (jv == NULL || !json_object_is_type(jv, json_type_string) ||
-	    strcmp(json_object_get_string(jv), "2.0") != 0) {
+	if (jsonrpc == NULL || !json_object_is_type(jsonrpc, json_type_string) ||
+	    strcmp(json_object_get_string(jsonrpc), "2.0") != 0) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
 		return false;
 	}
-	jv = ph_jget(r->msg, "method");
-	if (jv == NULL || !json_object_is_type(jv, json_type_string)) {
+	if (method == NULL || !json_object_is_type(method, json_type_string)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
 		return false;
 	}
-	if (ph_jstr_nul(jv)) {
+	if (ph_jstr_nul(method)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method contains U+0000", NULL);
 		return false;
 	}
-	r->method = json_object_get_string(jv);
-	if (json_object_object_get_ex(r->msg, "id", &jv) && !valid_id(jv)) {
+	r->method = json_object_get_string(method);
+	if (has_id && !valid_id(id)) {
 		r->id = NULL;
 		send_error(r, PH_E_INVALID_REQUEST,
 			   "Invalid Request: id must be a string or an integer", NULL);
 		return false;
 	}
-	r->params = ph_jget(r->msg, "params");
+	r->params = params;
 	return names_nul_free(r);
 }
 

@@ -235,9 +235,32 @@ check_param_headers(struct ph_req *r, const struct ph_tool *t, struct json_objec
 
 static const char generic_failure[] = "Tool execution failed";
 
+/* Whether the handler's answer res already is the result ph_tool_result
+ * builds: only content, structuredContent, isError and an object _meta, in
+ * that order, with isError there or addable at the end. */
+static bool
+result_as_built(struct json_object *res, bool *has_ie)
+{
+	static const char *const order[] = {"content", "structuredContent", "isError", "_meta"};
+	size_t next = 0;
+	*has_ie = false;
+	json_object_object_foreach(res, k, v) {
+		size_t i = next;
+		while (i < PH_ARRAY_LEN(order) && strcmp(k, order[i]) != 0)
+			i++;
+		if (i == PH_ARRAY_LEN(order) || (i == 3 && !json_object_is_type(v, json_type_object)))
+			return false;
+		*has_ie |= i == 2;
+		next = i + 1;
+	}
+	return *has_ie || next <= 2;
+}
+
 /* Turns a handler's answer into a CallToolResult. Returns the result
- * (caller owns); problems with the answer are logged and give the generic
- * failure. */
+ * (caller owns): res itself, one more reference, when it already is one
+ * (isError added when missing; res is the caller's own), else a copy of
+ * what it may hold; problems with the answer are logged and give the
+ * generic failure. */
 struct json_object *
 ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
 {
@@ -288,6 +311,14 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 			return out;
 		}
 		ph_buf_free(&e);
+	}
+	if (!(has_sc && (content == NULL || json_object_array_length(content) == 0))) {
+		bool has_ie;
+		if (result_as_built(res, &has_ie)) {
+			if (!has_ie)
+				ph_jset(res, "isError", ph_jbool(false));
+			return json_object_get(res);
+		}
 	}
 	out = json_object_new_object();
 	if (has_sc && (content == NULL || json_object_array_length(content) == 0)) {

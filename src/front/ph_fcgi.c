@@ -616,9 +616,11 @@ request_waiting(int fd, bool fresh, long long params_ms, struct ph_fcgi_split *s
 		return WAIT_PART;
 	if (!fresh || !ph_fcgi_request_split(buf, (size_t)n, sp))
 		return WAIT_WHOLE;
-	/* the bytes are there: this read does not wait */
+	/* the bytes are there: this read does not wait (they are taken off
+	 * the connection into sink: buf holds the split now) */
 	while (got < sp->used) {
-		ssize_t r = read(fd, buf + got, sp->used - got);
+		static unsigned char sink[PEEK_MAX];
+		ssize_t r = read(fd, sink, sp->used - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -814,15 +816,23 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole)
 
 /* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
  * now that Phantom accepts itself: when it is set, a TCP peer whose address
- * is not in it is refused. Returns true when the peer of fd may send. */
+ * is not in it is refused. Returns true when the peer of fd may send. The
+ * variable is read once: the environment a process started with. */
 static bool
 peer_allowed(int fd)
 {
-	const char *p = getenv("FCGI_WEB_SERVER_ADDRS");
+	static const char *addrs;
+	static bool read;
+	const char *p;
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof sa;
 	char ip[INET_ADDRSTRLEN];
 	size_t n;
+	if (!read) {
+		addrs = getenv("FCGI_WEB_SERVER_ADDRS");
+		read = true;
+	}
+	p = addrs;
 	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||
 	    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip) == NULL)
 		return true;

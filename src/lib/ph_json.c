@@ -432,20 +432,139 @@ object_add(struct json_object *o, const char *key, size_t klen, struct json_obje
 
 static bool jp_value(struct jp *j, int level, struct json_object **out);
 
-/* Whether the memo's kept value still prints as it did when kept. */
+/* ---- the memo's snapshot ----------------------------------------------------
+ * What a kept value held when it was kept, written as a walk of it: a tag
+ * byte a value, then for an object its member count and each member's name
+ * (length, bytes) and value, for an array its length and elements, for a
+ * string its length and bytes, for a number the text it prints as, for a
+ * boolean its byte. Comparing the value with it at each use is a walk that
+ * prints nothing but its numbers (which a _meta seldom holds). */
+
+static void
+snap_len(struct ph_buf *b, size_t n)
+{
+	ph_buf_add(b, &n, sizeof n);
+}
+
+static void
+snap_write(struct ph_buf *b, struct json_object *o)
+{
+	enum json_type t = json_object_get_type(o);
+	const char *txt;
+	size_t len;
+	ph_buf_addc(b, (char)('0' + t));
+	switch (t) {
+	case json_type_null:
+		return;
+	case json_type_boolean:
+		ph_buf_addc(b, (char)json_object_get_boolean(o));
+		return;
+	case json_type_string:
+		len = (size_t)json_object_get_string_len(o);
+		snap_len(b, len);
+		ph_buf_add(b, json_object_get_string(o), len);
+		return;
+	case json_type_array:
+		len = json_object_array_length(o);
+		snap_len(b, len);
+		for (size_t i = 0; i < len; i++)
+			snap_write(b, json_object_array_get_idx(o, i));
+		return;
+	case json_type_object:
+		snap_len(b, (size_t)json_object_object_length(o));
+		json_object_object_foreach(o, k, v) {
+			len = strlen(k);
+			snap_len(b, len);
+			ph_buf_add(b, k, len);
+			snap_write(b, v);
+		}
+		return;
+	case json_type_int:
+	case json_type_double:
+	default: {
+		struct ph_buf num;
+		ph_buf_init(&num);
+		ph_json_write(&num, o);
+		txt = num.data ? num.data : "";
+		snap_len(b, num.len);
+		ph_buf_add(b, txt, num.len);
+		ph_buf_free(&num);
+		return;
+	}
+	}
+}
+
+/* Whether the snapshot at *p (up to end) is o's; *p moves past it. */
+static bool
+snap_same(const char **p, const char *end, struct json_object *o)
+{
+	enum json_type t = json_object_get_type(o);
+	size_t n, len;
+	if (*p >= end || **p != (char)('0' + t))
+		return false;
+	(*p)++;
+	if (t == json_type_null)
+		return true;
+	if (t == json_type_boolean) {
+		if (*p >= end || **p != (char)json_object_get_boolean(o))
+			return false;
+		(*p)++;
+		return true;
+	}
+	if ((size_t)(end - *p) < sizeof n)
+		return false;
+	memcpy(&n, *p, sizeof n);
+	*p += sizeof n;
+	switch (t) {
+	case json_type_string:
+		if ((size_t)json_object_get_string_len(o) != n || (size_t)(end - *p) < n ||
+		    memcmp(*p, json_object_get_string(o), n) != 0)
+			return false;
+		*p += n;
+		return true;
+	case json_type_array:
+		if (json_object_array_length(o) != n)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!snap_same(p, end, json_object_array_get_idx(o, i)))
+				return false;
+		return true;
+	case json_type_object:
+		if ((size_t)json_object_object_length(o) != n)
+			return false;
+		json_object_object_foreach(o, k, v) {
+			if ((size_t)(end - *p) < sizeof len)
+				return false;
+			memcpy(&len, *p, sizeof len);
+			*p += sizeof len;
+			if ((size_t)(end - *p) < len || strncmp(k, *p, len) != 0 || k[len] != '\0')
+				return false;
+			*p += len;
+			if (!snap_same(p, end, v))
+				return false;
+		}
+		return true;
+	default: {
+		/* a number: the text it prints as */
+		struct ph_buf num;
+		bool same;
+		ph_buf_init(&num);
+		ph_json_write(&num, o);
+		same = num.len == n && (size_t)(end - *p) >= n && memcmp(*p, num.data ? num.data : "", n) == 0;
+		ph_buf_free(&num);
+		*p += same ? n : 0;
+		return same;
+	}
+	}
+}
+
+/* Whether the memo's kept value still holds what it held when kept (it
+ * prints as it did then). */
 static bool
 memo_intact(struct ph_json_memo *m)
 {
-	static struct ph_buf now;
-	bool same;
-	ph_buf_reset(&now);
-	ph_json_write(&now, m->obj);
-	same = now.len == m->printed.len && memcmp(now.data, m->printed.data, now.len) == 0;
-	if (now.cap > 2 * PH_JSON_MEMO_MAX) {
-		ph_buf_free(&now);
-		ph_buf_init(&now);
-	}
-	return same;
+	const char *p = m->snap.data, *end = p + m->snap.len;
+	return p != NULL && snap_same(&p, end, m->obj) && p == end;
 }
 
 static void
@@ -491,8 +610,8 @@ jp_member_value(struct jp *j, int level, const char *key, size_t klen, struct js
 		memo_drop(m);
 		ph_buf_reset(&m->text);
 		ph_buf_add(&m->text, start, (size_t)(j->p - start));
-		ph_buf_reset(&m->printed);
-		ph_json_write(&m->printed, *v);
+		ph_buf_reset(&m->snap);
+		snap_write(&m->snap, *v);
 		m->obj = json_object_get(*v);
 		m->depth = j->depth;
 		m->key_nul = j->key_nul;
@@ -612,7 +731,7 @@ ph_json_memo_free(struct ph_json_memo *m)
 {
 	memo_drop(m);
 	ph_buf_free(&m->text);
-	ph_buf_free(&m->printed);
+	ph_buf_free(&m->snap);
 }
 
 bool

@@ -28,7 +28,8 @@ bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object *
 /* The value of one member kept from one parse to the next: when the next
  * document has the same bytes there, the kept value is put in its tree
  * (shared: one more reference) instead of a new one, provided the kept value
- * still prints as it did when it was kept (nobody changed it). For what
+ * still holds what it held when it was kept (nobody changed it: it is
+ * compared with a snapshot taken then, every name, string and number). For what
  * every request repeats (a client's params._meta). key: the member's name;
  * level: the depth of its value (1: a member of the document). Only objects
  * of at most PH_JSON_MEMO_MAX bytes of text are kept. */
@@ -36,9 +37,9 @@ bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object *
 struct ph_json_memo {
 	const char *key;
 	int level;
-	/* the value kept, the text it was read from, its print then */
+	/* the value kept, the text it was read from, its snapshot then */
 	struct json_object *obj;
-	struct ph_buf text, printed;
+	struct ph_buf text, snap;
 	int depth;    /* the depth limit of the parse it came from */
 	bool key_nul; /* a member name inside it held U+0000 */
 	unsigned long hits; /* times it was put in a tree */

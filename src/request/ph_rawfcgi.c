@@ -102,19 +102,19 @@ split_room(struct ph_fcgi_split *s, size_t n)
 }
 
 bool
-ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *out)
+ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
 {
 	size_t off = 0, plen = 0, blen = 0, npairs = 0, w, need;
 	size_t pfirst = 0, precs = 0; /* the first parameter record's content, and how many */
+	size_t bfirst = 0, brecs = 0; /* the same of the body's */
 	unsigned rid = 0;
 	int stage = 0; /* 0: begin, 1: parameters, 2: body, 3: done */
-	const unsigned char *p, *end;
-	unsigned char *params = NULL;
-	char *arena;
+	unsigned char *p, *end;
 	int last[PH_FCGI_SPLIT_LENS]; /* the last of each length so far (by_len set) */
 	out->rid = 0;
-	out->envp = NULL;
-	out->nlen = NULL;
+	out->n = 0;
+	out->name = out->value = NULL;
+	out->nlen = out->vlen = NULL;
 	out->body = NULL;
 	out->body_len = out->used = 0;
 	/* the records: checked, and the sizes of the two streams summed */
@@ -142,6 +142,8 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 		} else if (stage == 2 && type == FCGI_STDIN) {
 			if (len == 0)
 				stage = 3;
+			else if (brecs++ == 0)
+				bfirst = off + 8;
 			blen += len;
 		} else {
 			return false;
@@ -150,81 +152,74 @@ ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *ou
 	}
 	if (stage != 3)
 		return false;
-	p = b + pfirst;
-	end = p + plen;
 	npairs = plen / 2; /* at most: each pair takes at least its two length bytes */
-	/* one block, kept from request to request: envp, the name lengths,
-	 * the "NAME=VALUE" strings (each no longer than its pair: the two
-	 * length bytes make room for '=' and the NUL), the body, and the
-	 * parameter block joined when it came in several records */
-	need = (npairs + 1) * sizeof *out->envp + npairs * (sizeof *out->nlen + sizeof *out->next_len) +
-	       plen + 1 + blen + 1 + (precs > 1 ? plen : 0);
-	split_room(out, need);
-	out->envp = (char **)(void *)out->mem;
-	out->nlen = (unsigned *)(void *)(out->envp + npairs + 1);
-	out->next_len = (int *)(out->nlen + npairs);
-	arena = (char *)(out->next_len + npairs);
+	/* one block, kept from request to request: the arrays, then what did
+	 * not come in one record joined (the parameter block, the body), each
+	 * with a byte more for its NUL */
+	w = npairs * (2 * sizeof *out->name + 2 * sizeof *out->nlen + sizeof *out->next_len);
+	need = w + (precs > 1 ? plen + 1 : 0) + (brecs != 1 ? blen + 1 : 0);
+	split_room(out, need + 1);
+	out->name = (const char **)(void *)out->mem;
+	out->value = out->name + npairs;
+	out->nlen = (unsigned *)(void *)(out->value + npairs);
+	out->vlen = out->nlen + npairs;
+	out->next_len = (int *)(out->vlen + npairs);
 	for (size_t i = 0; i < PH_FCGI_SPLIT_LENS; i++)
 		out->by_len[i] = -1;
-	out->body = arena + plen + 1;
+	p = b + pfirst;
 	if (precs > 1) {
-		params = (unsigned char *)out->body + blen + 1;
-		w = 0;
+		p = (unsigned char *)out->mem + w;
+		w += plen + 1;
+	}
+	out->body = brecs == 1 ? (char *)b + bfirst : out->mem + w;
+	if (precs > 1 || brecs > 1) {
+		size_t pw = 0, bw = 0;
 		for (size_t o = 0; o < off;) {
 			size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
-			if (b[o + 1] == FCGI_PARAMS) {
-				memcpy(params + w, b + o + 8, len);
-				w += len;
+			if (b[o + 1] == FCGI_PARAMS && precs > 1) {
+				memcpy(p + pw, b + o + 8, len);
+				pw += len;
+			} else if (b[o + 1] == FCGI_STDIN && brecs > 1) {
+				memcpy(out->body + bw, b + o + 8, len);
+				bw += len;
 			}
 			o += 8 + len + b[o + 6];
 		}
-		p = params;
-		end = p + plen;
 	}
-	w = 0;
+	end = p + plen;
 	npairs = 0;
 	while (p < end) {
-		size_t nl, vl;
-		if (!pair_len(&p, end, &nl) || !pair_len(&p, end, &vl) || nl > (size_t)(end - p) ||
-		    vl > (size_t)(end - p) - nl) {
-			out->envp = NULL;
-			out->nlen = NULL;
+		size_t nl, vl, l;
+		const unsigned char *q = p;
+		if (!pair_len(&q, end, &nl) || !pair_len(&q, end, &vl) || nl > (size_t)(end - q) ||
+		    vl > (size_t)(end - q) - nl) {
+			out->name = out->value = NULL;
+			out->nlen = out->vlen = NULL;
 			out->body = NULL;
 			return false;
 		}
-		out->envp[npairs] = arena + w;
+		p += q - p;
+		out->name[npairs] = (const char *)p;
+		out->value[npairs] = (const char *)p + nl;
 		out->nlen[npairs] = (unsigned)nl;
-		{
-			size_t l = nl < PH_FCGI_SPLIT_LENS ? nl : PH_FCGI_SPLIT_LENS - 1;
-			out->next_len[npairs] = -1;
-			if (out->by_len[l] < 0)
-				out->by_len[l] = (int)npairs;
-			else
-				out->next_len[last[l]] = (int)npairs;
-			last[l] = (int)npairs;
-		}
+		out->vlen[npairs] = (unsigned)vl;
+		l = nl < PH_FCGI_SPLIT_LENS ? nl : PH_FCGI_SPLIT_LENS - 1;
+		out->next_len[npairs] = -1;
+		if (out->by_len[l] < 0)
+			out->by_len[l] = (int)npairs;
+		else
+			out->next_len[last[l]] = (int)npairs;
+		last[l] = (int)npairs;
 		npairs++;
-		memcpy(arena + w, p, nl);
-		w += nl;
-		arena[w++] = '=';
-		memcpy(arena + w, p + nl, vl);
-		w += vl;
-		arena[w++] = '\0';
 		p += nl + vl;
 	}
-	out->envp[npairs] = NULL;
-	/* the body, joined */
-	out->body_len = blen;
-	w = 0;
-	for (size_t o = 0; o < off;) {
-		size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
-		if (b[o + 1] == FCGI_STDIN) {
-			memcpy(out->body + w, b + o + 8, len);
-			w += len;
-		}
-		o += 8 + len + b[o + 6];
-	}
+	/* every pair read: each value's NUL goes on the byte after it (the
+	 * next pair's first length byte, or the first after the block) */
+	for (size_t i = 0; i < npairs; i++)
+		((char *)out->value[i])[out->vlen[i]] = '\0';
 	out->body[blen] = '\0';
+	out->n = npairs;
+	out->body_len = blen;
 	out->rid = rid;
 	out->used = off;
 	return true;
@@ -236,9 +231,9 @@ ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name)
 	size_t n = strlen(name);
 	/* the list of a length runs in the order of the pairs: the first wins */
 	for (int i = s->by_len[n < PH_FCGI_SPLIT_LENS ? n : PH_FCGI_SPLIT_LENS - 1]; i >= 0; i = s->next_len[i])
-		if (s->nlen[i] == n && (n == 0 || s->envp[i][n - 1] == name[n - 1]) &&
-		    memcmp(s->envp[i], name, n) == 0)
-			return s->envp[i] + n + 1;
+		if (s->nlen[i] == n && (n == 0 || s->name[i][n - 1] == name[n - 1]) &&
+		    memcmp(s->name[i], name, n) == 0)
+			return s->value[i];
 	return NULL;
 }
 

@@ -22,34 +22,41 @@ void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data,
  * management records may come between). The FastCGI front reads a request
  * that already waits whole without deadlines. */
 bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
-/* A simple request split out of the bytes holding it: its parameters as
- * "NAME=VALUE" strings (envp, NULL-ended, as libfcgi gives them, with the
- * length of each name in nlen) and its body, in one block of memory (mem)
- * that the next split reuses; zero the struct before the first and release
- * the block with ph_fcgi_split_free. */
+/* A simple request split out of the bytes holding it, in place: its
+ * parameters as names (nlen bytes, not NUL-ended) and values, and its
+ * body, each NUL-ended where it lies (a parameter block or a body that came
+ * in several records is joined in a block of memory, mem, that the next
+ * split reuses); zero the struct before the first and release the block
+ * with ph_fcgi_split_free. */
 /* The most a FastCGI record holds. */
 #define PH_FCGI_RECORD_MAX 65535
 #define PH_FCGI_SPLIT_LENS 32 /* names this long or longer share the last list */
 struct ph_fcgi_split {
 	unsigned rid;     /* its request id */
-	char **envp;
-	unsigned *nlen;   /* nlen[i]: the length of envp[i]'s name */
+	size_t n;         /* parameters */
+	const char **name; /* name[i]: the i-th parameter's name, nlen[i] bytes */
+	const char **value; /* value[i]: its value, NUL-ended (right after its name) */
+	unsigned *nlen, *vlen; /* the lengths of each (a value may hold a NUL) */
 	/* the parameters by the length of their name (ph_fcgi_split_param) */
 	int by_len[PH_FCGI_SPLIT_LENS]; /* the first of each length, -1: none */
 	int *next_len;    /* next_len[i]: the one after i of its length, or -1 */
 	char *body;       /* NUL-ended */
 	size_t body_len;
 	size_t used;      /* bytes it takes of the connection, through its last record */
-	char *mem;        /* what envp, nlen and body point into */
+	char *mem;        /* the arrays, and what was joined */
 	size_t cap;
 };
 /* Splits the n bytes at b when they start with a whole simple request:
  * FCGI_BEGIN_REQUEST for the responder role without FCGI_KEEP_CONN, then
  * only that request's parameters up to their empty record and its body up
- * to its empty record. Returns false, envp and body NULL, for anything else
- * (other records, other roles, a kept connection, a pair whose lengths run
- * past its block): libfcgi reads those. */
-bool ph_fcgi_request_split(const unsigned char *b, size_t n, struct ph_fcgi_split *out);
+ * to its empty record. Returns false, name and body NULL and b untouched,
+ * for anything else (other records, other roles, a kept connection, a pair
+ * whose lengths run past its block): libfcgi reads those. On success b
+ * holds the NULs that end the values and the body (each on a byte the split
+ * has read by then: the next pair's first length byte, or the first after
+ * a block, a record's version or padding), so the bytes are the split's,
+ * no longer the request's, and must stay while it is used. */
+bool ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out);
 /* The value of the split request's parameter name, or NULL: the first of
  * that name, as libfcgi's FCGX_GetParam finds it. */
 const char *ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name);

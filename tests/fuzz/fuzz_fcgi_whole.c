@@ -6,8 +6,11 @@
  * copied to a buffer of exactly that size); a whole request stays whole
  * whatever follows it; and its answer agrees with a second walk written
  * here record by record. ph_fcgi_request_split, on the same bytes, splits
- * only whole requests, takes no more bytes than the whole request, and
- * gives its strings in order and a NUL-ended body of the stated length.
+ * only whole requests, takes no more bytes than the whole request, gives
+ * each name right before its value, the pairs in order, NUL-ended values
+ * and a NUL-ended body of the stated length, leaves every name, value and
+ * body byte as the request had it (its NULs go elsewhere), and leaves the
+ * bytes untouched when it does not split.
  *
  *   make -C build fuzz && build/tests/fuzz/fuzz_fcgi_whole tests/fuzz/corpus/fcgi_whole
  */
@@ -61,39 +64,54 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (end != 0 && (!ph_fcgi_request_whole(copy, end) || ph_fcgi_request_whole(copy, end - 1)))
 		abort();
 	{
-		/* split twice into one struct: the second reuses the first's memory */
+		/* split twice into one struct: the second reuses the first's
+		 * memory; each splits a fresh copy, in place */
 		static struct ph_fcgi_split sp;
 		for (int round = 0; round < 2; round++) {
+			memcpy(copy, data, size);
 			if (ph_fcgi_request_split(copy, size, &sp)) {
-				if (!whole || sp.used != end || sp.body == NULL || sp.body[sp.body_len] != '\0' ||
-				    sp.body < sp.mem || sp.body + sp.body_len >= sp.mem + sp.cap)
+				const char *lo = (const char *)copy, *hi = lo + size;
+				const char *mlo = sp.mem, *mhi = sp.mem + sp.cap;
+#define INSIDE(q, len) (((q) >= lo && (q) + (len) < hi) || ((q) >= mlo && (q) + (len) < mhi))
+				if (!whole || sp.used != end || sp.body == NULL || !INSIDE(sp.body, sp.body_len) ||
+				    sp.body[sp.body_len] != '\0')
 					abort();
-				/* the strings follow each other in the block (a name
-				 * may hold a NUL, as it may in libfcgi's), each name
-				 * as long as nlen says */
-				for (size_t i = 0; sp.envp[i]; i++)
-					if (sp.envp[i] < (char *)(sp.nlen + i) || sp.envp[i] >= sp.body ||
-					    (i > 0 && sp.envp[i] <= sp.envp[i - 1]) || sp.envp[i][sp.nlen[i]] != '=')
+				/* each name right before its value, the pairs in
+				 * order, each value NUL-ended; what lies in the
+				 * request's bytes is still the request's (the NULs
+				 * fell on bytes that were not a name or a value) */
+				for (size_t i = 0; i < sp.n; i++) {
+					const char *nm = sp.name[i], *v = sp.value[i];
+					if (v != nm + sp.nlen[i] || !INSIDE(nm, sp.nlen[i] + sp.vlen[i]) ||
+					    v[sp.vlen[i]] != '\0' || (i > 0 && nm <= sp.value[i - 1] + sp.vlen[i - 1]))
 						abort();
+					if (nm >= lo && nm < hi &&
+					    memcmp(nm, data + (nm - lo), sp.nlen[i] + sp.vlen[i]) != 0)
+						abort();
+				}
+				if (sp.body >= lo && sp.body < hi &&
+				    memcmp(sp.body, data + (sp.body - lo), sp.body_len) != 0)
+					abort();
+#undef INSIDE
 				/* each name without a NUL is found where a walk from
 				 * the start finds its first */
-				for (size_t i = 0; sp.envp[i]; i++) {
+				for (size_t i = 0; i < sp.n; i++) {
 					char name[300];
 					const char *want = NULL;
-					if (sp.nlen[i] >= sizeof name || memchr(sp.envp[i], '\0', sp.nlen[i]))
+					if (sp.nlen[i] >= sizeof name || memchr(sp.name[i], '\0', sp.nlen[i]))
 						continue;
-					memcpy(name, sp.envp[i], sp.nlen[i]);
+					memcpy(name, sp.name[i], sp.nlen[i]);
 					name[sp.nlen[i]] = '\0';
-					for (size_t j = 0; sp.envp[j] && want == NULL; j++)
-						if (sp.nlen[j] == sp.nlen[i] && memcmp(sp.envp[j], name, sp.nlen[i]) == 0)
-							want = sp.envp[j] + sp.nlen[i] + 1;
+					for (size_t j = 0; j < sp.n && want == NULL; j++)
+						if (sp.nlen[j] == sp.nlen[i] && memcmp(sp.name[j], name, sp.nlen[i]) == 0)
+							want = sp.value[j];
 					if (ph_fcgi_split_param(&sp, name) != want || want == NULL)
 						abort();
 				}
 				if (ph_fcgi_split_param(&sp, "NO_SUCH_PARAMETER_IN_THE_FUZZ_INPUT_AT_ALL") != NULL &&
-				    memmem(copy, size, "NO_SUCH_PARAMETER_IN_THE_FUZZ_INPUT_AT_ALL", 42) == NULL)
+				    memmem(data, size, "NO_SUCH_PARAMETER_IN_THE_FUZZ_INPUT_AT_ALL", 42) == NULL)
 					abort();
-			} else if (sp.envp != NULL || sp.body != NULL) {
+			} else if (sp.name != NULL || sp.body != NULL || memcmp(copy, data, size) != 0) {
 				abort();
 			}
 		}

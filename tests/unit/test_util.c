@@ -115,48 +115,72 @@ test_fcgi_split(void)
 	rec_data(&b, 5, "1}", 2);
 	rec_data(&b, 5, NULL, 0);
 	rec_data(&b, 1, begin, 8); /* the next request's start is not taken */
-	ok(ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: a simple request");
-	is_str(sp.envp[0], "REQUEST_METHOD=POST", "fcgi split: the first parameter, joined across records");
-	ok(sp.envp[1] != NULL && strncmp(sp.envp[1], "X=vvv", 5) == 0 && strlen(sp.envp[1]) == 202,
-	   "fcgi split: a value with a four-byte length");
-	ok(sp.envp[2] == NULL, "fcgi split: and no more");
-	is_str(sp.body, "{\"a\":1}", "fcgi split: the body, joined");
-	is_int(sp.used, b.len - 16, "fcgi split: takes the request's bytes only");
-	ok(sp.nlen[0] == 14 && sp.nlen[1] == 1, "fcgi split: the names' lengths");
-	is_str(ph_fcgi_split_param(&sp, "REQUEST_METHOD"), "POST", "fcgi split: a parameter by name");
-	ok(ph_fcgi_split_param(&sp, "X") == sp.envp[1] + 2 && ph_fcgi_split_param(&sp, "REQUEST_METHO") == NULL &&
-		   ph_fcgi_split_param(&sp, "Y") == NULL && ph_fcgi_split_param(&sp, "") == NULL,
-	   "fcgi split: only a whole name is found");
 	{
-		char *mem = sp.mem;
-		ok(ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp) && sp.mem == mem &&
-			   strcmp(sp.envp[0], "REQUEST_METHOD=POST") == 0 && sp.envp[2] == NULL &&
-			   strcmp(sp.body, "{\"a\":1}") == 0,
+		/* split in place: a copy, the split's from then on */
+		char *copy = ph_xmalloc(b.len), *mem;
+		memcpy(copy, b.data, b.len);
+		ok(ph_fcgi_request_split((unsigned char *)copy, b.len, &sp), "fcgi split: a simple request");
+		ok(sp.n == 2 && sp.nlen[0] == 14 && memcmp(sp.name[0], "REQUEST_METHOD", 14) == 0 &&
+			   strcmp(sp.value[0], "POST") == 0 && sp.vlen[0] == 4,
+		   "fcgi split: the first parameter, joined across records");
+		ok(sp.nlen[1] == 1 && sp.name[1][0] == 'X' && sp.vlen[1] == 200 && strlen(sp.value[1]) == 200 &&
+			   strspn(sp.value[1], "v") == 200,
+		   "fcgi split: a value with a four-byte length");
+		is_str(sp.body, "{\"a\":1}", "fcgi split: the body, joined");
+		is_int(sp.used, b.len - 16, "fcgi split: takes the request's bytes only");
+		is_str(ph_fcgi_split_param(&sp, "REQUEST_METHOD"), "POST", "fcgi split: a parameter by name");
+		ok(ph_fcgi_split_param(&sp, "X") == sp.value[1] && ph_fcgi_split_param(&sp, "REQUEST_METHO") == NULL &&
+			   ph_fcgi_split_param(&sp, "Y") == NULL && ph_fcgi_split_param(&sp, "") == NULL,
+		   "fcgi split: only a whole name is found");
+		mem = sp.mem;
+		memcpy(copy, b.data, b.len);
+		ok(ph_fcgi_request_split((unsigned char *)copy, b.len, &sp) && sp.mem == mem && sp.n == 2 &&
+			   strcmp(sp.value[0], "POST") == 0 && strcmp(sp.body, "{\"a\":1}") == 0,
 		   "fcgi split: the next request reuses the memory");
+		free(copy);
+	}
+	{
+		/* each block in one record: the values and the body lie in the
+		 * request's bytes, NUL-ended there */
+		struct ph_buf one;
+		unsigned char *u;
+		ph_buf_init(&one);
+		rec_data(&one, 1, begin, 8);
+		rec_data(&one, 4, pairs, np);
+		rec_data(&one, 4, NULL, 0);
+		rec_data(&one, 5, "{}", 2);
+		rec_data(&one, 5, NULL, 0);
+		u = (unsigned char *)one.data;
+		ok(ph_fcgi_request_split(u, one.len, &sp) && sp.n == 2 && sp.name[0] == (char *)u + 8 + 8 + 8 + 2 &&
+			   sp.value[0] == sp.name[0] + 14 && strcmp(sp.value[0], "POST") == 0 &&
+			   sp.body == (char *)u + one.len - 8 - 2 && strcmp(sp.body, "{}") == 0 &&
+			   strlen(sp.value[1]) == 200,
+		   "fcgi split: a block in one record is split where it lies");
+		ph_buf_free(&one);
 	}
 	ph_fcgi_split_free(&sp);
 	ph_buf_reset(&b);
 	rec_data(&b, 1, keep, 8);
 	rec_data(&b, 4, NULL, 0);
 	rec_data(&b, 5, NULL, 0);
-	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp) && sp.envp == NULL,
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp) && sp.name == NULL,
 	   "fcgi split: FCGI_KEEP_CONN is left to libfcgi");
 	ph_buf_reset(&b);
 	rec_data(&b, 1, auth, 8);
 	rec_data(&b, 4, NULL, 0);
 	rec_data(&b, 5, NULL, 0);
-	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: so is another role");
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp), "fcgi split: so is another role");
 	ph_buf_reset(&b);
 	rec_data(&b, 1, begin, 8);
 	rec_data(&b, 4, pairs, 23); /* the second pair's four-byte length is cut */
 	rec_data(&b, 4, NULL, 0);
 	rec_data(&b, 5, NULL, 0);
-	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: a pair past its block");
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp), "fcgi split: a pair past its block");
 	ph_buf_reset(&b);
 	rec_data(&b, 1, begin, 8);
 	rec_data(&b, 5, NULL, 0); /* the body before the parameters' end */
 	rec_data(&b, 4, NULL, 0);
-	ok(!ph_fcgi_request_split((const unsigned char *)b.data, b.len, &sp), "fcgi split: records out of order");
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp), "fcgi split: records out of order");
 	ph_fcgi_split_free(&sp); /* what the refused ones kept for the next */
 	ph_buf_free(&b);
 }
@@ -331,6 +355,58 @@ test_json_parser(void)
 	       "json write: values built in C print as json-c prints them");
 	ph_buf_free(&b);
 	json_object_put(o);
+}
+
+/* ph_json.c: a kept value changed in place, each way its print could
+ * change, is not used again: the next parse reads the text itself. */
+static void
+test_json_memo_changed(void)
+{
+	static const char r[] = "{\"params\":{\"_meta\":{\"s\":\"abc\",\"n\":5,\"d\":1.5,\"t\":true,"
+				"\"a\":[1,{\"k\":null}],\"o\":{\"x\":\"y\"}}}}";
+	static const char *what[] = {"a string",	   "an integer",      "a double",
+				     "a boolean",	   "an array element", "a name (one gone, another come)",
+				     "a member's value", "a nested null",   "nothing"};
+	struct ph_json_memo m = {.key = "_meta", .level = 2};
+	struct json_object *plain = NULL;
+	bool knul;
+	ok(ph_json_parse(r, sizeof r - 1, 8, &plain), "json memo: the document reads");
+	for (int w = 0; w < 9; w++) {
+		struct json_object *c = NULL, *kept, *o, *got;
+		unsigned long hits;
+		bool read = ph_json_parse_memo(r, sizeof r - 1, 8, &c, &knul, &m);
+		json_object_put(c);
+		kept = m.obj;
+		hits = m.hits;
+		o = ph_jget(kept, "o");
+		switch (w) {
+		case 0: json_object_set_string(ph_jget(kept, "s"), "abd"); break;
+		case 1: json_object_set_int(ph_jget(kept, "n"), 6); break;
+		case 2: json_object_set_double(ph_jget(kept, "d"), 2.5); break;
+		case 3: json_object_set_boolean(ph_jget(kept, "t"), 0); break;
+		case 4: json_object_array_put_idx(ph_jget(kept, "a"), 0, json_object_new_int(2)); break;
+		case 5:
+			json_object_object_del(o, "x");
+			ph_jset(o, "z", json_object_new_string("y"));
+			break;
+		case 6: ph_jset(o, "x", json_object_new_string("q")); break;
+		case 7: ph_jset(json_object_array_get_idx(ph_jget(kept, "a"), 1), "k", json_object_new_int(0)); break;
+		default: break;
+		}
+		c = NULL;
+		read = read && kept != NULL && ph_json_parse_memo(r, sizeof r - 1, 8, &c, &knul, &m);
+		got = ph_jget(ph_jget(c, "params"), "_meta");
+		if (w == 8)
+			ok(read && got == kept && m.hits == hits + 1, "json memo: %s changed: the kept value is used",
+			   what[w]);
+		else
+			ok(read && got != kept && m.hits == hits &&
+				   json_object_equal(got, ph_jget(ph_jget(plain, "params"), "_meta")),
+			   "json memo: %s changed in the kept value: the text is read again", what[w]);
+		json_object_put(c);
+	}
+	json_object_put(plain);
+	ph_json_memo_free(&m);
 }
 
 /* ph_json.c: the memo of a member's value from one parse to the next. */
@@ -560,6 +636,7 @@ main(void)
 	test_fcgi_split();
 	test_json_parser();
 	test_json_memo();
+	test_json_memo_changed();
 	test_json_members();
 	test_rate();
 	test_json_nul();
