@@ -27,7 +27,7 @@
 # sampler); with several rounds the module's ratios to the ceiling are also
 # given as the median of the rounds' ratios (each round runs the ceiling
 # just before the module). The ratio the module is held to (>= 0.95) is then
-# measured apart, in BENCH_PAIRS (default 8) groups of ceiling, module,
+# measured apart, in BENCH_PAIRS (default 12) groups of ceiling, module,
 # module, ceiling of BENCH_PAIR_SECONDS (default 2) each, on TCP and on the
 # unix socket (0 groups: not measured). The peer's npm packages are installed into
 # $PHANTOM_TEST_CACHE (default ~/.cache/phantom-tests) when missing; set
@@ -289,43 +289,64 @@ done
 # neither side always runs first), with no sampler beside them. The ratio
 # is the module's summed req/s over the ceiling's; the groups' own ratios
 # give its spread (median, range, and the mean +- two standard errors).
-# slice URL PIDS...: "REQ_PER_S CPU_TICKS" of one wrk run on URL
+# steal_now: "ALL STEAL" clock ticks of the machine so far (/proc/stat): the
+# time the hypervisor gave to others is what spreads this VM's runs most
+steal_now() {
+	local cpu rest
+	read -r cpu rest </proc/stat
+	set -- $rest
+	echo "$(($1 + $2 + $3 + $4 + ${5:-0} + ${6:-0} + ${7:-0} + ${8:-0})) ${8:-0}"
+}
+# slice URL PIDS...: "REQ_PER_S CPU_TICKS REQUESTS STEAL_FRACTION" of one
+# wrk run on URL
 slice() {
-	local url=$1 c0 c1 out; shift
+	local url=$1 c0 c1 s0 s1 out; shift
 	c0=$(cpu_ticks "$@")
+	s0=($(steal_now))
 	out=$(MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
 		wrk -t2 -c"$CONNS" -d"${PAIR_SECS}s" --timeout 5s -s "$LUA" "$url" 2>&1 | grep '^RESULT')
+	s1=($(steal_now))
 	c1=$(cpu_ticks "$@")
 	set -- $out
-	echo "${2:-0} $((c1 - c0)) ${7:-0}"
+	echo "${2:-0} $((c1 - c0)) ${7:-0} $(awk -v t=$((s1[0] - s0[0])) -v s=$((s1[1] - s0[1])) \
+		'BEGIN { printf "%.4f", (t > 0 ? s / t : 0) }')"
 }
 # pairs LABEL CEIL_URL CEIL_PIDS MODULE_URL MODULE_PIDS: sets PAIRS[LABEL] to
-# "ratio median min max lo hi cpu_ratio" and prints the groups
+# "ratio median min max lo hi cpu_ratio steal_ratio steal_pct" and prints
+# the groups; steal_ratio: the same sums with each slice's req/s taken to
+# the whole machine (divided by 1 - its steal fraction)
 declare -A PAIRS
 pairs() {
-	local label=$1 cu=$2 cp=$3 mu=$4 mp=$5 g a b c d rs=() ca=0 cb=0 na=0 nb=0 sa=0 sb=0
+	local label=$1 cu=$2 cp=$3 mu=$4 mp=$5 g a b c d rs=() ca=0 cb=0 na=0 nb=0 sums="0 0 0 0 0"
 	for g in $(seq "$NPAIRS"); do
 		a=($(slice "$cu" $cp)) b=($(slice "$mu" $mp)) c=($(slice "$mu" $mp)) d=($(slice "$cu" $cp))
 		rs+=("$(awk -v a="${a[0]}" -v b="${b[0]}" -v c="${c[0]}" -v d="${d[0]}" \
 			'BEGIN { if (a + d > 0) printf "%.4f", (b + c) / (a + d); else print 0 }')")
-		sa=$(awk -v s="$sa" -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print s + x + y }')
-		sb=$(awk -v s="$sb" -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print s + x + y }')
+		# the sums: ceiling, module, both taken to the whole machine, steal
+		sums=$(awk -v s="$sums" -v a="${a[0]}" -v b="${b[0]}" -v c="${c[0]}" -v d="${d[0]}" \
+			-v sa="${a[3]}" -v sb="${b[3]}" -v sc="${c[3]}" -v sd="${d[3]}" 'BEGIN {
+			split(s, v, " ")
+			printf "%f %f %f %f %f", v[1] + a + d, v[2] + b + c,
+				v[3] + a / (1 - sa) + d / (1 - sd), v[4] + b / (1 - sb) + c / (1 - sc), v[5] + sa + sb + sc + sd
+		}')
 		ca=$((ca + a[1] + d[1])) na=$((na + a[2] + d[2]))
 		cb=$((cb + b[1] + c[1])) nb=$((nb + b[2] + c[2]))
-		printf '  %-12s group %2d: ceiling %6.0f %6.0f  module %6.0f %6.0f  ratio %s\n' \
-			"$label" "$g" "${a[0]}" "${d[0]}" "${b[0]}" "${c[0]}" "${rs[-1]}"
+		printf '  %-12s group %2d: ceiling %6.0f %6.0f  module %6.0f %6.0f  ratio %s  (steal %s %s %s %s)\n' \
+			"$label" "$g" "${a[0]}" "${d[0]}" "${b[0]}" "${c[0]}" "${rs[-1]}" "${a[3]}" "${b[3]}" "${c[3]}" "${d[3]}"
 	done
-	PAIRS[$label]=$(printf '%s\n' "${rs[@]}" | sort -n | awk -v sa="$sa" -v sb="$sb" \
+	PAIRS[$label]=$(printf '%s\n' "${rs[@]}" | sort -n | awk -v sums="$sums" -v g="$NPAIRS" \
 		-v ca="$ca" -v cb="$cb" -v na="$na" -v nb="$nb" '
 		{ v[NR] = $1; s += $1; q += $1 * $1 }
 		END {
+			split(sums, t, " ")
 			med = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 			m = s / NR; sd = NR > 1 ? sqrt((q - NR * m * m) / (NR - 1)) : 0; se = sd / sqrt(NR)
 			cpu = (na > 0 && nb > 0 && ca > 0) ? (cb / nb) / (ca / na) : 0
-			printf "%.3f %.3f %.3f %.3f %.3f %.3f %.2f", (sa > 0 ? sb / sa : 0), med, v[1], v[NR], m - 2 * se, m + 2 * se, cpu
+			printf "%.3f %.3f %.3f %.3f %.3f %.3f %.2f %.3f %.1f", (t[1] > 0 ? t[2] / t[1] : 0), med, v[1], v[NR],
+				m - 2 * se, m + 2 * se, cpu, (t[3] > 0 ? t[4] / t[3] : 0), 100 * t[5] / (4 * g)
 		}')
 }
-NPAIRS=${BENCH_PAIRS:-8}
+NPAIRS=${BENCH_PAIRS:-12}
 PAIR_SECS=${BENCH_PAIR_SECONDS:-2}
 if [ "$NPAIRS" -gt 0 ]; then
 	echo "bench: module against the ceiling, $NPAIRS groups of ceiling, module, module, ceiling, ${PAIR_SECS}s each"
@@ -372,6 +393,7 @@ pair_line() {
 	set -- ${PAIRS[$1]:-}
 	[ -n "${1:-}" ] || return
 	echo "  paired ($NPAIRS ABBA groups)      $1   (target >= 0.95; groups: median $2, $3 to $4; mean +- 2 s.e. $5 to $6; CPU a request $7)"
+	echo "  the same, each slice taken to the whole machine  $8   (the hypervisor took $9% of it: steal in /proc/stat)"
 }
 echo "module tools/call / ceiling      $(ratio "$(col module 1)" "$(col ceiling 1)")   (best rounds)"
 [ "${BENCH_ROUNDS:-3}" -gt 1 ] &&
