@@ -1655,39 +1655,33 @@ names_nul_free(struct ph_req *r)
 static bool
 check_envelope(struct ph_req *r)
 {
-	struct json_object *id = NULL, *method = NULL, *jsonrpc = NULL, *params = NULL;
+	/* the members looked at, by slot: id, method, jsonrpc, params, an answer's */
+	static const struct {
+		const char *name;
+		int slot;
+	} members[] = {{"id", 0}, {"method", 1}, {"jsonrpc", 2}, {"params", 3}, {"result", 4}, {"error", 4}};
+	struct json_object *slot[4] = {NULL, NULL, NULL, NULL}, *id, *method, *jsonrpc, *params;
 	bool has_id = false, answer = false;
 	if (!json_object_is_type(r->msg, json_type_object)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		return false;
 	}
 	json_object_object_foreach(r->msg, k, v) {
-		switch (k[0]) {
-		case 'i':
-			if (strcmp(k, "id") == 0)
-				id = v, has_id = true;
-			break;
-		case 'm':
-			if (strcmp(k, "method") == 0)
-				method = v;
-			break;
-		case 'j':
-			if (strcmp(k, "jsonrpc") == 0)
-				jsonrpc = v;
-			break;
-		case 'p':
-			if (strcmp(k, "params") == 0)
-				params = v;
-			break;
-		case 'r':
-		case 'e':
-			if (v != NULL && (strcmp(k, "result") == 0 || strcmp(k, "error") == 0))
-				answer = true;
-			break;
-		default:
+		for (size_t i = 0; i < PH_ARRAY_LEN(members); i++) {
+			if (k[0] != members[i].name[0] || strcmp(k, members[i].name) != 0)
+				continue;
+			if (members[i].slot == 4)
+				answer |= v != NULL;
+			else
+				slot[members[i].slot] = v;
+			has_id |= members[i].slot == 0;
 			break;
 		}
 	}
+	id = slot[0];
+	method = slot[1];
+	jsonrpc = slot[2];
+	params = slot[3];
 	if (id != NULL && valid_id(id))
 		r->id = id;
 	if (method == NULL && answer) {
