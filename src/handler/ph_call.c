@@ -36,6 +36,7 @@ struct phantom_result {
 	long long total;
 	bool is_error, not_found;
 	bool bad_text; /* a builder was given text that is not UTF-8: the call fails */
+	size_t texts;  /* blocks phantom_result_text made (their text checked there) */
 };
 
 /* ---- the call context --------------------------------------------------------- */
@@ -327,6 +328,7 @@ phantom_result_text(phantom_result *res, const char *text)
 	}
 	b = block("text");
 	ph_jset(b, "text", json_object_new_string(text));
+	res->texts++;
 	return add_block(res, b);
 }
 
@@ -914,6 +916,7 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 	struct phantom_call c = {r, inv, NULL};
 	phantom_result *res;
 	struct json_object *out;
+	bool checked;
 	res = h->fn(&c, h->udata);
 	json_object_put(c.empty_caps);
 	if (res == NULL) {
@@ -922,8 +925,12 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 		return NULL;
 	}
 	out = res->bad_text ? NULL : result_to_json(res, inv);
+	/* a tool's result of text blocks alone holds no string but those
+	 * phantom_result_text checked (and the words it sets itself) */
+	checked = strcmp(inv->kind, "tool") == 0 && res->texts == json_object_array_length(res->content) &&
+		  res->structured == NULL && res->requests == NULL && !res->has_state;
 	phantom_result_free(res);
-	if (out == NULL || !ph_json_utf8_valid(out)) {
+	if (out == NULL || (!checked && !ph_json_utf8_valid(out))) {
 		ph_log("warning", "%s: handler %s gave a string that is not valid UTF-8", inv->label,
 		       h->symbol ? h->symbol : "(C function)");
 		json_object_put(out);
