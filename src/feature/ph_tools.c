@@ -268,7 +268,7 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 	struct json_object *ie = ph_jget(res, "isError"), *meta = ph_jget(res, "_meta"), *out;
 	bool is_error = false;
 	char why[200];
-	bool has_sc = json_object_object_get_ex(res, "structuredContent", NULL);
+	bool has_sc = json_object_object_get_ex(res, "structuredContent", NULL), sc_text, has_ie;
 	if (ie != NULL) {
 		if (!json_object_is_type(ie, json_type_boolean)) {
 			ph_log("warning", "%s: isError must be a boolean", label);
@@ -312,16 +312,14 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 		}
 		ph_buf_free(&e);
 	}
-	if (!(has_sc && (content == NULL || json_object_array_length(content) == 0))) {
-		bool has_ie;
-		if (result_as_built(res, &has_ie)) {
-			if (!has_ie)
-				ph_jset(res, "isError", ph_jbool(false));
-			return json_object_get(res);
-		}
+	sc_text = has_sc && (content == NULL || json_object_array_length(content) == 0);
+	if (!sc_text && result_as_built(res, &has_ie)) {
+		if (!has_ie)
+			ph_jset(res, "isError", ph_jbool(false));
+		return json_object_get(res);
 	}
 	out = json_object_new_object();
-	if (has_sc && (content == NULL || json_object_array_length(content) == 0)) {
+	if (sc_text) {
 		/* a text copy of structuredContent for clients that only read content */
 		struct json_object *arr = json_object_new_array(), *b = json_object_new_object();
 		ph_jset(b, "type", ph_jshared_str("text"));

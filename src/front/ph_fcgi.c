@@ -175,7 +175,7 @@ struct fcgi_front {
 };
 
 /* A parameter of a request by name in envp ("NAME=VALUE" strings, as
- * libfcgi and ph_fcgi_request_split give them): FCGX_GetParam's lookup,
+ * libfcgi gives them): FCGX_GetParam's lookup,
  * with the first letter compared before the rest (a request asks for a
  * dozen names among some thirty). */
 static const char *
@@ -822,15 +822,15 @@ static bool
 peer_allowed(int fd)
 {
 	static const char *addrs;
-	static bool read;
+	static bool looked;
 	const char *p;
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof sa;
 	char ip[INET_ADDRSTRLEN];
 	size_t n;
-	if (!read) {
+	if (!looked) {
 		addrs = getenv("FCGI_WEB_SERVER_ADDRS");
-		read = true;
+		looked = true;
 	}
 	p = addrs;
 	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||

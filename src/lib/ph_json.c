@@ -450,7 +450,6 @@ static void
 snap_write(struct ph_buf *b, struct json_object *o)
 {
 	enum json_type t = json_object_get_type(o);
-	const char *txt;
 	size_t len;
 	ph_buf_addc(b, (char)('0' + t));
 	switch (t) {
@@ -485,9 +484,8 @@ snap_write(struct ph_buf *b, struct json_object *o)
 		struct ph_buf num;
 		ph_buf_init(&num);
 		ph_json_write(&num, o);
-		txt = num.data ? num.data : "";
 		snap_len(b, num.len);
-		ph_buf_add(b, txt, num.len);
+		ph_buf_add(b, num.data ? num.data : "", num.len);
 		ph_buf_free(&num);
 		return;
 	}

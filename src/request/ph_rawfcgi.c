@@ -158,7 +158,7 @@ ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
 	 * with a byte more for its NUL */
 	w = npairs * (2 * sizeof *out->name + 2 * sizeof *out->nlen + sizeof *out->next_len);
 	need = w + (precs > 1 ? plen + 1 : 0) + (brecs != 1 ? blen + 1 : 0);
-	split_room(out, need + 1);
+	split_room(out, need + 1); /* never empty: the arrays point into it */
 	out->name = (const char **)(void *)out->mem;
 	out->value = out->name + npairs;
 	out->nlen = (unsigned *)(void *)(out->value + npairs);
@@ -198,7 +198,7 @@ ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
 			out->body = NULL;
 			return false;
 		}
-		p += q - p;
+		p += q - p; /* past the two lengths (q: their reader's const view of p) */
 		out->name[npairs] = (const char *)p;
 		out->value[npairs] = (const char *)p + nl;
 		out->nlen[npairs] = (unsigned)nl;
