@@ -30,6 +30,7 @@
 static const char *const modern_versions[] = {PH_MODERN_VERSION};
 static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
+#define META_PREFIX "io.modelcontextprotocol/"
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_INFO "io.modelcontextprotocol/clientInfo"
@@ -149,16 +150,8 @@ send_out(struct ph_req *r, int status, const struct ph_header *extra, struct jso
 	/* the text of one answer at a time goes into memory kept for the next
 	 * (unless it grew large); an answer sent while one is being sent gets
 	 * its own */
-	static struct ph_buf kept;
-	static bool kept_busy;
-	bool own = kept_busy;
-	if (own) {
-		ph_buf_init(&text);
-	} else {
-		text = kept;
-		text.len = 0;
-		kept_busy = true;
-	}
+	static struct ph_kept kept_text;
+	bool kept = ph_kept_take(&kept_text, &text);
 	ph_buf_reserve(&text, 1024); /* most answers fit: no growing on the way */
 	if (msg)
 		ph_json_write(&text, msg);
@@ -171,15 +164,7 @@ send_out(struct ph_req *r, int status, const struct ph_header *extra, struct jso
 	} else {
 		respond(r, status, "application/json", extra, text.data, text.len);
 	}
-	if (own || text.cap > KEPT_TEXT_MAX) {
-		ph_buf_free(&text);
-		if (!own)
-			memset(&kept, 0, sizeof kept);
-	} else {
-		kept = text;
-	}
-	if (!own)
-		kept_busy = false;
+	ph_kept_give(&kept_text, &text, kept, KEPT_TEXT_MAX);
 	json_object_put(msg ? msg : res);
 }
 
@@ -505,13 +490,24 @@ other_route(struct ph_req *r, const char *m, const char *origin, enum route *rou
 
 /* Reads the body, at most max bytes; declared is CONTENT_LENGTH (-1: none
  * given), which the body must match exactly. Returns PH_OK with the body in
- * *body (caller frees), or the error to send: a body over max, not the
+ * *body: the front's own when it holds the whole body already, else read
+ * into *own (caller frees); or the error to send: a body over max, not the
  * declared length, cut short, or not in by the front's deadline. */
 static enum ph_err
-read_body(struct ph_req *r, long long declared, long long max, char **body, size_t *blen)
+read_body(struct ph_req *r, long long declared, long long max, const char **body, size_t *blen,
+	  char **own)
 {
 	enum ph_err e = PH_OK;
 	struct ph_buf b;
+	const char *held = r->ex->ops->held_body ? r->ex->ops->held_body(r->ex, blen) : NULL;
+	if (held != NULL) {
+		if ((long long)*blen > max)
+			return PH_E_TOO_LARGE;
+		if (declared >= 0 && (long long)*blen != declared)
+			return PH_E_BODY_LENGTH;
+		*body = held;
+		return PH_OK;
+	}
 	ph_buf_init(&b);
 	for (;;) {
 		char chunk[8192];
@@ -541,15 +537,16 @@ read_body(struct ph_req *r, long long declared, long long max, char **body, size
 		return e;
 	}
 	*blen = b.len;
-	*body = ph_buf_steal(&b);
+	*body = *own = ph_buf_steal(&b);
 	return PH_OK;
 }
 
 /* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
- * *body (caller frees) and *route R_MCP, or with another *route (*doc set,
+ * *body (read_body: *own, if set, caller frees) and *route R_MCP, or with another *route (*doc set,
  * borrowed, for the metadata document), or the error to send. */
 static enum ph_err
-http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const char **doc)
+http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum route *route,
+	   const char **doc)
 {
 	const struct ph_config *c = r->srv->conf;
 	const char *m = param(r, "REQUEST_METHOD");
@@ -557,6 +554,7 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	const char *host = param(r, "HTTP_HOST");
 	const char *cl = param(r, "CONTENT_LENGTH");
 	long long max = c->http.max_body, n = 0;
+	r->hdr_method = param(r, "HTTP_MCP_METHOD");
 
 	*route = R_MCP;
 	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
@@ -567,7 +565,7 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 	/* GET with the header and Accept: text/event-stream opens the
 	 * session's stream, unless it names the health or metrics path or
 	 * says it is a 2026-07-28 request (which never sees a session) */
-	const char *pv = param(r, "HTTP_MCP_PROTOCOL_VERSION");
+	const char *pv = r->hdr_version = param(r, "HTTP_MCP_PROTOCOL_VERSION");
 	bool get = m != NULL && strcmp(m, "GET") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL &&
 		   (pv == NULL || strcmp(pv, PH_LEGACY_LATEST) <= 0) &&
 		   accepts_sse(param(r, "HTTP_ACCEPT")) && !(c->http.health && path_is(r, c->http.health)) &&
@@ -594,7 +592,7 @@ http_rules(struct ph_req *r, char **body, size_t *blen, enum route *route, const
 		if (n > max)
 			return PH_E_TOO_LARGE;
 	}
-	return read_body(r, cl != NULL && *cl != '\0' ? n : -1, max, body, blen);
+	return read_body(r, cl != NULL && *cl != '\0' ? n : -1, max, body, blen, own);
 }
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
@@ -854,11 +852,54 @@ is_modern_version(const char *v)
 	return false;
 }
 
+/* The members of params._meta the steps read (NULL: absent), found in one
+ * walk of its members: looking each name up on its own walked them once a
+ * name, and the protocol's names share a long prefix. */
+struct meta_view {
+	struct json_object *meta; /* params._meta itself, maybe not an object */
+	struct json_object *version, *caps, *info, *loglevel;
+	struct json_object *progress, *traceparent, *tracestate, *baggage;
+};
+
+static void
+view_meta(struct json_object *meta, struct meta_view *mv)
+{
+	static const struct {
+		bool prefixed; /* the name is META_PREFIX and this */
+		const char *name;
+		size_t at;
+	} names[] = {
+		{true, "protocolVersion", offsetof(struct meta_view, version)},
+		{true, "clientCapabilities", offsetof(struct meta_view, caps)},
+		{true, "clientInfo", offsetof(struct meta_view, info)},
+		{true, "logLevel", offsetof(struct meta_view, loglevel)},
+		{false, "progressToken", offsetof(struct meta_view, progress)},
+		{false, "traceparent", offsetof(struct meta_view, traceparent)},
+		{false, "tracestate", offsetof(struct meta_view, tracestate)},
+		{false, "baggage", offsetof(struct meta_view, baggage)},
+	};
+	memset(mv, 0, sizeof *mv);
+	mv->meta = meta;
+	if (!json_object_is_type(meta, json_type_object))
+		return;
+	json_object_object_foreach(meta, k, v) {
+		bool prefixed = strncmp(k, META_PREFIX, sizeof META_PREFIX - 1) == 0;
+		const char *tail = prefixed ? k + sizeof META_PREFIX - 1 : k;
+		for (size_t i = 0; i < PH_ARRAY_LEN(names); i++) {
+			if (names[i].prefixed == prefixed && names[i].name[0] == tail[0] &&
+			    strcmp(names[i].name, tail) == 0) {
+				*(struct json_object **)(void *)((char *)mv + names[i].at) = v;
+				break;
+			}
+		}
+	}
+}
+
 /* Checks the request _meta (step 4). Returns false after setting *e and msg. */
 static bool
-check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
+check_meta(struct ph_req *r, const struct meta_view *mv, char *msg, size_t msz)
 {
-	struct json_object *v, *caps, *info, *lvl, *tok;
+	struct json_object *meta = mv->meta, *v, *caps, *info, *lvl, *tok;
 	if (r->params == NULL || !json_object_is_type(r->params, json_type_object)) {
 		snprintf(msg, msz, "Invalid params: params with _meta is required");
 		return false;
@@ -867,7 +908,7 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 		snprintf(msg, msz, "Invalid params: params._meta is required");
 		return false;
 	}
-	v = ph_jget(meta, META_VERSION);
+	v = mv->version;
 	if (ph_jstr_nul(v)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] contains U+0000", META_VERSION);
 		return false;
@@ -877,18 +918,18 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 			 META_VERSION);
 		return false;
 	}
-	caps = ph_jget(meta, META_CAPS);
+	caps = mv->caps;
 	if (caps == NULL || !json_object_is_type(caps, json_type_object)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] is required and must be an object",
 			 META_CAPS);
 		return false;
 	}
-	info = ph_jget(meta, META_INFO);
+	info = mv->info;
 	if (info != NULL && !json_object_is_type(info, json_type_object)) {
 		snprintf(msg, msz, "Invalid params: _meta[\"%s\"] must be an object", META_INFO);
 		return false;
 	}
-	lvl = ph_jget(meta, META_LOGLEVEL);
+	lvl = mv->loglevel;
 	if (lvl != NULL) {
 		if (!json_object_is_type(lvl, json_type_string) ||
 		    ph_log_level_parse(json_object_get_string(lvl)) == PH_LOG_NONE) {
@@ -898,7 +939,7 @@ check_meta(struct ph_req *r, struct json_object *meta, char *msg, size_t msz)
 		}
 		r->log_level = ph_log_level_parse(json_object_get_string(lvl));
 	}
-	tok = ph_jget(meta, "progressToken");
+	tok = mv->progress;
 	if (tok != NULL) {
 		if (!valid_id(tok)) {
 			snprintf(msg, msz, "Invalid params: _meta.progressToken must be a string or integer");
@@ -930,14 +971,15 @@ header_cmp(const char *hv, const char *body, size_t blen)
 	return (blen == n && memcmp(t, body, n) == 0) ? 0 : 1;
 }
 
-/* Modern step 5 and 7: the standard routing headers. */
+/* Modern step 5 and 7: the standard routing headers. Step 5 compares
+ * the ones present with the body; step 7 (presence), which only follows
+ * it, requires them, and Mcp-Name, without comparing again. */
 static bool
 check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg, size_t msz)
 {
-	const char *pv = param(r, "HTTP_MCP_PROTOCOL_VERSION");
-	const char *mm = param(r, "HTTP_MCP_METHOD");
+	const char *pv = r->hdr_version, *mm = r->hdr_method;
 	if (pv != NULL) {
-		if (header_cmp(pv, r->version, strlen(r->version)) != 0) {
+		if (!presence && header_cmp(pv, r->version, strlen(r->version)) != 0) {
 			snprintf(msg, msz, "Header mismatch: MCP-Protocol-Version header value '%s' does not "
 				 "match body value '%s'", pv, r->version);
 			return false;
@@ -947,7 +989,7 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 		return false;
 	}
 	if (mm != NULL) {
-		if (header_cmp(mm, r->method, strlen(r->method)) != 0) {
+		if (!presence && header_cmp(mm, r->method, strlen(r->method)) != 0) {
 			snprintf(msg, msz, "Header mismatch: Mcp-Method header value '%s' does not match "
 				 "body value '%s'", mm, r->method);
 			return false;
@@ -1107,11 +1149,11 @@ authenticate(struct ph_req *r)
  * protocol version, or a modern MCP-Protocol-Version header) is 2026-07-28,
  * anything else 2025-11-25. */
 static void
-choose_era(struct ph_req *r, struct json_object *meta)
+choose_era(struct ph_req *r, const struct meta_view *mv)
 {
-	const char *hdr_version = r->ex->http ? param(r, "HTTP_MCP_PROTOCOL_VERSION") : NULL;
+	const char *hdr_version = r->hdr_version;
 	r->legacy = true;
-	if (ph_jget(meta, META_VERSION) != NULL) {
+	if (mv->version != NULL) {
 		r->legacy = false;
 	} else if (hdr_version != NULL) {
 		size_t n;
@@ -1121,7 +1163,7 @@ choose_era(struct ph_req *r, struct json_object *meta)
 		if (is_modern_version(v) || (looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
 			r->legacy = false;
 	}
-	if (r->legacy && strcmp(r->method, "initialize") != 0 && ph_jget(meta, META_CAPS) != NULL)
+	if (r->legacy && strcmp(r->method, "initialize") != 0 && mv->caps != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
 	if (r->batch != NULL)
 		r->legacy = true; /* only a legacy batch gets this far (batch_allowed) */
@@ -1246,11 +1288,11 @@ send_no_method(struct ph_req *r)
  * headers, the version and the method. Returns the method, or NULL after
  * sending the error. */
 static const struct method *
-modern_steps(struct ph_req *r, struct json_object *meta)
+modern_steps(struct ph_req *r, const struct meta_view *mv)
 {
 	char msg[512];
 	const struct method *m;
-	if (!check_meta(r, meta, msg, sizeof msg)) {
+	if (!check_meta(r, mv, msg, sizeof msg)) {
 		send_error(r, PH_E_ENVELOPE, msg, NULL);
 		return NULL;
 	}
@@ -1285,7 +1327,7 @@ modern_steps(struct ph_req *r, struct json_object *meta)
 /* A 2025-11-25 request: authentication, the method and params. Returns the
  * method, or NULL after sending the error. */
 static const struct method *
-legacy_steps(struct ph_req *r, struct json_object *meta)
+legacy_steps(struct ph_req *r, const struct meta_view *mv)
 {
 	const struct method *m;
 	if (!authenticate(r) || !legacy_session(r))
@@ -1299,11 +1341,8 @@ legacy_steps(struct ph_req *r, struct json_object *meta)
 		send_error(r, PH_E_PARAMS, "Invalid params: params must be an object", NULL);
 		return NULL;
 	}
-	if (meta != NULL) {
-		struct json_object *tok = ph_jget(meta, "progressToken");
-		if (tok && valid_id(tok))
-			r->progress_token = tok;
-	}
+	if (mv->progress && valid_id(mv->progress))
+		r->progress_token = mv->progress;
 	/* A 2025 client sets its level with logging/setLevel on a session (the
 	 * hub keeps it, ph_session_open read it); without one every level is
 	 * sent, as to a session that never called setLevel. */
@@ -1350,15 +1389,14 @@ parse_traceparent(struct ph_req *r, const char *tp)
 
 /* W3C trace context from _meta, else the traceparent header. */
 static void
-read_trace(struct ph_req *r, struct json_object *meta)
+read_trace(struct ph_req *r, const struct meta_view *mv)
 {
-	struct json_object *t;
-	if ((t = ph_jget(meta, "traceparent")) && json_object_is_type(t, json_type_string))
-		r->traceparent = json_object_get_string(t);
-	if ((t = ph_jget(meta, "tracestate")) && json_object_is_type(t, json_type_string))
-		r->tracestate = json_object_get_string(t);
-	if ((t = ph_jget(meta, "baggage")) && json_object_is_type(t, json_type_string))
-		r->baggage = json_object_get_string(t);
+	if (json_object_is_type(mv->traceparent, json_type_string))
+		r->traceparent = json_object_get_string(mv->traceparent);
+	if (json_object_is_type(mv->tracestate, json_type_string))
+		r->tracestate = json_object_get_string(mv->tracestate);
+	if (json_object_is_type(mv->baggage, json_type_string))
+		r->baggage = json_object_get_string(mv->baggage);
 	if (r->traceparent == NULL && r->ex->http)
 		r->traceparent = param(r, "HTTP_TRACEPARENT");
 	if (r->tracestate == NULL && r->ex->http)
@@ -1546,10 +1584,11 @@ serve_response(struct ph_req *r)
 static void
 ladder(struct ph_req *r)
 {
-	struct json_object *meta = ph_jget(r->params, "_meta");
+	struct meta_view mv;
 	const struct method *m;
-	choose_era(r, meta);
-	read_trace(r, meta);
+	view_meta(ph_jget(r->params, "_meta"), &mv);
+	choose_era(r, &mv);
+	read_trace(r, &mv);
 	if (r->id == NULL) {
 		/* a notification from someone unauthenticated is refused too,
 		 * and one on a session that is gone */
@@ -1557,23 +1596,23 @@ ladder(struct ph_req *r)
 			handle_notification(r);
 		return;
 	}
-	m = r->legacy ? legacy_steps(r, meta) : modern_steps(r, meta);
+	m = r->legacy ? legacy_steps(r, &mv) : modern_steps(r, &mv);
 	if (m == NULL)
 		return;
 	dispatch(r, m);
 }
 
 /* Step 1 over HTTP (the HTTP rules and the body), or the stdio line.
- * Returns true with the body in *body (caller frees), false after sending
- * the response (an error, or the metadata document). */
+ * Returns true with the body in *body (*own, when set, caller frees), false
+ * after sending the response (an error, or the metadata document). */
 static bool
-take_body(struct ph_req *r, char **body, size_t *blen)
+take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 {
 	struct ph_exchange *ex = r->ex;
 	if (ex->http) {
 		const char *doc = NULL;
 		enum route route = R_MCP;
-		enum ph_err e = http_rules(r, body, blen, &route, &doc);
+		enum ph_err e = http_rules(r, body, blen, own, &route, &doc);
 		if (e != PH_OK) {
 			send_error(r, e, NULL, NULL);
 			return false;
@@ -1607,7 +1646,7 @@ take_body(struct ph_req *r, char **body, size_t *blen)
 		send_error(r, PH_E_TOO_LARGE, NULL, NULL);
 		return false;
 	}
-	*body = ph_xstrndup(ex->body, ex->body_len);
+	*body = *own = ph_xstrndup(ex->body, ex->body_len);
 	*blen = ex->body_len;
 	return true;
 }
@@ -1737,7 +1776,7 @@ batch_version(const char *v)
 static bool
 batch_allowed(struct ph_req *r)
 {
-	const char *hv = r->ex->http ? param(r, "HTTP_MCP_PROTOCOL_VERSION") : NULL;
+	const char *hv = r->hdr_version;
 	const char *init = NULL;
 	size_t n = json_object_array_length(r->msg);
 	for (size_t i = 0; i < n; i++) {
@@ -1777,6 +1816,8 @@ serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_objec
 	r.assigns = top->assigns;
 	r.access = top->access;
 	r.restricted = top->restricted;
+	r.hdr_version = top->hdr_version;
+	r.hdr_method = top->hdr_method;
 	r.msg = json_object_get(msg);
 	if (check_envelope(&r))
 		ladder(&r);
@@ -1876,7 +1917,8 @@ void
 ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 {
 	struct ph_req r;
-	char *body = NULL;
+	const char *body = NULL;
+	char *own = NULL;
 	size_t blen = 0;
 
 	memset(&r, 0, sizeof r);
@@ -1887,7 +1929,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	r.last_progress = -1;
 	r.legacy = false;
 	r.counted = true;
-	if (take_body(&r, &body, &blen))
+	if (take_body(&r, &body, &blen, &own))
 		serve_body(&r, body, blen);
 	ph_log_request(&r, r.method ? r.method : "-");
 	/* what an MCP client sent, not the health checks and scrapes */
@@ -1899,7 +1941,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	free(r.session_issued);
 	json_object_put(r.park);
 	json_object_put(r.msg);
-	free(body);
+	free(own);
 }
 
 void

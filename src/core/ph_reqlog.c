@@ -13,12 +13,18 @@
 static void
 add_safe(struct ph_buf *b, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+	while (*s) {
+		size_t n = 0;
+		unsigned char c;
+		/* the run of characters that go as they are, at once */
+		while ((c = (unsigned char)s[n]) >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+			n++;
+		ph_buf_add(b, s, n);
+		s += n;
+		if (*s) {
 			ph_buf_printf(b, "\\x%02x", c);
-		else
-			ph_buf_addc(b, (char)c);
+			s++;
+		}
 	}
 }
 
@@ -93,11 +99,13 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 void
 ph_log_request(const struct ph_req *r, const char *method)
 {
+	/* the line is made in memory kept for the next request's */
+	static struct ph_kept kept_line;
 	char ts[96];
 	struct ph_buf b;
 	long long us = (long long)(ph_now_us() - r->t0);
+	bool kept = ph_kept_take(&kept_line, &b);
 	ph_log_timestamp(ts, sizeof ts);
-	ph_buf_init(&b);
 	if (r->srv && (r->srv->conf->log.json || strcmp(r->srv->conf->log.format, "json") == 0)) {
 		struct json_object *o = json_line(r, method, ts, us);
 		ph_buf_adds(&b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -135,5 +143,5 @@ ph_log_request(const struct ph_req *r, const char *method)
 	/* whole lines, in one write or several gathered (ph_log_buffer), keep
 	 * lines whole when workers share stderr */
 	ph_log_line(b.data, b.len);
-	ph_buf_free(&b);
+	ph_kept_give(&kept_line, &b, kept, 4096);
 }

@@ -268,7 +268,7 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 	struct json_object *ie = ph_jget(res, "isError"), *meta = ph_jget(res, "_meta"), *out;
 	bool is_error = false;
 	char why[200];
-	bool has_sc = json_object_object_get_ex(res, "structuredContent", NULL), sc_text, has_ie;
+	bool has_sc = ph_jget_ex(res, "structuredContent", NULL), sc_text, has_ie;
 	if (ie != NULL) {
 		if (!json_object_is_type(ie, json_type_boolean)) {
 			ph_log("warning", "%s: isError must be a boolean", label);
@@ -359,7 +359,7 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Unknown tool: %s", name);
 		return;
 	}
-	if (json_object_object_get_ex(r->params, "arguments", NULL) && given != NULL &&
+	if (ph_jget_ex(r->params, "arguments", NULL) && given != NULL &&
 	    !json_object_is_type(given, json_type_object)) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: arguments must be an object");
 		return;

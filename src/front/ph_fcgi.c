@@ -407,6 +407,16 @@ split_read(struct ph_exchange *ex, char *buf, size_t len)
 	return (long)len;
 }
 
+static const char *
+split_held_body(struct ph_exchange *ex, size_t *len)
+{
+	struct split_front *f = ex->front;
+	if (f->body_off != 0)
+		return NULL; /* some was read already: the rest through split_read */
+	*len = f->sp->body_len;
+	return f->sp->body ? f->sp->body : "";
+}
+
 /* Writes what f->out holds (blocking, as libfcgi's writes are). */
 static int
 split_flush(struct split_front *f)
@@ -538,6 +548,7 @@ split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 static const struct ph_front_ops split_ops = {
 	.param = split_param,
 	.read = split_read,
+	.held_body = split_held_body,
 	.respond = split_respond,
 	.stream_start = split_stream_start,
 	.stream_send = split_stream_send,
@@ -549,17 +560,23 @@ static const struct ph_front_ops split_ops = {
 /* Serves the simple request sp (taken) that was read off fd, then ends it:
  * the end records and close_drain, or, when the hub has taken the
  * connection, only our copy closed. */
+/* The most of the memory a response went out of that is kept for the next. */
+#define KEPT_OUT_MAX 65536
+
 static void
 serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
 {
 	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
+	/* what goes out is gathered in memory kept for the next request */
+	static struct ph_kept kept_out;
 	struct split_front f;
 	struct ph_exchange ex;
+	bool kept;
 	memset(&f, 0, sizeof f);
 	f.sp = sp;
 	f.fd = fd;
 	f.tcp = tcp;
-	ph_buf_init(&f.out);
+	kept = ph_kept_take(&kept_out, &f.out);
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &split_ops;
 	ex.front = &f;
@@ -580,7 +597,7 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 		else
 			close_drain(fd);
 	}
-	ph_buf_free(&f.out);
+	ph_kept_give(&kept_out, &f.out, kept, KEPT_OUT_MAX);
 }
 
 /* The most of a connection request_waiting looks at: a larger request is

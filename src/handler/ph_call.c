@@ -989,7 +989,7 @@ bool
 ph_call_input_required(struct ph_req *r, struct json_object *res, const char *label, struct ph_outcome *o)
 {
 	struct json_object *ir;
-	if (!json_object_object_get_ex(res, "inputRequired", &ir))
+	if (!ph_jget_ex(res, "inputRequired", &ir))
 		return false;
 	ph_mrtr_answer(r, ir, label, o);
 	return true;

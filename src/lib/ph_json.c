@@ -714,9 +714,9 @@ jp_value(struct jp *j, int level, struct json_object **out)
 	}
 }
 
-/* The scratch buffer of the last parse, kept for the next: a process
- * parses one document at a time. */
-static struct ph_buf kept_scratch;
+/* The scratch buffer of the last parse, kept for the next (unless a large
+ * document made it large). */
+static struct ph_kept kept_scratch;
 
 bool
 ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul)
@@ -749,19 +749,14 @@ ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **ou
 	j.depth = depth;
 	j.key_nul = false;
 	j.memo = m;
-	j.s = kept_scratch;
+	bool kept = ph_kept_take(&kept_scratch, &j.s);
 	jp_ws(&j);
 	ok = jp_value(&j, 0, &o);
 	if (ok) {
 		jp_ws(&j);
 		ok = j.p == j.end;
 	}
-	/* a large document's scratch is not kept */
-	if (j.s.cap > 65536) {
-		ph_buf_free(&j.s);
-		ph_buf_init(&j.s);
-	}
-	kept_scratch = j.s;
+	ph_kept_give(&kept_scratch, &j.s, kept, 65536);
 	if (!ok) {
 		json_object_put(o);
 		return false;
@@ -897,19 +892,29 @@ ph_jset(struct json_object *o, const char *key, struct json_object *v)
 	object_add(o, key, strlen(key), v);
 }
 
+bool
+ph_jget_ex(struct json_object *o, const char *key, struct json_object **v)
+{
+	struct lh_entry *e;
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		if (v)
+			*v = NULL;
+		return false;
+	}
+	if (json_object_object_length(o) > SMALL_OBJECT)
+		return json_object_object_get_ex(o, key, v);
+	e = small_entry(o, key);
+	if (v)
+		*v = e ? lh_entry_v(e) : NULL;
+	return e != NULL;
+}
+
 struct json_object *
 ph_jget(struct json_object *o, const char *key)
 {
-	struct json_object *v = NULL;
-	if (o == NULL || !json_object_is_type(o, json_type_object))
-		return NULL;
-	if (json_object_object_length(o) <= SMALL_OBJECT) {
-		struct lh_entry *e = small_entry(o, key);
-		return e ? lh_entry_v(e) : NULL;
-	}
-	if (json_object_object_get_ex(o, key, &v))
-		return v;
-	return NULL;
+	struct json_object *v;
+	ph_jget_ex(o, key, &v);
+	return v;
 }
 
 /* The shared strings: a few words, looked up by their bytes; past
@@ -944,11 +949,7 @@ ph_jbool(bool b)
 bool
 ph_jhas(struct json_object *o, const char *key)
 {
-	if (o == NULL || !json_object_is_type(o, json_type_object))
-		return false;
-	if (json_object_object_length(o) <= SMALL_OBJECT)
-		return small_entry(o, key) != NULL;
-	return json_object_object_get_ex(o, key, NULL);
+	return ph_jget_ex(o, key, NULL);
 }
 
 const char *

@@ -76,6 +76,10 @@ void ph_jset(struct json_object *o, const char *key, struct json_object *v);
 struct json_object *ph_jget(struct json_object *o, const char *key);
 /* Whether the object o has a member named key (its value may be null). */
 bool ph_jhas(struct json_object *o, const char *key);
+/* json_object_object_get_ex(o, key, v) at less cost (a small object is
+ * searched without hashing): whether o is an object with a member named
+ * key, and in *v (when v is not NULL) its value, NULL when absent. */
+bool ph_jget_ex(struct json_object *o, const char *key, struct json_object **v);
 /* A new reference to a process's one string value s, or to its one
  * boolean value b, made at the first use and shared by every tree it is
  * put in: for the words answers repeat ("text", "complete", true...). A

@@ -2,6 +2,7 @@
  * messages, the field DSL and x-mcp-header extraction. */
 #include "first.h"
 #include "ph_schema.h"
+#include "ph_json.h"
 #include <json-c/json.h>
 #include <math.h>
 #include <regex.h>
@@ -941,7 +942,7 @@ defaults_node(struct node *n, struct json_object *inst, int depth)
 			struct json_object *v;
 			if (p == NULL)
 				continue;
-			if (!json_object_object_get_ex(inst, n->props[i].name, &v) && p->def != NULL) {
+			if (!ph_jget_ex(inst, n->props[i].name, &v) && p->def != NULL) {
 				struct json_object *copy = NULL;
 				if (json_object_deep_copy(p->def, &copy, NULL) == 0)
 					json_object_object_add(inst, n->props[i].name, copy);
@@ -1161,7 +1162,7 @@ v_object(struct vctx *v, const struct node *s, struct json_object *inst, struct 
 	size_t np = (size_t)json_object_object_length(inst);
 	for (size_t i = 0; i < s->nrequired; i++) {
 		struct json_object *x;
-		if (!json_object_object_get_ex(inst, s->required[i], &x))
+		if (!ph_jget_ex(inst, s->required[i], &x))
 			verr_field(v, path, "Missing required field", s->required[i]);
 	}
 	if (s->min_props >= 0 && np < (size_t)s->min_props)
@@ -1316,12 +1317,14 @@ out:
 int
 ph_schema_validate(const struct ph_schema *s, struct json_object *inst, struct ph_buf *errs, int max)
 {
+	/* the path of the value looked at, in memory kept for the next call */
+	static struct ph_kept kept_path;
 	struct vctx v = {errs, 0, max, 0};
 	struct ph_buf path;
-	ph_buf_init(&path);
+	bool kept = ph_kept_take(&kept_path, &path);
 	ph_buf_adds(&path, "");
 	v_node(&v, s->root, inst, &path);
-	ph_buf_free(&path);
+	ph_kept_give(&kept_path, &path, kept, 4096);
 	return v.count;
 }
 

@@ -35,7 +35,16 @@ ph_xmalloc(size_t n)
 void *
 ph_xcalloc(size_t n, size_t sz)
 {
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	void *p;
+	n = n ? n : 1;
+	sz = sz ? sz : 1;
+	/* small blocks come from malloc's per-thread cache, which glibc's
+	 * calloc passes by: malloc and clear them */
+	if (n <= 1024 && sz <= 1024) {
+		p = ph_xmalloc(n * sz);
+		return memset(p, 0, n * sz);
+	}
+	p = calloc(n, sz);
 	if (p == NULL)
 		oom(n * sz);
 	return p;
@@ -110,6 +119,33 @@ ph_buf_reset(struct ph_buf *b)
 	b->len = 0;
 	if (b->data)
 		b->data[0] = '\0';
+}
+
+bool
+ph_kept_take(struct ph_kept *k, struct ph_buf *b)
+{
+	if (k->busy) {
+		ph_buf_init(b);
+		return false;
+	}
+	*b = k->b;
+	ph_buf_reset(b);
+	k->busy = true;
+	return true;
+}
+
+void
+ph_kept_give(struct ph_kept *k, struct ph_buf *b, bool kept, size_t max)
+{
+	if (!kept) {
+		ph_buf_free(b);
+		return;
+	}
+	if (b->cap > max)
+		ph_buf_free(b);
+	k->b = *b;
+	k->busy = false;
+	ph_buf_init(b);
 }
 
 int

@@ -55,6 +55,18 @@ void ph_buf_addint(struct ph_buf *b, long long v);
 void ph_buf_printf(struct ph_buf *b, const char *fmt, ...) PH_PRINTF(2, 3);
 /* Hands the data to the caller (caller frees) and leaves b empty. */
 char *ph_buf_steal(struct ph_buf *b);
+/* A buffer whose memory is kept from one use to the next (a process serves
+ * one request at a time, so most uses find it free). ph_kept_take hands out
+ * the kept memory emptied, or a new buffer while the kept one is in use (a
+ * use within a use), and says which; ph_kept_give takes the buffer back,
+ * keeping its memory for the next use unless it grew past max bytes. */
+struct ph_kept {
+	struct ph_buf b;
+	bool busy;
+};
+bool ph_kept_take(struct ph_kept *k, struct ph_buf *b);
+void ph_kept_give(struct ph_kept *k, struct ph_buf *b, bool kept, size_t max);
+
 /* Writes b from *off on the non-blocking fd as far as it takes it.
  * Returns 1 when all is written (b is then emptied, *off 0), 0 when fd is
  * full (again once it is writable), -1 when the write failed (errno). */

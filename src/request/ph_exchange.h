@@ -56,6 +56,10 @@ struct ph_front_ops {
 	 * Returns 0, or -1 once the input has ended. NULL when the front
 	 * reads nothing ahead. */
 	int (*wait)(struct ph_exchange *ex, int ms);
+	/* The whole body, when the front holds all of it in memory already
+	 * (borrowed until the exchange ends), its length in *len; the core
+	 * then reads nothing. May be NULL, or return NULL: read it is. */
+	const char *(*held_body)(struct ph_exchange *ex, size_t *len);
 };
 
 struct ph_exchange {

@@ -36,7 +36,7 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 	char *who;
 	if (r->legacy || r->params == NULL)
 		return true;
-	if (json_object_object_get_ex(r->params, "inputResponses", &ir)) {
+	if (ph_jget_ex(r->params, "inputResponses", &ir)) {
 		if (!json_object_is_type(ir, json_type_object)) {
 			ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: inputResponses must be an object");
 			return false;
@@ -54,7 +54,7 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 		}
 		r->input_responses = ir;
 	}
-	if (!json_object_object_get_ex(r->params, "requestState", &rs))
+	if (!ph_jget_ex(r->params, "requestState", &rs))
 		return true;
 	if (!json_object_is_type(rs, json_type_string)) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: requestState must be a string");

@@ -50,6 +50,9 @@ struct ph_req {
 	 * ("00-trace-span-flags"); empty strings when there was none */
 	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
 	const char *cors_origin;        /* an Origin http.cors allows: CORS headers go out */
+	/* HTTP: the MCP-Protocol-Version and Mcp-Method headers, read once by
+	 * the HTTP rules; NULL when absent or not over HTTP */
+	const char *hdr_version, *hdr_method;
 	bool counted;                   /* an MCP request for the metrics (not health, scrapes) */
 	const char *target;             /* tool name, prompt name or uri, for the log */
 	const char *principal;          /* authenticated principal, NULL when none */
