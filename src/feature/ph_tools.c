@@ -235,25 +235,40 @@ check_param_headers(struct ph_req *r, const struct ph_tool *t, struct json_objec
 
 static const char generic_failure[] = "Tool execution failed";
 
-/* Whether the handler's answer res already is the result ph_tool_result
- * builds: only content, structuredContent, isError and an object _meta, in
- * that order, with isError there or addable at the end. */
-static bool
-result_as_built(struct json_object *res, bool *has_ie)
+/* The members of a handler's answer res that a CallToolResult has, found in
+ * one walk: content, structuredContent (has_sc: there, maybe null),
+ * isError and _meta; built says res already is the result ph_tool_result
+ * builds: only those members, in that order, _meta an object, with isError
+ * there or addable at the end. */
+struct answer {
+	struct json_object *content, *sc, *ie, *meta;
+	bool has_sc, has_ie, built;
+};
+
+static void
+read_answer(struct json_object *res, struct answer *a)
 {
 	static const char *const order[] = {"content", "structuredContent", "isError", "_meta"};
+	struct json_object **slot[] = {&a->content, &a->sc, &a->ie, &a->meta};
 	size_t next = 0;
-	*has_ie = false;
+	bool in_order = true;
+	memset(a, 0, sizeof *a);
+	if (!json_object_is_type(res, json_type_object))
+		return;
 	json_object_object_foreach(res, k, v) {
-		size_t i = next;
+		size_t i = 0;
 		while (i < PH_ARRAY_LEN(order) && strcmp(k, order[i]) != 0)
 			i++;
-		if (i == PH_ARRAY_LEN(order) || (i == 3 && !json_object_is_type(v, json_type_object)))
-			return false;
-		*has_ie |= i == 2;
-		next = i + 1;
+		if (i < PH_ARRAY_LEN(order))
+			*slot[i] = v;
+		a->has_sc |= i == 1;
+		a->has_ie |= i == 2;
+		if (i == PH_ARRAY_LEN(order) || i < next || (i == 3 && !json_object_is_type(v, json_type_object)))
+			in_order = false;
+		else
+			next = i + 1;
 	}
-	return *has_ie || next <= 2;
+	a->built = in_order && (a->has_ie || next <= 2);
 }
 
 /* Turns a handler's answer into a CallToolResult. Returns the result
@@ -264,11 +279,16 @@ result_as_built(struct json_object *res, bool *has_ie)
 struct json_object *
 ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
 {
-	struct json_object *content = ph_jget(res, "content"), *sc = ph_jget(res, "structuredContent");
-	struct json_object *ie = ph_jget(res, "isError"), *meta = ph_jget(res, "_meta"), *out;
-	bool is_error = false;
+	struct answer a;
+	struct json_object *content, *sc, *ie, *meta, *out;
+	bool is_error = false, has_sc, sc_text;
 	char why[200];
-	bool has_sc = ph_jget_ex(res, "structuredContent", NULL), sc_text, has_ie;
+	read_answer(res, &a);
+	content = a.content;
+	sc = a.sc;
+	ie = a.ie;
+	meta = a.meta;
+	has_sc = a.has_sc;
 	if (ie != NULL) {
 		if (!json_object_is_type(ie, json_type_boolean)) {
 			ph_log("warning", "%s: isError must be a boolean", label);
@@ -313,8 +333,8 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 		ph_buf_free(&e);
 	}
 	sc_text = has_sc && (content == NULL || json_object_array_length(content) == 0);
-	if (!sc_text && result_as_built(res, &has_ie)) {
-		if (!has_ie)
+	if (!sc_text && a.built) {
+		if (!a.has_ie)
 			ph_jset(res, "isError", ph_jbool(false));
 		return json_object_get(res);
 	}

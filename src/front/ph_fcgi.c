@@ -15,7 +15,8 @@
  * sends it in one write) cannot make a read block, and is read without
  * them; a simple one of those on a fresh connection is not even given to
  * libfcgi (serve_split). The drain of a closing connection is bounded by
- * poll (close_drain). */
+ * poll (close_drain); one that sent nothing past its request needs none
+ * (close_answered). */
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
@@ -368,6 +369,7 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 }
 
 static void close_drain(int fd);
+static void close_answered(int fd);
 
 /* ---- a simple request, read and answered without libfcgi -------------------
  * A request that waits whole and simple (ph_fcgi_request_split) is taken off
@@ -557,11 +559,12 @@ static const struct ph_front_ops split_ops = {
 	.handoff = split_handoff,
 };
 
-/* Serves the simple request sp (taken) that was read off fd, then ends it:
- * the end records and close_drain, or, when the hub has taken the
- * connection, only our copy closed. */
 /* The most of the memory a response went out of that is kept for the next. */
 #define KEPT_OUT_MAX 65536
+
+/* Serves the simple request sp (taken) that was read off fd, then ends it:
+ * the end records and close_answered, or, when the hub has taken the
+ * connection, only our copy closed. */
 
 static void
 serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
@@ -595,7 +598,7 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 		if (split_flush(&f) != 0)
 			close(fd);
 		else
-			close_drain(fd);
+			close_answered(fd);
 	}
 	ph_kept_give(&kept_out, &f.out, kept, KEPT_OUT_MAX);
 }
@@ -776,6 +779,21 @@ close_drain(int fd)
 		}
 	}
 	close(fd);
+}
+
+/* Closes fd after the answer to a request read off it whole
+ * (serve_split). When the peer has sent nothing more, nothing can turn the
+ * close into an RST: fd is closed at once, and the worker does not wait
+ * for the web server to close its side first; else close_drain. */
+static void
+close_answered(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
+		close(fd);
+	else
+		close_drain(fd);
 }
 
 /* Ends the request as FCGX_Finish_r does (the rest of the output and the

@@ -397,15 +397,24 @@ common_key(const char *k, size_t n)
 	return -1;
 }
 
-/* The entry of the small object o (SMALL_OBJECT members at most) named key. */
+/* The entry named key among the first SMALL_OBJECT members of the
+ * object's table t, or NULL; *seen is how many members were looked at, and
+ * *more says t has members past those (not looked at). */
 static struct lh_entry *
-small_entry(struct json_object *o, const char *key)
+small_entry(struct lh_table *t, const char *key, size_t *seen, bool *more)
 {
-	for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e)) {
+	struct lh_entry *e = lh_table_head(t);
+	size_t i = 0;
+	for (; e != NULL && i < SMALL_OBJECT; e = lh_entry_next(e), i++) {
 		const char *k = lh_entry_k(e);
-		if (k[0] == key[0] && strcmp(k, key) == 0)
+		if (k[0] == key[0] && strcmp(k, key) == 0) {
+			*seen = i + 1;
+			*more = false;
 			return e;
+		}
 	}
+	*seen = i;
+	*more = e != NULL;
 	return NULL;
 }
 
@@ -419,8 +428,10 @@ object_add(struct json_object *o, const char *key, size_t klen, struct json_obje
 {
 	int c = common_key(key, klen);
 	unsigned opts = c >= 0 ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0;
-	if (json_object_object_length(o) < SMALL_OBJECT && small_entry(o, key) == NULL) {
-		struct lh_table *t = json_object_get_object(o);
+	struct lh_table *t = json_object_get_object(o);
+	size_t seen;
+	bool more;
+	if (small_entry(t, key, &seen, &more) == NULL && !more && seen < SMALL_OBJECT) {
 		if (c >= 0 && t->hash_fn == common_lh_fn && o != v) {
 			lh_table_insert_w_hash(t, common_slot[c], v, common_lh[c], JSON_C_OBJECT_ADD_CONSTANT_KEY);
 			return;
@@ -895,15 +906,18 @@ ph_jset(struct json_object *o, const char *key, struct json_object *v)
 bool
 ph_jget_ex(struct json_object *o, const char *key, struct json_object **v)
 {
+	struct lh_table *t = json_object_get_object(o); /* NULL: not an object */
 	struct lh_entry *e;
-	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+	size_t seen;
+	bool more;
+	if (t == NULL) {
 		if (v)
 			*v = NULL;
 		return false;
 	}
-	if (json_object_object_length(o) > SMALL_OBJECT)
-		return json_object_object_get_ex(o, key, v);
-	e = small_entry(o, key);
+	e = small_entry(t, key, &seen, &more);
+	if (more)
+		return json_object_object_get_ex(o, key, v); /* a large object: by the hash */
 	if (v)
 		*v = e ? lh_entry_v(e) : NULL;
 	return e != NULL;

@@ -153,5 +153,30 @@ def main():
     st, _, _ = fcgi.post(TARGET, BODY, params=nocl)
     check("a body without CONTENT_LENGTH (chunked upstream) is served", st, 200)
 
+    # closing: a web server that keeps its side open after the answer does
+    # not hold the worker (the only process here), and bytes sent past the
+    # request still let the whole answer out
+    s = fcgi.connect(TARGET, timeout=5)
+    try:
+        s.sendall(fcgi.request_bytes(BODY))
+        recs = fcgi.read_records(s)
+        check("a request answered on a connection the web server keeps open is served",
+              status_of(recs), 200)
+        s.settimeout(1.5)
+        try:
+            eof = s.recv(1) == b""
+        except (socket.timeout, ConnectionError):
+            eof = False
+        check("the server closes its side once it has answered", eof, True)
+        st, secs = fcgi.discover(TARGET)
+        check("the next request is served while that connection stays open (under 1 s)",
+              (st, secs < 1.0), (200, True))
+    finally:
+        s.close()
+    recs = send_close(fcgi.request_bytes(BODY) + R(fcgi.ABORT, 1) + b"trailing bytes")
+    check("a request followed by more bytes on its connection gets its whole answer",
+          (status_of(recs), [t for t, _, _ in recs][-1:]), (200, [fcgi.END]))
+    still_served("bytes past the request")
+
 
 main()
