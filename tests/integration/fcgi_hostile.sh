@@ -22,6 +22,14 @@ is "$(cat "$T_DIR/py.err")" "" "the hostile client ran to its end"
 kill -0 "$PH_PID" 2>/dev/null
 ok "the server is still running"
 
+# closing over TCP, where an answered connection is closed at once
+phantom_listen "$T_DIR/phantom.yaml"
+ok "phantom-fcgi started on TCP (one process)"
+while IFS=$'\t' read -r desc got want; do
+	is "$got" "$want" "$desc"
+done < <(python3 "$top_srcdir/tests/integration/fcgi_hostile.py" "$PH_ADDR" closing 2>"$T_DIR/py.err")
+is "$(cat "$T_DIR/py.err")" "" "the closing checks over TCP ran to their end"
+
 # libfcgi's FCGI_WEB_SERVER_ADDRS still applies now that Phantom accepts itself
 FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2 phantom_listen "$T_DIR/phantom.yaml"
 ok "phantom-fcgi started on TCP with FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2"
