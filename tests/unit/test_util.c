@@ -518,6 +518,24 @@ test_json_members(void)
 		all = all && ph_jget(o, "m") == NULL && ph_jget(o, "m12") == NULL && ph_jget(o, "") == NULL;
 	}
 	ok(all, "json members: each found by name, at every size, and no other");
+	{
+		/* ph_jget_ex says a member is there, null or not, small or large */
+		struct json_object *small = json_object_new_object(), *v = o;
+		ph_jset(small, "n", NULL);
+		ok(ph_jget_ex(small, "n", &v) && v == NULL, "json members: a null member is there, its value NULL");
+		v = o;
+		ok(!ph_jget_ex(small, "x", &v) && v == NULL, "json members: an absent one is not, its value NULL");
+		ph_jset(o, "nul", NULL);
+		ok(ph_jget_ex(o, "nul", NULL) && !ph_jget_ex(o, "none", NULL) && ph_jhas(o, "nul"),
+		   "json members: the same in an object of 13 members");
+		struct json_object *one = json_object_new_int(1);
+		v = o;
+		ok(!ph_jget_ex(one, "n", &v) && v == NULL && !ph_jget_ex(NULL, "n", NULL),
+		   "json members: not an object: nothing is there");
+		json_object_object_del(o, "nul");
+		json_object_put(small);
+		json_object_put(one);
+	}
 	ph_jset(o, "m3", json_object_new_int(30));
 	ph_jset(o, "text", json_object_new_string("t"));
 	ph_jset(o, "text", json_object_new_string("u"));
@@ -526,6 +544,35 @@ test_json_members(void)
 	       "\"m9\":9,\"m10\":10,\"m11\":11,\"text\":\"u\"}",
 	       "json members: set again, a member keeps its place");
 	json_object_put(o);
+}
+
+/* ph_kept: the memory of one use is handed to the next, a use within a use
+ * gets its own, and memory grown past the limit is not kept. */
+static void
+test_kept(void)
+{
+	struct ph_kept k = {{NULL, 0, 0}, false};
+	struct ph_buf a, b;
+	bool ka, kb;
+	char *first;
+	ka = ph_kept_take(&k, &a);
+	ph_buf_adds(&a, "first use");
+	first = a.data;
+	ph_kept_give(&k, &a, ka, 4096);
+	ka = ph_kept_take(&k, &a);
+	ok(ka && a.data == first && a.len == 0 && a.data[0] == '\0', "kept: the next use gets the memory, emptied");
+	kb = ph_kept_take(&k, &b);
+	ok(!kb && b.data == NULL, "kept: a use within a use gets a buffer of its own");
+	ph_buf_adds(&b, "inner");
+	ph_kept_give(&k, &b, kb, 4096);
+	ok(b.data == NULL && k.busy, "kept: the inner buffer is freed, the kept one still in use");
+	ph_buf_reserve(&a, 8192);
+	ph_kept_give(&k, &a, ka, 4096);
+	ka = ph_kept_take(&k, &a);
+	ok(ka && a.cap == 0, "kept: memory grown past the limit is not kept");
+	ph_buf_adds(&a, "x");
+	ph_kept_give(&k, &a, ka, 4096);
+	ph_buf_free(&k.b);
 }
 
 int
@@ -638,6 +685,7 @@ main(void)
 	test_json_memo();
 	test_json_memo_changed();
 	test_json_members();
+	test_kept();
 	test_rate();
 	test_json_nul();
 	test_shared();
