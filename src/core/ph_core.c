@@ -542,8 +542,9 @@ read_body(struct ph_req *r, long long declared, long long max, const char **body
 }
 
 /* Applies the HTTP rules and reads the body. Returns PH_OK with the body in
- * *body (read_body: *own, if set, caller frees) and *route R_MCP, or with another *route (*doc set,
- * borrowed, for the metadata document), or the error to send. */
+ * *body (as read_body gives it: *own, when set, caller frees) and *route
+ * R_MCP, or with another *route (*doc set, borrowed, for the metadata
+ * document), or the error to send. */
 static enum ph_err
 http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum route *route,
 	   const char **doc)

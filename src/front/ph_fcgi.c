@@ -410,6 +410,7 @@ split_read(struct ph_exchange *ex, char *buf, size_t len)
 	return (long)len;
 }
 
+/* The body as the split holds it, unless some was read already. */
 static const char *
 split_held_body(struct ph_exchange *ex, size_t *len)
 {
@@ -560,13 +561,13 @@ static const struct ph_front_ops split_ops = {
 	.handoff = split_handoff,
 };
 
-/* The most of the memory a response went out of that is kept for the next. */
+/* The memory a response was gathered in is kept for the next one unless
+ * it grew past this. */
 #define KEPT_OUT_MAX 65536
 
 /* Serves the simple request sp (taken) that was read off fd, then ends it:
  * the end records and close_answered (TCP) or close_drain, or, when the
  * hub has taken the connection, only our copy closed. */
-
 static void
 serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
 {
