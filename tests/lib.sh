@@ -481,6 +481,39 @@ test_conf() {
 	chmod 0644 "$f"
 }
 
+# nap_tool DIR: writes DIR/nap.sh, an exec tool that answers "rested"
+# after 0.4 s, so that calls made at once need several workers
+nap_tool() {
+	mkdir -p "$1"
+	cat >"$1/nap.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+sleep 0.4
+printf '{"content":[{"type":"text","text":"rested"}]}\n'
+SH
+	chmod 0755 "$1" "$1/nap.sh"
+}
+
+# naps_at_once URL LOG WHAT: three calls of the nap tool (nap_tool) at once
+# through URL; checks all three are answered and that LOG (the request log)
+# shows them on two workers or more (an idle worker takes each; one worker
+# may serve requests made one after another alone)
+naps_at_once() {
+	local url=$1 log=$2 what=$3 i n pids=()
+	for i in 1 2 3; do
+		curl -s -o "$T_DIR/nap.$i" -X POST -H 'Content-Type: application/json' \
+			-H 'Accept: application/json, text/event-stream' -H "MCP-Protocol-Version: $MODERN" \
+			-H 'Mcp-Method: tools/call' -H 'Mcp-Name: nap' \
+			--data-binary "$(req "2$i" tools/call '{"name":"nap","arguments":{}}')" "$url" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	is "$(cat "$T_DIR"/nap.[123] | jq -r '.result.content[0].text' | sort | uniq -c | tr -s ' ')" " 3 rested" \
+		"$what: three calls at once answered"
+	n=$(grep -o 'phantom\[[0-9]*\] method=tools/call target=nap' "$log" | sort -u | wc -l)
+	[ "$n" -ge 2 ]; ok "$what: three calls at once were served by $n workers"
+}
+
 # still_serving URL WHAT: the request after an error path must succeed
 still_serving() {
 	mpost "$1" 99 server/discover '{}'

@@ -749,7 +749,7 @@ ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **ou
 {
 	struct jp j;
 	struct json_object *o = NULL;
-	bool ok;
+	bool ok, kept;
 	*out = NULL;
 	if (key_nul)
 		*key_nul = false;
@@ -760,7 +760,7 @@ ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **ou
 	j.depth = depth;
 	j.key_nul = false;
 	j.memo = m;
-	bool kept = ph_kept_take(&kept_scratch, &j.s);
+	kept = ph_kept_take(&kept_scratch, &j.s);
 	jp_ws(&j);
 	ok = jp_value(&j, 0, &o);
 	if (ok) {

@@ -23,14 +23,7 @@ printf '{"content":[{"type":"text","text":"pid=%s fds=%s names=%s"}]}\n' \
 	"${LISTEN_PID-unset}" "${LISTEN_FDS-unset}" "${LISTEN_FDNAMES-unset}"
 SH
 chmod 0755 "$B/probe.sh"
-# a call that takes a while, so that calls made at once need several workers
-cat >"$B/nap.sh" <<'SH'
-#!/bin/sh
-cat >/dev/null
-sleep 0.4
-printf '{"content":[{"type":"text","text":"rested"}]}\n'
-SH
-chmod 0755 "$B/nap.sh"
+nap_tool "$B"
 chmod 0755 "$B"
 unused=$(free_port)
 conf() { # conf NAME: a configuration with a listen: that must not be used
@@ -83,21 +76,7 @@ for i in 1 2 3 4 5 6; do
 	[ "$STATUS" = 200 ] || break
 done
 is "$STATUS" 200 "nginx: six more requests served"
-# three calls at once, each 0.4 s: an idle worker takes each (one worker
-# may serve one request after another while the others sleep)
-naps=()
-for i in 1 2 3; do
-	curl -s -o "$T_DIR/nap.$i" -X POST -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' -H "MCP-Protocol-Version: $MODERN" \
-		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: nap' \
-		--data-binary "$(req "2$i" tools/call '{"name":"nap","arguments":{}}')" "$U" &
-	naps+=($!)
-done
-wait "${naps[@]}"
-is "$(cat "$T_DIR"/nap.* | jq -r '.result.content[0].text' | sort | uniq -c | tr -s ' ')" " 3 rested" \
-	"nginx: three calls at once answered"
-n=$(grep -o 'phantom\[[0-9]*\] method=tools/call target=nap' "$PH_LOG" | sort -u | wc -l)
-[ "$n" -ge 2 ]; ok "three calls at once were served by $n workers"
+naps_at_once "$U" "$PH_LOG" nginx
 
 # ExecReload=kill -HUP $MAINPID
 conf sa-reloaded

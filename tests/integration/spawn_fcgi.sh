@@ -6,15 +6,7 @@
 command -v spawn-fcgi >/dev/null || skip_all "spawn-fcgi not installed"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
-# a call that takes a while, so that calls made at once need several workers
-mkdir -p "$T_DIR/bin"
-cat >"$T_DIR/bin/nap.sh" <<'SH'
-#!/bin/sh
-cat >/dev/null
-sleep 0.4
-printf '{"content":[{"type":"text","text":"rested"}]}\n'
-SH
-chmod 0755 "$T_DIR/bin" "$T_DIR/bin/nap.sh"
+nap_tool "$T_DIR/bin"
 test_conf "$T_DIR/phantom.yaml" spawn-test 'tools:' \
 	"  - { name: nap, description: Answers after 0.4 s, exec: [$T_DIR/bin/nap.sh] }"
 
@@ -51,21 +43,7 @@ ok "unix, --workers 3: spawn-fcgi -n execs Phantom in place"
 workers_are "$PH_PID" 3 "unix, --workers 3: the master runs 3 workers"
 like "$(stat -c %a "$PH_SOCK")" '^666$' "unix: the socket has the mode given with -M"
 round "unix, --workers 3"
-# three calls at once, each 0.4 s: an idle worker takes each (one worker
-# may serve one request after another while the others sleep)
-naps=()
-for i in 1 2 3; do
-	curl -s -o "$T_DIR/nap.$i" -X POST -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' -H "MCP-Protocol-Version: $MODERN" \
-		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: nap' \
-		--data-binary "$(req "2$i" tools/call '{"name":"nap","arguments":{}}')" "$NGINX_URL" &
-	naps+=($!)
-done
-wait "${naps[@]}"
-is "$(cat "$T_DIR"/nap.* | jq -r '.result.content[0].text' | sort | uniq -c | tr -s ' ')" " 3 rested" \
-	"unix, --workers 3: three calls at once answered"
-log=$(grep -o 'phantom\[[0-9]*\] method=tools/call target=nap' "$PH_LOG" | sort -u | wc -l)
-[ "$log" -ge 2 ]; ok "unix, --workers 3: three calls at once were served by $log workers"
+naps_at_once "$NGINX_URL" "$PH_LOG" "unix, --workers 3"
 stop "unix, --workers 3"
 wait_for 2 sh -c "! pgrep -P $PH_PID >/dev/null"; ok "unix, --workers 3: no worker is left"
 
