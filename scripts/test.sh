@@ -15,7 +15,8 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	      libfcgi-dev libjson-c-dev libyaml-dev libsodium-dev
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
 	      wrk jq curl openssl clang valgrind procps perl python3 php-cli systemd
-	      dpkg-dev debhelper lintian fakeroot chromium prometheus"
+	      dpkg-dev debhelper lintian fakeroot chromium prometheus
+	      libssl-dev libcurl4-openssl-dev python3-jwt"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then
 		apt-get update -qq >/dev/null 2>&1 || true
