@@ -23,7 +23,7 @@
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
-#include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -388,8 +388,6 @@ struct split_front {
 	bool tcp;             /* a TCP connection, still with Nagle's algorithm */
 };
 
-#define FCGI_RECORD_STDOUT 6
-#define FCGI_RECORD_END_REQUEST 3
 
 static const char *
 split_param(struct ph_exchange *ex, const char *name)
@@ -435,7 +433,7 @@ static void
 split_stdout(struct split_front *f, const char *data, size_t len)
 {
 	if (len > 0)
-		ph_fcgi_records(&f->out, FCGI_RECORD_STDOUT, f->sp->rid, data, len);
+		ph_fcgi_records(&f->out, PH_FCGI_STDOUT, f->sp->rid, data, len);
 }
 
 static int
@@ -454,13 +452,7 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 		ph_buf_add(&f->out, body, len);
 	clen = f->out.len - at - 8;
 	if (clen <= PH_FCGI_RECORD_MAX) {
-		unsigned char *h = (unsigned char *)f->out.data + at;
-		h[0] = 1;
-		h[1] = FCGI_RECORD_STDOUT;
-		h[2] = (unsigned char)(f->sp->rid >> 8);
-		h[3] = (unsigned char)f->sp->rid;
-		h[4] = (unsigned char)(clen >> 8);
-		h[5] = (unsigned char)clen;
+		ph_fcgi_head((unsigned char *)f->out.data + at, PH_FCGI_STDOUT, f->sp->rid, clen);
 	} else {
 		/* more than one record holds: cut into records */
 		struct ph_buf b;
@@ -571,7 +563,6 @@ static const struct ph_front_ops split_ops = {
 static void
 serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
 {
-	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
 	/* what goes out is gathered in memory kept for the next request */
 	static struct ph_kept kept_out;
 	struct split_front f;
@@ -595,8 +586,7 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 	if (f.handed_off) {
 		close(fd);
 	} else {
-		ph_fcgi_records(&f.out, FCGI_RECORD_STDOUT, sp->rid, NULL, 0);
-		ph_fcgi_records(&f.out, FCGI_RECORD_END_REQUEST, sp->rid, complete, sizeof complete);
+		ph_fcgi_end(&f.out, sp->rid);
 		if (split_flush(&f) != 0)
 			close(fd);
 		else if (tcp)
@@ -964,15 +954,6 @@ take_connection(FCGX_Request *req, int listen_fd)
 /* ---- the answer to a request whose parameters came too late ----------------
  * libfcgi has let the request go by then, so the records are written here. */
 
-/* Appends one FastCGI record header (version 1, no padding) to b. */
-static void
-record_head(struct ph_buf *b, int type, int rid, size_t len)
-{
-	unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8), (unsigned char)rid,
-			      (unsigned char)(len >> 8), (unsigned char)len, 0, 0};
-	ph_buf_add(b, (const char *)h, sizeof h);
-}
-
 struct late {
 	int fd, rid;
 };
@@ -992,20 +973,15 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	     const char *body, size_t len)
 {
 	struct late *l = ex->front;
-	static const char end[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
 	struct ph_buf out, rec;
 	ssize_t n;
 	ph_buf_init(&out);
 	ph_buf_init(&rec);
 	response_head(&out, status, ctype, hdrs, len);
 	ph_buf_add(&out, body, len);
-	if (out.len <= 65535) {
-		record_head(&rec, 6 /* FCGI_STDOUT */, l->rid, out.len);
-		ph_buf_add(&rec, out.data, out.len);
-	}
-	record_head(&rec, 6, l->rid, 0);
-	record_head(&rec, 3 /* FCGI_END_REQUEST */, l->rid, sizeof end);
-	ph_buf_add(&rec, end, sizeof end);
+	if (out.len <= PH_FCGI_RECORD_MAX)
+		ph_fcgi_records(&rec, PH_FCGI_STDOUT, (unsigned)l->rid, out.data, out.len);
+	ph_fcgi_end(&rec, (unsigned)l->rid);
 	n = send(l->fd, rec.data, rec.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	ph_buf_free(&out);
 	ph_buf_free(&rec);

@@ -7,7 +7,7 @@
 #include "ph_log.h"
 #include "ph_mime.h"
 #include "ph_rate.h"
-#include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include "tap.h"
