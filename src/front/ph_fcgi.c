@@ -839,11 +839,12 @@ close_answered(int fd)
 }
 
 /* Ends the request as FCGX_Finish_r does (the rest of the output and the
- * end records), then closes the connection with close_drain unless the web
- * server keeps it (FCGI_KEEP_CONN). libfcgi itself closes only when writing
- * failed, and then without its drain (detached). */
+ * end records), then closes the connection unless the web server keeps it
+ * (FCGI_KEEP_CONN): a request that waited whole on TCP as the split's are
+ * (close_answered), any other with close_drain. libfcgi itself closes only
+ * when writing failed, and then without its drain (detached). */
 static void
-finish(FCGX_Request *req)
+finish(FCGX_Request *req, bool answered_whole)
 {
 	int fd = req->ipcFd, keep = req->keepConnection;
 	if (fd < 0) {
@@ -856,7 +857,10 @@ finish(FCGX_Request *req)
 	req->detached = 0;
 	req->keepConnection = keep;
 	if (req->ipcFd >= 0 && !keep) {
-		close_drain(fd);
+		if (answered_whole)
+			close_answered(fd);
+		else
+			close_drain(fd);
 		req->ipcFd = -1;
 	}
 }
@@ -864,10 +868,10 @@ finish(FCGX_Request *req)
 /* Serves the accepted request req, then ends it (finish), or, when the hub
  * has taken the connection, only our copy of it closed (no
  * FCGI_END_REQUEST, no shutdown()). whole: the request waited whole (no
- * deadline for the body). srv NULL: the configuration did not load, and the
- * request is told so. */
+ * deadline for the body). tcp: a TCP connection. srv NULL: the
+ * configuration did not load, and the request is told so. */
 static void
-serve_one(struct ph_server *srv, FCGX_Request *req, bool whole)
+serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
 	struct fcgi_front f = {req, false, whole, false, ph_now_us() + body_ms * 1000};
@@ -888,7 +892,7 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole)
 		FCGX_Detach(req);
 		FCGX_Free(req, 1);
 	}
-	finish(req);
+	finish(req, whole && tcp);
 }
 
 /* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
@@ -1132,7 +1136,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 				nodelay(req.ipcFd, tcp);
 			if (!read_params(&req, params_ms, w == WAIT_WHOLE))
 				continue;
-			serve_one(*srv, &req, w == WAIT_WHOLE);
+			serve_one(*srv, &req, w == WAIT_WHOLE, tcp);
 		}
 		served++;
 		if (ph_served_counter)
