@@ -603,6 +603,28 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 
 enum waiting { WAIT_PART, WAIT_WHOLE, WAIT_SPLIT, WAIT_GONE, WAIT_SILENT };
 
+/* Whether a simple request waiting whole is split out of the connection
+ * here (the default), or every request is read by libfcgi
+ * (PHANTOM_FCGI_READER=libfcgi: ph_fcgi_reader). */
+static bool split_reader = true;
+
+bool
+ph_fcgi_reader(bool say, char *err, size_t errsz)
+{
+	const char *v = getenv("PHANTOM_FCGI_READER");
+	if (v == NULL || *v == '\0' || strcmp(v, "split") == 0) {
+		split_reader = true;
+	} else if (strcmp(v, "libfcgi") == 0) {
+		split_reader = false;
+		if (say)
+			ph_log("notice", "PHANTOM_FCGI_READER=libfcgi: libfcgi reads every request");
+	} else {
+		snprintf(err, errsz, "PHANTOM_FCGI_READER is '%.64s': it is libfcgi or split", v);
+		return false;
+	}
+	return true;
+}
+
 /* What of the next request waits on fd, looked at without taking it
  * (MSG_PEEK): part of it, all of it (libfcgi reads it without deadlines),
  * or all of a simple one on a fresh connection, then split into *sp and
@@ -628,7 +650,7 @@ request_waiting(int fd, bool fresh, long long params_ms, struct ph_fcgi_split *s
 	}
 	if (n <= 0 || !ph_fcgi_request_whole(buf, (size_t)n))
 		return WAIT_PART;
-	if (!fresh || !ph_fcgi_request_split(buf, (size_t)n, sp))
+	if (!fresh || !split_reader || !ph_fcgi_request_split(buf, (size_t)n, sp))
 		return WAIT_WHOLE;
 	/* the bytes are there: this read does not wait (they are taken off
 	 * the connection into sink: buf holds the split now) */
@@ -1060,7 +1082,12 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	enum waiting w;
 	unsigned burst = 0;
 	long long params_ms;
+	char err[128];
 
+	if (!ph_fcgi_reader(false, err, sizeof err)) {
+		ph_log("error", "%s", err);
+		return 1;
+	}
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
 	ph_exec_subreaper();
