@@ -69,7 +69,7 @@ if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	tail -30 check.out; fail=1
 fi
 # the official conformance suite's per-run summaries (scenarios, not checks)
-grep -h '^# conformance ' tests/conformance/run.log 2>/dev/null | sed 's/^# //'
+grep -h '^# conformance ' tests/conformance/run.log tests/conformance/run_libfcgi.log 2>/dev/null | sed 's/^# //'
 [ "$fail" -ne 0 ] && for f in $(find . -name '*.log' -path '*tests*'); do
 	grep -qE '^(FAIL|ERROR)' "$f" && { echo "==== $f"; tail -40 "$f"; }
 done

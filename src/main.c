@@ -232,7 +232,13 @@ static int
 serve_fastcgi(struct ph_server *srv, const struct opts *o, int act_fd)
 {
 	struct ph_run run;
+	char err[128];
 	int rc;
+	if (!ph_fcgi_reader(true, err, sizeof err)) {
+		ph_log("error", "%s", err);
+		ph_server_free(srv);
+		return 2;
+	}
 	memset(&run, 0, sizeof run);
 	run.conf_path = o->conf_path;
 	run.max_requests = srv->conf->max_requests;
