@@ -47,7 +47,8 @@ replace(const char *s, const char *from, const char *to)
 	return ph_xasprintf("%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
 }
 
-/* mcp.fcgi starting self with conf: conf/mcp.fcgi with both paths single-quoted. */
+/* mcp.fcgi starting self with conf: conf/mcp.fcgi with both paths
+ * single-quoted (ensure_dir refuses quotes in them). Caller frees. */
 static char *
 mcp_fcgi_text(const char *self, const char *conf)
 {
@@ -60,7 +61,8 @@ mcp_fcgi_text(const char *self, const char *conf)
 	return b;
 }
 
-/* 32 random bytes as hex and a newline: what request_state.secret_file reads. */
+/* 32 random bytes as hex and a newline: what request_state.secret_file
+ * reads. Caller wipes (sodium_memzero) and frees. */
 static char *
 secret_text(void)
 {
@@ -76,12 +78,26 @@ secret_text(void)
 	}
 }
 
+/* Whether path can go into mcp.fcgi between single quotes; false after a
+ * message. */
+static bool
+quotable(const char *path)
+{
+	if (strpbrk(path, "'\n") == NULL)
+		return true;
+	fprintf(stderr, "phantom-fcgi --init: %s: a path with a quote or newline is not supported\n",
+		path);
+	return false;
+}
+
 /* Makes dir unless it is a directory already (its parent must exist); its
  * real path into real. Returns 0, or -1 after a message. */
 static int
 ensure_dir(const char *dir, char real[PATH_MAX])
 {
 	struct stat st;
+	if (!quotable(dir))
+		return -1;
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "phantom-fcgi --init: cannot make %s: %s\n", dir, strerror(errno));
 		return -1;
@@ -90,13 +106,8 @@ ensure_dir(const char *dir, char real[PATH_MAX])
 		fprintf(stderr, "phantom-fcgi --init: %s is not a directory\n", dir);
 		return -1;
 	}
-	/* the paths go into a shell script between single quotes */
-	if (strpbrk(real, "'\n") != NULL) {
-		fprintf(stderr, "phantom-fcgi --init: %s: a path with a quote or newline is not supported\n",
-			real);
-		return -1;
-	}
-	return 0;
+	/* again: a symbolic link on the way may have brought one */
+	return quotable(real) ? 0 : -1;
 }
 
 /* Creates path with exactly mode (not the umask's) and text; never an
@@ -200,6 +211,8 @@ url_path(const char *dir)
 	return ph_xasprintf("%s/", best);
 }
 
+/* Tells on out where everything went, the URL of the web directory and a
+ * curl line that lists the tools through it. */
 static void
 print_done(FILE *out, const char *web, const char *app)
 {
@@ -234,11 +247,8 @@ ph_init_app(const char *webdir, const char *appdir, const char *self, FILE *out,
 	}
 	if (ensure_dir(webdir, web) != 0 || ensure_dir(appdir ? appdir : webdir, app) != 0)
 		return 1;
-	if (strpbrk(self, "'\n") != NULL) {
-		fprintf(stderr, "phantom-fcgi --init: %s: a path with a quote or newline is not supported\n",
-			self);
+	if (!quotable(self))
 		return 1;
-	}
 	conf = ph_path_join(app, "phantom.yaml");
 	fcgi = mcp_fcgi_text(self, conf);
 	secret = secret_text();

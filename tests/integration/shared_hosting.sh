@@ -67,6 +67,15 @@ out=$(as_user "$home/bin/phantom-fcgi" --init "$home/public_html/part" 2>&1); rc
 is "$rc/$(ls -A "$home/public_html/part" | tr '\n' ' ')" "1/mcp.fcgi " \
 	"one file in the way: refused, nothing written"
 like "$out" "nothing written" "and it says so"
+out=$(as_user "$home/bin/phantom-fcgi" --init "$home/public_html/no/such" 2>&1); rc=$?
+is "$rc" 1 "--init below a directory that does not exist: refused"
+like "$out" "cannot make $home/public_html/no/such: No such file or directory" "and says why"
+out=$(as_user "$home/bin/phantom-fcgi" --init "$home/public_html/it's" 2>&1); rc=$?
+is "$rc" 1 "a path with a quote (it goes into mcp.fcgi): refused"
+[ ! -e "$home/public_html/it's" ]; ok "and nothing made"
+like "$out" "quote or newline is not supported" "and says why"
+as_user "$home/bin/phantom-fcgi" --init a b c >/dev/null 2>&1
+is "$?" 2 "--init with two directories after it is a usage error"
 # the configuration, secret and tools outside the web root
 app=$home/mcp-app
 out=$(as_user "$home/bin/phantom-fcgi" --init "$home/public_html/outside" "$app" 2>&1); rc=$?
