@@ -361,7 +361,10 @@ apache_start() {
 # tests running at once take turns) and sets STATIC to it
 static_phantom() {
 	STATIC=$top_builddir/static/phantom-fcgi
-	flock "$top_builddir/.static.lock" make -C "$top_builddir" static >"$T_DIR/make-static.log" 2>&1 ||
+	# a make of its own: under make -jN check the jobserver's descriptors
+	# named in MAKEFLAGS are not open in a test
+	flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -C "$top_builddir" static >"$T_DIR/make-static.log" 2>&1 ||
 		{ tail -20 "$T_DIR/make-static.log" | sed 's/^/#   /'; return 1; }
 }
 

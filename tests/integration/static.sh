@@ -64,7 +64,7 @@ is "$(grep -c '\.so' "/proc/$PH_PID/maps")" 0 "the running master maps no shared
 naps_at_once "$NGINX_URL" "$PH_LOG" "static behind nginx"
 
 # ---- the release archive -------------------------------------------------------
-tgz=$(flock "$top_builddir/.static.lock" make -s --no-print-directory -C "$top_builddir" dist-static 2>"$T_DIR/dist.err" | tail -1)
+tgz=$(flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$top_builddir" dist-static 2>"$T_DIR/dist.err" | tail -1)
 like "$tgz" '^phantom-[0-9.]+-static-[a-z0-9_]+\.tar\.gz$' "make dist-static makes the archive"
 mkdir -p "$T_DIR/x"
 tar -xzf "$top_builddir/$tgz" -C "$T_DIR/x"; ok "the archive unpacks"
