@@ -15,6 +15,7 @@
  * group (the server often runs as root). */
 #include "first.h"
 #include "ph_exec.h"
+#include "ph_run.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -177,8 +178,8 @@ build_env(char *const *allow, char *const *extra)
 	return env;
 }
 
-static void
-free_env(char **env)
+void
+ph_run_free_env(char **env)
 {
 	for (size_t i = 0; env[i]; i++)
 		free(env[i]);
@@ -274,10 +275,6 @@ start_child(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 	return pid;
 }
 
-struct linebuf {
-	struct ph_buf b;
-	bool skipping; /* the current line went over LINE_MAX_BYTES */
-};
 
 /* Splits new bytes into lines and hands complete ones to fn. */
 static void
@@ -310,21 +307,17 @@ lines_flush(struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *
 	ph_buf_free(&lb->b);
 }
 
-struct errlog {
-	const char *label;
-	size_t logged, dropped, max;
-};
 
 /* The stderr log of one call, capped at lim->log_max bytes. */
-static struct errlog
-errlog_for(const char *label, const struct ph_exec_limits *lim)
+struct errlog
+ph_run_errlog(const char *label, const struct ph_exec_limits *lim)
 {
 	long long max = lim && lim->log_max > 0 ? lim->log_max : PH_EXEC_LOG_MAX;
 	return (struct errlog){label, 0, 0, (size_t)max};
 }
 
-static void
-log_stderr(void *ctx, const char *line, size_t len)
+void
+ph_run_log_stderr(void *ctx, const char *line, size_t len)
 {
 	struct errlog *el = ctx;
 	if (el->logged >= el->max) {
@@ -335,20 +328,17 @@ log_stderr(void *ctx, const char *line, size_t len)
 	ph_log("info", "%s: stderr: %.*s", el->label, (int)(len > 2000 ? 2000 : len), line);
 }
 
-struct p3ctx {
-	const struct ph_exec_hooks *hooks;
-};
 
-static void
-fd3_cb(void *ctx, const char *line, size_t len)
+void
+ph_run_fd3_line(void *ctx, const char *line, size_t len)
 {
 	const struct ph_exec_hooks *h = ((struct p3ctx *)ctx)->hooks;
 	if (h && h->fd3_line)
 		h->fd3_line(h->ctx, line, len);
 }
 
-static int
-pidfd_for(pid_t pid)
+int
+ph_run_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	long fd = syscall(SYS_pidfd_open, pid, 0);
@@ -505,7 +495,6 @@ kill_orphan_pid(pid_t pid)
 		;
 }
 
-static int pidfd_for(pid_t pid);
 
 /* One round of the sweep: kills the orphans among our children. Returns
  * how many it found. */
@@ -523,7 +512,7 @@ sweep_round(void)
 		if (pg > 0 && is_owned(pg))
 			continue; /* still in the group of a command we run: goes with it */
 		found++;
-		fd = pidfd_for(kids[i]);
+		fd = ph_run_pidfd(kids[i]);
 		if (fd >= 0) {
 			kill_orphan_pidfd(fd);
 			close(fd);
@@ -559,15 +548,10 @@ sleep_ms(int ms)
 		;
 }
 
-enum leader {
-	LEADER_RUNNING,
-	LEADER_EXITED, /* a zombie, not reaped: its pid and group id stay taken */
-	LEADER_GONE,   /* not our child any more (SIGCHLD ignored: the kernel reaped it) */
-};
 
 /* The leader's state, read without reaping it (WNOWAIT). */
-static enum leader
-leader_state(pid_t pid)
+enum leader
+ph_run_leader_state(pid_t pid)
 {
 	siginfo_t si;
 	int r;
@@ -581,12 +565,12 @@ leader_state(pid_t pid)
 
 /* Waits at most ms for the leader to exit, leaving it unreaped; true when
  * it has. */
-static bool
-wait_exit(pid_t pid, int ms)
+bool
+ph_run_wait_exit(pid_t pid, int ms)
 {
 	int64_t end = ph_now_us() + (int64_t)ms * 1000;
 	for (;;) {
-		if (leader_state(pid) != LEADER_RUNNING)
+		if (ph_run_leader_state(pid) != LEADER_RUNNING)
 			return true;
 		if (ph_now_us() >= end)
 			return false;
@@ -598,10 +582,10 @@ wait_exit(pid_t pid, int ms)
  * case it left the group, while the leader is still unreaped; then reaps the
  * leader (its status in *wstatus). A leader reaped elsewhere (LEADER_GONE)
  * is not signalled: its group id may already belong to someone else. */
-static void
-kill_and_reap(pid_t pid, int *wstatus, bool *reaped)
+void
+ph_run_kill_and_reap(pid_t pid, int *wstatus, bool *reaped)
 {
-	enum leader st = leader_state(pid);
+	enum leader st = ph_run_leader_state(pid);
 	if (st != LEADER_GONE) {
 		kill(-pid, SIGKILL);
 		if (st == LEADER_RUNNING)
@@ -621,18 +605,18 @@ terminate(pid_t pid, int *wstatus, bool *reaped, long long grace_ms)
 {
 	if (*reaped)
 		return;
-	if (leader_state(pid) == LEADER_RUNNING) {
+	if (ph_run_leader_state(pid) == LEADER_RUNNING) {
 		kill(-pid, SIGTERM);
-		wait_exit(pid, (int)(grace_ms > 0 ? grace_ms : 1));
+		ph_run_wait_exit(pid, (int)(grace_ms > 0 ? grace_ms : 1));
 	}
-	kill_and_reap(pid, wstatus, reaped);
+	ph_run_kill_and_reap(pid, wstatus, reaped);
 }
 
 /* write() to the command's stdin without dying of SIGPIPE when it has
  * exited: the server ignores SIGPIPE, a program embedding libphantom may
  * not. A SIGPIPE raised here is taken back before the mask is restored. */
-static ssize_t
-write_nopipe(int fd, const void *p, size_t n)
+ssize_t
+ph_run_write_nopipe(int fd, const void *p, size_t n)
 {
 	sigset_t pipe_set, old, pending;
 	bool was_pending;
@@ -654,8 +638,8 @@ write_nopipe(int fd, const void *p, size_t n)
 	return w;
 }
 
-static void
-close_fd(int *fd)
+void
+ph_run_close_fd(int *fd)
 {
 	if (*fd >= 0) {
 		close(*fd);
@@ -663,36 +647,11 @@ close_fd(int *fd)
 	}
 }
 
-/* One run of ph_exec_run: what its steps share. The pipes are [read, write]
- * pairs, -1 once closed; pst carries the child's errno when execve fails.
- * spec, lim, hooks, input and res are the caller's (borrowed); envp and out
- * are owned here until run_finish. */
-struct run {
-	const struct ph_exec_spec *spec;
-	const struct ph_exec_limits *lim;
-	const struct ph_exec_hooks *hooks;
-	struct ph_exec_result *res;
-	const char *input;
-	size_t input_len, written;
-	int pin[2], pout[2], perr[2], p3[2], pst[2];
-	int pidfd, wstatus;
-	pid_t pid;
-	bool reaped, killed;
-	long long cap, exit_grace_ms;
-	int64_t t0, deadline, next_alive;
-	int64_t exited; /* when the loop reaped the leader, 0 before */
-	const char *label;
-	struct linebuf lerr, l3;
-	struct errlog el;
-	struct p3ctx pc;
-	struct ph_buf out;
-	char **envp;
-};
 
 /* Starts a call's clock: its deadline timeout ms from now (30 s when the
  * caller gave none) and the first liveness check a second from now. */
-static void
-run_clock(struct run *r, long long timeout)
+void
+ph_run_clock(struct run *r, long long timeout)
 {
 	r->t0 = ph_now_us();
 	if (timeout <= 0)
@@ -703,8 +662,8 @@ run_clock(struct run *r, long long timeout)
 
 /* Fills r for one run: the limits of the spec over those of lim, the clock
  * started, every fd -1. Borrows every pointer. */
-static void
-run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+void
+ph_run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
 	 const char *input, size_t input_len, const struct ph_exec_hooks *hooks,
 	 struct ph_exec_result *res)
 {
@@ -723,10 +682,10 @@ run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_li
 	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
 	r->exit_grace_ms = lim->exit_grace_ms;
 	r->label = hooks && hooks->label ? hooks->label : spec->argv[0];
-	r->el = errlog_for(r->label, lim);
+	r->el = ph_run_errlog(r->label, lim);
 	r->pc = (struct p3ctx){hooks};
 	ph_buf_init(&r->out);
-	run_clock(r, timeout);
+	ph_run_clock(r, timeout);
 }
 
 /* Records a failure to start, with errno as its code. */
@@ -748,19 +707,19 @@ exec_failed(struct run *r, int *e)
 	*e = 0;
 	while ((n = read(r->pst[0], e, sizeof *e)) < 0 && errno == EINTR)
 		;
-	close_fd(&r->pst[0]);
+	ph_run_close_fd(&r->pst[0]);
 	if (n != (ssize_t)sizeof *e)
 		return false;
-	wait_exit(r->pid, 1000); /* it is on its way to _exit(127) */
-	kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+	ph_run_wait_exit(r->pid, 1000); /* it is on its way to _exit(127) */
+	ph_run_kill_and_reap(r->pid, &r->wstatus, &r->reaped);
 	return true;
 }
 
 /* Opens the pipes, builds the environment and starts the command in its
  * own process group, keeping our ends of the pipes. Returns true when the
  * command runs; false with res set to PH_EXEC_SPAWN. */
-static bool
-run_start(struct run *r)
+bool
+ph_run_start(struct run *r)
 {
 	int e;
 	if (pipe2(r->pin, O_CLOEXEC) != 0 || pipe2(r->pout, O_CLOEXEC) != 0 ||
@@ -778,11 +737,11 @@ run_start(struct run *r)
 	}
 	owned_add(r->pid);
 	setpgid(r->pid, r->pid); /* also done by the child: whichever runs first */
-	close_fd(&r->pin[0]);
-	close_fd(&r->pout[1]);
-	close_fd(&r->perr[1]);
-	close_fd(&r->p3[1]);
-	close_fd(&r->pst[1]);
+	ph_run_close_fd(&r->pin[0]);
+	ph_run_close_fd(&r->pout[1]);
+	ph_run_close_fd(&r->perr[1]);
+	ph_run_close_fd(&r->p3[1]);
+	ph_run_close_fd(&r->pst[1]);
 	if (exec_failed(r, &e)) {
 		spawn_failed(r, e);
 		return false;
@@ -810,25 +769,20 @@ stdin_pending(const struct run *r)
 static void
 run_watch(struct run *r)
 {
-	r->pidfd = pidfd_for(r->pid);
+	r->pidfd = ph_run_pidfd(r->pid);
 	fcntl(r->pin[1], F_SETFL, O_NONBLOCK);
 	fcntl(r->pout[0], F_SETFL, O_NONBLOCK);
 	fcntl(r->perr[0], F_SETFL, O_NONBLOCK);
 	fcntl(r->p3[0], F_SETFL, O_NONBLOCK);
 	if (r->input_len == 0 && !more_wanted(r))
-		close_fd(&r->pin[1]);
+		ph_run_close_fd(&r->pin[1]);
 }
 
-/* The fds of one poll, each index -1 when its fd is not polled. */
-struct pollset {
-	struct pollfd pf[5];
-	int np, iin, iout, ierr, i3, ipid;
-};
 
 /* The poll timeout in ms: up to the deadline or the next liveness check,
  * at most 50 ms while the leader's exit can only be seen by polling. */
-static int
-poll_timeout(const struct run *r)
+int
+ph_run_poll_timeout(const struct run *r)
 {
 	int64_t now = ph_now_us();
 	int64_t wait = (r->deadline < r->next_alive ? r->deadline : r->next_alive) - now;
@@ -842,8 +796,8 @@ poll_timeout(const struct run *r)
 }
 
 /* Adds fd to the set for events; returns its index. */
-static int
-pollset_add(struct pollset *ps, int fd, short events)
+int
+ph_run_pollset_add(struct pollset *ps, int fd, short events)
 {
 	ps->pf[ps->np] = (struct pollfd){fd, events, 0};
 	return ps->np++;
@@ -856,28 +810,28 @@ pollset_fill(const struct run *r, struct pollset *ps)
 	ps->np = 0;
 	ps->iin = ps->iout = ps->ierr = ps->i3 = ps->ipid = -1;
 	if (r->pin[1] >= 0 && stdin_pending(r))
-		ps->iin = pollset_add(ps, r->pin[1], POLLOUT);
+		ps->iin = ph_run_pollset_add(ps, r->pin[1], POLLOUT);
 	if (r->pout[0] >= 0)
-		ps->iout = pollset_add(ps, r->pout[0], POLLIN);
+		ps->iout = ph_run_pollset_add(ps, r->pout[0], POLLIN);
 	if (r->perr[0] >= 0)
-		ps->ierr = pollset_add(ps, r->perr[0], POLLIN);
+		ps->ierr = ph_run_pollset_add(ps, r->perr[0], POLLIN);
 	if (r->p3[0] >= 0)
-		ps->i3 = pollset_add(ps, r->p3[0], POLLIN);
+		ps->i3 = ph_run_pollset_add(ps, r->p3[0], POLLIN);
 	if (r->pidfd >= 0 && !r->reaped)
-		ps->ipid = pollset_add(ps, r->pidfd, POLLIN);
+		ps->ipid = ph_run_pollset_add(ps, r->pidfd, POLLIN);
 }
 
 /* True when poll returned rc > 0 and entry i (if polled) has one of ev. */
-static bool
-pollset_ready(const struct pollset *ps, int rc, int i, short ev)
+bool
+ph_run_pollset_ready(const struct pollset *ps, int rc, int i, short ev)
 {
 	return rc > 0 && i >= 0 && (ps->pf[i].revents & ev);
 }
 
 /* Ends the command early with status: SIGTERM to its group, SIGKILL after
  * grace_ms, and the leader reaped. */
-static void
-run_stop(struct run *r, enum ph_exec_status status, long long grace_ms)
+void
+ph_run_stop(struct run *r, enum ph_exec_status status, long long grace_ms)
 {
 	r->res->status = status;
 	r->killed = true;
@@ -892,11 +846,11 @@ feed_stdin(struct run *r)
 	struct ph_buf *more = more_wanted(r) ? r->hooks->more : NULL;
 	ssize_t w;
 	if (r->written < r->input_len) {
-		w = write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
+		w = ph_run_write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
 		if (w > 0)
 			r->written += (size_t)w;
 	} else if (more && more->len > 0) {
-		w = write_nopipe(r->pin[1], more->data, more->len);
+		w = ph_run_write_nopipe(r->pin[1], more->data, more->len);
 		if (w > 0) {
 			memmove(more->data, more->data + w, more->len - (size_t)w + 1);
 			more->len -= (size_t)w;
@@ -905,7 +859,7 @@ feed_stdin(struct run *r)
 		return;
 	}
 	if ((w < 0 && errno != EAGAIN && errno != EINTR) || (more == NULL && r->written == r->input_len))
-		close_fd(&r->pin[1]); /* done, or the command does not read (EPIPE) */
+		ph_run_close_fd(&r->pin[1]); /* done, or the command does not read (EPIPE) */
 }
 
 /* Reads stdout into out, closing it at EOF or on an error. Returns false
@@ -917,44 +871,44 @@ read_stdout(struct run *r)
 	ssize_t n = read(r->pout[0], buf, sizeof buf);
 	if (n > 0) {
 		if ((long long)(r->out.len + (size_t)n) > r->cap) {
-			run_stop(r, PH_EXEC_OVERFLOW, 0);
+			ph_run_stop(r, PH_EXEC_OVERFLOW, 0);
 			return false;
 		}
 		ph_buf_add(&r->out, buf, (size_t)n);
 	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-		close_fd(&r->pout[0]);
+		ph_run_close_fd(&r->pout[0]);
 	}
 	return true;
 }
 
 /* Reads *fd (stderr or fd 3) and hands its lines to fn; closes *fd at EOF
  * or on an error. */
-static void
-read_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
+void
+ph_run_read_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
 {
 	char buf[8192];
 	ssize_t n = read(*fd, buf, sizeof buf);
 	if (n > 0)
 		lines_feed(lb, buf, (size_t)n, fn, ctx);
 	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-		close_fd(fd);
+		ph_run_close_fd(fd);
 }
 
 /* After the fds: stops the command past its deadline, or when the hooks
  * say the client went away (asked once a second). Returns true when it
  * was stopped. */
-static bool
-run_expired(struct run *r)
+bool
+ph_run_expired(struct run *r)
 {
 	int64_t now = ph_now_us();
 	if (now >= r->deadline) {
-		run_stop(r, PH_EXEC_TIMEOUT, r->lim->grace_ms);
+		ph_run_stop(r, PH_EXEC_TIMEOUT, r->lim->grace_ms);
 		return true;
 	}
 	if (now >= r->next_alive) {
 		r->next_alive = now + 1000000;
 		if (r->hooks && r->hooks->alive && !r->hooks->alive(r->hooks->ctx)) {
-			run_stop(r, PH_EXEC_CANCELLED, r->lim->grace_ms);
+			ph_run_stop(r, PH_EXEC_CANCELLED, r->lim->grace_ms);
 			return true;
 		}
 	}
@@ -983,34 +937,31 @@ run_loop(struct run *r)
 {
 	while (r->pout[0] >= 0 || r->perr[0] >= 0 || r->p3[0] >= 0 || !r->reaped) {
 		struct pollset ps;
-		int ms = poll_timeout(r), rc;
+		int ms = ph_run_poll_timeout(r), rc;
 		pollset_fill(r, &ps);
 		rc = poll(ps.pf, (nfds_t)ps.np, ms);
 		if (rc < 0 && errno != EINTR)
 			break;
-		if (pollset_ready(&ps, rc, ps.iin, POLLOUT | POLLERR | POLLHUP))
+		if (ph_run_pollset_ready(&ps, rc, ps.iin, POLLOUT | POLLERR | POLLHUP))
 			feed_stdin(r);
-		if (pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR) && !read_stdout(r))
+		if (ph_run_pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR) && !read_stdout(r))
 			break;
-		if (pollset_ready(&ps, rc, ps.ierr, POLLIN | POLLHUP | POLLERR))
-			read_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
-		if (pollset_ready(&ps, rc, ps.i3, POLLIN | POLLHUP | POLLERR))
-			read_lines(&r->p3[0], &r->l3, fd3_cb, &r->pc);
-		if (!r->reaped && (ps.ipid < 0 || pollset_ready(&ps, rc, ps.ipid, POLLIN)) &&
-		    leader_state(r->pid) != LEADER_RUNNING) {
+		if (ph_run_pollset_ready(&ps, rc, ps.ierr, POLLIN | POLLHUP | POLLERR))
+			ph_run_read_lines(&r->perr[0], &r->lerr, ph_run_log_stderr, &r->el);
+		if (ph_run_pollset_ready(&ps, rc, ps.i3, POLLIN | POLLHUP | POLLERR))
+			ph_run_read_lines(&r->p3[0], &r->l3, ph_run_fd3_line, &r->pc);
+		if (!r->reaped && (ps.ipid < 0 || ph_run_pollset_ready(&ps, rc, ps.ipid, POLLIN)) &&
+		    ph_run_leader_state(r->pid) != LEADER_RUNNING) {
 			/* the leader is done: nothing it started may linger (and
 			 * hold our pipes open); its group is killed before it is
 			 * reaped */
-			kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+			ph_run_kill_and_reap(r->pid, &r->wstatus, &r->reaped);
 			r->exited = ph_now_us();
 		}
-		if (run_expired(r) || exit_grace_over(r))
+		if (ph_run_expired(r) || exit_grace_over(r))
 			break;
 	}
 }
-
-static void drain_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t),
-			void *ctx);
 
 /* After the loop, with what the command left behind killed: reads what is
  * still in the pipes (without waiting for a writer that escaped). */
@@ -1022,8 +973,8 @@ run_drain(struct run *r)
 		if (!read_stdout(r) || r->out.len == before)
 			break;
 	}
-	drain_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
-	drain_lines(&r->p3[0], &r->l3, fd3_cb, &r->pc);
+	ph_run_drain_lines(&r->perr[0], &r->lerr, ph_run_log_stderr, &r->el);
+	ph_run_drain_lines(&r->p3[0], &r->l3, ph_run_fd3_line, &r->pc);
 }
 
 /* After the loop: makes sure the leader is reaped and nothing it started
@@ -1051,14 +1002,14 @@ run_status(struct run *r)
 static void
 close_pipe(int p[2])
 {
-	close_fd(&p[0]);
-	close_fd(&p[1]);
+	ph_run_close_fd(&p[0]);
+	ph_run_close_fd(&p[1]);
 }
 
 /* Closes what a run holds of its process: the pipes, the pidfd, the
  * environment built for it. */
-static void
-run_close(struct run *r)
+void
+ph_run_close(struct run *r)
 {
 	close_pipe(r->pin);
 	close_pipe(r->pout);
@@ -1069,7 +1020,7 @@ run_close(struct run *r)
 		close(r->pidfd);
 	r->pidfd = -1;
 	if (r->envp)
-		free_env(r->envp);
+		ph_run_free_env(r->envp);
 	r->envp = NULL;
 }
 
@@ -1080,11 +1031,11 @@ static int
 run_finish(struct run *r)
 {
 	struct ph_exec_result *res = r->res;
-	lines_flush(&r->lerr, log_stderr, &r->el);
-	lines_flush(&r->l3, fd3_cb, &r->pc);
+	lines_flush(&r->lerr, ph_run_log_stderr, &r->el);
+	lines_flush(&r->l3, ph_run_fd3_line, &r->pc);
 	if (r->el.dropped)
 		ph_log("info", "%s: stderr: %zu more bytes not logged", r->label, r->el.dropped);
-	run_close(r);
+	ph_run_close(r);
 	res->us = ph_now_us() - r->t0;
 	if (res->status == PH_EXEC_OK) {
 		res->out_len = r->out.len;
@@ -1105,8 +1056,8 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 	    size_t input_len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res)
 {
 	struct run r;
-	run_init(&r, spec, lim, input, input_len, hooks, res);
-	if (run_start(&r)) {
+	ph_run_init(&r, spec, lim, input, input_len, hooks, res);
+	if (ph_run_start(&r)) {
 		run_watch(&r);
 		run_loop(&r);
 		run_status(&r);
@@ -1114,351 +1065,15 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 	return run_finish(&r);
 }
 
-/* ---- persistent processes ------------------------------------------------------
- * A persistent process is a struct run that outlives one call: the same
- * start (run_start), the same leader watch and the same group killing; only
- * the loop differs, ending at the first line on stdout instead of at EOF. */
-
-struct ph_exec_proc {
-	struct run r;               /* pipes, pid, pidfd, reaped; r.res points at the call's result */
-	struct ph_exec_result sres; /* the result of the start */
-	struct ph_exec_hooks h;     /* the label, for the start */
-	char *label;                /* owned */
-	struct ph_buf ob;           /* stdout bytes of the call in progress */
-	long long log_max;          /* limits.exec_log_max at the start, for between calls */
-};
-
-static void
-proc_free(struct ph_exec_proc *p)
-{
-	struct run *r = &p->r;
-	run_close(r);
-	ph_buf_free(&r->lerr.b);
-	ph_buf_free(&r->l3.b);
-	ph_buf_free(&r->out);
-	ph_buf_free(&p->ob);
-	free(p->label);
-	free(p);
-}
-
-struct ph_exec_proc *
-ph_exec_proc_start(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, const char *label,
-		   struct ph_exec_result *res)
-{
-	struct ph_exec_proc *p = ph_xcalloc(1, sizeof *p);
-	struct run *r = &p->r;
-	p->label = ph_xstrdup(label ? label : spec->argv[0]);
-	p->h.label = p->label;
-	p->log_max = lim->log_max;
-	run_init(r, spec, lim, NULL, 0, &p->h, &p->sres);
-	ph_buf_init(&p->ob);
-	if (!run_start(r)) {
-		*res = p->sres;
-		res->out = ph_xstrdup("");
-		proc_free(p);
-		return NULL;
-	}
-	/* vfork: the child has exec'd, its environment copy is no longer needed */
-	free_env(r->envp);
-	r->envp = NULL;
-	r->pidfd = pidfd_for(r->pid);
-	fcntl(r->pin[1], F_SETFL, O_NONBLOCK);
-	fcntl(r->pout[0], F_SETFL, O_NONBLOCK);
-	fcntl(r->perr[0], F_SETFL, O_NONBLOCK);
-	fcntl(r->p3[0], F_SETFL, O_NONBLOCK);
-	/* what run_init borrowed is only good for the start */
-	r->spec = NULL;
-	r->lim = NULL;
-	r->hooks = NULL;
-	r->res = NULL;
-	memset(res, 0, sizeof *res);
-	return p;
-}
-
-/* Takes the first line of p->ob as the answer into res (without its
- * newline or a '\r' before it); *extra when bytes follow it. Returns false
- * while there is no complete line. */
-static bool
-proc_take_answer(struct ph_exec_proc *p, struct ph_exec_result *res, bool *extra)
-{
-	char *nl = p->ob.len ? memchr(p->ob.data, '\n', p->ob.len) : NULL;
-	size_t n;
-	if (nl == NULL)
-		return false;
-	n = (size_t)(nl - p->ob.data);
-	*extra = p->ob.len > n + 1;
-	if (n > 0 && p->ob.data[n - 1] == '\r')
-		n--;
-	res->out = ph_xmalloc(n + 1);
-	memcpy(res->out, p->ob.data, n);
-	res->out[n] = '\0';
-	res->out_len = n;
-	ph_buf_reset(&p->ob);
-	return true;
-}
-
-/* Reads what stdout has into p->ob. Returns 1 when a complete line is
- * there, 0 when more is to come, -1 at EOF or on an error (stdout closed)
- * and -2 when the line went over the cap. */
-static int
-proc_read_stdout(struct ph_exec_proc *p)
-{
-	struct run *r = &p->r;
-	char buf[16384];
-	for (;;) {
-		ssize_t n = read(r->pout[0], buf, sizeof buf);
-		if (n > 0) {
-			ph_buf_add(&p->ob, buf, (size_t)n);
-			if (memchr(buf, '\n', (size_t)n) != NULL) {
-				char *nl = memchr(p->ob.data, '\n', p->ob.len);
-				return (long long)(nl - p->ob.data) > r->cap ? -2 : 1;
-			}
-			if ((long long)p->ob.len > r->cap)
-				return -2;
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return 0;
-		close_fd(&r->pout[0]);
-		return -1;
-	}
-}
-
-/* The status of a leader that exited during a call, from its wait status. */
-static void
-proc_exit_status(struct run *r, struct ph_exec_result *res)
-{
-	if (WIFSIGNALED(r->wstatus)) {
-		res->status = PH_EXEC_SIGNAL;
-		res->code = WTERMSIG(r->wstatus);
-	} else {
-		res->status = PH_EXEC_EXIT;
-		res->code = WIFEXITED(r->wstatus) ? WEXITSTATUS(r->wstatus) : 0;
-	}
-}
-
-/* Prepares the run for one call: the hooks, limits and clock of this call. */
-static void
-proc_call_init(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
-	       const char *line, size_t len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res)
-{
-	struct run *r = &p->r;
-	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
-	memset(res, 0, sizeof *res);
-	r->res = res;
-	r->lim = lim;
-	r->hooks = hooks;
-	r->killed = false;
-	r->input = line;
-	r->input_len = len;
-	r->written = 0;
-	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
-	r->el = errlog_for(p->label, lim);
-	r->pc = (struct p3ctx){hooks};
-	ph_buf_reset(&p->ob);
-	run_clock(r, timeout);
-}
-
-/* One poll round of a call. Returns 1 when the answer is in, 0 to go on,
- * -1 when the call ended otherwise (res->status says how). */
-static int
-proc_round(struct ph_exec_proc *p, struct ph_exec_result *res, bool *extra)
-{
-	struct run *r = &p->r;
-	struct pollset ps;
-	int rc, got = 0;
-	ps.np = 0;
-	ps.iin = ps.iout = ps.ierr = ps.i3 = ps.ipid = -1;
-	if (r->pin[1] >= 0 && r->written < r->input_len)
-		ps.iin = pollset_add(&ps, r->pin[1], POLLOUT);
-	if (r->pout[0] >= 0)
-		ps.iout = pollset_add(&ps, r->pout[0], POLLIN);
-	if (r->perr[0] >= 0)
-		ps.ierr = pollset_add(&ps, r->perr[0], POLLIN);
-	if (r->p3[0] >= 0)
-		ps.i3 = pollset_add(&ps, r->p3[0], POLLIN);
-	if (r->pidfd >= 0 && !r->reaped)
-		ps.ipid = pollset_add(&ps, r->pidfd, POLLIN);
-	rc = poll(ps.pf, (nfds_t)ps.np, poll_timeout(r));
-	if (rc < 0 && errno != EINTR) {
-		run_stop(r, PH_EXEC_CLOSED, 0);
-		return -1;
-	}
-	if (pollset_ready(&ps, rc, ps.iin, POLLOUT | POLLERR | POLLHUP)) {
-		ssize_t w = write_nopipe(r->pin[1], r->input + r->written, r->input_len - r->written);
-		if (w > 0)
-			r->written += (size_t)w;
-		else if (w < 0 && errno != EAGAIN && errno != EINTR)
-			close_fd(&r->pin[1]); /* it closed its stdin: its exit tells the rest */
-	}
-	if (pollset_ready(&ps, rc, ps.ierr, POLLIN | POLLHUP | POLLERR))
-		read_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
-	if (pollset_ready(&ps, rc, ps.i3, POLLIN | POLLHUP | POLLERR))
-		read_lines(&r->p3[0], &r->l3, fd3_cb, &r->pc);
-	if (pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR)) {
-		got = proc_read_stdout(p);
-		if (got == -2) {
-			run_stop(r, PH_EXEC_OVERFLOW, 0);
-			return -1;
-		}
-		if (got == 1)
-			return proc_take_answer(p, res, extra) ? 1 : 0;
-		if (got == -1) {
-			/* stdout closes as the process dies: a crash is told as one */
-			if (wait_exit(r->pid, 100)) {
-				kill_and_reap(r->pid, &r->wstatus, &r->reaped);
-				proc_exit_status(r, res);
-			} else {
-				run_stop(r, PH_EXEC_CLOSED, 0);
-			}
-			return -1;
-		}
-	}
-	if (!r->reaped && (ps.ipid < 0 || pollset_ready(&ps, rc, ps.ipid, POLLIN)) &&
-	    leader_state(r->pid) != LEADER_RUNNING) {
-		/* it died: an answer it wrote just before still counts; then
-		 * its group goes, before the leader is reaped */
-		got = r->pout[0] >= 0 ? proc_read_stdout(p) : 0;
-		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
-		if (got == 1 && proc_take_answer(p, res, extra)) {
-			*extra = true; /* not to be used again */
-			return 1;
-		}
-		proc_exit_status(r, res);
-		return -1;
-	}
-	return run_expired(r) ? -1 : 0;
-}
-
-int
-ph_exec_proc_call(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
-		  const char *line, size_t len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res,
-		  bool *extra)
-{
-	struct run *r = &p->r;
-	int rc = 0;
-	*extra = false;
-	proc_call_init(p, spec, lim, line, len, hooks, res);
-	if (r->reaped || r->pin[1] < 0 || r->pout[0] < 0) {
-		res->status = PH_EXEC_CLOSED;
-		rc = -1;
-	}
-	while (rc == 0)
-		rc = proc_round(p, res, extra);
-	if (r->el.dropped)
-		ph_log("info", "%s: stderr: %zu more bytes not logged", p->label, r->el.dropped);
-	/* an fd 3 line cut short belongs to no later call */
-	ph_buf_reset(&r->l3.b);
-	r->l3.skipping = false;
-	r->hooks = NULL;
-	r->pc = (struct p3ctx){NULL};
-	r->lim = NULL;
-	r->res = NULL;
-	res->us = ph_now_us() - r->t0;
-	if (r->reaped)
-		ph_exec_sweep();
-	if (rc == 1)
-		return 0;
-	if (!r->reaped) /* never left running after a failed call */
-		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
-	ph_exec_sweep();
-	free(res->out);
-	res->out = ph_xstrdup("");
-	res->out_len = 0;
-	ph_buf_reset(&p->ob);
-	return -1;
-}
-
 /* Reads what *fd has now, handing lines to fn; at most a few rounds, so a
  * flood cannot hold the caller. */
-static void
-drain_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
+void
+ph_run_drain_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx)
 {
 	for (int i = 0; i < 16 && *fd >= 0; i++) {
 		struct pollfd pf = {*fd, POLLIN, 0};
 		if (poll(&pf, 1, 0) <= 0)
 			return;
-		read_lines(fd, lb, fn, ctx);
+		ph_run_read_lines(fd, lb, fn, ctx);
 	}
-}
-
-static void
-drop_line(void *ctx, const char *line, size_t len)
-{
-	size_t *n = ctx;
-	(void)line;
-	*n += len;
-}
-
-bool
-ph_exec_proc_ready(struct ph_exec_proc *p)
-{
-	struct run *r = &p->r;
-	struct pollfd pf;
-	size_t dropped = 0;
-	if (r->reaped)
-		return false;
-	r->el = errlog_for(p->label, &(struct ph_exec_limits){.log_max = p->log_max});
-	drain_lines(&r->perr[0], &r->lerr, log_stderr, &r->el);
-	drain_lines(&r->p3[0], &r->l3, drop_line, &dropped);
-	ph_buf_reset(&r->l3.b);
-	if (dropped)
-		ph_log("info", "%s: fd 3: %zu bytes written between calls, dropped", p->label, dropped);
-	if (leader_state(r->pid) != LEADER_RUNNING) {
-		kill_and_reap(r->pid, &r->wstatus, &r->reaped);
-		ph_exec_sweep();
-		ph_log("info", "%s: the persistent process exited between calls", p->label);
-		return false;
-	}
-	if (r->pin[1] < 0 || r->pout[0] < 0)
-		return false;
-	pf = (struct pollfd){r->pout[0], POLLIN, 0};
-	if (poll(&pf, 1, 0) > 0) {
-		ph_log("warning", "%s: the persistent process wrote on stdout (or closed it) between calls; "
-		       "replacing it", p->label);
-		return false;
-	}
-	return true;
-}
-
-long long
-ph_exec_proc_rss(const struct ph_exec_proc *p)
-{
-	char path[64];
-	long long size = 0, resident = -1;
-	FILE *f;
-	snprintf(path, sizeof path, "/proc/%d/statm", (int)p->r.pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -1;
-	if (fscanf(f, "%lld %lld", &size, &resident) != 2)
-		resident = -1;
-	fclose(f);
-	return resident < 0 ? -1 : resident * (long long)sysconf(_SC_PAGESIZE);
-}
-
-int
-ph_exec_proc_pidfd(const struct ph_exec_proc *p)
-{
-	return p->r.reaped ? -1 : p->r.pidfd;
-}
-
-pid_t
-ph_exec_proc_pid(const struct ph_exec_proc *p)
-{
-	return p->r.pid;
-}
-
-void
-ph_exec_proc_stop(struct ph_exec_proc *p)
-{
-	if (p == NULL)
-		return;
-	/* a loop reading stdin sees EOF; whatever is left of its group is
-	 * killed while the leader is still unreaped */
-	close_fd(&p->r.pin[1]);
-	if (!p->r.reaped && p->r.pid > 0)
-		kill_and_reap(p->r.pid, &p->r.wstatus, &p->r.reaped);
-	ph_exec_sweep();
-	proc_free(p);
 }
