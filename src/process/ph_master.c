@@ -275,6 +275,8 @@ pool_policy(struct master *m, const struct ph_pool_conf *c)
 {
 	long long cap = (long long)m->nslots / 2;
 	ph_pool_init(&m->pool, c, m->run->workers, ph_now_us());
+	if (m->pool.c.max < 1) /* workers: 0 or 1 means one process only at start */
+		m->pool.c.max = m->pool.c.start = 1;
 	if (m->pool.c.max > cap) {
 		ph_log("warning", "workers.max %lld: at most %lld until a restart", m->pool.c.max, cap);
 		m->pool.c.max = cap;
