@@ -8,7 +8,8 @@
 # request is lost across a SIGHUP in the middle of such a burst; a burst
 # larger than the maximum waits and is answered whole, with one "pool
 # reached its maximum" line; ondemand starts with no worker; SIGUSR2 logs
-# the pool's state.
+# the pool's state; SIGTERM waits for the calls in flight; a maximum too
+# large for the host's memory is warned about at start.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -141,4 +142,22 @@ mpost "$U" 1 tools/call '{"name":"echo","arguments":{"text":"again"}}'
 is "$(jqr '.result.content[0].text')" again "ondemand: a request after that forks a worker and is answered"
 is "$(gauge phantom_pool_workers)/$(gauge 'phantom_workers{state="busy"}')" 1/1 \
 	"ondemand: /metrics counts the one worker, answering it"
+
+# ---- SIGTERM waits for the calls in flight ------------------------------------------------
+python3 "$LOAD" "$U" 4 0 >"$T_DIR/stop.json" &
+lp=$!
+sleep 0.7
+kill -TERM "$M"
+wait "$lp"
+is "$(field "$T_DIR/stop.json" slow_ok)" 4 "SIGTERM: the 4 slow calls in flight are answered"
+wait_gone "$M" 5; ok "SIGTERM: then the master exits"
+! grep -q 'workers.memory_percent' "$LOG"; ok "memory: no warning for max 4 workers"
+
+# ---- the maximum checked against the host's memory -------------------------------------------
+printf '%s
+' 'workers: { mode: dynamic, max: 256, start: 1, min_idle: 1, max_idle: 1, memory_percent: 1 }' \
+	>"$T_DIR/memory.yaml"
+phantom_listen "$T_DIR/memory.yaml" || { echo "not ok $((T_N + 1)) - phantom starts"; exit 1; }
+wait_for 4 grep -q 'workers.max 256 x [0-9]* KiB .* is more than workers.memory_percent 1% of this host' "$PH_LOG"
+ok "memory: max 256 x a worker's measured RSS over 1% of the host's memory is warned about"
 done_testing
