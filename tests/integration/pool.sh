@@ -22,24 +22,28 @@ printf '#!/bin/sh\ncat >/dev/null\nsleep 2\nprintf %s\n' \
 # the persistent example, copied so that its processes are this test's own
 cp "$top_srcdir/examples/scripts/echo_persistent.sh" "$B/kept.sh"
 chmod 0755 "$B" "$B/slow.sh" "$B/kept.sh"
-tools() {
-	cat <<YAML
+# pool_conf FILE WORKERS: the test's configuration with that workers mapping
+pool_conf() {
+	cat >"$1" <<YAML
+server: { name: pool-test, version: "1.0" }
+workers: $2
+http: { health: /healthz, metrics: { path: /metrics } }
 tools:
   - { name: slow, description: sleeps 2 s, exec: [$B/slow.sh], timeout_ms: 20000 }
   - { name: echo, module: phantom_example.so, symbol: echo, input: {text: string} }
   - { name: kept, exec: [$B/kept.sh], persistent: {start: true}, input: {text: string} }
 YAML
 }
-{
-	echo 'server: { name: pool-test, version: "1.0" }'
-	echo 'workers: { mode: dynamic, max: 24, start: 2, min_idle: 2, max_idle: 4, idle_timeout_ms: 1500 }'
-	echo 'http: { health: /healthz, metrics: { path: /metrics } }'
-	tools
-} >"$T_DIR/dynamic.yaml"
-phantom_unix "$T_DIR/dynamic.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-M=$PH_PID LOG=$PH_LOG
-nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL BASE=${NGINX_URL%/mcp}
+# serve START FILE: Phantom started by START (phantom_unix, phantom_listen)
+# behind nginx; sets M, LOG, U and BASE
+serve() {
+	"$1" "$2" || { echo "not ok $((T_N + 1)) - phantom starts"; exit 1; }
+	M=$PH_PID LOG=$PH_LOG
+	nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
+	U=$NGINX_URL BASE=${NGINX_URL%/mcp}
+}
+pool_conf "$T_DIR/dynamic.yaml" '{ mode: dynamic, max: 24, start: 2, min_idle: 2, max_idle: 4, idle_timeout_ms: 1500 }'
+serve phantom_unix "$T_DIR/dynamic.yaml"
 gauge() { curl -s "$BASE/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
 # kept: the persistent processes running (one per worker)
 kept() { pgrep -c -f "$B/kept.sh"; }
@@ -107,16 +111,8 @@ wait_for 3 sh -c "grep 'pool: 0 busy, 2 idle, 2 workers of at most 24; the maxim
 ok "SIGUSR2 logs busy, idle, total, maximum, times reached and the listen queue"
 
 # ---- a burst larger than the maximum (ondemand, TCP) ---------------------------------------
-{
-	echo 'server: { name: pool-full, version: "1.0" }'
-	echo 'workers: { mode: ondemand, max: 4, idle_timeout_ms: 1000 }'
-	echo 'http: { health: /healthz, metrics: { path: /metrics } }'
-	tools
-} >"$T_DIR/ondemand.yaml"
-phantom_listen "$T_DIR/ondemand.yaml" || { echo "not ok $((T_N + 1)) - ondemand starts"; exit 1; }
-M=$PH_PID LOG=$PH_LOG
-nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
-U=$NGINX_URL BASE=${NGINX_URL%/mcp}
+pool_conf "$T_DIR/ondemand.yaml" '{ mode: ondemand, max: 4, idle_timeout_ms: 1000 }'
+serve phantom_listen "$T_DIR/ondemand.yaml"
 grep -q 'started 0 workers (ondemand pool, at most 4)' "$LOG"; ok "ondemand: no worker at start"
 # the start check's probe connection got one: it ends after the idle timeout
 wait_for 4 test "$(nworkers "$M")" = 0
