@@ -97,6 +97,7 @@ if [ -n "$NODE" ] && [ -d "$NPM/node_modules/@modelcontextprotocol/server" ] &&
    [ -d "$NPM/node_modules/@modelcontextprotocol/node" ]; then
 	mkdir -p "$NPM/peer"
 	cp "$top_srcdir/tests/bench/pool_peer.mjs" "$NPM/peer/pool_peer.mjs"
+	cp "$top_srcdir/tests/bench/peer_http.mjs" "$NPM/peer/peer_http.mjs"
 	PORT=$(free_port)
 	(cd "$NPM/peer" && exec "$NODE" pool_peer.mjs --port "$PORT" --slow "$B/slow.sh") 2>"$T_DIR/peer.log" &
 	PEER_PID=$!

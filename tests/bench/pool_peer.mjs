@@ -7,18 +7,12 @@
 // execFile, so its calls wait concurrently on the event loop.
 //   node pool_peer.mjs --port PORT --slow /path/to/slow.sh
 // Run it from a folder whose node_modules holds @modelcontextprotocol/server
-// and @modelcontextprotocol/node (and zod).
-import { createServer } from 'node:http';
+// and @modelcontextprotocol/node (and zod), beside peer_http.mjs.
 import { execFile } from 'node:child_process';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
-import { toNodeHandler, localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/node';
 import * as z from 'zod';
+import { opt, serve } from './peer_http.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
 const PORT = Number(opt('port', 3000));
 const SLOW = opt('slow', '');
 const log = (...a) => process.stderr.write(`[pool-peer] ${a.join(' ')}\n`);
@@ -40,18 +34,4 @@ function factory() {
     return s;
 }
 const handler = createMcpHandler(factory, { onerror: e => log('handler error:', e.message) });
-const node = toNodeHandler(handler);
-const vHost = localhostHostValidation();
-const vOrigin = localhostOriginValidation();
-const http = createServer((req, res) => {
-    if (!vHost(req, res) || !vOrigin(req, res)) return;
-    void node(req, res);
-});
-http.listen(PORT, '127.0.0.1', () => log(`listening http://127.0.0.1:${PORT}/mcp pid=${process.pid}`));
-const stop = async () => {
-    await handler.close().catch(() => {});
-    http.close();
-    process.exit(0);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+serve(handler, PORT, log);
