@@ -47,15 +47,20 @@ serve phantom_unix "$T_DIR/dynamic.yaml"
 gauge() { curl -s "$BASE/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
 # kept: the persistent processes running (one per worker)
 kept() { pgrep -c -f "$B/kept.sh"; }
+# count OP N WHAT: compares the workers (WHAT workers) or persistent
+# processes (WHAT kept) now with N, for wait_for, which runs it again each time
+count() { local n; if [ "$3" = kept ]; then n=$(kept); else n=$(nworkers "$M"); fi; [ "$n" "$1" "$2" ]; }
 field() { jq -r ".$2" "$1"; }
 
 workers_are "$M" 2 "dynamic: the pool starts with workers.start (2)"
-wait_for 3 test "$(kept)" = 2; is "$(kept)" 2 "each worker started its persistent process"
+wait_for 3 count -eq 2 kept; is "$(kept)" 2 "each worker started its persistent process"
 
 # ---- 16 slow calls at once, 100 fast requests during them ---------------------------
 python3 "$LOAD" "$U" 16 100 >"$T_DIR/burst1.json" &
 lp=$!
-sleep 1
+# the slow calls are in flight (python may take a while to start here)
+wait_for 5 count -ge 17 workers
+sleep 0.2
 peak=$(nworkers "$M") mpeak=$(gauge phantom_pool_workers) kpeak=$(kept)
 wait "$lp"
 R=$T_DIR/burst1.json
@@ -75,7 +80,7 @@ ok "burst: the slow calls ran at once, not in waves (longest $(field "$R" slow_m
 [ "$kpeak" -ge 17 ]; ok "burst: each new worker has its persistent process ($kpeak)"
 
 # ---- back to the minimum after the idle timeout ------------------------------------
-wait_for 8 test "$(nworkers "$M")" = 2
+wait_for 8 count -eq 2 workers
 is "$(nworkers "$M")" 2 "idle: the pool shrank back to min_idle (process table)"
 # the master's own count (SIGUSR2): a scrape would be a request itself,
 # and a dynamic pool forks a spare for it
@@ -85,7 +90,7 @@ ok "idle: the master counts 0 busy, 2 idle, 2 workers (SIGUSR2)"
 # (3/1: the spare the pool forks as the scrape takes one of the 2 idle)
 like "$(gauge phantom_pool_workers)/$(gauge 'phantom_workers{state="busy"}')" '^[23]/1$' \
 	"idle: /metrics counts the 2 workers (and a spare), 1 busy: the one answering it"
-wait_for 3 test "$(kept)" = 2
+wait_for 3 count -eq 2 kept
 is "$(kept)" 2 "idle: the persistent processes of the ended workers died with them"
 ! grep -q 'killed by signal\|exited with status' "$LOG"
 ok "idle: the workers that ended exited cleanly"
@@ -96,13 +101,14 @@ is "$(jq -c '[.workers.max, .workers.max_reached, (.listen_queue | type)]' "$T_D
 # ---- SIGHUP in the middle of a burst --------------------------------------------------
 python3 "$LOAD" "$U" 16 100 100 >"$T_DIR/burst2.json" &
 lp=$!
-sleep 0.5
+wait_for 5 count -ge 17 workers
+sleep 0.1
 kill -HUP "$M"
 wait "$lp"
 R=$T_DIR/burst2.json
 is "$(field "$R" slow_ok)/$(field "$R" fast_ok)" 16/100 "SIGHUP mid-burst: no request lost (16 slow, 100 fast)"
 wait_for 3 grep -q 'configuration reloaded; generation 1' "$LOG"; ok "SIGHUP: the reload is logged"
-wait_for 8 test "$(nworkers "$M")" = 2
+wait_for 8 count -eq 2 workers
 is "$(nworkers "$M")" 2 "SIGHUP: the new generation is back to its minimum after the burst"
 
 # ---- SIGUSR2: the pool's state in the log -----------------------------------------------
@@ -115,11 +121,12 @@ pool_conf "$T_DIR/ondemand.yaml" '{ mode: ondemand, max: 4, idle_timeout_ms: 100
 serve phantom_listen "$T_DIR/ondemand.yaml"
 grep -q 'started 0 workers (ondemand pool, at most 4)' "$LOG"; ok "ondemand: no worker at start"
 # the start check's probe connection got one: it ends after the idle timeout
-wait_for 4 test "$(nworkers "$M")" = 0
+wait_for 4 count -eq 0 workers
 is "$(nworkers "$M")" 0 "ondemand: no worker while no request comes"
 python3 "$LOAD" "$U" 6 4 >"$T_DIR/full.json" &
 lp=$!
-sleep 1
+wait_for 5 count -eq 4 workers
+sleep 0.5
 # the master says it: a scrape would wait in that queue itself
 kill -USR2 "$M"
 wait_for 2 grep -q 'pool: 4 busy' "$LOG"
@@ -132,7 +139,7 @@ ok "over the maximum: the extra slow calls waited for a worker ($(field "$R" slo
 [ "${queued:-0}" -ge 2 ]; ok "over the maximum: SIGUSR2 showed $queued connections in the TCP listen queue"
 is "$(grep -c 'pool reached its maximum of 4 workers' "$LOG")" 1 "over the maximum: one \"pool reached its maximum\" line"
 [ "$(gauge phantom_pool_max_reached_total)" -ge 1 ]; ok "over the maximum: counted in phantom_pool_max_reached_total"
-wait_for 6 test "$(nworkers "$M")" = 0
+wait_for 6 count -eq 0 workers
 is "$(nworkers "$M")" 0 "ondemand: every worker ended after the idle timeout"
 mpost "$U" 1 tools/call '{"name":"echo","arguments":{"text":"again"}}'
 is "$(jqr '.result.content[0].text')" again "ondemand: a request after that forks a worker and is answered"
@@ -142,7 +149,8 @@ is "$(gauge phantom_pool_workers)/$(gauge 'phantom_workers{state="busy"}')" 1/1 
 # ---- SIGTERM waits for the calls in flight ------------------------------------------------
 python3 "$LOAD" "$U" 4 0 >"$T_DIR/stop.json" &
 lp=$!
-sleep 0.7
+wait_for 5 count -eq 4 workers
+sleep 0.5
 kill -TERM "$M"
 wait "$lp"
 is "$(field "$T_DIR/stop.json" slow_ok)" 4 "SIGTERM: the 4 slow calls in flight are answered"
