@@ -513,7 +513,8 @@ tend_pool(struct master *m, int64_t now, int64_t *wake)
 	struct ph_pool_view v;
 	size_t nidle, ends, k;
 	long long forks, made = 0;
-	if (m->stopping) {
+	if (m->stopping && m->drain_until_us == 0) {
+		/* stopping: no fork; while draining (http.drain_ms) it still serves */
 		ph_shared_pool_watch((int)m->nslots, 0);
 		return false;
 	}
