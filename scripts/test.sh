@@ -16,7 +16,8 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
 	      wrk jq curl openssl clang valgrind procps perl python3 php-cli systemd
 	      dpkg-dev debhelper lintian fakeroot chromium prometheus
-	      libssl-dev libcurl4-openssl-dev python3-jwt"
+	      libssl-dev libcurl4-openssl-dev python3-jwt
+	      apache2-suexec-pristine"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then
 		apt-get update -qq >/dev/null 2>&1 || true
@@ -69,7 +70,7 @@ if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	tail -30 check.out; fail=1
 fi
 # the official conformance suite's per-run summaries (scenarios, not checks)
-grep -h '^# conformance ' tests/conformance/run.log 2>/dev/null | sed 's/^# //'
+grep -h '^# conformance ' tests/conformance/run.log tests/conformance/run_libfcgi.log 2>/dev/null | sed 's/^# //'
 [ "$fail" -ne 0 ] && for f in $(find . -name '*.log' -path '*tests*'); do
 	grep -qE '^(FAIL|ERROR)' "$f" && { echo "==== $f"; tail -40 "$f"; }
 done

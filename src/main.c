@@ -5,9 +5,11 @@
 #include "ph_auth.h"
 #include "ph_front.h"
 #include "ph_hub.h"
+#include "ph_init.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@ static const char usage_text[] =
 	"       phantom-fcgi --hash-token[=argon2|sha256] < token\n"
 	"       phantom-fcgi [-c FILE] --notify tools/list_changed|prompts/list_changed|resources/list_changed\n"
 	"       phantom-fcgi [-c FILE] --notify resources/updated URI...\n"
+	"       phantom-fcgi --init WEBDIR [APPDIR]\n"
 	"       phantom-fcgi -V | -h\n"
 	"\n"
 	"  -c, --config FILE   configuration (default: $PHANTOM_CONFIG, else built-in defaults)\n"
@@ -34,6 +37,9 @@ static const char usage_text[] =
 	"      --notify KIND   tell the running server's listening clients that a list changed,\n"
 	"                      or with resources/updated URI... that those resources changed\n"
 	"                      (through the hub's subscriptions.control_socket)\n"
+	"      --init WEBDIR [APPDIR]  write a starter application: .htaccess and mcp.fcgi\n"
+	"                      into WEBDIR, phantom.yaml, a new secret and example tools\n"
+	"                      into APPDIR (default: WEBDIR); never overwrites a file\n"
 	"  -V, --version       print the version\n"
 	"  -h, --help          print this help\n"
 	"\n"
@@ -54,6 +60,13 @@ bad_usage(const char *what, const char *arg)
 		fprintf(stderr, "phantom-fcgi: %s (see phantom-fcgi -h)\n", what);
 	exit(2);
 }
+
+/* What -V says about how this program was built. */
+#ifdef PH_STATIC_BUILD
+#define BUILD_KIND ", static build: no C modules, numeric addresses only"
+#else
+#define BUILD_KIND ""
+#endif
 
 static int
 check_config(const char *path)
@@ -89,6 +102,29 @@ notify(const char *path, int argc, char **argv)
 	return rc;
 }
 
+/* --init WEBDIR [APPDIR]: the starter application, then its check on this
+ * machine (an interpreter the tools need may be missing). Returns the exit
+ * status. */
+static int
+init_app(const char *webdir, const char *appdir)
+{
+	char self[PATH_MAX], *conf = NULL;
+	int rc;
+	if (realpath("/proc/self/exe", self) == NULL) {
+		fprintf(stderr, "phantom-fcgi --init: cannot find this program (/proc/self/exe)\n");
+		return 1;
+	}
+	if (ph_init_app(webdir, appdir, self, stdout, &conf) != 0)
+		return 1;
+	fflush(stdout);
+	rc = check_config(conf);
+	if (rc != 0)
+		fprintf(stderr, "phantom-fcgi --init: the files are written, but the configuration does "
+			"not check on this machine: edit %s\n", conf);
+	free(conf);
+	return rc;
+}
+
 /* What the command line asks for. */
 struct opts {
 	const char *conf_path;   /* -c, else $PHANTOM_CONFIG when set and not empty */
@@ -97,6 +133,7 @@ struct opts {
 	bool pool;               /* --pool: workers from the configuration on fd 0 too */
 	bool stdio_mode, test;
 	bool notify;             /* --notify: the notification follows the options */
+	const char *init_dir;    /* --init: the web directory (APPDIR may follow) */
 };
 
 static const struct option longopts[] = {
@@ -110,6 +147,7 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"hash-token", optional_argument, NULL, 'H'},
 	{"notify", no_argument, NULL, 'N'},
+	{"init", required_argument, NULL, 'I'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -150,8 +188,8 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 			o->test = true;
 			break;
 		case 'V':
-			printf("phantom-fcgi %s (MCP %s, %s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
-			       PH_LEGACY_LATEST);
+			printf("phantom-fcgi %s (MCP %s, %s%s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
+			       PH_LEGACY_LATEST, BUILD_KIND);
 			*rc = 0;
 			return false;
 		case 'h':
@@ -164,6 +202,9 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 		case 'N':
 			o->notify = true;
 			break;
+		case 'I':
+			o->init_dir = optarg;
+			break;
 		case ':':
 			bad_usage("missing value for option", argv[optind - 1]);
 			break;
@@ -171,7 +212,7 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 			bad_usage("unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind < argc && !o->notify)
+	if (optind < argc && !o->notify && !(o->init_dir && optind == argc - 1))
 		bad_usage("unexpected argument", argv[optind]);
 	if (o->stdio_mode && o->listen_spec)
 		bad_usage("--stdio and --listen exclude each other", NULL);
@@ -242,7 +283,13 @@ static int
 serve_fastcgi(struct ph_server *srv, const struct opts *o, int act_fd)
 {
 	struct ph_run run;
+	char err[128];
 	int rc;
+	if (!ph_fcgi_reader(true, err, sizeof err)) {
+		ph_log("error", "%s", err);
+		ph_server_free(srv);
+		return 2;
+	}
 	memset(&run, 0, sizeof run);
 	run.conf_path = o->conf_path;
 	run.max_requests = srv->conf->max_requests;
@@ -300,6 +347,8 @@ main(int argc, char **argv)
 
 	if (!parse_options(argc, argv, &o, &rc))
 		return rc;
+	if (o.init_dir)
+		return init_app(o.init_dir, optind < argc ? argv[optind] : NULL);
 	/* read and removed before anything can fork */
 	act_fd = ph_listen_activated(act_err, sizeof act_err);
 	if (o.test)

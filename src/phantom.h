@@ -16,9 +16,28 @@
 extern "C" {
 #endif
 
-/* Bumped on every incompatible change; modules export it with
- * PHANTOM_MODULE() and are refused at load when it differs. */
+/* Bumped on every incompatible change to this header (a function removed or
+ * its signature or meaning changed, a type's layout changed); modules
+ * export it with PHANTOM_MODULE() and are refused at load when it differs.
+ * Additions do not bump it: they bump libphantom's -version-info (current
+ * and age), so a module built against an older header still loads. The
+ * README's "Modules and the API" says the policy in full. */
 #define PHANTOM_ABI 1
+
+/* Attributes the compiler checks in the caller: an argument that must not
+ * be NULL, a result that must be used (it is owned, or it says whether the
+ * call failed), printf-style formats. Empty for compilers without them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PHANTOM_NONNULL(...) __attribute__((nonnull(__VA_ARGS__)))
+#define PHANTOM_MUST_USE __attribute__((warn_unused_result))
+#define PHANTOM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define PHANTOM_EXPORT __attribute__((visibility("default")))
+#else
+#define PHANTOM_NONNULL(...)
+#define PHANTOM_MUST_USE
+#define PHANTOM_PRINTF(f, a)
+#define PHANTOM_EXPORT
+#endif
 
 struct json_object; /* json-c: arguments and structured content are JSON */
 
@@ -38,8 +57,24 @@ typedef struct ph_template phantom_template;
 typedef phantom_result *(*phantom_handler_fn)(phantom_call *call, void *udata);
 
 /* Put PHANTOM_MODULE(); once in a module's source. The loader refuses a
- * module without it or built against another ABI. */
-#define PHANTOM_MODULE() const unsigned phantom_module_abi = PHANTOM_ABI
+ * module without it or built against another ABI. It stays visible when
+ * the module is built with -fvisibility=hidden; so must the handlers the
+ * configuration names (mark them PHANTOM_EXPORT then). */
+#define PHANTOM_MODULE() PHANTOM_EXPORT const unsigned phantom_module_abi = PHANTOM_ABI
+
+/* What a handler is called for (phantom_call_kind_id). New kinds are added
+ * at the end, never renumbered; a handler that meets one it does not know
+ * should fail the call (return NULL). */
+enum phantom_kind {
+	PHANTOM_KIND_TOOL = 1,      /* tools/call, and a task's run of a tool */
+	PHANTOM_KIND_PROMPT,        /* prompts/get */
+	PHANTOM_KIND_RESOURCE,      /* resources/read of a resource or template */
+	PHANTOM_KIND_COMPLETION,    /* completion/complete */
+	PHANTOM_KIND_AUTH,          /* auth.mode module: every HTTP request */
+	PHANTOM_KIND_RESOURCE_LIST, /* a page of resources/list (resource_lists) */
+	PHANTOM_KIND_SKILL,         /* a dynamic skill's file */
+	PHANTOM_KIND_SKILL_LIST,    /* a dynamic skill list */
+};
 
 /* Returns the library version string ("0.1.0"). */
 const char *phantom_version(void);
@@ -50,97 +85,100 @@ unsigned phantom_abi(void);
 
 /* A new empty registry; free with phantom_registry_free unless handed to
  * phantom_server_new. */
-phantom_registry *phantom_registry_new(void);
+phantom_registry *phantom_registry_new(void) PHANTOM_MUST_USE;
 void phantom_registry_free(phantom_registry *reg);
 /* The reason the last failing call on reg failed ("" when none). */
-const char *phantom_registry_error(const phantom_registry *reg);
+const char *phantom_registry_error(const phantom_registry *reg) PHANTOM_NONNULL(1);
 
 /* Adds a tool. input_schema is a JSON Schema text whose root is an object
  * schema, or NULL for a tool without arguments. Returns the tool (owned by
  * the registry) or NULL on a bad name, a duplicate or a bad schema. */
 phantom_tool *phantom_tool_add(phantom_registry *reg, const char *name, const char *description,
-			       const char *input_schema, phantom_handler_fn fn, void *udata);
-int phantom_tool_set_title(phantom_tool *t, const char *title);
+			       const char *input_schema, phantom_handler_fn fn, void *udata) PHANTOM_NONNULL(1);
+int phantom_tool_set_title(phantom_tool *t, const char *title) PHANTOM_NONNULL(1);
 /* JSON texts; 0 on success, -1 when the text is not valid. */
-int phantom_tool_set_output_schema(phantom_tool *t, const char *schema);
-int phantom_tool_set_annotations(phantom_tool *t, const char *annotations);
+int phantom_tool_set_output_schema(phantom_tool *t, const char *schema) PHANTOM_NONNULL(1);
+int phantom_tool_set_annotations(phantom_tool *t, const char *annotations) PHANTOM_NONNULL(1);
 /* The tool needs this client capability ("elicitation", "sampling",
  * "roots"): a modern request that does not declare it gets -32021. */
-int phantom_tool_require_capability(phantom_tool *t, const char *capability);
+int phantom_tool_require_capability(phantom_tool *t, const char *capability) PHANTOM_NONNULL(1);
 
 /* Adds a prompt answered by fn. Returns NULL on a bad name or a duplicate. */
 phantom_prompt *phantom_prompt_add(phantom_registry *reg, const char *name, const char *description,
-				   phantom_handler_fn fn, void *udata);
+				   phantom_handler_fn fn, void *udata) PHANTOM_NONNULL(1);
 int phantom_prompt_add_argument(phantom_prompt *p, const char *name, const char *description,
-				int required);
+				int required) PHANTOM_NONNULL(1);
 /* Completion for one argument: fn is called with a completion call. */
 int phantom_prompt_complete(phantom_prompt *p, const char *argument, phantom_handler_fn fn,
-			    void *udata);
+			    void *udata) PHANTOM_NONNULL(1);
 
 /* Adds a static resource with fixed text, or answered by fn when text is
  * NULL. mime_type may be NULL. Returns NULL on a bad uri or a duplicate. */
 phantom_resource *phantom_resource_add(phantom_registry *reg, const char *uri, const char *name,
 				       const char *mime_type, const char *text,
-				       phantom_handler_fn fn, void *udata);
-int phantom_resource_set_description(phantom_resource *r, const char *description);
+				       phantom_handler_fn fn, void *udata) PHANTOM_NONNULL(1);
+int phantom_resource_set_description(phantom_resource *r, const char *description) PHANTOM_NONNULL(1);
 /* Cache hints of resources/read for this resource (ttl_ms >= 0, scope
  * "public" or "private"). */
-int phantom_resource_set_cache(phantom_resource *r, long long ttl_ms, const char *scope);
+int phantom_resource_set_cache(phantom_resource *r, long long ttl_ms, const char *scope) PHANTOM_NONNULL(1);
 
 /* Adds a resource template (RFC 6570 level 1: literal text and {var}) whose
  * reads are answered by fn; the variables arrive as the call's arguments. */
 phantom_template *phantom_template_add(phantom_registry *reg, const char *uri_template,
 				       const char *name, const char *mime_type,
-				       phantom_handler_fn fn, void *udata);
-int phantom_template_set_description(phantom_template *t, const char *description);
+				       phantom_handler_fn fn, void *udata) PHANTOM_NONNULL(1);
+int phantom_template_set_description(phantom_template *t, const char *description) PHANTOM_NONNULL(1);
 int phantom_template_complete(phantom_template *t, const char *variable, phantom_handler_fn fn,
-			      void *udata);
+			      void *udata) PHANTOM_NONNULL(1);
 
 /* ---- inside a handler --------------------------------------------------- */
 
-/* "tool", "prompt", "resource" or "completion". */
-const char *phantom_call_kind(const phantom_call *c);
+/* The kind as a word: "tool", "prompt", "resource", "completion", "auth",
+ * "resource_list", "skill" or "skill_list" (enum phantom_kind, in order). */
+const char *phantom_call_kind(const phantom_call *c) PHANTOM_NONNULL(1);
+/* The kind as the enum; 0 for a kind this header does not name. */
+enum phantom_kind phantom_call_kind_id(const phantom_call *c) PHANTOM_NONNULL(1);
 /* Tool or prompt name; for completion the prompt name or the template. */
-const char *phantom_call_name(const phantom_call *c);
+const char *phantom_call_name(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The uri being read (resources), else NULL. */
-const char *phantom_call_uri(const phantom_call *c);
+const char *phantom_call_uri(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The arguments object (tools: validated, defaults applied; prompts: the
  * string arguments; templates: the variables; completion: the context
  * arguments). Never NULL. */
-struct json_object *phantom_call_arguments(const phantom_call *c);
+struct json_object *phantom_call_arguments(const phantom_call *c) PHANTOM_NONNULL(1);
 /* Convenience readers of one argument; def when absent or of another type. */
-const char *phantom_arg_string(const phantom_call *c, const char *name, const char *def);
-long long phantom_arg_int(const phantom_call *c, const char *name, long long def);
-double phantom_arg_double(const phantom_call *c, const char *name, double def);
-int phantom_arg_bool(const phantom_call *c, const char *name, int def);
+const char *phantom_arg_string(const phantom_call *c, const char *name, const char *def) PHANTOM_NONNULL(1, 2);
+long long phantom_arg_int(const phantom_call *c, const char *name, long long def) PHANTOM_NONNULL(1, 2);
+double phantom_arg_double(const phantom_call *c, const char *name, double def) PHANTOM_NONNULL(1, 2);
+int phantom_arg_bool(const phantom_call *c, const char *name, int def) PHANTOM_NONNULL(1, 2);
 /* Completion calls: the argument being completed and its current value. */
-const char *phantom_complete_argument(const phantom_call *c);
-const char *phantom_complete_value(const phantom_call *c);
+const char *phantom_complete_argument(const phantom_call *c) PHANTOM_NONNULL(1);
+const char *phantom_complete_value(const phantom_call *c) PHANTOM_NONNULL(1);
 
 /* The authenticated principal, or NULL when none. */
-const char *phantom_call_principal(const phantom_call *c);
+const char *phantom_call_principal(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The W3C trace context of the call, to continue the trace: field is
  * "traceparent" (with this request's span as the parent, the value exec
  * handlers get as TRACEPARENT), "tracestate" or "baggage" (as the client
  * sent them in _meta or the headers). Borrowed for the call; NULL when
  * the client sent none (or an invalid traceparent). */
-const char *phantom_call_trace(const phantom_call *c, const char *field);
+const char *phantom_call_trace(const phantom_call *c, const char *field) PHANTOM_NONNULL(1);
 /* The attributes the authenticator returned with the principal ("assigns",
  * an object, borrowed; {} when none): plan, team, account... */
-struct json_object *phantom_call_assigns(const phantom_call *c);
+struct json_object *phantom_call_assigns(const phantom_call *c) PHANTOM_NONNULL(1);
 /* A value of the assigns as a string (strings as they are, numbers and
  * booleans in JSON), or def when absent or an object or array. */
-const char *phantom_call_assign(const phantom_call *c, const char *name, const char *def);
+const char *phantom_call_assign(const phantom_call *c, const char *name, const char *def) PHANTOM_NONNULL(1);
 /* Resource lists (resource_lists: in phantom.yaml): the handler's own cursor
  * of the page asked for (NULL: the first page) and the most entries to
  * return. The page is returned as structuredContent
  * {"resources": [...], "nextCursor": "..."} (phantom_result_structured_*). */
-const char *phantom_call_cursor(const phantom_call *c);
-long long phantom_call_limit(const phantom_call *c);
+const char *phantom_call_cursor(const phantom_call *c) PHANTOM_NONNULL(1);
+long long phantom_call_limit(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The client capabilities declared for this request ({} when none). */
-struct json_object *phantom_call_client_capabilities(const phantom_call *c);
+struct json_object *phantom_call_client_capabilities(const phantom_call *c) PHANTOM_NONNULL(1);
 /* 1 when the client declared the capability ("elicitation", "sampling"...). */
-int phantom_call_has_capability(const phantom_call *c, const char *capability);
+int phantom_call_has_capability(const phantom_call *c, const char *capability) PHANTOM_NONNULL(1, 2);
 
 /* Multi-round requests (tools, prompts and resources; phantom.yaml(5),
  * MULTI-ROUND REQUESTS). On the client's retry of a call that answered with
@@ -148,46 +186,46 @@ int phantom_call_has_capability(const phantom_call *c, const char *capability);
  * requestState (same principal, method, target and arguments, not expired)
  * before calling the handler again. */
 /* 1 on such a verified retry, else 0. */
-int phantom_call_resumed(const phantom_call *c);
+int phantom_call_resumed(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The state given with phantom_result_state_* in the previous round, or
  * NULL (none, or not a retry). Borrowed. */
-struct json_object *phantom_call_state(const phantom_call *c);
+struct json_object *phantom_call_state(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The client's inputResponses object, or NULL when the request carries
  * none. Unknown keys are the handler's to ignore. Borrowed. */
-struct json_object *phantom_call_input_responses(const phantom_call *c);
+struct json_object *phantom_call_input_responses(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The response under key (an elicitation result {action, content}, a
  * sampling result or a roots result), or NULL. Borrowed. */
-struct json_object *phantom_call_input_response(const phantom_call *c, const char *key);
+struct json_object *phantom_call_input_response(const phantom_call *c, const char *key) PHANTOM_NONNULL(1);
 /* The content of an accepted elicitation under key ({"action": "accept",
  * "content": {...}}), or NULL when it is absent, declined or cancelled.
  * Borrowed. */
-struct json_object *phantom_call_accepted(const phantom_call *c, const char *key);
+struct json_object *phantom_call_accepted(const phantom_call *c, const char *key) PHANTOM_NONNULL(1);
 /* 1 when there is no second round: a 2025-11-25 request outside a session
  * whose client takes requests pushed mid-call; a URL elicitation becomes
  * error -32042 and any other request -32021, so handlers take their
  * fallback instead. 0 under 2026-07-28 and on such a session (the requests
  * are pushed on the call's stream and the handler is called again). */
-int phantom_call_legacy(const phantom_call *c);
+int phantom_call_legacy(const phantom_call *c) PHANTOM_NONNULL(1);
 /* 1 once the client has gone away or cancelled: stop and return NULL. Long
  * loops call it about once a second (it also keeps an SSE stream alive). */
-int phantom_call_cancelled(phantom_call *c);
+int phantom_call_cancelled(phantom_call *c) PHANTOM_NONNULL(1);
 /* notifications/progress (only when the client asked for progress; values
  * must increase). total <= 0 means unknown; message may be NULL. Returns -1
  * when the request was cancelled. */
-int phantom_progress(phantom_call *c, double progress, double total, const char *message);
+int phantom_progress(phantom_call *c, double progress, double total, const char *message) PHANTOM_NONNULL(1);
 /* notifications/message at level ("debug" ... "emergency"), sent only when
  * the request asked for that level. Returns -1 when cancelled. */
 int phantom_log(phantom_call *c, const char *level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	PHANTOM_PRINTF(3, 4) PHANTOM_NONNULL(1, 3);
 /* notifications/resources/updated for uri, to every subscriptions/listen
  * stream subscribed to it (as its principal may read it): call it when a
  * resource that is not a file changed (the hub watches files itself). Any
  * handler may call it, for any resource. Returns 0, or -1 when no hub runs
  * (no master: CGI, stdio, a single process) or it did not take it. */
-int phantom_resource_updated(phantom_call *c, const char *uri);
+int phantom_resource_updated(phantom_call *c, const char *uri) PHANTOM_NONNULL(1, 2);
 /* A line in the server log (stderr), never sent to the client. */
 void phantom_log_server(const char *level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	PHANTOM_PRINTF(2, 3) PHANTOM_NONNULL(2);
 
 /* ---- results ------------------------------------------------------------ */
 
@@ -198,7 +236,7 @@ void phantom_log_server(const char *level, const char *fmt, ...)
  * that is not, such as a structured value or a link's name. For tools each builder adds a content
  * block; for prompts each block becomes a message with the current role; for
  * resources text and embedded blocks become contents entries. */
-phantom_result *phantom_result_new(void);
+phantom_result *phantom_result_new(void) PHANTOM_MUST_USE;
 void phantom_result_free(phantom_result *res);
 int phantom_result_text(phantom_result *res, const char *text);
 /* Binary content, base64-encoded by the library. */
@@ -255,8 +293,8 @@ int phantom_result_state_take(phantom_result *res, struct json_object *state);
 int phantom_result_state_json(phantom_result *res, const char *json);
 
 /* Shorthands: a new result with one text block / one tool error. */
-phantom_result *phantom_text(const char *text);
-phantom_result *phantom_error(const char *message);
+phantom_result *phantom_text(const char *text) PHANTOM_MUST_USE;
+phantom_result *phantom_error(const char *message) PHANTOM_MUST_USE;
 
 /* ---- authenticators ----------------------------------------------------- */
 
@@ -273,11 +311,11 @@ phantom_result *phantom_error(const char *message);
  * authenticator's are (auth.max_assigns, auth.assigns_depth). */
 /* A request header of an authenticator call (any case; NULL when absent
  * or not in auth.headers). Borrowed. */
-const char *phantom_call_header(const phantom_call *c, const char *name);
+const char *phantom_call_header(const phantom_call *c, const char *name) PHANTOM_NONNULL(1, 2);
 /* {"decision": "allow", "principal": principal}. */
-phantom_result *phantom_auth_allow(const char *principal);
+phantom_result *phantom_auth_allow(const char *principal) PHANTOM_MUST_USE;
 /* status 401 (unauthorized) or 403 (forbidden), with message (may be NULL). */
-phantom_result *phantom_auth_deny(int status, const char *message);
+phantom_result *phantom_auth_deny(int status, const char *message) PHANTOM_MUST_USE;
 /* The principal's assigns (an object; ownership taken in every case) next
  * to the principal of a phantom_auth_allow result; -1 when res is not one
  * or assigns is not an object. */
@@ -289,14 +327,14 @@ int phantom_result_assigns_take(phantom_result *res, struct json_object *assigns
  * registry (may be NULL) whose items are added after the configured ones.
  * Takes ownership of reg in every case. Returns NULL with a message in err. */
 phantom_server *phantom_server_new(const char *config_path, phantom_registry *reg, char *err,
-				   size_t errsz);
+				   size_t errsz) PHANTOM_MUST_USE;
 void phantom_server_free(phantom_server *srv);
 /* Serves newline-delimited JSON-RPC on stdin/stdout until EOF, one request
  * at a time in this process (stdio.concurrency is for phantom-fcgi). */
-int phantom_serve_stdio(phantom_server *srv);
+int phantom_serve_stdio(phantom_server *srv) PHANTOM_NONNULL(1);
 /* Serves FastCGI in this process on listen_spec ("HOST:PORT",
  * "unix:PATH"), or on the socket inherited on fd 0 when NULL, until SIGTERM. */
-int phantom_serve_fcgi(phantom_server *srv, const char *listen_spec);
+int phantom_serve_fcgi(phantom_server *srv, const char *listen_spec) PHANTOM_NONNULL(1);
 
 #ifdef __cplusplus
 }

@@ -347,12 +347,25 @@ apache_start() {
 	conf_subst "$conf" "$dir/apache.conf" "$port" "$dir" "$@"
 	apache2 -t -f "$dir/apache.conf" >"$dir/test.out" 2>&1 ||
 		{ sed 's/^/#   /' "$dir/test.out"; return 1; }
-	apache2 -f "$dir/apache.conf" -DFOREGROUND >"$dir/stderr.log" 2>&1 &
+	# APACHE_WRAP: a command that runs Apache (a mount namespace, say)
+	${APACHE_WRAP:-} apache2 -f "$dir/apache.conf" -DFOREGROUND >"$dir/stderr.log" 2>&1 &
 	pid=$!
 	T_CLEANUP+=("kill $pid; wait_gone $pid")
 	wait_port "$port" || { sed 's/^/#   /' "$dir/stderr.log" "$dir/apache-error.log"; return 1; }
 	APACHE_PID=$pid APACHE_DIR=$dir
 	APACHE_URL=http://127.0.0.1:$port/mcp
+}
+
+# static_phantom: builds the static phantom-fcgi (make static: its own tree
+# in $top_builddir/static, compiled once and then only brought up to date;
+# tests running at once take turns) and sets STATIC to it
+static_phantom() {
+	STATIC=$top_builddir/static/phantom-fcgi
+	# a make of its own: under make -jN check the jobserver's descriptors
+	# named in MAKEFLAGS are not open in a test
+	flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -C "$top_builddir" static >"$T_DIR/make-static.log" 2>&1 ||
+		{ tail -20 "$T_DIR/make-static.log" | sed 's/^/#   /'; return 1; }
 }
 
 # htaccess_site DIR: the shared-hosting user's side in DIR/www: the shipped

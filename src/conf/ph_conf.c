@@ -662,6 +662,26 @@ custom_default(struct ph_config *c, const struct key *k)
 	ph_yaml_free(n);
 }
 
+#ifdef PH_STATIC_BUILD
+/* The static build binds numeric addresses only: listen's host, when it
+ * has one, must be an IPv4 or IPv6 address (the port is checked at bind). */
+static void
+check_listen(const struct ph_config *c, struct ph_conf_problems *probs, const char *name)
+{
+	const char *l = c->listen, *colon;
+	char host[256];
+	struct ph_cidr n;
+	if (l == NULL || strncmp(l, "unix:", 5) == 0 || (colon = strrchr(l, ':')) == NULL)
+		return;
+	if (l[0] == '[' && colon > l && colon[-1] == ']')
+		snprintf(host, sizeof host, "%.*s", (int)(colon - l - 2), l + 1);
+	else
+		snprintf(host, sizeof host, "%.*s", (int)(colon - l), l);
+	if (host[0] != '\0' && (strchr(host, '/') != NULL || ph_cidr_parse(host, &n) != 0))
+		ph_conf_problem(probs, name, 0, "listen: '%s': " PH_STATIC_NUMERIC, l);
+}
+#endif
+
 static void
 apply_defaults(struct ph_config *c)
 {
@@ -695,6 +715,9 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 		}
 		check_http(c, probs, name);
 		check_tasks(c, probs, name);
+#ifdef PH_STATIC_BUILD
+		check_listen(c, probs, name);
+#endif
 	}
 	if (probs->n != before) {
 		ph_conf_free(c);

@@ -6,6 +6,7 @@
  * configuration (and so limits.resource_bytes) is known. */
 #include "first.h"
 #include "ph_conf.h"
+#include "ph_fields.h"
 #include "ph_json.h"
 #include "ph_exec_conf.h"
 #include "ph_mime.h"

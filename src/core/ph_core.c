@@ -11,6 +11,7 @@
 #include "ph_mrtr.h"
 #include "ph_cidr.h"
 #include "ph_mime.h"
+#include "ph_method.h"
 #include "ph_metrics.h"
 #include "ph_rate.h"
 #include "ph_session.h"
@@ -621,8 +622,7 @@ enum {
 };
 
 struct method {
-	const char *name;
-	unsigned flags;
+	unsigned flags; /* M_*: 0 for no row */
 	void (*fn)(struct ph_req *r, struct ph_outcome *o);
 	bool (*available)(const struct ph_server *s);
 };
@@ -804,46 +804,45 @@ m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 	o->result = json_object_new_object();
 }
 
-static const struct method methods[] = {
-	{"server/discover", M_MODERN | M_CACHEABLE, m_discover, NULL},
-	{"initialize", M_LEGACY, m_initialize, NULL},
-	{"ping", M_LEGACY, m_ping, NULL},
-	{"logging/setLevel", M_LEGACY, m_set_level, NULL},
-	{"resources/subscribe", M_LEGACY, m_resources_subscription, NULL},
-	{"resources/unsubscribe", M_LEGACY, m_resources_subscription, NULL},
-	{"resources/read", M_MODERN | M_LEGACY | M_URI | M_CACHEABLE | M_MRTR, m_resources_read, has_resources},
-	{"subscriptions/listen", M_MODERN, ph_m_subscriptions_listen, NULL},
-	{"tools/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
-	{"tools/call", M_MODERN | M_LEGACY | M_NAME | M_MRTR, ph_tools_call, ph_tools_available},
-	{"prompts/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_prompts_list, ph_prompts_available},
-	{"prompts/get", M_MODERN | M_LEGACY | M_NAME | M_MRTR, ph_prompts_get, ph_prompts_available},
-	{"resources/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
-	{"resources/templates/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
-	{"completion/complete", M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
-	{"tasks/get", M_MODERN | M_TASK, ph_tasks_get, ph_tasks_available},
-	{"tasks/update", M_MODERN | M_TASK, ph_tasks_update, ph_tasks_available},
-	{"tasks/cancel", M_MODERN | M_TASK, ph_tasks_cancel, ph_tasks_available},
-	{"skills/list", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
-	{"skills/get", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
+static const struct method methods[PH_METHOD__COUNT] = {
+	[PH_METHOD_DISCOVER] = {M_MODERN | M_CACHEABLE, m_discover, NULL},
+	[PH_METHOD_INITIALIZE] = {M_LEGACY, m_initialize, NULL},
+	[PH_METHOD_PING] = {M_LEGACY, m_ping, NULL},
+	[PH_METHOD_SET_LEVEL] = {M_LEGACY, m_set_level, NULL},
+	[PH_METHOD_SUBSCRIBE] = {M_LEGACY, m_resources_subscription, NULL},
+	[PH_METHOD_UNSUBSCRIBE] = {M_LEGACY, m_resources_subscription, NULL},
+	[PH_METHOD_RESOURCES_READ] = {M_MODERN | M_LEGACY | M_URI | M_CACHEABLE | M_MRTR, m_resources_read, has_resources},
+	[PH_METHOD_LISTEN] = {M_MODERN, ph_m_subscriptions_listen, NULL},
+	[PH_METHOD_TOOLS_LIST] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_tools_list, ph_tools_available},
+	[PH_METHOD_TOOLS_CALL] = {M_MODERN | M_LEGACY | M_NAME | M_MRTR, ph_tools_call, ph_tools_available},
+	[PH_METHOD_PROMPTS_LIST] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_prompts_list, ph_prompts_available},
+	[PH_METHOD_PROMPTS_GET] = {M_MODERN | M_LEGACY | M_NAME | M_MRTR, ph_prompts_get, ph_prompts_available},
+	[PH_METHOD_RESOURCES_LIST] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_resources_list, has_resources},
+	[PH_METHOD_TEMPLATES_LIST] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_templates_list, has_resources},
+	[PH_METHOD_COMPLETE] = {M_MODERN | M_LEGACY, ph_complete, ph_complete_available},
+	[PH_METHOD_TASKS_GET] = {M_MODERN | M_TASK, ph_tasks_get, ph_tasks_available},
+	[PH_METHOD_TASKS_UPDATE] = {M_MODERN | M_TASK, ph_tasks_update, ph_tasks_available},
+	[PH_METHOD_TASKS_CANCEL] = {M_MODERN | M_TASK, ph_tasks_cancel, ph_tasks_available},
+	[PH_METHOD_SKILLS_LIST] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_list, ph_skills_configured},
+	[PH_METHOD_SKILLS_GET] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_get, ph_skills_configured},
 	/* cacheable too: the SDK client (2.4.0) requires ttlMs/cacheScope here */
-	{"resources/directory/read", M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_directory_read,
+	[PH_METHOD_DIRECTORY_READ] = {M_MODERN | M_LEGACY | M_CACHEABLE, ph_skills_directory_read,
 	 ph_skills_configured},
 };
 
 static const struct method *
 find_method(const char *name, bool legacy, const struct ph_server *s)
 {
-	for (size_t i = 0; i < PH_ARRAY_LEN(methods); i++) {
-		const struct method *m = &methods[i];
-		if (m->name[0] != name[0] || strcmp(m->name, name) != 0) /* the first byte tells most apart */
-			continue;
-		if (!(m->flags & (legacy ? M_LEGACY : M_MODERN)))
-			return NULL;
-		if (m->available && !m->available(s))
-			return NULL;
-		return m;
-	}
-	return NULL;
+	enum ph_method i = ph_method_find(name);
+	const struct method *m;
+	if (i == PH_METHOD__COUNT)
+		return NULL;
+	m = &methods[i];
+	if (!(m->flags & (legacy ? M_LEGACY : M_MODERN)))
+		return NULL;
+	if (m->available && !m->available(s))
+		return NULL;
+	return m;
 }
 
 /* ---- the ladder (steps 3-11) --------------------------------------------- */

@@ -6,15 +6,11 @@
 #include "first.h"
 #include "ph_line.h"
 #include "ph_json.h"
+#include "ph_method.h"
 #include "ph_mime.h"
 #include "ph_registry.h"
 #include "ph_util.h"
 #include <string.h>
-
-/* The methods whose handler may take its time. */
-static const char *const calls[] = {
-	"tools/call", "prompts/get", "resources/read", "completion/complete",
-};
 
 static const char cancelled[] = "notifications/cancelled";
 
@@ -25,9 +21,8 @@ is_call(const struct ph_server *srv, struct json_object *m)
 	const char *s = json_object_get_string(m);
 	if (strlen(s) != (size_t)json_object_get_string_len(m))
 		return false;
-	for (size_t i = 0; i < PH_ARRAY_LEN(calls); i++)
-		if (strcmp(s, calls[i]) == 0)
-			return true;
+	if (ph_method_may_wait(ph_method_find(s)))
+		return true;
 	/* resources/list pages through handlers when resource_lists has any */
 	return strcmp(s, "resources/list") == 0 && srv->conf->registry != NULL &&
 	       srv->conf->registry->ncatalogs > 0;

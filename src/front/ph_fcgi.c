@@ -23,7 +23,7 @@
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
-#include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -388,8 +388,6 @@ struct split_front {
 	bool tcp;             /* a TCP connection, still with Nagle's algorithm */
 };
 
-#define FCGI_RECORD_STDOUT 6
-#define FCGI_RECORD_END_REQUEST 3
 
 static const char *
 split_param(struct ph_exchange *ex, const char *name)
@@ -435,7 +433,7 @@ static void
 split_stdout(struct split_front *f, const char *data, size_t len)
 {
 	if (len > 0)
-		ph_fcgi_records(&f->out, FCGI_RECORD_STDOUT, f->sp->rid, data, len);
+		ph_fcgi_records(&f->out, PH_FCGI_STDOUT, f->sp->rid, data, len);
 }
 
 static int
@@ -454,13 +452,7 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 		ph_buf_add(&f->out, body, len);
 	clen = f->out.len - at - 8;
 	if (clen <= PH_FCGI_RECORD_MAX) {
-		unsigned char *h = (unsigned char *)f->out.data + at;
-		h[0] = 1;
-		h[1] = FCGI_RECORD_STDOUT;
-		h[2] = (unsigned char)(f->sp->rid >> 8);
-		h[3] = (unsigned char)f->sp->rid;
-		h[4] = (unsigned char)(clen >> 8);
-		h[5] = (unsigned char)clen;
+		ph_fcgi_head((unsigned char *)f->out.data + at, PH_FCGI_STDOUT, f->sp->rid, clen);
 	} else {
 		/* more than one record holds: cut into records */
 		struct ph_buf b;
@@ -571,7 +563,6 @@ static const struct ph_front_ops split_ops = {
 static void
 serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
 {
-	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
 	/* what goes out is gathered in memory kept for the next request */
 	static struct ph_kept kept_out;
 	struct split_front f;
@@ -595,8 +586,7 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 	if (f.handed_off) {
 		close(fd);
 	} else {
-		ph_fcgi_records(&f.out, FCGI_RECORD_STDOUT, sp->rid, NULL, 0);
-		ph_fcgi_records(&f.out, FCGI_RECORD_END_REQUEST, sp->rid, complete, sizeof complete);
+		ph_fcgi_end(&f.out, sp->rid);
 		if (split_flush(&f) != 0)
 			close(fd);
 		else if (tcp)
@@ -612,6 +602,28 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 #define PEEK_MAX 16384
 
 enum waiting { WAIT_PART, WAIT_WHOLE, WAIT_SPLIT, WAIT_GONE, WAIT_SILENT };
+
+/* Whether a simple request waiting whole is split out of the connection
+ * here (the default), or every request is read by libfcgi
+ * (PHANTOM_FCGI_READER=libfcgi: ph_fcgi_reader). */
+static bool split_reader = true;
+
+bool
+ph_fcgi_reader(bool say, char *err, size_t errsz)
+{
+	const char *v = getenv("PHANTOM_FCGI_READER");
+	if (v == NULL || *v == '\0' || strcmp(v, "split") == 0) {
+		split_reader = true;
+	} else if (strcmp(v, "libfcgi") == 0) {
+		split_reader = false;
+		if (say)
+			ph_log("notice", "PHANTOM_FCGI_READER=libfcgi: libfcgi reads every request");
+	} else {
+		snprintf(err, errsz, "PHANTOM_FCGI_READER is '%.64s': it is libfcgi or split", v);
+		return false;
+	}
+	return true;
+}
 
 /* What of the next request waits on fd, looked at without taking it
  * (MSG_PEEK): part of it, all of it (libfcgi reads it without deadlines),
@@ -638,7 +650,7 @@ request_waiting(int fd, bool fresh, long long params_ms, struct ph_fcgi_split *s
 	}
 	if (n <= 0 || !ph_fcgi_request_whole(buf, (size_t)n))
 		return WAIT_PART;
-	if (!fresh || !ph_fcgi_request_split(buf, (size_t)n, sp))
+	if (!fresh || !split_reader || !ph_fcgi_request_split(buf, (size_t)n, sp))
 		return WAIT_WHOLE;
 	/* the bytes are there: this read does not wait (they are taken off
 	 * the connection into sink: buf holds the split now) */
@@ -849,11 +861,12 @@ close_answered(int fd)
 }
 
 /* Ends the request as FCGX_Finish_r does (the rest of the output and the
- * end records), then closes the connection with close_drain unless the web
- * server keeps it (FCGI_KEEP_CONN). libfcgi itself closes only when writing
- * failed, and then without its drain (detached). */
+ * end records), then closes the connection unless the web server keeps it
+ * (FCGI_KEEP_CONN): a request that waited whole on TCP as the split's are
+ * (close_answered), any other with close_drain. libfcgi itself closes only
+ * when writing failed, and then without its drain (detached). */
 static void
-finish(FCGX_Request *req)
+finish(FCGX_Request *req, bool answered_whole)
 {
 	int fd = req->ipcFd, keep = req->keepConnection;
 	if (fd < 0) {
@@ -866,7 +879,10 @@ finish(FCGX_Request *req)
 	req->detached = 0;
 	req->keepConnection = keep;
 	if (req->ipcFd >= 0 && !keep) {
-		close_drain(fd);
+		if (answered_whole)
+			close_answered(fd);
+		else
+			close_drain(fd);
 		req->ipcFd = -1;
 	}
 }
@@ -874,10 +890,10 @@ finish(FCGX_Request *req)
 /* Serves the accepted request req, then ends it (finish), or, when the hub
  * has taken the connection, only our copy of it closed (no
  * FCGI_END_REQUEST, no shutdown()). whole: the request waited whole (no
- * deadline for the body). srv NULL: the configuration did not load, and the
- * request is told so. */
+ * deadline for the body). tcp: a TCP connection. srv NULL: the
+ * configuration did not load, and the request is told so. */
 static void
-serve_one(struct ph_server *srv, FCGX_Request *req, bool whole)
+serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
 	struct fcgi_front f = {req, false, whole, false, ph_now_us() + body_ms * 1000};
@@ -898,7 +914,7 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole)
 		FCGX_Detach(req);
 		FCGX_Free(req, 1);
 	}
-	finish(req);
+	finish(req, whole && tcp);
 }
 
 /* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
@@ -964,15 +980,6 @@ take_connection(FCGX_Request *req, int listen_fd)
 /* ---- the answer to a request whose parameters came too late ----------------
  * libfcgi has let the request go by then, so the records are written here. */
 
-/* Appends one FastCGI record header (version 1, no padding) to b. */
-static void
-record_head(struct ph_buf *b, int type, int rid, size_t len)
-{
-	unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8), (unsigned char)rid,
-			      (unsigned char)(len >> 8), (unsigned char)len, 0, 0};
-	ph_buf_add(b, (const char *)h, sizeof h);
-}
-
 struct late {
 	int fd, rid;
 };
@@ -992,20 +999,15 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	     const char *body, size_t len)
 {
 	struct late *l = ex->front;
-	static const char end[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
 	struct ph_buf out, rec;
 	ssize_t n;
 	ph_buf_init(&out);
 	ph_buf_init(&rec);
 	response_head(&out, status, ctype, hdrs, len);
 	ph_buf_add(&out, body, len);
-	if (out.len <= 65535) {
-		record_head(&rec, 6 /* FCGI_STDOUT */, l->rid, out.len);
-		ph_buf_add(&rec, out.data, out.len);
-	}
-	record_head(&rec, 6, l->rid, 0);
-	record_head(&rec, 3 /* FCGI_END_REQUEST */, l->rid, sizeof end);
-	ph_buf_add(&rec, end, sizeof end);
+	if (out.len <= PH_FCGI_RECORD_MAX)
+		ph_fcgi_records(&rec, PH_FCGI_STDOUT, (unsigned)l->rid, out.data, out.len);
+	ph_fcgi_end(&rec, (unsigned)l->rid);
 	n = send(l->fd, rec.data, rec.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	ph_buf_free(&out);
 	ph_buf_free(&rec);
@@ -1080,7 +1082,12 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	enum waiting w;
 	unsigned burst = 0;
 	long long params_ms;
+	char err[128];
 
+	if (!ph_fcgi_reader(false, err, sizeof err)) {
+		ph_log("error", "%s", err);
+		return 1;
+	}
 	ph_signals_worker_init();
 	/* what a handler leaves behind (even after setsid) becomes ours to kill */
 	ph_exec_subreaper();
@@ -1157,7 +1164,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 				nodelay(req.ipcFd, tcp);
 			if (!read_params(&req, params_ms, w == WAIT_WHOLE))
 				continue;
-			serve_one(*srv, &req, w == WAIT_WHOLE);
+			serve_one(*srv, &req, w == WAIT_WHOLE, tcp);
 		}
 		served++;
 		if (ph_served_counter)

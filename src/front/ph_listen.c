@@ -117,7 +117,17 @@ listen_tcp(const char *spec, char *errbuf, size_t errsz)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+#ifdef PH_STATIC_BUILD
+	/* a static glibc cannot load the NSS modules that look names up */
+	hints.ai_flags |= AI_NUMERICHOST;
+#endif
 	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+#ifdef PH_STATIC_BUILD
+	if (rc == EAI_NONAME) {
+		snprintf(errbuf, errsz, "cannot listen on '%s': " PH_STATIC_NUMERIC, spec);
+		return -1;
+	}
+#endif
 	if (rc != 0) {
 		snprintf(errbuf, errsz, "cannot resolve '%s': %s", host, gai_strerror(rc));
 		return -1;

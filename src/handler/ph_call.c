@@ -47,6 +47,17 @@ phantom_call_kind(const phantom_call *c)
 	return c->inv->kind;
 }
 
+enum phantom_kind
+phantom_call_kind_id(const phantom_call *c)
+{
+	static const char *const words[] = {NULL,           "tool", "prompt",        "resource", "completion",
+					    "auth",         "resource_list", "skill", "skill_list"};
+	for (size_t i = 1; i < PH_ARRAY_LEN(words); i++)
+		if (strcmp(c->inv->kind, words[i]) == 0)
+			return (enum phantom_kind)i;
+	return 0;
+}
+
 const char *
 phantom_call_name(const phantom_call *c)
 {

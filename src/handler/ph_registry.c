@@ -470,6 +470,7 @@ ph_tool_set_output(struct ph_registry *reg, struct ph_tool *t, struct json_objec
 
 /* ---- modules ------------------------------------------------------------------- */
 
+#ifndef PH_STATIC_BUILD
 #ifdef PH_BUILD_DIR
 /* The example module of the build tree, for a bare module name, when the
  * running program is the uninstalled phantom-fcgi of the very build tree
@@ -567,6 +568,22 @@ fail:
 	free(path);
 	return NULL;
 }
+#else
+/* The static build (configure --enable-static-binary): a static program
+ * has no dynamic linker to load a module with, nor exported phantom_*
+ * symbols for a module to call, so every module is refused where the
+ * configuration is built: at -t and at start, never at a call. */
+phantom_handler_fn
+ph_registry_module(struct ph_registry *reg, const char *module, const char *symbol, const char *dir)
+{
+	(void)symbol;
+	(void)dir;
+	ph_registry_fail(reg, "module '%s': this phantom-fcgi is the static build, which cannot load "
+			 "C modules; use exec: (persistent: true keeps a program running between calls) "
+			 "or the dynamically linked phantom-fcgi", module);
+	return NULL;
+}
+#endif
 
 /* ---- the public building API (phantom.h) -------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include "phantom.h"
 #include "ph_exec.h"
 #include "ph_schema.h"
+#include "ph_param_header.h"
 #include "ph_uritemplate.h"
 #include <json-c/json.h>
 

@@ -7,14 +7,13 @@
  * got 42", "Field limit: must be <= 100"). The subset of 2020-12 covered is
  * listed in phantom.yaml(5); unknown keywords are annotations and ignored.
  *
- * The field DSL of phantom.yaml (`input:`) is turned into a JSON Schema here
- * too, and the x-mcp-header annotations of a schema are extracted and checked
- * (mcp-wire §6.3). */
+ * The field DSL of phantom.yaml (`input:`) becomes a JSON Schema in
+ * conf/ph_fields.c; the x-mcp-header annotations of a schema are read in
+ * request/ph_param_header.c. */
 #ifndef PH_SCHEMA_H
 #define PH_SCHEMA_H
 #include "first.h"
 #include "ph_util.h"
-#include "ph_yaml.h"
 
 struct json_object;
 struct ph_schema;
@@ -42,32 +41,6 @@ bool ph_schema_has_defaults(const struct ph_schema *s);
  * Returns the number of problems found (0: valid). */
 int ph_schema_validate(const struct ph_schema *s, struct json_object *inst, struct ph_buf *errs,
 		       int max);
-
-/* Turns the field DSL (a YAML map of name -> field spec) into a JSON Schema
- * object (caller puts). On error returns NULL, err names the field and *line
- * its line. */
-struct json_object *ph_schema_from_fields(const struct ph_ynode *fields, char *err, size_t errsz,
-					  int *line);
-
-/* One x-mcp-header declaration: the argument at path (object keys from the
- * root) is mirrored in the header Mcp-Param-<name>. */
-enum ph_header_type { PH_HT_STRING, PH_HT_INTEGER, PH_HT_BOOLEAN };
-struct ph_param_header {
-	char *name;   /* as declared ("Region") */
-	char *cgi;    /* CGI variable: "HTTP_MCP_PARAM_REGION" */
-	char **path;  /* property names from the root */
-	size_t depth;
-	char *dotted; /* "location.region", for messages */
-	enum ph_header_type type;
-};
-/* Finds and checks every x-mcp-header of an input schema: a non-empty name
- * of letters, digits and '-', unique ignoring case, on a string, integer or
- * boolean property reached from the root through "properties" only. Returns
- * 0 with the list (caller frees with ph_param_headers_free; NULL/0 when
- * none), or -1 with a message in err. */
-int ph_schema_headers(struct json_object *schema, struct ph_param_header **out, size_t *n,
-		      char *err, size_t errsz);
-void ph_param_headers_free(struct ph_param_header *h, size_t n);
 
 /* True when d is a finite number without fractional part. */
 bool ph_integral(double d);

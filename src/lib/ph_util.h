@@ -99,6 +99,13 @@ int64_t ph_wall_ms(void);
  * again): every log line names it, and getpid() is a system call. */
 int ph_pid(void);
 
+#ifdef PH_STATIC_BUILD
+/* Why the static build (configure --enable-static-binary) refuses a host
+ * name where an address is wanted. */
+#define PH_STATIC_NUMERIC "the static build does not look names up (a static program has no NSS): " \
+	"give a numeric address such as 127.0.0.1 or [::1], or unix:PATH"
+#endif
+
 /* Joins dir and a relative path (absolute paths are returned as they are).
  * Caller frees. */
 char *ph_path_join(const char *dir, const char *path) PH_NONNULL_RET;

@@ -11,7 +11,7 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
-#include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include "ph_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
@@ -39,10 +39,6 @@
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
 /* The largest hand-over message a worker sends (the stream's JSON). */
 #define HUB_MSG_MAX PH_HUB_MSG_MAX
-/* FastCGI record types (FastCGI 1.0 §3.3). */
-#define FCGI_END_REQUEST 3
-#define FCGI_ABORT_REQUEST 2
-#define FCGI_STDOUT 6
 
 /* The list kinds a stream may ask to hear about, in the order of the
  * hand-over message's "on" array. */
@@ -165,7 +161,7 @@ flush(struct hub *h, struct stream *s)
 	return true;
 }
 
-/* Queues SSE text as FCGI_STDOUT and writes what it can. A client that
+/* Queues SSE text as PH_FCGI_STDOUT and writes what it can. A client that
  * does not read is dropped once its queue passes subscriptions.max_queue.
  * Returns false when s was dropped. */
 static bool
@@ -175,7 +171,7 @@ send_text(struct hub *h, struct stream *s, const char *text, size_t len)
 		drop(h, s, "the client does not read (subscriptions.max_queue)");
 		return false;
 	}
-	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, text, len);
+	ph_fcgi_records(&s->out, PH_FCGI_STDOUT, s->rid, text, len);
 	return flush(h, s);
 }
 
@@ -261,12 +257,10 @@ task_changed(void *ctx, const char *id, struct json_object *rec)
 static void
 finish(struct hub *h, struct stream *s, struct json_object *last)
 {
-	static const unsigned char complete[8] = {0};
 	if (last != NULL && !send_event(h, s, last))
 		return;
 	s->ending = true;
-	ph_fcgi_records(&s->out, FCGI_STDOUT, s->rid, NULL, 0);
-	ph_fcgi_records(&s->out, FCGI_END_REQUEST, s->rid, (const char *)complete, sizeof complete);
+	ph_fcgi_end(&s->out, s->rid);
 	flush(h, s);
 }
 
@@ -298,7 +292,7 @@ state_close(void *ctx, void *stream)
 		finish(ctx, s, NULL);
 }
 
-/* The web server wrote to a connection it handed us: only FCGI_ABORT_REQUEST
+/* The web server wrote to a connection it handed us: only PH_FCGI_ABORT_REQUEST
  * or a close can come. Returns false when s was dropped. */
 static bool
 readable(struct hub *h, struct stream *s)
@@ -307,7 +301,7 @@ readable(struct hub *h, struct stream *s)
 	for (;;) {
 		ssize_t n = read(s->fd, buf, sizeof buf);
 		if (n > 0) {
-			if (n >= 2 && buf[1] == FCGI_ABORT_REQUEST) {
+			if (n >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST) {
 				drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
 				return false;
 			}

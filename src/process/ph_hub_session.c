@@ -26,7 +26,7 @@
 #include "ph_hub_session.h"
 #include "ph_call.h"
 #include "ph_hub_state.h"
-#include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_json.h"
 #include "ph_util.h"
@@ -116,10 +116,6 @@ reply(int fd, const char *text)
 
 /* ---- parked calls ---------------------------------------------------------- */
 
-#define FCGI_END_REQUEST 3
-#define FCGI_ABORT_REQUEST 2
-#define FCGI_STDOUT 6
-
 
 /* Removes p from the list and frees it; its connection is closed unless
  * keep_fd (it went to a worker). */
@@ -153,7 +149,6 @@ unpark(struct ph_hub_sessions *t, struct parked *p, bool keep_fd, const char *wh
 static void
 fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 {
-	static const unsigned char complete[8] = {0};
 	struct json_object *m = json_object_new_object();
 	const char *method = ph_jstr(p->msg, "method"), *j;
 	struct ph_buf b, ev;
@@ -177,9 +172,8 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	/* what is left of the pushed requests first: the stream stays whole */
 	if (p->off < p->out.len)
 		ph_buf_add(&b, p->out.data + p->off, p->out.len - p->off);
-	ph_fcgi_records(&b, FCGI_STDOUT, p->rid, ev.data, ev.len);
-	ph_fcgi_records(&b, FCGI_STDOUT, p->rid, NULL, 0);
-	ph_fcgi_records(&b, FCGI_END_REQUEST, p->rid, (const char *)complete, sizeof complete);
+	ph_fcgi_records(&b, PH_FCGI_STDOUT, p->rid, ev.data, ev.len);
+	ph_fcgi_end(&b, p->rid);
 	if (write(p->fd, b.data, b.len) != (ssize_t)b.len)
 		ph_log("warning", "hub: the end of a parked call could not be written whole");
 	ph_buf_free(&b);
@@ -269,7 +263,7 @@ park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
 		ph_buf_adds(&e, "event: message\ndata: ");
 		ph_buf_add(&e, j, len);
 		ph_buf_adds(&e, "\n\n");
-		ph_fcgi_records(&p->out, FCGI_STDOUT, p->rid, e.data, e.len);
+		ph_fcgi_records(&p->out, PH_FCGI_STDOUT, p->rid, e.data, e.len);
 		ph_buf_free(&e);
 	}
 	ph_log("info", "hub: call %s of session %.8s... parked for %zu answers (%zu parked now)",
@@ -377,9 +371,9 @@ ph_hub_sessions_events(struct ph_hub_sessions *t)
 		bool gone = false;
 		if ((evs[i].events & EPOLLOUT) && !flush_out(t, p))
 			continue;
-		/* only FCGI_ABORT_REQUEST or a close can come on a parked connection */
+		/* only PH_FCGI_ABORT_REQUEST or a close can come on a parked connection */
 		while ((got = read(p->fd, buf, sizeof buf)) > 0)
-			if (got >= 2 && buf[1] == FCGI_ABORT_REQUEST)
+			if (got >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST)
 				gone = true;
 		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
 			gone = true;

@@ -4,22 +4,23 @@
 #include "first.h"
 #include "ph_metrics.h"
 #include "ph_listenq.h"
+#include "ph_method.h"
 #include "ph_shared.h"
 #include "ph_shm.h"
 #include <string.h>
 
-static const char *const methods[] = {
-	"server/discover", "initialize", "ping", "logging/setLevel", "resources/subscribe",
-	"resources/unsubscribe", "resources/read", "subscriptions/listen", "tools/list", "tools/call",
-	"prompts/list", "prompts/get", "resources/list", "resources/templates/list",
-	"completion/complete", "skills/list", "skills/get", "resources/directory/read",
-	"tasks/get", "tasks/update", "tasks/cancel",
-	"notification", "other", "none",
-};
-_Static_assert(sizeof methods / sizeof *methods == PH_M_METHODS, "one row per method");
-#define M_NOTIFICATION (PH_M_METHODS - 3)
-#define M_OTHER (PH_M_METHODS - 2)
-#define M_NONE (PH_M_METHODS - 1)
+/* The label of counter row i: the methods of ph_method.h, then these. */
+#define M_NOTIFICATION PH_METHOD__COUNT
+#define M_OTHER (PH_METHOD__COUNT + 1)
+#define M_NONE (PH_METHOD__COUNT + 2)
+_Static_assert(M_NONE + 1 == PH_M_METHODS, "one counter row per label");
+
+static const char *
+label(size_t i)
+{
+	static const char *const extra[] = {"notification", "other", "none"};
+	return i < PH_METHOD__COUNT ? ph_method_name((enum ph_method)i) : extra[i - PH_METHOD__COUNT];
+}
 
 static const int statuses[PH_M_STATUSES] = {200, 202, 204, 400, 401, 403, 404, 405,
 					     413, 415, 429, 499, 500, 503, 504, 0};
@@ -32,11 +33,11 @@ static const char *const exec_names[PH_MX__COUNT] = {
 static size_t
 method_index(const char *m)
 {
+	enum ph_method i;
 	if (m == NULL)
 		return M_NONE;
-	for (size_t i = 0; i < M_NOTIFICATION; i++)
-		if (methods[i][0] == m[0] && strcmp(methods[i], m) == 0) /* the first byte tells most apart */
-			return i;
+	if ((i = ph_method_find(m)) != PH_METHOD__COUNT)
+		return (size_t)i;
 	return strncmp(m, "notifications/", 14) == 0 ? M_NOTIFICATION : M_OTHER;
 }
 
@@ -129,14 +130,14 @@ render_durations(struct ph_buf *b, struct ph_shm_metrics *m)
 			cum += GET(m->buckets[i][k]);
 			if (k < PH_M_BUCKETS - 1)
 				ph_buf_printf(b, "%s_bucket{mcp_method_name=\"%s\",le=\"%g\"} %llu\n", name,
-					      methods[i], bounds[k], (unsigned long long)cum);
+					      label(i), bounds[k], (unsigned long long)cum);
 			else
 				ph_buf_printf(b, "%s_bucket{mcp_method_name=\"%s\",le=\"+Inf\"} %llu\n", name,
-					      methods[i], (unsigned long long)cum);
+					      label(i), (unsigned long long)cum);
 		}
-		ph_buf_printf(b, "%s_sum{mcp_method_name=\"%s\"} %.6f\n", name, methods[i],
+		ph_buf_printf(b, "%s_sum{mcp_method_name=\"%s\"} %.6f\n", name, label(i),
 			      (double)GET(m->sum_us[i]) / 1e6);
-		ph_buf_printf(b, "%s_count{mcp_method_name=\"%s\"} %llu\n", name, methods[i],
+		ph_buf_printf(b, "%s_count{mcp_method_name=\"%s\"} %llu\n", name, label(i),
 			      (unsigned long long)cum);
 	}
 }
@@ -179,10 +180,10 @@ ph_metrics_render(struct ph_buf *b)
 				continue;
 			if (statuses[k])
 				ph_buf_printf(b, "phantom_requests_total{method=\"%s\",status=\"%d\"} %llu\n",
-					      methods[i], statuses[k], (unsigned long long)n);
+					      label(i), statuses[k], (unsigned long long)n);
 			else
 				ph_buf_printf(b, "phantom_requests_total{method=\"%s\",status=\"other\"} %llu\n",
-					      methods[i], (unsigned long long)n);
+					      label(i), (unsigned long long)n);
 		}
 	render_durations(b, m);
 	family(b, "phantom_exec_total", "counter",

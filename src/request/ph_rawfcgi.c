@@ -4,6 +4,7 @@
  * hold this worker for long. */
 #include "first.h"
 #include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -15,12 +16,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define FCGI_BEGIN_REQUEST 1
-#define FCGI_END_REQUEST 3
-#define FCGI_PARAMS 4
-#define FCGI_STDIN 5
-#define FCGI_STDOUT 6
-#define FCGI_RECORD_MAX PH_FCGI_RECORD_MAX
 /* The longest a write on the connection may block. */
 #define SEND_TIMEOUT_S 5
 
@@ -31,228 +26,14 @@ struct raw {
 	bool failed, handed_off;
 };
 
-void
-ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len)
-{
-	do {
-		size_t n = len > FCGI_RECORD_MAX ? FCGI_RECORD_MAX : len;
-		unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(rid >> 8),
-				      (unsigned char)(rid & 0xff), (unsigned char)(n >> 8),
-				      (unsigned char)(n & 0xff), 0, 0};
-		ph_buf_add(b, h, sizeof h);
-		if (n > 0) { /* NULL + 0 is undefined: the empty record has no data */
-			ph_buf_add(b, data, n);
-			data += n;
-		}
-		len -= n;
-	} while (len > 0);
-}
-
-bool
-ph_fcgi_request_whole(const unsigned char *b, size_t n)
-{
-	unsigned rid = 0; /* the request's id, once its FCGI_BEGIN_REQUEST came */
-	bool params_end = false, stdin_end = false;
-	size_t off = 0;
-	while (n - off >= 8) {
-		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
-		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
-		if (b[off] != 1 || rec > n - off)
-			return false; /* not version 1, or the record is not all here */
-		if (rid == 0 && type == FCGI_BEGIN_REQUEST && id != 0)
-			rid = id;
-		else if (rid != 0 && id == rid && type == FCGI_PARAMS && len == 0)
-			params_end = true;
-		else if (rid != 0 && id == rid && type == FCGI_STDIN && len == 0)
-			stdin_end = true;
-		off += rec;
-		if (params_end && stdin_end)
-			return true;
-	}
-	return false;
-}
-
-/* Reads a FastCGI name or value length at p (1 byte, or 4 with the high
- * bit set) within end. Returns false when it runs past end. */
-static inline bool
-pair_len(const unsigned char **p, const unsigned char *end, size_t *len)
-{
-	if (*p >= end)
-		return false;
-	if (**p < 0x80) {
-		*len = *(*p)++;
-		return true;
-	}
-	if (end - *p < 4)
-		return false;
-	*len = (size_t)((*p)[0] & 0x7f) << 24 | (size_t)(*p)[1] << 16 | (size_t)(*p)[2] << 8 | (*p)[3];
-	*p += 4;
-	return true;
-}
-
-/* Makes s->mem hold at least n bytes (what it held is not kept). */
-static void
-split_room(struct ph_fcgi_split *s, size_t n)
-{
-	if (n <= s->cap)
-		return;
-	free(s->mem);
-	s->mem = ph_xmalloc(n);
-	s->cap = n;
-}
-
-bool
-ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
-{
-	size_t off = 0, plen = 0, blen = 0, npairs = 0, w, need;
-	size_t pfirst = 0, precs = 0; /* the first parameter record's content, and how many */
-	size_t bfirst = 0, brecs = 0; /* the same of the body's */
-	unsigned rid = 0;
-	int stage = 0; /* 0: begin, 1: parameters, 2: body, 3: done */
-	unsigned char *p, *end;
-	int last[PH_FCGI_SPLIT_LENS]; /* the last of each length so far (by_len set) */
-	out->rid = 0;
-	out->n = 0;
-	out->name = out->value = NULL;
-	out->nlen = out->vlen = NULL;
-	out->body = NULL;
-	out->body_len = out->used = 0;
-	/* the records: checked, and the sizes of the two streams summed */
-	while (stage < 3 && n - off >= 8) {
-		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
-		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
-		const unsigned char *c = b + off + 8;
-		if (b[off] != 1 || rec > n - off)
-			return false;
-		if (stage == 0) {
-			/* role FCGI_RESPONDER (1), flags without FCGI_KEEP_CONN */
-			if (type != FCGI_BEGIN_REQUEST || id == 0 || len != 8 || c[0] != 0 || c[1] != 1 ||
-			    (c[2] & 1) != 0)
-				return false;
-			rid = id;
-			stage = 1;
-		} else if (id != rid) {
-			return false;
-		} else if (stage == 1 && type == FCGI_PARAMS) {
-			if (len == 0)
-				stage = 2;
-			else if (precs++ == 0)
-				pfirst = off + 8;
-			plen += len;
-		} else if (stage == 2 && type == FCGI_STDIN) {
-			if (len == 0)
-				stage = 3;
-			else if (brecs++ == 0)
-				bfirst = off + 8;
-			blen += len;
-		} else {
-			return false;
-		}
-		off += rec;
-	}
-	if (stage != 3)
-		return false;
-	npairs = plen / 2; /* at most: each pair takes at least its two length bytes */
-	/* one block, kept from request to request: the arrays, then what did
-	 * not come in one record joined (the parameter block, the body), each
-	 * with a byte more for its NUL */
-	w = npairs * (2 * sizeof *out->name + 2 * sizeof *out->nlen + sizeof *out->next_len);
-	need = w + (precs > 1 ? plen + 1 : 0) + (brecs != 1 ? blen + 1 : 0);
-	split_room(out, need + 1); /* never empty: the arrays point into it */
-	out->name = (const char **)(void *)out->mem;
-	out->value = out->name + npairs;
-	out->nlen = (unsigned *)(void *)(out->value + npairs);
-	out->vlen = out->nlen + npairs;
-	out->next_len = (int *)(out->vlen + npairs);
-	for (size_t i = 0; i < PH_FCGI_SPLIT_LENS; i++)
-		out->by_len[i] = -1;
-	p = b + pfirst;
-	if (precs > 1) {
-		p = (unsigned char *)out->mem + w;
-		w += plen + 1;
-	}
-	out->body = brecs == 1 ? (char *)b + bfirst : out->mem + w;
-	if (precs > 1 || brecs > 1) {
-		size_t pw = 0, bw = 0;
-		for (size_t o = 0; o < off;) {
-			size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
-			if (b[o + 1] == FCGI_PARAMS && precs > 1) {
-				memcpy(p + pw, b + o + 8, len);
-				pw += len;
-			} else if (b[o + 1] == FCGI_STDIN && brecs > 1) {
-				memcpy(out->body + bw, b + o + 8, len);
-				bw += len;
-			}
-			o += 8 + len + b[o + 6];
-		}
-	}
-	end = p + plen;
-	npairs = 0;
-	while (p < end) {
-		size_t nl, vl, l;
-		const unsigned char *q = p;
-		if (!pair_len(&q, end, &nl) || !pair_len(&q, end, &vl) || nl > (size_t)(end - q) ||
-		    vl > (size_t)(end - q) - nl) {
-			out->name = out->value = NULL;
-			out->nlen = out->vlen = NULL;
-			out->body = NULL;
-			return false;
-		}
-		p += q - p; /* past the two lengths (q: their reader's const view of p) */
-		out->name[npairs] = (const char *)p;
-		out->value[npairs] = (const char *)p + nl;
-		out->nlen[npairs] = (unsigned)nl;
-		out->vlen[npairs] = (unsigned)vl;
-		l = nl < PH_FCGI_SPLIT_LENS ? nl : PH_FCGI_SPLIT_LENS - 1;
-		out->next_len[npairs] = -1;
-		if (out->by_len[l] < 0)
-			out->by_len[l] = (int)npairs;
-		else
-			out->next_len[last[l]] = (int)npairs;
-		last[l] = (int)npairs;
-		npairs++;
-		p += nl + vl;
-	}
-	/* every pair read: each value's NUL goes on the byte after it (the
-	 * next pair's first length byte, or the first after the block) */
-	for (size_t i = 0; i < npairs; i++)
-		((char *)out->value[i])[out->vlen[i]] = '\0';
-	out->body[blen] = '\0';
-	out->n = npairs;
-	out->body_len = blen;
-	out->rid = rid;
-	out->used = off;
-	return true;
-}
-
-const char *
-ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name)
-{
-	size_t n = strlen(name);
-	/* the list of a length runs in the order of the pairs: the first wins */
-	for (int i = s->by_len[n < PH_FCGI_SPLIT_LENS ? n : PH_FCGI_SPLIT_LENS - 1]; i >= 0; i = s->next_len[i])
-		if (s->nlen[i] == n && (n == 0 || s->name[i][n - 1] == name[n - 1]) &&
-		    memcmp(s->name[i], name, n) == 0)
-			return s->value[i];
-	return NULL;
-}
-
-void
-ph_fcgi_split_free(struct ph_fcgi_split *s)
-{
-	free(s->mem);
-	memset(s, 0, sizeof *s);
-}
-
+/* Sends b whole, blocking (bounded by the send timeout); -1 once a send
+ * failed (nothing more is sent then). */
 static int
-put(struct raw *w, int type, const char *data, size_t len)
+send_all(struct raw *w, const struct ph_buf *b)
 {
-	struct ph_buf b;
 	size_t off = 0;
-	ph_buf_init(&b);
-	ph_fcgi_records(&b, type, w->rid, data, len);
-	while (!w->failed && off < b.len) {
-		ssize_t n = send(w->fd, b.data + off, b.len - off, MSG_NOSIGNAL);
+	while (!w->failed && off < b->len) {
+		ssize_t n = send(w->fd, b->data + off, b->len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -260,8 +41,19 @@ put(struct raw *w, int type, const char *data, size_t len)
 		else
 			off += (size_t)n;
 	}
-	ph_buf_free(&b);
 	return w->failed ? -1 : 0;
+}
+
+static int
+put(struct raw *w, int type, const char *data, size_t len)
+{
+	struct ph_buf b;
+	int rc;
+	ph_buf_init(&b);
+	ph_fcgi_records(&b, type, w->rid, data, len);
+	rc = send_all(w, &b);
+	ph_buf_free(&b);
+	return rc;
 }
 
 static const char *
@@ -291,7 +83,7 @@ raw_event(struct ph_exchange *ex, const char *json, size_t len)
 	ph_buf_adds(&b, "event: message\ndata: ");
 	ph_buf_add(&b, json, len);
 	ph_buf_adds(&b, "\n\n");
-	rc = put(w, FCGI_STDOUT, b.data, b.len);
+	rc = put(w, PH_FCGI_STDOUT, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;
 }
@@ -319,7 +111,7 @@ raw_start(struct ph_exchange *ex, const struct ph_header *hdrs)
 static int
 raw_ping(struct ph_exchange *ex)
 {
-	return put((struct raw *)ex, FCGI_STDOUT, ": keepalive\n\n", 13);
+	return put((struct raw *)ex, PH_FCGI_STDOUT, ": keepalive\n\n", 13);
 }
 
 static bool
@@ -381,11 +173,13 @@ ph_rawfcgi_new(int fd, unsigned rid)
 void
 ph_rawfcgi_end(struct ph_exchange *ex)
 {
-	static const unsigned char complete[8] = {0};
 	struct raw *w = (struct raw *)ex;
 	if (!w->handed_off) {
-		put(w, FCGI_STDOUT, NULL, 0);
-		put(w, FCGI_END_REQUEST, (const char *)complete, sizeof complete);
+		struct ph_buf b;
+		ph_buf_init(&b);
+		ph_fcgi_end(&b, w->rid);
+		send_all(w, &b);
+		ph_buf_free(&b);
 	}
 	close(w->fd);
 	free(w);

@@ -11,56 +11,6 @@
 /* An exchange writing on fd (taken) for FastCGI request rid. Caller frees
  * with ph_rawfcgi_end. */
 struct ph_exchange *ph_rawfcgi_new(int fd, unsigned rid);
-/* Appends FastCGI records of type for request rid carrying len bytes of
- * data (at least one record, so len 0 writes the empty record that ends a
- * stream), each at most 65535 bytes. The hub writes its streams with it. */
-struct ph_buf;
-void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len);
-/* Whether the n bytes at b, the start of what a connection holds, carry a
- * whole request: FCGI_BEGIN_REQUEST, then its parameters and its body each
- * up to the empty record that ends them (other requests' records and
- * management records may come between). The FastCGI front reads a request
- * that already waits whole without deadlines. */
-bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
-/* A simple request split out of the bytes holding it, in place: its
- * parameters as names (nlen bytes, not NUL-ended) and values, and its
- * body, each NUL-ended where it lies (a parameter block or a body that came
- * in several records is joined in a block of memory, mem, that the next
- * split reuses); zero the struct before the first and release the block
- * with ph_fcgi_split_free. */
-/* The most a FastCGI record holds. */
-#define PH_FCGI_RECORD_MAX 65535
-#define PH_FCGI_SPLIT_LENS 32 /* names this long or longer share the last list */
-struct ph_fcgi_split {
-	unsigned rid;     /* its request id */
-	size_t n;         /* parameters */
-	const char **name; /* name[i]: the i-th parameter's name, nlen[i] bytes */
-	const char **value; /* value[i]: its value, NUL-ended (right after its name) */
-	unsigned *nlen, *vlen; /* the lengths of each (a value may hold a NUL) */
-	/* the parameters by the length of their name (ph_fcgi_split_param) */
-	int by_len[PH_FCGI_SPLIT_LENS]; /* the first of each length, -1: none */
-	int *next_len;    /* next_len[i]: the one after i of its length, or -1 */
-	char *body;       /* NUL-ended */
-	size_t body_len;
-	size_t used;      /* bytes it takes of the connection, through its last record */
-	char *mem;        /* the arrays, and what was joined */
-	size_t cap;
-};
-/* Splits the n bytes at b when they start with a whole simple request:
- * FCGI_BEGIN_REQUEST for the responder role without FCGI_KEEP_CONN, then
- * only that request's parameters up to their empty record and its body up
- * to its empty record. Returns false, name and body NULL and b untouched,
- * for anything else (other records, other roles, a kept connection, a pair
- * whose lengths run past its block): libfcgi reads those. On success b
- * holds the NULs that end the values and the body (each on a byte the split
- * has read by then: the next pair's first length byte, or the first after
- * a block, a record's version or padding), so the bytes are the split's,
- * no longer the request's, and must stay while it is used. */
-bool ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out);
-/* The value of the split request's parameter name, or NULL: the first of
- * that name, as libfcgi's FCGX_GetParam finds it. */
-const char *ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name);
-void ph_fcgi_split_free(struct ph_fcgi_split *s);
 /* Ends the stream (unless it went back to the hub) and closes fd. */
 void ph_rawfcgi_end(struct ph_exchange *ex);
 #endif

@@ -5,10 +5,11 @@
 #ifndef PH_SHM_H
 #define PH_SHM_H
 #include "first.h"
+#include "ph_method.h"
 #include "ph_metrics.h"
 #include "ph_rate.h"
 
-#define PH_M_METHODS 24 /* known methods, then "notification", "other", "none" */
+#define PH_M_METHODS (PH_METHOD__COUNT + 3) /* known methods, then "notification", "other", "none" */
 #define PH_M_STATUSES 16
 #define PH_M_BUCKETS 13 /* 12 bounds and +Inf */
 

@@ -14,6 +14,8 @@
 #   phantom py_warm   tools/call echo_py_warm (the same program, persistent: true)
 #   ceiling           tests/fcgi_trivial under spawn-fcgi, a fixed 200-byte
 #                     JSON answer from plain libfcgi, behind its own nginx
+#   static            resources/read and the persistent Python tool from the
+#                     static build (make static; STATIC_PHANTOM: another one)
 #   peer              the TypeScript SDK v2 server (v2-server.mjs --mode
 #                     minimal: tools/call echo, resources/read info://hello)
 # Phantom and the ceiling run BENCH_WORKERS FastCGI processes on loopback
@@ -232,6 +234,29 @@ if [ "${BENCH_UNIX:-1}" != 0 ]; then
 	CEILU_NGINX=$(cat "$NGINX_DIR/nginx.pid")
 fi
 
+# ---- the static build (make static), when there is one ------------------------------------
+# It loads no modules, so it is held to the dynamic build (>= 0.95) on what
+# both serve: resources/read, the server's own path, and the persistent
+# Python tool, the fast way to a tool without a module.
+STATIC=${STATIC_PHANTOM:-$top_builddir/static/phantom-fcgi}
+ST_URL=
+if [ -x "$STATIC" ]; then
+	grep -v 'module:' "$T_DIR/bench.yaml" >"$T_DIR/bench-static.yaml"
+	ST_PORT=$(free_port)
+	spawn-fcgi -n -a 127.0.0.1 -p "$ST_PORT" -- "$STATIC" -c "$T_DIR/bench-static.yaml" --workers "$W" \
+		2>"$T_DIR/phantom-static.log" &
+	ST_PID=$!
+	T_PIDS+=("$ST_PID")
+	if wait_port "$ST_PORT" && nginx_start "127.0.0.1:$ST_PORT"; then
+		ST_URL=$NGINX_URL
+		ST_NGINX=$(cat "$NGINX_DIR/nginx.pid")
+	else
+		echo "bench: the static build did not start" >&2
+	fi
+else
+	echo "bench: no static build at $STATIC (make static): no static / dynamic ratios" >&2
+fi
+
 # ---- the peer ------------------------------------------------------------------------------
 PEER_URL=
 if command -v node >/dev/null && command -v npm >/dev/null && [ -f "$PEER_SERVER" ]; then
@@ -259,6 +284,8 @@ sleep 1
 IDLE_PH=$(( $(mem_kib rss "$PH_PID") + $(mem_kib rss "$PH_NGINX") ))
 IDLE_CEIL=$(( $(mem_kib rss $TRIV_PIDS) + $(mem_kib rss "$CEIL_NGINX") ))
 IDLE_PEER=0
+IDLE_ST=0
+[ -n "$ST_URL" ] && IDLE_ST=$(( $(mem_kib rss "$ST_PID") + $(mem_kib rss "$ST_NGINX") ))
 [ -n "$PEER_URL" ] && IDLE_PEER=$(mem_kib rss "$PEER_PID")
 
 echo "bench: $W FastCGI workers, wrk -t2 -c$CONNS -d${SECS}s, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -273,6 +300,10 @@ if [ "${BENCH_UNIX:-1}" != 0 ]; then
 	run ceiling_unix "$CEILU_URL" tools/call echo '{"text":"hi"}' "$CEILU_NGINX" $TRIVU_PIDS
 	run module_unix "$PHU_URL" tools/call echo '{"text":"hi"}' "$PHU_NGINX" "$PHU_PID"
 	run py_warm_unix "$PHU_URL" tools/call echo_py_warm '{"text":"hi"}' "$PHU_NGINX" "$PHU_PID"
+fi
+if [ -n "$ST_URL" ]; then
+	run static_resource "$ST_URL" resources/read info://hello '{}' "$ST_NGINX" "$ST_PID"
+	run static_py_warm "$ST_URL" tools/call echo_py_warm '{"text":"hi"}' "$ST_NGINX" "$ST_PID"
 fi
 if [ -n "$PEER_URL" ]; then
 	run peer_tool "$PEER_URL" tools/call echo '{"text":"hi"}' - "$PEER_PID"
@@ -372,6 +403,7 @@ row resource "$IDLE_PH"
 row py_once "$IDLE_PH"
 row py_warm "$IDLE_PH"
 if [ "${BENCH_UNIX:-1}" != 0 ]; then row ceiling_unix "$IDLE_CEIL"; row module_unix "$IDLE_PH"; row py_warm_unix "$IDLE_PH"; fi
+if [ -n "$ST_URL" ]; then row static_resource "$IDLE_ST"; row static_py_warm "$IDLE_ST"; fi
 if [ -n "$PEER_URL" ]; then row peer_tool "$IDLE_PEER"; row peer_resource "$IDLE_PEER"; fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
@@ -410,6 +442,13 @@ if [ "${BENCH_UNIX:-1}" != 0 ]; then
 	echo "unix socket: CPU a request, module / ceiling  $(ratio "$(col module_unix 7)" "$(col ceiling_unix 7)")"
 	echo "unix socket: persistent Python / module  $(ratio "$(col py_warm_unix 1)" "$(col module_unix 1)")"
 	echo "unix socket / TCP, ceiling       $(ratio "$(col ceiling_unix 1)" "$(col ceiling 1)")"
+fi
+if [ -n "$ST_URL" ]; then
+	echo "static / dynamic build, resources/read  $(ratio "$(col static_resource 1)" "$(col resource 1)")   (target >= 0.95; best rounds; the static build loads no modules)"
+	[ "${BENCH_ROUNDS:-3}" -gt 1 ] &&
+		echo "  the same, median of the rounds  $(paired static_resource resource)"
+	echo "static / dynamic build, persistent Python tools/call  $(ratio "$(col static_py_warm 1)" "$(col py_warm 1)")   (target >= 0.95)"
+	echo "static / dynamic build, CPU a request, resources/read  $(ratio "$(col static_resource 7)" "$(col resource 7)")"
 fi
 if [ -n "$PEER_URL" ]; then
 	echo "module tools/call / peer         $(ratio "$(col module 1)" "$(col peer_tool 1)")   (target >= 10)"

@@ -1,6 +1,6 @@
 // sdk_client.mjs: the official TypeScript SDK v2 client
 // (@modelcontextprotocol/client) calling every kind of tool, prompt and
-// resource of the configuration written by tests/integration/sdk_client.sh, over HTTP or
+// resource of the configuration written by tests/integration/sdk_features.sh, over HTTP or
 // stdio, in a chosen era. One JSON line per check on stdout:
 //   {"check": "...", "ok": true|false, "detail": ...}
 //   node sdk-v2-features.mjs --url URL --era auto|2026-07-28|legacy

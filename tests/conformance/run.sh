@@ -197,7 +197,17 @@ kill -0 "$PH_PID" 2>/dev/null || stop
 nginx_start "$PH_ADDR" || { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - nginx starts"; stop; }
 T0=$SECONDS
 
-run_2026 "2026-07-28 nginx" "$NGINX_URL"
+# CONFORMANCE_SUBSET=core (run_libfcgi.sh): only the two revisions behind
+# nginx, labelled with the FastCGI reader
+R=${PHANTOM_FCGI_READER:+ ($PHANTOM_FCGI_READER reader)}
+run_2026 "2026-07-28 nginx$R" "$NGINX_URL"
+if [ "${CONFORMANCE_SUBSET:-}" = core ]; then
+	run_2025 "2025-11-25 nginx$R" "$NGINX_URL"
+	kill -0 "$PH_PID" 2>/dev/null
+	ok "phantom still running after the suite"
+	done_testing
+	exit
+fi
 
 # the extension scenarios are only selectable one by one
 SKILLS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"

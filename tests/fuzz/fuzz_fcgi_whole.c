@@ -15,7 +15,7 @@
  *   make -C build fuzz && build/tests/fuzz/fuzz_fcgi_whole tests/fuzz/corpus/fcgi_whole
  */
 #include "first.h"
-#include "ph_rawfcgi.h"
+#include "ph_fcgi_wire.h"
 #include <stdlib.h>
 #include <string.h>
 

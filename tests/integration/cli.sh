@@ -139,4 +139,17 @@ like "$(cat "$err")" 'no listening socket on fd 0' "with a clear error"
 is "$(grep -c 'no listening socket' "$err")" 1 "said once, in one line"
 echo '{}' | env -u GATEWAY_INTERFACE "$PHANTOM" -c "$good" >"$out" 2>"$err"
 is "$?" 2 "a pipe on fd 0 without GATEWAY_INTERFACE is not CGI"
+
+# ---- PHANTOM_FCGI_READER: which code reads FastCGI requests ---------------------------
+PHANTOM_FCGI_READER=libfkgi "$PHANTOM" -c "$good" --listen "unix:$T_DIR/r.sock" >"$out" 2>"$err"
+is "$?" 2 "PHANTOM_FCGI_READER of an unknown reader: exit status 2"
+like "$(cat "$err")" "PHANTOM_FCGI_READER is 'libfkgi': it is libfcgi or split" "the error names the value and the choices"
+test -e "$T_DIR/r.sock"; is "$?" 1 "and nothing is served"
+PHANTOM_FCGI_READER=libfcgi "$PHANTOM" -c "$good" --listen "unix:$T_DIR/r.sock" --workers 2 2>"$T_DIR/r.log" &
+T_PIDS+=("$!")
+wait_for 5 test -S "$T_DIR/r.sock"
+fcgi_post "$T_DIR/r.sock" "$(req 4 server/discover)" $(mhdr server/discover)
+is "$STATUS" 200 "PHANTOM_FCGI_READER=libfcgi: a request is served"
+is "$(grep -c 'PHANTOM_FCGI_READER=libfcgi: libfcgi reads every request' "$T_DIR/r.log")" 1 \
+	"the log says once which reader reads the requests"
 done_testing

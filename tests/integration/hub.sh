@@ -20,7 +20,7 @@ subscriptions: { max_ms: 600000, keepalive_ms: 1000, max_per_principal: 0, contr
 tools:
   - name: echo
     description: echoes its input
-    exec: [/bin/sh, $top_srcdir/tests/integration/hub-echo.sh]
+    exec: [/bin/sh, $top_srcdir/tests/handlers/hub_echo.sh]
 prompts:
   - name: greet
     description: a greeting
@@ -52,7 +52,7 @@ wait_for 30 grep -q "lists changed: none" "$PH_LOG"
 [ "$(grep -c 'lists changed: none' "$PH_LOG")" = 1 ]; ok "a reload that changes nothing is seen as such"
 # a reload that adds a tool tells the streams that asked about tools (the
 # new file is put in place at once, never seen half written)
-sed 's|^prompts:|  - name: echo2\n    description: echoes too\n    exec: [/bin/sh, '"$top_srcdir"'/tests/integration/hub-echo.sh]\nprompts:|' \
+sed 's|^prompts:|  - name: echo2\n    description: echoes too\n    exec: [/bin/sh, '"$top_srcdir"'/tests/handlers/hub_echo.sh]\nprompts:|' \
 	"$T_DIR/phantom.yaml" >"$T_DIR/phantom2.yaml"
 mv "$T_DIR/phantom2.yaml" "$T_DIR/phantom.yaml"
 "$PHANTOM" -t -c "$T_DIR/phantom.yaml" >/dev/null 2>&1; ok "the changed configuration is valid"

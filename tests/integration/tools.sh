@@ -249,6 +249,7 @@ is "$(jqr '.error.data.requiredCapabilities|keys|join(",")')" "elicitation" "onl
 CAPS='{"sampling":{},"elicitation":{}}' mcall "$U" 52 tools/call '{"name":"needs_sampling"}'
 is "$STATUS" 200 "with the capabilities declared the tool runs"
 like "$(jqr '.result.content[0].text')" 'elicitation=1 caps=\{"sampling":\{\},"elicitation":\{\}\}' "the handler sees the capabilities"
+like "$(jqr '.result.content[0].text')" 'kind=tool/1$' "the handler sees its kind as the word and as PHANTOM_KIND_TOOL"
 lcall "$U" 53 tools/call '{"name":"needs_sampling"}'
 is "$(jqr '.error.code // "none"')" none "legacy requests are not checked (capabilities were declared at initialize)"
 

@@ -86,9 +86,10 @@ whoami(phantom_call *c, void *u)
 	char buf[512];
 	const char *p = phantom_call_principal(c);
 	(void)u;
-	snprintf(buf, sizeof buf, "principal=%s elicitation=%d caps=%s", p ? p : "none",
+	snprintf(buf, sizeof buf, "principal=%s elicitation=%d caps=%s kind=%s/%d", p ? p : "none",
 		 phantom_call_has_capability(c, "elicitation"),
-		 json_object_to_json_string_ext(phantom_call_client_capabilities(c), JSON_C_TO_STRING_PLAIN));
+		 json_object_to_json_string_ext(phantom_call_client_capabilities(c), JSON_C_TO_STRING_PLAIN),
+		 phantom_call_kind(c), (int)phantom_call_kind_id(c));
 	return phantom_text(buf);
 }
 
@@ -184,6 +185,12 @@ catalog(phantom_call *c, void *u)
 	phantom_result *res = phantom_result_new();
 	char buf[128];
 	(void)u;
+	if (phantom_call_kind_id(c) != PHANTOM_KIND_RESOURCE_LIST) {
+		phantom_result_free(res);
+		json_object_put(arr);
+		json_object_put(page);
+		return NULL;
+	}
 	for (long long i = off; i < end; i++) {
 		struct json_object *e = json_object_new_object();
 		snprintf(buf, sizeof buf, "study://%lld", i);
@@ -258,6 +265,8 @@ authenticate(phantom_call *c, void *u)
 	phantom_result *r;
 	char big[6000];
 	(void)u;
+	if (phantom_call_kind_id(c) != PHANTOM_KIND_AUTH) /* what phantom.h says it is */
+		return NULL;
 	if (strcmp(tok, "null") == 0)
 		return NULL;
 	if (strcmp(tok, "forbid") == 0)

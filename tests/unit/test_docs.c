@@ -14,7 +14,9 @@
  *    or its ".It Ic auth" line to the next ".Ss" or ".Sh".
  *  - a key of a feature section set in the sample is an example of the
  *    feature, so it need not be set to its default.
- *  - the sample is a valid configuration (what phantom-fcgi -t checks). */
+ *  - the sample is a valid configuration (what phantom-fcgi -t checks).
+ * And every function src/phantom.h declares is described in man/phantom.3
+ * (".It Fn name"), so the API cannot grow past its page either. */
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_build.h"
@@ -75,6 +77,30 @@ read_doc(const char *rel, char **path_out)
 		buf = NULL;
 	*path_out = path;
 	return buf;
+}
+
+/* Checks that each function declared in the header (a "phantom_" name
+ * followed by "(" outside comments and #define lines) has its ".It Fn"
+ * entry in the page. */
+static void
+check_api_page(const char *header, const char *page)
+{
+	size_t n = 0;
+	for (const char *p = header; (p = strstr(p, "phantom_")) != NULL;) {
+		const char *line = p, *e = p;
+		while (line > header && line[-1] != '\n')
+			line--;
+		while ((*e >= 'a' && *e <= 'z') || *e == '_')
+			e++;
+		if (*e == '(' && line[0] != '#' && line[0] != ' ' && line[0] != '/' && line[0] != '\t') {
+			char *want = ph_xasprintf(".It Fn %.*s\n", (int)(e - p), p);
+			ok(strstr(page, want) != NULL, "man/phantom.3 describes %.*s", (int)(e - p), p);
+			free(want);
+			n++;
+		}
+		p = e;
+	}
+	ok(n > 50, "phantom.h declares %zu functions", n);
 }
 
 /* The sample with "#key: value" lines turned into "key: value". Caller frees. */
@@ -290,6 +316,18 @@ main(void)
 			ok(man_has(man, k->name, section), "man/phantom.yaml.5 documents %s (\".It Ic %s\"%s)",
 			   k->name, k->name, section ? " or \".Ss\"" : "");
 		free(parent);
+	}
+
+	{
+		char *hpath, *ppath, *header = read_doc("src/phantom.h", &hpath);
+		char *page = read_doc("man/phantom.3", &ppath);
+		ok(header && page, "%s and %s are readable", hpath, ppath);
+		if (header && page)
+			check_api_page(header, page);
+		free(header);
+		free(page);
+		free(hpath);
+		free(ppath);
 	}
 
 	/* the sample is a valid configuration: what phantom-fcgi -t checks */

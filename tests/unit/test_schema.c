@@ -2,6 +2,8 @@
  * messages), defaults, the field DSL and x-mcp-header extraction. */
 #include "first.h"
 #include "ph_schema.h"
+#include "ph_fields.h"
+#include "ph_param_header.h"
 #include "tap.h"
 #include <json-c/json.h>
 #include <stdlib.h>

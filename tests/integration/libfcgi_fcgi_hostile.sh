@@ -1,0 +1,5 @@
+#!/bin/bash
+# fcgi_hostile.sh with every FastCGI request read by libfcgi (PHANTOM_FCGI_READER,
+# phantom-fcgi(8)): the split reader takes most requests by default, so the
+# path it declines is tested whole here.
+PHANTOM_FCGI_READER=libfcgi exec bash "${top_srcdir:-.}/tests/integration/fcgi_hostile.sh"

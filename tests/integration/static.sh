@@ -1,0 +1,86 @@
+#!/bin/bash
+# The static phantom-fcgi (make static): one file that needs no shared
+# library. It passes the dynamic build's smoke checks (stdio with the SDK
+# client; FastCGI behind nginx with every HTTP rule), refuses what a static
+# program cannot do at -t and at start (C modules, host names), and `make
+# dist-static` packs it with what a hosting user needs.
+. "${top_srcdir:-.}/tests/lib.sh"
+# bail WHAT: a failed step the rest needs: one "not ok", then the end
+bail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $1"; done_testing; exit 1; }
+
+static_phantom || { echo "not ok 1 - make static builds static/phantom-fcgi"; exit 1; }
+[ -x "$STATIC" ]; ok "make static builds static/phantom-fcgi"
+is "$(ldd "$STATIC" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "ldd: not a dynamic executable"
+! readelf -lW "$STATIC" | grep -q 'INTERP\|DYNAMIC'
+ok "no program interpreter and no dynamic section"
+like "$("$STATIC" -V)" '^phantom-fcgi [0-9.]+ .*static build' "-V says it is the static build"
+unlike_dyn=$("$PHANTOM" -V)
+case $unlike_dyn in *static*) false ;; esac; ok "the dynamic build's -V does not"
+
+# ---- what it refuses, at -t and at start ----------------------------------------
+mkdir -p "$T_DIR/app"
+nap_tool "$T_DIR/app"
+test_conf "$T_DIR/module.yaml" static-test 'tools:' \
+	'  - {name: echo, module: phantom_example.so, symbol: echo}'
+out=$("$STATIC" -t -c "$T_DIR/module.yaml" 2>&1); rc=$?
+is "$rc" 1 "-t refuses a module tool"
+like "$out" "module.yaml:[0-9]+: .*module 'phantom_example.so': this phantom-fcgi is the static build" \
+	"-t names the file, the line and why"
+port=$(free_port)
+out=$(timeout 5 "$STATIC" -c "$T_DIR/module.yaml" --listen "127.0.0.1:$port" 2>&1); rc=$?
+is "$rc" 1 "a module tool: start refused (exit 1, nothing served)"
+like "$out" "cannot start" "start says it cannot"
+! port_open "$port"; ok "nothing listened"
+
+test_conf "$T_DIR/named.yaml" static-test "listen: localhost:$port"
+out=$("$STATIC" -t -c "$T_DIR/named.yaml" 2>&1); rc=$?
+is "$rc" 1 "-t refuses a host name in listen:"
+like "$out" "listen: 'localhost:$port': the static build does not look names up.*127\\.0\\.0\\.1" \
+	"-t says why and what to give instead"
+"$PHANTOM" -t -c "$T_DIR/named.yaml" >/dev/null 2>&1; ok "the dynamic build takes the same file"
+test_conf "$T_DIR/plain.yaml" static-test
+out=$(timeout 5 "$STATIC" -c "$T_DIR/plain.yaml" --listen "localhost:$port" 2>&1); rc=$?
+is "$rc" 1 "--listen localhost:PORT: start refused"
+like "$out" "cannot listen on 'localhost:$port': the static build does not look names up" "and says why"
+test_conf "$T_DIR/numeric.yaml" static-test "listen: \"[::1]:$port\""
+"$STATIC" -t -c "$T_DIR/numeric.yaml" >/dev/null 2>&1; ok "-t takes a numeric address ([::1]:PORT)"
+
+# ---- the smoke checks of the dynamic build ------------------------------------
+test_conf "$T_DIR/phantom.yaml" static-test 'workers: 2' 'tools:' \
+	"  - {name: hello, exec: [$top_srcdir/examples/hosting/tools/hello.sh]}" \
+	"  - {name: nap, exec: [$T_DIR/app/nap.sh]}"
+if node_setup; then
+	node_client sdk-v2.mjs --stdio "$STATIC" --arg -c --arg "$T_DIR/phantom.yaml" --arg --stdio \
+		--era auto --expect-era modern --name static-test --call hello --args '{}' --expect 'Hello, world!'
+else
+	diag "npm packages missing: SDK stdio check skipped"
+fi
+PHANTOM=$STATIC phantom_unix "$T_DIR/phantom.yaml" || bail "static phantom starts"
+nginx_start "$PH_BACKEND" || bail "nginx starts"
+http_rule_checks "$NGINX_URL" static-test
+workers_are "$PH_PID" 2 "the static master runs its two workers"
+like "$(hub_of "$PH_PID")" '^[0-9]+$' "and its hub"
+is "$(grep -c '\.so' "/proc/$PH_PID/maps")" 0 "the running master maps no shared object"
+naps_at_once "$NGINX_URL" "$PH_LOG" "static behind nginx"
+
+# ---- the release archive -------------------------------------------------------
+tgz=$(flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$top_builddir" dist-static 2>"$T_DIR/dist.err" | tail -1)
+like "$tgz" '^phantom-[0-9.]+-static-[a-z0-9_]+\.tar\.gz$' "make dist-static makes the archive"
+mkdir -p "$T_DIR/x"
+tar -xzf "$top_builddir/$tgz" -C "$T_DIR/x"; ok "the archive unpacks"
+d=$T_DIR/x/${tgz%.tar.gz}
+for f in bin/phantom-fcgi man/phantom-fcgi.8 man/phantom.yaml.5 man/phantom-skills.5 conf/htaccess \
+	conf/mcp.fcgi starter/phantom.yaml starter/tools/hello.sh starter/tools/reverse.php \
+	starter/tools/stats.py starter/tools/counter.py README; do
+	[ -s "$d/$f" ]; ok "the archive holds $f"
+done
+is "$(ldd "$d/bin/phantom-fcgi" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "its binary is the static one"
+cmp -s "$d/conf/htaccess" "$top_srcdir/conf/htaccess"; ok "its conf/htaccess is the shipped one"
+# the README's way to make the secret for the starter copied by hand
+grep -q "od -An -vtx1" "$d/README"; ok "the README says how to make the secret"
+(cd "$d/starter" && head -c 32 /dev/urandom | od -An -vtx1 | tr -d ' \n' >request_state.key &&
+	chmod 600 request_state.key)
+out=$("$d/bin/phantom-fcgi" -t -c "$d/starter/phantom.yaml" 2>&1)
+like "$out" "configuration OK" "the archive's starter configuration checks"
+rm -f "$top_builddir/$tgz"
+done_testing

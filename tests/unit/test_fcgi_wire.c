@@ -1,0 +1,184 @@
+/* test_fcgi_wire.c: the FastCGI wire (request/ph_fcgi_wire.c): whether a
+ * connection's bytes hold a whole request, and the split of a simple one
+ * in place. */
+#include "first.h"
+#include "ph_fcgi_wire.h"
+#include "ph_util.h"
+#include "tap.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends a FastCGI record (version 1) of type for request id with len
+ * bytes of content (zeros) and pad bytes of padding. */
+static void
+rec(struct ph_buf *b, int type, unsigned id, size_t len, unsigned pad)
+{
+	unsigned char h[8] = {1, (unsigned char)type, (unsigned char)(id >> 8), (unsigned char)id,
+			      (unsigned char)(len >> 8), (unsigned char)len, (unsigned char)pad, 0};
+	ph_buf_add(b, h, sizeof h);
+	for (size_t i = 0; i < len + pad; i++)
+		ph_buf_addc(b, 'x');
+}
+
+/* ph_rawfcgi.c: when a request waits whole on its connection (the front
+ * then reads it without deadlines). */
+static void
+test_fcgi_whole(void)
+{
+	struct ph_buf b;
+	const unsigned char *u;
+	size_t full;
+	bool every_prefix_short = true;
+	ph_buf_init(&b);
+	rec(&b, 1, 1, 8, 0);      /* FCGI_BEGIN_REQUEST */
+	rec(&b, 4, 1, 300, 4);    /* parameters, padded */
+	rec(&b, 4, 1, 0, 0);      /* their end */
+	rec(&b, 5, 1, 250, 6);    /* body */
+	rec(&b, 5, 1, 0, 0);      /* its end */
+	full = b.len;
+	u = (const unsigned char *)b.data;
+	ok(ph_fcgi_request_whole(u, full), "fcgi whole: begin, parameters, body and both ends");
+	for (size_t n = 0; n < full; n++)
+		if (ph_fcgi_request_whole(u, n))
+			every_prefix_short = false;
+	ok(every_prefix_short, "fcgi whole: no shorter prefix counts as whole");
+	rec(&b, 1, 2, 8, 0); /* the next request's start after it changes nothing */
+	ok(ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: bytes after the request");
+	ph_buf_reset(&b);
+	rec(&b, 9, 0, 20, 0); /* FCGI_GET_VALUES first */
+	rec(&b, 1, 7, 8, 0);
+	rec(&b, 4, 7, 0, 0);
+	rec(&b, 5, 3, 0, 0); /* another request's end of body does not end this one */
+	ok(!ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: another id's end of body");
+	rec(&b, 5, 7, 0, 0);
+	ok(ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: management records before it");
+	ph_buf_reset(&b);
+	rec(&b, 4, 1, 0, 0); /* ends before any FCGI_BEGIN_REQUEST */
+	rec(&b, 5, 1, 0, 0);
+	ok(!ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: no FCGI_BEGIN_REQUEST");
+	ph_buf_reset(&b);
+	rec(&b, 1, 1, 8, 0);
+	rec(&b, 4, 1, 0, 0);
+	rec(&b, 5, 1, 0, 0);
+	b.data[8 + 8] = 2; /* version 2 */
+	ok(!ph_fcgi_request_whole((const unsigned char *)b.data, b.len), "fcgi whole: a record not of version 1");
+	ph_buf_free(&b);
+}
+
+/* Appends a record of type for request 1 carrying len bytes of data. */
+static void
+rec_data(struct ph_buf *b, int type, const char *data, size_t len)
+{
+	unsigned char h[8] = {1, (unsigned char)type, 0, 1, (unsigned char)(len >> 8), (unsigned char)len, 0, 0};
+	ph_buf_add(b, h, sizeof h);
+	ph_buf_add(b, data, len);
+}
+
+/* ph_rawfcgi.c: a simple request split out of its records. */
+static void
+test_fcgi_split(void)
+{
+	static const char begin[8] = {0, 1, 0, 0, 0, 0, 0, 0}, keep[8] = {0, 1, 1, 0, 0, 0, 0, 0},
+			  auth[8] = {0, 2, 0, 0, 0, 0, 0, 0};
+	/* REQUEST_METHOD=POST, then a value of 200 bytes (a 4-byte length) */
+	char pairs[300], big[200];
+	size_t np = 0;
+	struct ph_buf b;
+	struct ph_fcgi_split sp = {0};
+	memset(big, 'v', sizeof big);
+	pairs[np++] = 14;
+	pairs[np++] = 4;
+	memcpy(pairs + np, "REQUEST_METHODPOST", 18);
+	np += 18;
+	pairs[np++] = 1;
+	memcpy(pairs + np, "\x80\x00\x00\xc8", 4);
+	np += 4;
+	pairs[np++] = 'X';
+	memcpy(pairs + np, big, sizeof big);
+	np += sizeof big;
+	ph_buf_init(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 4, pairs, 10); /* the block cut across two records */
+	rec_data(&b, 4, pairs + 10, np - 10);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, "{\"a\":", 5);
+	rec_data(&b, 5, "1}", 2);
+	rec_data(&b, 5, NULL, 0);
+	rec_data(&b, 1, begin, 8); /* the next request's start is not taken */
+	{
+		/* split in place: a copy, the split's from then on */
+		char *copy = ph_xmalloc(b.len), *mem;
+		memcpy(copy, b.data, b.len);
+		ok(ph_fcgi_request_split((unsigned char *)copy, b.len, &sp), "fcgi split: a simple request");
+		ok(sp.n == 2 && sp.nlen[0] == 14 && memcmp(sp.name[0], "REQUEST_METHOD", 14) == 0 &&
+			   strcmp(sp.value[0], "POST") == 0 && sp.vlen[0] == 4,
+		   "fcgi split: the first parameter, joined across records");
+		ok(sp.nlen[1] == 1 && sp.name[1][0] == 'X' && sp.vlen[1] == 200 && strlen(sp.value[1]) == 200 &&
+			   strspn(sp.value[1], "v") == 200,
+		   "fcgi split: a value with a four-byte length");
+		is_str(sp.body, "{\"a\":1}", "fcgi split: the body, joined");
+		is_int(sp.used, b.len - 16, "fcgi split: takes the request's bytes only");
+		is_str(ph_fcgi_split_param(&sp, "REQUEST_METHOD"), "POST", "fcgi split: a parameter by name");
+		ok(ph_fcgi_split_param(&sp, "X") == sp.value[1] && ph_fcgi_split_param(&sp, "REQUEST_METHO") == NULL &&
+			   ph_fcgi_split_param(&sp, "Y") == NULL && ph_fcgi_split_param(&sp, "") == NULL,
+		   "fcgi split: only a whole name is found");
+		mem = sp.mem;
+		memcpy(copy, b.data, b.len);
+		ok(ph_fcgi_request_split((unsigned char *)copy, b.len, &sp) && sp.mem == mem && sp.n == 2 &&
+			   strcmp(sp.value[0], "POST") == 0 && strcmp(sp.body, "{\"a\":1}") == 0,
+		   "fcgi split: the next request reuses the memory");
+		free(copy);
+	}
+	{
+		/* each block in one record: the values and the body lie in the
+		 * request's bytes, NUL-ended there */
+		struct ph_buf one;
+		unsigned char *u;
+		ph_buf_init(&one);
+		rec_data(&one, 1, begin, 8);
+		rec_data(&one, 4, pairs, np);
+		rec_data(&one, 4, NULL, 0);
+		rec_data(&one, 5, "{}", 2);
+		rec_data(&one, 5, NULL, 0);
+		u = (unsigned char *)one.data;
+		ok(ph_fcgi_request_split(u, one.len, &sp) && sp.n == 2 && sp.name[0] == (char *)u + 8 + 8 + 8 + 2 &&
+			   sp.value[0] == sp.name[0] + 14 && strcmp(sp.value[0], "POST") == 0 &&
+			   sp.body == (char *)u + one.len - 8 - 2 && strcmp(sp.body, "{}") == 0 &&
+			   strlen(sp.value[1]) == 200,
+		   "fcgi split: a block in one record is split where it lies");
+		ph_buf_free(&one);
+	}
+	ph_fcgi_split_free(&sp);
+	ph_buf_reset(&b);
+	rec_data(&b, 1, keep, 8);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp) && sp.name == NULL,
+	   "fcgi split: FCGI_KEEP_CONN is left to libfcgi");
+	ph_buf_reset(&b);
+	rec_data(&b, 1, auth, 8);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp), "fcgi split: so is another role");
+	ph_buf_reset(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 4, pairs, 23); /* the second pair's four-byte length is cut */
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp), "fcgi split: a pair past its block");
+	ph_buf_reset(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 5, NULL, 0); /* the body before the parameters' end */
+	rec_data(&b, 4, NULL, 0);
+	ok(!ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp), "fcgi split: records out of order");
+	ph_fcgi_split_free(&sp); /* what the refused ones kept for the next */
+	ph_buf_free(&b);
+}
+
+int
+main(void)
+{
+	test_fcgi_whole();
+	test_fcgi_split();
+	return tap_done();
+}
