@@ -27,7 +27,9 @@ static const char usage_text[] =
 	"\n"
 	"  -c, --config FILE   configuration (default: $PHANTOM_CONFIG, else built-in defaults)\n"
 	"      --listen SPEC   bind HOST:PORT, [ADDR]:PORT or unix:PATH instead of using fd 0\n"
-	"  -w, --workers N     worker processes under a master (1: a single process)\n"
+	"  -w, --workers N     a static pool of N workers under a master (1: a single process)\n"
+	"      --pool          on a socket inherited on fd 0 (spawn-fcgi -n), the pool the\n"
+	"                      configuration's workers key describes, not one process\n"
 	"      --stdio         newline-delimited JSON-RPC on stdin/stdout\n"
 	"  -t, --test          check the configuration, print every problem, exit 0 or 1\n"
 	"      --hash-token[=KIND]  read a bearer token from stdin, print its hash for\n"
@@ -128,6 +130,7 @@ struct opts {
 	const char *conf_path;   /* -c, else $PHANTOM_CONFIG when set and not empty */
 	const char *listen_spec; /* --listen */
 	long long workers;       /* -w; 0 when not given */
+	bool pool;               /* --pool: workers from the configuration on fd 0 too */
 	bool stdio_mode, test;
 	bool notify;             /* --notify: the notification follows the options */
 	const char *init_dir;    /* --init: the web directory (APPDIR may follow) */
@@ -137,6 +140,7 @@ static const struct option longopts[] = {
 	{"config", required_argument, NULL, 'c'},
 	{"listen", required_argument, NULL, 'l'},
 	{"workers", required_argument, NULL, 'w'},
+	{"pool", no_argument, NULL, 'P'},
 	{"stdio", no_argument, NULL, 's'},
 	{"test", no_argument, NULL, 't'},
 	{"version", no_argument, NULL, 'V'},
@@ -174,6 +178,9 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 				bad_usage("--workers must be an integer from 1 to 256, not", optarg);
 			break;
 		}
+		case 'P':
+			o->pool = true;
+			break;
 		case 's':
 			o->stdio_mode = true;
 			break;
@@ -209,6 +216,8 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 		bad_usage("unexpected argument", argv[optind]);
 	if (o->stdio_mode && o->listen_spec)
 		bad_usage("--stdio and --listen exclude each other", NULL);
+	if (o->pool && o->workers)
+		bad_usage("--pool and --workers exclude each other", NULL);
 	return true;
 }
 
@@ -249,9 +258,10 @@ choose_socket(struct ph_server *srv, const struct opts *o, int act_fd, struct ph
 		run->workers = o->workers ? o->workers : srv->conf->workers;
 	} else if (ph_fd_is_listener(0)) {
 		/* inherited socket: lighttpd and mod_fcgid count processes
-		 * themselves, so one process unless asked for more */
+		 * themselves, so one process unless asked for more (--workers,
+		 * or --pool under spawn-fcgi, which starts one) */
 		run->listen_fd = 0;
-		run->workers = o->workers ? o->workers : 1;
+		run->workers = o->workers ? o->workers : o->pool ? srv->conf->workers : 1;
 	} else if (getenv("GATEWAY_INTERFACE") != NULL) {
 		/* CGI: stdin is a pipe (mod_cgi, lighttpd) or a connected
 		 * socket (Apache mod_cgid), never a listening one */

@@ -134,6 +134,87 @@ static const struct key skills_keys[] = {
 	 "reuse a static file's digest until its inode, size, mtime or ctime changes"},
 };
 
+#define POFF(f) offsetof(struct ph_pool_opts, f)
+static const struct key pool_keys[] = {
+	{"workers.mode", K_ENUM, 0, 0, "dynamic", true, POFF(mode), "static|dynamic|ondemand",
+	 "static: max workers always (php-fpm pm = static); dynamic: start, then min_idle to "
+	 "max_idle idle ones (pm = dynamic); ondemand: none until a connection waits (pm = ondemand)"},
+	{"workers.max", K_INT, 1, 256, "32", true, POFF(max), NULL,
+	 "most workers at once; past it requests wait in the listen queue (pm.max_children)"},
+	{"workers.start", K_INT, 0, 256, "4", true, POFF(start), NULL,
+	 "dynamic: workers forked at start and on reload (pm.start_servers)"},
+	{"workers.min_idle", K_INT, 0, 256, "2", true, POFF(min_idle), NULL,
+	 "dynamic: fewer idle workers than this and more are forked (pm.min_spare_servers)"},
+	{"workers.max_idle", K_INT, 1, 256, "4", true, POFF(max_idle), NULL,
+	 "more idle workers than this and the one idle longest ends, one a second (pm.max_spare_servers)"},
+	{"workers.idle_timeout_ms", K_INT, 100, 86400000, "10000", true, POFF(idle_timeout_ms), NULL,
+	 "a worker idle this long ends, down to min_idle (pm.process_idle_timeout)"},
+	{"workers.spawn_rate", K_INT, 1, 256, "16", true, POFF(spawn_rate), NULL,
+	 "forks in the first second of demand; the rate doubles each second demand lasts"},
+	{"workers.max_spawn_rate", K_INT, 1, 1024, "64", true, POFF(max_spawn_rate), NULL,
+	 "forks a second that doubling stops at (pm.max_spawn_rate)"},
+	{"workers.memory_percent", K_INT, 0, 100, "50", true, POFF(memory_percent), NULL,
+	 "warn when max x a worker's measured RSS exceeds this share of MemTotal (0: no check)"},
+	{"workers.full_log_interval_s", K_INT, 1, 86400, "60", true, POFF(full_log_s), NULL,
+	 "\"pool reached its maximum\" is logged at most once in this many seconds"},
+};
+
+/* Reports workers.A above workers.B. */
+static void
+pool_order(struct ph_conf_ctx *x, const struct ph_ynode *n, const char *a, long long va, const char *b,
+	   long long vb)
+{
+	if (va > vb)
+		ph_conf_problem(x->probs, x->file, n->line, "workers.%s (%lld) may not exceed workers.%s (%lld)",
+				a, va, b, vb);
+}
+
+/* workers: an integer (static, that many; 0 or 1 a single process) or a
+ * mapping read through pool_keys. Returns 0, or -1 after reporting. */
+static int
+parse_workers(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	static const struct ph_pool_conf fixed = {PH_POOL_STATIC, 4, 4, 0, 0, 10000, 16, 64, 50, 60};
+	const struct ph_pool_opts *o = x->opts;
+	struct ph_pool_conf *p = &x->c->pool;
+	struct ph_ysink s = {x->probs, x->file, NULL, false};
+	if (ph_yaml_is_null(n))
+		return 0;
+	if (n->kind == PH_Y_SCALAR) {
+		if (ph_yread_int(&s, n, key, 0, 256, &x->c->workers) != 0)
+			return -1;
+		*p = fixed;
+		p->max = p->start = x->c->workers;
+		return 0;
+	}
+	if (o == NULL) {
+		ph_conf_problem(x->probs, x->file, n->line, "%s: expected an integer or a mapping", key);
+		return -1;
+	}
+	if (x->probs->n != x->before)
+		return -1; /* a key did not fit its row */
+	p->mode = strcmp(o->mode, "static") == 0    ? PH_POOL_STATIC
+		  : strcmp(o->mode, "ondemand") == 0 ? PH_POOL_ONDEMAND
+						     : PH_POOL_DYNAMIC;
+	p->max = o->max;
+	p->start = p->mode == PH_POOL_DYNAMIC ? o->start : p->mode == PH_POOL_STATIC ? o->max : 0;
+	p->min_idle = p->mode == PH_POOL_DYNAMIC ? o->min_idle : 0;
+	p->max_idle = o->max_idle;
+	p->idle_timeout_ms = o->idle_timeout_ms;
+	p->spawn_rate = o->spawn_rate;
+	p->max_spawn_rate = o->max_spawn_rate;
+	p->memory_percent = o->memory_percent;
+	p->full_log_s = o->full_log_s;
+	x->c->workers = o->max;
+	pool_order(x, n, "start", p->start, "max", p->max);
+	pool_order(x, n, "min_idle", p->min_idle, "max_idle", p->max_idle);
+	pool_order(x, n, "max_idle", p->max_idle, "max", p->max);
+	pool_order(x, n, "spawn_rate", p->spawn_rate, "max_spawn_rate", p->max_spawn_rate);
+	if (x->probs->n != x->before)
+		return -1;
+	return 0;
+}
+
 /* The one table. Order here is the order of conf/phantom.yaml and phantom.yaml(5). */
 static const struct key keys[] = {
 	{"server", K_SECTION, 0, 0, NULL, true, 0, NULL, "What the server says about itself."},
@@ -150,8 +231,10 @@ static const struct key keys[] = {
 	 "ttlMs cache hint of server/discover and of lists without their own"},
 	{"server.scope", K_ENUM, 0, 0, "private", true, OFF(server.scope), "public|private",
 	 "cacheScope of those results"},
-	{"workers", K_INT, 0, 256, "4", true, OFF(workers), NULL,
-	 "worker processes; 0 or 1 serves from a single process without a master"},
+	{"workers", K_CUSTOM, 0, 0, "4", true, 0, NULL,
+	 "worker processes: an integer (a static pool; 0 or 1 serves from a single process without "
+	 "a master) or a mapping {mode, max, start, min_idle, max_idle, idle_timeout_ms, ...}",
+	 parse_workers, NULL, ROWS(pool_keys, ph_pool_opts)},
 	{"max_requests", K_INT, 0, MAXLL, "10000", true, OFF(max_requests), NULL,
 	 "a worker is replaced after this many requests (0: never)"},
 	{"shutdown_timeout", K_INT, 0, 3600, "30", false, OFF(shutdown_timeout), NULL,
@@ -566,6 +649,19 @@ check_tasks(const struct ph_config *c, struct ph_conf_problems *probs, const cha
 		}
 }
 
+/* A custom key with a default (workers) gets it through its parser. */
+static void
+custom_default(struct ph_config *c, const struct key *k)
+{
+	struct ph_conf_problems dummy = {0};
+	struct ctx x = {c, &dummy, "(defaults)", (char *)c, keys, PH_ARRAY_LEN(keys)};
+	char *err = NULL;
+	struct ph_ynode *n = ph_yaml_parse(k->def, strlen(k->def), 4, &err);
+	if (n == NULL || parse_section(&x, k, n) != 0 || dummy.n != 0)
+		abort(); /* a default its own key refuses: a programming error in the table */
+	ph_yaml_free(n);
+}
+
 #ifdef PH_STATIC_BUILD
 /* The static build binds numeric addresses only: listen's host, when it
  * has one, must be an IPv4 or IPv6 address (the port is checked at bind). */
@@ -589,8 +685,11 @@ check_listen(const struct ph_config *c, struct ph_conf_problems *probs, const ch
 static void
 apply_defaults(struct ph_config *c)
 {
-	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++)
+	for (size_t i = 0; i < PH_ARRAY_LEN(keys); i++) {
 		set_default((char *)c, &keys[i]);
+		if (keys[i].type == K_CUSTOM && keys[i].def != NULL)
+			custom_default(c, &keys[i]);
+	}
 }
 
 struct ph_config *

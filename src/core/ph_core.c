@@ -299,17 +299,21 @@ send_health(struct ph_req *r)
 {
 	static const struct ph_header hdrs[] = {{"Cache-Control", "no-store"}, {NULL, NULL}};
 	bool stopping = ph_metrics_stopping();
-	long long busy = ph_metrics_busy_now(), workers = ph_metrics_workers();
+	struct ph_pool_status st;
 	struct json_object *o = json_object_new_object(), *w = json_object_new_object();
 	size_t len;
 	const char *s;
-	if (workers < busy)
-		workers = busy;
+	ph_metrics_pool(&st);
 	ph_jset(o, "status", json_object_new_string(stopping ? "stopping" : "ok"));
 	ph_jset(o, "generation", json_object_new_int64(ph_metrics_generation()));
-	ph_jset(w, "busy", json_object_new_int64(busy));
-	ph_jset(w, "idle", json_object_new_int64(workers - busy));
+	ph_jset(w, "busy", json_object_new_int64(st.busy));
+	ph_jset(w, "idle", json_object_new_int64(st.idle));
+	ph_jset(w, "total", json_object_new_int64(st.total));
+	ph_jset(w, "max", json_object_new_int64(st.max));
+	ph_jset(w, "max_reached", json_object_new_int64(st.full));
 	ph_jset(o, "workers", w);
+	/* null where the kernel does not tell */
+	ph_jset(o, "listen_queue", st.queue >= 0 ? json_object_new_int64(st.queue) : NULL);
 	s = ph_json_text(o, &len);
 	respond(r, stopping ? 503 : 200, "application/json", hdrs, s, len);
 	json_object_put(o);

@@ -1108,6 +1108,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	}
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
+	ph_metrics_set_listen_fd(r->listen_fd);
 	ph_persist_prestart(*srv);
 	log_buffer(*srv);
 	for (;;) {
@@ -1124,7 +1125,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		 * come in, runs when none waits and at least every ACCEPT_BURST
 		 * connections. A kept connection waits for poll as before. */
 		rc = 0;
-		if (fresh && drain_end == 0 && burst < ACCEPT_BURST) {
+		if (fresh && drain_end == 0 && burst < ACCEPT_BURST && !ph_shared_cell_retired()) {
 			rc = take_connection(&req, r->listen_fd);
 			if (rc < 0)
 				return 1;

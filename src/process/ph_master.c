@@ -1,5 +1,8 @@
-/* ph_master.c: the prefork master. Forks N workers that share the listening
- * socket, replaces a worker that dies (at once if it had served requests,
+/* ph_master.c: the prefork master. Forks workers that share the listening
+ * socket, as many as the pool policy (ph_pool.c) wants: a fixed number
+ * (static), or by demand (dynamic, ondemand), seen on the shared scoreboard
+ * where each worker marks itself busy and idle and on the listening socket;
+ * replaces a worker that dies (at once if it had served requests,
  * with a gentle back-off when new workers keep dying before serving), recycles
  * workers after max_requests (they exit 0 and are replaced), stops gracefully
  * on SIGTERM and reloads on SIGHUP by starting a new generation of workers
@@ -8,10 +11,14 @@
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_hub.h"
+#include "ph_listenq.h"
+#include "ph_log.h"
 #include "ph_metrics.h"
+#include "ph_pool.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,12 +51,21 @@ struct slot {
 	int64_t term_at_us;   /* when SIGTERM was sent (0 = not) */
 };
 
+/* An idle worker of the current generation, at one look. */
+struct idle {
+	int64_t since_us;
+	size_t slot;
+};
+
 struct master {
 	struct ph_server *srv;
 	const struct ph_run *run;
 	struct slot *slots;
 	size_t nslots;        /* capacity: current + draining generations */
-	size_t want;          /* workers in the current generation */
+	struct ph_pool pool;  /* how many workers the current generation has */
+	struct idle *idle;    /* nslots entries, for each look */
+	int64_t *since;       /* the same idle workers' times, for ph_pool_trim */
+	int sfd;              /* the signals the master waits for (signalfd) */
 	unsigned gen;
 	volatile long long *board; /* shared served counters, one per slot */
 	int64_t backoff_us;
@@ -61,12 +78,6 @@ struct master {
 	int64_t hub_term_at_us;
 	int64_t drain_until_us; /* stopping: workers get SIGTERM then (0: sent) */
 };
-
-static void
-nop_handler(int sig)
-{
-	(void)sig;
-}
 
 /* Ends a worker or the hub with rc. A child leaves with _exit (the
  * master's atexit handlers and stdio buffers are not its own), which skips
@@ -88,9 +99,12 @@ spawn(struct master *m, size_t i)
 {
 	pid_t pid;
 	m->board[i] = 0;
+	/* open before the fork: the worker may mark itself busy at once */
+	ph_shared_cell_open((int)i + 1);
 	pid = fork();
 	if (pid < 0) {
 		ph_log("error", "fork failed: %s; retrying", strerror(errno));
+		ph_shared_cell_close((int)i + 1);
 		m->slots[i].pid = 0;
 		m->slots[i].respawn_at_us = ph_now_us() + 1000000;
 		return;
@@ -101,6 +115,7 @@ spawn(struct master *m, size_t i)
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() == 1)
 			_exit(0); /* the master died before we got here */
+		close(m->sfd);
 		ph_served_counter = &m->board[i];
 		ph_shared_set_owner((int)i + 1);
 		rc = ph_fcgi_serve(&srv, m->run, false);
@@ -130,6 +145,7 @@ spawn_hub(struct master *m)
 			_exit(0);
 		close(m->run->listen_fd); /* the hub never accepts */
 		close(m->chan[0]);
+		close(m->sfd);
 		child_exit(ph_hub_run(m->srv, m->run, m->chan[1]));
 	}
 	m->hub = pid;
@@ -199,6 +215,7 @@ reap(struct master *m)
 				continue;
 			served = m->board[i];
 			s->pid = 0;
+			ph_shared_cell_close((int)i + 1);
 			released(pid, ph_shared_listeners_release((int)i + 1));
 			if (WIFSIGNALED(st))
 				ph_log("warning", "worker %d killed by signal %d after %lld requests", (int)pid,
@@ -228,20 +245,45 @@ reap(struct master *m)
 	}
 }
 
+/* Asks worker slot i to finish what it serves and exit (it is not
+ * replaced); its cell closes, so it takes no more connections in a row. */
+static void
+retire(struct master *m, size_t i, int64_t now)
+{
+	struct slot *s = &m->slots[i];
+	s->respawn_at_us = 0;
+	ph_shared_cell_close((int)i + 1);
+	if (s->pid > 0 && s->term_at_us == 0) {
+		kill(s->pid, SIGTERM);
+		s->term_at_us = now;
+	}
+}
+
 static void
 terminate_generation(struct master *m, unsigned gen_below)
 {
 	int64_t now = ph_now_us();
-	for (size_t i = 0; i < m->nslots; i++) {
-		struct slot *s = &m->slots[i];
-		if (s->gen < gen_below) {
-			s->respawn_at_us = 0;
-			if (s->pid > 0 && s->term_at_us == 0) {
-				kill(s->pid, SIGTERM);
-				s->term_at_us = now;
-			}
-		}
+	for (size_t i = 0; i < m->nslots; i++)
+		if (m->slots[i].gen < gen_below)
+			retire(m, i, now);
+}
+
+/* Takes the pool policy c (a reload's, or the start's), its maximum held
+ * to half the slots: the other half is for a generation that drains. */
+static void
+pool_policy(struct master *m, const struct ph_pool_conf *c)
+{
+	long long cap = (long long)m->nslots / 2;
+	ph_pool_init(&m->pool, c, m->run->workers, ph_now_us());
+	if (m->pool.c.max < 1) /* workers: 0 or 1 means one process only at start */
+		m->pool.c.max = m->pool.c.start = 1;
+	if (m->pool.c.max > cap) {
+		ph_log("warning", "workers.max %lld: at most %lld until a restart", m->pool.c.max, cap);
+		m->pool.c.max = cap;
 	}
+	if (m->pool.c.start > m->pool.c.max)
+		m->pool.c.start = m->pool.c.max;
+	ph_metrics_set_pool_max(m->pool.c.max);
 }
 
 static void
@@ -266,14 +308,11 @@ reload(struct master *m)
 	ph_server_free(m->srv);
 	m->srv = n;
 	m->gen++;
-	if (m->run->workers == 0 && n->conf->workers > 0) {
-		/* the scoreboard is sized at start: a reload may use half of it,
-		 * leaving room for the generation that is draining */
-		size_t w = (size_t)n->conf->workers;
-		m->want = w * 2 <= m->nslots ? w : m->nslots / 2;
-	}
-	/* new generation first, so the socket always has someone accepting */
-	for (size_t k = 0; k < m->want; k++) {
+	if (m->run->workers == 0)
+		pool_policy(m, &n->conf->pool);
+	/* new generation first, so the socket always has someone accepting
+	 * (ondemand starts none: the master forks when a connection waits) */
+	for (long long k = 0; k < m->pool.c.start; k++) {
 		size_t i = free_slot(m);
 		if (i == (size_t)-1) {
 			ph_log("warning", "reload: no free worker slot; waiting for old workers");
@@ -317,13 +356,21 @@ master_init(struct master *m, struct ph_server *srv, const struct ph_run *run)
 	memset(m, 0, sizeof *m);
 	m->srv = srv;
 	m->run = run;
-	m->want = (size_t)(run->workers > 0 ? run->workers : srv->conf->workers);
-	if (m->want < 1)
-		m->want = 1;
-	/* room for the current generation and draining ones, and for a reload
-	 * that raises the worker count */
-	m->nslots = m->want * 4 > 64 ? m->want * 4 : 64;
+	m->sfd = -1;
+	{
+		size_t max = (size_t)(run->workers > 0 ? run->workers : srv->conf->pool.max);
+		/* room for the current generation and draining ones, and for a
+		 * reload that raises the maximum; each slot is an owner number of
+		 * the scoreboard */
+		m->nslots = max * 4 > 64 ? max * 4 : 64;
+		if (m->nslots > PH_SHARED_OWNERS - 1)
+			m->nslots = PH_SHARED_OWNERS - 1;
+	}
 	m->slots = ph_xcalloc(m->nslots, sizeof *m->slots);
+	m->idle = ph_xcalloc(m->nslots, sizeof *m->idle);
+	m->since = ph_xcalloc(m->nslots, sizeof *m->since);
+	pool_policy(m, &srv->conf->pool);
+	ph_metrics_set_listen_fd(run->listen_fd);
 	m->board = mmap(NULL, m->nslots * sizeof *m->board, PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m->board == MAP_FAILED) {
@@ -345,30 +392,28 @@ master_init(struct master *m, struct ph_server *srv, const struct ph_run *run)
 	return 0;
 }
 
-/* Catches the signals the master waits for (so that they wake it, without
- * a handler doing anything), ignores SIGPIPE, and blocks the caught ones:
- * they are taken with sigtimedwait from *set. */
-static void
-master_signals(sigset_t *set)
+/* Blocks the signals the master waits for and returns a signalfd that
+ * reads them (-1 after logging): SIGCHLD, the stop signals, SIGHUP, SIGUSR2
+ * (the pool's status) and SIGURG (a worker took one of the last idle
+ * places). SIGPIPE is ignored. */
+static int
+master_signals(void)
 {
+	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGURG};
 	struct sigaction sa;
+	sigset_t set;
+	int fd;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = nop_handler;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(set);
-	sigaddset(set, SIGCHLD);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, set, NULL);
+	sigemptyset(&set);
+	for (size_t i = 0; i < PH_ARRAY_LEN(sigs); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		ph_log("error", "signalfd: %s", strerror(errno));
+	return fd;
 }
 
 /* Refills the current generation's empty slots whose time has come, and
@@ -410,18 +455,103 @@ tend_slots(struct master *m, int64_t now, int64_t wake)
 	return wake;
 }
 
-/* Waits for one of the signals in set until wake. Returns the signal, or
- * -1 on the timeout or EINTR. */
-static int
-wait_signal(const sigset_t *set, int64_t now, int64_t wake)
+/* True when a connection waits on the listening socket fd. */
+static bool
+accept_waiting(int fd)
 {
-	struct timespec ts;
-	siginfo_t si;
-	if (wake < now)
-		wake = now;
-	ts.tv_sec = (time_t)((wake - now) / 1000000);
-	ts.tv_nsec = (long)((wake - now) % 1000000) * 1000;
-	return sigtimedwait(set, &si, &ts);
+	struct pollfd p = {fd, POLLIN, 0};
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* Looks at the current generation: its workers, busy and idle (m->idle
+ * gets the idle ones, idle longest first), and whether connections wait
+ * with none idle. Returns how many are idle. */
+static size_t
+look(struct master *m, struct ph_pool_view *v)
+{
+	size_t n = 0;
+	memset(v, 0, sizeof *v);
+	for (size_t i = 0; i < m->nslots; i++) {
+		struct slot *s = &m->slots[i];
+		int64_t since;
+		if (s->gen != m->gen || s->term_at_us != 0 || (s->pid == 0 && s->respawn_at_us == 0))
+			continue;
+		v->total++;
+		if (s->pid == 0)
+			continue; /* refilled soon */
+		if (ph_shared_cell_busy((int)i + 1, &since)) {
+			v->busy++;
+		} else {
+			m->idle[n].since_us = since;
+			m->idle[n++].slot = i;
+		}
+	}
+	v->idle = (long long)n;
+	if (n == 0 && accept_waiting(m->run->listen_fd)) {
+		long long backlog;
+		v->waiting = true;
+		if (ph_listen_queue(m->run->listen_fd, &v->queue, &backlog) != 0 || v->queue < 1)
+			v->queue = 1;
+	}
+	/* few entries, mostly in order already */
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && m->idle[k].since_us < m->idle[k - 1].since_us; k--) {
+			struct idle t = m->idle[k];
+			m->idle[k] = m->idle[k - 1];
+			m->idle[k - 1] = t;
+		}
+	return n;
+}
+
+/* Sizes the current generation by demand (ph_pool.c): forks what the pool
+ * wants, ends idle workers past their time. Lowers *wake to when something
+ * is next due. Returns true when the master should wake for a connection
+ * on the listening socket (none idle, room to fork). */
+static bool
+tend_pool(struct master *m, int64_t now, int64_t *wake)
+{
+	struct ph_pool_view v;
+	size_t nidle, ends, k;
+	long long forks, made = 0;
+	if (m->stopping && m->drain_until_us == 0) {
+		/* stopping: no fork; while draining (http.drain_ms) it still serves */
+		ph_shared_pool_watch((int)m->nslots, 0);
+		return false;
+	}
+	ph_shared_pool_rearm(); /* a worker taking a place after this wakes us again */
+	nidle = look(m, &v);
+	ph_pool_note_full(&m->pool, &v, now);
+	forks = ph_pool_forks(&m->pool, &v, now, wake);
+	for (; made < forks; made++) {
+		size_t i = free_slot(m);
+		if (i == (size_t)-1)
+			break;
+		spawn(m, i);
+	}
+	ph_pool_forked(&m->pool, made);
+	for (k = 0; k < nidle; k++)
+		m->since[k] = m->idle[k].since_us;
+	ends = made > 0 ? 0 : ph_pool_trim(&m->pool, m->since, nidle, now, wake);
+	for (k = 0; k < ends; k++)
+		retire(m, m->idle[k].slot, now);
+	v.total += made - (long long)ends;
+	v.idle += made - (long long)ends;
+	ph_shared_pool_watch((int)m->nslots, ph_pool_wake_below(&m->pool, &v, now));
+	if (nidle > 0)
+		ph_pool_check_memory(&m->pool, m->slots[m->idle[0].slot].pid, now);
+	return m->pool.c.mode != PH_POOL_STATIC && v.idle == 0 && !v.waiting && v.total < m->pool.c.max;
+}
+
+/* Waits until wake for a signal (then handled by the caller from sfd) or,
+ * when watch, a connection on the listening socket. Returns true when
+ * signals are there to read. */
+static bool
+wait_event(struct master *m, int64_t now, int64_t wake, bool watch)
+{
+	struct pollfd pf[2] = {{m->sfd, POLLIN, 0}, {m->run->listen_fd, POLLIN, 0}};
+	int64_t ms = wake > now ? (wake - now + 999) / 1000 : 0;
+	int rc = poll(pf, watch ? 2 : 1, ms > 1000 ? 1000 : (int)ms);
+	return rc > 0 && (pf[0].revents & POLLIN);
 }
 
 /* The end of a graceful stop: the workers finish what they serve, and the
@@ -437,7 +567,8 @@ stop_all(struct master *m)
 }
 
 /* Acts on one signal: SIGCHLD reaps, SIGTERM, SIGINT and SIGUSR1 start a
- * graceful stop, SIGHUP reloads (both once stopping, ignored). */
+ * graceful stop, SIGHUP reloads (both once stopping, ignored), SIGUSR2
+ * logs the pool's state. */
 static void
 on_signal(struct master *m, int sig)
 {
@@ -467,34 +598,54 @@ on_signal(struct master *m, int sig)
 		if (!m->stopping)
 			reload(m);
 		break;
-	default:
+	case SIGUSR2:
+		ph_pool_log_status();
+		break;
+	default: /* SIGURG: the next look sees why */
 		break;
 	}
+}
+
+/* Reads the signals waiting on m->sfd and acts on each. */
+static void
+take_signals(struct master *m)
+{
+	struct signalfd_siginfo si;
+	while (read(m->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+		on_signal(m, (int)si.ssi_signo);
+}
+
+/* Publishes the current generation's live workers (the metrics of a
+ * process without the scoreboard read it). */
+static void
+publish_live(const struct master *m)
+{
+	size_t current = 0;
+	for (size_t i = 0; i < m->nslots; i++)
+		if (m->slots[i].pid > 0 && m->slots[i].gen == m->gen && m->slots[i].term_at_us == 0)
+			current++;
+	ph_metrics_set_workers((long long)current);
 }
 
 int
 ph_master_run(struct ph_server *srv, const struct ph_run *run)
 {
 	struct master m;
-	sigset_t set;
+	static const char *const modes[] = {"static", "dynamic", "ondemand"};
 
-	if (master_init(&m, srv, run) != 0)
+	if (master_init(&m, srv, run) != 0 || (m.sfd = master_signals()) < 0)
 		return 1;
-	master_signals(&set);
 	spawn_hub(&m);
-	for (size_t i = 0; i < m.want; i++)
-		spawn(&m, i);
-	ph_log("notice", "master %d started %zu workers and hub %d", (int)getpid(), m.want, (int)m.hub);
+	for (long long i = 0; i < m.pool.c.start; i++)
+		spawn(&m, (size_t)i);
+	ph_log("notice", "master %d started %lld workers (%s pool, at most %lld) and hub %d", (int)getpid(),
+	       m.pool.c.start, modes[m.pool.c.mode], m.pool.c.max, (int)m.hub);
 
 	for (;;) {
 		int64_t now = ph_now_us();
 		int64_t wake = tend_slots(&m, now, now + 1000000);
-		int sig;
-		size_t current = 0;
-		for (size_t i = 0; i < m.nslots; i++)
-			if (m.slots[i].pid > 0 && m.slots[i].gen == m.gen && m.slots[i].term_at_us == 0)
-				current++;
-		ph_metrics_set_workers((long long)current);
+		bool watch = tend_pool(&m, now, &wake);
+		publish_live(&m);
 		if (m.drain_until_us > 0) {
 			if (now >= m.drain_until_us) {
 				m.drain_until_us = 0;
@@ -507,14 +658,16 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 		}
 		if (m.stopping && live(&m) == 0 && m.hub == 0)
 			break;
-		sig = wait_signal(&set, now, wake);
-		if (sig >= 0)
-			on_signal(&m, sig);
+		if (wait_event(&m, now, wake, watch))
+			take_signals(&m);
 	}
 	munmap((void *)m.board, m.nslots * sizeof *m.board);
 	close(m.chan[0]);
 	close(m.chan[1]);
+	close(m.sfd);
 	free(m.slots);
+	free(m.idle);
+	free(m.since);
 	ph_server_free(m.srv);
 	ph_log("notice", "master %d exiting", (int)getpid());
 	return 0;

@@ -19,6 +19,20 @@ struct ph_rate_conf {
 	long long requests, per_seconds, burst;
 };
 
+/* How the master sizes its pool of workers (the workers key). static: the
+ * workers count, always; dynamic: start at first, then min_idle to max_idle
+ * idle ones kept, up to max; ondemand: none until a connection waits, each
+ * ended after idle_timeout_ms idle. Forks: spawn_rate in the first second
+ * of demand, doubling each second it lasts, up to max_spawn_rate. */
+enum ph_pool_mode { PH_POOL_STATIC, PH_POOL_DYNAMIC, PH_POOL_ONDEMAND };
+struct ph_pool_conf {
+	enum ph_pool_mode mode;
+	long long max, start, min_idle, max_idle, idle_timeout_ms;
+	long long spawn_rate, max_spawn_rate;
+	long long memory_percent;  /* of MemTotal that max x a worker's RSS may take */
+	long long full_log_s;      /* "pool reached its maximum" at most once per this */
+};
+
 struct ph_config {
 	char *file; /* as given, NULL for built-in defaults */
 	char *dir;  /* directory that relative paths are resolved against */
@@ -28,6 +42,7 @@ struct ph_config {
 		char *scope; /* "public" | "private" */
 	} server;
 	long long workers, max_requests, shutdown_timeout;
+	struct ph_pool_conf pool; /* workers as a mapping; workers: N is static N */
 	char *listen;
 	struct {
 		struct ph_strlist origins, hosts;
@@ -125,6 +140,11 @@ struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapp
 	long long ttl_ms;
 	char *scope;
 	const struct ph_ynode *items;
+};
+struct ph_pool_opts { /* workers as a mapping */
+	char *mode;
+	long long max, start, min_idle, max_idle, idle_timeout_ms;
+	long long spawn_rate, max_spawn_rate, memory_percent, full_log_s;
 };
 struct ph_skills_opts { /* skills */
 	char *manifest;

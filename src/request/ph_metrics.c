@@ -3,6 +3,7 @@
  * client cannot grow the output. */
 #include "first.h"
 #include "ph_metrics.h"
+#include "ph_listenq.h"
 #include "ph_method.h"
 #include "ph_shared.h"
 #include "ph_shm.h"
@@ -68,15 +69,42 @@ ph_metrics_request(const char *method, int status, int64_t us)
 
 void ph_metrics_exec(enum ph_metric_exec what) { ADD(ph_shm_metrics()->exec[what], 1); }
 void ph_metrics_rate_limited(void) { ADD(ph_shm_metrics()->rate_limited, 1); }
-void ph_metrics_busy(int delta) { ADD(ph_shm_metrics()->busy, delta); }
+void
+ph_metrics_busy(int delta)
+{
+	ADD(ph_shm_metrics()->busy, delta);
+	ph_shared_cell_mark(delta > 0); /* the master's scoreboard, under a master */
+}
 void ph_metrics_set_workers(long long live) { SET(ph_shm_metrics()->workers, live); }
 void ph_metrics_set_generation(long long gen) { SET(ph_shm_metrics()->generation, gen); }
 void ph_metrics_reloaded(void) { ADD(ph_shm_metrics()->reloads, 1); }
 void ph_metrics_set_stopping(bool st) { SET(ph_shm_metrics()->stopping, st ? 1 : 0); }
 bool ph_metrics_stopping(void) { return GET(ph_shm_metrics()->stopping) != 0; }
 long long ph_metrics_generation(void) { return GET(ph_shm_metrics()->generation); }
-long long ph_metrics_workers(void) { return GET(ph_shm_metrics()->workers); }
-long long ph_metrics_busy_now(void) { return GET(ph_shm_metrics()->busy); }
+void ph_metrics_set_pool_max(long long max) { SET(ph_shm_metrics()->pool_max, max); }
+void ph_metrics_pool_full(void) { ADD(ph_shm_metrics()->pool_full, 1); }
+
+static int listen_fd = -1;
+void ph_metrics_set_listen_fd(int fd) { listen_fd = fd; }
+
+void
+ph_metrics_pool(struct ph_pool_status *st)
+{
+	struct ph_shm_metrics *m = ph_shm_metrics();
+	st->max = GET(m->pool_max);
+	st->full = (long long)GET(m->pool_full);
+	if (st->max > 0) {
+		ph_shared_pool_count(&st->busy, &st->idle);
+	} else {
+		/* a single process: it is the pool */
+		long long workers = GET(m->workers);
+		st->busy = GET(m->busy);
+		st->idle = workers > st->busy ? workers - st->busy : 0;
+		st->max = workers > st->busy ? workers : st->busy;
+	}
+	st->total = st->busy + st->idle;
+	ph_listen_queue(listen_fd, &st->queue, &st->backlog);
+}
 
 static void
 family(struct ph_buf *b, const char *name, const char *type, const char *help)
@@ -114,11 +142,36 @@ render_durations(struct ph_buf *b, struct ph_shm_metrics *m)
 	}
 }
 
+/* The pool's gauges and counter (ph_metrics_pool); the queue only where
+ * the kernel tells it. */
+static void
+render_pool(struct ph_buf *b)
+{
+	struct ph_pool_status st;
+	ph_metrics_pool(&st);
+	family(b, "phantom_workers", "gauge", "Worker processes of the current generation, by state.");
+	ph_buf_printf(b, "phantom_workers{state=\"busy\"} %lld\n", st.busy);
+	ph_buf_printf(b, "phantom_workers{state=\"idle\"} %lld\n", st.idle);
+	family(b, "phantom_pool_workers", "gauge", "Worker processes of the current generation.");
+	ph_buf_printf(b, "phantom_pool_workers %lld\n", st.total);
+	family(b, "phantom_pool_max_workers", "gauge", "Most worker processes the pool may run (workers.max).");
+	ph_buf_printf(b, "phantom_pool_max_workers %lld\n", st.max);
+	family(b, "phantom_pool_max_reached_total", "counter",
+	       "Times every worker was busy at the maximum while a request waited.");
+	ph_buf_printf(b, "phantom_pool_max_reached_total %lld\n", st.full);
+	if (st.queue >= 0) {
+		family(b, "phantom_listen_queue", "gauge",
+		       "Connections waiting in the listening socket's accept queue.");
+		ph_buf_printf(b, "phantom_listen_queue %lld\n", st.queue);
+		family(b, "phantom_listen_backlog", "gauge", "The most that accept queue holds.");
+		ph_buf_printf(b, "phantom_listen_backlog %lld\n", st.backlog);
+	}
+}
+
 void
 ph_metrics_render(struct ph_buf *b)
 {
 	struct ph_shm_metrics *m = ph_shm_metrics();
-	long long busy = GET(m->busy), workers = GET(m->workers);
 	family(b, "phantom_requests_total", "counter", "MCP requests answered, by method and HTTP status.");
 	for (size_t i = 0; i < PH_M_METHODS; i++)
 		for (size_t k = 0; k < PH_M_STATUSES; k++) {
@@ -140,11 +193,7 @@ ph_metrics_render(struct ph_buf *b)
 			      (unsigned long long)GET(m->exec[i]));
 	family(b, "phantom_rate_limited_total", "counter", "Requests refused with 429 by limits.rate.");
 	ph_buf_printf(b, "phantom_rate_limited_total %llu\n", (unsigned long long)GET(m->rate_limited));
-	family(b, "phantom_workers", "gauge", "Worker processes of the current generation, by state.");
-	if (busy > workers)
-		workers = busy;
-	ph_buf_printf(b, "phantom_workers{state=\"busy\"} %lld\n", busy);
-	ph_buf_printf(b, "phantom_workers{state=\"idle\"} %lld\n", workers - busy);
+	render_pool(b);
 	family(b, "phantom_reloads_total", "counter", "Configuration reloads (SIGHUP) that succeeded.");
 	ph_buf_printf(b, "phantom_reloads_total %llu\n", (unsigned long long)GET(m->reloads));
 	family(b, "phantom_generation", "gauge", "Configuration generation now serving (0 at start).");

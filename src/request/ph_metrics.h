@@ -35,8 +35,19 @@ void ph_metrics_reloaded(void);
 void ph_metrics_set_stopping(bool stopping);
 bool ph_metrics_stopping(void);
 long long ph_metrics_generation(void);
-long long ph_metrics_workers(void);
-long long ph_metrics_busy_now(void);
+/* The pool as /metrics, the health check and the master's status line say
+ * it: workers busy, idle, their total, the maximum, the times it was
+ * reached, and the listen queue (-1 where the kernel does not tell). */
+struct ph_pool_status {
+	long long busy, idle, total, max, full, queue, backlog;
+};
+void ph_metrics_pool(struct ph_pool_status *st);
+/* The master publishes its maximum (0: no master; then the live and busy
+ * counts above stand for the pool) and counts each time it was reached. */
+void ph_metrics_set_pool_max(long long max);
+void ph_metrics_pool_full(void);
+/* The listening socket whose queue the status reports (this process's fd). */
+void ph_metrics_set_listen_fd(int fd);
 /* Appends the whole exposition to b. */
 void ph_metrics_render(struct ph_buf *b);
 #endif

@@ -22,6 +22,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* A worker's place in the pool's scoreboard, by its owner number. */
+struct pool_cell {
+	int open;         /* a worker of the current generation holds it (the master says) */
+	int busy;         /* it serves a request (the worker says) */
+	int64_t since_us; /* when busy last changed, or the worker started */
+};
+
 struct shared {
 	uint64_t changes[4]; /* indexed by enum ph_kind */
 	int listeners;
@@ -29,6 +36,12 @@ struct shared {
 	struct ph_shm_metrics metrics;
 	struct ph_shm_rate rate;
 	int verify[PH_SHARED_VERIFY_MAX]; /* pid verifying a token, 0: free */
+	struct {
+		int cells;      /* owners 1..cells are the master's workers */
+		int wake_below; /* fewer idle than this: a worker wakes the master (0: never) */
+		int woken;      /* a worker has woken it since it last looked */
+		struct pool_cell cell[PH_SHARED_OWNERS];
+	} pool;
 	struct {
 		char lock;
 		struct shared_auth {
@@ -351,4 +364,95 @@ ph_shared_announce_updated(const char *uri)
 		n = ph_hub_send(text, len, -1, 0);
 	json_object_put(m);
 	return n < 0 ? -1 : 0;
+}
+
+/* ---- the pool's scoreboard ------------------------------------------------------ */
+
+#define LOAD(p) __atomic_load_n(&(p), __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_SEQ_CST)
+
+void
+ph_shared_cell_open(int n)
+{
+	if (n < 1 || n >= PH_SHARED_OWNERS)
+		return;
+	STORE(get()->pool.cell[n].busy, 0);
+	STORE(get()->pool.cell[n].since_us, ph_now_us());
+	STORE(get()->pool.cell[n].open, 1);
+}
+
+void
+ph_shared_cell_close(int n)
+{
+	if (n >= 1 && n < PH_SHARED_OWNERS)
+		STORE(get()->pool.cell[n].open, 0);
+}
+
+bool
+ph_shared_cell_busy(int n, int64_t *since_us)
+{
+	struct pool_cell *c;
+	if (n < 1 || n >= PH_SHARED_OWNERS)
+		return false;
+	c = &get()->pool.cell[n];
+	if (since_us)
+		*since_us = LOAD(c->since_us);
+	return LOAD(c->busy) != 0;
+}
+
+void
+ph_shared_pool_watch(int cells, int below)
+{
+	STORE(get()->pool.cells, cells < PH_SHARED_OWNERS ? cells : PH_SHARED_OWNERS - 1);
+	STORE(get()->pool.wake_below, below);
+}
+
+void
+ph_shared_pool_rearm(void)
+{
+	STORE(get()->pool.woken, 0);
+}
+
+void
+ph_shared_pool_count(long long *busy, long long *idle)
+{
+	struct shared *s = get();
+	int cells = LOAD(s->pool.cells);
+	*busy = *idle = 0;
+	for (int i = 1; i <= cells; i++) {
+		if (!LOAD(s->pool.cell[i].open))
+			continue;
+		if (LOAD(s->pool.cell[i].busy))
+			++*busy;
+		else
+			++*idle;
+	}
+}
+
+bool
+ph_shared_cell_retired(void)
+{
+	return owner >= 1 && LOAD(get()->pool.cell[owner].open) == 0;
+}
+
+void
+ph_shared_cell_mark(bool busy)
+{
+	struct shared *s;
+	long long b, idle;
+	int below;
+	if (owner < 1)
+		return; /* not a worker under a master */
+	s = get();
+	STORE(s->pool.cell[owner].busy, busy ? 1 : 0);
+	STORE(s->pool.cell[owner].since_us, ph_now_us());
+	below = LOAD(s->pool.wake_below);
+	if (!busy || below <= 0)
+		return;
+	/* the master sleeps until something is due: the worker that takes
+	 * one of the last idle places wakes it to fork more, once until it
+	 * has looked (woken) */
+	ph_shared_pool_count(&b, &idle);
+	if (idle < below && __atomic_exchange_n(&s->pool.woken, 1, __ATOMIC_SEQ_CST) == 0)
+		kill(getppid(), SIGURG);
 }

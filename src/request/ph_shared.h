@@ -85,6 +85,28 @@ int ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms);
  * does not take the message. */
 int ph_shared_announce_updated(const char *uri);
 
+/* ---- the pool's scoreboard: a cell per worker, by owner number ----
+ * The master opens a worker's cell when it starts it in the current
+ * generation (idle from then) and closes it when it retires or loses it;
+ * the worker marks it busy and idle around each request. */
+void ph_shared_cell_open(int n);
+void ph_shared_cell_close(int n);
+/* True when worker n is busy; *since_us (may be NULL): since when it has
+ * been busy or idle (ph_now_us). */
+bool ph_shared_cell_busy(int n, int64_t *since_us);
+/* The master: its workers are owners 1..cells; a worker that takes a
+ * request leaving fewer than below workers idle sends it SIGURG, once until
+ * ph_shared_pool_rearm (below 0: never). */
+void ph_shared_pool_watch(int cells, int below);
+void ph_shared_pool_rearm(void);
+/* The open cells, busy and idle, now. */
+void ph_shared_pool_count(long long *busy, long long *idle);
+/* This worker (its owner number set) is now busy or idle; no-op elsewhere. */
+void ph_shared_cell_mark(bool busy);
+/* True when the master has closed this worker's cell: it is being retired
+ * (its SIGTERM comes), so it should take no more connections in a row. */
+bool ph_shared_cell_retired(void);
+
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */
 bool ph_stop_pending(void);

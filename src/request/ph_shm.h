@@ -20,6 +20,7 @@ struct ph_shm_metrics {
 	uint64_t exec[PH_MX__COUNT];
 	uint64_t rate_limited, reloads;
 	int64_t busy, workers, generation;
+	int64_t pool_max, pool_full; /* the master's maximum, and times it was reached */
 	int stopping;
 };
 

@@ -218,6 +218,7 @@ PEER=
 if [ -n "$NODE" ] && [ -d "$NPM/node_modules/@modelcontextprotocol/server" ] && [ -d "$NPM/node_modules/@modelcontextprotocol/node" ]; then
 	mkdir -p "$NPM/peer"
 	cp "$top_srcdir/tests/bench/hub_peer.mjs" "$NPM/peer/hub_peer.mjs"
+	cp "$top_srcdir/tests/bench/peer_http.mjs" "$NPM/peer/peer_http.mjs"
 	[ -f "$PEER_SERVER" ] && cp "$PEER_SERVER" "$NPM/peer/v2-server.mjs"
 	PEER=1
 else

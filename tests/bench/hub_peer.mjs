@@ -8,17 +8,11 @@
 // tools/list_changed is published to every open subscriptions/listen stream.
 //   node hub_peer.mjs --port PORT --max 10000 [--keepalive-ms 15000]
 // Run it from a folder whose node_modules holds @modelcontextprotocol/server
-// and @modelcontextprotocol/node (and zod).
-import { createServer } from 'node:http';
+// and @modelcontextprotocol/node (and zod), beside peer_http.mjs.
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
-import { toNodeHandler, localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/node';
 import * as z from 'zod';
+import { opt, serve } from './peer_http.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
 const PORT = Number(opt('port', 3000));
 const MAX = Number(opt('max', 10000));
 const KEEPALIVE = Number(opt('keepalive-ms', 15000));
@@ -37,26 +31,10 @@ const handler = createMcpHandler(factory, {
     keepAliveMs: KEEPALIVE,
     onerror: e => log('handler error:', e.message)
 });
-const node = toNodeHandler(handler);
-const vHost = localhostHostValidation();
-const vOrigin = localhostOriginValidation();
-const http = createServer((req, res) => {
-    if (!vHost(req, res) || !vOrigin(req, res)) return;
-    void node(req, res);
-});
-http.keepAliveTimeout = 65_000;
-http.maxConnections = MAX + 1024;
-http.listen(PORT, '127.0.0.1', () => log(`listening http://127.0.0.1:${PORT}/mcp max=${MAX} pid=${process.pid}`));
+serve(handler, PORT, log, { keepAliveTimeout: 65_000, maxConnections: MAX + 1024 });
 process.on('SIGHUP', () => {
     tools++;
     const t0 = process.hrtime.bigint();
     handler.notify.toolsChanged();
     log(`SIGHUP: ${tools} tools; tools/list_changed published in ${Number(process.hrtime.bigint() - t0) / 1e6} ms`);
 });
-const stop = async () => {
-    await handler.close().catch(() => {});
-    http.close();
-    process.exit(0);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);

@@ -41,6 +41,8 @@ bad_args "--workers=-1" --workers=-1
 bad_args "an extra argument" -c /dev/null extra
 like "$(cat "$err")" "'extra'" "the extra argument is named"
 bad_args "--stdio with --listen" --stdio --listen 127.0.0.1:1
+bad_args "--pool with --workers" --pool --workers 2
+like "$(cat "$err")" 'pool and --workers' "--pool with --workers names both"
 
 # ---- -t -------------------------------------------------------------------------
 good=$T_DIR/good.yaml

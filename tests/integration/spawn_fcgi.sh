@@ -1,7 +1,8 @@
 #!/bin/bash
 # Phantom under `spawn-fcgi -n` (spawn-fcgi creates the socket and execs
 # Phantom with it on fd 0), on a unix socket and on TCP 127.0.0.1, with
-# --workers N (a master) and without (one process), behind the real nginx.
+# --workers N (a master), with --pool (the configuration's pool by demand)
+# and without (one process), behind the real nginx.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v spawn-fcgi >/dev/null || skip_all "spawn-fcgi not installed"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -61,6 +62,17 @@ workers_are "$PH_PID" 2 "TCP, --workers 2: the master runs 2 workers"
 ok "TCP: spawn-fcgi -a 127.0.0.1 listens on 127.0.0.1 only"
 round "TCP, --workers 2"
 stop "TCP, --workers 2"
+
+# --pool: the workers mapping of the configuration on the inherited socket
+test_conf "$T_DIR/pool.yaml" spawn-test 'workers: { mode: dynamic, max: 8, start: 3, min_idle: 1, max_idle: 3 }' \
+	'tools:' "  - { name: nap, description: Answers after 0.4 s, exec: [$T_DIR/bin/nap.sh] }"
+spawn_fcgi_unix "$T_DIR/pool.yaml" --pool || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }
+workers_are "$PH_PID" 3 "unix, --pool: the master starts the configuration's workers.start (3)"
+grep -q 'started 3 workers (dynamic pool, at most 8)' "$PH_LOG"; ok "unix, --pool: a dynamic pool of at most 8"
+round "unix, --pool"
+naps_at_once "$NGINX_URL" "$PH_LOG" "unix, --pool"
+stop "unix, --pool"
 
 spawn_fcgi_tcp "$T_DIR/phantom.yaml" || { echo "not ok $((T_N + 1)) - spawn-fcgi starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; exit 1; }

@@ -32,6 +32,44 @@ problem_is(const char *yaml, const char *want, const char *desc)
 	ph_conf_free(c);
 }
 
+/* workers: the integer (static) and the mapping (a pool by demand), and
+ * what a mapping may not say. */
+static void
+test_pool(void)
+{
+	struct ph_config *c = load("workers: 6\n");
+	ok(c && c->workers == 6 && c->pool.mode == PH_POOL_STATIC && c->pool.max == 6 && c->pool.start == 6,
+	   "workers: 6 is a static pool of 6");
+	ph_conf_free(c);
+	c = load("workers: {}\n");
+	ok(c && c->pool.mode == PH_POOL_DYNAMIC && c->pool.max == 32 && c->pool.start == 4 &&
+	   c->pool.min_idle == 2 && c->pool.max_idle == 4 && c->pool.idle_timeout_ms == 10000 &&
+	   c->pool.spawn_rate == 16 && c->pool.max_spawn_rate == 64 && c->pool.memory_percent == 50 &&
+	   c->pool.full_log_s == 60 && c->workers == 32, "workers: {} is a dynamic pool with the defaults");
+	ph_conf_free(c);
+	c = load("workers:\n  mode: ondemand\n  max: 8\n  start: 3\n  min_idle: 1\n  idle_timeout_ms: 500\n");
+	ok(c && c->pool.mode == PH_POOL_ONDEMAND && c->pool.max == 8 && c->pool.start == 0 &&
+	   c->pool.min_idle == 0 && c->pool.idle_timeout_ms == 500,
+	   "ondemand: no worker at start, none kept idle, whatever start and min_idle say");
+	ph_conf_free(c);
+	c = load("workers: {mode: static, max: 5}\n");
+	ok(c && c->pool.mode == PH_POOL_STATIC && c->pool.start == 5 && c->workers == 5,
+	   "mode static: max workers always");
+	ph_conf_free(c);
+	problem_is("workers: {max: 3, max_idle: 2}\n", "t.yaml:1: workers.start (4) may not exceed workers.max (3)",
+		   "start above max");
+	problem_is("workers: {min_idle: 5, max_idle: 4}\n",
+		   "t.yaml:1: workers.min_idle (5) may not exceed workers.max_idle (4)", "min_idle above max_idle");
+	problem_is("workers: {spawn_rate: 100, max_spawn_rate: 50}\n",
+		   "t.yaml:1: workers.spawn_rate (100) may not exceed workers.max_spawn_rate (50)",
+		   "spawn_rate above max_spawn_rate");
+	problem_is("workers:\n  mode: lazy\n", "t.yaml:2: workers.mode: expected one of static|dynamic|ondemand",
+		   "an unknown mode");
+	problem_is("workers:\n  max: 0\n", "t.yaml:2: workers.max: '0' is too small (allowed 1..256)",
+		   "max 0");
+	problem_is("workers:\n  maxx: 2\n", "t.yaml:2: unknown key 'workers.maxx'", "an unknown key of workers");
+}
+
 static void
 test_defaults(void)
 {
@@ -48,6 +86,8 @@ test_defaults(void)
 	is_int(c->server.ttl_ms, 0, "server.ttl_ms default");
 	is_str(c->server.scope, "private", "server.scope default");
 	is_int(c->workers, 4, "workers default");
+	ok(c->pool.mode == PH_POOL_STATIC && c->pool.max == 4 && c->pool.start == 4,
+	   "workers default: a static pool of 4");
 	is_int(c->max_requests, 10000, "max_requests default");
 	is_int(c->shutdown_timeout, 30, "shutdown_timeout default");
 	ok(c->listen == NULL, "listen unset");
@@ -200,7 +240,8 @@ test_problems(void)
 	problem_is("workers: many\n", "t.yaml:1: workers: 'many' is not an integer (allowed 0..256)",
 		   "word for an integer");
 	problem_is("workers: \"4\"\n", "t.yaml:1: workers: expected an integer", "quoted integer");
-	problem_is("workers: [4]\n", "t.yaml:1: workers: expected an integer", "list for an integer");
+	problem_is("workers: [4]\n", "t.yaml:1: workers: expected an integer or a mapping",
+		   "list for an integer or a mapping");
 	problem_is("workers: 4.5\n", "t.yaml:1: workers: '4.5' is not an integer (allowed 0..256)",
 		   "decimal for an integer");
 	problem_is("log:\n  json: 1\n", "t.yaml:2: log.json: expected true or false", "1 for a boolean");
@@ -429,6 +470,7 @@ int
 main(void)
 {
 	test_defaults();
+	test_pool();
 	test_types();
 	test_lists();
 	test_problems();
