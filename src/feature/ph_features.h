@@ -89,6 +89,13 @@ int ph_skills_files(struct ph_req *r, struct ph_skill_files **f, size_t *n, bool
 void ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct json_object *arr);
 void ph_skills_files_free(struct ph_skill_files *f);
 
+/* MCP Apps (ph_apps.c). True when this request gets the apps' _meta.ui
+ * (server.app_meta all, or a client declaring the extension). */
+bool ph_apps_meta_shown(const struct ph_req *r);
+/* capabilities.extensions["io.modelcontextprotocol/ui"], with tools and
+ * resources, when an app's resource is visible (both eras). */
+void ph_apps_capabilities(struct ph_req *r, struct json_object *caps);
+
 /* The capabilities this request may see (ph_core.c); caller puts. */
 struct json_object *ph_capabilities(struct ph_req *r);
 
