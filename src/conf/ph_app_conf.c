@@ -252,11 +252,8 @@ tag_attr(const char *p, const char *end, const char *attr, const char **val, siz
 	return false;
 }
 
-/* Looks for a <script src> or <link href> in data that is not absolute.
- * Returns its line in the file (1-based) and the tag and reference in
- * what, or 0 when there is none. Comments are skipped. */
-static int
-relative_ref(const char *data, size_t len, char *what, size_t wsz)
+int
+ph_app_relative_ref(const char *data, size_t len, char *what, size_t wsz)
 {
 	static const struct { const char *tag, *attr; } tags[] = {{"<script", "src"}, {"<link", "href"}};
 	const char *end = data + len;
@@ -373,7 +370,7 @@ app_resource(struct ph_config *c, struct ph_conf_problems *probs, struct ph_app 
 				errno == EFBIG ? "larger than limits.resource_bytes" : strerror(errno));
 		return -1;
 	}
-	if ((at = relative_ref(data, len, what, sizeof what)) != 0) {
+	if ((at = ph_app_relative_ref(data, len, what, sizeof what)) != 0) {
 		ph_conf_problem(probs, c->file, a->file_line, "apps.%s: file: %s line %d: %s is a relative "
 				"reference, which never loads in the sandboxed frame of a view: inline it, or use "
 				"an https:// URL listed in csp.resource", a->name, a->file, at, what);
