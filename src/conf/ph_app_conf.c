@@ -448,6 +448,8 @@ ph_apps_prepare(struct ph_config *c, struct ph_conf_problems *probs)
 {
 	struct ph_registry *reg = c->registry;
 	int rc = 0;
+	if (reg == NULL)
+		return 0;
 	for (size_t i = 0; i < reg->napps; i++)
 		if (app_resource(c, probs, reg->apps[i]) != 0)
 			rc = -1;

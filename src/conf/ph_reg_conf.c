@@ -952,8 +952,6 @@ ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs)
 	int rc = 0;
 	if (reg == NULL)
 		return 0;
-	if (ph_apps_prepare(c, probs) != 0)
-		rc = -1;
 	for (size_t i = 0; i < reg->nresources; i++) {
 		struct ph_resource *r = reg->resources[i];
 		if (r->file == NULL || r->has_data)
