@@ -27,7 +27,6 @@ void
 ph_apps_capabilities(struct ph_req *r, struct json_object *caps)
 {
 	const struct ph_registry *reg = r->srv->conf->registry;
-	struct json_object *ext;
 	bool any = false;
 	for (size_t i = 0; reg && i < reg->napps && !any; i++)
 		any = reg->apps[i]->res != NULL && ph_access_allowed(r, PH_KIND_RESOURCE, reg->apps[i]->res->uri);
@@ -37,10 +36,5 @@ ph_apps_capabilities(struct ph_req *r, struct json_object *caps)
 		json_object_object_add(caps, "tools", json_object_new_object());
 	if (ph_jget(caps, "resources") == NULL)
 		json_object_object_add(caps, "resources", json_object_new_object());
-	ext = ph_jget(caps, "extensions");
-	if (ext == NULL) {
-		ext = json_object_new_object();
-		json_object_object_add(caps, "extensions", ext);
-	}
-	json_object_object_add(ext, UI_EXT, json_object_new_object());
+	json_object_object_add(ph_caps_extensions(caps), UI_EXT, json_object_new_object());
 }
