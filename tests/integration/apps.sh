@@ -138,6 +138,17 @@ is "$STATUS/$(jqr '.result.contents[0]|"\(.uri) \(.mimeType) \(.text|test("versi
 mcall "$U" 10 resources/read '{"uri":"ui://custom/stamped?v=zz"}'
 is "$(jqr .error.code)" -32602 "versioned: a uri that is no digest of this form is not found"
 
+# a reload whose app file is gone fails and the running apps stay
+sed -i 's/file: stamped.html/file: gone.html/' "$D/apps.yaml"
+kill -HUP "$PH_PID"
+wait_for 5 grep -q "reload failed" "$PH_LOG"
+like "$(grep -A3 'gone.html' "$PH_LOG" | head -3)" "apps\.stamped: file: cannot read '$D/gone\.html'" \
+	"a reload with a missing app file logs the problem with its key"
+like "$(cat "$PH_LOG")" "reload failed" "and fails"
+mcall "$U" 11 resources/read "{\"uri\":\"$STAMP2\"}"
+is "$STATUS/$(jqr '.result.contents[0].mimeType')" "200/$MIME" "the running app is still served"
+sed -i 's/file: gone.html/file: stamped.html/' "$D/apps.yaml"
+
 # ---- no app: no capability -----------------------------------------------------------------
 cat >"$D/none.yaml" <<YAML
 server: { name: none, version: "1.0" }
