@@ -7,8 +7,10 @@
 # list entry and read item carry the exact MIME type and equal _meta.ui;
 # the body is the file, byte for byte. A versioned app gets a new uri when
 # its file changes (SIGHUP) and its old uri still resolves.
-# server.app_meta: declared, over stdio. The Inspector CLI's --app-info
-# reports the app. -t catches each load-time error, with its file and line.
+# server.app_meta: declared, over stdio in both eras. The Inspector CLI's
+# --app-info reports the app, and with server.app_meta: declared only when
+# it advertises the extension (--advertise-apps). -t catches each load-time
+# error, with its file and line. About 35 s, most of it the Inspector.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -200,8 +202,21 @@ if [ -n "$INSPECTOR" ]; then
 	[ "$RC" = 0 ] || sed 's/^/#   /' "$D/inspector.err" | head -20
 	inspector "$U" --transport http --method tools/call --tool-name plain --app-info
 	is "$RC" 2 "inspector --app-info on a tool without an app exits 2"
+	# server.app_meta: declared behind nginx: the Inspector's 2025-11-25
+	# session sees the app only when it advertises the extension
+	U1=$U PID1=$PH_PID
+	if phantom_up "$D/declared.yaml" && nginx_start "$PH_ADDR"; then
+		inspector "$NGINX_URL" --transport http --method tools/call --tool-name now --app-info
+		is "$RC" 2 "declared: inspector --app-info without --advertise-apps finds no app (exit 2)"
+		inspector "$NGINX_URL" --transport http --method tools/call --tool-name now --app-info --advertise-apps
+		is "$RC/$(jq -r .resourceUri <<<"$OUT" 2>/dev/null)" "0/$CLOCK" \
+			"declared: with --advertise-apps (the extension at initialize) it reports the app"
+	else
+		echo "not ok - the declared server starts"
+	fi
+	U=$U1 PH_PID=$PID1
 else
-	skip_n=3
+	skip_n=5
 	for _ in $(seq 1 $skip_n); do T_N=$((T_N + 1)); echo "ok $T_N # SKIP the Inspector is not installed"; done
 fi
 still_serving "$U" "the apps checks"
