@@ -5,17 +5,6 @@
 #include "ph_shared.h"
 #include "ph_util.h"
 
-struct json_object *
-ph_caps_extensions(struct json_object *caps)
-{
-	struct json_object *ext = ph_jget(caps, "extensions");
-	if (ext == NULL) {
-		ext = json_object_new_object();
-		json_object_object_add(caps, "extensions", ext);
-	}
-	return ext;
-}
-
 /* Capabilities derived from what is configured and visible to this
  * request's principal; each feature adds its own. */
 struct json_object *

@@ -97,8 +97,18 @@ bool ph_apps_meta_shown(const struct ph_req *r);
 void ph_apps_capabilities(struct ph_req *r, struct json_object *caps);
 
 /* The capabilities this request may see (ph_core.c); caller puts. */
-/* caps.extensions, added when absent (borrowed; ph_capabilities.c). */
-struct json_object *ph_caps_extensions(struct json_object *caps);
+/* caps.extensions, added when absent (borrowed). Here, not in
+ * ph_capabilities.c: the features that call it are called from there. */
+static inline struct json_object *
+ph_caps_extensions(struct json_object *caps)
+{
+	struct json_object *ext = ph_jget(caps, "extensions");
+	if (ext == NULL) {
+		ext = json_object_new_object();
+		json_object_object_add(caps, "extensions", ext);
+	}
+	return ext;
+}
 struct json_object *ph_capabilities(struct ph_req *r);
 
 /* Tools as tasks (ph_tasks.c; the hub runs their processes). */
