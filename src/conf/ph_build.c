@@ -12,12 +12,15 @@
 struct ph_server *
 ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
-	struct ph_server *s = ph_xcalloc(1, sizeof *s);
-	if (ph_registry_prepare(conf, probs) != 0) {
+	struct ph_server *s;
+	/* the apps become resources, then files are read: each reports every
+	 * problem it finds */
+	int apps = ph_apps_prepare(conf, probs), files = ph_registry_prepare(conf, probs);
+	if (apps != 0 || files != 0) {
 		ph_conf_free(conf);
-		free(s);
 		return NULL;
 	}
+	s = ph_xcalloc(1, sizeof *s);
 	s->conf = conf;
 	ph_state_conf_default(conf);
 	if (conf->request_state->ephemeral)

@@ -231,6 +231,9 @@ static const struct key keys[] = {
 	 "ttlMs cache hint of server/discover and of lists without their own"},
 	{"server.scope", K_ENUM, 0, 0, "private", true, OFF(server.scope), "public|private",
 	 "cacheScope of those results"},
+	{"server.app_meta", K_ENUM, 0, 0, "all", true, OFF(server.app_meta), "all|declared",
+	 "which clients get the apps' _meta.ui (tools and ui:// resources): all, or only those "
+	 "declaring the io.modelcontextprotocol/ui extension"},
 	{"workers", K_CUSTOM, 0, 0, "4", true, 0, NULL,
 	 "worker processes: an integer (a static pool; 0 or 1 serves from a single process without "
 	 "a master) or a mapping {mode, max, start, min_idle, max_idle, idle_timeout_ms, ...}",
@@ -292,6 +295,8 @@ static const struct key keys[] = {
 	 "RLIMIT_NPROC of an exec handler, counted per user (0: inherited)"},
 	{"limits.resource_bytes", K_INT, 1, 1073741824, "16777216", true, OFF(limits.resource_bytes), NULL,
 	 "largest file served by a resource, resource template or prompt image"},
+	{"limits.app_bytes", K_INT, 1, 1073741824, "1048576", true, OFF(limits.app_bytes), NULL,
+	 "an app's HTML file larger than this is a load-time warning (some hosts refuse it)"},
 	{"limits.completion_values", K_INT, 1, 100, "100", true, OFF(limits.completion_values), NULL,
 	 "most values in one completion/complete answer"},
 	{"limits.rate", K_SECTION, 0, 0, NULL, true, 0, NULL,
@@ -420,6 +425,10 @@ static const struct key keys[] = {
 	{"resource_lists", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "handlers that page the application's own resources after the configured ones: "
 	 "[{name, exec | module, ...}]", ph_conf_resource_lists, ph_conf_registry_free, NULL, 0, 0},
+	{"apps", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "MCP Apps (io.modelcontextprotocol/ui): {<name>: {file, uri, csp, permissions, domain, "
+	 "prefers_border, versioned}}, each an HTML view served as a ui:// resource; a tool shows "
+	 "one with app: <name>", ph_conf_apps, ph_conf_registry_free, NULL, 0, 0},
 	{"skills", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "skills manifest and limits: manifest, max_files, max_bytes, max_depth, digest_cache",
 	 ph_skills_conf_parse, ph_skills_conf_free, ROWS(skills_keys, ph_skills_opts)},

@@ -19,6 +19,19 @@ void ph_conf_free(struct ph_config *c);
  * and the array. Returns the count. */
 size_t ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_config *b,
 				    char ***names);
+/* The registry a section's items go to, made on first use (ph_reg_conf.c). */
+struct ph_conf_ctx;
+struct ph_registry *ph_conf_registry(struct ph_conf_ctx *x);
+/* Turns each app into its ui:// resource (reading and checking its file)
+ * and gives the tools that name one their _meta.ui; problems are appended
+ * to probs (ph_app_conf.c). Returns 0 or -1. */
+int ph_apps_prepare(struct ph_config *c, struct ph_conf_problems *probs);
+/* The first <script src> or <link href> of an app's HTML (len bytes, not
+ * NUL-terminated) whose reference has no scheme, comments skipped: returns
+ * its line (1-based) with '<tag attr="ref">' in what (cut at 200 bytes of
+ * reference), or 0 when there is none. */
+int ph_app_relative_ref(const char *data, size_t len, char *what, size_t wsz);
+
 /* Prints the key table as documentation (name, type, default, bounds). */
 void ph_conf_dump_keys(void *fp);
 #endif

@@ -30,8 +30,8 @@ struct rc {
 	struct ph_ysink s;
 };
 
-static struct ph_registry *
-registry(struct ph_conf_ctx *x)
+struct ph_registry *
+ph_conf_registry(struct ph_conf_ctx *x)
 {
 	if (x->c->registry == NULL)
 		x->c->registry = ph_registry_new();
@@ -42,7 +42,7 @@ static void
 rc_init(struct rc *r, struct ph_conf_ctx *x)
 {
 	r->x = x;
-	r->reg = registry(x);
+	r->reg = ph_conf_registry(x);
 	r->where[0] = '\0';
 	r->s = (struct ph_ysink){x->probs, x->file, r->where, false};
 }
@@ -293,7 +293,7 @@ set_where(struct rc *r, const char *section, size_t i, const struct ph_ynode *it
 static const char *const tool_keys[] = {
 	"name", "title", "description", "annotations", "icons", "input", "input_schema",
 	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent",
-	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", "await", NULL};
+	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", "await", "app", "visibility", NULL};
 
 /* task, task_ttl_ms, task_inline_ms. A task runs an exec handler in a
  * process the hub starts; a module's function runs inside a worker, so it
@@ -330,6 +330,41 @@ tool_task(struct rc *r, const struct ph_ynode *item, struct ph_tool *t)
 		ph_yread_problem(&r->s, ph_yread_key_line(item, "task"),
 				 "a persistent handler cannot run as a task (a task gets a process of its own)");
 		return -1;
+	}
+	return 0;
+}
+
+/* app and visibility. The app itself is looked up once every section is
+ * read (ph_apps_prepare), so apps: may come after tools:. Returns 0, or -1
+ * after a report. */
+static int
+tool_app(struct rc *r, const struct ph_ynode *item, struct ph_tool *t)
+{
+	const struct ph_ynode *v = ph_yaml_get(item, "visibility");
+	size_t n;
+	t->app = str_key(r, item, "app", false);
+	t->app_line = ph_yread_key_line(item, "app");
+	t->meta_line = ph_yread_key_line(item, "_meta");
+	if (v == NULL || ph_yaml_is_null(v))
+		return r->s.bad ? -1 : 0;
+	if (t->app == NULL) {
+		ph_yread_problem(&r->s, v->line, "'visibility' needs 'app' (it says who may call a tool of an app)");
+		return -1;
+	}
+	if (v->kind != PH_Y_SCALAR && v->kind != PH_Y_SEQ) {
+		ph_yread_problem(&r->s, v->line, "'visibility' is model, app or a list of both");
+		return -1;
+	}
+	n = v->kind == PH_Y_SCALAR ? 1 : v->n;
+	if (n == 0) {
+		ph_yread_problem(&r->s, v->line, "'visibility' lists model, app or both");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k = ph_yread_enum(&r->s, v->kind == PH_Y_SCALAR ? v : v->vals[i], "visibility", "model|app");
+		if (k < 0)
+			return -1;
+		t->visibility |= k == 0 ? PH_VISIBLE_MODEL : PH_VISIBLE_APP;
 	}
 	return 0;
 }
@@ -426,6 +461,8 @@ parse_tool(struct rc *r, const struct ph_ynode *item)
 		goto fail;
 	}
 	if (tool_task(r, item, t) != 0)
+		goto fail;
+	if (tool_app(r, item, t) != 0)
 		goto fail;
 	if (r->s.bad)
 		goto fail;

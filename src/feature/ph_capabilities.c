@@ -19,6 +19,7 @@ ph_capabilities(struct ph_req *r)
 	ph_resources_capabilities(r, caps);
 	ph_skills_capabilities(r, caps);
 	ph_tasks_capabilities(r, caps);
+	ph_apps_capabilities(r, caps);
 	/* 2026-07-28 delivers list changes on subscriptions/listen streams, a
 	 * legacy session on its GET stream, which the hub holds: only a
 	 * session issued over HTTP behind a master gets them promised */

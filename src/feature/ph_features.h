@@ -89,7 +89,26 @@ int ph_skills_files(struct ph_req *r, struct ph_skill_files **f, size_t *n, bool
 void ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct json_object *arr);
 void ph_skills_files_free(struct ph_skill_files *f);
 
+/* MCP Apps (ph_apps.c). True when this request gets the apps' _meta.ui
+ * (server.app_meta all, or a client declaring the extension). */
+bool ph_apps_meta_shown(const struct ph_req *r);
+/* capabilities.extensions["io.modelcontextprotocol/ui"], with tools and
+ * resources, when an app's resource is visible (both eras). */
+void ph_apps_capabilities(struct ph_req *r, struct json_object *caps);
+
 /* The capabilities this request may see (ph_core.c); caller puts. */
+/* caps.extensions, added when absent (borrowed). Here, not in
+ * ph_capabilities.c: the features that call it are called from there. */
+static inline struct json_object *
+ph_caps_extensions(struct json_object *caps)
+{
+	struct json_object *ext = ph_jget(caps, "extensions");
+	if (ext == NULL) {
+		ext = json_object_new_object();
+		json_object_object_add(caps, "extensions", ext);
+	}
+	return ext;
+}
 struct json_object *ph_capabilities(struct ph_req *r);
 
 /* Tools as tasks (ph_tasks.c; the hub runs their processes). */

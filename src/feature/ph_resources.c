@@ -59,10 +59,10 @@ resource_name(const void *p)
 	return ((const struct ph_resource *)p)->uri;
 }
 
+/* One resources/list entry; an app's carries its _meta.ui when ui. */
 static struct json_object *
-resource_entry(const void *p)
+resource_entry(const struct ph_resource *res, bool ui)
 {
-	const struct ph_resource *res = p;
 	struct json_object *e = json_object_new_object();
 	json_object_object_add(e, "uri", json_object_new_string(res->uri));
 	json_object_object_add(e, "name", json_object_new_string(res->name));
@@ -78,6 +78,8 @@ resource_entry(const void *p)
 		json_object_object_add(e, "annotations", json_object_get(res->annotations));
 	if (res->icons)
 		json_object_object_add(e, "icons", json_object_get(res->icons));
+	if (res->meta && ui)
+		json_object_object_add(e, "_meta", json_object_get(res->meta));
 	return e;
 }
 
@@ -337,7 +339,7 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	struct json_object *arr;
 	const char *cursor = ph_jstr(r->params, "cursor");
 	char *hcursor = NULL;
-	bool per_principal;
+	bool per_principal, ui;
 	if (cursor != NULL && catalog_open(r, cursor, &idx, &hcursor)) {
 		catalog_page(r, o, idx, hcursor);
 		free(hcursor);
@@ -363,8 +365,9 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	}
 	cnt = ph_page_count(r, total, off);
 	arr = json_object_new_array();
+	ui = ph_apps_meta_shown(r);
 	for (size_t i = off; i < off + cnt && i < nres; i++)
-		json_object_array_add(arr, resource_entry(vis[i]));
+		json_object_array_add(arr, resource_entry(vis[i], ui));
 	if (off + cnt > nres) {
 		size_t from = off > nres ? off - nres : 0;
 		ph_skills_files_page(sk, from, off + cnt - nres - from, arr);
@@ -573,14 +576,19 @@ read_uri(struct ph_req *r, const char *uri, struct json_object **contents, const
 {
 	struct ph_registry *reg = reg_of(r);
 	struct ph_resource *res = ph_registry_resource(reg, uri);
+	if (res == NULL) /* an earlier version of a versioned app: its file as it is now */
+		res = ph_registry_app_version(reg, uri);
 	if (res != NULL && ph_access_allowed(r, PH_KIND_RESOURCE, res->uri)) {
 		*cache = &res->cache;
 		*list = PH_LIST_RESOURCES;
 		if (res->has_data) {
+			struct json_object *item;
 			ph_resource_refresh(res, (size_t)r->srv->conf->limits.resource_bytes);
+			item = content_entry(uri, res->mime ? res->mime : "text/plain", res->data, res->len);
+			if (res->meta && ph_apps_meta_shown(r))
+				json_object_object_add(item, "_meta", json_object_get(res->meta));
 			*contents = json_object_new_array();
-			json_object_array_add(*contents, content_entry(uri, res->mime ? res->mime : "text/plain",
-								       res->data, res->len));
+			json_object_array_add(*contents, item);
 			return READ_OK;
 		}
 		{

@@ -1485,7 +1485,7 @@ void
 ph_skills_capabilities(struct ph_req *r, struct json_object *caps)
 {
 	struct ph_skills_conf *sc = r->srv->conf->skills;
-	struct json_object *ext, *v;
+	struct json_object *v;
 	struct rq q;
 	bool any = false;
 	if (sc == NULL || sc->n == 0)
@@ -1498,12 +1498,7 @@ ph_skills_capabilities(struct ph_req *r, struct json_object *caps)
 		return;
 	if (ph_jget(caps, "resources") == NULL)
 		json_object_object_add(caps, "resources", json_object_new_object());
-	ext = ph_jget(caps, "extensions");
-	if (ext == NULL) {
-		ext = json_object_new_object();
-		json_object_object_add(caps, "extensions", ext);
-	}
 	v = json_object_new_object();
 	json_object_object_add(v, "directoryRead", json_object_new_boolean(1));
-	json_object_object_add(ext, EXT_ID, v);
+	json_object_object_add(ph_caps_extensions(caps), EXT_ID, v);
 }

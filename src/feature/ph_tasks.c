@@ -43,15 +43,9 @@ ph_tasks_available(const struct ph_server *s)
 void
 ph_tasks_capabilities(struct ph_req *r, struct json_object *caps)
 {
-	struct json_object *ext;
 	if (r->legacy || !ph_tasks_available(r->srv))
 		return;
-	ext = ph_jget(caps, "extensions");
-	if (ext == NULL) {
-		ext = json_object_new_object();
-		json_object_object_add(caps, "extensions", ext);
-	}
-	json_object_object_add(ext, PH_TASK_EXT, json_object_new_object());
+	json_object_object_add(ph_caps_extensions(caps), PH_TASK_EXT, json_object_new_object());
 }
 
 /* True when this request declares the extension in its _meta client

@@ -54,9 +54,30 @@ tool_json(const struct ph_tool *t)
 		ph_jset(o, "annotations", json_object_get(t->annotations));
 	if (t->icons)
 		ph_jset(o, "icons", json_object_get(t->icons));
-	if (t->meta)
+	if (t->ui_meta)
+		ph_jset(o, "_meta", json_object_get(t->ui_meta));
+	else if (t->meta)
 		ph_jset(o, "_meta", json_object_get(t->meta));
 	return o;
+}
+
+/* A client that is not to get the apps' metadata (server.app_meta:
+ * declared) sees the tools of an app with their own _meta only. The list
+ * entries are built without the request, so they are mended here. */
+static void
+hide_ui(struct ph_req *r, struct json_object *result)
+{
+	struct json_object *tools = ph_jget(result, "tools");
+	for (size_t i = 0; tools && i < json_object_array_length(tools); i++) {
+		struct json_object *e = json_object_array_get_idx(tools, i);
+		const struct ph_tool *t = ph_registry_tool(reg_of(r), ph_jstr(e, "name"));
+		if (t == NULL || t->ui_meta == NULL)
+			continue;
+		if (t->meta)
+			ph_jset(e, "_meta", json_object_get(t->meta));
+		else
+			json_object_object_del(e, "_meta");
+	}
 }
 
 static const char *
@@ -78,6 +99,8 @@ ph_tools_list(struct ph_req *r, struct ph_outcome *o)
 						 tool_entry};
 	struct ph_registry *reg = reg_of(r);
 	ph_list_page(r, o, &spec, (void *const *)reg->tools, reg->ntools);
+	if (o->result != NULL && reg->napps > 0 && !ph_apps_meta_shown(r))
+		hide_ui(r, o->result);
 }
 
 /* ---- step 9: client capabilities ------------------------------------------------ */

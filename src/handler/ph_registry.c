@@ -90,6 +90,8 @@ ph_tool_free(struct ph_tool *t)
 	json_object_put(t->annotations);
 	json_object_put(t->icons);
 	json_object_put(t->meta);
+	json_object_put(t->ui_meta);
+	free(t->app);
 	ph_schema_free(t->in);
 	ph_schema_free(t->out);
 	ph_param_headers_free(t->headers, t->nheaders);
@@ -142,6 +144,8 @@ ph_resource_free(struct ph_resource *r)
 	free(r->file);
 	ph_handler_clear(&r->h);
 	free(r->cache.scope);
+	json_object_put(r->meta);
+	free(r->app_base);
 	free(r);
 }
 
@@ -187,6 +191,9 @@ ph_registry_free(struct ph_registry *reg)
 	for (size_t i = 0; i < reg->ncatalogs; i++)
 		ph_catalog_free(reg->catalogs[i]);
 	free(reg->catalogs);
+	for (size_t i = 0; i < reg->napps; i++)
+		ph_app_free(reg->apps[i]);
+	free(reg->apps);
 	for (int i = 0; i < PH_LIST__N; i++)
 		free(reg->lists[i].scope);
 	/* after the items: their handlers point into these */
@@ -253,6 +260,46 @@ ph_registry_resource(const struct ph_registry *reg, const char *uri)
 		if (strcmp(reg->resources[i]->uri, uri) == 0)
 			return reg->resources[i];
 	return NULL;
+}
+
+struct ph_resource *
+ph_registry_app_version(const struct ph_registry *reg, const char *uri)
+{
+	for (size_t i = 0; reg && i < reg->nresources; i++) {
+		const char *base = reg->resources[i]->app_base, *v;
+		size_t n = base ? strlen(base) : 0;
+		if (base == NULL || strncmp(uri, base, n) != 0)
+			continue;
+		v = uri + n;
+		if ((v[0] == '?' || v[0] == '&') && strncmp(v + 1, "v=", 2) == 0 &&
+		    strspn(v + 3, "0123456789abcdef") == 16 && v[19] == '\0')
+			return reg->resources[i];
+	}
+	return NULL;
+}
+
+struct ph_app *
+ph_registry_app(const struct ph_registry *reg, const char *name)
+{
+	for (size_t i = 0; reg && i < reg->napps; i++)
+		if (strcmp(reg->apps[i]->name, name) == 0)
+			return reg->apps[i];
+	return NULL;
+}
+
+void
+ph_app_free(struct ph_app *a)
+{
+	if (a == NULL)
+		return;
+	free(a->name);
+	free(a->file);
+	free(a->uri);
+	for (int i = 0; i < PH_CSP__N; i++)
+		strv_free0(a->csp[i]);
+	strv_free0(a->permissions);
+	free(a->domain);
+	free(a);
 }
 
 bool
@@ -355,6 +402,18 @@ ph_registry_add_template(struct ph_registry *reg, struct ph_template *t)
 	t->reg = reg;
 	APPEND(reg->templates, reg->ntemplates, t);
 	return t;
+}
+
+struct ph_app *
+ph_registry_add_app(struct ph_registry *reg, struct ph_app *a)
+{
+	if (ph_registry_app(reg, a->name)) {
+		ph_registry_fail(reg, "app '%s' is defined twice", a->name);
+		ph_app_free(a);
+		return NULL;
+	}
+	APPEND(reg->apps, reg->napps, a);
+	return a;
 }
 
 int

@@ -55,9 +55,17 @@ struct ph_tool {
 	enum ph_task_mode task;            /* runs as a task (io.modelcontextprotocol/tasks) */
 	long long task_ttl_ms, task_inline_ms; /* -1: tasks.ttl_ms, tasks.inline_ms */
 	bool task_await;                   /* asks for input on fd 3, reads answers on stdin */
+	char *app;                         /* apps: entry whose view shows the tool, NULL: none */
+	unsigned visibility;               /* PH_VISIBLE_* bits, 0: both (the default) */
+	int app_line, meta_line;           /* for problems found once every app is known */
+	struct json_object *ui_meta;       /* meta plus _meta.ui and ui/resourceUri (app set) */
 	struct ph_handler h;
 	struct ph_registry *reg;
 };
+
+/* Who may call a tool of an app: the model, the app's view, or both. */
+#define PH_VISIBLE_MODEL 1u
+#define PH_VISIBLE_APP 2u
 
 enum ph_msg_kind { PH_MSG_TEXT, PH_MSG_IMAGE, PH_MSG_AUDIO, PH_MSG_RESOURCE };
 
@@ -98,7 +106,28 @@ struct ph_resource {
 	int line;
 	struct ph_handler h;
 	struct ph_cache cache;
+	struct json_object *meta; /* an app's {"ui": {...}}: on the list entry and the read item */
+	char *app_base;      /* a versioned app's uri without its ?v=DIGEST, else NULL */
 	struct ph_registry *reg;
+};
+
+/* The content-security lists of an app, in _meta.ui.csp order. */
+enum ph_csp { PH_CSP_CONNECT, PH_CSP_RESOURCE, PH_CSP_FRAME, PH_CSP_BASE_URI, PH_CSP__N };
+
+/* An MCP App (apps:): one self-contained HTML file served as a ui://
+ * resource (io.modelcontextprotocol/ui). ph_apps_prepare turns it into
+ * that resource once the whole configuration is known. */
+struct ph_app {
+	char *name;
+	char *file;              /* resolved against the configuration's directory */
+	char *uri;               /* as configured; NULL: ui://<server.name>/<name> */
+	char **csp[PH_CSP__N];   /* origins, NULL-terminated; NULL: not configured */
+	char **permissions;      /* camera, microphone, geolocation, clipboardWrite */
+	char *domain;
+	int prefers_border;      /* -1: not configured */
+	bool versioned;          /* a digest of the file in the uri */
+	int line, file_line, uri_line;
+	struct ph_resource *res; /* its resource once made (borrowed from the registry) */
 };
 
 /* One handler of resources/list (resource_lists:): it pages the
@@ -134,6 +163,8 @@ struct ph_registry {
 	size_t ntemplates;
 	struct ph_catalog **catalogs;       /* resource_lists, in order */
 	size_t ncatalogs;
+	struct ph_app **apps;               /* apps:, in order */
+	size_t napps;
 	struct ph_cache lists[PH_LIST__N]; /* hints of the list methods */
 	void **dl;                          /* module handles, closed on free */
 	size_t ndl;
@@ -173,6 +204,15 @@ void ph_template_free(struct ph_template *t);
 /* Appends a resource list handler (ownership taken). */
 void ph_registry_add_catalog(struct ph_registry *reg, struct ph_catalog *c);
 void ph_catalog_free(struct ph_catalog *c);
+/* Appends an app (ownership taken), or frees it and returns NULL with
+ * reg->err when its name is taken. */
+struct ph_app *ph_registry_add_app(struct ph_registry *reg, struct ph_app *a);
+struct ph_app *ph_registry_app(const struct ph_registry *reg, const char *name);
+void ph_app_free(struct ph_app *a);
+/* The resource of a versioned app that uri names with another digest
+ * (BASE?v=HEX or BASE&v=HEX, 16 hex digits): an earlier version of the
+ * file, which hosts may still hold. NULL when none. */
+struct ph_resource *ph_registry_app_version(const struct ph_registry *reg, const char *uri);
 void ph_handler_clear(struct ph_handler *h);
 /* Calls fn for every handler of reg (tools, prompts and their argument
  * completions, resources, templates and their completions, resource

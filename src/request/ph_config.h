@@ -40,6 +40,7 @@ struct ph_config {
 		char *name, *version, *title, *instructions;
 		long long page_size, ttl_ms;
 		char *scope; /* "public" | "private" */
+		char *app_meta; /* "all" | "declared": who gets the apps' _meta.ui */
 	} server;
 	long long workers, max_requests, shutdown_timeout;
 	struct ph_pool_conf pool; /* workers as a mapping; workers: N is static N */
@@ -66,6 +67,7 @@ struct ph_config {
 		long long exec_cpu_s, exec_memory, exec_files, exec_procs;
 		long long exec_exit_grace_ms, exec_log_max;
 		long long resource_bytes, completion_values;
+		long long app_bytes; /* an app's file above this is a load-time warning */
 		struct ph_rate_conf rate;
 		long long batch_max; /* messages in one legacy JSON-RPC batch */
 	} limits;

@@ -29,6 +29,8 @@ int ph_conf_templates(struct ph_conf_ctx *x, const char *key, const struct ph_yn
 /* resource_lists (ph_reg_conf.c): a plain list, no x->opts; same registry */
 int ph_conf_resource_lists(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 void ph_conf_registry_free(struct ph_config *c);
+/* apps (ph_app_conf.c): a mapping of app names, no x->opts; same registry */
+int ph_conf_apps(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 
 /* skills (ph_skill_load.c); x->opts: struct ph_skills_opts */
 int ph_skills_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);

@@ -72,7 +72,7 @@ mcall "$U" 24 prompts/get '{"name":"describe_logo"}'
 is "$(jqr '.result.messages[1].content.mimeType')" image/png "describe_logo carries the image"
 
 mcall "$U" 30 resources/list '{}'
-is "$(jqr '[.result.resources[].uri|select(startswith("skill://")|not)]|join(",")')" "docs://index,docs://logo" \
+is "$(jqr '[.result.resources[].uri|select(startswith("skill://")|not)]|join(",")')" "docs://index,docs://logo,ui://phantom/host-info" \
 	"the example resources"
 is "$(jqr '[.result.resources[].uri|select(startswith("skill://"))]|length > 0')" true \
 	"the bundled skills' SKILL.md files are listed after them"
