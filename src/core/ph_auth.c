@@ -1219,6 +1219,60 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 	}
 }
 
+/* Adds scope to the space-separated list b unless it is there, or is
+ * offline_access (a refresh-token scope, never asked for in a challenge). */
+static void
+scope_add(struct ph_buf *b, const char *scope)
+{
+	size_t n = strlen(scope);
+	for (const char *p = b->data; p != NULL && *p;) {
+		size_t l = strcspn(p, " ");
+		if (l == n && memcmp(p, scope, n) == 0)
+			return;
+		p += l + (p[l] == ' ');
+	}
+	if (strcmp(scope, "offline_access") == 0)
+		return;
+	if (b->len > 0)
+		ph_buf_addc(b, ' ');
+	ph_buf_adds(b, scope);
+	ph_buf_addc(b, '\0');
+	b->len--;
+}
+
+bool
+ph_auth_scopes_ok(struct ph_req *r, char *const *need, size_t n, char *msg, size_t msz,
+		  const struct ph_header **hdrs)
+{
+	const struct ph_auth_conf *a = r->srv->conf->auth;
+	const char *req;
+	struct auth_state *st;
+	struct ph_buf b;
+	if (a == NULL || a->mode != PH_AUTH_OAUTH || r->scopes == NULL || ph_oauth_has_scopes(r->scopes, need, n))
+		return true;
+	/* 2026-07-28: every scope the operation needs, in one challenge */
+	ph_buf_init(&b);
+	for (req = ph_oauth_required(a->oauth); *req;) {
+		size_t l = strcspn(req, " ");
+		char *one = ph_xstrndup(req, l);
+		scope_add(&b, one);
+		free(one);
+		req += l + (req[l] == ' ');
+	}
+	for (size_t i = 0; i < n; i++)
+		scope_add(&b, need[i]);
+	ph_buf_addc(&b, '\0');
+	if ((st = r->auth_state) == NULL)
+		r->auth_state = st = ph_xcalloc(1, sizeof *st);
+	free(st->challenge);
+	st->challenge = challenge(a, "insufficient_scope", b.data);
+	st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
+	*hdrs = st->hdrs;
+	snprintf(msg, msz, "Forbidden: the token lacks a scope this needs (%s)", b.data);
+	ph_buf_free(&b);
+	return false;
+}
+
 struct ph_oauth_conf *
 ph_auth_oauth(const struct ph_server *srv)
 {

@@ -129,9 +129,9 @@ static void
 check_scopes(struct ph_ysink *s, const struct ph_ynode *n, const char *key, char **v, size_t cnt)
 {
 	for (size_t i = 0; i < cnt; i++)
-		if (!scope_ok(v[i]))
+		if (!scope_ok(v[i]) || strcmp(v[i], "offline_access") == 0)
 			ph_yread_problem(s, n->vals[i]->line, "auth.oauth.%s[%zu]: a scope is printable ASCII "
-					 "without spaces, '\"' or '\\'", key, i);
+					 "without spaces, '\"' or '\\', and not offline_access", key, i);
 }
 
 static void

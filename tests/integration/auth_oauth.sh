@@ -52,6 +52,13 @@ auth:
     assigns_claims: [plan, org]
 tools:
   - { name: whoami, description: Who is calling, exec: [./tool.sh] }
+  - { name: wipe, description: Needs more, exec: [./tool.sh], auth_scopes: ["mcp:write", "files:delete"] }
+prompts:
+  - { name: secret, messages: [ { role: user, text: hi } ], auth_scopes: ["prompts:read"] }
+resources:
+  - { uri: "docs://private", text: private, auth_scopes: ["docs:read"] }
+resource_templates:
+  - { uri_template: "bill://{account}", exec: [./tool.sh], auth_scopes: ["billing:read"] }
 YAML
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1
 ok "-t accepts the configuration"
@@ -134,6 +141,33 @@ is "$(jqr '.result.content[0].text | fromjson | .assigns | tojson')" '{"plan":"p
 ! grep -qF "${GOOD#*.}" "$T_DIR/seen.txt" && ! grep -qi "authorization" "$T_DIR/seen.txt"
 ok "the exec handler's stdin and environment never hold the token"
 
+# ---- auth_scopes: 403 naming every scope the operation needs; the item stays listed
+CH_SCOPE() { printf 'Bearer realm="phantom", error="insufficient_scope", resource_metadata="%s", scope="%s"' "$RM" "$1"; }
+mpost "$U" 11 tools/call '{"name":"wipe","arguments":{}}' -H "Authorization: Bearer $GOOD"
+is "$STATUS" 403 "a tool whose auth_scopes the token lacks: 403"
+is "$(header WWW-Authenticate)" "$(CH_SCOPE "mcp:read mcp:write files:delete")" \
+	"the challenge names the required scope and the tool's"
+ADMIN=$(sign ed EdDSA '{"kid":"d1"}' "$(claims '"scope":"mcp:admin"')")
+mpost "$U" 12 tools/call '{"name":"wipe","arguments":{}}' -H "Authorization: Bearer $ADMIN"
+is "$STATUS" 403 "mcp:admin implies mcp:write but not files:delete: still 403"
+is "$(header WWW-Authenticate)" "$(CH_SCOPE "mcp:read mcp:write files:delete")" "... with every scope in one challenge"
+STEP=$(sign ed EdDSA '{"kid":"d1"}' "$(claims '"scope":"mcp:admin files:delete"')")
+mpost "$U" 13 tools/call '{"name":"wipe","arguments":{}}' -H "Authorization: Bearer $STEP"
+is "$STATUS" 200 "after the step-up (files:delete granted): the call succeeds"
+mpost "$U" 14 tools/list '{}' -H "Authorization: Bearer $GOOD"
+is "$(jqr '[.result.tools[].name] | join(",")')" "whoami,wipe" "tools/list still lists the tool the token cannot call"
+mpost "$U" 15 prompts/get '{"name":"secret"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read prompts:read")" "a prompt's auth_scopes: 403"
+mpost "$U" 16 resources/read '{"uri":"docs://private"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read docs:read")" "a resource's auth_scopes: 403"
+mpost "$U" 17 resources/read '{"uri":"bill://acme"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read billing:read")" "a resource template's auth_scopes: 403"
+mpost "$U" 18 resources/read '{"uri":"docs://private"}' \
+	-H "Authorization: Bearer $(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read docs:read"')")"
+is "$STATUS:$(jqr '.result.contents[0].text')" "200:private" "with docs:read the resource is read"
+mpost "$U" 19 tools/call '{"name":"nope","arguments":{}}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(jqr .error.code)" "200:-32602" "an unknown tool is still unknown, not 403"
+
 # ---- the RFC 9728 document from the OAuth settings
 out=$(printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \
 	SERVER_PROTOCOL=HTTP/1.1 HTTP_HOST=localhost "$PHANTOM" -c "$T_DIR/phantom.yaml" 2>/dev/null | tr -d '\r' | sed '1,/^$/d')
@@ -175,6 +209,10 @@ bad_conf "a clock skew out of range" "bad.yaml:7: auth.oauth.clock_skew_s" "    
 bad_conf "introspection without credentials" "auth.oauth.introspection: client_id and secret_file are required" "    issuer: $ISS
     jwks_file: bad-jwks.json
     introspection: { endpoint: https://as.example.com/introspect }"
+printf 'tools:\n  - { name: t, exec: [./tool.sh], auth_scopes: [offline_access] }\n' >"$T_DIR/bad.yaml"
+! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
+like "$(cat "$T_DIR/bad.out")" "bad.yaml:2: .*auth_scopes\\[0\\]: offline_access asks for refresh tokens" \
+	"-t refuses offline_access in auth_scopes"
 printf 'auth:\n  mode: bearer\n  tokens: [{principal: a, sha256: %s}]\n  oauth: { issuer: %s }\n' "$(printf x | sha256sum | cut -c1-64)" "$ISS" >"$T_DIR/bad.yaml"
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "auth.oauth is used only with auth.mode oauth" "-t refuses auth.oauth in another mode"
