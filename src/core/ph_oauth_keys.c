@@ -257,6 +257,12 @@ discover(const struct ph_oauth_keys *k, char *err, size_t esz)
 		struct ph_buf b;
 		struct json_object *doc = NULL;
 		const char *iss, *ju;
+		/* the second attempt's reason goes after the first's */
+		size_t at = i == 0 ? 0 : strlen(err);
+		if (i > 0 && at + 2 < esz)
+			memcpy(err + at, "; ", 3), at += 2;
+		err += at;
+		esz -= at;
 		if (http_do(k, urls[i], NULL, NULL, NULL, &b, err, esz) != 0)
 			continue;
 		if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, &doc) || !json_object_is_type(doc, json_type_object))
@@ -327,15 +333,17 @@ try_fetch(struct ph_oauth_keys *k, long long now)
 	    flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		if (fd >= 0)
 			close(fd);
-		k->last_error = "no key yet: another process is fetching the keys";
+		if (!k->loaded)
+			k->last_error = "no key yet: another process is fetching the keys";
 		return -1;
 	}
 	got = pread(fd, stamp, sizeof stamp - 1, 0);
 	stamp[got > 0 ? got : 0] = '\0';
 	if (now - atoll(stamp) < k->min_refresh_s) {
 		close(fd);
-		if (k->last_error == NULL || k->loaded)
-			k->last_error = "no key yet: the last fetch failed less than auth.oauth.min_refresh_s ago";
+		if (!k->loaded)
+			k->last_error = "no key yet, and the last fetch (its failure is logged) was less than "
+					"auth.oauth.min_refresh_s ago";
 		return -1;
 	}
 	snprintf(stamp, sizeof stamp, "%lld\n", now);
