@@ -727,9 +727,9 @@ ph_oauth_master_mode(void)
 }
 
 int64_t
-ph_oauth_tick(const struct ph_server *srv, int64_t now)
+ph_oauth_tick(struct ph_oauth_conf *c, int64_t now)
 {
-	(void)srv;
+	(void)c;
 	return now + 3600 * (int64_t)1000000;
 }
 
