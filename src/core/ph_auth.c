@@ -1236,6 +1236,10 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 	if ((tok = bearer_token(r, 65536 + 1, &n, &why, &invalid)) == NULL)
 		return unauthorized(a, invalid, why, msg, msz, hdrs);
 	e = ph_oauth_check(a->oauth, tok, n, &g, &why);
+	if ((e == PH_OK || e == PH_E_FORBIDDEN) && !principal_ok(g.principal)) {
+		e = PH_E_UNAUTHORIZED;
+		why = "the token's principal claim is not a usable name (1 to 256 bytes, no control characters)";
+	}
 	if (e == PH_OK || e == PH_E_FORBIDDEN) {
 		const struct ph_access *own = find_allow(a, g.principal) ? NULL : scope_access(r, a, g.scopes);
 		r->assigns = g.assigns;
