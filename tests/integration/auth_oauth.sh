@@ -234,6 +234,10 @@ printf 'tools:\n  - { name: t, exec: [./tool.sh], auth_scopes: [offline_access] 
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "bad.yaml:2: .*auth_scopes\\[0\\]: offline_access asks for refresh tokens" \
 	"-t refuses offline_access in auth_scopes"
+printf 'tools:\n  - { name: t, exec: [./tool.sh], auth_scopes: [a] }\n' >"$T_DIR/bad.yaml"
+! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
+like "$(cat "$T_DIR/bad.out")" "tool t: auth_scopes are checked only with auth.mode oauth" \
+	"-t refuses auth_scopes without auth.mode oauth (they would do nothing)"
 printf 'auth:\n  mode: bearer\n  tokens: [{principal: a, sha256: %s}]\n  oauth: { issuer: %s }\n' "$(printf x | sha256sum | cut -c1-64)" "$ISS" >"$T_DIR/bad.yaml"
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "auth.oauth is used only with auth.mode oauth" "-t refuses auth.oauth in another mode"
