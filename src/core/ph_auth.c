@@ -794,6 +794,14 @@ parse_oauth(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o
 	if (a->resource_metadata == NULL && strstr(res, "://") != NULL)
 		a->resource_metadata = ph_xasprintf("%.*s%s", (int)(slash ? (size_t)(slash - res) : strlen(res)), res,
 						    a->metadata_path);
+	if (a->resource_metadata != NULL && !ph_auth_quotable(a->resource_metadata)) {
+		/* derived from the resource, it goes into WWW-Authenticate too */
+		ph_yread_problem(&p->s, ph_yread_key_line(n, "metadata"), "auth.metadata: the resource makes a "
+				 "resource_metadata URL that cannot stand in WWW-Authenticate (printable ASCII "
+				 "without '\"' or '\\')");
+		free(a->resource_metadata);
+		a->resource_metadata = NULL;
+	}
 	if (a->scope == NULL && *ph_oauth_required(a->oauth))
 		a->scope = ph_xstrdup(ph_oauth_required(a->oauth));
 }
