@@ -3,16 +3,38 @@
  * every problem. phantom-fcgi -t, the fronts and the embedding API use it. */
 #include "first.h"
 #include "ph_build.h"
+#include "ph_auth.h"
 #include "ph_persist.h"
 #include "ph_registry.h"
 #include "ph_state.h"
 #include "ph_util.h"
 #include <stdlib.h>
 
+/* The first item naming auth_scopes, or NULL: they take effect only with
+ * auth.mode oauth, and a key that would silently do nothing is refused. */
+static const char *
+item_with_scopes(const struct ph_registry *reg, const char **kind)
+{
+	for (size_t i = 0; reg && i < reg->ntools; i++)
+		if (reg->tools[i]->auth_scopes.n && (*kind = "tool"))
+			return reg->tools[i]->name;
+	for (size_t i = 0; reg && i < reg->nprompts; i++)
+		if (reg->prompts[i]->auth_scopes.n && (*kind = "prompt"))
+			return reg->prompts[i]->name;
+	for (size_t i = 0; reg && i < reg->nresources; i++)
+		if (reg->resources[i]->auth_scopes.n && (*kind = "resource"))
+			return reg->resources[i]->uri;
+	for (size_t i = 0; reg && i < reg->ntemplates; i++)
+		if (reg->templates[i]->auth_scopes.n && (*kind = "resource template"))
+			return reg->templates[i]->uri_template;
+	return NULL;
+}
+
 struct ph_server *
 ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
 	struct ph_server *s;
+	const char *scoped, *kind = "";
 	/* the apps become resources, then files are read: each reports every
 	 * problem it finds */
 	int apps = ph_apps_prepare(conf, probs), files = ph_registry_prepare(conf, probs);
@@ -22,6 +44,13 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	}
 	s = ph_xcalloc(1, sizeof *s);
 	s->conf = conf;
+	if ((scoped = item_with_scopes(conf->registry, &kind)) != NULL && ph_auth_oauth(s) == NULL) {
+		ph_conf_problem(probs, conf->file, 0, "%s %s: auth_scopes are checked only with auth.mode oauth",
+				kind, scoped);
+		ph_conf_free(conf);
+		free(s);
+		return NULL;
+	}
 	ph_state_conf_default(conf);
 	if (conf->request_state->ephemeral)
 		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "

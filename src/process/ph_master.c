@@ -8,12 +8,14 @@
  * on SIGTERM and reloads on SIGHUP by starting a new generation of workers
  * while the old one finishes what it is doing. The master never serves. */
 #include "first.h"
+#include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_hub.h"
 #include "ph_listenq.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
+#include "ph_oauth.h"
 #include "ph_pool.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -208,6 +210,8 @@ reap(struct master *m)
 			hub_died(m, st);
 			continue;
 		}
+		if (ph_oauth_reaped(pid))
+			continue; /* the key fetch (it logged its own failure) */
 		for (size_t i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->slots[i];
 			long long served;
@@ -635,6 +639,8 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 
 	if (master_init(&m, srv, run) != 0 || (m.sfd = master_signals()) < 0)
 		return 1;
+	/* the keys of auth.mode oauth are fetched on schedule from here */
+	ph_oauth_master_mode();
 	spawn_hub(&m);
 	for (long long i = 0; i < m.pool.c.start; i++)
 		spawn(&m, (size_t)i);
@@ -645,6 +651,7 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 		int64_t now = ph_now_us();
 		int64_t wake = tend_slots(&m, now, now + 1000000);
 		bool watch = tend_pool(&m, now, &wake);
+		int64_t keys = m.stopping ? wake : ph_oauth_tick(ph_auth_oauth(m.srv), now);
 		publish_live(&m);
 		if (m.drain_until_us > 0) {
 			if (now >= m.drain_until_us) {
@@ -656,8 +663,10 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 			if (m.drain_until_us < wake)
 				wake = m.drain_until_us;
 		}
-		if (m.stopping && live(&m) == 0 && m.hub == 0)
+		if (m.stopping && live(&m) == 0 && m.hub == 0 && !ph_oauth_fetching())
 			break;
+		if (keys < wake)
+			wake = keys;
 		if (wait_event(&m, now, wake, watch))
 			take_signals(&m);
 	}
