@@ -31,7 +31,7 @@ as_start() {
 	AS_LOG=$T_DIR/as.log
 	rm -f "$T_DIR/as.port"
 	"$NODE" "$NODE_CLIENTS/as.mjs" --alg "$alg" --keys "$AS_KEYS" --port-file "$T_DIR/as.port" \
-		--port "${AS_PORT:-0}" "${args[@]}" 2>>"$AS_LOG" &
+		--port "${AS_PORT:-0}" "${args[@]}" >>"$AS_LOG" 2>&1 &
 	AS_PID=$!
 	t_started oauth-as "$AS_PID" "$AS_LOG" test -s "$T_DIR/as.port" || return 1
 	AS_PORT=$(cat "$T_DIR/as.port")

@@ -10,7 +10,7 @@
 //   authorization with the wider scope, and the call again.
 //
 // Options: --url URL --tool TOOL --expect TEXT [--args JSON] [--alg ALG]
-//          [--step-up TOOL --step-up-scope SCOPE --step-up-expect TEXT]
+//          [--step-up TOOL --step-up-scope SCOPE --step-up-args JSON --step-up-expect TEXT]
 //          [--token-out FILE]   (the last access token, for the shell test)
 //          [--login NAME]       (the user who signs in; default alice)
 import fs from 'node:fs';
@@ -65,9 +65,10 @@ export async function authorizeHeadless(url, redirect, login) {
         if (res.status >= 300 && res.status < 400 && loc) {
             const to = new URL(loc, next.url);
             if (to.href.startsWith(redirect)) {
-            if (to.searchParams.get('error')) throw new Error(`authorization refused: ${to.searchParams.get('error')}: ${to.searchParams.get('error_description')}`);
-            return to.searchParams;
-        }
+                const q = to.searchParams;
+                if (q.get('error')) throw new Error(`authorization refused: ${q.get('error')}: ${q.get('error_description')}`);
+                return q;
+            }
             next = { url: to.href, init: {} };
             continue;
         }
@@ -159,7 +160,8 @@ async function stepUp(label, client, transport, provider, log) {
     const tool = opt('step-up'), scope = opt('step-up-scope');
     const before = provider.authorizations.length;
     try {
-        const r = await authorized(() => client.callTool({ name: tool, arguments: {} }), transport, provider);
+        const r = await authorized(() => client.callTool({ name: tool, arguments: JSON.parse(opt('step-up-args', '{}')) }),
+            transport, provider);
         check(!r.isError && text(r).includes(opt('step-up-expect', '')), `${label}: ${tool} succeeds after step-up`, JSON.stringify(r));
     } catch (e) { check(false, `${label}: ${tool} succeeds after step-up`, `${e?.name}: ${e?.message}`); }
     const denied = log.find(s => s.status === 403);
