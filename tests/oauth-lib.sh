@@ -4,14 +4,16 @@
 # (sourced after tests/lib.sh).
 
 # oauth_supported: this build accepts auth.mode oauth. A build without
-# libcrypto and libcurl says so at the configuration check; prints why not.
+# libcrypto and libcurl says so at the configuration check, and a Phantom
+# older than auth.mode oauth does not list it; prints why not.
 oauth_supported() {
 	local f=$T_DIR/oauth-probe.yaml out
 	printf '%s\n' 'server: { name: probe, version: "1" }' 'auth:' '  mode: oauth' \
 		'  oauth: { issuer: "https://as.example.com", jwks_file: probe-jwks.json }' >"$f"
 	printf '{"keys":[]}\n' >"$T_DIR/probe-jwks.json"
 	out=$("$PHANTOM" -c "$f" -t 2>&1) && return 0
-	if grep -Eiq 'without|not built|libcrypto|libcurl|OAuth support' <<<"$out"; then
+	if grep -Eiq 'without|not built|libcrypto|libcurl|OAuth support' <<<"$out" ||
+	   grep -Eq 'auth\.mode: expected one of [a-z_|]*$' <<<"$out"; then
 		echo "$out" | head -1
 		return 1
 	fi
@@ -21,7 +23,8 @@ oauth_supported() {
 # as_start ALG RESOURCE...: starts the authorization server signing access
 # tokens with ALG (RS256, ES256, EdDSA) for the RESOURCEs; keeps its keys in
 # $T_DIR/as-keys.json (a restart with another ALG keeps the older keys
-# published), on the port it had before when AS_PORT is set. Sets AS_URL,
+# published), on the port it had before when AS_PORT is set, its tokens
+# valid for AS_TTL seconds (default 300). Sets AS_URL,
 # AS_PID, AS_LOG, AS_KEYS, AS_PORT, AS_SECRET. Needs node_setup.
 as_start() {
 	local alg=$1 r args=(); shift
@@ -31,7 +34,7 @@ as_start() {
 	AS_LOG=$T_DIR/as.log
 	rm -f "$T_DIR/as.port"
 	"$NODE" "$NODE_CLIENTS/as.mjs" --alg "$alg" --keys "$AS_KEYS" --port-file "$T_DIR/as.port" \
-		--port "${AS_PORT:-0}" "${args[@]}" >>"$AS_LOG" 2>&1 &
+		--port "${AS_PORT:-0}" --ttl "${AS_TTL:-300}" "${args[@]}" >>"$AS_LOG" 2>&1 &
 	AS_PID=$!
 	t_started oauth-as "$AS_PID" "$AS_LOG" test -s "$T_DIR/as.port" || return 1
 	AS_PORT=$(cat "$T_DIR/as.port")
@@ -55,6 +58,12 @@ as_token() {
 	curl -s -u "phantom-tests:$AS_SECRET" -d grant_type=client_credentials \
 		--data-urlencode "resource=${2:-$OAUTH_RESOURCE}" --data-urlencode "scope=$1" \
 		"$AS_URL/token" | jq -r '.access_token // empty'
+}
+# jwt_with_kid TOKEN KID: TOKEN with its header replaced by one naming KID
+# (RS256, at+jwt); its signature no longer matches, but the key is looked up first
+jwt_with_kid() {
+	printf '{"alg":"RS256","typ":"at+jwt","kid":"%s"}' "$2" | base64 -w0 | tr '+/' '-_' | tr -d '='
+	printf '.%s' "$(cut -d. -f2,3 <<<"$1")"
 }
 # jwt_field TOKEN PART FILTER: a jq FILTER on the JWT's header (0) or payload (1)
 jwt_field() {
@@ -102,6 +111,7 @@ auth:
     issuer: $AS_URL
     algorithms: [RS256, ES256, EdDSA]
     required_scopes: ["mcp:read"]
+    cache_dir: $T_DIR/oauth-cache
 YAML
 		for l in "$@"; do printf '    %s\n' "$l"; done
 	} >"$f"

@@ -41,12 +41,7 @@ is "$(( $(fetches) - N0 ))" 1 "... after one fetch of the key set"
 is "$(calls "$T1" 3)" " 3 200" "the old key's tokens still are (it is still published)"
 
 # ---- a flood of unknown kids: at most one fetch per min_refresh_s
-# forge KID: T2 with its header naming KID (the signature no longer matters:
-# the key is looked up first)
-forge() {
-	printf '{"alg":"RS256","typ":"at+jwt","kid":"%s"}' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='
-	printf '.%s' "$(cut -d. -f2,3 <<<"$T2")"
-}
+forge() { jwt_with_kid "$T2" "$1"; }
 : >"$T_DIR/flood.cfg"
 for i in $(seq 1 300); do
 	printf '%s\n' "url = \"$U\"" 'header = "Content-Type: application/json"' \

@@ -1,0 +1,119 @@
+#!/bin/bash
+# tests/bench/oauth_bench.sh: what auth.mode oauth costs (not part of make
+# check; make bench-auth runs it after auth_bench.sh).
+#
+#   cd build && bash ../tests/bench/oauth_bench.sh      # or: make bench-auth
+#
+# Phantom (OAUTH_BENCH_WORKERS workers, default 4) behind the shipped nginx,
+# the example module's echo called over OAUTH_CONNS (default 16) wrk
+# connections for OAUTH_SECONDS (default 5) each, an oidc-provider
+# authorization server (tests/oauth/as.mjs) issuing the tokens. In one run:
+#   none     no auth at all
+#   oauth    auth.mode oauth, one valid RS256 JWT (verified once per worker,
+#            then remembered)                       oauth/none: target >= 0.9
+#   exec     the same token checked by tests/oauth/jwt_auth.py (python3-jwt)
+#            as an auth.mode exec authenticator     oauth/exec
+#   verify   per algorithm (RS256, ES256, EdDSA): one connection with
+#            auth.oauth.token_cache 0 (every request verifies the signature)
+#            against the default; the difference of the mean request times
+#            is the cost of a first-time verification, in microseconds
+#   flood    OAUTH_FLOOD (default 1000) tokens naming random kids, round
+#            and round for OAUTH_SECONDS, with auth.oauth.min_refresh_s
+#            OAUTH_MIN_REFRESH (default 2): the key-set fetches the
+#            authorization server saw, against the bound (one per interval)
+if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
+. "$top_srcdir/tests/oauth-lib.sh"
+set +u
+SECS=${OAUTH_SECONDS:-5}
+CONNS=${OAUTH_CONNS:-16}
+FLOOD=${OAUTH_FLOOD:-1000}
+MIN_REFRESH=${OAUTH_MIN_REFRESH:-2}
+export OAUTH_WORKERS=${OAUTH_BENCH_WORKERS:-4}
+PHANTOM=${PHANTOM:-$top_builddir/phantom-fcgi}
+LUA=$top_srcdir/tests/bench/mcp.lua
+die() { echo "bench: $*" >&2; exit 2; }
+for t in wrk nginx curl jq; do command -v "$t" >/dev/null || die "$t is needed"; done
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import jwt' 2>/dev/null || die "python3-jwt is needed"
+node_setup || die "the npm packages are needed (scripts/test.sh installs them)"
+why=$(oauth_supported) || die "$why"
+
+# tool CONNS [TOKEN]: wrk calling echo over CONNS connections for SECS (with
+# MCP_TOKENS in the environment: a token file instead); prints "rps p50 p99
+# non2xx errors requests"
+tool() {
+	local h=()
+	[ -n "${2:-}" ] && h=(-H "Authorization: Bearer $2")
+	MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' wrk -t1 -c"$1" -d"${SECS}s" --timeout 10s \
+		-s "$LUA" "${h[@]}" "$OAUTH_RESOURCE" 2>&1 | sed -n 's/^RESULT //p'
+}
+# restart CONF: Phantom with CONF on the port nginx sends to
+restart() {
+	if [ -n "$PH_PID" ]; then kill "$PH_PID"; wait "$PH_PID" 2>/dev/null; fi
+	oauth_phantom "$1" || die "phantom did not start with $1"
+}
+# ratio A B: A/B with two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+# conf NAME AUTH-YAML...: the oauth configuration with its auth section replaced
+conf() {
+	local f=$T_DIR/$1.yaml; shift
+	sed '/^auth:/,$d' "$T_DIR/oauth.yaml" >"$f"
+	printf '%s\n' "$@" >>"$f"
+	echo "$f"
+}
+
+oauth_front || die "nginx did not start"
+AS_TTL=3600 as_start RS256 "$OAUTH_RESOURCE" || die "the authorization server did not start"
+PH_PID=
+oauth_yaml "$T_DIR/oauth.yaml" "min_refresh_s: $MIN_REFRESH"
+TOK=$(as_token mcp:read)
+[ -n "$TOK" ] || die "no token from the authorization server"
+curl -s "$AS_URL/jwks" >"$T_DIR/jwks.json"
+
+restart "$(conf none)"
+tool "$CONNS" >/dev/null
+R_NONE=($(tool "$CONNS"))
+restart "$T_DIR/oauth.yaml"
+tool "$CONNS" "$TOK" >/dev/null
+R_JWT=($(tool "$CONNS" "$TOK"))
+restart "$(conf exec auth: '  mode: exec' "  command: [$top_srcdir/tests/oauth/jwt_auth.py, --jwks, $T_DIR/jwks.json, --issuer, \"$AS_URL\", --audience, \"$OAUTH_RESOURCE\"]")"
+R_EXEC=($(tool "$CONNS" "$TOK"))
+
+# ---- a first-time verification, per algorithm
+declare -A VERIFY
+for alg in RS256 ES256 EdDSA; do
+	if [ "$alg" != RS256 ]; then
+		as_stop
+		AS_TTL=3600 as_start "$alg" "$OAUTH_RESOURCE" || die "the authorization server did not restart"
+	fi
+	t=$(as_token mcp:read)
+	oauth_yaml "$T_DIR/cached.yaml" "min_refresh_s: $MIN_REFRESH"
+	oauth_yaml "$T_DIR/uncached.yaml" "min_refresh_s: $MIN_REFRESH" "token_cache: 0"
+	restart "$T_DIR/cached.yaml"
+	tool 1 "$t" >/dev/null
+	cached=($(tool 1 "$t"))
+	restart "$T_DIR/uncached.yaml"
+	tool 1 "$t" >/dev/null
+	uncached=($(tool 1 "$t"))
+	VERIFY[$alg]=$(awk -v u="${uncached[0]}" -v c="${cached[0]}" \
+		'BEGIN { if (u > 0 && c > 0) printf "%.0f", 1e6 / u - 1e6 / c; else print "?" }')
+	VERIFY[$alg]="${VERIFY[$alg]} us (${uncached[0]} req/s verifying each time, ${cached[0]} remembered; non-2xx ${uncached[3]})"
+done
+
+# ---- random kids
+restart "$T_DIR/oauth.yaml"
+tool 1 "$t" >/dev/null
+for i in $(seq 1 "$FLOOD"); do jwt_with_kid "$t" "flood-$i-$RANDOM$RANDOM"; echo; done >"$T_DIR/flood.tokens"
+N0=$(grep -c 'GET /jwks ' "$AS_LOG")
+R_FLOOD=($(MCP_TOKENS=$T_DIR/flood.tokens tool "$CONNS"))
+FETCHES=$(( $(grep -c 'GET /jwks ' "$AS_LOG") - N0 ))
+
+echo "oauth bench: $OAUTH_WORKERS workers, $CONNS connections, $SECS s per measurement, $(nproc) CPUs"
+printf '  none   %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_NONE[0]}" "${R_NONE[1]}" "${R_NONE[2]}" "${R_NONE[3]}"
+printf '  oauth  %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_JWT[0]}" "${R_JWT[1]}" "${R_JWT[2]}" "${R_JWT[3]}"
+printf '  exec   %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_EXEC[0]}" "${R_EXEC[1]}" "${R_EXEC[2]}" "${R_EXEC[3]}"
+echo "  oauth/none: $(ratio "${R_JWT[0]}" "${R_NONE[0]}") (target >= 0.9)"
+echo "  oauth/exec (python3-jwt): $(ratio "${R_JWT[0]}" "${R_EXEC[0]}")"
+for alg in RS256 ES256 EdDSA; do echo "  first-time verification $alg: ${VERIFY[$alg]}"; done
+echo "  random kids: $FLOOD tokens, ${R_FLOOD[5]} requests in $SECS s (non-2xx ${R_FLOOD[3]}):" \
+	"$FETCHES key-set fetches, bound $(( SECS / MIN_REFRESH + 1 )) (min_refresh_s $MIN_REFRESH)"
