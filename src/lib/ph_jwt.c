@@ -1,0 +1,584 @@
+/* ph_jwt.c: JWS compact tokens, JWK sets and access-token claims on
+ * libcrypto (ph_jwt.h says what is accepted and why). Nothing here logs:
+ * the callers decide what to say, and never the token. */
+#include "first.h"
+#include "ph_jwt.h"
+#include "ph_json.h"
+#include "ph_util.h"
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#ifdef PH_HAVE_OAUTH
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+#include <openssl/rsa.h>
+
+static const char *const alg_names[PH_JWT_NALG] = {"RS256", "PS256", "ES256", "EdDSA"};
+
+const char *
+ph_jwt_alg_name(enum ph_jwt_alg alg)
+{
+	return (unsigned)alg < PH_JWT_NALG ? alg_names[alg] : NULL;
+}
+
+int
+ph_jwt_alg_parse(const char *s)
+{
+	for (int i = 0; i < PH_JWT_NALG; i++)
+		if (strcmp(s, alg_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- base64url ------------------------------------------------------------ */
+
+static int
+b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '-')
+		return 62;
+	if (c == '_')
+		return 63;
+	return -1;
+}
+
+long
+ph_b64url_decode(const char *in, size_t n, unsigned char *out)
+{
+	unsigned long acc = 0;
+	int bits = 0;
+	size_t o = 0;
+	if (n % 4 == 1)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64val((unsigned char)in[i]);
+		if (v < 0)
+			return -1;
+		acc = (acc << 6) | (unsigned long)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	/* the bits left over must be zero: one spelling per byte string */
+	if (bits > 0 && (acc & ((1UL << bits) - 1)) != 0)
+		return -1;
+	return (long)o;
+}
+
+/* Decodes the base64url member key of o into a new buffer (*len bytes; at
+ * most max). Returns NULL when absent, not a string, too long or bad. */
+static unsigned char *
+b64_member(struct json_object *o, const char *key, size_t max, size_t *len)
+{
+	struct json_object *v = ph_jget(o, key);
+	unsigned char *buf;
+	long got;
+	size_t n;
+	if (v == NULL || !json_object_is_type(v, json_type_string))
+		return NULL;
+	n = (size_t)json_object_get_string_len(v);
+	if (n == 0 || n > max * 4 / 3 + 4)
+		return NULL;
+	buf = ph_xmalloc(n * 3 / 4 + 1);
+	got = ph_b64url_decode(json_object_get_string(v), n, buf);
+	if (got <= 0 || (size_t)got > max) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)got;
+	return buf;
+}
+
+/* ---- keys ------------------------------------------------------------------ */
+
+/* An EVP_PKEY of type name ("RSA", "EC") from the parameters of bld.
+ * Returns NULL when libcrypto refuses them. */
+static EVP_PKEY *
+key_fromdata(const char *name, OSSL_PARAM_BLD *bld)
+{
+	OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, name, NULL);
+	EVP_PKEY *pkey = NULL;
+	if (params == NULL || ctx == NULL || EVP_PKEY_fromdata_init(ctx) <= 0 ||
+	    EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+		pkey = NULL;
+	EVP_PKEY_CTX_free(ctx);
+	OSSL_PARAM_free(params);
+	return pkey;
+}
+
+/* An RSA key from n and e, or NULL (with why) when it is not one or has
+ * fewer than PH_JWT_RSA_MIN_BITS bits. */
+static EVP_PKEY *
+rsa_key(struct json_object *k, const char **why)
+{
+	size_t nl = 0, el = 0;
+	unsigned char *n = b64_member(k, "n", PH_JWT_RSA_MAX_BITS / 8 + 1, &nl);
+	unsigned char *e = b64_member(k, "e", 8, &el);
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	BIGNUM *bn = NULL, *be = NULL;
+	EVP_PKEY *pkey = NULL;
+	*why = "an RSA key without a usable n or e";
+	if (n == NULL || e == NULL || bld == NULL)
+		goto out;
+	bn = BN_bin2bn(n, (int)nl, NULL);
+	be = BN_bin2bn(e, (int)el, NULL);
+	if (bn == NULL || be == NULL || !BN_is_odd(be) || BN_is_one(be) ||
+	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn) ||
+	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, be))
+		goto out;
+	if (BN_num_bits(bn) < PH_JWT_RSA_MIN_BITS) {
+		*why = "an RSA key of fewer than 2048 bits";
+		goto out;
+	}
+	if (BN_num_bits(bn) > PH_JWT_RSA_MAX_BITS)
+		goto out;
+	pkey = key_fromdata("RSA", bld);
+out:
+	BN_free(bn);
+	BN_free(be);
+	OSSL_PARAM_BLD_free(bld);
+	free(n);
+	free(e);
+	return pkey;
+}
+
+/* A P-256 key from x and y (32 bytes each), checked to be on the curve. */
+static EVP_PKEY *
+ec_key(struct json_object *k, const char **why)
+{
+	size_t xl = 0, yl = 0;
+	const char *crv = ph_jstr(k, "crv");
+	unsigned char *x = b64_member(k, "x", 32, &xl), *y = b64_member(k, "y", 32, &yl);
+	unsigned char pub[65];
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	EVP_PKEY *pkey = NULL;
+	EVP_PKEY_CTX *chk = NULL;
+	*why = "an EC key that is not a P-256 point";
+	if (crv == NULL || strcmp(crv, "P-256") != 0 || x == NULL || y == NULL || xl != 32 || yl != 32 ||
+	    bld == NULL)
+		goto out;
+	pub[0] = 0x04; /* uncompressed point */
+	memcpy(pub + 1, x, 32);
+	memcpy(pub + 33, y, 32);
+	if (!OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "P-256", 0) ||
+	    !OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, pub, sizeof pub))
+		goto out;
+	pkey = key_fromdata("EC", bld);
+	if (pkey != NULL && ((chk = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL)) == NULL ||
+			     EVP_PKEY_public_check(chk) != 1)) {
+		EVP_PKEY_free(pkey);
+		pkey = NULL;
+	}
+out:
+	EVP_PKEY_CTX_free(chk);
+	OSSL_PARAM_BLD_free(bld);
+	free(x);
+	free(y);
+	return pkey;
+}
+
+static EVP_PKEY *
+okp_key(struct json_object *k, const char **why)
+{
+	size_t xl = 0;
+	const char *crv = ph_jstr(k, "crv");
+	unsigned char *x = b64_member(k, "x", 32, &xl);
+	EVP_PKEY *pkey = NULL;
+	*why = "an OKP key that is not Ed25519";
+	if (crv != NULL && strcmp(crv, "Ed25519") == 0 && x != NULL && xl == 32)
+		pkey = EVP_PKEY_new_raw_public_key_ex(NULL, "ED25519", NULL, x, xl);
+	free(x);
+	return pkey;
+}
+
+/* One member of "keys" into key; returns false (with why) to skip it. */
+static bool
+jwk_parse(struct json_object *k, struct ph_jwk *key, const char **why)
+{
+	const char *kty = ph_jstr(k, "kty"), *use = ph_jstr(k, "use"), *alg = ph_jstr(k, "alg");
+	struct json_object *kid = ph_jget(k, "kid");
+	EVP_PKEY *pkey = NULL;
+	memset(key, 0, sizeof *key);
+	*why = "a key without kty";
+	if (!json_object_is_type(k, json_type_object) || kty == NULL)
+		return false;
+	if (ph_jget(k, "use") != NULL && (use == NULL || strcmp(use, "sig") != 0)) {
+		*why = "a key not for signatures (use)";
+		return false;
+	}
+	key->alg = -1;
+	if (ph_jget(k, "alg") != NULL && (alg == NULL || (key->alg = ph_jwt_alg_parse(alg)) < 0)) {
+		*why = "a key for an algorithm that is not accepted";
+		return false;
+	}
+	if (kid != NULL) {
+		if (!json_object_is_type(kid, json_type_string) ||
+		    json_object_get_string_len(kid) > PH_JWT_KID_MAX) {
+			*why = "a key with a kid that is not a short string";
+			return false;
+		}
+		snprintf(key->kid, sizeof key->kid, "%s", json_object_get_string(kid));
+		key->has_kid = true;
+	}
+	if (strcmp(kty, "RSA") == 0) {
+		pkey = rsa_key(k, why);
+		key->algs = 1u << PH_JWT_RS256 | 1u << PH_JWT_PS256;
+	} else if (strcmp(kty, "EC") == 0) {
+		pkey = ec_key(k, why);
+		key->algs = 1u << PH_JWT_ES256;
+	} else if (strcmp(kty, "OKP") == 0) {
+		pkey = okp_key(k, why);
+		key->algs = 1u << PH_JWT_EDDSA;
+	} else {
+		*why = "a key of a type that is not RSA, EC or OKP";
+	}
+	if (pkey != NULL && key->alg >= 0 && !(key->algs & (1u << key->alg))) {
+		*why = "a key whose alg does not fit its type";
+		EVP_PKEY_free(pkey);
+		pkey = NULL;
+	}
+	key->pkey = pkey;
+	return pkey != NULL;
+}
+
+int
+ph_jwks_parse(const char *doc, size_t len, struct ph_jwks *out, size_t *skipped, const char **why)
+{
+	struct json_object *root = NULL, *keys;
+	size_t n, skip = 0;
+	memset(out, 0, sizeof *out);
+	if (!ph_json_parse(doc, len, PH_JWT_JWKS_DEPTH, &root) || !json_object_is_type(root, json_type_object) ||
+	    (keys = ph_jget(root, "keys")) == NULL || !json_object_is_type(keys, json_type_array)) {
+		json_object_put(root);
+		*why = "not a JWK set (a JSON object with a \"keys\" array)";
+		return -1;
+	}
+	n = json_object_array_length(keys);
+	out->v = ph_xcalloc(n ? (n < PH_JWT_MAX_KEYS ? n : PH_JWT_MAX_KEYS) : 1, sizeof *out->v);
+	for (size_t i = 0; i < n; i++) {
+		const char *w;
+		if (out->n == PH_JWT_MAX_KEYS ||
+		    !jwk_parse(json_object_array_get_idx(keys, i), &out->v[out->n], &w))
+			skip++;
+		else
+			out->n++;
+	}
+	json_object_put(root);
+	if (skipped)
+		*skipped = skip;
+	return 0;
+}
+
+void
+ph_jwks_free(struct ph_jwks *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		EVP_PKEY_free(s->v[i].pkey);
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---- tokens ---------------------------------------------------------------- */
+
+/* Decodes segment in (n bytes) and parses it as one JSON object of at most
+ * depth levels. Returns NULL when it is not one. */
+static struct json_object *
+segment_json(const char *in, size_t n, int depth)
+{
+	unsigned char *buf = ph_xmalloc(n * 3 / 4 + 1);
+	struct json_object *o = NULL;
+	long got = ph_b64url_decode(in, n, buf);
+	if (got <= 0 || !ph_json_parse((const char *)buf, (size_t)got, depth, &o) ||
+	    !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	free(buf);
+	return o;
+}
+
+/* The header checks of RFC 8725 on t->header: alg from algs, no crit, no
+ * cty (a nested JWT), no b64, zip or enc (JWE), a short kid. Returns NULL
+ * or why it is refused. */
+static const char *
+header_ok(struct ph_jwt *t, unsigned algs)
+{
+	const char *alg = ph_jstr(t->header, "alg");
+	struct json_object *kid = ph_jget(t->header, "kid"), *typ = ph_jget(t->header, "typ");
+	int a;
+	if (alg == NULL)
+		return "the header has no alg";
+	if ((a = ph_jwt_alg_parse(alg)) < 0 || !(algs & (1u << a)))
+		return "the header's alg is not an accepted algorithm";
+	t->alg = (enum ph_jwt_alg)a;
+	if (ph_jhas(t->header, "crit"))
+		return "the header has crit";
+	if (ph_jhas(t->header, "cty"))
+		return "the header has cty (a nested token)";
+	if (ph_jhas(t->header, "b64") || ph_jhas(t->header, "zip") || ph_jhas(t->header, "enc"))
+		return "the header has b64, zip or enc";
+	if (kid != NULL) {
+		if (!json_object_is_type(kid, json_type_string) ||
+		    json_object_get_string_len(kid) > PH_JWT_KID_MAX)
+			return "the header's kid is not a short string";
+		snprintf(t->kid, sizeof t->kid, "%s", json_object_get_string(kid));
+		t->has_kid = true;
+	}
+	if (typ != NULL && !json_object_is_type(typ, json_type_string))
+		return "the header's typ is not a string";
+	t->typ = typ ? json_object_get_string(typ) : NULL;
+	return NULL;
+}
+
+int
+ph_jwt_decode(const char *tok, size_t n, size_t max, unsigned algs, struct ph_jwt *t, const char **why)
+{
+	const char *d1, *d2;
+	long got;
+	memset(t, 0, sizeof *t);
+	if (n > max) {
+		*why = "the token is larger than auth.oauth.max_token_bytes";
+		return -1;
+	}
+	d1 = memchr(tok, '.', n);
+	d2 = d1 ? memchr(d1 + 1, '.', n - (size_t)(d1 + 1 - tok)) : NULL;
+	if (d1 == NULL || d2 == NULL || memchr(d2 + 1, '.', n - (size_t)(d2 + 1 - tok)) != NULL) {
+		*why = "the token is not three segments (a JWE or not a JWT)";
+		return -1;
+	}
+	if ((t->header = segment_json(tok, (size_t)(d1 - tok), PH_JWT_HEADER_DEPTH)) == NULL) {
+		*why = "the header is not base64url of a JSON object";
+		goto fail;
+	}
+	if ((*why = header_ok(t, algs)) != NULL)
+		goto fail;
+	if ((t->claims = segment_json(d1 + 1, (size_t)(d2 - d1 - 1), PH_JWT_CLAIMS_DEPTH)) == NULL) {
+		*why = "the payload is not base64url of a JSON object";
+		goto fail;
+	}
+	t->sig = ph_xmalloc((n - (size_t)(d2 + 1 - tok)) * 3 / 4 + 1);
+	got = ph_b64url_decode(d2 + 1, n - (size_t)(d2 + 1 - tok), t->sig);
+	if (got <= 0) {
+		*why = "the signature is not base64url";
+		goto fail;
+	}
+	t->sig_len = (size_t)got;
+	t->input = tok;
+	t->input_len = (size_t)(d2 - tok);
+	return 0;
+fail:
+	ph_jwt_free(t);
+	return -1;
+}
+
+void
+ph_jwt_free(struct ph_jwt *t)
+{
+	json_object_put(t->header);
+	json_object_put(t->claims);
+	free(t->sig);
+	memset(t, 0, sizeof *t);
+}
+
+/* The JOSE ES256 signature (r || s, 32 bytes each) as the DER ECDSA-Sig-Value
+ * libcrypto verifies. Returns its length in *der (caller frees), or -1. */
+static int
+es256_der(const unsigned char *sig, size_t len, unsigned char **der)
+{
+	ECDSA_SIG *es = ECDSA_SIG_new();
+	BIGNUM *r = BN_bin2bn(sig, 32, NULL), *s = BN_bin2bn(sig + 32, 32, NULL);
+	int n = -1;
+	*der = NULL;
+	if (len == 64 && es != NULL && r != NULL && s != NULL && ECDSA_SIG_set0(es, r, s) == 1) {
+		r = s = NULL; /* es owns them now */
+		n = i2d_ECDSA_SIG(es, der);
+	}
+	BN_free(r);
+	BN_free(s);
+	ECDSA_SIG_free(es);
+	return n;
+}
+
+bool
+ph_jwt_verify(const struct ph_jwt *t, const struct ph_jwk *k, const char **why)
+{
+	EVP_MD_CTX *md = NULL;
+	EVP_PKEY_CTX *pctx = NULL;
+	unsigned char *der = NULL;
+	const unsigned char *sig = t->sig;
+	size_t sig_len = t->sig_len;
+	bool ok = false;
+	if (!(k->algs & (1u << t->alg)) || (k->alg >= 0 && k->alg != (int)t->alg)) {
+		*why = "the key's type or alg does not fit the header's alg";
+		return false;
+	}
+	*why = "the signature does not verify";
+	if (t->alg == PH_JWT_ES256) {
+		int n = es256_der(t->sig, t->sig_len, &der);
+		if (n <= 0)
+			return false;
+		sig = der;
+		sig_len = (size_t)n;
+	} else if (t->alg == PH_JWT_EDDSA && t->sig_len != 64) {
+		return false;
+	}
+	if ((md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestVerifyInit_ex(md, &pctx, t->alg == PH_JWT_EDDSA ? NULL : "SHA256", NULL, NULL, k->pkey,
+				    NULL) != 1)
+		goto out;
+	if (t->alg == PH_JWT_PS256 &&
+	    (EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) != 1 ||
+	     EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) != 1))
+		goto out;
+	ok = EVP_DigestVerify(md, sig, sig_len, (const unsigned char *)t->input, t->input_len) == 1;
+out:
+	EVP_MD_CTX_free(md);
+	OPENSSL_free(der);
+	return ok;
+}
+
+/* Keys tried for a token without a kid, at most: each costs a signature. */
+#define NO_KID_TRIES 8
+
+int
+ph_jwt_verify_set(const struct ph_jwt *t, const struct ph_jwks *s, const char **why)
+{
+	int tried = 0;
+	*why = t->has_kid ? "no key has the token's kid" : "no key fits the token's alg";
+	for (size_t i = 0; i < s->n && tried < NO_KID_TRIES; i++) {
+		const struct ph_jwk *k = &s->v[i];
+		if (t->has_kid ? !(k->has_kid && strcmp(k->kid, t->kid) == 0) : !(k->algs & (1u << t->alg)))
+			continue;
+		tried++;
+		if (ph_jwt_verify(t, k, why))
+			return 1;
+	}
+	return tried ? 0 : -1;
+}
+
+/* ---- claims ---------------------------------------------------------------- */
+
+/* A NumericDate member: 0 when absent, 1 with *v, -1 when not a number. */
+static int
+numeric_date(struct json_object *claims, const char *key, long long *v)
+{
+	struct json_object *o = ph_jget(claims, key);
+	if (o == NULL)
+		return 0;
+	if (json_object_is_type(o, json_type_int)) {
+		*v = (long long)json_object_get_int64(o);
+		return 1;
+	}
+	if (json_object_is_type(o, json_type_double)) {
+		double d = json_object_get_double(o);
+		if (!(d > -9.0e15 && d < 9.0e15))
+			return -1;
+		*v = (long long)d;
+		return 1;
+	}
+	return -1;
+}
+
+/* a equals b, or with slash also when they differ only by one trailing '/'. */
+static bool
+aud_equal(const char *a, const char *b, bool slash)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la == lb && memcmp(a, b, la) == 0)
+		return true;
+	if (!slash)
+		return false;
+	if (la > 0 && a[la - 1] == '/')
+		la--;
+	if (lb > 0 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+static bool
+aud_accepted(const struct ph_jwt_rules *r, const char *aud)
+{
+	for (size_t i = 0; i < r->naudiences; i++)
+		if (aud_equal(aud, r->audiences[i], r->aud_slash))
+			return true;
+	return false;
+}
+
+/* aud: a string or an array of strings, one of which is accepted. */
+static const char *
+aud_ok(struct json_object *claims, const struct ph_jwt_rules *r)
+{
+	struct json_object *aud = ph_jget(claims, "aud");
+	if (aud == NULL)
+		return "the token has no aud";
+	if (json_object_is_type(aud, json_type_string))
+		return aud_accepted(r, json_object_get_string(aud)) ? NULL : "the token's aud is not this server";
+	if (!json_object_is_type(aud, json_type_array))
+		return "the token's aud is not a string or an array";
+	for (size_t i = 0; i < json_object_array_length(aud); i++) {
+		struct json_object *a = json_object_array_get_idx(aud, i);
+		if (json_object_is_type(a, json_type_string) && aud_accepted(r, json_object_get_string(a)))
+			return NULL;
+	}
+	return "the token's aud is not this server";
+}
+
+static const char *
+times_ok(struct json_object *claims, const struct ph_jwt_rules *r, long long *exp)
+{
+	long long nbf = 0, iat = 0;
+	int has;
+	if ((has = numeric_date(claims, "exp", exp)) <= 0)
+		return has == 0 ? "the token has no exp" : "the token's exp is not a number";
+	if (r->now - r->skew >= *exp)
+		return "the token has expired";
+	if ((has = numeric_date(claims, "nbf", &nbf)) < 0)
+		return "the token's nbf is not a number";
+	if (has && nbf > r->now + r->skew)
+		return "the token is not valid yet (nbf)";
+	if ((has = numeric_date(claims, "iat", &iat)) < 0)
+		return "the token's iat is not a number";
+	if (has && iat > r->now + r->skew)
+		return "the token was issued in the future (iat)";
+	return NULL;
+}
+
+bool
+ph_jwt_claims_ok(const struct ph_jwt *t, const struct ph_jwt_rules *r, long long *exp, const char **why)
+{
+	const char *iss = ph_jstr(t->claims, "iss");
+	if (t->typ != NULL && strcasecmp(t->typ, "at+jwt") != 0 && strcasecmp(t->typ, "application/at+jwt") != 0 &&
+	    (r->typ_at || strcasecmp(t->typ, "JWT") != 0)) {
+		*why = "the token's typ is not at+jwt";
+		return false;
+	}
+	if (r->typ_at && t->typ == NULL) {
+		*why = "the token has no typ at+jwt";
+		return false;
+	}
+	if (iss == NULL || r->issuer == NULL || strcmp(iss, r->issuer) != 0) {
+		*why = "the token's iss is not the configured issuer";
+		return false;
+	}
+	if ((*why = aud_ok(t->claims, r)) != NULL || (*why = times_ok(t->claims, r, exp)) != NULL)
+		return false;
+	if (ph_jhas(t->claims, "cnf")) {
+		*why = "the token is sender-constrained (cnf), which is not supported";
+		return false;
+	}
+	return true;
+}
+#endif /* PH_HAVE_OAUTH */
