@@ -128,6 +128,10 @@ const char *phantom_call_trace(const phantom_call *c, const char *field);
 /* The attributes the authenticator returned with the principal ("assigns",
  * an object, borrowed; {} when none): plan, team, account... */
 struct json_object *phantom_call_assigns(const phantom_call *c);
+/* auth.mode oauth: the scopes the caller's access token grants, with the
+ * implications of auth.oauth.scope_implies added (an array of strings,
+ * borrowed; [] in other modes). The token itself is never passed on. */
+struct json_object *phantom_call_scopes(const phantom_call *c);
 /* A value of the assigns as a string (strings as they are, numbers and
  * booleans in JSON), or def when absent or an object or array. */
 const char *phantom_call_assign(const phantom_call *c, const char *name, const char *def);

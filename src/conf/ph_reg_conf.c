@@ -102,6 +102,29 @@ strlist_key(struct rc *r, const struct ph_ynode *item, const char *key, size_t *
 	return ph_yread_strlist(&r->s, v, key, 0, SIZE_MAX, SIZE_MAX, count);
 }
 
+/* auth_scopes: the OAuth scopes the item needs (RFC 6749 scope-tokens:
+ * printable ASCII without space, '"' or '\\', so they can stand in a
+ * WWW-Authenticate challenge). Not the cache "scope". */
+static void
+auth_scopes_key(struct rc *r, const struct ph_ynode *item, struct ph_auth_scopes *as)
+{
+	const struct ph_ynode *v = ph_yaml_get(item, "auth_scopes");
+	if (v == NULL)
+		return;
+	as->v = ph_yread_strlist(&r->s, v, "auth_scopes", 0, 64, 256, &as->n);
+	for (size_t i = 0; i < as->n; i++) {
+		if (strcmp(as->v[i], "offline_access") == 0)
+			ph_yread_problem(&r->s, v->vals[i]->line, "auth_scopes[%zu]: offline_access asks for refresh "
+					 "tokens; no operation needs it", i);
+		for (const char *c = as->v[i]; *c; c++)
+			if (*c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '\\') {
+				ph_yread_problem(&r->s, v->vals[i]->line, "auth_scopes[%zu]: '%s' is not a scope "
+						 "(printable ASCII without spaces, '\"' or '\\')", i, as->v[i]);
+				break;
+			}
+	}
+}
+
 /* A map or list value passed to clients as JSON (annotations, icons). */
 static struct json_object *
 json_key(struct rc *r, const struct ph_ynode *item, const char *key, enum ph_ynode_kind want)
@@ -292,7 +315,7 @@ set_where(struct rc *r, const char *section, size_t i, const struct ph_ynode *it
 static const char *const tool_keys[] = {
 	"name", "title", "description", "annotations", "icons", "input", "input_schema",
 	"output_schema", "requires", "_meta", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent",
-	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", "await", NULL};
+	"module", "symbol", "task", "task_ttl_ms", "task_inline_ms", "await", "auth_scopes", NULL};
 
 /* task, task_ttl_ms, task_inline_ms. A task runs an exec handler in a
  * process the hub starts; a module's function runs inside a worker, so it
@@ -413,6 +436,7 @@ parse_tool(struct rc *r, const struct ph_ynode *item)
 	t->icons = json_key(r, item, "icons", PH_Y_SEQ);
 	t->meta = json_key(r, item, "_meta", PH_Y_MAP);
 	t->requires = strlist_key(r, item, "requires", &t->nrequires);
+	auth_scopes_key(r, item, &t->auth_scopes);
 	for (size_t i = 0; i < t->nrequires; i++)
 		if (!ph_registry_name_ok(t->requires[i]))
 			ph_yread_problem(&r->s, ph_yread_key_line(item, "requires"), "'%s' is not a capability name", t->requires[i]);
@@ -458,7 +482,7 @@ ph_conf_tools(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 
 static const char *const prompt_keys[] = {
 	"name", "title", "description", "icons", "arguments", "messages", "exec", "timeout_ms",
-	"max_output", "env", "cwd", "persistent", "module", "symbol", NULL};
+	"max_output", "env", "cwd", "persistent", "module", "symbol", "auth_scopes", NULL};
 
 static void
 parse_prompt_args(struct rc *r, struct ph_prompt *p, const struct ph_ynode *args)
@@ -573,6 +597,7 @@ parse_prompt(struct rc *r, const struct ph_ynode *item)
 	p->title = str_key(r, item, "title", false);
 	p->description = str_key(r, item, "description", false);
 	p->icons = json_key(r, item, "icons", PH_Y_SEQ);
+	auth_scopes_key(r, item, &p->auth_scopes);
 	if ((v = ph_yaml_get(item, "arguments")) != NULL && !ph_yaml_is_null(v))
 		parse_prompt_args(r, p, v);
 	if ((v = ph_yaml_get(item, "messages")) != NULL) {
@@ -620,7 +645,8 @@ ph_conf_prompts(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n
 
 static const char *const resource_keys[] = {
 	"uri", "name", "title", "description", "mime_type", "annotations", "icons", "file", "text",
-	"ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module", "symbol", NULL};
+	"ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module", "symbol",
+	"auth_scopes", NULL};
 
 
 static void
@@ -656,6 +682,7 @@ parse_resource(struct rc *r, const struct ph_ynode *item)
 	res->mime = str_key(r, item, "mime_type", false);
 	res->annotations = json_key(r, item, "annotations", PH_Y_MAP);
 	res->icons = json_key(r, item, "icons", PH_Y_SEQ);
+	auth_scopes_key(r, item, &res->auth_scopes);
 	parse_cache(r, item, &res->cache);
 	sources += ph_yaml_get(item, "file") != NULL;
 	sources += ph_yaml_get(item, "text") != NULL;
@@ -774,7 +801,7 @@ ph_conf_resource_lists(struct ph_conf_ctx *x, const char *key, const struct ph_y
 static const char *const template_keys[] = {
 	"uri_template", "name", "title", "description", "mime_type", "annotations", "icons", "dir",
 	"complete", "ttl_ms", "scope", "exec", "timeout_ms", "max_output", "env", "cwd", "persistent", "module",
-	"symbol", NULL};
+	"symbol", "auth_scopes", NULL};
 
 /* uri_template of t, copied and parsed into t->ut: not skill://, with at
  * least one variable. Returns 0, or -1 after a report. */
@@ -865,6 +892,7 @@ parse_template(struct rc *r, const struct ph_ynode *item)
 	t->mime = str_key(r, item, "mime_type", false);
 	t->annotations = json_key(r, item, "annotations", PH_Y_MAP);
 	t->icons = json_key(r, item, "icons", PH_Y_SEQ);
+	auth_scopes_key(r, item, &t->auth_scopes);
 	parse_cache(r, item, &t->cache);
 	if ((ph_yaml_get(item, "dir") != NULL) == has_handler_keys(item)) {
 		ph_yread_problem(&r->s, item->line, "a resource template needs exactly one of 'dir' or a handler");

@@ -35,6 +35,7 @@
 #include "ph_exec_conf.h"
 #include "ph_features.h"
 #include "ph_metrics.h"
+#include "ph_oauth.h"
 #include "ph_rate.h"
 #include "ph_sections.h"
 #include "ph_shared.h"
@@ -509,14 +510,15 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 	pn = ph_yaml_get(n, "path");
 	dn = ph_yaml_get(n, "document");
 	fn = ph_yaml_get(n, "file");
-	if (pn == NULL || (dn == NULL) == (fn == NULL)) {
-		ph_yread_problem(&p->s, n->line, "auth.metadata: path and exactly one of document and file are required");
+	if ((pn == NULL && a->mode != PH_AUTH_OAUTH) || (dn == NULL) == (fn == NULL)) {
+		ph_yread_problem(&p->s, n->line, "auth.metadata: path and exactly one of document and file are "
+				 "required (path may be left out with auth.mode oauth)");
 		return;
 	}
-	path = ph_yread_str(&p->s, pn, "auth.metadata.path", 2, 1024);
+	path = pn ? ph_yread_str(&p->s, pn, "auth.metadata.path", 2, 1024) : "";
 	if (path == NULL)
 		return;
-	if (path[0] != '/' || strpbrk(path, "?# \t") != NULL) {
+	if (pn != NULL && (path[0] != '/' || strpbrk(path, "?# \t") != NULL)) {
 		ph_yread_problem(&p->s, pn->line, "auth.metadata.path: an absolute URL path without query, such as "
 			"/.well-known/oauth-protected-resource/mcp");
 		return;
@@ -554,11 +556,9 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 		return;
 	}
 	free(a->metadata_path);
-	free(a->metadata_json);
-	a->metadata_path = ph_xstrdup(path);
-	a->metadata_json = ph_xstrdup(json_object_to_json_string_ext(
-		doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(doc);
+	json_object_put(a->metadata_doc);
+	a->metadata_path = pn ? ph_xstrdup(path) : NULL;
+	a->metadata_doc = doc; /* rendered by conf_finish, after auth.oauth added to it */
 }
 
 /* A WWW-Authenticate value: Bearer realm, then error, resource_metadata and
@@ -612,6 +612,9 @@ conf_free(struct ph_auth_conf *a)
 	free(a->allow);
 	free(a->metadata_path);
 	free(a->metadata_json);
+	json_object_put(a->metadata_doc);
+	ph_oauth_conf_free(a->oauth);
+	free(a->challenge_scope);
 	free(a->challenge);
 	free(a->challenge_invalid);
 	if (a->cache)
@@ -668,7 +671,7 @@ static const struct ph_ynode *
 parse_settings(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o,
 	       const struct ph_ynode *n)
 {
-	static const char *const modes[] = {"none", "bearer", "remote_user", "exec", "module"};
+	static const char *const modes[] = {"none", "bearer", "remote_user", "exec", "module", "oauth"};
 	const struct ph_ynode *mode_node = ph_yaml_get(n, "mode");
 	char **h = ph_xcalloc(PH_ARRAY_LEN(default_headers) + 1, sizeof *h);
 	for (size_t m = 0; m < PH_ARRAY_LEN(modes); m++)
@@ -746,6 +749,55 @@ check_mode(struct pctx *p, const struct ph_auth_conf *a, const struct ph_ynode *
 				 "auth.mode module");
 }
 
+/* The resource of the RFC 9728 document (borrowed), or NULL. */
+static const char *
+metadata_resource(const struct ph_auth_conf *a)
+{
+	return a->metadata_doc ? ph_jstr(a->metadata_doc, "resource") : NULL;
+}
+
+/* auth.mode oauth: the auth.oauth section, and what the RFC 9728 document
+ * gets from it unless it says otherwise (authorization_servers: the
+ * issuer, scopes_supported, bearer_methods_supported: header), its path
+ * (/.well-known/oauth-protected-resource followed by the resource's path)
+ * and auth.resource_metadata (the resource's origin and that path): the
+ * settings are written once. Other modes: auth.oauth is refused. */
+static void
+parse_oauth(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o, const struct ph_ynode *n)
+{
+	const char *res = metadata_resource(a), *slash;
+	struct json_object *d = a->metadata_doc;
+	if (a->mode != PH_AUTH_OAUTH) {
+		if (ph_yaml_get(n, "oauth") != NULL)
+			ph_yread_problem(&p->s, ph_yread_key_line(n, "oauth"), "auth.oauth is used only with auth.mode "
+					 "oauth");
+		return;
+	}
+	if ((a->oauth = ph_oauth_conf_parse(&p->s, &o->oauth, n, p->dir, res)) == NULL || d == NULL)
+		return;
+	if (!ph_jhas(d, "authorization_servers")) {
+		struct json_object *as = json_object_new_array();
+		json_object_array_add(as, json_object_new_string(ph_oauth_issuer(a->oauth)));
+		ph_jset(d, "authorization_servers", as);
+	}
+	if (!ph_jhas(d, "scopes_supported"))
+		ph_jset(d, "scopes_supported", ph_oauth_scopes_supported(a->oauth));
+	if (!ph_jhas(d, "bearer_methods_supported")) {
+		struct json_object *bm = json_object_new_array();
+		json_object_array_add(bm, json_object_new_string("header"));
+		ph_jset(d, "bearer_methods_supported", bm);
+	}
+	slash = strstr(res, "://") ? strchr(strstr(res, "://") + 3, '/') : NULL;
+	if (a->metadata_path == NULL)
+		a->metadata_path = ph_xasprintf("/.well-known/oauth-protected-resource%s",
+						slash && strcmp(slash, "/") != 0 ? slash : "");
+	if (a->resource_metadata == NULL && strstr(res, "://") != NULL)
+		a->resource_metadata = ph_xasprintf("%.*s%s", (int)(slash ? (size_t)(slash - res) : strlen(res)), res,
+						    a->metadata_path);
+	if (a->scope == NULL && *ph_oauth_required(a->oauth))
+		a->scope = ph_xstrdup(ph_oauth_required(a->oauth));
+}
+
 /* auth.module and auth.symbol: loads the authenticator function the way a
  * handler module is loaded (the configuration's registry keeps the module
  * open as long as the configuration lives) into a->module. Problems are
@@ -786,6 +838,16 @@ conf_finish(struct ph_auth_conf *a)
 	a->challenge_invalid = challenge(a, "invalid_token", a->scope);
 	a->hdr_missing[0] = (struct ph_header){"WWW-Authenticate", a->challenge};
 	a->hdr_invalid[0] = (struct ph_header){"WWW-Authenticate", a->challenge_invalid};
+	if (a->oauth != NULL) {
+		a->challenge_scope = challenge(a, "insufficient_scope", ph_oauth_required(a->oauth));
+		a->hdr_scope[0] = (struct ph_header){"WWW-Authenticate", a->challenge_scope};
+	}
+	if (a->metadata_doc != NULL) {
+		a->metadata_json = ph_xstrdup(json_object_to_json_string_ext(
+			a->metadata_doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(a->metadata_doc);
+		a->metadata_doc = NULL;
+	}
 	if (a->argon2_cache > 0)
 		a->cache = ph_xcalloc((size_t)a->argon2_cache, sizeof *a->cache);
 	randombytes_buf(a->cache_key, sizeof a->cache_key);
@@ -816,6 +878,7 @@ ph_auth_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode
 	mode_node = parse_settings(&p, a, o, n);
 	parse_parts(&p, a, o, n);
 	parse_module(&p, x, a, o, n);
+	parse_oauth(&p, a, o, n);
 	check_mode(&p, a, mode_node, x->probs->n == before);
 	if (x->probs->n != before) {
 		conf_free(a);
@@ -962,7 +1025,7 @@ unauthorized(const struct ph_auth_conf *a, bool invalid, const char *why, char *
  * request, *n bytes), or NULL with *why set to the 401 message and *invalid
  * saying whether it gets the invalid_token challenge. */
 static const char *
-bearer_token(struct ph_req *r, size_t *n, const char **why, bool *invalid)
+bearer_token(struct ph_req *r, size_t max, size_t *n, const char **why, bool *invalid)
 {
 	const char *h = param(r, "HTTP_AUTHORIZATION"), *tok;
 	*invalid = false;
@@ -985,7 +1048,7 @@ bearer_token(struct ph_req *r, size_t *n, const char **why, bool *invalid)
 	}
 	*why = "Unauthorized: invalid token";
 	*invalid = true;
-	if (*n == 0 || *n > PH_AUTH_TOKEN_MAX || !token68(tok, *n))
+	if (*n == 0 || *n > max || !token68(tok, *n))
 		return NULL;
 	return tok;
 }
@@ -1079,7 +1142,7 @@ check_bearer(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	long idx;
 	bool invalid;
 	enum ph_err e = PH_OK;
-	if ((tok = bearer_token(r, &n, &why, &invalid)) == NULL)
+	if ((tok = bearer_token(r, PH_AUTH_TOKEN_MAX, &n, &why, &invalid)) == NULL)
 		return unauthorized(a, invalid, why, msg, msz, hdrs);
 	crypto_hash_sha256(digest, (const unsigned char *)tok, n);
 	crypto_generichash(kd, sizeof kd, (const unsigned char *)tok, n, a->cache_key, sizeof a->cache_key);
@@ -1115,6 +1178,106 @@ check_remote_user(struct ph_req *r, const struct ph_auth_conf *a, char *msg, siz
 	if (!principal_ok(u))
 		return unauthorized(a, true, "Unauthorized: unusable REMOTE_USER", msg, msz, hdrs);
 	return grant(r, a, u, NULL, msg, msz);
+}
+
+/* auth.mode oauth: the access token checked by ph_oauth.c. An invalid
+ * token is logged with what is wrong with it (never the token); a cold
+ * start without keys is 503 with the reason in the log. */
+static enum ph_err
+check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, const struct ph_header **hdrs)
+{
+	struct ph_oauth_grant g;
+	const char *tok, *why = "Unauthorized";
+	size_t n = 0;
+	bool invalid;
+	enum ph_err e;
+	/* longer than any max_token_bytes: the size is ph_oauth.c's check */
+	if ((tok = bearer_token(r, 65536 + 1, &n, &why, &invalid)) == NULL)
+		return unauthorized(a, invalid, why, msg, msz, hdrs);
+	e = ph_oauth_check(a->oauth, tok, n, &g, &why);
+	if (e == PH_OK || e == PH_E_FORBIDDEN) {
+		r->assigns = g.assigns;
+		r->scopes = g.scopes;
+		e = grant(r, a, g.principal, NULL, msg, msz) == PH_OK ? e : PH_E_FORBIDDEN;
+	}
+	switch (e) {
+	case PH_OK:
+		return PH_OK;
+	case PH_E_FORBIDDEN:
+		if (*msg == '\0') {
+			snprintf(msg, msz, "Forbidden: the token lacks a required scope");
+			*hdrs = a->hdr_scope;
+		}
+		return e;
+	case PH_E_BUSY:
+		ph_log("error", "auth: cannot check OAuth tokens: %s", why);
+		snprintf(msg, msz, "Service Unavailable: the authorization server's keys are not available");
+		return e;
+	default:
+		ph_log("notice", "auth: invalid OAuth token: %s", why);
+		return unauthorized(a, true, "Unauthorized: invalid token", msg, msz, hdrs);
+	}
+}
+
+/* Adds scope to the space-separated list b unless it is there, or is
+ * offline_access (a refresh-token scope, never asked for in a challenge). */
+static void
+scope_add(struct ph_buf *b, const char *scope)
+{
+	size_t n = strlen(scope);
+	for (const char *p = b->data; p != NULL && *p;) {
+		size_t l = strcspn(p, " ");
+		if (l == n && memcmp(p, scope, n) == 0)
+			return;
+		p += l + (p[l] == ' ');
+	}
+	if (strcmp(scope, "offline_access") == 0)
+		return;
+	if (b->len > 0)
+		ph_buf_addc(b, ' ');
+	ph_buf_adds(b, scope);
+	ph_buf_addc(b, '\0');
+	b->len--;
+}
+
+bool
+ph_auth_scopes_ok(struct ph_req *r, char *const *need, size_t n, char *msg, size_t msz,
+		  const struct ph_header **hdrs)
+{
+	const struct ph_auth_conf *a = r->srv->conf->auth;
+	const char *req;
+	struct auth_state *st;
+	struct ph_buf b;
+	if (a == NULL || a->mode != PH_AUTH_OAUTH || r->scopes == NULL || ph_oauth_has_scopes(r->scopes, need, n))
+		return true;
+	/* 2026-07-28: every scope the operation needs, in one challenge */
+	ph_buf_init(&b);
+	for (req = ph_oauth_required(a->oauth); *req;) {
+		size_t l = strcspn(req, " ");
+		char *one = ph_xstrndup(req, l);
+		scope_add(&b, one);
+		free(one);
+		req += l + (req[l] == ' ');
+	}
+	for (size_t i = 0; i < n; i++)
+		scope_add(&b, need[i]);
+	ph_buf_addc(&b, '\0');
+	if ((st = r->auth_state) == NULL)
+		r->auth_state = st = ph_xcalloc(1, sizeof *st);
+	free(st->challenge);
+	st->challenge = challenge(a, "insufficient_scope", b.data);
+	st->hdrs[0] = (struct ph_header){"WWW-Authenticate", st->challenge};
+	*hdrs = st->hdrs;
+	snprintf(msg, msz, "Forbidden: the token lacks a scope this needs (%s)", b.data);
+	ph_buf_free(&b);
+	return false;
+}
+
+struct ph_oauth_conf *
+ph_auth_oauth(const struct ph_server *srv)
+{
+	const struct ph_auth_conf *a = srv && srv->conf ? srv->conf->auth : NULL;
+	return a != NULL && a->mode == PH_AUTH_OAUTH ? a->oauth : NULL;
 }
 
 /* ---- exec: the authenticator is run by the exec runner (ph_exec.c) ---------------- */
@@ -1474,6 +1637,8 @@ ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **
 		return check_exec(r, a, msg, msz, hdrs);
 	case PH_AUTH_MODULE:
 		return check_module(r, a, msg, msz, hdrs);
+	case PH_AUTH_OAUTH:
+		return check_oauth(r, a, msg, msz, hdrs);
 	}
 	return PH_E_INTERNAL;
 }

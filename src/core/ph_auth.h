@@ -12,7 +12,7 @@
 #include <sodium.h>
 #include <stdio.h>
 
-enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_EXEC, PH_AUTH_MODULE };
+enum ph_auth_mode { PH_AUTH_NONE, PH_AUTH_BEARER, PH_AUTH_REMOTE_USER, PH_AUTH_EXEC, PH_AUTH_MODULE, PH_AUTH_OAUTH };
 
 /* Longest bearer token accepted; longer ones are invalid without hashing. */
 #define PH_AUTH_TOKEN_MAX 4096
@@ -63,6 +63,10 @@ struct ph_auth_conf {
 	struct ph_allow_entry *allow;            /* sorted by principal */
 	size_t nallow;
 	char *metadata_path, *metadata_json;     /* RFC 9728 document */
+	struct json_object *metadata_doc;        /* ... while the section is read */
+	struct ph_oauth_conf *oauth;             /* oauth: auth.oauth (ph_oauth.c) */
+	char *challenge_scope;                   /* oauth: 403 for auth.oauth.required_scopes */
+	struct ph_header hdr_scope[2];
 	/* built at load */
 	char *challenge, *challenge_invalid;     /* WWW-Authenticate values */
 	struct ph_header hdr_missing[2], hdr_invalid[2];
@@ -109,6 +113,16 @@ const char *ph_auth_metadata(struct ph_req *r);
  * subscriptions after a reload). */
 const struct ph_access *ph_auth_configured_access(const struct ph_server *srv, const char *principal,
 						  bool *denied);
+/* The auth.oauth settings of srv's configuration, NULL when the mode is
+ * not oauth (the master's key fetches, ph_oauth_tick). */
+struct ph_oauth_conf *ph_auth_oauth(const struct ph_server *srv);
+/* An item's auth_scopes (n scopes) against the request's token: true when
+ * it has them all or the mode is not oauth. Otherwise false, with the 403
+ * message and the insufficient_scope challenge naming every scope the
+ * operation needs (auth.oauth.required_scopes and need) in *hdrs (kept
+ * until ph_auth_end). */
+bool ph_auth_scopes_ok(struct ph_req *r, char *const *need, size_t n, char *msg, size_t msz,
+		       const struct ph_header **hdrs);
 /* Releases what ph_auth_check kept for the request (after the log line). */
 void ph_auth_end(struct ph_req *r);
 /* The rate limit of the request's principal from auth.allow.<principal>.rate

@@ -1127,6 +1127,16 @@ rate_ok(struct ph_req *r)
 	return false;
 }
 
+/* Sends an authentication refusal e (401, 403, 503) with its message and
+ * WWW-Authenticate header. */
+static void
+send_refusal(struct ph_req *r, enum ph_err e, const char *msg, const struct ph_header *hdrs)
+{
+	r->rpc_code = ph_err_rpc_code(e, r->legacy);
+	send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
+		   rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
+}
+
 /* Runs authentication and the rate limit; sends the 401/403/429 and
  * returns false when one refuses. */
 static bool
@@ -1140,9 +1150,60 @@ authenticate(struct ph_req *r)
 	e = ph_auth_check(r, msg, sizeof msg, &hdrs);
 	if (e == PH_OK)
 		return rate_ok(r);
-	r->rpc_code = ph_err_rpc_code(e, r->legacy);
-	send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
-		   rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
+	send_refusal(r, e, msg, hdrs);
+	return false;
+}
+
+/* The auth_scopes of the item a call names (tools/call, prompts/get,
+ * resources/read and subscribe: a resource, else the template serving the
+ * URI), when the principal may see it; NULL for anything else, so what is
+ * hidden stays "unknown". */
+static const struct ph_auth_scopes *
+item_scopes(struct ph_req *r)
+{
+	const struct ph_registry *reg = r->srv->conf->registry;
+	const char *name = ph_jstr(r->params, "name"), *uri = ph_jstr(r->params, "uri");
+	if (reg == NULL)
+		return NULL;
+	if (strcmp(r->method, "tools/call") == 0 && name != NULL) {
+		const struct ph_tool *t = ph_registry_tool(reg, name);
+		return t && ph_access_allowed(r, PH_KIND_TOOL, name) ? &t->auth_scopes : NULL;
+	}
+	if (strcmp(r->method, "prompts/get") == 0 && name != NULL) {
+		const struct ph_prompt *p = ph_registry_prompt(reg, name);
+		return p && ph_access_allowed(r, PH_KIND_PROMPT, name) ? &p->auth_scopes : NULL;
+	}
+	if (strncmp(r->method, "resources/", 10) != 0 || uri == NULL)
+		return NULL;
+	if (ph_registry_resource(reg, uri) != NULL) {
+		const struct ph_resource *res = ph_registry_resource(reg, uri);
+		return ph_access_allowed(r, PH_KIND_RESOURCE, res->uri) ? &res->auth_scopes : NULL;
+	}
+	for (size_t i = 0; i < reg->ntemplates; i++) {
+		const struct ph_template *t = reg->templates[i];
+		char *vals[PH_URITEMPLATE_MAX_VARS];
+		if (!ph_uritemplate_match(t->ut, uri, vals))
+			continue;
+		ph_uritemplate_vals_free(t->ut, vals);
+		if (ph_access_allowed(r, PH_KIND_RESOURCE, t->uri_template))
+			return &t->auth_scopes;
+	}
+	return NULL;
+}
+
+/* auth.mode oauth: a call of an item whose auth_scopes the token lacks is
+ * 403 insufficient_scope naming every scope it needs; the item stays
+ * listed. Returns false after sending it. */
+static bool
+item_scopes_ok(struct ph_req *r)
+{
+	const struct ph_auth_scopes *need;
+	const struct ph_header *hdrs = NULL;
+	char msg[512] = "";
+	if (r->scopes == NULL || r->params == NULL || (need = item_scopes(r)) == NULL || need->n == 0 ||
+	    ph_auth_scopes_ok(r, need->v, need->n, msg, sizeof msg, &hdrs))
+		return true;
+	send_refusal(r, PH_E_FORBIDDEN, msg, hdrs);
 	return false;
 }
 
@@ -1598,7 +1659,7 @@ ladder(struct ph_req *r)
 		return;
 	}
 	m = r->legacy ? legacy_steps(r, &mv) : modern_steps(r, &mv);
-	if (m == NULL)
+	if (m == NULL || !item_scopes_ok(r))
 		return;
 	dispatch(r, m);
 }

@@ -153,6 +153,18 @@ phantom_call_assigns(const phantom_call *c)
 	return c->r->assigns ? c->r->assigns : empty_object(c);
 }
 
+struct json_object *
+phantom_call_scopes(const phantom_call *c)
+{
+	if (c->r->scopes == NULL) {
+		static struct json_object *none;
+		if (none == NULL)
+			none = json_object_new_array();
+		return none;
+	}
+	return c->r->scopes;
+}
+
 const char *
 phantom_call_assign(const phantom_call *c, const char *name, const char *def)
 {
@@ -819,6 +831,9 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 	ph_jset(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
 	/* what the authenticator said about the principal ({} when nothing) */
 	ph_jset(in, "assigns", ph_req_assigns(r));
+	/* auth.mode oauth: the scopes the access token grants (never the token) */
+	if (r->scopes != NULL)
+		ph_jset(in, "scopes", json_object_get(r->scopes));
 	ph_jset(in, "clientCapabilities",
 			       r->client_caps ? json_object_get(r->client_caps) : json_object_new_object());
 	meta = ph_jget(r->params, "_meta");

@@ -94,6 +94,7 @@ ph_tool_free(struct ph_tool *t)
 	ph_schema_free(t->out);
 	ph_param_headers_free(t->headers, t->nheaders);
 	strv_free(t->requires, t->nrequires);
+	strv_free(t->auth_scopes.v, t->auth_scopes.n);
 	ph_handler_clear(&t->h);
 	free(t);
 }
@@ -122,6 +123,7 @@ ph_prompt_free(struct ph_prompt *p)
 		free(p->msgs[i].file);
 	}
 	free(p->msgs);
+	strv_free(p->auth_scopes.v, p->auth_scopes.n);
 	ph_handler_clear(&p->h);
 	free(p);
 }
@@ -140,6 +142,7 @@ ph_resource_free(struct ph_resource *r)
 	json_object_put(r->icons);
 	free(r->data);
 	free(r->file);
+	strv_free(r->auth_scopes.v, r->auth_scopes.n);
 	ph_handler_clear(&r->h);
 	free(r->cache.scope);
 	free(r);
@@ -163,6 +166,7 @@ ph_template_free(struct ph_template *t)
 	for (size_t i = 0; i < t->ncomps; i++)
 		ph_completion_clear(&t->comps[i]);
 	free(t->comps);
+	strv_free(t->auth_scopes.v, t->auth_scopes.n);
 	free(t->cache.scope);
 	free(t);
 }

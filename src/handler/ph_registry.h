@@ -41,8 +41,16 @@ struct ph_cache {
  * request declares the extension), required (only as a task). */
 enum ph_task_mode { PH_TASK_OFF, PH_TASK_OPTIONAL, PH_TASK_REQUIRED };
 
+/* The OAuth scopes an item needs (auth_scopes in phantom.yaml): a call
+ * without them is 403 insufficient_scope in auth.mode oauth. */
+struct ph_auth_scopes {
+	char **v; /* NULL-terminated, NULL when none */
+	size_t n;
+};
+
 struct ph_tool {
 	char *name, *title, *description;
+	struct ph_auth_scopes auth_scopes;
 	struct json_object *input_schema;  /* as advertised */
 	struct json_object *output_schema; /* NULL when none */
 	struct json_object *annotations, *icons, *meta;
@@ -77,6 +85,7 @@ struct ph_prompt_arg {
 
 struct ph_prompt {
 	char *name, *title, *description;
+	struct ph_auth_scopes auth_scopes;
 	struct json_object *icons;
 	struct ph_prompt_arg *args;
 	size_t nargs;
@@ -88,6 +97,7 @@ struct ph_prompt {
 
 struct ph_resource {
 	char *uri, *name, *title, *description, *mime;
+	struct ph_auth_scopes auth_scopes;
 	struct json_object *annotations, *icons;
 	char *data;          /* file or inline text, loaded at start */
 	size_t len;
@@ -110,6 +120,7 @@ struct ph_catalog {
 
 struct ph_template {
 	char *uri_template, *name, *title, *description, *mime;
+	struct ph_auth_scopes auth_scopes;
 	struct json_object *annotations, *icons;
 	struct ph_uritemplate *ut;
 	char *dir;           /* directory backing the variables (real path) */

@@ -5,10 +5,12 @@
  * on SIGTERM and reloads on SIGHUP by starting a new generation of workers
  * while the old one finishes what it is doing. The master never serves. */
 #include "first.h"
+#include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_hub.h"
 #include "ph_metrics.h"
+#include "ph_oauth.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -192,6 +194,8 @@ reap(struct master *m)
 			hub_died(m, st);
 			continue;
 		}
+		if (ph_oauth_reaped(pid))
+			continue; /* the key fetch (it logged its own failure) */
 		for (size_t i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->slots[i];
 			long long served;
@@ -481,6 +485,8 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	if (master_init(&m, srv, run) != 0)
 		return 1;
 	master_signals(&set);
+	/* the keys of auth.mode oauth are fetched on schedule from here */
+	ph_oauth_master_mode();
 	spawn_hub(&m);
 	for (size_t i = 0; i < m.want; i++)
 		spawn(&m, i);
@@ -489,6 +495,7 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	for (;;) {
 		int64_t now = ph_now_us();
 		int64_t wake = tend_slots(&m, now, now + 1000000);
+		int64_t keys = m.stopping ? wake : ph_oauth_tick(ph_auth_oauth(m.srv), now);
 		int sig;
 		size_t current = 0;
 		for (size_t i = 0; i < m.nslots; i++)
@@ -507,6 +514,8 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 		}
 		if (m.stopping && live(&m) == 0 && m.hub == 0)
 			break;
+		if (keys < wake)
+			wake = keys;
 		sig = wait_signal(&set, now, wake);
 		if (sig >= 0)
 			on_signal(&m, sig);

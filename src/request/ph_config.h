@@ -114,12 +114,24 @@ struct ph_state_opts { /* request_state */
 	long long max_age, max_size;
 	const struct ph_ynode *previous_secret_files;
 };
+struct ph_oauth_opts { /* auth.oauth: lists and maps are read by ph_oauth.c */
+	char *issuer, *jwks_uri, *jwks_file, *audience_match, *typ, *principal_claim, *cache_dir;
+	long long clock_skew_s, refresh_s, min_refresh_s, max_token_bytes, fetch_timeout_ms;
+	long long max_fetch_bytes, token_cache;
+	const struct ph_ynode *audiences, *algorithms, *scope_claims, *assigns_claims, *required_scopes;
+	const struct ph_ynode *scope_implies;
+	struct {
+		char *endpoint, *client_id, *secret_file;
+		long long cache_s;
+	} introspection;
+};
 struct ph_auth_opts { /* auth */
 	char *mode, *realm, *resource_metadata, *scope, *tokens_file, *stdio_principal;
 	char *default_access, *module, *symbol;
 	long long argon2_cache, max_assigns, assigns_depth;
 	long long max_concurrent_verify, fail_limit, fail_window_s;
 	const struct ph_ynode *tokens, *command, *timeout_ms, *max_output, *headers, *metadata, *allow;
+	struct ph_oauth_opts oauth;
 };
 struct ph_list_opts { /* tools, prompts, resources, resource_templates as a mapping */
 	long long ttl_ms;

@@ -60,6 +60,8 @@ struct ph_req {
 					 * principal (an object), NULL when none (ph_auth.c) */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
 	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
+	struct json_object *scopes;     /* borrowed: the OAuth scopes the token grants (an
+					 * array), NULL when not auth.mode oauth (ph_oauth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
 	/* multi-round requests (ph_mrtr.c): the state opened from a verified
 	 * requestState (owned, may be NULL), the client's inputResponses

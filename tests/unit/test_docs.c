@@ -268,10 +268,20 @@ main(void)
 		const struct ph_ynode *n = lookup(active, k->name, &found);
 		const char *dot = strrchr(k->name, '.');
 		char *parent = dot ? ph_xstrndup(k->name, (size_t)(dot - k->name)) : NULL;
-		/* a key of a feature section: its parent row is "custom" */
-		for (size_t j = 0; parent && j < nkeys; j++)
-			if (strcmp(keys[j].name, parent) == 0 && strcmp(keys[j].type, "custom") == 0)
-				in_feature = true;
+		/* a key of a feature section: its parent row, or the row of a
+		 * section above it (auth.oauth.introspection.endpoint), is "custom" */
+		while (parent != NULL && !in_feature) {
+			char *up = strrchr(parent, '.');
+			for (size_t j = 0; j < nkeys; j++)
+				if (strcmp(keys[j].name, parent) == 0 && strcmp(keys[j].type, "custom") == 0)
+					in_feature = true;
+			if (!in_feature && up == NULL) {
+				free(parent);
+				parent = NULL;
+			} else if (!in_feature) {
+				*up = '\0';
+			}
+		}
 		if (found) {
 			char why[512] = "";
 			bool good = in_feature || !plain_type(k->type) || is_default(k, n, why, sizeof why);

@@ -1,0 +1,468 @@
+/* ph_oauth_keys.c: the key file, its fetches and the HTTP client (libcurl)
+ * of auth.mode oauth; ph_oauth.c's head comment describes who fetches when.
+ *
+ * The file is the publication: a fetch writes the JWK set to a temporary
+ * file in cache_dir and renames it over the cache file, so a worker reads
+ * either the old set or the new one, whole. Workers stat the file at most
+ * once a second (and at once for an unknown kid) and parse it again only
+ * when its inode, size or mtime changed. The lock file beside it holds the
+ * time of the last fetch attempt: whoever wants to fetch takes its flock
+ * without waiting and gives up when another process holds it or when the
+ * last attempt is younger than min_refresh_s. */
+#include "first.h"
+#include "ph_oauth_keys.h"
+#include "ph_json.h"
+#include "ph_log.h"
+#include "ph_util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef PH_HAVE_OAUTH
+#include <curl/curl.h>
+
+#define STAT_EVERY_US 1000000 /* a worker looks at the key file at most this often */
+#define DISCOVERY_DEPTH 8
+
+static bool master_fetches; /* set in the master before it forks workers */
+static pid_t fetcher;       /* the master's fetching child, 0: none */
+
+/* ---- configuration ---------------------------------------------------------------- */
+
+bool
+ph_oauth_url_ok(const char *url)
+{
+	static const char *const loop[] = {"127.0.0.1", "localhost", "[::1]"};
+	if (strncmp(url, "https://", 8) == 0)
+		return url[8] != '\0';
+	if (strncmp(url, "http://", 7) != 0)
+		return false;
+	for (size_t i = 0; i < PH_ARRAY_LEN(loop); i++) {
+		size_t n = strlen(loop[i]);
+		if (strncmp(url + 7, loop[i], n) == 0 && strchr(":/", url[7 + n]) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* Re-reads the key file when it changed since it was loaded. Returns 0
+ * when the keys are those of the file, -1 (last_error set) when it cannot
+ * be read or parsed: the keys held before stay. */
+static int
+reload(struct ph_oauth_keys *k)
+{
+	struct stat st;
+	struct ph_jwks set;
+	char *buf = NULL;
+	size_t len = 0;
+	const char *why;
+	if (stat(k->path, &st) != 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "no key file %s yet: %s", k->path, strerror(errno));
+		k->last_error = k->errbuf;
+		return -1;
+	}
+	if (k->loaded && st.st_ino == k->ino && st.st_dev == k->dev && st.st_size == k->size &&
+	    st.st_mtim.tv_sec == k->mtime.tv_sec && st.st_mtim.tv_nsec == k->mtime.tv_nsec)
+		return 0;
+	if (ph_read_file(k->path, (size_t)k->max_fetch, &buf, &len) != 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "cannot read %s: %s", k->path,
+			 errno == EFBIG ? "larger than auth.oauth.max_fetch_bytes" : strerror(errno));
+		k->last_error = k->errbuf;
+		return -1;
+	}
+	if (ph_jwks_parse(buf, len, &set, NULL, &why) != 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "%s: %s", k->path, why);
+		k->last_error = k->errbuf;
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	ph_jwks_free(&k->set);
+	k->set = set;
+	k->loaded = true;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = st.st_size;
+	k->mtime = st.st_mtim;
+	if (set.n == 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "%s holds no usable key", k->path);
+		k->last_error = k->errbuf;
+	}
+	return 0;
+}
+
+/* The cache file's name: one per issuer and jwks_uri, so two configurations
+ * sharing cache_dir do not mix their keys. Caller frees. */
+static char *
+cache_name(const struct ph_oauth_keys *k)
+{
+	unsigned char h[8];
+	char hex[17];
+	char *src = ph_xasprintf("%s\n%s", k->issuer ? k->issuer : "", k->jwks_uri ? k->jwks_uri : "");
+	crypto_generichash(h, sizeof h, (const unsigned char *)src, strlen(src), NULL, 0);
+	sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+	free(src);
+	return ph_xasprintf("%s/jwks-%s.json", k->cache_dir, hex);
+}
+
+void
+ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph_oauth_opts *o,
+		    const struct ph_ynode *on, const char *dir)
+{
+	int line = on ? on->line : 0;
+	k->refresh_s = o->refresh_s;
+	k->min_refresh_s = o->min_refresh_s;
+	k->fetch_timeout_ms = o->fetch_timeout_ms;
+	k->max_fetch = o->max_fetch_bytes;
+	k->issuer = o->issuer ? ph_xstrdup(o->issuer) : NULL;
+	if (o->issuer && !ph_oauth_url_ok(o->issuer))
+		ph_yread_problem(s, ph_yread_key_line(on, "issuer"), "auth.oauth.issuer: an https URL (http only "
+				 "to a loopback address)");
+	if (o->jwks_uri && o->jwks_file)
+		ph_yread_problem(s, line, "auth.oauth: give jwks_uri or jwks_file, not both");
+	if (o->jwks_uri && !ph_oauth_url_ok(o->jwks_uri))
+		ph_yread_problem(s, ph_yread_key_line(on, "jwks_uri"), "auth.oauth.jwks_uri: an https URL (http "
+				 "only to a loopback address)");
+	if (o->jwks_file) {
+		k->path = ph_path_join(dir, o->jwks_file);
+		if (reload(k) != 0 || k->set.n == 0)
+			ph_yread_problem(s, ph_yread_key_line(on, "jwks_file"), "auth.oauth.jwks_file: %s",
+					 k->last_error);
+		return;
+	}
+	k->jwks_uri = o->jwks_uri ? ph_xstrdup(o->jwks_uri) : NULL;
+	k->cache_dir = ph_path_join(dir, o->cache_dir);
+	k->path = cache_name(k);
+	k->lock_path = ph_xasprintf("%s.lock", k->path);
+}
+
+void
+ph_oauth_keys_free(struct ph_oauth_keys *k)
+{
+	ph_jwks_free(&k->set);
+	free(k->issuer);
+	free(k->jwks_uri);
+	free(k->path);
+	free(k->lock_path);
+	free(k->cache_dir);
+	memset(k, 0, sizeof *k);
+}
+
+/* ---- HTTP ------------------------------------------------------------------------- */
+
+struct sink {
+	struct ph_buf b;
+	size_t max;
+	bool over;
+};
+
+static size_t
+on_data(char *p, size_t sz, size_t nm, void *u)
+{
+	struct sink *s = u;
+	size_t n = sz * nm;
+	if (s->b.len + n > s->max) {
+		s->over = true;
+		return 0; /* libcurl stops the transfer */
+	}
+	ph_buf_add(&s->b, p, n);
+	return n;
+}
+
+/* GETs url (or POSTs form with the Basic credentials user:pass) within
+ * fetch_timeout_ms, no redirect, at most max_fetch bytes of answer, which
+ * must be 200. Returns 0 with the body in out (NUL-ended; caller frees), or
+ * -1 with the reason in err. */
+static int
+http_do(const struct ph_oauth_keys *k, const char *url, const char *form, const char *user, const char *pass,
+	struct ph_buf *out, char *err, size_t esz)
+{
+	static bool inited;
+	struct sink s = {.max = (size_t)k->max_fetch};
+	struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
+	CURL *h;
+	CURLcode rc;
+	long status = 0;
+	if (!inited && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+		inited = true;
+	ph_buf_init(&s.b);
+	if ((h = curl_easy_init()) == NULL) {
+		snprintf(err, esz, "libcurl failed to start");
+		curl_slist_free_all(hdr);
+		return -1;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)k->fetch_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)k->fetch_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "phantom/" PACKAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	if (form != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, form);
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERNAME, user);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, pass);
+	}
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdr);
+	if (rc != CURLE_OK || status != 200) {
+		if (s.over)
+			snprintf(err, esz, "%s: more than %lld bytes (auth.oauth.max_fetch_bytes)", url, k->max_fetch);
+		else if (rc != CURLE_OK)
+			snprintf(err, esz, "%s: %s", url, curl_easy_strerror(rc));
+		else
+			snprintf(err, esz, "%s answered HTTP %ld", url, status);
+		ph_buf_free(&s.b);
+		return -1;
+	}
+	ph_buf_addc(&s.b, '\0');
+	s.b.len--;
+	*out = s.b;
+	return 0;
+}
+
+/* The jwks_uri of the issuer's metadata: RFC 8414 (the well-known name
+ * between host and path), then OpenID discovery (appended to the issuer).
+ * The metadata's issuer must be ours. Caller frees; NULL with err. */
+static char *
+discover(const struct ph_oauth_keys *k, char *err, size_t esz)
+{
+	const char *host = k->issuer + (strncmp(k->issuer, "https://", 8) == 0 ? 8 : 7);
+	const char *path = strchr(host, '/');
+	size_t il = strlen(k->issuer);
+	char *urls[2];
+	char *found = NULL;
+	if (path == NULL || strcmp(path, "/") == 0)
+		urls[0] = ph_xasprintf("%.*s/.well-known/oauth-authorization-server", (int)(host - k->issuer) +
+				       (int)(path ? (size_t)(path - host) : strlen(host)), k->issuer);
+	else
+		urls[0] = ph_xasprintf("%.*s/.well-known/oauth-authorization-server%s", (int)(path - k->issuer),
+				       k->issuer, path);
+	urls[1] = ph_xasprintf("%.*s/.well-known/openid-configuration",
+			       (int)(il > 0 && k->issuer[il - 1] == '/' ? il - 1 : il), k->issuer);
+	for (int i = 0; i < 2 && found == NULL; i++) {
+		struct ph_buf b;
+		struct json_object *doc = NULL;
+		const char *iss, *ju;
+		/* the second attempt's reason goes after the first's */
+		size_t at = i == 0 ? 0 : strlen(err);
+		if (i > 0 && at + 2 < esz)
+			memcpy(err + at, "; ", 3), at += 2;
+		err += at;
+		esz -= at;
+		if (http_do(k, urls[i], NULL, NULL, NULL, &b, err, esz) != 0)
+			continue;
+		if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, &doc) || !json_object_is_type(doc, json_type_object))
+			snprintf(err, esz, "%s: not a JSON object", urls[i]);
+		else if ((iss = ph_jstr(doc, "issuer")) == NULL || strcmp(iss, k->issuer) != 0)
+			snprintf(err, esz, "%s: its issuer is not auth.oauth.issuer", urls[i]);
+		else if ((ju = ph_jstr(doc, "jwks_uri")) == NULL || !ph_oauth_url_ok(ju))
+			snprintf(err, esz, "%s: no https jwks_uri", urls[i]);
+		else
+			found = ph_xstrdup(ju);
+		json_object_put(doc);
+		ph_buf_free(&b);
+	}
+	free(urls[0]);
+	free(urls[1]);
+	return found;
+}
+
+/* Fetches the key set and publishes it (temporary file, then rename).
+ * Returns 0, or -1 with err: the file is left as it was. */
+static int
+fetch_and_store(const struct ph_oauth_keys *k, char *err, size_t esz)
+{
+	char *url = k->jwks_uri ? ph_xstrdup(k->jwks_uri) : discover(k, err, esz);
+	char *tmp = NULL;
+	struct ph_buf b = {0};
+	struct ph_jwks set = {0};
+	const char *why;
+	int fd = -1, rc = -1;
+	if (url == NULL || http_do(k, url, NULL, NULL, NULL, &b, err, esz) != 0)
+		goto out;
+	if (ph_jwks_parse(b.data, b.len, &set, NULL, &why) != 0 || set.n == 0) {
+		snprintf(err, esz, "%s: %s", url, set.n == 0 && b.len ? "no usable key in the set" : why);
+		goto out;
+	}
+	tmp = ph_xasprintf("%s.%d.tmp", k->path, (int)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+	    ph_write_all(fd, b.data, b.len) != 0 || close(fd) != 0 || rename(tmp, k->path) != 0) {
+		snprintf(err, esz, "writing %s: %s", k->path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	ph_jwks_free(&set);
+	ph_buf_free(&b);
+	free(url);
+	free(tmp);
+	return rc;
+}
+
+/* One fetch attempt for the host: the lock taken without waiting, the last
+ * attempt older than min_refresh_s. Returns 0 after a fetch that
+ * published keys, -1 otherwise (k->last_error says why). */
+static int
+try_fetch(struct ph_oauth_keys *k, long long now)
+{
+	char stamp[32] = "", err[256];
+	ssize_t got;
+	int fd, rc = -1;
+	if (mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(k->errbuf, sizeof k->errbuf, "cannot create auth.oauth.cache_dir %s: %s", k->cache_dir,
+			 strerror(errno));
+		k->last_error = k->errbuf;
+		return -1;
+	}
+	if ((fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+	    flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (fd >= 0)
+			close(fd);
+		if (!k->loaded)
+			k->last_error = "no key yet: another process is fetching the keys";
+		return -1;
+	}
+	got = pread(fd, stamp, sizeof stamp - 1, 0);
+	stamp[got > 0 ? got : 0] = '\0';
+	if (now - atoll(stamp) < k->min_refresh_s) {
+		close(fd);
+		if (!k->loaded)
+			k->last_error = "no key yet, and the last fetch (its failure is logged) was less than "
+					"auth.oauth.min_refresh_s ago";
+		return -1;
+	}
+	snprintf(stamp, sizeof stamp, "%lld\n", now);
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, stamp, strlen(stamp), 0) < 0)
+		ph_log("warning", "auth.oauth: cannot write %s: %s", k->lock_path, strerror(errno));
+	if ((rc = fetch_and_store(k, err, sizeof err)) != 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "fetching the keys failed: %s", err);
+		k->last_error = k->errbuf;
+		ph_log("warning", "auth.oauth: %s; %s", k->errbuf,
+		       k->loaded && k->set.n ? "the last keys keep serving" : "no key yet: requests get 503");
+	}
+	close(fd); /* releases the lock */
+	return rc;
+}
+
+/* The key file is older than refresh_s (or missing). */
+static bool
+stale(const struct ph_oauth_keys *k, long long now)
+{
+	struct stat st;
+	return stat(k->path, &st) != 0 || (long long)st.st_mtim.tv_sec + k->refresh_s <= now;
+}
+
+const struct ph_jwks *
+ph_oauth_keys_get(struct ph_oauth_keys *k, long long now, bool unknown_kid)
+{
+	int64_t us = ph_now_us();
+	if (unknown_kid || !k->loaded || us - k->checked_us >= STAT_EVERY_US) {
+		k->checked_us = us;
+		(void)reload(k);
+		if (k->lock_path != NULL &&
+		    (unknown_kid || !k->loaded || (!master_fetches && stale(k, now))) && try_fetch(k, now) == 0)
+			(void)reload(k);
+	}
+	return k->loaded ? &k->set : NULL;
+}
+
+/* ---- introspection -------------------------------------------------------------------- */
+
+int
+ph_oauth_introspect(const struct ph_oauth_keys *k, const char *endpoint, const char *client, const char *secret,
+		    const char *tok, size_t n, struct json_object **ans, const char **why)
+{
+	static char err[320];
+	char *esc = curl_easy_escape(NULL, tok, (int)n), *form;
+	struct ph_buf b;
+	int rc = -1;
+	*ans = NULL;
+	if (esc == NULL) {
+		*why = "cannot escape the token";
+		return -1;
+	}
+	form = ph_xasprintf("token=%s&token_type_hint=access_token", esc);
+	sodium_memzero(esc, strlen(esc));
+	curl_free(esc);
+	if (http_do(k, endpoint, form, client, secret, &b, err, sizeof err) != 0) {
+		*why = err;
+	} else if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, ans) ||
+		   !json_object_is_type(*ans, json_type_object)) {
+		json_object_put(*ans);
+		*ans = NULL;
+		*why = "the introspection endpoint's answer is not a JSON object";
+		ph_buf_free(&b);
+	} else {
+		rc = 0;
+		ph_buf_free(&b);
+	}
+	sodium_memzero(form, strlen(form));
+	free(form);
+	return rc;
+}
+
+/* ---- the master ------------------------------------------------------------------------ */
+
+void
+ph_oauth_keys_master_mode(void)
+{
+	master_fetches = true;
+}
+
+int64_t
+ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now)
+{
+	long long wall = (long long)(ph_wall_ms() / 1000);
+	char stamp[32] = "";
+	pid_t pid;
+	int fd;
+	if (k == NULL || k->lock_path == NULL)
+		return now + 3600 * (int64_t)1000000;
+	if (fetcher > 0 || !stale(k, wall))
+		return now + 1000000;
+	/* the last attempt, read without the lock: only to spare a fork */
+	if ((fd = open(k->lock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+		ssize_t got = read(fd, stamp, sizeof stamp - 1);
+		stamp[got > 0 ? got : 0] = '\0';
+		close(fd);
+		if (wall - atoll(stamp) < k->min_refresh_s)
+			return now + 1000000;
+	}
+	if ((pid = fork()) < 0) {
+		ph_log("warning", "auth.oauth: cannot start the key fetch: %s", strerror(errno));
+		return now + 1000000;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		_exit(try_fetch(k, wall) == 0 ? 0 : 1);
+	}
+	fetcher = pid;
+	return now + 1000000;
+}
+
+bool
+ph_oauth_keys_reaped(pid_t pid)
+{
+	if (pid != fetcher || pid <= 0)
+		return false;
+	fetcher = 0;
+	return true;
+}
+#endif /* PH_HAVE_OAUTH */

@@ -1,0 +1,59 @@
+/* ph_oauth_keys.h: the authorization server's keys in the prefork model, and
+ * the HTTP client that fetches them and introspects opaque tokens (libcurl).
+ * Internal to ph_oauth.c; ph_oauth.c's head comment says who fetches when. */
+#ifndef PH_OAUTH_KEYS_H
+#define PH_OAUTH_KEYS_H
+#include "first.h"
+#include "ph_config.h"
+#include "ph_jwt.h"
+#include "ph_yread.h"
+#include <json-c/json.h>
+#include <sys/types.h>
+
+struct ph_oauth_keys {
+	char *issuer, *jwks_uri;
+	char *path;      /* the key file every worker reads: jwks_file or the cache file */
+	char *lock_path; /* the cache's lock and last-attempt stamp; NULL with jwks_file */
+	char *cache_dir;
+	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch;
+	/* per process */
+	struct ph_jwks set;
+	bool loaded;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int64_t checked_us;
+	const char *last_error;
+	char errbuf[320];
+};
+
+/* The keys' settings of auth.oauth (issuer, jwks_uri, jwks_file, cache_dir,
+ * refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch_bytes) into k;
+ * problems go to s (lines of on, the auth.oauth node, may be NULL). A
+ * jwks_file is read once here, so -t reports a bad one. */
+void ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph_oauth_opts *o,
+			 const struct ph_ynode *on, const char *dir);
+void ph_oauth_keys_free(struct ph_oauth_keys *k);
+
+/* The key set this process has (borrowed until the next call), re-read when
+ * the file changed, fetched first when there is none yet, when it is stale
+ * and no master fetches, or when unknown_kid says a token named a kid it
+ * lacks (each fetch subject to min_refresh_s for the host). NULL when there
+ * is no key set at all; k->last_error then says why. now: seconds. */
+const struct ph_jwks *ph_oauth_keys_get(struct ph_oauth_keys *k, long long now, bool unknown_kid);
+
+/* An https URL, or http to a loopback address (tests, a local AS). */
+bool ph_oauth_url_ok(const char *url);
+
+/* RFC 7662: POSTs token (n bytes) to endpoint with the client's
+ * credentials (HTTP Basic). Returns 0 with the answer object in *ans
+ * (caller puts), or -1 with why (the endpoint could not be asked). */
+int ph_oauth_introspect(const struct ph_oauth_keys *k, const char *endpoint, const char *client,
+			const char *secret, const char *tok, size_t n, struct json_object **ans,
+			const char **why);
+
+void ph_oauth_keys_master_mode(void);
+int64_t ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now);
+bool ph_oauth_keys_reaped(pid_t pid);
+#endif
