@@ -46,11 +46,13 @@ as_stop() { kill "$AS_PID" 2>/dev/null; wait_gone "$AS_PID"; }
 # as_rotate: a new signing key at the authorization server (the old ones stay
 # published); waits until it signs with it. Prints the new kid.
 as_rotate() {
-	local n; n=$(grep -c 'rotated' "$AS_LOG")
+	local n; n=$(as_rotations)
 	kill -HUP "$AS_PID"
-	wait_for 5 test "$(grep -c 'rotated' "$AS_LOG")" -gt "$n" || return 1
+	wait_for 5 as_rotations_past "$n" || return 1
 	grep 'rotated' "$AS_LOG" | tail -1 | sed 's/.* signed by //'
 }
+as_rotations() { grep -c 'rotated' "$AS_LOG"; }
+as_rotations_past() { [ "$(as_rotations)" -gt "$1" ]; }
 # as_token SCOPE [RESOURCE]: an access token from the authorization server
 # (client_credentials, client phantom-tests) for RESOURCE (default
 # OAUTH_RESOURCE) with SCOPE
@@ -59,11 +61,18 @@ as_token() {
 		--data-urlencode "resource=${2:-$OAUTH_RESOURCE}" --data-urlencode "scope=$1" \
 		"$AS_URL/token" | jq -r '.access_token // empty'
 }
-# jwt_with_kid TOKEN KID: TOKEN with its header replaced by one naming KID
-# (RS256, at+jwt); its signature no longer matches, but the key is looked up first
-jwt_with_kid() {
-	printf '{"alg":"RS256","typ":"at+jwt","kid":"%s"}' "$2" | base64 -w0 | tr '+/' '-_' | tr -d '='
-	printf '.%s' "$(cut -d. -f2,3 <<<"$1")"
+# jwts_with_kids TOKEN PREFIX N: N copies of TOKEN, one a line, each with a
+# header (RS256, at+jwt) naming a kid of its own (PREFIX-i-random): their
+# signatures no longer match, but the key is looked up first
+jwts_with_kids() {
+	/usr/bin/python3 -c '
+import base64, json, os, sys
+tok, prefix, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for i in range(n):
+    kid = "%s-%d-%s" % (prefix, i, os.urandom(6).hex())
+    h = json.dumps({"alg": "RS256", "typ": "at+jwt", "kid": kid}, separators=(",", ":"))
+    print(base64.urlsafe_b64encode(h.encode()).decode().rstrip("=") + "." + tok.split(".", 1)[1])
+' "$@"
 }
 # jwt_field TOKEN PART FILTER: a jq FILTER on the JWT's header (0) or payload (1)
 jwt_field() {

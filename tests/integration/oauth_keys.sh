@@ -41,15 +41,13 @@ is "$(( $(fetches) - N0 ))" 1 "... after one fetch of the key set"
 is "$(calls "$T1" 3)" " 3 200" "the old key's tokens still are (it is still published)"
 
 # ---- a flood of unknown kids: at most one fetch per min_refresh_s
-forge() { jwt_with_kid "$T2" "$1"; }
-: >"$T_DIR/flood.cfg"
-for i in $(seq 1 300); do
+forge() { jwts_with_kids "$T2" "$1" 1; }
+jwts_with_kids "$T2" flood 300 | while read -r t; do
 	printf '%s\n' "url = \"$U\"" 'header = "Content-Type: application/json"' \
 		'header = "Accept: application/json, text/event-stream"' "header = \"MCP-Protocol-Version: $MODERN\"" \
-		'header = "Mcp-Method: server/discover"' "header = \"Authorization: Bearer $(forge "flood-$i-$RANDOM")\"" \
-		"data = \"@$T_DIR/flood.body\"" 'output = "/dev/null"' 'write-out = "%{http_code}\n"' >>"$T_DIR/flood.cfg"
-	[ "$i" -lt 300 ] && echo next >>"$T_DIR/flood.cfg"
-done
+		'header = "Mcp-Method: server/discover"' "header = \"Authorization: Bearer $t\"" \
+		"data = \"@$T_DIR/flood.body\"" 'output = "/dev/null"' 'write-out = "%{http_code}\n"' next
+done | sed '$d' >"$T_DIR/flood.cfg"
 req 8 server/discover >"$T_DIR/flood.body"
 N0=$(fetches)
 T0=$(date +%s%N)
@@ -59,7 +57,7 @@ N=$(( $(fetches) - N0 ))
 is "$(sort "$T_DIR/flood.out" | uniq -c | tr -s ' ')" " 300 401" "300 tokens naming unknown kids: all 401"
 [ "$N" -le $(( SECS / MIN_REFRESH + 1 )) ]
 ok "... with $N key-set fetches in ${SECS} s (at most one per ${MIN_REFRESH} s)"
-call "$(forge "one-more-$RANDOM")"
+call "$(forge one-more)"
 like "$(header WWW-Authenticate)" 'error="invalid_token"' "an unknown kid is invalid_token"
 served "the flood"
 
@@ -69,7 +67,7 @@ as_stop
 is "$(calls "$T3" 6)" " 6 200" "AS stopped: a token never seen before is verified with the cached keys"
 is "$(calls "$T2" 3)" " 3 200" "AS stopped: known tokens keep working"
 sleep "$MIN_REFRESH"
-call "$(forge "while-down-$RANDOM")"
+call "$(forge while-down)"
 is "$STATUS" 401 "AS stopped: a token naming an unknown kid is 401"
 served "a refresh that found no authorization server"
 grep -qF -- "$(cut -d. -f3 <<<"$T3")" "$PH_LOG"
