@@ -13,10 +13,11 @@
 #            then remembered)                       oauth/none: target >= 0.9
 #   exec     the same token checked by tests/oauth/jwt_auth.py (python3-jwt)
 #            as an auth.mode exec authenticator     oauth/exec
-#   verify   per algorithm (RS256, ES256, EdDSA): one connection with
-#            auth.oauth.token_cache 0 (every request verifies the signature)
-#            against the default; the difference of the mean request times
-#            is the cost of a first-time verification, in microseconds
+#   verify   per algorithm (RS256, ES256, EdDSA): a token of the
+#            authorization server decoded and checked against its key set
+#            OAUTH_VERIFY_N (default 2000) times by tests/jwt_verify (the
+#            worker's code, without the HTTP request): the cost of a
+#            first-time verification, in microseconds
 #   flood    OAUTH_FLOOD (default 1000) tokens naming random kids, round
 #            and round for OAUTH_SECONDS, with auth.oauth.min_refresh_s
 #            OAUTH_MIN_REFRESH (default 2): the key-set fetches the
@@ -29,11 +30,14 @@ SECS=${OAUTH_SECONDS:-5}
 CONNS=${OAUTH_CONNS:-16}
 FLOOD=${OAUTH_FLOOD:-1000}
 MIN_REFRESH=${OAUTH_MIN_REFRESH:-2}
+VERIFY_N=${OAUTH_VERIFY_N:-2000}
+JWT_VERIFY=$top_builddir/tests/jwt_verify
 export OAUTH_WORKERS=${OAUTH_BENCH_WORKERS:-4}
 PHANTOM=${PHANTOM:-$top_builddir/phantom-fcgi}
 LUA=$top_srcdir/tests/bench/mcp.lua
 die() { echo "bench: $*" >&2; exit 2; }
 for t in wrk nginx curl jq; do command -v "$t" >/dev/null || die "$t is needed"; done
+[ -x "$JWT_VERIFY" ] || die "$JWT_VERIFY is needed (make tests/jwt_verify)"
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import jwt' 2>/dev/null || die "python3-jwt is needed"
 node_setup || die "the npm packages are needed (scripts/test.sh installs them)"
 why=$(oauth_supported) || die "$why"
@@ -79,7 +83,7 @@ R_JWT=($(tool "$CONNS" "$TOK"))
 restart "$(conf exec auth: '  mode: exec' "  command: [$top_srcdir/tests/oauth/jwt_auth.py, --jwks, $T_DIR/jwks.json, --issuer, \"$AS_URL\", --audience, \"$OAUTH_RESOURCE\"]")"
 R_EXEC=($(tool "$CONNS" "$TOK"))
 
-# ---- a first-time verification, per algorithm
+# ---- a first-time verification, per algorithm (tests/bench/jwt_verify.c)
 declare -A VERIFY
 for alg in RS256 ES256 EdDSA; do
 	if [ "$alg" != RS256 ]; then
@@ -87,23 +91,15 @@ for alg in RS256 ES256 EdDSA; do
 		AS_TTL=3600 as_start "$alg" "$OAUTH_RESOURCE" || die "the authorization server did not restart"
 	fi
 	t=$(as_token mcp:read)
-	oauth_yaml "$T_DIR/cached.yaml" "min_refresh_s: $MIN_REFRESH"
-	oauth_yaml "$T_DIR/uncached.yaml" "min_refresh_s: $MIN_REFRESH" "token_cache: 0"
-	restart "$T_DIR/cached.yaml"
-	tool 1 "$t" >/dev/null
-	cached=($(tool 1 "$t"))
-	restart "$T_DIR/uncached.yaml"
-	tool 1 "$t" >/dev/null
-	uncached=($(tool 1 "$t"))
-	VERIFY[$alg]=$(awk -v u="${uncached[0]}" -v c="${cached[0]}" \
-		'BEGIN { if (u > 0 && c > 0) printf "%.0f", 1e6 / u - 1e6 / c; else print "?" }')
-	VERIFY[$alg]="${VERIFY[$alg]} us (${uncached[0]} req/s verifying each time, ${cached[0]} remembered; non-2xx ${uncached[3]})"
+	printf '%s\n' "$t" >"$T_DIR/token.$alg"
+	curl -s "$AS_URL/jwks" >"$T_DIR/jwks.$alg.json"
+	VERIFY[$alg]=$("$JWT_VERIFY" "$T_DIR/jwks.$alg.json" "$T_DIR/token.$alg" "$VERIFY_N" 2>&1)
 done
 
 # ---- random kids
 restart "$T_DIR/oauth.yaml"
 tool 1 "$t" >/dev/null
-for i in $(seq 1 "$FLOOD"); do jwt_with_kid "$t" "flood-$i-$RANDOM$RANDOM"; echo; done >"$T_DIR/flood.tokens"
+jwts_with_kids "$t" flood "$FLOOD" >"$T_DIR/flood.tokens"
 N0=$(grep -c 'GET /jwks ' "$AS_LOG")
 R_FLOOD=($(MCP_TOKENS=$T_DIR/flood.tokens tool "$CONNS"))
 FETCHES=$(( $(grep -c 'GET /jwks ' "$AS_LOG") - N0 ))
@@ -114,6 +110,9 @@ printf '  oauth  %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_JWT[0]}" 
 printf '  exec   %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_EXEC[0]}" "${R_EXEC[1]}" "${R_EXEC[2]}" "${R_EXEC[3]}"
 echo "  oauth/none: $(ratio "${R_JWT[0]}" "${R_NONE[0]}") (target >= 0.9)"
 echo "  oauth/exec (python3-jwt): $(ratio "${R_JWT[0]}" "${R_EXEC[0]}")"
-for alg in RS256 ES256 EdDSA; do echo "  first-time verification $alg: ${VERIFY[$alg]}"; done
+for alg in RS256 ES256 EdDSA; do
+	read -r a us n <<<"${VERIFY[$alg]}"
+	echo "  first-time verification $alg: $us us (decode and signature, mean of $n; $a)"
+done
 echo "  random kids: $FLOOD tokens, ${R_FLOOD[5]} requests in $SECS s (non-2xx ${R_FLOOD[3]}):" \
 	"$FETCHES key-set fetches, bound $(( SECS / MIN_REFRESH + 1 )) (min_refresh_s $MIN_REFRESH)"
