@@ -12,7 +12,7 @@
 . "$top_srcdir/tests/oauth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
-why=$(oauth_supported) || skip_all "built without OAuth support: $why"
+why=$(oauth_supported) || skip_all "no auth.mode oauth in this build: $why"
 
 oauth_front || { echo "not ok 1 - nginx starts"; exit 1; }
 as_start RS256 "$OAUTH_RESOURCE" || { echo "not ok 1 - the authorization server starts"; exit 1; }
