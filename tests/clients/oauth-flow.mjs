@@ -13,6 +13,7 @@
 //          [--step-up TOOL --step-up-scope SCOPE --step-up-args JSON --step-up-expect TEXT]
 //          [--token-out FILE]   (the last access token, for the shell test)
 //          [--login NAME]       (the user who signs in; default alice)
+//          [--era 'VERSION' | 'VERSION session'] (what must be negotiated)
 import fs from 'node:fs';
 
 const argv = process.argv.slice(2);
@@ -174,9 +175,11 @@ async function stepUp(label, client, transport, provider, log) {
         `${label}: the new token carries ${scope}`);
 }
 
-// run({label, open}): the scenario; open(provider, fetch) returns a new
-// {client, transport} of the SDK under test for URL
-export async function run({ label, open }) {
+// run({label, open, era}): the scenario; open(provider, fetch) returns a
+// new {client, transport} of the SDK under test for URL; era({client,
+// transport}) what was negotiated, "VERSION" or "VERSION session" when the
+// exchange is a legacy session (checked against --era when given)
+export async function run({ label, open, era }) {
     const url = opt('url'), tool = opt('tool');
     const provider = new HeadlessProvider(opt('login', 'alice'));
     const log = new FlowLog();
@@ -193,6 +196,7 @@ export async function run({ label, open }) {
         }
     }
     check(true, `${label}: connects`);
+    if (opt('era')) check(era(c) === opt('era'), `${label}: ${opt('era')}`, era(c));
     flowChecks(label, url, log, provider);
     try {
         const names = (await c.client.listTools()).tools.map(t => t.name);

@@ -11,4 +11,5 @@ await run({
         client: new Client({ name: 'phantom-oauth-tests-v1', version: '1.0.0' }, { capabilities: {} }),
         transport: new StreamableHTTPClientTransport(new URL(opt('url')), { authProvider, fetch }),
     }),
+    era: ({ transport }) => `${transport.protocolVersion}${transport.sessionId ? ' session' : ''}`,
 });

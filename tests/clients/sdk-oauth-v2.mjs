@@ -11,4 +11,5 @@ await run({
             { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } }),
         transport: new StreamableHTTPClientTransport(new URL(opt('url')), { authProvider, fetch }),
     }),
+    era: ({ client }) => client.getNegotiatedProtocolVersion(),
 });

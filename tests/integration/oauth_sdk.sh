@@ -24,11 +24,11 @@ for alg in RS256 ES256 EdDSA; do
 		as_stop
 		as_start "$alg" "$OAUTH_RESOURCE" || { echo "not ok - the authorization server restarts ($alg)"; exit 1; }
 	fi
-	for sdk in v2 v1; do
-		node_client "sdk-oauth-$sdk.mjs" --url "$OAUTH_RESOURCE" --alg "$alg" \
+	for sdk in v2:2026-07-28 "v1:2025-11-25 session"; do
+		node_client "sdk-oauth-${sdk%%:*}.mjs" --url "$OAUTH_RESOURCE" --alg "$alg" --era "${sdk#*:}" \
 			--tool echo --args '{"text":"hello '"$alg"'"}' --expect "hello $alg" \
 			--step-up admin_echo --step-up-scope mcp:admin --step-up-args '{"text":"admin"}' \
-			--step-up-expect admin --token-out "$T_DIR/token-$sdk-$alg"
+			--step-up-expect admin --token-out "$T_DIR/token-${sdk%%:*}-$alg"
 	done
 done
 
