@@ -1180,6 +1180,47 @@ check_remote_user(struct ph_req *r, const struct ph_auth_conf *a, char *msg, siz
 	return grant(r, a, u, NULL, msg, msz);
 }
 
+/* auth.mode oauth, a principal without an auth.allow entry of its own: the
+ * allow-lists its scopes grant, from the entries "scope:NAME" of
+ * auth.allow (so one token set serves several plans). Several such scopes
+ * grant the union of their lists; a kind one of them leaves unlisted is
+ * not restricted. NULL when no scope has an entry. The union is kept in
+ * r->auth_state. */
+static const struct ph_access *
+scope_access(struct ph_req *r, const struct ph_auth_conf *a, struct json_object *scopes)
+{
+	const struct ph_allow_entry *one = NULL;
+	struct auth_state *st = NULL;
+	bool open[PH_ACCESS_KINDS] = {false};
+	for (size_t i = 0; scopes != NULL && i < json_object_array_length(scopes); i++) {
+		char key[PH_AUTH_PRINCIPAL_MAX + 1];
+		const struct ph_allow_entry *e;
+		snprintf(key, sizeof key, "scope:%s", json_object_get_string(json_object_array_get_idx(scopes, i)));
+		if ((e = find_allow(a, key)) == NULL)
+			continue;
+		if (one == NULL) {
+			one = e;
+			continue;
+		}
+		if (st == NULL) {
+			r->auth_state = st = r->auth_state ? r->auth_state : ph_xcalloc(1, sizeof *st);
+			for (int k = 0; k < PH_ACCESS_KINDS; k++) {
+				open[k] = !one->access.kind[k].set;
+				st->access.kind[k].set = one->access.kind[k].set;
+				for (size_t j = 0; j < one->access.kind[k].n; j++)
+					list_push(&st->access.kind[k], ph_xstrdup(one->access.kind[k].v[j]));
+			}
+		}
+		for (int k = 0; k < PH_ACCESS_KINDS; k++) {
+			open[k] = open[k] || !e->access.kind[k].set;
+			st->access.kind[k].set = !open[k];
+			for (size_t j = 0; j < e->access.kind[k].n; j++)
+				list_push(&st->access.kind[k], ph_xstrdup(e->access.kind[k].v[j]));
+		}
+	}
+	return st != NULL ? &st->access : one ? &one->access : NULL;
+}
+
 /* auth.mode oauth: the access token checked by ph_oauth.c. An invalid
  * token is logged with what is wrong with it (never the token); a cold
  * start without keys is 503 with the reason in the log. */
@@ -1196,9 +1237,10 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 		return unauthorized(a, invalid, why, msg, msz, hdrs);
 	e = ph_oauth_check(a->oauth, tok, n, &g, &why);
 	if (e == PH_OK || e == PH_E_FORBIDDEN) {
+		const struct ph_access *own = find_allow(a, g.principal) ? NULL : scope_access(r, a, g.scopes);
 		r->assigns = g.assigns;
 		r->scopes = g.scopes;
-		e = grant(r, a, g.principal, NULL, msg, msz) == PH_OK ? e : PH_E_FORBIDDEN;
+		e = grant(r, a, g.principal, own, msg, msz) == PH_OK ? e : PH_E_FORBIDDEN;
 	}
 	switch (e) {
 	case PH_OK:

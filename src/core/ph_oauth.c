@@ -662,6 +662,12 @@ ph_oauth_reaped(pid_t pid)
 {
 	return ph_oauth_keys_reaped(pid);
 }
+
+bool
+ph_oauth_fetching(void)
+{
+	return ph_oauth_keys_fetching();
+}
 #else /* no OAuth in this build: the mode is refused at -t */
 struct ph_oauth_conf {
 	int unused;
@@ -727,9 +733,9 @@ ph_oauth_master_mode(void)
 }
 
 int64_t
-ph_oauth_tick(const struct ph_server *srv, int64_t now)
+ph_oauth_tick(struct ph_oauth_conf *c, int64_t now)
 {
-	(void)srv;
+	(void)c;
 	return now + 3600 * (int64_t)1000000;
 }
 
@@ -737,6 +743,12 @@ bool
 ph_oauth_reaped(pid_t pid)
 {
 	(void)pid;
+	return false;
+}
+
+bool
+ph_oauth_fetching(void)
+{
 	return false;
 }
 #endif

@@ -64,4 +64,7 @@ void ph_oauth_master_mode(void);
 int64_t ph_oauth_tick(struct ph_oauth_conf *c, int64_t now);
 /* The master reaped pid: true when it was the fetching child. */
 bool ph_oauth_reaped(pid_t pid);
+/* True while the master's fetching child runs (the master waits for it
+ * before it exits: every process it starts is reaped). */
+bool ph_oauth_fetching(void);
 #endif

@@ -458,6 +458,12 @@ ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now)
 }
 
 bool
+ph_oauth_keys_fetching(void)
+{
+	return fetcher > 0;
+}
+
+bool
 ph_oauth_keys_reaped(pid_t pid)
 {
 	if (pid != fetcher || pid <= 0)

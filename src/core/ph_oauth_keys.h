@@ -56,4 +56,5 @@ int ph_oauth_introspect(const struct ph_oauth_keys *k, const char *endpoint, con
 void ph_oauth_keys_master_mode(void);
 int64_t ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now);
 bool ph_oauth_keys_reaped(pid_t pid);
+bool ph_oauth_keys_fetching(void);
 #endif

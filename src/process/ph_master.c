@@ -512,7 +512,7 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 			if (m.drain_until_us < wake)
 				wake = m.drain_until_us;
 		}
-		if (m.stopping && live(&m) == 0 && m.hub == 0)
+		if (m.stopping && live(&m) == 0 && m.hub == 0 && !ph_oauth_fetching())
 			break;
 		if (keys < wake)
 			wake = keys;

@@ -10,6 +10,9 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
+printf 'auth:\n  mode: oauth\n' >"$T_DIR/probe.yaml"
+"$PHANTOM" -c "$T_DIR/probe.yaml" -t 2>&1 | grep -q "built without OAuth" &&
+	skip_all "phantom-fcgi was built without OAuth (libcrypto, libcurl)"
 JT="python3 $top_srcdir/tests/jwt_tool.py"
 K=$T_DIR/keys
 mkdir -p "$K"
@@ -50,6 +53,9 @@ auth:
     required_scopes: ["mcp:read"]
     scope_implies: { "mcp:admin": ["mcp:read", "mcp:write"] }
     assigns_claims: [plan, org]
+  allow:
+    "scope:plan:basic": { tools: [whoami] }
+    "scope:plan:pro": { tools: [whoami, wipe], prompts: [] }
 tools:
   - { name: whoami, description: Who is calling, exec: [./tool.sh] }
   - { name: wipe, description: Needs more, exec: [./tool.sh], auth_scopes: ["mcp:write", "files:delete"] }
@@ -167,6 +173,21 @@ mpost "$U" 18 resources/read '{"uri":"docs://private"}' \
 is "$STATUS:$(jqr '.result.contents[0].text')" "200:private" "with docs:read the resource is read"
 mpost "$U" 19 tools/call '{"name":"nope","arguments":{}}' -H "Authorization: Bearer $GOOD"
 is "$STATUS:$(jqr .error.code)" "200:-32602" "an unknown tool is still unknown, not 403"
+
+# ---- allow-lists granted by scopes (auth.allow "scope:NAME")
+BASIC=$(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read plan:basic"')")
+mpost "$U" 20 tools/list '{}' -H "Authorization: Bearer $BASIC"
+is "$(jqr '[.result.tools[].name] | join(",")')" "whoami" "scope plan:basic: its allow entry narrows tools/list"
+is "$(jqr .result.cacheScope)" private "allow-lists configured: cacheScope private"
+mpost "$U" 21 tools/call '{"name":"wipe","arguments":{}}' -H "Authorization: Bearer $BASIC"
+is "$STATUS:$(jqr .error.message)" "200:Unknown tool: wipe" "plan:basic: a tool it does not grant is unknown (not 403)"
+BOTH=$(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read plan:basic plan:pro"')")
+mpost "$U" 22 tools/list '{}' -H "Authorization: Bearer $BOTH"
+is "$(jqr '[.result.tools[].name] | join(",")')" "whoami,wipe" "plan:basic and plan:pro: the union of their lists"
+mpost "$U" 23 prompts/list '{}' -H "Authorization: Bearer $BOTH"
+is "$(jqr '[.result.prompts[].name] | join(",")')" "secret" "a kind one of the scopes leaves unlisted is not restricted"
+mpost "$U" 24 prompts/list '{}' -H "Authorization: Bearer $(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read plan:pro"')")"
+is "$(jqr '.result.prompts | length')" 0 "plan:pro alone: its empty prompts list hides every prompt"
 
 # ---- the RFC 9728 document from the OAuth settings
 out=$(printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \

@@ -18,11 +18,20 @@
 #endif
 
 #ifndef PH_HAVE_OAUTH
+#include "ph_conf.h"
+/* A build without libcrypto and libcurl refuses the mode with a message
+ * that says why and what to install. */
 int
 main(void)
 {
-	printf("1..0 # SKIP built without OAuth (libcrypto, libcurl)\n");
-	return 0;
+	static const char y[] = "auth:\n  mode: oauth\n  oauth: { issuer: https://as.example.com/ }\n";
+	struct ph_conf_problems probs = {0};
+	struct ph_config *c = ph_conf_load_buf("p.yaml", ".", y, strlen(y), &probs);
+	ok(c == NULL, "auth.mode oauth is refused by a build without OAuth");
+	ok(probs.n >= 1 && strstr(probs.v[0], "p.yaml:2: auth.mode oauth: this phantom-fcgi was built without "
+				   "OAuth support") != NULL, "the problem says so (%s)", probs.n ? probs.v[0] : "none");
+	ph_conf_problems_free(&probs);
+	return tap_done();
 }
 #else
 static char dir[256];
