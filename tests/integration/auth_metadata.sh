@@ -37,7 +37,7 @@ checks() {
 	get "$B$WK?x=1"
 	is "$STATUS" 200 "$n: a query string does not matter"
 	get "$B/.well-known/oauth-protected-resource/other"
-	like "$STATUS" '^40[34]$' "$n: other well-known paths are not routed ($STATUS)"
+	like "$STATUS" '^40[345]$' "$n: other well-known paths get no document ($STATUS)"
 	get "$B/mcp"
 	is "$STATUS" 405 "$n: GET /mcp stays 405"
 	mpost "$B/mcp" 1 server/discover '{}'
