@@ -129,7 +129,8 @@ spawn_hub(struct master *m)
 		if (getppid() == 1)
 			_exit(0);
 		close(m->run->listen_fd); /* the hub never accepts */
-		close(m->chan[0]);
+		/* the workers' end (ph_hub_fd) stays open: the task supervisors
+		 * the hub forks tell it of their changes on it */
 		child_exit(ph_hub_run(m->srv, m->run, m->chan[1]));
 	}
 	m->hub = pid;

@@ -31,6 +31,7 @@ SH
 cat >"$T_DIR/confirm.sh" <<'SH'
 #!/bin/sh
 in=$(cat)
+sleep "$(printf '%s' "$in" | jq -r '.arguments.delay // 0')"
 ans=$(printf '%s' "$in" | jq -c '.inputResponses.ok // empty')
 if [ -z "$ans" ]; then
 	printf '{"inputRequired":{"inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"Go?","requestedSchema":{"type":"object","properties":{"go":{"type":"boolean"}}}}}},"state":{"round":1}}}'
@@ -51,6 +52,7 @@ SH
 cat >"$T_DIR/asker.sh" <<'SH'
 #!/bin/sh
 read -r doc
+sleep "$(printf '%s' "$doc" | jq -r '.arguments.delay // 0')"
 echo '{"inputRequired":{"inputRequests":{"a":{"method":"elicitation/create","params":{"message":"A?","requestedSchema":{"type":"object","properties":{}}}},"b":{"method":"elicitation/create","params":{"message":"B?","requestedSchema":{"type":"object","properties":{}}}}}}}' >&3
 read -r answers
 a=$(printf '%s' "$answers" | jq -r '.inputResponses.a.content.v')
@@ -79,9 +81,9 @@ auth:
 tools:
   - { name: sleeper, description: sleeps, input: { seconds: { type: number } }, task: optional, exec: [$T_DIR/sleeper.sh] }
   - { name: must, description: only as a task, task: required, exec: [$T_DIR/sleeper.sh] }
-  - { name: confirm, description: asks first, task: required, exec: [$T_DIR/confirm.sh] }
+  - { name: confirm, description: asks first, input: { delay: { type: number } }, task: required, exec: [$T_DIR/confirm.sh] }
   - { name: stubborn, description: ignores SIGTERM, task: required, exec: [$T_DIR/stubborn.sh] }
-  - { name: asker, description: asks while it runs, task: required, await: true, exec: [$T_DIR/asker.sh] }
+  - { name: asker, description: asks while it runs, input: { delay: { type: number } }, task: required, await: true, exec: [$T_DIR/asker.sh] }
   - { name: big, description: answers too much, task: required, exec: [$T_DIR/big.sh] }
   - { name: brief, description: kept three seconds, input: { seconds: { type: number } }, task: required, task_ttl_ms: 3000, exec: [$T_DIR/sleeper.sh] }
 YAML
@@ -285,6 +287,26 @@ is "$(jq -r 'select(.method == "notifications/tasks") | .params._meta["io.modelc
 	"tagged with the subscription id"
 is "$(grep -c notifications/tasks "$T_DIR/l-other.out")/$(grep -c notifications/tasks "$T_DIR/l-bob.out")" 0/0 \
 	"no other stream hears of it"
+# a task that asks for input (a handler's inputRequired, or a question on
+# fd 3 with await: true) after its stream is open: its supervisor tells the
+# hub, which pushes input_required (the supervisors could not reach it)
+tpost alice 41 tools/call '{"name":"confirm","arguments":{"delay":3}}'
+lask=$(jqr .result.taskId)
+tpost alice 42 tools/call '{"name":"asker","arguments":{"delay":3}}'
+lawait=$(jqr .result.taskId)
+listen alice "[\"$lask\",\"$lawait\"]" "$T_DIR/l-ask.out"
+wait_for 5 grep -q acknowledged "$T_DIR/l-ask.out"
+wait_status alice "$lask" input_required 6 && wait_status alice "$lawait" input_required 6
+sleep 0.5
+pushed_of() { jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$1\") | $2" "$T_DIR/l-ask.out" | head -1; }
+is "$(pushed_of "$lask" .params.status)/$(pushed_of "$lask" '.params.inputRequests | keys | join(",")')" input_required/ok \
+	"listen taskIds: a handler's inputRequired is pushed as input_required with its request"
+is "$(pushed_of "$lawait" .params.status)/$(pushed_of "$lawait" '.params.inputRequests | keys | join(",")')" input_required/a,b \
+	"and so is an await question on fd 3"
+tpost alice 43 tasks/update "{\"taskId\":\"$lask\",\"inputResponses\":{\"ok\":{\"action\":\"accept\",\"content\":{\"go\":true}}}}"
+wait_status alice "$lask" completed 5; ok "the answered task then completes"
+tpost alice 44 tasks/cancel "{\"taskId\":\"$lawait\"}"
+is "$(jqr .result.resultType)" complete "and the other is cancelled"
 post "$U" "$(jq -nc --arg v "$MODERN" '{jsonrpc:"2.0",id:36,method:"subscriptions/listen",params:{notifications:{taskIds:["x"]},
 	_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":{}}}}')" \
 	-H "Authorization: Bearer $T_ALICE" -H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: subscriptions/listen"
