@@ -193,6 +193,7 @@ reap(struct master *m)
 			hub_died(m, st);
 			continue;
 		}
+		/* a pid in no slot: an orphan of one of ours, reaped (above) */
 		for (size_t i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->slots[i];
 			long long served;
@@ -482,6 +483,12 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	if (master_init(&m, srv, run) != 0)
 		return 1;
 	master_signals(&set);
+	/* what our children leave behind (task supervisors of a hub that
+	 * died, a handler a worker started) comes back to us, not to PID 1,
+	 * which in a container without an init would leave it a zombie:
+	 * reap() takes every child, known or not */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		ph_log("warning", "the master cannot be the subreaper of its processes: %s", strerror(errno));
 	spawn_hub(&m);
 	for (size_t i = 0; i < m.want; i++)
 		spawn(&m, i);
