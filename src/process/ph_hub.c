@@ -30,7 +30,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -84,6 +83,9 @@ struct hub {
 	int chan, ep, sig;
 	int ctl;                  /* the control socket, -1 when none */
 	char *ctl_path;           /* its path, unlinked at exit (owned) */
+	int ctl_ep;               /* the control connections being read */
+	struct ctl_conn **cc;     /* those connections (CTL_CONNS_MAX slots) */
+	size_t ncc;
 	struct stream **v;
 	size_t n, cap;
 	struct ph_watch *watch;   /* resource subscriptions, NULL without inotify */
@@ -94,7 +96,7 @@ struct hub {
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag, watch_tag, park_tag, state_tag;
+static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag;
 
 static void unwatch_stream(struct hub *h, struct stream *s);
 
@@ -772,10 +774,20 @@ stop(struct hub *h)
 
 /* ---- the control socket (phantom-fcgi --notify) --------------------------- */
 
-/* The longest command line the control socket reads, and how long a
- * client may take to send it. */
+/* The longest command line the control socket reads, how long a client
+ * may take to send it, and how many clients are read at once (the loop
+ * never waits for one: a slow client holds a slot, not the hub). */
 #define CTL_LINE_MAX 4096
 #define CTL_TIMEOUT_MS 1000
+#define CTL_CONNS_MAX 32
+
+/* A control client whose command line is being read. */
+struct ctl_conn {
+	int fd;
+	size_t len;
+	int64_t until_us;
+	char line[CTL_LINE_MAX];
+};
 
 /* Fills a unix socket address for path. Returns false when it is too long. */
 static bool
@@ -872,60 +884,109 @@ ctl_command(struct hub *h, char *line)
 	return told;
 }
 
-/* Reads one line from a control client (bounded in size and time). Returns
- * its length, or -1. */
-static long
-ctl_read_line(int fd, char *buf, size_t size)
+/* Answers control client i with out (one line; best effort: the socket
+ * takes a few hundred bytes) and forgets it. */
+static void
+ctl_done(struct hub *h, size_t i, const char *out)
 {
-	size_t len = 0;
-	int64_t until = ph_now_us() + CTL_TIMEOUT_MS * 1000;
-	while (len + 1 < size) {
-		struct pollfd p = {fd, POLLIN, 0};
-		int64_t left = (until - ph_now_us()) / 1000;
-		ssize_t n;
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -1;
-		n = read(fd, buf + len, size - 1 - len);
-		if (n <= 0)
-			return -1;
-		len += (size_t)n;
-		buf[len] = '\0';
-		if (memchr(buf, '\n', len)) {
-			buf[strcspn(buf, "\r\n")] = '\0';
-			return (long)strlen(buf);
-		}
+	struct ctl_conn *c = h->cc[i];
+	if (write(c->fd, out, strlen(out)) < 0) {
+		/* the client went away: nothing to tell it */
 	}
-	return -1;
+	epoll_ctl(h->ctl_ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c);
+	h->cc[i] = h->cc[--h->ncc];
 }
 
-/* One control client: only root and this server's own user; one command
- * line, one answer line ("ok N" or "error ..."). */
+/* Reads what control client i sent; a whole line is run and answered
+ * ("ok N" or "error ..."), a partial one waits for more. */
+static void
+ctl_read(struct hub *h, size_t i)
+{
+	struct ctl_conn *c = h->cc[i];
+	char out[256], *nl;
+	long told;
+	ssize_t n;
+	while ((n = read(c->fd, c->line + c->len, sizeof c->line - 1 - c->len)) < 0 && errno == EINTR)
+		;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		ctl_done(h, i, "");
+		return;
+	}
+	c->len += (size_t)n;
+	c->line[c->len] = '\0';
+	if ((nl = memchr(c->line, '\n', c->len)) == NULL) {
+		if (c->len + 1 >= sizeof c->line)
+			ctl_done(h, i, "error the command line is over 4096 bytes\n");
+		return;
+	}
+	*nl = '\0';
+	c->line[strcspn(c->line, "\r")] = '\0';
+	if ((told = ctl_command(h, c->line)) < 0)
+		snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
+			 "prompts/list_changed, resources/list_changed, resources/updated URI...)\n", c->line);
+	else
+		snprintf(out, sizeof out, "ok %ld\n", told);
+	ctl_done(h, i, out);
+}
+
+/* The control connections that became readable. */
+static void
+ctl_events(struct hub *h)
+{
+	struct epoll_event evs[CTL_CONNS_MAX];
+	int n = epoll_wait(h->ctl_ep, evs, CTL_CONNS_MAX, 0);
+	for (int k = 0; k < n; k++)
+		for (size_t i = 0; i < h->ncc; i++)
+			if (h->cc[i] == evs[k].data.ptr) {
+				ctl_read(h, i);
+				break;
+			}
+}
+
+/* Control clients past CTL_TIMEOUT_MS without a whole line are told so. */
+static void
+ctl_tick(struct hub *h)
+{
+	int64_t now = ph_now_us();
+	for (size_t i = h->ncc; i-- > 0;)
+		if (now >= h->cc[i]->until_us)
+			ctl_done(h, i, "error no command line within 1000 ms\n");
+}
+
+/* New control clients: only root and this server's own user; each sends
+ * one command line and gets one answer line. */
 static void
 ctl_accept(struct hub *h)
 {
 	int fd;
-	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
 		struct ucred cr;
 		socklen_t cl = sizeof cr;
-		char line[CTL_LINE_MAX], out[256];
-		long told;
+		struct epoll_event ev;
+		struct ctl_conn *c;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
 		    (cr.uid != 0 && cr.uid != geteuid())) {
 			ph_log("warning", "hub: control connection from uid %d refused", (int)cr.uid);
 			close(fd);
 			continue;
 		}
-		if (ctl_read_line(fd, line, sizeof line) < 0)
-			snprintf(out, sizeof out, "error no command line within %d ms\n", CTL_TIMEOUT_MS);
-		else if ((told = ctl_command(h, line)) < 0)
-			snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
-				 "prompts/list_changed, resources/list_changed, resources/updated URI...)\n", line);
-		else
-			snprintf(out, sizeof out, "ok %ld\n", told);
-		if (write(fd, out, strlen(out)) < 0) {
-			/* the client went away: nothing to tell it */
+		c = ph_xcalloc(1, sizeof *c);
+		c->fd = fd;
+		c->until_us = ph_now_us() + CTL_TIMEOUT_MS * 1000;
+		h->cc[h->ncc++] = c;
+		memset(&ev, 0, sizeof ev);
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = c;
+		if (h->ncc > CTL_CONNS_MAX - 1 || epoll_ctl(h->ctl_ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			ctl_done(h, h->ncc - 1, "error the hub reads too many control connections at once; "
+				 "try again\n");
+			continue;
 		}
-		close(fd);
+		ctl_read(h, h->ncc - 1); /* the line is often there already */
 	}
 }
 
@@ -1034,6 +1095,10 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
+		h->cc = ph_xcalloc(CTL_CONNS_MAX, sizeof *h->cc);
+		h->ctl_ep = epoll_create1(EPOLL_CLOEXEC);
+		ev.data.ptr = &ctlc_tag;
+		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl_ep, &ev);
 	}
 	return 0;
 }
@@ -1058,6 +1123,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				on_signal(&h);
 			else if (p == &ctl_tag)
 				ctl_accept(&h);
+			else if (p == &ctlc_tag)
+				ctl_events(&h);
 			else if (p == &watch_tag)
 				ph_watch_read(h.watch, updated, &h);
 			else if (p == &park_tag)
@@ -1076,6 +1143,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		if (h.want_stop && !h.stopping)
 			stop(&h);
 		tick(&h);
+		if (h.ncc > 0)
+			ctl_tick(&h);
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
 	}
@@ -1083,6 +1152,10 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	while (h.n > 0)
 		drop(&h, h.v[h.n - 1], "the hub stopped");
 	if (h.ctl >= 0) {
+		while (h.ncc > 0)
+			ctl_done(&h, h.ncc - 1, "error the hub is stopping\n");
+		close(h.ctl_ep);
+		free(h.cc);
 		close(h.ctl);
 		unlink(h.ctl_path);
 	}
