@@ -2,7 +2,9 @@
 # The hub's control socket (phantom-fcgi --notify), behind nginx: clients
 # that send their command line slowly do not hold up the hub (keep-alives
 # and another --notify go on meanwhile, and a client that never finishes
-# its line is told so).
+# its line is told so); --notify resources/updated takes 10,000 URIs (sent
+# in command lines within the socket's 4 KiB) and reaches the stream
+# subscribed to one of them.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -68,7 +70,18 @@ print(s.recv(200).decode().strip())
 PY
 is "$(cat "$T_DIR/slow.out")" "error no command line within 1000 ms" "a control client that never ends its line is told so"
 
+# ---- --notify with 10,000 URIs --------------------------------------------------------------
+seq 1 9999 | sed 's#^#app://other/#' >"$T_DIR/uris"
+echo app://counter >>"$T_DIR/uris"
+mapfile -t uris <"$T_DIR/uris"
+out=$(notify resources/updated "${uris[@]}" 2>"$T_DIR/notify.err"); rc=$?
+is "$rc/$out" "0/ok 1" "--notify resources/updated with 10,000 URIs reaches the one stream subscribed to one of them"
+[ -s "$T_DIR/notify.err" ] && diag "$(head -c 200 "$T_DIR/notify.err")"
+notify resources/updated "app://$(head -c 5000 /dev/zero | tr '\0' x)" 2>"$T_DIR/long.err"
+is "$?" 2 "a single URI longer than a command line is refused"
+like "$(cat "$T_DIR/long.err")" "not a URI of at most 4076 bytes" "saying how long one may be"
 wait "$LP"
+is "$(jq -c '.updated' "$T_DIR/stream.json")" '["app://counter"]' "the stream got resources/updated for its URI once"
 is "$(jq -c '.tools' "$T_DIR/stream.json")" 1 "and the tools/list_changed sent during the slow clients"
 like "$(grep -c ': keepalive' "$T_DIR/0.txt")" '^[1-9][0-9]+$' "keep-alives went on throughout"
 mpost "$U" 2 resources/read '{"uri":"app://counter"}'
