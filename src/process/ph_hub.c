@@ -36,8 +36,6 @@
 #include <unistd.h>
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
-/* The largest hand-over message a worker sends (the stream's JSON). */
-#define HUB_MSG_MAX PH_HUB_MSG_MAX
 /* FastCGI record types (FastCGI 1.0 §3.3). */
 #define FCGI_END_REQUEST 3
 #define FCGI_ABORT_REQUEST 2
@@ -579,51 +577,50 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	return true;
 }
 
+/* The longest message the hub takes from a worker: a listen's
+ * description (its resourceSubscriptions came in one body), with room for
+ * their JSON escapes. */
+static size_t
+msg_max(const struct hub *h)
+{
+	return 2 * (size_t)h->srv->conf->http.max_body + 65536;
+}
+
 /* Receives every pending hand-over on the channel. */
 static void
 receive(struct hub *h)
 {
+	static struct ph_buf text;
 	for (;;) {
-		static char text[HUB_MSG_MAX];
-		union {
-			struct cmsghdr align;
-			char buf[CMSG_SPACE(sizeof(int))];
-		} cbuf;
-		struct iovec iov = {text, sizeof text};
-		struct msghdr mh;
-		struct cmsghdr *c;
 		int fd = -1;
-		ssize_t n;
-		memset(&mh, 0, sizeof mh);
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof cbuf.buf;
-		n = recvmsg(h->chan, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		ssize_t n = ph_recv_msg(h->chan, &text, msg_max(h), &fd, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;
-		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				memcpy(&fd, CMSG_DATA(c), sizeof fd);
-		if (ph_hub_tasks_message(h->tasks, text, (size_t)n, fd))
+		if (n < 0 && errno == EMSGSIZE) {
+			ph_log("error", "hub: a message from a worker longer than %zu bytes; %s", msg_max(h),
+			       fd >= 0 ? "its connection closed" : "ignored");
+			if (fd >= 0) {
+				ph_shared_listener_take();
+				close(fd);
+				ph_shared_listener_leave();
+			}
 			continue;
-		if (ph_hub_sessions_message(h->sessions, text, (size_t)n, fd))
+		}
+		if (n <= 0) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		if (ph_hub_tasks_message(h->tasks, text.data, (size_t)n, fd))
+			continue;
+		if (ph_hub_sessions_message(h->sessions, text.data, (size_t)n, fd))
 			continue;
 		if (fd < 0) {
-			if (!(mh.msg_flags & MSG_TRUNC))
-				announcement(h, text, (size_t)n);
+			announcement(h, text.data, (size_t)n);
 			continue;
 		}
 		ph_shared_listener_take(); /* the stream's slot is the hub's now */
-		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-			ph_log("error", "hub: a hand-over larger than %d bytes; closed", HUB_MSG_MAX);
-			close(fd);
-			ph_shared_listener_leave();
-			continue;
-		}
-		adopt(h, fd, text, (size_t)n);
+		adopt(h, fd, text.data, (size_t)n);
 	}
 }
 
