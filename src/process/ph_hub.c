@@ -578,12 +578,14 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 }
 
 /* The longest message the hub takes from a worker: a listen's
- * description (its resourceSubscriptions came in one body), with room for
- * their JSON escapes. */
+ * description (its resourceSubscriptions came in one body) or a client's
+ * answer to a pushed request, with room for their JSON escapes. */
 static size_t
 msg_max(const struct hub *h)
 {
-	return 2 * (size_t)h->srv->conf->http.max_body + 65536;
+	const struct ph_config *c = h->srv->conf;
+	long long big = c->http.max_body > c->sessions.max_answer ? c->http.max_body : c->sessions.max_answer;
+	return 2 * (size_t)big + 65536;
 }
 
 /* Receives every pending hand-over on the channel. */

@@ -406,10 +406,11 @@ ph_recv_msg(int sock, struct ph_buf *out, size_t max, int *fd, int flags)
 	struct msghdr mh;
 	struct cmsghdr *c;
 	ssize_t n;
+	size_t room = max < PH_HUB_MSG_MAX ? (max > sizeof big_tag ? max : sizeof big_tag) : PH_HUB_MSG_MAX;
 	*fd = -1;
 	out->len = 0;
-	ph_buf_reserve(out, PH_HUB_MSG_MAX + 1);
-	iov = (struct iovec){out->data, PH_HUB_MSG_MAX};
+	ph_buf_reserve(out, room + 1);
+	iov = (struct iovec){out->data, room};
 	memset(&mh, 0, sizeof mh);
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
