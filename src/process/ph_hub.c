@@ -598,9 +598,12 @@ receive(struct hub *h)
 		ssize_t n = ph_recv_msg(h->chan, &text, msg_max(h), &fd, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EMSGSIZE) {
-			ph_log("error", "hub: a message from a worker longer than %zu bytes; %s", msg_max(h),
-			       fd >= 0 ? "its connection closed" : "ignored");
+		if (n < 0 && (errno == EMSGSIZE || fd >= 0)) { /* a message came, unusable */
+			if (errno == EMSGSIZE)
+				ph_log("error", "hub: a message from a worker longer than %zu bytes; %s", msg_max(h),
+				       fd >= 0 ? "its connection closed" : "ignored");
+			else
+				ph_log("error", "hub: a message from a worker could not be read: %s", strerror(errno));
 			if (fd >= 0) {
 				ph_shared_listener_take();
 				close(fd);

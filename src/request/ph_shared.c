@@ -378,6 +378,7 @@ read_big(int big, struct ph_buf *out, size_t max)
 		goto out;
 	}
 	ph_buf_reserve(out, (size_t)st.st_size + 1);
+	errno = 0;
 	if (pread(big, out->data, (size_t)st.st_size, 0) == st.st_size) {
 		out->len = (size_t)st.st_size;
 		out->data[out->len] = '\0';
