@@ -111,6 +111,7 @@ struct ending {
 	const char *message;        /* failed: the error's message */
 	const char *detail;         /* statusMessage, or NULL */
 	struct json_object *ir;     /* input_required: the handler's inputRequired (borrowed) */
+	bool applied;               /* set by edit_end when it changed the record */
 };
 
 /* Writes e into a record that has not ended yet (a cancel may have ended
@@ -121,6 +122,7 @@ edit_end(struct json_object *rec, void *arg)
 	struct ending *e = arg;
 	if (ph_task_status_final(ph_jstr(rec, "status")))
 		return false;
+	e->applied = true;
 	ph_task_set_status(rec, e->status, e->detail);
 	if (e->result)
 		json_object_object_add(rec, "result", json_object_get(e->result));
@@ -581,14 +583,15 @@ reply(int fd, const char *text)
 }
 
 /* Marks the record of id failed with message unless it has ended, and
- * tells the streams. */
+ * tells the streams (a task that ended by itself was told of by its
+ * supervisor). */
 static void
 mark_failed(struct ph_hub_tasks *t, const char *id, const char *message)
 {
 	char *dir = store_dir(t->srv);
-	struct ending e = {"failed", NULL, message, message, NULL};
+	struct ending e = {"failed", NULL, message, message, NULL, false};
 	struct json_object *rec = edit_record(dir, id, edit_end, &e);
-	if (rec && t->changed)
+	if (rec && e.applied && t->changed)
 		t->changed(t->ctx, id, rec);
 	json_object_put(rec);
 	free(dir);

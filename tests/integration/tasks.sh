@@ -247,12 +247,13 @@ is "$(status alice "$br")" -32602 "after its ttlMs it is unknown"
 wait_for 5 test ! -e "$STORE/$br.json"; ok "and the hub's pass removed its record"
 
 # ---- status pushed to listen streams that asked for the task ---------------------------
-# listen WHO TASKIDS-JSON OUT: a subscriptions/listen stream for SECONDS,
-# its SSE data lines in OUT (in the background)
+# listen WHO TASKIDS-JSON OUT [SECONDS]: a subscriptions/listen stream until
+# SECONDS (6) pass without an event, its SSE data lines in OUT (in the
+# background)
 listen() {
-	python3 - "$U" "$([ "$1" = bob ] && echo "$T_BOB" || echo "$T_ALICE")" "$MODERN" "$2" "$EXT" >"$3" <<'PY' &
+	python3 - "$U" "$([ "$1" = bob ] && echo "$T_BOB" || echo "$T_ALICE")" "$MODERN" "$2" "$EXT" "${4:-6}" >"$3" <<'PY' &
 import json, sys, urllib.request
-url, tok, ver, ids, caps = sys.argv[1:6]
+url, tok, ver, ids, caps, secs = sys.argv[1:7]
 body = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
         "params": {"notifications": {"taskIds": json.loads(ids)},
                    "_meta": {"io.modelcontextprotocol/protocolVersion": ver,
@@ -261,7 +262,7 @@ req = urllib.request.Request(url, json.dumps(body).encode(), {
     "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
     "Authorization": "Bearer " + tok, "MCP-Protocol-Version": ver, "Mcp-Method": "subscriptions/listen"})
 try:
-    with urllib.request.urlopen(req, timeout=6) as r:
+    with urllib.request.urlopen(req, timeout=float(secs)) as r:
         for line in r:
             if line.startswith(b"data: "):
                 print(line[6:].decode().strip(), flush=True)
@@ -294,7 +295,7 @@ tpost alice 41 tools/call '{"name":"confirm","arguments":{"delay":3}}'
 lask=$(jqr .result.taskId)
 tpost alice 42 tools/call '{"name":"asker","arguments":{"delay":3}}'
 lawait=$(jqr .result.taskId)
-listen alice "[\"$lask\",\"$lawait\"]" "$T_DIR/l-ask.out"
+listen alice "[\"$lask\",\"$lawait\"]" "$T_DIR/l-ask.out" 12
 wait_for 5 grep -q acknowledged "$T_DIR/l-ask.out"
 wait_status alice "$lask" input_required 6 && wait_status alice "$lawait" input_required 6
 sleep 0.5
@@ -305,6 +306,9 @@ is "$(pushed_of "$lawait" .params.status)/$(pushed_of "$lawait" '.params.inputRe
 	"and so is an await question on fd 3"
 tpost alice 43 tasks/update "{\"taskId\":\"$lask\",\"inputResponses\":{\"ok\":{\"action\":\"accept\",\"content\":{\"go\":true}}}}"
 wait_status alice "$lask" completed 5; ok "the answered task then completes"
+wait_for 3 grep -q "\"taskId\":\"$lask\".*\"status\":\"completed\"\|\"status\":\"completed\".*\"taskId\":\"$lask\"" "$T_DIR/l-ask.out"
+is "$(jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$lask\") | .params.status" "$T_DIR/l-ask.out" | paste -sd ' ')" \
+	"input_required working completed" "the stream hears each change once: input_required, working, completed"
 tpost alice 44 tasks/cancel "{\"taskId\":\"$lawait\"}"
 is "$(jqr .result.resultType)" complete "and the other is cancelled"
 post "$U" "$(jq -nc --arg v "$MODERN" '{jsonrpc:"2.0",id:36,method:"subscriptions/listen",params:{notifications:{taskIds:["x"]},
