@@ -270,19 +270,22 @@ except Exception:
     pass
 PY
 }
-tpost alice 35 tools/call '{"name":"sleeper","arguments":{"seconds":2}}'
+# (a task of 5 s: the three streams are open before it ends, even on a
+# busy machine)
+tpost alice 35 tools/call '{"name":"sleeper","arguments":{"seconds":5}}'
 pushed=$(jqr .result.taskId)
 listen alice "[\"$pushed\",\"alpha.0123456789abcdef0123456789abcdef\"]" "$T_DIR/l-mine.out"
 listen alice "[\"$ask\"]" "$T_DIR/l-other.out"
 listen bob "[\"$pushed\"]" "$T_DIR/l-bob.out"
-wait_status alice "$pushed" completed 6
+for f in l-mine l-other l-bob; do wait_for 10 grep -q acknowledged "$T_DIR/$f.out"; done
+wait_status alice "$pushed" completed 10
 sleep 1
 ack() { jq -c 'select(.method == "notifications/subscriptions/acknowledged") | .params.notifications.taskIds' "$1" | head -1; }
 is "$(ack "$T_DIR/l-mine.out")" "[\"$pushed\"]" "listen taskIds: the ack lists the principal's task, not an unknown id"
 is "$(ack "$T_DIR/l-bob.out")" "[]" "another principal's listen is not granted the task"
 is "$(jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$pushed\") | .params.status" "$T_DIR/l-mine.out" | tail -1)" \
 	completed "the stream that asked for the task hears it completed (notifications/tasks)"
-is "$(jq -r 'select(.method == "notifications/tasks") | .params.result.content[0].text' "$T_DIR/l-mine.out" | tail -1)" "slept 2" \
+is "$(jq -r 'select(.method == "notifications/tasks") | .params.result.content[0].text' "$T_DIR/l-mine.out" | tail -1)" "slept 5" \
 	"with the task as tasks/get shows it"
 is "$(jq -r 'select(.method == "notifications/tasks") | .params._meta["io.modelcontextprotocol/subscriptionId"]' "$T_DIR/l-mine.out" | tail -1)" L \
 	"tagged with the subscription id"
