@@ -424,6 +424,9 @@ static const struct key keys[] = {
 	 "error result after this long"},
 	{"sessions.max_parked", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_parked), NULL,
 	 "calls waiting in the hub for a client's answers at once on this host"},
+	{"sessions.max_answer", K_INT, 1024, 1073741824, "4194304", true, OFF(sessions.max_answer), NULL,
+	 "bytes of a client's answers (the JSON of their results) to the requests one parked call "
+	 "pushed; an answer over it gets 413 and ends the call with an error result"},
 	{"sessions.max_state", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_state), NULL,
 	 "sessions holding state in the hub at once on this host (a log level, resource "
 	 "subscriptions, GET streams); over it logging/setLevel and resources/subscribe get -32603 "

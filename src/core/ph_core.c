@@ -1636,8 +1636,8 @@ serve_response(struct ph_req *r)
 		return;
 	rc = ph_park_answer(r, &pr, why, sizeof why);
 	if (rc < 0) {
-		send_error(r, strncmp(why, "Internal", 8) == 0 ? PH_E_INTERNAL : PH_E_INVALID_REQUEST, why,
-			   NULL);
+		send_error(r, rc == -2 ? PH_E_TOO_LARGE : strncmp(why, "Internal", 8) == 0 ? PH_E_INTERNAL
+			   : PH_E_INVALID_REQUEST, why, NULL);
 		return;
 	}
 	send_accepted(r);

@@ -150,12 +150,37 @@ ph_park_check(struct json_object *msg, const char **host)
 	return NULL;
 }
 
+/* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
+ * connection) as out. Returns 1, or -1 with why. */
+static int
+take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char *why, size_t n)
+{
+	struct json_object *take = NULL;
+	int rc = -1;
+	if (fd >= 0 && ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &take) &&
+	    json_object_is_type(take, json_type_object)) {
+		out->fd = fd;
+		out->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
+		out->msg = json_object_get(ph_jget(take, "msg"));
+		out->state = json_object_get(ph_jget(take, "state"));
+		out->answers = json_object_get(ph_jget(take, "answers"));
+		rc = out->msg && out->answers ? 1 : -1;
+	}
+	if (rc < 0)
+		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
+	json_object_put(take);
+	return rc;
+}
+
 int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
-	struct json_object *q, *id = ph_jget(r->msg, "id"), *take = NULL;
-	char *who, *reply;
+	struct json_object *q, *id = ph_jget(r->msg, "id"), *ans;
+	long long max = r->srv->conf->sessions.max_answer;
+	char *who;
 	const char *text, *host, *bad = ph_park_check(r->msg, &host);
+	struct ph_buf reply;
+	size_t len, alen;
 	long got;
 	int fd = -1, rc = -1;
 	memset(out, 0, sizeof *out);
@@ -182,41 +207,39 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	json_object_object_add(q, "sid", json_object_get(ph_jget(r->session, "sid")));
 	json_object_object_add(q, "who", who ? json_object_new_string(who) : NULL);
 	json_object_object_add(q, "id", json_object_get(id));
-	if (ph_jget(r->msg, "error") != NULL)
-		json_object_object_add(q, "error", json_object_get(ph_jget(r->msg, "error")));
+	ans = ph_jget(r->msg, "error") != NULL ? ph_jget(r->msg, "error") : ph_jget(r->msg, "result");
+	json_object_to_json_string_length(ans, JSON_C_TO_STRING_PLAIN, &alen);
+	if ((long long)alen > max)
+		/* the hub ends the call at once: it would never get its answer */
+		json_object_object_add(q, "too_large", json_object_new_int64((int64_t)alen));
 	else
-		json_object_object_add(q, "result", json_object_get(ph_jget(r->msg, "result")));
+		json_object_object_add(q, ph_jget(r->msg, "error") != NULL ? "error" : "result", json_object_get(ans));
 	free(who);
-	text = json_object_to_json_string_ext(q, JSON_C_TO_STRING_PLAIN);
-	reply = ph_xmalloc(PH_PARK_REPLY_MAX);
-	got = ph_session_hub_ask(text, reply, PH_PARK_REPLY_MAX, &fd);
+	text = json_object_to_json_string_length(q, JSON_C_TO_STRING_PLAIN, &len);
+	ph_buf_init(&reply);
+	/* the call comes back with every answer of its round */
+	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, &fd);
 	json_object_put(q);
 	if (got < 0) {
 		snprintf(why, n, "Internal error: the hub did not take the answer");
-	} else if (strncmp(reply, "ok", 2) == 0) {
+	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
-	} else if (strncmp(reply, "take ", 5) == 0 && fd >= 0 &&
-		   ph_json_parse(reply + 5, (size_t)got - 5, PH_JSON_DEPTH_DOCUMENT, &take) &&
-		   json_object_is_type(take, json_type_object)) {
-		out->fd = fd;
-		fd = -1;
-		out->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
-		out->msg = json_object_get(ph_jget(take, "msg"));
-		out->state = json_object_get(ph_jget(take, "state"));
-		out->answers = json_object_get(ph_jget(take, "answers"));
-		rc = out->msg && out->answers ? 1 : -1;
-		if (rc < 0)
-			snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
-	} else if (strncmp(reply, "no ", 3) == 0) {
-		const char *reason = strchr(reply + 3, ':');
-		snprintf(why, n, "Invalid response: %s", reason ? reason + 2 : reply + 3);
+	} else if (strncmp(reply.data, "take ", 5) == 0) {
+		rc = take_call(reply.data + 5, (size_t)got - 5, fd, out, why, n);
+		if (rc > 0)
+			fd = -1;
+	} else if (strncmp(reply.data, "no large: ", 10) == 0) {
+		snprintf(why, n, "%s", reply.data + 10);
+		rc = -2;
+	} else if (strncmp(reply.data, "no ", 3) == 0) {
+		const char *reason = strchr(reply.data + 3, ':');
+		snprintf(why, n, "Invalid response: %s", reason ? reason + 2 : reply.data + 3);
 	} else {
-		snprintf(why, n, "Internal error: the hub answered %.40s", reply);
+		snprintf(why, n, "Internal error: the hub answered %.40s", reply.data);
 	}
-	json_object_put(take);
 	if (fd >= 0)
 		close(fd);
-	free(reply);
+	ph_buf_free(&reply);
 	return rc;
 }
 

@@ -15,7 +15,8 @@
  * the requests to push and their ids): what the hub's channel carries in
  * one datagram. */
 #define PH_PARK_DESC_MAX 60000
-/* The longest answer of the hub handing a call back (its answers included). */
+/* Room for what the hub hands a call back with beside its answers (which
+ * are bounded by sessions.max_answer): its request and state. */
 #define PH_PARK_REPLY_MAX 196608
 
 /* A call the hub handed back: its connection and FastCGI request id, the
@@ -42,7 +43,8 @@ const char *ph_park_check(struct json_object *msg, const char **host);
 /* Passes the JSON-RPC response r->msg of r's session (r->session) to the
  * hub. Returns 0 when it is taken and more answers are awaited, 1 when it
  * completed a round (*out then holds the call to resume), -1 when refused
- * (the reason for the client in why). */
+ * (the reason for the client in why), -2 when the answers are over
+ * sessions.max_answer (the call was ended; why says so). */
 int ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n);
 /* stdio, where the one process talks to one client: the requests of
  * r->park go out on stdout under ids of the server's making (as

@@ -46,67 +46,54 @@ ph_session_issue(struct ph_req *r, const char *version)
 }
 
 long
-ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
+ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int *fdp)
 {
-	struct pollfd p;
-	int sp[2];
+	int sp[2], fd = -1;
 	ssize_t got = -1;
 	int64_t until = ph_now_us() + HUB_ASK_MS * 1000;
 	if (fdp)
 		*fdp = -1;
 	if (ph_hub_fd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
 		return -1;
-	if (ph_hub_send(text, strlen(text), sp[1], HUB_ASK_MS) != 0)
+	if (ph_hub_send(text, len, sp[1], HUB_ASK_MS) != 0)
 		goto out;
 	close(sp[1]);
 	sp[1] = -1;
 	for (;;) {
 		int64_t left = (until - ph_now_us()) / 1000;
-		int rc;
-		p = (struct pollfd){sp[0], POLLIN, 0};
-		rc = poll(&p, 1, left > 0 ? (int)left : 0);
+		struct pollfd p = {sp[0], POLLIN, 0};
+		int rc = poll(&p, 1, left > 0 ? (int)left : 0);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc <= 0)
 			goto out;
-		{
-			union {
-				struct cmsghdr align;
-				char buf[CMSG_SPACE(sizeof(int))];
-			} rbuf;
-			struct iovec riov = {out, n - 1};
-			struct msghdr rh;
-			struct cmsghdr *c;
-			memset(&rh, 0, sizeof rh);
-			rh.msg_iov = &riov;
-			rh.msg_iovlen = 1;
-			rh.msg_control = rbuf.buf;
-			rh.msg_controllen = sizeof rbuf.buf;
-			got = recvmsg(sp[0], &rh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-			if (got < 0 && errno == EINTR)
-				continue;
-			for (c = got >= 0 ? CMSG_FIRSTHDR(&rh) : NULL; c; c = CMSG_NXTHDR(&rh, c)) {
-				int fd;
-				if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-					continue;
-				memcpy(&fd, CMSG_DATA(c), sizeof fd);
-				if (fdp && *fdp < 0)
-					*fdp = fd;
-				else
-					close(fd);
-			}
-			if (got >= 0 && (rh.msg_flags & MSG_TRUNC))
-				got = -1; /* an answer longer than out: unusable */
-		}
+		got = ph_recv_msg(sp[0], out, max, &fd, MSG_DONTWAIT);
+		if (got < 0 && errno == EINTR)
+			continue;
 		break;
 	}
-	if (got >= 0)
-		out[got] = '\0';
+	if (fd >= 0 && fdp && got >= 0)
+		*fdp = fd;
+	else if (fd >= 0)
+		close(fd);
 out:
 	close(sp[0]);
 	if (sp[1] >= 0)
 		close(sp[1]);
 	return got < 0 ? -1 : (long)got;
+}
+
+long
+ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
+{
+	struct ph_buf b;
+	long got;
+	ph_buf_init(&b);
+	got = ph_session_hub_ask_buf(text, strlen(text), &b, n - 1, fdp);
+	if (got >= 0)
+		memcpy(out, b.data, (size_t)got + 1);
+	ph_buf_free(&b);
+	return got;
 }
 
 /* True when the hub says the session of doc was ended; else the level its

@@ -10,6 +10,8 @@
 #include "first.h"
 #include "ph_server.h"
 
+struct ph_buf;
+
 /* The longest Mcp-Session-Id header looked at. */
 #define PH_SESSION_TOKEN_MAX 16384
 
@@ -27,6 +29,9 @@ struct json_object *ph_session_open(struct ph_req *r, const char *token, char *m
  * *fd (caller closes; -1 when none; fd may be NULL). Returns the answer's
  * length, or -1 (no hub, or no answer in time). */
 long ph_session_hub_ask(const char *text, char *out, size_t n, int *fd);
+/* The same for a message of len bytes and an answer of up to max bytes
+ * (into out, NUL-terminated): a large one travels in a memfd. */
+long ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int *fd);
 /* Ends the session doc (borrowed, from ph_session_open) on this host: the
  * hub remembers its id until it would expire. Returns PH_OK, or the error
  * to answer with its reason in msg (no hub: PH_E_HTTP_METHOD). */

@@ -364,26 +364,30 @@ take_answers(struct json_object *rec, struct json_object *responses)
 
 /* Under the store's lock: reloads the record (it may have changed since
  * task_of read it), lets edit change it, saves it when edit says so.
- * Returns true when it was saved. */
-static bool
+ * Returns 1 when it was saved, 0 when edit changed nothing, -1 with errno
+ * when the store could not be locked or written. */
+static int
 locked_edit(const char *dir, const char *id, bool (*edit)(struct json_object *rec, void *arg), void *arg)
 {
-	int lk = ph_task_lock(dir);
+	int lk = ph_task_lock(dir), rc = 0, e = 0;
 	struct json_object *rec;
-	bool saved = false;
 	if (lk < 0) {
-		ph_log("error", "task %s: cannot lock %s: %s", id, dir, strerror(errno));
-		return false;
+		e = errno;
+		ph_log("error", "task %s: cannot lock %s: %s", id, dir, strerror(e));
+		errno = e;
+		return -1;
 	}
 	rec = ph_task_load(dir, id);
 	if (rec && edit(rec, arg)) {
-		saved = ph_task_save(dir, rec) == 0;
-		if (!saved)
-			ph_log("error", "task %s: cannot write its record: %s", id, strerror(errno));
+		rc = ph_task_save(dir, rec) == 0 ? 1 : -1;
+		e = errno;
+		if (rc < 0)
+			ph_log("error", "task %s: cannot write its record: %s", id, strerror(e));
 	}
 	json_object_put(rec);
 	ph_task_unlock(lk);
-	return saved;
+	errno = e;
+	return rc;
 }
 
 static bool
@@ -408,10 +412,17 @@ ph_tasks_update(struct ph_req *r, struct ph_outcome *o)
 	if (resp == NULL || !json_object_is_type(resp, json_type_object)) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: inputResponses must be an object");
 	} else {
-		/* applied before the ack: a tasks/get right after it sees them */
-		if (locked_edit(dir, r->target, edit_answers, resp))
+		/* applied before the ack: a tasks/get right after it sees them
+		 * (a task that asks nothing acks without the store's lock) */
+		const char *st = ph_jstr(rec, "status");
+		int rc = st && strcmp(st, "input_required") == 0 ? locked_edit(dir, r->target, edit_answers, resp) : 0;
+		if (rc < 0)
+			ph_outcome_error(o, PH_E_HANDLER, NULL, "The answers could not be recorded: the task "
+					 "store cannot be written (%s); the task still waits for them", strerror(errno));
+		else
+			o->result = json_object_new_object();
+		if (rc > 0)
 			ph_task_changed(r->target);
-		o->result = json_object_new_object();
 	}
 	json_object_put(rec);
 	free(dir);
@@ -427,6 +438,22 @@ edit_cancel(struct json_object *rec, void *arg)
 	return true;
 }
 
+/* A cancel the store cannot record (tasks.dir read-only or full): the
+ * hub still stops the task's process, and the client hears that the
+ * record says otherwise (never an ack of what was not done). */
+static void
+cancel_unrecorded(const char *id, const char *why, struct ph_outcome *o)
+{
+	char msg[PH_TASK_ID_MAX + 40];
+	int n = snprintf(msg, sizeof msg, "{\"task\":\"cancel\",\"id\":\"%s\"}", id);
+	bool stopped = ph_hub_send(msg, (size_t)n, -1, HUB_SEND_MS) == 0;
+	if (!stopped)
+		ph_log("error", "task %s: the hub could not be asked to stop it: %s", id, strerror(errno));
+	ph_outcome_error(o, PH_E_HANDLER, NULL, "The cancel could not be recorded: the task store cannot be "
+			 "written (%s); %s", why, stopped ? "the task's process is being stopped, but its "
+			 "record does not say cancelled" : "the task could not be stopped either");
+}
+
 void
 ph_tasks_cancel(struct ph_req *r, struct ph_outcome *o)
 {
@@ -434,9 +461,18 @@ ph_tasks_cancel(struct ph_req *r, struct ph_outcome *o)
 	struct json_object *rec = task_of(r, "tasks/cancel", o, &dir);
 	if (rec == NULL)
 		return;
-	if (locked_edit(dir, r->target, edit_cancel, NULL))
+	/* a finished task needs no lock (nor a writable store) for its ack */
+	switch (ph_task_status_final(ph_jstr(rec, "status")) ? 0 : locked_edit(dir, r->target, edit_cancel, NULL)) {
+	case 1:
 		ph_task_changed(r->target);
-	o->result = json_object_new_object();
+		/* fall through */
+	case 0:
+		o->result = json_object_new_object();
+		break;
+	default:
+		cancel_unrecorded(r->target, strerror(errno), o);
+		break;
+	}
 	json_object_put(rec);
 	free(dir);
 }

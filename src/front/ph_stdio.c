@@ -416,7 +416,7 @@ struct pool {
 	size_t nq, qmax;
 	int64_t grace_us;   /* limits.exec_grace_ms */
 	unsigned gen;       /* ph_park_stdio_gen() when the call processes were forked */
-	bool eof_sent;      /* stdin ended: the children's stdin is closed too */
+	bool eof_sent;      /* stdin ended and the queue is empty: the children's stdin is closed too */
 	bool gone;          /* stdout failed: the client is gone */
 };
 
@@ -876,8 +876,10 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 			if (ferror(stdout))
 				p.gone = true;
 		}
-		if (f->eof && f->in.len == 0 && !p.eof_sent) {
-			/* the client is done: the calls in flight get shutdown_timeout */
+		if (f->eof && f->in.len == 0 && p.nq == 0 && !p.eof_sent) {
+			/* the client is done and every call has its process (the queued
+			 * ones went to the warm call processes, whose stdin stayed open
+			 * for them): the calls in flight get shutdown_timeout */
 			p.eof_sent = true;
 			deadline = ph_now_us() + shutdown_s * 1000000;
 			for (size_t i = 0; i < p.max; i++) {

@@ -30,15 +30,12 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
-/* The largest hand-over message a worker sends (the stream's JSON). */
-#define HUB_MSG_MAX PH_HUB_MSG_MAX
 
 /* The list kinds a stream may ask to hear about, in the order of the
  * hand-over message's "on" array. */
@@ -80,6 +77,9 @@ struct hub {
 	int chan, ep, sig;
 	int ctl;                  /* the control socket, -1 when none */
 	char *ctl_path;           /* its path, unlinked at exit (owned) */
+	int ctl_ep;               /* the control connections being read */
+	struct ctl_conn **cc;     /* those connections (CTL_CONNS_MAX slots) */
+	size_t ncc;
 	struct stream **v;
 	size_t n, cap;
 	struct ph_watch *watch;   /* resource subscriptions, NULL without inotify */
@@ -90,7 +90,7 @@ struct hub {
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag, watch_tag, park_tag, state_tag;
+static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag;
 
 static void unwatch_stream(struct hub *h, struct stream *s);
 
@@ -571,51 +571,55 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	return true;
 }
 
+/* The longest message the hub takes from a worker: a listen's
+ * description (its resourceSubscriptions came in one body) or a client's
+ * answer to a pushed request, with room for their JSON escapes. */
+static size_t
+msg_max(const struct hub *h)
+{
+	const struct ph_config *c = h->srv->conf;
+	long long big = c->http.max_body > c->sessions.max_answer ? c->http.max_body : c->sessions.max_answer;
+	return 2 * (size_t)big + 65536;
+}
+
 /* Receives every pending hand-over on the channel. */
 static void
 receive(struct hub *h)
 {
+	static struct ph_buf text;
 	for (;;) {
-		static char text[HUB_MSG_MAX];
-		union {
-			struct cmsghdr align;
-			char buf[CMSG_SPACE(sizeof(int))];
-		} cbuf;
-		struct iovec iov = {text, sizeof text};
-		struct msghdr mh;
-		struct cmsghdr *c;
 		int fd = -1;
-		ssize_t n;
-		memset(&mh, 0, sizeof mh);
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof cbuf.buf;
-		n = recvmsg(h->chan, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		ssize_t n = ph_recv_msg(h->chan, &text, msg_max(h), &fd, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;
-		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				memcpy(&fd, CMSG_DATA(c), sizeof fd);
-		if (ph_hub_tasks_message(h->tasks, text, (size_t)n, fd))
+		if (n < 0 && (errno == EMSGSIZE || fd >= 0)) { /* a message came, unusable */
+			if (errno == EMSGSIZE)
+				ph_log("error", "hub: a message from a worker longer than %zu bytes; %s", msg_max(h),
+				       fd >= 0 ? "its connection closed" : "ignored");
+			else
+				ph_log("error", "hub: a message from a worker could not be read: %s", strerror(errno));
+			if (fd >= 0) {
+				ph_shared_listener_take();
+				close(fd);
+				ph_shared_listener_leave();
+			}
 			continue;
-		if (ph_hub_sessions_message(h->sessions, text, (size_t)n, fd))
+		}
+		if (n <= 0) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		if (ph_hub_tasks_message(h->tasks, text.data, (size_t)n, fd))
+			continue;
+		if (ph_hub_sessions_message(h->sessions, text.data, (size_t)n, fd))
 			continue;
 		if (fd < 0) {
-			if (!(mh.msg_flags & MSG_TRUNC))
-				announcement(h, text, (size_t)n);
+			announcement(h, text.data, (size_t)n);
 			continue;
 		}
 		ph_shared_listener_take(); /* the stream's slot is the hub's now */
-		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-			ph_log("error", "hub: a hand-over larger than %d bytes; closed", HUB_MSG_MAX);
-			close(fd);
-			ph_shared_listener_leave();
-			continue;
-		}
-		adopt(h, fd, text, (size_t)n);
+		adopt(h, fd, text.data, (size_t)n);
 	}
 }
 
@@ -766,10 +770,20 @@ stop(struct hub *h)
 
 /* ---- the control socket (phantom-fcgi --notify) --------------------------- */
 
-/* The longest command line the control socket reads, and how long a
- * client may take to send it. */
+/* The longest command line the control socket reads, how long a client
+ * may take to send it, and how many clients are read at once (the loop
+ * never waits for one: a slow client holds a slot, not the hub). */
 #define CTL_LINE_MAX 4096
 #define CTL_TIMEOUT_MS 1000
+#define CTL_CONNS_MAX 32
+
+/* A control client whose command line is being read. */
+struct ctl_conn {
+	int fd;
+	size_t len;
+	int64_t until_us;
+	char line[CTL_LINE_MAX];
+};
 
 /* Fills a unix socket address for path. Returns false when it is too long. */
 static bool
@@ -866,72 +880,151 @@ ctl_command(struct hub *h, char *line)
 	return told;
 }
 
-/* Reads one line from a control client (bounded in size and time). Returns
- * its length, or -1. */
-static long
-ctl_read_line(int fd, char *buf, size_t size)
+/* Answers control client i with out (one line; best effort: the socket
+ * takes a few hundred bytes) and forgets it. */
+static void
+ctl_done(struct hub *h, size_t i, const char *out)
 {
-	size_t len = 0;
-	int64_t until = ph_now_us() + CTL_TIMEOUT_MS * 1000;
-	while (len + 1 < size) {
-		struct pollfd p = {fd, POLLIN, 0};
-		int64_t left = (until - ph_now_us()) / 1000;
-		ssize_t n;
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -1;
-		n = read(fd, buf + len, size - 1 - len);
-		if (n <= 0)
-			return -1;
-		len += (size_t)n;
-		buf[len] = '\0';
-		if (memchr(buf, '\n', len)) {
-			buf[strcspn(buf, "\r\n")] = '\0';
-			return (long)strlen(buf);
-		}
+	struct ctl_conn *c = h->cc[i];
+	if (write(c->fd, out, strlen(out)) < 0) {
+		/* the client went away: nothing to tell it */
 	}
-	return -1;
+	epoll_ctl(h->ctl_ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c);
+	h->cc[i] = h->cc[--h->ncc];
 }
 
-/* One control client: only root and this server's own user; one command
- * line, one answer line ("ok N" or "error ..."). */
+/* Reads what control client i sent; a whole line is run and answered
+ * ("ok N" or "error ..."), a partial one waits for more. */
+static void
+ctl_read(struct hub *h, size_t i)
+{
+	struct ctl_conn *c = h->cc[i];
+	char out[256], *nl;
+	long told;
+	ssize_t n;
+	while ((n = read(c->fd, c->line + c->len, sizeof c->line - 1 - c->len)) < 0 && errno == EINTR)
+		;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		ctl_done(h, i, "");
+		return;
+	}
+	c->len += (size_t)n;
+	c->line[c->len] = '\0';
+	if ((nl = memchr(c->line, '\n', c->len)) == NULL) {
+		if (c->len + 1 >= sizeof c->line)
+			ctl_done(h, i, "error the command line is over 4096 bytes\n");
+		return;
+	}
+	*nl = '\0';
+	c->line[strcspn(c->line, "\r")] = '\0';
+	if ((told = ctl_command(h, c->line)) < 0)
+		snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
+			 "prompts/list_changed, resources/list_changed, resources/updated URI...)\n", c->line);
+	else
+		snprintf(out, sizeof out, "ok %ld\n", told);
+	ctl_done(h, i, out);
+}
+
+/* The control connections that became readable. */
+static void
+ctl_events(struct hub *h)
+{
+	struct epoll_event evs[CTL_CONNS_MAX];
+	int n = epoll_wait(h->ctl_ep, evs, CTL_CONNS_MAX, 0);
+	for (int k = 0; k < n; k++)
+		for (size_t i = 0; i < h->ncc; i++)
+			if (h->cc[i] == evs[k].data.ptr) {
+				ctl_read(h, i);
+				break;
+			}
+}
+
+/* Control clients past CTL_TIMEOUT_MS without a whole line are told so. */
+static void
+ctl_tick(struct hub *h)
+{
+	int64_t now = ph_now_us();
+	for (size_t i = h->ncc; i-- > 0;)
+		if (now >= h->cc[i]->until_us)
+			ctl_done(h, i, "error no command line within 1000 ms\n");
+}
+
+/* New control clients: only root and this server's own user; each sends
+ * one command line and gets one answer line. */
 static void
 ctl_accept(struct hub *h)
 {
 	int fd;
-	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
 		struct ucred cr;
 		socklen_t cl = sizeof cr;
-		char line[CTL_LINE_MAX], out[256];
-		long told;
+		struct epoll_event ev;
+		struct ctl_conn *c;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
 		    (cr.uid != 0 && cr.uid != geteuid())) {
 			ph_log("warning", "hub: control connection from uid %d refused", (int)cr.uid);
 			close(fd);
 			continue;
 		}
-		if (ctl_read_line(fd, line, sizeof line) < 0)
-			snprintf(out, sizeof out, "error no command line within %d ms\n", CTL_TIMEOUT_MS);
-		else if ((told = ctl_command(h, line)) < 0)
-			snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
-				 "prompts/list_changed, resources/list_changed, resources/updated URI...)\n", line);
-		else
-			snprintf(out, sizeof out, "ok %ld\n", told);
-		if (write(fd, out, strlen(out)) < 0) {
-			/* the client went away: nothing to tell it */
+		c = ph_xcalloc(1, sizeof *c);
+		c->fd = fd;
+		c->until_us = ph_now_us() + CTL_TIMEOUT_MS * 1000;
+		h->cc[h->ncc++] = c;
+		memset(&ev, 0, sizeof ev);
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = c;
+		if (h->ncc > CTL_CONNS_MAX - 1 || epoll_ctl(h->ctl_ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			ctl_done(h, h->ncc - 1, "error the hub reads too many control connections at once; "
+				 "try again\n");
+			continue;
 		}
-		close(fd);
+		ctl_read(h, h->ncc - 1); /* the line is often there already */
 	}
+}
+
+/* Sends one command line (with its newline) to the hub at sa and adds the
+ * streams it told to *told. Returns 0, or 1 after printing why. */
+static int
+notify_line(const struct sockaddr_un *sa, const char *path, const char *line, size_t len, long *told)
+{
+	char reply[256];
+	ssize_t n;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
+		fprintf(stderr, "phantom-fcgi: cannot reach the hub at %s: %s (is a master running?)\n",
+			path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	n = ph_write_all(fd, line, len) != 0 ? -1 : read(fd, reply, sizeof reply - 1);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "phantom-fcgi: the hub did not answer\n");
+		return 1;
+	}
+	reply[n] = '\0';
+	if (strncmp(reply, "ok ", 3) != 0) {
+		fputs(reply, stderr);
+		return 1;
+	}
+	*told += strtol(reply + 3, NULL, 10);
+	return 0;
 }
 
 int
 ph_hub_notify(const char *path, int argc, char **argv)
 {
+	static const char upd[] = "resources/updated";
 	struct sockaddr_un sa;
-	char reply[256];
 	struct ph_buf cmd;
-	int fd;
-	ssize_t n;
-	bool updated_uris = argc >= 1 && strcmp(argv[0], "resources/updated") == 0;
+	long told = 0;
+	int rc = 0;
+	bool updated_uris = argc >= 1 && strcmp(argv[0], upd) == 0;
 	if (updated_uris ? argc < 2 : argc != 1) {
 		fprintf(stderr, "phantom-fcgi: --notify takes one notification: tools/list_changed, "
 			"prompts/list_changed, resources/list_changed, or resources/updated and its URIs\n");
@@ -941,42 +1034,35 @@ ph_hub_notify(const char *path, int argc, char **argv)
 		fprintf(stderr, "phantom-fcgi: no subscriptions.control_socket is configured\n");
 		return 1;
 	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		fprintf(stderr, "phantom-fcgi: cannot reach the hub at %s: %s (is a master running?)\n",
-			path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	ph_buf_init(&cmd);
-	for (int i = 0; i < argc; i++) {
-		if (strpbrk(argv[i], " \t\r\n") != NULL || (i > 0 && argv[i][0] == '\0')) {
-			fprintf(stderr, "phantom-fcgi: not a URI: '%s'\n", argv[i]);
-			ph_buf_free(&cmd);
-			close(fd);
+	for (int i = 1; i < argc; i++) {
+		if (strpbrk(argv[i], " \t\r\n") != NULL || argv[i][0] == '\0' ||
+		    sizeof upd + strlen(argv[i]) + 1 >= CTL_LINE_MAX) {
+			fprintf(stderr, "phantom-fcgi: not a URI of at most %zu bytes: '%.200s'\n",
+				CTL_LINE_MAX - sizeof upd - 2, argv[i]);
 			return 2;
 		}
-		ph_buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
 	}
-	if (cmd.len + 1 >= CTL_LINE_MAX) {
-		fprintf(stderr, "phantom-fcgi: --notify: the URIs take more than %d bytes\n", CTL_LINE_MAX);
-		ph_buf_free(&cmd);
-		close(fd);
-		return 2;
+	/* any number of URIs: as many command lines as they need, each within
+	 * the control socket's CTL_LINE_MAX */
+	ph_buf_init(&cmd);
+	ph_buf_adds(&cmd, argv[0]);
+	for (int i = 1; i < argc && rc == 0; i++) {
+		ph_buf_printf(&cmd, " %s", argv[i]);
+		if (i + 1 < argc && cmd.len + 2 + strlen(argv[i + 1]) < CTL_LINE_MAX)
+			continue;
+		ph_buf_addc(&cmd, '\n');
+		rc = notify_line(&sa, path, cmd.data, cmd.len, &told);
+		cmd.len = 0;
+		ph_buf_adds(&cmd, upd);
 	}
-	ph_buf_addc(&cmd, '\n');
-	n = write(fd, cmd.data, cmd.len);
+	if (argc == 1) {
+		ph_buf_addc(&cmd, '\n');
+		rc = notify_line(&sa, path, cmd.data, cmd.len, &told);
+	}
 	ph_buf_free(&cmd);
-	n = n < 0 ? -1 : read(fd, reply, sizeof reply - 1);
-	close(fd);
-	if (n <= 0) {
-		fprintf(stderr, "phantom-fcgi: the hub did not answer\n");
-		return 1;
-	}
-	reply[n] = '\0';
-	fputs(reply, strncmp(reply, "ok ", 3) == 0 ? stdout : stderr);
-	return strncmp(reply, "ok ", 3) == 0 ? 0 : 1;
+	if (rc == 0)
+		printf("ok %ld\n", told);
+	return rc;
 }
 
 /* The hub's own signals through a signalfd, the channel and the epoll set.
@@ -1028,6 +1114,10 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
+		h->cc = ph_xcalloc(CTL_CONNS_MAX, sizeof *h->cc);
+		h->ctl_ep = epoll_create1(EPOLL_CLOEXEC);
+		ev.data.ptr = &ctlc_tag;
+		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl_ep, &ev);
 	}
 	return 0;
 }
@@ -1052,6 +1142,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				on_signal(&h);
 			else if (p == &ctl_tag)
 				ctl_accept(&h);
+			else if (p == &ctlc_tag)
+				ctl_events(&h);
 			else if (p == &watch_tag)
 				ph_watch_read(h.watch, updated, &h);
 			else if (p == &park_tag)
@@ -1070,6 +1162,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		if (h.want_stop && !h.stopping)
 			stop(&h);
 		tick(&h);
+		if (h.ncc > 0)
+			ctl_tick(&h);
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
 	}
@@ -1077,6 +1171,10 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	while (h.n > 0)
 		drop(&h, h.v[h.n - 1], "the hub stopped");
 	if (h.ctl >= 0) {
+		while (h.ncc > 0)
+			ctl_done(&h, h.ncc - 1, "error the hub is stopping\n");
+		close(h.ctl_ep);
+		free(h.cc);
 		close(h.ctl);
 		unlink(h.ctl_path);
 	}

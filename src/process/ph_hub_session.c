@@ -62,6 +62,7 @@ struct parked {
 	struct json_object *ids;   /* pushed request id -> inputRequests key (owned) */
 	struct json_object *answers; /* key -> the client's result (owned) */
 	size_t outstanding;
+	size_t answer_bytes;       /* of the answers so far (sessions.max_answer) */
 	int64_t deadline_us;
 	struct ph_buf out;         /* records of the pushed requests not yet written */
 	size_t off;                /* how much of out was written */
@@ -310,6 +311,28 @@ hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 	return true;
 }
 
+/* True when answer d (borrowed) takes p's answers over sessions.max_answer
+ * (or its worker found it over on its own: "too_large"); why says so. */
+static bool
+too_large(struct ph_hub_sessions *t, struct parked *p, struct json_object *d, char *why, size_t n)
+{
+	long long max = t->srv->conf->sessions.max_answer;
+	struct json_object *big = ph_jget(d, "too_large"), *ans = ph_jget(d, "result");
+	size_t len = 0;
+	if (big != NULL)
+		len = (size_t)json_object_get_int64(big);
+	else if (ans != NULL)
+		json_object_to_json_string_length(ans, JSON_C_TO_STRING_PLAIN, &len);
+	if (big == NULL && (long long)(p->answer_bytes + len) <= max) {
+		p->answer_bytes += len;
+		return false;
+	}
+	snprintf(why, n, "The client's answer to the request the server sent is too large (%zu bytes; "
+		 "sessions.max_answer is %lld for the answers of one call); the call was abandoned",
+		 p->answer_bytes + len, max);
+	return true;
+}
+
 /* One answer d (borrowed) from a worker that waits on fd. */
 static void
 park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
@@ -332,6 +355,13 @@ park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
 	key = json_object_get_string(ph_jget(p->ids, id));
 	if (ph_jget(p->answers, key) != NULL) {
 		reply(fd, "no twice: this request was already answered");
+		return;
+	}
+	if (too_large(t, p, d, out, sizeof out)) {
+		char no[sizeof out + 16];
+		snprintf(no, sizeof no, "no large: %s", out);
+		reply(fd, no);
+		fail_parked(t, p, out);
 		return;
 	}
 	if (err != NULL || !json_object_is_type(res, json_type_object)) {

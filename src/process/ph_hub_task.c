@@ -35,6 +35,9 @@
 /* How long a supervisor waits for the worker to take an inline
  * input_required answer. */
 #define TOOK_WAIT_MS 5000
+/* The value the hub queues with SIGUSR1 to cancel a task whose record
+ * cannot say so (sigqueue: a plain kill -USR1 only wakes). */
+#define SIG_CANCEL 0x70686378
 
 struct running {
 	pid_t pid;
@@ -108,6 +111,7 @@ struct ending {
 	const char *message;        /* failed: the error's message */
 	const char *detail;         /* statusMessage, or NULL */
 	struct json_object *ir;     /* input_required: the handler's inputRequired (borrowed) */
+	bool applied;               /* set by edit_end when it changed the record */
 };
 
 /* Writes e into a record that has not ended yet (a cancel may have ended
@@ -118,6 +122,7 @@ edit_end(struct json_object *rec, void *arg)
 	struct ending *e = arg;
 	if (ph_task_status_final(ph_jstr(rec, "status")))
 		return false;
+	e->applied = true;
 	ph_task_set_status(rec, e->status, e->detail);
 	if (e->result)
 		json_object_object_add(rec, "result", json_object_get(e->result));
@@ -154,15 +159,20 @@ struct sup {
 };
 
 /* Takes the pending signals: SIGTERM or SIGINT stop the task, SIGUSR1 (the
- * hub: the record changed) only wakes. Waits up to ms for one. */
+ * hub: the record changed) only wakes, unless the hub queued it with
+ * SIG_CANCEL (a cancel the store could not record). Waits up to ms for one. */
 static void
 take_signals(struct sup *s, int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	siginfo_t si;
 	int sig;
-	while ((sig = sigtimedwait(&s->sigs, NULL, &ts)) > 0) {
+	while ((sig = sigtimedwait(&s->sigs, &si, &ts)) > 0) {
 		if (sig == SIGTERM || sig == SIGINT)
 			s->stopping = true;
+		if (sig == SIGUSR1 && si.si_code == SI_QUEUE && si.si_pid == getppid() &&
+		    si.si_value.sival_int == SIG_CANCEL)
+			s->cancel = true;
 		ts.tv_sec = ts.tv_nsec = 0;
 	}
 }
@@ -573,14 +583,15 @@ reply(int fd, const char *text)
 }
 
 /* Marks the record of id failed with message unless it has ended, and
- * tells the streams. */
+ * tells the streams (a task that ended by itself was told of by its
+ * supervisor). */
 static void
 mark_failed(struct ph_hub_tasks *t, const char *id, const char *message)
 {
 	char *dir = store_dir(t->srv);
-	struct ending e = {"failed", NULL, message, message, NULL};
+	struct ending e = {"failed", NULL, message, message, NULL, false};
 	struct json_object *rec = edit_record(dir, id, edit_end, &e);
-	if (rec && t->changed)
+	if (rec && e.applied && t->changed)
 		t->changed(t->ctx, id, rec);
 	json_object_put(rec);
 	free(dir);
@@ -650,6 +661,19 @@ changed(struct ph_hub_tasks *t, const char *id)
 	free(dir);
 }
 
+/* A cancel the task store could not record: the supervisor stops the
+ * task's process all the same. */
+static void
+stop_unrecorded(struct ph_hub_tasks *t, const char *id)
+{
+	struct running *run = find(t, id);
+	union sigval v = {.sival_int = SIG_CANCEL};
+	if (run == NULL)
+		return; /* ended already */
+	ph_log("warning", "hub: task %s: cancelled though its record cannot say so", id);
+	sigqueue(run->pid, SIGUSR1, v); /* our child, not yet reaped */
+}
+
 bool
 ph_hub_tasks_message(struct ph_hub_tasks *t, const char *text, size_t len, int fd)
 {
@@ -665,6 +689,8 @@ ph_hub_tasks_message(struct ph_hub_tasks *t, const char *text, size_t len, int f
 		fd = -1;
 	} else if (strcmp(what, "changed") == 0) {
 		changed(t, id);
+	} else if (strcmp(what, "cancel") == 0) {
+		stop_unrecorded(t, id);
 	}
 	if (fd >= 0)
 		close(fd);

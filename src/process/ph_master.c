@@ -146,8 +146,9 @@ spawn_hub(struct master *m)
 		if (getppid() == 1)
 			_exit(0);
 		close(m->run->listen_fd); /* the hub never accepts */
-		close(m->chan[0]);
 		close(m->sfd);
+		/* the workers' end (ph_hub_fd) stays open: the task supervisors
+		 * the hub forks tell it of their changes on it */
 		child_exit(ph_hub_run(m->srv, m->run, m->chan[1]));
 	}
 	m->hub = pid;
@@ -212,6 +213,7 @@ reap(struct master *m)
 		}
 		if (ph_oauth_reaped(pid))
 			continue; /* the key fetch (it logged its own failure) */
+		/* a pid in no slot: an orphan of one of ours, reaped (above) */
 		for (size_t i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->slots[i];
 			long long served;
@@ -641,6 +643,12 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 		return 1;
 	/* the keys of auth.mode oauth are fetched on schedule from here */
 	ph_oauth_master_mode();
+	/* what our children leave behind (task supervisors of a hub that
+	 * died, a handler a worker started) comes back to us, not to PID 1,
+	 * which in a container without an init would leave it a zombie:
+	 * reap() takes every child, known or not */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		ph_log("warning", "the master cannot be the subreaper of its processes: %s", strerror(errno));
 	spawn_hub(&m);
 	for (long long i = 0; i < m.pool.c.start; i++)
 		spawn(&m, (size_t)i);

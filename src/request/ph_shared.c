@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A worker's place in the pool's scoreboard, by its owner number. */
@@ -300,41 +301,165 @@ ph_stop_pending(void)
 	       sigismember(&p, SIGUSR1) == 1 || sigismember(&p, SIGHUP) == 1;
 }
 
+/* The datagram a message too long for one carries instead: the message is
+ * in a memfd, the first descriptor attached (a NUL first: no JSON). */
+static const char big_tag[] = "\0phantom-memfd";
+
+/* A memfd holding len bytes of text, at offset 0. Returns it, or -1. */
+static int
+memfd_of(const char *text, size_t len)
+{
+	int fd = memfd_create("phantom-msg", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ph_write_all(fd, text, len) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int
 ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} cbuf;
+	int fds[2], nfd = 0, big = -1, rc = -1;
 	struct iovec iov = {(void *)text, len};
 	struct msghdr mh;
 	int64_t until = ph_now_us() + (int64_t)wait_ms * 1000;
+	if (len > PH_HUB_MSG_MAX) {
+		/* a datagram is bounded by the socket's buffer: the text goes
+		 * in a memfd, which the receiver reads (ph_recv_msg) */
+		if ((big = memfd_of(text, len)) < 0)
+			return -1;
+		fds[nfd++] = big;
+		iov = (struct iovec){(void *)big_tag, sizeof big_tag};
+	}
+	if (fd >= 0)
+		fds[nfd++] = fd;
 	memset(&mh, 0, sizeof mh);
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (fd >= 0) {
+	if (nfd > 0) {
 		struct cmsghdr *c;
 		memset(&cbuf, 0, sizeof cbuf);
 		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof cbuf.buf;
+		mh.msg_controllen = CMSG_SPACE(nfd * sizeof(int));
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+		c->cmsg_len = CMSG_LEN(nfd * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfd * sizeof(int));
 	}
 	for (;;) {
 		struct pollfd p = {sock, POLLOUT, 0};
 		int64_t left;
-		if (sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
-			return 0;
+		if (sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+			rc = 0;
+			break;
+		}
 		if (errno != EINTR && errno != EAGAIN && errno != ENOBUFS)
-			return -1;
+			break;
 		left = (until - ph_now_us()) / 1000;
 		if (errno != EINTR && (left <= 0 || poll(&p, 1, (int)left) < 0))
-			return -1;
+			break;
 	}
+	if (big >= 0) {
+		int e = errno;
+		close(big);
+		errno = e;
+	}
+	return rc;
+}
+
+/* Reads the message a memfd big holds (closing it) into out, when it is
+ * at most max bytes. Returns its length, or -1 with errno. */
+static ssize_t
+read_big(int big, struct ph_buf *out, size_t max)
+{
+	struct stat st;
+	ssize_t n = -1;
+	if (fstat(big, &st) != 0)
+		goto out;
+	if ((size_t)st.st_size > max) {
+		errno = EMSGSIZE;
+		goto out;
+	}
+	ph_buf_reserve(out, (size_t)st.st_size + 1);
+	errno = 0;
+	if (pread(big, out->data, (size_t)st.st_size, 0) == st.st_size) {
+		out->len = (size_t)st.st_size;
+		out->data[out->len] = '\0';
+		n = (ssize_t)out->len;
+	} else if (errno == 0) {
+		errno = EIO;
+	}
+out:
+	{
+		int e = errno;
+		close(big);
+		errno = e;
+	}
+	return n;
+}
+
+ssize_t
+ph_recv_msg(int sock, struct ph_buf *out, size_t max, int *fd, int flags)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} cbuf;
+	int fds[2] = {-1, -1}, nfd = 0;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t n;
+	size_t room = max < PH_HUB_MSG_MAX ? (max > sizeof big_tag ? max : sizeof big_tag) : PH_HUB_MSG_MAX;
+	*fd = -1;
+	out->len = 0;
+	ph_buf_reserve(out, room + 1);
+	iov = (struct iovec){out->data, room};
+	memset(&mh, 0, sizeof mh);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof cbuf.buf;
+	if ((n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC)) < 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		size_t k = c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS
+				   ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) : 0;
+		for (size_t i = 0; i < k; i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+			if (nfd < 2)
+				fds[nfd++] = got;
+			else
+				close(got);
+		}
+	}
+	if ((size_t)n == sizeof big_tag && memcmp(out->data, big_tag, sizeof big_tag) == 0 && nfd > 0) {
+		*fd = fds[1];
+		if ((n = read_big(fds[0], out, max)) < 0)
+			return -1; /* *fd is the caller's to close */
+		return n;
+	}
+	if (nfd > 1)
+		close(fds[1]);
+	*fd = fds[0];
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || (size_t)n > max) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	out->len = (size_t)n;
+	out->data[n] = '\0';
+	return n;
 }
 
 int

@@ -6,6 +6,7 @@
 #define PH_SHARED_H
 #include "first.h"
 #include "ph_server.h"
+#include "ph_util.h"
 #include <signal.h>
 
 /* Creates the mapping (once; later calls do nothing). Call before forking. */
@@ -76,9 +77,16 @@ extern int ph_hub_fd;
 int ph_hub_send(const char *text, size_t len, int fd, int wait_ms);
 /* The same on any unix socket sock (a reply socket of the hub's). */
 int ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms);
-/* The largest message on that channel: a stream's description (its
- * resourceSubscriptions take at most half of it) or an announcement. */
+/* The largest message on that channel that travels as one datagram; a
+ * longer one (a stream's description with many resourceSubscriptions, a
+ * client's large answer to a pushed request) travels in a memfd attached
+ * to a small datagram, which ph_recv_msg reads back. */
 #define PH_HUB_MSG_MAX (192 * 1024)
+/* Receives one message from sock (recvmsg flags) into out (its text
+ * NUL-terminated), with the descriptor attached in *fd (-1: none; the
+ * caller's, also on failure). Returns its length, 0 for an empty datagram
+ * (the peer closed), or -1 with errno (EMSGSIZE: longer than max). */
+ssize_t ph_recv_msg(int sock, struct ph_buf *out, size_t max, int *fd, int flags);
 /* Tells the hub that the resource at uri changed, for the listen streams
  * subscribed to it (phantom_resource_updated, an exec handler's
  * resourcesUpdated). Returns 0, or -1 when there is no hub to tell or it

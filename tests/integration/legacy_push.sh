@@ -10,7 +10,9 @@
 # result that is not an object, a malformed error, no jsonrpc), a call
 # nobody answers (sessions.park_timeout_ms), a client that goes away while
 # parked, more parked calls than sessions.max_parked; and progress and log
-# notifications on a parked call's stream before and after it resumes.
+# notifications on a parked call's stream before and after it resumes; a
+# large answer (1 MB: a sampling result with images) is carried, one over
+# sessions.max_answer gets 413 and ends its call at once.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -23,7 +25,7 @@ cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: push-test, version: "1.0" }
 workers: 3
 request_state: { secret_file: secret }
-sessions: { park_timeout_ms: 3000, max_parked: 3 }
+sessions: { park_timeout_ms: 8000, max_parked: 3, max_answer: 2097152 }
 tools:
 $(delete_file_yaml "$SB")
   - name: test_sampling
@@ -33,7 +35,21 @@ $(delete_file_yaml "$SB")
     exec: [$top_srcdir/examples/scripts/link_account.sh]
   - name: chatty
     exec: [$T_DIR/chatty.sh]
+  - name: sizer
+    exec: [$T_DIR/sizer.sh]
 YAML
+# sizer: asks for a blob, answers with its length
+cat >"$T_DIR/sizer.sh" <<'SH'
+#!/bin/sh
+IFS= read -r req
+case $req in
+*'"inputResponses":'*)
+	printf '{"content":[{"type":"text","text":"got %s"}]}\n' "$(printf '%s' "$req" | jq -r '.inputResponses.big.content.blob | length')" ;;
+*)
+	printf '%s\n' '{"inputRequired":{"inputRequests":{"big":{"method":"elicitation/create","params":{"mode":"form","message":"Paste","requestedSchema":{"type":"object","properties":{"blob":{"type":"string"}}}}}},"state":{"n":1}}}' ;;
+esac
+SH
+chmod +x "$T_DIR/sizer.sh"
 # chatty: progress and a log message before it asks and after it resumes
 cat >"$T_DIR/chatty.sh" <<'SH'
 #!/bin/sh
@@ -87,7 +103,7 @@ start() { # SID TOOL ARGS: the call in the background, its stream in $T_DIR/call
 }
 pushed() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method != null and .id != null)' | head -1; }
 final() { grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method == null)' | tail -1; }
-finished() { wait_for 6 sh -c "! kill -0 $PID 2>/dev/null"; }
+finished() { wait_for 12 sh -c "! kill -0 $PID 2>/dev/null"; }
 
 answer "$SID" '"ph-000000000000-0"' '"result":{"action":"accept"}'
 is "$STATUS/$(jqr .error.code)" 400/-32600 "an answer with an id the server never makes: 400 -32600"
@@ -176,6 +192,34 @@ is "$STATUS" 202 "an error answer: 202"
 finished
 is "$(final | jq -c '[.result.isError, (.result.content[0].text | test("user rejected sampling"))]')" '[true,true]' \
 	"an error answer ends the call with an error result quoting it"
+
+# large answers: carried up to sessions.max_answer (2 MiB here), refused
+# over it with 413, and the call they answer ends at once
+big_answer() { # ID BYTES: POSTs an answer whose content.blob is BYTES long
+	{ printf '{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"blob":"' "$1"
+	  head -c "$2" /dev/zero | tr '\0' a; printf '"}}}'; } >"$T_DIR/big.json"
+	STATUS=$(curl -s -o "$T_DIR/big.out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' "${V[@]}" -H "Mcp-Session-Id: $SID" \
+		--data-binary @"$T_DIR/big.json" "$U")
+	BODY=$(cat "$T_DIR/big.out")
+}
+start "$SID" sizer '{}'
+big_answer "$(pushed | jq -c .id)" 1000000
+is "$STATUS" 202 "an answer of 1 MB is taken: 202"
+finished
+is "$(final | jq -r '.result.content[0].text')" "got 1000000" "and the handler gets all of it"
+start "$SID" sizer '{}'
+t0=$(date +%s%N)
+big_answer "$(pushed | jq -c .id)" 3000000
+is "$STATUS/$(jqr .error.code)" 413/-32000 "an answer over sessions.max_answer: 413"
+like "$(jqr .error.message)" "too large.*sessions.max_answer is 2097152" "saying so and naming the key"
+finished
+ms=$((($(date +%s%N) - t0) / 1000000))
+like "$(final | jq -r '.result.content[0].text')" "too large.*sessions.max_answer" \
+	"the call it answers ends with an error result saying so"
+[ "$ms" -lt 6000 ]; ok "at once, not after sessions.park_timeout_ms ($ms ms)"
+post "$U" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS" 200 "the session is served as before"
 
 echo y >"$SB/nobody.txt"
 start "$SID" delete_file '{"path":"nobody.txt"}'

@@ -2,8 +2,10 @@
 # subscriptions/listen through nginx and over stdio: the acknowledgement comes
 # first and carries the subscription id, the filter is narrowed to what the
 # server offers, keep-alives flow, the stream ends with a tagged result when
-# it reaches subscriptions.max_ms or the server reloads, and a stream that
-# would exceed subscriptions.max_streams is refused while others are served.
+# it reaches subscriptions.max_ms or the server reloads, a stream that
+# would exceed subscriptions.max_streams is refused while others are served,
+# and a listen may name as many resourceSubscriptions as
+# subscriptions.max_resource_subscriptions allows (100,000).
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
@@ -82,4 +84,59 @@ out=$( (printf '%s\n' "$listen_body"; printf '%s\n' "$(req 2 server/discover)") 
 	timeout 5 "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>/dev/null)
 is "$(sed -n 1p <<<"$out" | jq -r .method)" notifications/subscriptions/acknowledged "stdio: the ack comes first"
 is "$(sed -n 2p <<<"$out" | jq -r .id)" 2 "stdio: requests after a listen are answered"
+# ---- 100,000 resourceSubscriptions: the documented limit is the real one -----------
+kill -TERM "$PH_PID"; wait_gone "$PH_PID" 10
+mkdir -p "$T_DIR/data"
+printf 'one\n' >"$T_DIR/data/a.txt"
+cat >"$T_DIR/many.yaml" <<YAML
+server: { name: listen-many, version: "1.0" }
+workers: 2
+subscriptions: { max_ms: 60000, keepalive_ms: 1000, max_resource_subscriptions: 100000, control_socket: '' }
+resource_templates:
+  - { uri_template: "file:///data/{name}", name: data, dir: data }
+YAML
+phantom_listen "$T_DIR/many.yaml" || { echo "not ok - phantom restarts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok - nginx restarts"; exit 1; }
+U=$NGINX_URL
+python3 - "$U" "$T_DIR/ready-many" >"$T_DIR/many.out" <<'PY' &
+import json, sys, urllib.request
+url, ready = sys.argv[1:3]
+uris = ["file:///data/unknown-%06d.txt" % i for i in range(99999)] + ["file:///data/a.txt"]
+body = {"jsonrpc": "2.0", "id": "M", "method": "subscriptions/listen",
+        "params": {"notifications": {"resourceSubscriptions": uris},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}}
+req = urllib.request.Request(url, json.dumps(body).encode(), {
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
+try:
+    with urllib.request.urlopen(req, timeout=20) as r:
+        for line in r:
+            if not line.startswith(b"data: "):
+                continue
+            m = json.loads(line[6:])
+            if "error" in m:
+                print("error", m["error"]["message"], flush=True)
+                break
+            if m.get("method") == "notifications/subscriptions/acknowledged":
+                print("acked", len(m["params"]["notifications"].get("resourceSubscriptions", [])), flush=True)
+                open(ready, "w").close()
+            if m.get("method") == "notifications/resources/updated":
+                print("updated", m["params"]["uri"], flush=True)
+                break
+except Exception as e:
+    print("exception", e, flush=True)
+open(ready, "w").close()
+PY
+mp=$!
+wait_for 30 test -e "$T_DIR/ready-many"
+sleep 0.5
+printf 'one, changed\n' >"$T_DIR/data/a.txt"
+wait "$mp"
+like "$(head -1 "$T_DIR/many.out")" "^acked [0-9]+$" "a listen naming 100,000 resourceSubscriptions is acknowledged"
+is "$(grep '^updated' "$T_DIR/many.out")" "updated file:///data/a.txt" "and a change to one of them reaches it"
+grep -q "longer than\|hand-over larger" "$PH_LOG" && r=1 || r=0
+is "$r" 0 "the hub took the hand-over whole"
+mpost "$U" 7 resources/read '{"uri":"file:///data/a.txt"}'
+is "$(jqr '.result.contents[0].text')" "one, changed" "and the server serves as before"
 done_testing

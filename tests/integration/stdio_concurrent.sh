@@ -7,7 +7,7 @@
 # EOF with calls in flight (all answered, then exit), shutdown_timeout
 # bounding that wait, a cancel for a call still waiting for its turn, and a
 # persistent handler kept warm by the call processes (replaced after a new
-# initialize or a reload).
+# initialize or a reload), also for calls still queued when stdin ends.
 . "${top_srcdir:-.}/tests/lib.sh"
 
 mkdir -p "$T_DIR/bin"
@@ -174,4 +174,17 @@ is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")" 3 "... by a 
 exec {PH[1]}>&-
 wait_gone "$ph" 3; ok "EOF ends the process, call processes and their persistent handlers with it"
 wait_for 2 eval '[ "$(pgrep -f "$T_DIR/bin/pecho.sh" | wc -l)" = 0 ]'; ok "no persistent handler is left"
+
+# calls still queued when stdin ends go to the warm call processes, not
+# to a process (and a persistent handler) forked for each
+{ echo "$init"; for i in $(seq 1 300); do call "$i" pecho "{\"text\":\"q$i\"}"; done; } |
+	"$PHANTOM" -c "$T_DIR/one.yaml" --stdio >"$T_DIR/out" 2>"$T_DIR/err"
+is "$(jq -r 'select((.id | type) == "number" and .result.content[0].text == "q\(.id)") | .id' "$T_DIR/out" | wc -l)" 300 \
+	"300 pipelined calls to a persistent tool, stdin closed at once: all answered"
+fresh=$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")
+[ "$fresh" -le 2 ]; ok "by the warm call processes ($fresh fresh starts for stdio.concurrency 2)"
+is "$(grep -c 'target=pecho status=200 .*exec=warm' "$T_DIR/err")" $((300 - fresh)) "the others warm"
+echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | "$PHANTOM" -c "$T_DIR/one.yaml" --stdio >"$T_DIR/out" 2>/dev/null
+is "$(jq -r .id "$T_DIR/out")" 1 "a plain request is answered as before"
+wait_for 2 eval '[ "$(pgrep -f "$T_DIR/bin/pecho.sh" | wc -l)" = 0 ]'; ok "and no persistent handler is left"
 done_testing

@@ -31,6 +31,7 @@ SH
 cat >"$T_DIR/confirm.sh" <<'SH'
 #!/bin/sh
 in=$(cat)
+sleep "$(printf '%s' "$in" | jq -r '.arguments.delay // 0')"
 ans=$(printf '%s' "$in" | jq -c '.inputResponses.ok // empty')
 if [ -z "$ans" ]; then
 	printf '{"inputRequired":{"inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"Go?","requestedSchema":{"type":"object","properties":{"go":{"type":"boolean"}}}}}},"state":{"round":1}}}'
@@ -51,6 +52,7 @@ SH
 cat >"$T_DIR/asker.sh" <<'SH'
 #!/bin/sh
 read -r doc
+sleep "$(printf '%s' "$doc" | jq -r '.arguments.delay // 0')"
 echo '{"inputRequired":{"inputRequests":{"a":{"method":"elicitation/create","params":{"message":"A?","requestedSchema":{"type":"object","properties":{}}}},"b":{"method":"elicitation/create","params":{"message":"B?","requestedSchema":{"type":"object","properties":{}}}}}}}' >&3
 read -r answers
 a=$(printf '%s' "$answers" | jq -r '.inputResponses.a.content.v')
@@ -79,9 +81,9 @@ auth:
 tools:
   - { name: sleeper, description: sleeps, input: { seconds: { type: number } }, task: optional, exec: [$T_DIR/sleeper.sh] }
   - { name: must, description: only as a task, task: required, exec: [$T_DIR/sleeper.sh] }
-  - { name: confirm, description: asks first, task: required, exec: [$T_DIR/confirm.sh] }
+  - { name: confirm, description: asks first, input: { delay: { type: number } }, task: required, exec: [$T_DIR/confirm.sh] }
   - { name: stubborn, description: ignores SIGTERM, task: required, exec: [$T_DIR/stubborn.sh] }
-  - { name: asker, description: asks while it runs, task: required, await: true, exec: [$T_DIR/asker.sh] }
+  - { name: asker, description: asks while it runs, input: { delay: { type: number } }, task: required, await: true, exec: [$T_DIR/asker.sh] }
   - { name: big, description: answers too much, task: required, exec: [$T_DIR/big.sh] }
   - { name: brief, description: kept three seconds, input: { seconds: { type: number } }, task: required, task_ttl_ms: 3000, exec: [$T_DIR/sleeper.sh] }
 YAML
@@ -245,12 +247,13 @@ is "$(status alice "$br")" -32602 "after its ttlMs it is unknown"
 wait_for 5 test ! -e "$STORE/$br.json"; ok "and the hub's pass removed its record"
 
 # ---- status pushed to listen streams that asked for the task ---------------------------
-# listen WHO TASKIDS-JSON OUT: a subscriptions/listen stream for SECONDS,
-# its SSE data lines in OUT (in the background)
+# listen WHO TASKIDS-JSON OUT [SECONDS]: a subscriptions/listen stream until
+# SECONDS (6) pass without an event, its SSE data lines in OUT (in the
+# background)
 listen() {
-	python3 - "$U" "$([ "$1" = bob ] && echo "$T_BOB" || echo "$T_ALICE")" "$MODERN" "$2" "$EXT" >"$3" <<'PY' &
+	python3 - "$U" "$([ "$1" = bob ] && echo "$T_BOB" || echo "$T_ALICE")" "$MODERN" "$2" "$EXT" "${4:-6}" >"$3" <<'PY' &
 import json, sys, urllib.request
-url, tok, ver, ids, caps = sys.argv[1:6]
+url, tok, ver, ids, caps, secs = sys.argv[1:7]
 body = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
         "params": {"notifications": {"taskIds": json.loads(ids)},
                    "_meta": {"io.modelcontextprotocol/protocolVersion": ver,
@@ -259,7 +262,7 @@ req = urllib.request.Request(url, json.dumps(body).encode(), {
     "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
     "Authorization": "Bearer " + tok, "MCP-Protocol-Version": ver, "Mcp-Method": "subscriptions/listen"})
 try:
-    with urllib.request.urlopen(req, timeout=6) as r:
+    with urllib.request.urlopen(req, timeout=float(secs)) as r:
         for line in r:
             if line.startswith(b"data: "):
                 print(line[6:].decode().strip(), flush=True)
@@ -267,24 +270,50 @@ except Exception:
     pass
 PY
 }
-tpost alice 35 tools/call '{"name":"sleeper","arguments":{"seconds":2}}'
+# (a task of 5 s: the three streams are open before it ends, even on a
+# busy machine)
+tpost alice 35 tools/call '{"name":"sleeper","arguments":{"seconds":5}}'
 pushed=$(jqr .result.taskId)
 listen alice "[\"$pushed\",\"alpha.0123456789abcdef0123456789abcdef\"]" "$T_DIR/l-mine.out"
 listen alice "[\"$ask\"]" "$T_DIR/l-other.out"
 listen bob "[\"$pushed\"]" "$T_DIR/l-bob.out"
-wait_status alice "$pushed" completed 6
+for f in l-mine l-other l-bob; do wait_for 10 grep -q acknowledged "$T_DIR/$f.out"; done
+wait_status alice "$pushed" completed 10
 sleep 1
 ack() { jq -c 'select(.method == "notifications/subscriptions/acknowledged") | .params.notifications.taskIds' "$1" | head -1; }
 is "$(ack "$T_DIR/l-mine.out")" "[\"$pushed\"]" "listen taskIds: the ack lists the principal's task, not an unknown id"
 is "$(ack "$T_DIR/l-bob.out")" "[]" "another principal's listen is not granted the task"
 is "$(jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$pushed\") | .params.status" "$T_DIR/l-mine.out" | tail -1)" \
 	completed "the stream that asked for the task hears it completed (notifications/tasks)"
-is "$(jq -r 'select(.method == "notifications/tasks") | .params.result.content[0].text' "$T_DIR/l-mine.out" | tail -1)" "slept 2" \
+is "$(jq -r 'select(.method == "notifications/tasks") | .params.result.content[0].text' "$T_DIR/l-mine.out" | tail -1)" "slept 5" \
 	"with the task as tasks/get shows it"
 is "$(jq -r 'select(.method == "notifications/tasks") | .params._meta["io.modelcontextprotocol/subscriptionId"]' "$T_DIR/l-mine.out" | tail -1)" L \
 	"tagged with the subscription id"
 is "$(grep -c notifications/tasks "$T_DIR/l-other.out")/$(grep -c notifications/tasks "$T_DIR/l-bob.out")" 0/0 \
 	"no other stream hears of it"
+# a task that asks for input (a handler's inputRequired, or a question on
+# fd 3 with await: true) after its stream is open: its supervisor tells the
+# hub, which pushes input_required (the supervisors could not reach it)
+tpost alice 41 tools/call '{"name":"confirm","arguments":{"delay":3}}'
+lask=$(jqr .result.taskId)
+tpost alice 42 tools/call '{"name":"asker","arguments":{"delay":3}}'
+lawait=$(jqr .result.taskId)
+listen alice "[\"$lask\",\"$lawait\"]" "$T_DIR/l-ask.out" 12
+wait_for 5 grep -q acknowledged "$T_DIR/l-ask.out"
+wait_status alice "$lask" input_required 6 && wait_status alice "$lawait" input_required 6
+sleep 0.5
+pushed_of() { jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$1\") | $2" "$T_DIR/l-ask.out" | head -1; }
+is "$(pushed_of "$lask" .params.status)/$(pushed_of "$lask" '.params.inputRequests | keys | join(",")')" input_required/ok \
+	"listen taskIds: a handler's inputRequired is pushed as input_required with its request"
+is "$(pushed_of "$lawait" .params.status)/$(pushed_of "$lawait" '.params.inputRequests | keys | join(",")')" input_required/a,b \
+	"and so is an await question on fd 3"
+tpost alice 43 tasks/update "{\"taskId\":\"$lask\",\"inputResponses\":{\"ok\":{\"action\":\"accept\",\"content\":{\"go\":true}}}}"
+wait_status alice "$lask" completed 5; ok "the answered task then completes"
+wait_for 3 grep -q "\"taskId\":\"$lask\".*\"status\":\"completed\"\|\"status\":\"completed\".*\"taskId\":\"$lask\"" "$T_DIR/l-ask.out"
+is "$(jq -r "select(.method == \"notifications/tasks\" and .params.taskId == \"$lask\") | .params.status" "$T_DIR/l-ask.out" | paste -sd ' ')" \
+	"input_required working completed" "the stream hears each change once: input_required, working, completed"
+tpost alice 44 tasks/cancel "{\"taskId\":\"$lawait\"}"
+is "$(jqr .result.resultType)" complete "and the other is cancelled"
 post "$U" "$(jq -nc --arg v "$MODERN" '{jsonrpc:"2.0",id:36,method:"subscriptions/listen",params:{notifications:{taskIds:["x"]},
 	_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":{}}}}')" \
 	-H "Authorization: Bearer $T_ALICE" -H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: subscriptions/listen"
