@@ -84,6 +84,7 @@ typedef void (*list_fn)(struct ph_req *r, struct ph_outcome *o);
 struct viewer {
 	const char *principal;
 	const struct ph_access *access;
+	struct json_object *assigns;
 };
 
 static struct json_object *
@@ -101,6 +102,7 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
 	r.method = "catalog";
 	r.principal = who->principal;
 	r.access = who->access;
+	r.assigns = who->assigns;
 	r.legacy = true; /* no cache hints: they are not part of what changed */
 	r.log_level = PH_LOG_NONE;
 	r.last_progress = -1;
@@ -199,7 +201,7 @@ text_for(struct ph_server *srv, const struct viewer *who, enum ph_kind kind)
 char *
 ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
 {
-	static const struct viewer everyone = {NULL, NULL};
+	static const struct viewer everyone = {NULL, NULL, NULL};
 	return text_for(srv, &everyone, kind);
 }
 
@@ -207,9 +209,31 @@ bool
 ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
 		       const struct ph_access *now_access, const char *principal, enum ph_kind kind)
 {
-	struct viewer a = {principal, old_access}, b = {principal, now_access};
+	struct viewer a = {principal, old_access, NULL}, b = {principal, now_access, NULL};
 	char *ta = text_for(old, &a, kind), *tb = text_for(now, &b, kind);
 	bool changed = strcmp(ta, tb) != 0;
+	free(ta);
+	free(tb);
+	return changed;
+}
+
+bool
+ph_catalog_changed_seen(struct ph_server *old, struct ph_server *now, ph_access_of_fn access_of,
+			const char *principal, const struct ph_access *own, struct json_object *assigns,
+			enum ph_kind kind)
+{
+	bool was_denied = false, is_denied = false, changed;
+	struct viewer a = {principal, own, assigns}, b = {principal, own, assigns};
+	char *ta, *tb;
+	if (own == NULL && principal != NULL) {
+		a.access = access_of(old, principal, &was_denied);
+		b.access = access_of(now, principal, &is_denied);
+		if (was_denied || is_denied)
+			return was_denied != is_denied;
+	}
+	ta = text_for(old, &a, kind);
+	tb = text_for(now, &b, kind);
+	changed = strcmp(ta, tb) != 0;
 	free(ta);
 	free(tb);
 	return changed;

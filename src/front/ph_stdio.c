@@ -285,6 +285,32 @@ send_line(void *ctx, const char *json, size_t len)
 	return put_line(json, len);
 }
 
+/* An announcement heard by the main process (phantom_resource_updated,
+ * an exec handler's resourcesUpdated in a call served here): told to the
+ * client's listens and legacy session subscribed to uri. */
+static int
+announce_here(const char *uri)
+{
+	ph_subscriptions_announce(uri, send_line, NULL);
+	return 0;
+}
+
+/* The same heard in a call process: passed to the main process, which
+ * holds the subscriptions, as a line of its own on the call's stdout, one
+ * that no JSON-RPC message starts with (kid_lines takes it out). */
+#define ANNOUNCE_MARK '\001'
+static int
+announce_to_main(const char *uri)
+{
+	if (strchr(uri, '\n') != NULL) {
+		ph_log("warning", "stdio: an announced URI with a newline in it is not passed on");
+		return -1;
+	}
+	if (fputc(ANNOUNCE_MARK, stdout) == EOF)
+		return -1;
+	return put_line(uri, strlen(uri));
+}
+
 static void
 on_hup(int sig)
 {
@@ -305,7 +331,7 @@ reload(struct ph_server **srv, const char *conf_path, bool persist)
 		ph_log("error", "reload failed: keeping the running configuration");
 		return;
 	}
-	ph_subscriptions_reloaded(*srv, n, send_line, NULL);
+	ph_subscriptions_reloaded(*srv, n, ph_auth_configured_access, send_line, NULL);
 	ph_subscriptions_rewatch(n, ph_auth_configured_access);
 	ph_server_free(*srv);
 	*srv = n;
@@ -416,6 +442,7 @@ struct pool {
 	size_t nq, qmax;
 	int64_t grace_us;   /* limits.exec_grace_ms */
 	unsigned gen;       /* ph_park_stdio_gen() when the call processes were forked */
+	unsigned sgen;      /* ph_subscriptions_stdio_gen() then (the log level) */
 	bool eof_sent;      /* stdin ended: the children's stdin is closed too */
 	bool gone;          /* stdout failed: the client is gone */
 };
@@ -463,6 +490,7 @@ kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const stru
 	f->eof = false;
 	f->reload = false;
 	f->kid = true;
+	ph_shared_local_announce(announce_to_main);
 	serve_here(f, srv, w->line, w->len, w->too_long);
 	for (;;) {
 		char *line;
@@ -516,6 +544,13 @@ kid_lines(struct pool *p, struct kid *k)
 		if (len == 0) { /* its call is done */
 			at++;
 			kid_free(p, k);
+			continue;
+		}
+		if (k->out.data[at] == ANNOUNCE_MARK) { /* its handler announced a change */
+			char *uri = ph_xstrndup(k->out.data + at + 1, len - 1);
+			announce_here(uri);
+			free(uri);
+			at += len + 1;
 			continue;
 		}
 		if (id != NULL) { /* the client's answer goes to k */
@@ -807,8 +842,10 @@ dispatch(struct stdio_front *f, struct pool *p, struct ph_server *srv, char *lin
 	serve_here(f, srv, line, n, too_long);
 	free(line);
 	free(id);
-	if (p->gen != ph_park_stdio_gen()) { /* an initialize: other capabilities */
+	/* an initialize (other capabilities) or a logging/setLevel */
+	if (p->gen != ph_park_stdio_gen() || p->sgen != ph_subscriptions_stdio_gen()) {
 		p->gen = ph_park_stdio_gen();
+		p->sgen = ph_subscriptions_stdio_gen();
 		kid_retire_all(p);
 	}
 }
@@ -846,6 +883,7 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 	p.qmax = (size_t)(*srvp)->conf->stdio.queue;
 	p.kids = ph_xcalloc(p.max, sizeof *p.kids);
 	p.gen = ph_park_stdio_gen();
+	p.sgen = ph_subscriptions_stdio_gen();
 	p.q = ph_xcalloc(p.qmax, sizeof *p.q);
 	pf = ph_xcalloc(2 * p.max + 2, sizeof *pf);
 	for (;;) {
@@ -976,6 +1014,7 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable, bo
 		sa.sa_handler = on_hup;
 		sigaction(SIGHUP, &sa, NULL);
 	}
+	ph_shared_local_announce(announce_here);
 	memset(&f, 0, sizeof f);
 	ph_buf_init(&f.in);
 	f.max_line = (size_t)(*srvp)->conf->http.max_body;
@@ -985,6 +1024,7 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable, bo
 	else
 		run_serial(&f, srvp, conf_path);
 	ph_buf_free(&f.in);
+	ph_shared_local_announce(NULL);
 	ph_subscriptions_forget();
 	ph_persist_shutdown();
 	return 0;

@@ -84,6 +84,10 @@ int ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms);
  * resourcesUpdated). Returns 0, or -1 when there is no hub to tell or it
  * does not take the message. */
 int ph_shared_announce_updated(const char *uri);
+/* Where there is no hub, the process that hears announcements itself (the
+ * stdio front): fn (NULL: none) takes each uri ph_shared_announce_updated
+ * is given and returns what it returns. */
+void ph_shared_local_announce(int (*fn)(const char *uri));
 
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */
