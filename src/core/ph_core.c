@@ -1272,6 +1272,7 @@ session_stream(struct ph_req *r)
 	free(who);
 	if (r->principal)
 		ph_jset(d, "principal", json_object_new_string(r->principal));
+	ph_access_describe(r, d);
 	if (last && strlen(last) < 64)
 		ph_jset(d, "last", json_object_new_string(last));
 	text = ph_json_text(d, &len);

@@ -160,6 +160,7 @@ ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, c
 		json_object_object_add(q, "who", json_object_new_string(who));
 	if (r->principal)
 		json_object_object_add(q, "principal", json_object_new_string(r->principal));
+	ph_access_describe(r, q); /* the session's list_changed is computed on it */
 	free(who);
 	if (extra) {
 		json_object_object_foreach(extra, k, v)

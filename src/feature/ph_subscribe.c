@@ -576,6 +576,7 @@ hand_over(struct ph_req *r, const bool on[], struct json_object *uris, struct js
 		json_object_object_add(d, "tasks", json_object_get(tasks));
 	if (r->principal)
 		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+	ph_access_describe(r, d); /* what its list_changed is computed on */
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);

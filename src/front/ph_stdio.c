@@ -93,6 +93,37 @@ stdio_stream_send(struct ph_exchange *ex, const char *json, size_t len)
  * read, 0 at EOF, -1 on error or when nothing was available. */
 static int send_line(void *ctx, const char *json, size_t len);
 
+/* poll(2) that a SIGHUP asking for a reload always ends: the signal is
+ * held from the last look at the flag until ppoll waits, since one that
+ * came between the two would otherwise wait for the next input. */
+static int
+poll_or_reload(const struct stdio_front *f, struct pollfd *p, nfds_t n, int ms)
+{
+	sigset_t hup, old;
+	struct timespec ts, *tp = NULL;
+	int rc, e;
+	if (!f->reload)
+		return poll(p, n, ms);
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	sigprocmask(SIG_BLOCK, &hup, &old);
+	if (ph_reload_requested) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		errno = EINTR;
+		return -1;
+	}
+	if (ms >= 0) {
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+		tp = &ts;
+	}
+	rc = ppoll(p, n, tp, &old);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return rc;
+}
+
 /* Waiting for input: the files the client's listens subscribed to are
  * watched meanwhile, and their changes sent as they come. Returns true
  * when stdin has something (or ended), false when a reload interrupted the
@@ -102,9 +133,7 @@ input_or_watch(struct stdio_front *f)
 {
 	int wfd = f->kid ? -1 : ph_subscriptions_watch_fd();
 	struct pollfd p[2] = {{0, POLLIN, 0}, {wfd, POLLIN, 0}};
-	if (wfd < 0)
-		return true;
-	while (poll(p, 2, -1) < 0) {
+	while (poll_or_reload(f, p, 2, -1) < 0) {
 		if (errno != EINTR || (f->reload && ph_reload_requested))
 			return false;
 	}
@@ -961,7 +990,7 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 				pf[npf++] = (struct pollfd){k->to, POLLOUT, 0};
 		}
 		ms = next_timeout(&p, deadline);
-		if (poll(pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
+		if (poll_or_reload(f, pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
 			break;
 		if (stdin_at >= 0 && (pf[stdin_at].revents & (POLLIN | POLLHUP | POLLERR))) {
 			errno = 0;
