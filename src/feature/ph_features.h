@@ -37,6 +37,15 @@ void ph_complete(struct ph_req *r, struct ph_outcome *o);
 /* ttlMs/cacheScope of a list method: the section's hints, else the
  * server's (enum ph_list of ph_registry.h). */
 void ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result);
+/* A handler's own cache hints (the ttlMs and cacheScope members of its
+ * answer res, borrowed) capped by the configured ttl and scope, put on
+ * result: ttlMs the smaller, cacheScope "public" only when the
+ * configuration says so, no allow-list shapes r's view and the handler
+ * does not say "private". Nothing when the handler gave none, under
+ * 2025-11-25 or on a retry; a hint out of range is logged under label and
+ * ignored. */
+void ph_cache_cap(struct ph_req *r, struct json_object *res, long long ttl, const char *scope,
+		  struct json_object *result, const char *label);
 
 /* How one configured list is answered: the result key, the access kind,
  * which list's cache hints apply, the name access control checks, and the

@@ -31,6 +31,8 @@ struct ph_completion {
 	struct ph_handler h; /* or a handler */
 };
 
+/* The largest ttlMs a configuration or a handler may give. */
+#define PH_CACHE_TTL_MAX 86400000LL
 /* Cache hints: ttl_ms < 0 and scope NULL mean "not set here". */
 struct ph_cache {
 	long long ttl_ms;
