@@ -296,6 +296,10 @@ static const struct key keys[] = {
 	{"sessions.replay", K_INT, 0, 10000, "100", true, OFF(sessions.replay), NULL,
 	 "events (resources/updated, list_changed) held per session for a GET stream that resumes "
 	 "with Last-Event-ID; an id older than those held replays all that are held, after a comment"},
+	{"sessions.on_end", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "a handler the hub calls when a legacy session is ended with DELETE or expires: {exec | module, "
+	 "...} (exec, timeout_ms, max_output, env, cwd, persistent, module, symbol)",
+	 ph_conf_session_end, ph_conf_registry_free, NULL, 0, 0},
 	{"stdio", K_SECTION, 0, 0, NULL, false, 0, NULL,
 	 "the --stdio front: how many requests run at once"},
 	{"stdio.concurrency", K_INT, 1, 256, "8", false, OFF(stdio.concurrency), NULL,

@@ -1213,7 +1213,7 @@ end_session(struct ph_req *r)
 	r->method = "DELETE";
 	if (!authenticate(r) || !legacy_session(r))
 		return;
-	e = ph_session_end(r->session, msg, sizeof msg);
+	e = ph_session_end(r, msg, sizeof msg);
 	if (e != PH_OK) {
 		send_error(r, e, msg, NULL);
 		return;

@@ -4,6 +4,7 @@
  * catalogue really changed. */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_call.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <stdlib.h>
@@ -114,6 +115,36 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
 	json_object_put(o.data);
 	json_object_put(params);
 	return o.result;
+}
+
+struct json_object *
+ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind, const char *label,
+		const char *principal, struct json_object *assigns, struct json_object *args)
+{
+	struct ph_exchange ex;
+	struct ph_req r;
+	struct ph_invocation inv;
+	struct json_object *params = json_object_new_object(), *res;
+	memset(&ex, 0, sizeof ex);
+	ex.ops = &quiet_ops;
+	memset(&r, 0, sizeof r);
+	r.srv = srv;
+	r.ex = &ex;
+	r.method = kind;
+	r.principal = principal;
+	r.assigns = assigns;
+	r.legacy = true;
+	r.log_level = PH_LOG_NONE;
+	r.last_progress = -1;
+	r.params = params;
+	memset(&inv, 0, sizeof inv);
+	inv.kind = kind;
+	inv.label = label;
+	inv.arguments = args;
+	inv.embedded = true; /* no state, no inputResponses: nobody to ask */
+	res = ph_call_handler(&r, h, &inv);
+	json_object_put(params);
+	return res;
 }
 
 enum ph_sub_kind

@@ -197,6 +197,14 @@ size_t ph_subscriptions_kept(void);
  * hints) as one text, to compare two configurations (ph_catalog.c). Caller
  * frees. */
 char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
+/* Calls handler h out of any request (a hook the hub runs: sessions.on_end)
+ * as an invocation of kind with args (borrowed), for principal (NULL:
+ * anonymous) with its assigns (borrowed, may be NULL). Returns the
+ * handler's answer (caller puts) or NULL when it failed (logged, label). */
+struct ph_handler;
+struct json_object *ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind,
+				    const char *label, const char *principal, struct json_object *assigns,
+				    struct json_object *args);
 /* True when a kind's catalogue differs between two configurations: what a
  * reload announces (list_changed) and what it keeps quiet about. */
 bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind);

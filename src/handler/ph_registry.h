@@ -135,6 +135,7 @@ struct ph_registry {
 	size_t ntemplates;
 	struct ph_catalog **catalogs;       /* resource_lists, in order */
 	size_t ncatalogs;
+	struct ph_catalog *session_end;     /* sessions.on_end, NULL: none */
 	struct ph_cache lists[PH_LIST__N]; /* hints of the list methods */
 	void **dl;                          /* module handles, closed on free */
 	size_t ndl;
