@@ -79,6 +79,26 @@ static const struct ph_front_ops quiet_ops = {
 
 typedef void (*list_fn)(struct ph_req *r, struct ph_outcome *o);
 
+/* Makes r a request of method (borrowed, as principal, access and params)
+ * on the quiet front ex, out of any client's request: no log level, no
+ * progress. */
+static void
+quiet_req(struct ph_req *r, struct ph_exchange *ex, struct ph_server *srv, const char *method,
+	  const char *principal, const struct ph_access *access, struct json_object *params)
+{
+	memset(ex, 0, sizeof *ex);
+	ex->ops = &quiet_ops;
+	memset(r, 0, sizeof *r);
+	r->srv = srv;
+	r->ex = ex;
+	r->method = method;
+	r->principal = principal;
+	r->access = access;
+	r->log_level = PH_LOG_NONE;
+	r->last_progress = -1;
+	r->params = params;
+}
+
 /* Calls one page of list with cursor (NULL: the first). Returns the result
  * (caller puts) or NULL when the list failed. */
 /* Whom a catalogue is listed for: NULL principal and access, everyone. */
@@ -95,21 +115,11 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
 	struct ph_req r;
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
 	struct json_object *params = json_object_new_object();
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &quiet_ops;
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = &ex;
-	r.method = "catalog";
-	r.principal = who->principal;
-	r.access = who->access;
-	r.assigns = who->assigns;
-	r.legacy = true; /* no cache hints: they are not part of what changed */
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
 	if (cursor)
 		json_object_object_add(params, "cursor", json_object_new_string(cursor));
-	r.params = params;
+	quiet_req(&r, &ex, srv, "catalog", who->principal, who->access, params);
+	r.assigns = who->assigns;
+	r.legacy = true; /* no cache hints: they are not part of what changed */
 	list(&r, &o);
 	free(o.message);
 	json_object_put(o.data);
@@ -125,18 +135,9 @@ ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *k
 	struct ph_req r;
 	struct ph_invocation inv;
 	struct json_object *params = json_object_new_object(), *res;
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &quiet_ops;
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = &ex;
-	r.method = kind;
-	r.principal = principal;
+	quiet_req(&r, &ex, srv, kind, principal, NULL, params);
 	r.assigns = assigns;
 	r.legacy = true;
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
-	r.params = params;
 	memset(&inv, 0, sizeof inv);
 	inv.kind = kind;
 	inv.label = label;
@@ -155,17 +156,7 @@ ph_catalog_watch(struct ph_server *srv, const char *principal, const struct ph_a
 	struct ph_req r;
 	struct json_object *params = json_object_new_object();
 	enum ph_sub_kind w;
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &quiet_ops;
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = &ex;
-	r.method = "subscriptions/listen";
-	r.principal = principal;
-	r.access = access;
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
-	r.params = params;
+	quiet_req(&r, &ex, srv, "subscriptions/listen", principal, access, params);
 	w = ph_resources_watch(&r, uri, path);
 	json_object_put(params);
 	return w;
