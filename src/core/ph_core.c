@@ -793,8 +793,9 @@ m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 		struct json_object *x = json_object_new_object();
 		char *path = NULL, msg[400];
 		enum ph_err e;
-		if (sub && ph_resources_watch(r, uri, &path) == PH_SUB_NONE) {
+		if (sub && (ph_resources_watch(r, uri, &path) == PH_SUB_NONE || !ph_subscriptions_allowed(r, uri))) {
 			json_object_put(x);
+			free(path);
 			ph_outcome_not_found(r, o, uri);
 			return;
 		}

@@ -150,6 +150,16 @@ enum ph_sub_kind ph_catalog_watch(struct ph_server *srv, const char *principal,
  * *denied when it gets none at all (ph_auth_configured_access). */
 typedef const struct ph_access *(*ph_access_of_fn)(const struct ph_server *srv, const char *principal,
 						   bool *denied);
+/* The template parameters of uri (the first template that matches it; {}
+ * for a static resource or none). Caller puts. */
+struct json_object *ph_resources_params(struct ph_req *r, const char *uri);
+/* subscriptions.authorize: of uris (an array of strings, borrowed), those
+ * the handler allows r's principal (with its assigns) to subscribe to, in
+ * one call; all of them without the handler, none when it fails or times
+ * out (logged). Returns a new array (caller puts). */
+struct json_object *ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris);
+/* The same for one uri: true when it is allowed. */
+bool ph_subscriptions_allowed(struct ph_req *r, const char *uri);
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
 /* The listens a stdio client holds open in this process: the one whose id

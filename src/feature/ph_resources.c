@@ -738,6 +738,26 @@ template_watch(struct ph_req *r, const char *uri, char **path)
 	return PH_SUB_NONE;
 }
 
+struct json_object *
+ph_resources_params(struct ph_req *r, const char *uri)
+{
+	struct ph_registry *reg = reg_of(r);
+	struct json_object *p = json_object_new_object();
+	if (ph_registry_resource(reg, uri) != NULL)
+		return p;
+	for (size_t i = 0; reg && i < reg->ntemplates; i++) {
+		struct ph_template *t = reg->templates[i];
+		char *vals[PH_URITEMPLATE_MAX_VARS];
+		if (!ph_uritemplate_match(t->ut, uri, vals))
+			continue;
+		for (size_t k = 0; k < ph_uritemplate_nvars(t->ut); k++)
+			json_object_object_add(p, ph_uritemplate_var(t->ut, k), json_object_new_string(vals[k]));
+		ph_uritemplate_vals_free(t->ut, vals);
+		break;
+	}
+	return p;
+}
+
 enum ph_sub_kind
 ph_resources_watch(struct ph_req *r, const char *uri, char **path)
 {

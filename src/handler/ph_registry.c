@@ -188,6 +188,7 @@ ph_registry_free(struct ph_registry *reg)
 		ph_catalog_free(reg->catalogs[i]);
 	free(reg->catalogs);
 	ph_catalog_free(reg->session_end);
+	ph_catalog_free(reg->sub_authorize);
 	for (int i = 0; i < PH_LIST__N; i++)
 		free(reg->lists[i].scope);
 	/* after the items: their handlers point into these */

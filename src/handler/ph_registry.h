@@ -136,6 +136,7 @@ struct ph_registry {
 	struct ph_catalog **catalogs;       /* resource_lists, in order */
 	size_t ncatalogs;
 	struct ph_catalog *session_end;     /* sessions.on_end, NULL: none */
+	struct ph_catalog *sub_authorize;   /* subscriptions.authorize, NULL: none */
 	struct ph_cache lists[PH_LIST__N]; /* hints of the list methods */
 	void **dl;                          /* module handles, closed on free */
 	size_t ndl;

@@ -40,7 +40,7 @@ YAML
 "$PHANTOM" -t -c "$T_DIR/phantom.yaml" >"$T_DIR/t.out" 2>&1; ok "the configuration is valid"
 printf 'server: {name: x, version: "1"}\nsessions:\n  on_end: {}\n' >"$T_DIR/bad.yaml"
 "$PHANTOM" -t -c "$T_DIR/bad.yaml" >"$T_DIR/bad.out" 2>&1
-like "$(cat "$T_DIR/bad.out")" 'bad.yaml:3: .*sessions.on_end.*needs exec or module' "-t: a hook without a handler is refused, naming file:line:key"
+like "$(cat "$T_DIR/bad.out")" 'bad.yaml:3: .*sessions.on_end needs a handler: exec or module' "-t: a hook without a handler is refused, naming file:line:key"
 phantom_up "$T_DIR/phantom.yaml" || { echo "not ok - phantom starts"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok - nginx starts"; exit 1; }
 U=$NGINX_URL
