@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -797,26 +798,28 @@ parse_hook(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n, str
 	return 0;
 }
 
-int
-ph_conf_session_end(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+/* A hook key: the handler parsed into the registry member at off. */
+static int
+conf_hook(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n, size_t off)
 {
 	struct rc r;
 	if (ph_yaml_is_null(n))
 		return 0;
 	rc_init(&r, x);
 	snprintf(r.where, sizeof r.where, "%s", key);
-	return parse_hook(x, key, n, &r.reg->session_end, &r);
+	return parse_hook(x, key, n, (struct ph_catalog **)(void *)((char *)r.reg + off), &r);
+}
+
+int
+ph_conf_session_end(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	return conf_hook(x, key, n, offsetof(struct ph_registry, session_end));
 }
 
 int
 ph_conf_sub_authorize(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
-	struct rc r;
-	if (ph_yaml_is_null(n))
-		return 0;
-	rc_init(&r, x);
-	snprintf(r.where, sizeof r.where, "%s", key);
-	return parse_hook(x, key, n, &r.reg->sub_authorize, &r);
+	return conf_hook(x, key, n, offsetof(struct ph_registry, sub_authorize));
 }
 
 /* ---- resource templates ------------------------------------------------------------ */
