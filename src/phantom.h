@@ -264,6 +264,14 @@ int phantom_result_role(phantom_result *res, const char *role);
 int phantom_result_description(phantom_result *res, const char *description);
 /* Resources: the uri is not there (-32602 "Resource not found"). */
 int phantom_result_not_found(phantom_result *res);
+/* Tools and resources: cache hints for the client (ttlMs, cacheScope),
+ * as an exec handler's "ttlMs" and "cacheScope" members give them. ttl_ms
+ * < 0 or scope NULL: none of that one; scope "public" or "private". The
+ * configuration caps them (phantom.yaml(5), EXEC HANDLERS, Cache hints):
+ * the smaller TTL wins, and "private" from either side wins (added within
+ * PHANTOM_ABI 1: no existing call changed). Returns -1 on a bad value
+ * (ttl_ms over 86400000, another scope). */
+int phantom_result_cache(phantom_result *res, long long ttl_ms, const char *scope);
 /* Completion: one more value; total (< 0: unknown). */
 int phantom_result_value(phantom_result *res, const char *value);
 int phantom_result_total(phantom_result *res, long long total);

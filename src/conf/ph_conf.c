@@ -412,6 +412,10 @@ static const struct key keys[] = {
 	{"subscriptions.max_watches", K_INT, 1, 1000000, "4096", true, OFF(subscriptions.max_watches),
 	 NULL, "directories the hub watches at once for resourceSubscriptions (one per directory "
 	 "holding subscribed files, shared by every stream); a stream that needs more ends with an error"},
+	{"subscriptions.authorize", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "a handler asked which resource subscriptions a principal may hold, at subscribe time and before "
+	 "notifications: {exec | module, ...} (exec, timeout_ms, max_output, env, cwd, persistent, module, "
+	 "symbol)", ph_conf_sub_authorize, ph_conf_registry_free, NULL, 0, 0},
 	{"sessions", K_SECTION, 0, 0, NULL, true, 0, NULL,
 	 "legacy 2025-11-25 sessions: the Mcp-Session-Id an initialize over HTTP answers with (a "
 	 "token sealed with the request_state key) and what the hub remembers of them"},
@@ -439,6 +443,10 @@ static const struct key keys[] = {
 	{"sessions.replay", K_INT, 0, 10000, "100", true, OFF(sessions.replay), NULL,
 	 "events (resources/updated, list_changed) held per session for a GET stream that resumes "
 	 "with Last-Event-ID; an id older than those held replays all that are held, after a comment"},
+	{"sessions.on_end", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "a handler the hub calls when a legacy session is ended with DELETE or expires: {exec | module, "
+	 "...} (exec, timeout_ms, max_output, env, cwd, persistent, module, symbol)",
+	 ph_conf_session_end, ph_conf_registry_free, NULL, 0, 0},
 	{"stdio", K_SECTION, 0, 0, NULL, false, 0, NULL,
 	 "the --stdio front: how many requests run at once"},
 	{"stdio.concurrency", K_INT, 1, 256, "8", false, OFF(stdio.concurrency), NULL,

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -833,6 +834,58 @@ ph_conf_resource_lists(struct ph_conf_ctx *x, const char *key, const struct ph_y
 		bad |= r.s.bad;
 	}
 	return bad ? -1 : 0;
+}
+
+/* A hook (sessions.on_end, subscriptions.authorize): {exec | module, ...},
+ * kept in *slot as a catalog named by its key (a handler with a name for
+ * its log lines). */
+static int
+parse_hook(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n, struct ph_catalog **slot,
+	   struct rc *r)
+{
+	struct ph_catalog *c;
+	if (n->kind != PH_Y_MAP) {
+		ph_yread_problem(&r->s, n->line, "expected a handler ({exec | module, ...})");
+		return -1;
+	}
+	(void)x;
+	c = ph_xcalloc(1, sizeof *c);
+	c->line = n->line;
+	c->name = ph_xstrdup(key);
+	if (!ph_yread_keys(&r->s, n, NULL, catalog_keys + 1) || parse_handler(r, n, &c->h) != 0 || r->s.bad ||
+	    c->h.kind == PH_HANDLER_NONE) {
+		if (!r->s.bad)
+			ph_yread_problem(&r->s, n->line, "%s needs a handler: exec or module", key);
+		ph_catalog_free(c);
+		return -1;
+	}
+	ph_catalog_free(*slot);
+	*slot = c;
+	return 0;
+}
+
+/* A hook key: the handler parsed into the registry member at off. */
+static int
+conf_hook(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n, size_t off)
+{
+	struct rc r;
+	if (ph_yaml_is_null(n))
+		return 0;
+	rc_init(&r, x);
+	snprintf(r.where, sizeof r.where, "%s", key);
+	return parse_hook(x, key, n, (struct ph_catalog **)(void *)((char *)r.reg + off), &r);
+}
+
+int
+ph_conf_session_end(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	return conf_hook(x, key, n, offsetof(struct ph_registry, session_end));
+}
+
+int
+ph_conf_sub_authorize(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
+{
+	return conf_hook(x, key, n, offsetof(struct ph_registry, sub_authorize));
 }
 
 /* ---- resource templates ------------------------------------------------------------ */

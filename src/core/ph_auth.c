@@ -981,6 +981,7 @@ grant(struct ph_req *r, const struct ph_auth_conf *a, const char *principal,
 	r->principal = principal;
 	if (own != NULL) {
 		r->access = own;
+		r->access_own = true;
 		return PH_OK;
 	}
 	e = find_allow(a, principal);

@@ -723,8 +723,10 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 		r->session_issued = ph_session_issue(r, chosen);
 	}
 	/* over stdio the process is the session: what it may push, from now on */
-	if (!r->ex->http && r->batch == NULL)
+	if (!r->ex->http && r->batch == NULL) {
 		ph_park_stdio_client(ph_jget(r->params, "capabilities"));
+		ph_subscriptions_stdio_session(r);
+	}
 	o->result = json_object_new_object();
 	ph_jset(o->result, "protocolVersion", json_object_new_string(chosen));
 	ph_jset(o->result, "capabilities", ph_capabilities(r));
@@ -752,7 +754,10 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	/* a session behind a hub keeps it there for its later requests on any
-	 * worker; without one the level applies to nothing later */
+	 * worker; over stdio the process is the session and keeps it; without
+	 * either the level applies to nothing later */
+	if (!r->ex->http && r->batch == NULL)
+		ph_subscriptions_stdio_level(ph_log_level_parse(json_object_get_string(l)));
 	if (ph_session_has_state(r)) {
 		struct json_object *x = json_object_new_object();
 		char msg[400];
@@ -768,7 +773,8 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 
 /* 2025 resources/subscribe and resources/unsubscribe: {} for a uri. On a
  * session behind a hub the hub keeps the subscription and sends
- * notifications/resources/updated on the session's GET streams; a resource
+ * notifications/resources/updated on the session's GET streams, over stdio
+ * the process itself on stdout (ph_subscribe.c); a resource
  * this principal may not read (or that does not exist) gets -32002, as
  * resources/read would. Without a session there is no stream to send them
  * on, so a subscription is accepted and nothing more happens (2026 clients
@@ -783,12 +789,17 @@ m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	r->target = uri;
+	if (!r->ex->http) { /* stdio: the process watches them itself */
+		ph_subscriptions_stdio_subscribe(r, uri, sub, o);
+		return;
+	}
 	if (ph_session_has_state(r)) {
 		struct json_object *x = json_object_new_object();
 		char *path = NULL, msg[400];
 		enum ph_err e;
-		if (sub && ph_resources_watch(r, uri, &path) == PH_SUB_NONE) {
+		if (sub && (ph_resources_watch(r, uri, &path) == PH_SUB_NONE || !ph_subscriptions_allowed(r, uri))) {
 			json_object_put(x);
+			free(path);
 			ph_outcome_not_found(r, o, uri);
 			return;
 		}
@@ -1267,7 +1278,7 @@ end_session(struct ph_req *r)
 	r->method = "DELETE";
 	if (!authenticate(r) || !legacy_session(r))
 		return;
-	e = ph_session_end(r->session, msg, sizeof msg);
+	e = ph_session_end(r, msg, sizeof msg);
 	if (e != PH_OK) {
 		send_error(r, e, msg, NULL);
 		return;
@@ -1326,6 +1337,7 @@ session_stream(struct ph_req *r)
 	free(who);
 	if (r->principal)
 		ph_jset(d, "principal", json_object_new_string(r->principal));
+	ph_access_describe(r, d);
 	if (last && strlen(last) < 64)
 		ph_jset(d, "last", json_object_new_string(last));
 	text = ph_json_text(d, &len);
@@ -1409,9 +1421,10 @@ legacy_steps(struct ph_req *r, const struct meta_view *mv)
 	if (mv->progress && valid_id(mv->progress))
 		r->progress_token = mv->progress;
 	/* A 2025 client sets its level with logging/setLevel on a session (the
-	 * hub keeps it, ph_session_open read it); without one every level is
-	 * sent, as to a session that never called setLevel. */
-	r->log_level = ph_session_level(r->session);
+	 * hub keeps it, ph_session_open read it; over stdio the process);
+	 * without one every level is sent, as to a session that never called
+	 * setLevel. */
+	r->log_level = r->ex->http ? ph_session_level(r->session) : ph_subscriptions_stdio_log_level();
 	return m;
 }
 

@@ -1,6 +1,7 @@
 /* ph_session.c: issuing, opening and ending legacy session ids. */
 #include "first.h"
 #include "ph_session.h"
+#include "ph_registry.h"
 #include "ph_json.h"
 #include "ph_shared.h"
 #include "ph_state.h"
@@ -18,6 +19,39 @@
 #define PURPOSE "session"
 /* How long a worker waits for the hub to answer a session question. */
 #define HUB_ASK_MS 500
+
+/* Adds to q what sessions.on_end is told of a session: r's principal and
+ * assigns. */
+static void
+end_hook_members(const struct ph_req *r, struct json_object *q)
+{
+	if (r->principal)
+		json_object_object_add(q, "principal", json_object_new_string(r->principal));
+	if (r->assigns)
+		json_object_object_add(q, "assigns", json_object_get(r->assigns));
+}
+
+/* With sessions.on_end, tells the hub of the session doc just issued, so
+ * that it can call the hook when the session expires. */
+static void
+follow(struct ph_req *r, struct json_object *doc)
+{
+	const struct ph_registry *reg = r->srv->conf->registry;
+	struct json_object *q;
+	char ans[64];
+	if (reg == NULL || reg->session_end == NULL || ph_hub_fd < 0)
+		return;
+	q = json_object_new_object();
+	json_object_object_add(q, "session", json_object_new_string("issued"));
+	json_object_object_add(q, "sid", json_object_get(ph_jget(doc, "sid")));
+	json_object_object_add(q, "iat", json_object_get(ph_jget(doc, "iat")));
+	json_object_object_add(q, "exp", json_object_get(ph_jget(doc, "exp")));
+	end_hook_members(r, q);
+	if (ph_session_hub_ask(ph_json_text(q, NULL), ans, sizeof ans, NULL) < 0)
+		ph_log("warning", "the hub did not take a new session: sessions.on_end will not be "
+		       "called at its expiry");
+	json_object_put(q);
+}
 
 char *
 ph_session_issue(struct ph_req *r, const char *version)
@@ -40,6 +74,7 @@ ph_session_issue(struct ph_req *r, const char *version)
 	json_object_object_add(doc, "iat", json_object_new_int64(now));
 	json_object_object_add(doc, "exp", json_object_new_int64(now + r->srv->conf->sessions.max_age));
 	tok = ph_state_seal_doc(r->srv->conf->request_state, PURPOSE, doc);
+	follow(r, doc);
 	json_object_put(doc);
 	free(who);
 	return tok;
@@ -147,6 +182,7 @@ ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, c
 		json_object_object_add(q, "who", json_object_new_string(who));
 	if (r->principal)
 		json_object_object_add(q, "principal", json_object_new_string(r->principal));
+	ph_access_describe(r, q); /* the session's list_changed is computed on it */
 	free(who);
 	if (extra) {
 		json_object_object_foreach(extra, k, v)
@@ -226,17 +262,26 @@ fail:
 }
 
 enum ph_err
-ph_session_end(struct json_object *doc, char *msg, size_t n)
+ph_session_end(struct ph_req *r, char *msg, size_t n)
 {
-	char q[128], ans[200];
+	struct json_object *doc = r->session, *q;
+	char ans[200];
+	long got;
 	if (ph_hub_fd < 0) {
 		snprintf(msg, n, "Method not allowed: sessions cannot be ended without the hub (it runs "
 			 "only under a master); the session expires after sessions.max_age");
 		return PH_E_HTTP_METHOD;
 	}
-	snprintf(q, sizeof q, "{\"session\":\"end\",\"sid\":\"%s\",\"exp\":%lld}", ph_jstr(doc, "sid"),
-		 (long long)json_object_get_int64(ph_jget(doc, "exp")));
-	if (ph_session_hub_ask(q, ans, sizeof ans, NULL) < 0) {
+	/* "session" first: the hub tells its messages by their first bytes */
+	q = json_object_new_object();
+	json_object_object_add(q, "session", json_object_new_string("end"));
+	json_object_object_add(q, "sid", json_object_get(ph_jget(doc, "sid")));
+	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(doc, "exp"))));
+	json_object_object_add(q, "iat", json_object_new_int64(json_object_get_int64(ph_jget(doc, "iat"))));
+	end_hook_members(r, q);
+	got = ph_session_hub_ask(ph_json_text(q, NULL), ans, sizeof ans, NULL);
+	json_object_put(q);
+	if (got < 0) {
 		snprintf(msg, n, "Internal error: the hub did not answer; the session was not ended");
 		return PH_E_INTERNAL;
 	}

@@ -22,9 +22,10 @@ ph_capabilities(struct ph_req *r)
 	ph_apps_capabilities(r, caps);
 	/* 2026-07-28 delivers list changes on subscriptions/listen streams, a
 	 * legacy session on its GET stream, which the hub holds: only a
-	 * session issued over HTTP behind a master gets them promised */
-	bool legacy_streams = r->legacy && r->session_issued != NULL && r->ex->http &&
-			      r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
+	 * session issued over HTTP behind a master gets them promised, and a
+	 * stdio client, whose process tells it itself */
+	bool legacy_streams = r->legacy && ((r->session_issued != NULL && r->ex->http &&
+					     r->ex->ops->handoff != NULL && ph_hub_fd >= 0) || !r->ex->http);
 	for (size_t i = 0; (!r->legacy || legacy_streams) && i < PH_ARRAY_LEN(listed); i++) {
 		struct json_object *c = ph_jget(caps, listed[i]);
 		if (c != NULL)

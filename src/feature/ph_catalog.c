@@ -4,6 +4,7 @@
  * catalogue really changed. */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_call.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <stdlib.h>
@@ -78,12 +79,33 @@ static const struct ph_front_ops quiet_ops = {
 
 typedef void (*list_fn)(struct ph_req *r, struct ph_outcome *o);
 
+/* Makes r a request of method (borrowed, as principal, access and params)
+ * on the quiet front ex, out of any client's request: no log level, no
+ * progress. */
+static void
+quiet_req(struct ph_req *r, struct ph_exchange *ex, struct ph_server *srv, const char *method,
+	  const char *principal, const struct ph_access *access, struct json_object *params)
+{
+	memset(ex, 0, sizeof *ex);
+	ex->ops = &quiet_ops;
+	memset(r, 0, sizeof *r);
+	r->srv = srv;
+	r->ex = ex;
+	r->method = method;
+	r->principal = principal;
+	r->access = access;
+	r->log_level = PH_LOG_NONE;
+	r->last_progress = -1;
+	r->params = params;
+}
+
 /* Calls one page of list with cursor (NULL: the first). Returns the result
  * (caller puts) or NULL when the list failed. */
 /* Whom a catalogue is listed for: NULL principal and access, everyone. */
 struct viewer {
 	const char *principal;
 	const struct ph_access *access;
+	struct json_object *assigns;
 };
 
 static struct json_object *
@@ -93,25 +115,37 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
 	struct ph_req r;
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
 	struct json_object *params = json_object_new_object();
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &quiet_ops;
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = &ex;
-	r.method = "catalog";
-	r.principal = who->principal;
-	r.access = who->access;
-	r.legacy = true; /* no cache hints: they are not part of what changed */
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
 	if (cursor)
 		json_object_object_add(params, "cursor", json_object_new_string(cursor));
-	r.params = params;
+	quiet_req(&r, &ex, srv, "catalog", who->principal, who->access, params);
+	r.assigns = who->assigns;
+	r.legacy = true; /* no cache hints: they are not part of what changed */
 	list(&r, &o);
 	free(o.message);
 	json_object_put(o.data);
 	json_object_put(params);
 	return o.result;
+}
+
+struct json_object *
+ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind, const char *label,
+		const char *principal, struct json_object *assigns, struct json_object *args)
+{
+	struct ph_exchange ex;
+	struct ph_req r;
+	struct ph_invocation inv;
+	struct json_object *params = json_object_new_object(), *res;
+	quiet_req(&r, &ex, srv, kind, principal, NULL, params);
+	r.assigns = assigns;
+	r.legacy = true;
+	memset(&inv, 0, sizeof inv);
+	inv.kind = kind;
+	inv.label = label;
+	inv.arguments = args;
+	inv.embedded = true; /* no state, no inputResponses: nobody to ask */
+	res = ph_call_handler(&r, h, &inv);
+	json_object_put(params);
+	return res;
 }
 
 enum ph_sub_kind
@@ -122,17 +156,7 @@ ph_catalog_watch(struct ph_server *srv, const char *principal, const struct ph_a
 	struct ph_req r;
 	struct json_object *params = json_object_new_object();
 	enum ph_sub_kind w;
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &quiet_ops;
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = &ex;
-	r.method = "subscriptions/listen";
-	r.principal = principal;
-	r.access = access;
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
-	r.params = params;
+	quiet_req(&r, &ex, srv, "subscriptions/listen", principal, access, params);
 	w = ph_resources_watch(&r, uri, path);
 	json_object_put(params);
 	return w;
@@ -199,7 +223,7 @@ text_for(struct ph_server *srv, const struct viewer *who, enum ph_kind kind)
 char *
 ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
 {
-	static const struct viewer everyone = {NULL, NULL};
+	static const struct viewer everyone = {NULL, NULL, NULL};
 	return text_for(srv, &everyone, kind);
 }
 
@@ -207,9 +231,31 @@ bool
 ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
 		       const struct ph_access *now_access, const char *principal, enum ph_kind kind)
 {
-	struct viewer a = {principal, old_access}, b = {principal, now_access};
+	struct viewer a = {principal, old_access, NULL}, b = {principal, now_access, NULL};
 	char *ta = text_for(old, &a, kind), *tb = text_for(now, &b, kind);
 	bool changed = strcmp(ta, tb) != 0;
+	free(ta);
+	free(tb);
+	return changed;
+}
+
+bool
+ph_catalog_changed_seen(struct ph_server *old, struct ph_server *now, ph_access_of_fn access_of,
+			const char *principal, const struct ph_access *own, struct json_object *assigns,
+			enum ph_kind kind)
+{
+	bool was_denied = false, is_denied = false, changed;
+	struct viewer a = {principal, own, assigns}, b = {principal, own, assigns};
+	char *ta, *tb;
+	if (own == NULL && principal != NULL) {
+		a.access = access_of(old, principal, &was_denied);
+		b.access = access_of(now, principal, &is_denied);
+		if (was_denied || is_denied)
+			return was_denied != is_denied;
+	}
+	ta = text_for(old, &a, kind);
+	tb = text_for(now, &b, kind);
+	changed = strcmp(ta, tb) != 0;
 	free(ta);
 	free(tb);
 	return changed;

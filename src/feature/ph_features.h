@@ -37,6 +37,15 @@ void ph_complete(struct ph_req *r, struct ph_outcome *o);
 /* ttlMs/cacheScope of a list method: the section's hints, else the
  * server's (enum ph_list of ph_registry.h). */
 void ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result);
+/* A handler's own cache hints (the ttlMs and cacheScope members of its
+ * answer res, borrowed) capped by the configured ttl and scope, put on
+ * result: ttlMs the smaller, cacheScope "public" only when the
+ * configuration says so, no allow-list shapes r's view and the handler
+ * does not say "private". Nothing when the handler gave none, under
+ * 2025-11-25 or on a retry; a hint out of range is logged under label and
+ * ignored. */
+void ph_cache_cap(struct ph_req *r, struct json_object *res, long long ttl, const char *scope,
+		  struct json_object *result, const char *label);
 
 /* How one configured list is answered: the result key, the access kind,
  * which list's cache hints apply, the name access control checks, and the
@@ -156,6 +165,20 @@ enum ph_sub_kind ph_skills_watch(struct ph_req *r, const char *uri, char **path)
 enum ph_sub_kind ph_catalog_watch(struct ph_server *srv, const char *principal,
 			       const struct ph_access *access, const char *uri, char **path);
 
+/* The configured access of principal in srv (NULL: unrestricted), setting
+ * *denied when it gets none at all (ph_auth_configured_access). */
+typedef const struct ph_access *(*ph_access_of_fn)(const struct ph_server *srv, const char *principal,
+						   bool *denied);
+/* The template parameters of uri (the first template that matches it; {}
+ * for a static resource or none). Caller puts. */
+struct json_object *ph_resources_params(struct ph_req *r, const char *uri);
+/* subscriptions.authorize: of uris (an array of strings, borrowed), those
+ * the handler allows r's principal (with its assigns) to subscribe to, in
+ * one call; all of them without the handler, none when it fails or times
+ * out (logged). Returns a new array (caller puts). */
+struct json_object *ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris);
+/* The same for one uri: true when it is allowed. */
+bool ph_subscriptions_allowed(struct ph_req *r, const char *uri);
 /* subscriptions/listen (ph_subscribe.c). */
 void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
 /* The listens a stdio client holds open in this process: the one whose id
@@ -165,14 +188,32 @@ void ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o);
  * ctx its own); forget drops them all (the client is gone). kept says how
  * many there are. */
 void ph_subscriptions_cancel(struct json_object *request_id);
-void ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
+void ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now, ph_access_of_fn access_of,
 			       int (*send)(void *ctx, const char *json, size_t len), void *ctx);
 void ph_subscriptions_forget(void);
 /* After a reload to now: the stdio listens watch their resource files
  * again, as their principal may read them now (access_of gives the
  * configured access of a principal, setting *denied when it has none). */
-void ph_subscriptions_rewatch(struct ph_server *now,
-			      const struct ph_access *(*access_of)(const struct ph_server *, const char *, bool *));
+void ph_subscriptions_rewatch(struct ph_server *now, ph_access_of_fn access_of);
+/* An application's announcement that uri changed (a handler's
+ * resourcesUpdated, phantom_resource_updated) heard by the stdio process:
+ * resources/updated to its listens and legacy session subscribed to uri,
+ * through send. Returns how many were told. */
+size_t ph_subscriptions_announce(const char *uri, int (*send)(void *ctx, const char *json, size_t len),
+				 void *ctx);
+/* The legacy 2025-11-25 session of the stdio client (the process is the
+ * session): an initialize (r) opens it anew (no subscriptions, level
+ * debug, every list kind r's capabilities show announced on reload);
+ * logging/setLevel sets its level, which later calls read; gen changes
+ * with either (a call process forked before holds the old ones);
+ * resources/subscribe and unsubscribe (sub) of uri, watched as a listen's
+ * resourceSubscriptions are (-32002 for a URI r may not read; at most
+ * sessions.max_subscriptions), answered in o. */
+void ph_subscriptions_stdio_session(struct ph_req *r);
+void ph_subscriptions_stdio_level(enum ph_log_level level);
+enum ph_log_level ph_subscriptions_stdio_log_level(void);
+unsigned ph_subscriptions_stdio_gen(void);
+void ph_subscriptions_stdio_subscribe(struct ph_req *r, const char *uri, bool sub, struct ph_outcome *o);
 /* The descriptor to poll for changes of the stdio listens' files (-1:
  * none), and reading them: notifications/resources/updated to the listens
  * subscribed, through send. */
@@ -185,6 +226,14 @@ size_t ph_subscriptions_kept(void);
  * hints) as one text, to compare two configurations (ph_catalog.c). Caller
  * frees. */
 char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
+/* Calls handler h out of any request (a hook the hub runs: sessions.on_end)
+ * as an invocation of kind with args (borrowed), for principal (NULL:
+ * anonymous) with its assigns (borrowed, may be NULL). Returns the
+ * handler's answer (caller puts) or NULL when it failed (logged, label). */
+struct ph_handler;
+struct json_object *ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind,
+				    const char *label, const char *principal, struct json_object *assigns,
+				    struct json_object *args);
 /* True when a kind's catalogue differs between two configurations: what a
  * reload announces (list_changed) and what it keeps quiet about. */
 bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind);
@@ -193,6 +242,14 @@ bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_ki
  * reload tells a stream only when what its principal sees changed. */
 bool ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
 			    const struct ph_access *now_access, const char *principal, enum ph_kind kind);
+/* The same for one stream's viewer: principal (NULL: anonymous), with the
+ * allow-lists its authenticator gave (own; NULL: those access_of finds
+ * configured for it in each configuration, a principal refused in one of
+ * them seeing a change when it is not refused in both) and its assigns
+ * (NULL: none), which resource_lists handlers and templates see. */
+bool ph_catalog_changed_seen(struct ph_server *old, struct ph_server *now, ph_access_of_fn access_of,
+			     const char *principal, const struct ph_access *own, struct json_object *assigns,
+			     enum ph_kind kind);
 /* Moves the shared change counter of each list kind (tools, prompts,
  * resources) whose catalogue differs, so streams a worker holds (where no
  * hub takes them) announce only what changed. */

@@ -6,6 +6,7 @@
 #include "ph_registry.h"
 #include "ph_util.h"
 #include <stdlib.h>
+#include <string.h>
 
 /* ttlMs/cacheScope of a list: its own hints, else the server's. */
 void
@@ -17,6 +18,35 @@ ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result)
 	const char *scope = reg && reg->lists[which].scope ? reg->lists[which].scope : c->server.scope;
 	if (r->legacy)
 		return;
+	json_object_object_add(result, "ttlMs", json_object_new_int64(ttl));
+	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
+}
+
+void
+ph_cache_cap(struct ph_req *r, struct json_object *res, long long ttl, const char *scope,
+	     struct json_object *result, const char *label)
+{
+	struct json_object *ht = ph_jget(res, "ttlMs");
+	const char *hs = ph_jstr(res, "cacheScope");
+	bool bad_ttl = ht != NULL && (!json_object_is_type(ht, json_type_int) || json_object_get_int64(ht) < 0 ||
+				      json_object_get_int64(ht) > PH_CACHE_TTL_MAX);
+	bool bad_scope = ph_jget(res, "cacheScope") != NULL && (hs == NULL || (strcmp(hs, "public") != 0 &&
+									    strcmp(hs, "private") != 0));
+	if (bad_ttl)
+		ph_log("warning", "%s: ttlMs must be an integer from 0 to %lld; ignored", label, PH_CACHE_TTL_MAX);
+	if (bad_scope)
+		ph_log("warning", "%s: cacheScope must be \"public\" or \"private\"; ignored", label);
+	if ((ht == NULL || bad_ttl) && (hs == NULL || bad_scope))
+		return;
+	/* 2025-11-25 results carry no hints, nor do retries (never cached) */
+	if (r->legacy || ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses"))
+		return;
+	if (ht != NULL && !bad_ttl && json_object_get_int64(ht) < ttl)
+		ttl = json_object_get_int64(ht);
+	if (!bad_scope && hs != NULL && strcmp(hs, "private") == 0)
+		scope = "private";
+	if (ph_access_restricted(r))
+		scope = "private";
 	json_object_object_add(result, "ttlMs", json_object_new_int64(ttl));
 	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
 }

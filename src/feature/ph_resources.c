@@ -538,7 +538,7 @@ handler_contents(struct json_object *res, const char *label, struct json_object 
 
 static enum read_rc
 read_by_handler(struct ph_req *r, const struct ph_handler *h, const char *uri, struct json_object *args,
-		const char *mime, struct json_object **contents, struct ph_outcome *o)
+		const char *mime, struct json_object **contents, struct json_object **hints, struct ph_outcome *o)
 {
 	struct ph_invocation inv;
 	struct json_object *res;
@@ -564,15 +564,24 @@ read_by_handler(struct ph_req *r, const struct ph_handler *h, const char *uri, s
 		return READ_DONE;
 	}
 	rc = handler_contents(res, label, contents);
+	if (rc == READ_OK && (ph_jget(res, "ttlMs") != NULL || ph_jget(res, "cacheScope") != NULL)) {
+		/* the handler's own cache hints, capped by the caller */
+		*hints = json_object_new_object();
+		if (ph_jget(res, "ttlMs"))
+			json_object_object_add(*hints, "ttlMs", json_object_get(ph_jget(res, "ttlMs")));
+		if (ph_jget(res, "cacheScope"))
+			json_object_object_add(*hints, "cacheScope", json_object_get(ph_jget(res, "cacheScope")));
+	}
 	json_object_put(res);
 	return rc;
 }
 
 /* Finds what serves uri and reads it. On READ_OK *contents is the array
- * (caller puts) and *cache the hints that apply. */
+ * (caller puts), *cache the configured hints that apply and *hints those
+ * a handler gave (an object; caller puts; NULL when none). */
 static enum read_rc
 read_uri(struct ph_req *r, const char *uri, struct json_object **contents, const struct ph_cache **cache,
-	 int *list, struct ph_outcome *o)
+	 int *list, struct json_object **hints, struct ph_outcome *o)
 {
 	struct ph_registry *reg = reg_of(r);
 	struct ph_resource *res = ph_registry_resource(reg, uri);
@@ -593,7 +602,7 @@ read_uri(struct ph_req *r, const char *uri, struct json_object **contents, const
 		}
 		{
 			struct json_object *args = json_object_new_object();
-			enum read_rc rc = read_by_handler(r, &res->h, uri, args, res->mime, contents, o);
+			enum read_rc rc = read_by_handler(r, &res->h, uri, args, res->mime, contents, hints, o);
 			json_object_put(args);
 			return rc;
 		}
@@ -616,7 +625,7 @@ read_uri(struct ph_req *r, const char *uri, struct json_object **contents, const
 			struct json_object *args = json_object_new_object();
 			for (size_t k = 0; k < ph_uritemplate_nvars(t->ut); k++)
 				json_object_object_add(args, ph_uritemplate_var(t->ut, k), json_object_new_string(vals[k]));
-			rc = read_by_handler(r, &t->h, uri, args, t->mime, contents, o);
+			rc = read_by_handler(r, &t->h, uri, args, t->mime, contents, hints, o);
 			json_object_put(args);
 		}
 		ph_uritemplate_vals_free(t->ut, vals);
@@ -628,10 +637,11 @@ read_uri(struct ph_req *r, const char *uri, struct json_object **contents, const
 void
 ph_resources_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 {
-	struct json_object *contents = NULL;
+	struct json_object *contents = NULL, *hints = NULL;
 	const struct ph_cache *cache = NULL;
 	int list = PH_LIST_RESOURCES;
-	enum read_rc rc = read_uri(r, uri, &contents, &cache, &list, o);
+	enum read_rc rc = read_uri(r, uri, &contents, &cache, &list, &hints, o);
+	char label[300];
 	const struct ph_registry *reg = reg_of(r);
 	const struct ph_config *c = r->srv->conf;
 	long long ttl;
@@ -650,8 +660,10 @@ ph_resources_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 	}
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "contents", contents);
-	if (r->legacy)
+	if (r->legacy) {
+		json_object_put(hints);
 		return;
+	}
 	/* the resource's hints, else its section's, else the server's */
 	ttl = cache && cache->ttl_ms >= 0 ? cache->ttl_ms
 	      : reg && reg->lists[list].ttl_ms >= 0 ? reg->lists[list].ttl_ms : c->server.ttl_ms;
@@ -659,14 +671,22 @@ ph_resources_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		: reg && reg->lists[list].scope ? reg->lists[list].scope : c->server.scope;
 	json_object_object_add(o->result, "ttlMs", json_object_new_int64(ttl));
 	json_object_object_add(o->result, "cacheScope", json_object_new_string(scope));
+	if (hints != NULL) { /* the handler's, within those */
+		ph_label(label, sizeof label, "resource", uri);
+		ph_cache_cap(r, hints, ttl, scope, o->result, label);
+		json_object_put(hints);
+	}
 }
 
 int
 ph_resources_fetch(struct ph_req *r, const char *uri, struct json_object **contents)
 {
 	const struct ph_cache *cache;
+	struct json_object *hints = NULL;
 	int list;
-	switch (read_uri(r, uri, contents, &cache, &list, NULL)) {
+	enum read_rc rc = read_uri(r, uri, contents, &cache, &list, &hints, NULL);
+	json_object_put(hints); /* an embedded read: the caller's result has its own */
+	switch (rc) {
 	case READ_OK:
 		return 0;
 	case READ_NOT_FOUND:
@@ -724,6 +744,26 @@ template_watch(struct ph_req *r, const char *uri, char **path)
 		return w;
 	}
 	return PH_SUB_NONE;
+}
+
+struct json_object *
+ph_resources_params(struct ph_req *r, const char *uri)
+{
+	struct ph_registry *reg = reg_of(r);
+	struct json_object *p = json_object_new_object();
+	if (ph_registry_resource(reg, uri) != NULL)
+		return p;
+	for (size_t i = 0; reg && i < reg->ntemplates; i++) {
+		struct ph_template *t = reg->templates[i];
+		char *vals[PH_URITEMPLATE_MAX_VARS];
+		if (!ph_uritemplate_match(t->ut, uri, vals))
+			continue;
+		for (size_t k = 0; k < ph_uritemplate_nvars(t->ut); k++)
+			json_object_object_add(p, ph_uritemplate_var(t->ut, k), json_object_new_string(vals[k]));
+		ph_uritemplate_vals_free(t->ut, vals);
+		break;
+	}
+	return p;
 }
 
 enum ph_sub_kind

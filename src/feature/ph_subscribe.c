@@ -9,6 +9,7 @@
  * clients listen again. */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_registry.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include "ph_watch.h"
@@ -31,11 +32,14 @@ static const struct {
 };
 
 /* {"_meta": {subscriptionId: id}}: the params of a notification on the
- * stream of listen id (caller puts). */
+ * stream of listen id, {} for the legacy session (id NULL) (caller puts). */
 static struct json_object *
 tagged_id(struct json_object *id)
 {
-	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
+	struct json_object *p = json_object_new_object(), *m;
+	if (id == NULL) /* the legacy session: no subscription to name */
+		return p;
+	m = json_object_new_object();
 	json_object_object_add(m, META_SUBID, json_object_get(id));
 	json_object_object_add(p, "_meta", m);
 	return p;
@@ -47,10 +51,74 @@ tagged(struct ph_req *r)
 	return tagged_id(r->id);
 }
 
+/* ---- subscriptions.authorize ------------------------------------------------------ */
+
+struct json_object *
+ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
+{
+	const struct ph_registry *reg = r->srv->conf->registry;
+	struct json_object *args, *list, *res, *allowed, *out = json_object_new_array();
+	size_t n = json_object_array_length(uris);
+	if (reg == NULL || reg->sub_authorize == NULL || n == 0) {
+		for (size_t i = 0; i < n; i++)
+			json_object_array_add(out, json_object_get(json_object_array_get_idx(uris, i)));
+		return out;
+	}
+	args = json_object_new_object();
+	list = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_new_object();
+		const char *uri = json_object_get_string(json_object_array_get_idx(uris, i));
+		json_object_object_add(e, "uri", json_object_new_string(uri));
+		json_object_object_add(e, "params", ph_resources_params(r, uri));
+		json_object_array_add(list, e);
+	}
+	json_object_object_add(args, "uris", list);
+	res = ph_catalog_hook(r->srv, &reg->sub_authorize->h, "subscription", "subscriptions.authorize",
+			      r->principal, r->assigns, args);
+	json_object_put(args);
+	allowed = ph_jget(res, "allowed");
+	if (!json_object_is_type(allowed, json_type_array)) {
+		ph_log("warning", "subscriptions.authorize %s for %s: nothing is allowed",
+		       res == NULL ? "failed (see above)" : "answered without an \"allowed\" array",
+		       r->principal ? r->principal : "(anonymous)");
+		json_object_put(res);
+		return out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *u = json_object_array_get_idx(uris, i);
+		for (size_t j = 0; j < json_object_array_length(allowed); j++)
+			if (json_object_is_type(json_object_array_get_idx(allowed, j), json_type_string) &&
+			    strcmp(json_object_get_string(json_object_array_get_idx(allowed, j)),
+				   json_object_get_string(u)) == 0) {
+				json_object_array_add(out, json_object_get(u));
+				break;
+			}
+	}
+	json_object_put(res);
+	return out;
+}
+
+bool
+ph_subscriptions_allowed(struct ph_req *r, const char *uri)
+{
+	struct json_object *one = json_object_new_array(), *ok;
+	bool yes;
+	json_object_array_add(one, json_object_new_string(uri));
+	ok = ph_subscriptions_authorize(r, one);
+	yes = json_object_array_length(ok) == 1;
+	json_object_put(ok);
+	json_object_put(one);
+	return yes;
+}
+
 /* ---- listens kept open on stdio (no hub: this process tells them) ---- */
 
 /* A stdio listen: its id, the kinds granted, and the resource URIs granted
- * with the watches behind those that are files (in swatch). */
+ * with the watches behind those that are files (in swatch). The legacy
+ * 2025-11-25 session of the stdio client (after its initialize) is one too,
+ * without an id: its resources/subscribe URIs, every list kind, and its
+ * notifications carry no subscription id. */
 struct kept {
 	struct json_object *id;
 	bool on[PH_ARRAY_LEN(kinds)];
@@ -58,13 +126,19 @@ struct kept {
 	struct json_object *uris; /* array, may be empty */
 	struct ph_wsub **subs;
 	size_t nsubs;
+	struct json_object *pending; /* URIs changed, to ask subscriptions.authorize about */
 };
 static struct kept **kept;
 static size_t nkept;
 static struct ph_watch *swatch; /* made at the first listen with URIs */
+static struct kept *legacy;     /* the stdio client's legacy session, in kept[] */
+static enum ph_log_level legacy_level = PH_LOG_DEBUG; /* its logging/setLevel */
+static struct ph_server *kept_srv; /* the configuration the kept entries were resolved in */
+static unsigned legacy_gen;     /* changes of legacy_level and of the session */
 
 /* Watches the URIs of k that are files (resolved as by ph_catalog_watch
- * for k's principal with access acc), at most max_dirs directories. */
+ * for k's principal with access acc), at most max_dirs directories, and
+ * keeps those a handler serves for announcements. */
 static void
 watch_kept(struct kept *k, struct ph_server *srv, const struct ph_access *acc)
 {
@@ -76,7 +150,9 @@ watch_kept(struct kept *k, struct ph_server *srv, const struct ph_access *acc)
 		const char *uri = json_object_get_string(json_object_array_get_idx(k->uris, i));
 		char *path = NULL;
 		struct ph_wsub *w;
-		if (ph_catalog_watch(srv, k->principal, acc, uri, &path) != PH_SUB_FILE) {
+		/* a URI a handler serves is kept too (no path): a handler's
+		 * announcement reaches it (ph_subscriptions_announce) */
+		if (ph_catalog_watch(srv, k->principal, acc, uri, &path) == PH_SUB_NONE) {
 			free(path);
 			continue;
 		}
@@ -107,6 +183,7 @@ kept_free(struct kept *k)
 	unwatch_kept(k);
 	json_object_put(k->id);
 	json_object_put(k->uris);
+	json_object_put(k->pending);
 	free(k->principal);
 	free(k);
 }
@@ -127,6 +204,7 @@ keep_listen(struct ph_req *r, const bool on[], struct json_object *uris)
 	memcpy(k->on, on, sizeof k->on);
 	k->principal = r->principal ? ph_xstrdup(r->principal) : NULL;
 	k->uris = json_object_get(uris);
+	kept_srv = r->srv;
 	watch_kept(k, r->srv, r->access);
 	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
 	kept[nkept++] = k;
@@ -149,7 +227,7 @@ void
 ph_subscriptions_cancel(struct json_object *request_id)
 {
 	for (size_t i = 0; request_id && i < nkept; i++)
-		if (same_id(kept[i]->id, request_id)) {
+		if (kept[i]->id != NULL && same_id(kept[i]->id, request_id)) {
 			kept_free(kept[i]);
 			kept[i] = kept[--nkept];
 			return;
@@ -179,22 +257,21 @@ send_note(int (*send)(void *ctx, const char *json, size_t len), void *ctx, const
 }
 
 void
-ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now,
+ph_subscriptions_reloaded(struct ph_server *old, struct ph_server *now, ph_access_of_fn access_of,
 			  int (*send)(void *ctx, const char *json, size_t len), void *ctx)
 {
-	bool changed[PH_ARRAY_LEN(kinds)];
-	for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++)
-		changed[k] = nkept > 0 && ph_catalog_changed(old, now, kinds[k].kind);
 	for (size_t i = 0; i < nkept; i++)
 		for (size_t k = 0; k < PH_ARRAY_LEN(kinds); k++)
-			if (changed[k] && kept[i]->on[k])
+			if (kept[i]->on[k] &&
+			    ph_catalog_changed_seen(old, now, access_of, kept[i]->principal, NULL, NULL,
+						    kinds[k].kind))
 				send_note(send, ctx, kinds[k].method, tagged_id(kept[i]->id));
 }
 
 void
-ph_subscriptions_rewatch(struct ph_server *now,
-			 const struct ph_access *(*access_of)(const struct ph_server *, const char *, bool *))
+ph_subscriptions_rewatch(struct ph_server *now, ph_access_of_fn access_of)
 {
+	kept_srv = now;
 	for (size_t i = 0; i < nkept; i++) {
 		bool denied = false;
 		const struct ph_access *acc = access_of(now, kept[i]->principal, &denied);
@@ -215,23 +292,61 @@ struct note_to {
 	void *ctx;
 };
 
-/* A watched file changed: resources/updated on the listen that owns it. */
+/* A watched file changed, or an announcement: noted for the listen (or
+ * session) that owns the subscription; flush_updates tells it. */
 static void
 updated(void *ctx, void *owner, const char *uri)
 {
-	struct note_to *to = ctx;
 	struct kept *k = owner;
-	struct json_object *p = tagged_id(k->id);
-	json_object_object_add(p, "uri", json_object_new_string(uri));
-	send_note(to->send, to->ctx, "notifications/resources/updated", p);
+	(void)ctx;
+	if (k->pending == NULL)
+		k->pending = json_object_new_array();
+	json_object_array_add(k->pending, json_object_new_string(uri));
+}
+
+/* resources/updated for what each entry noted, asking
+ * subscriptions.authorize first, one call per entry for all its URIs. */
+static void
+flush_updates(struct note_to *to)
+{
+	for (size_t i = 0; i < nkept; i++) {
+		struct kept *k = kept[i];
+		struct json_object *ok;
+		struct ph_req who;
+		if (k->pending == NULL)
+			continue;
+		memset(&who, 0, sizeof who);
+		who.srv = kept_srv;
+		who.principal = k->principal;
+		ok = kept_srv ? ph_subscriptions_authorize(&who, k->pending) : json_object_get(k->pending);
+		for (size_t j = 0; j < json_object_array_length(ok); j++) {
+			struct json_object *p = tagged_id(k->id);
+			json_object_object_add(p, "uri", json_object_get(json_object_array_get_idx(ok, j)));
+			send_note(to->send, to->ctx, "notifications/resources/updated", p);
+		}
+		json_object_put(ok);
+		json_object_put(k->pending);
+		k->pending = NULL;
+	}
 }
 
 void
 ph_subscriptions_watch_read(int (*send)(void *ctx, const char *json, size_t len), void *ctx)
 {
 	struct note_to to = {send, ctx};
-	if (swatch)
+	if (swatch) {
 		ph_watch_read(swatch, updated, &to);
+		flush_updates(&to);
+	}
+}
+
+size_t
+ph_subscriptions_announce(const char *uri, int (*send)(void *ctx, const char *json, size_t len), void *ctx)
+{
+	struct note_to to = {send, ctx};
+	size_t n = swatch ? ph_watch_announce(swatch, uri, updated, &to) : 0;
+	flush_updates(&to);
+	return n;
 }
 
 void
@@ -242,8 +357,105 @@ ph_subscriptions_forget(void)
 	free(kept);
 	kept = NULL;
 	nkept = 0;
+	legacy = NULL;
+	kept_srv = NULL;
 	ph_watch_free(swatch);
 	swatch = NULL;
+}
+
+/* ---- the legacy session of the stdio client ------------------------------------ */
+
+/* Drops the legacy session's entry (its subscriptions), if any. */
+static void
+legacy_drop(void)
+{
+	for (size_t i = 0; legacy != NULL && i < nkept; i++)
+		if (kept[i] == legacy) {
+			kept_free(legacy);
+			kept[i] = kept[--nkept];
+			legacy = NULL;
+		}
+}
+
+void
+ph_subscriptions_stdio_session(struct ph_req *r)
+{
+	struct json_object *caps = ph_capabilities(r);
+	legacy_drop();
+	legacy = ph_xcalloc(1, sizeof *legacy);
+	/* list changes may be sent without a subscription (mcp-wire §13.3):
+	 * those of the kinds this client was told of */
+	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++)
+		legacy->on[i] = ph_jget(caps, kinds[i].cap) != NULL;
+	json_object_put(caps);
+	legacy->principal = r->principal ? ph_xstrdup(r->principal) : NULL;
+	legacy->uris = json_object_new_array();
+	kept_srv = r->srv;
+	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
+	kept[nkept++] = legacy;
+	legacy_level = PH_LOG_DEBUG;
+	legacy_gen++;
+}
+
+void
+ph_subscriptions_stdio_level(enum ph_log_level level)
+{
+	legacy_level = level;
+	legacy_gen++;
+}
+
+enum ph_log_level
+ph_subscriptions_stdio_log_level(void)
+{
+	return legacy_level;
+}
+
+unsigned
+ph_subscriptions_stdio_gen(void)
+{
+	return legacy_gen;
+}
+
+/* The index of uri in a (an array of strings), or -1. */
+static long
+uri_at(struct json_object *a, const char *uri)
+{
+	for (size_t i = 0; i < json_object_array_length(a); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), uri) == 0)
+			return (long)i;
+	return -1;
+}
+
+void
+ph_subscriptions_stdio_subscribe(struct ph_req *r, const char *uri, bool sub, struct ph_outcome *o)
+{
+	long long max = r->srv->conf->sessions.max_subscriptions;
+	long at;
+	char *path = NULL;
+	if (legacy == NULL) { /* no initialize yet: nothing to send them on later */
+		o->result = json_object_new_object();
+		return;
+	}
+	at = uri_at(legacy->uris, uri);
+	if (sub && (ph_resources_watch(r, uri, &path) == PH_SUB_NONE || !ph_subscriptions_allowed(r, uri))) {
+		free(path);
+		ph_outcome_not_found(r, o, uri);
+		return;
+	}
+	free(path);
+	if (sub && at < 0 && (long long)json_object_array_length(legacy->uris) >= max) {
+		ph_outcome_error(o, PH_E_HANDLER, NULL, "This session holds sessions.max_subscriptions (%lld) "
+				 "resource subscriptions; unsubscribe from one first", max);
+		return;
+	}
+	if (sub && at < 0)
+		json_object_array_add(legacy->uris, json_object_new_string(uri));
+	else if (!sub && at >= 0)
+		json_object_array_del_idx(legacy->uris, (size_t)at, 1);
+	/* the watches follow the URIs held now */
+	unwatch_kept(legacy);
+	watch_kept(legacy, r->srv, r->access);
+	o->result = json_object_new_object();
 }
 
 /* The filter granted for want: the kinds asked for that this server
@@ -330,7 +542,10 @@ grant_uris(struct ph_req *r, struct json_object *want)
 		free(path);
 	}
 	json_object_put(seen);
-	return out;
+	/* the application's word, one call for them all */
+	seen = ph_subscriptions_authorize(r, out);
+	json_object_put(out);
+	return seen;
 }
 
 /* resourceSubscriptions within subscriptions.max_resource_subscriptions
@@ -459,6 +674,7 @@ hand_over(struct ph_req *r, const bool on[], struct json_object *uris, struct js
 		json_object_object_add(d, "tasks", json_object_get(tasks));
 	if (r->principal)
 		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+	ph_access_describe(r, d); /* what its list_changed is computed on */
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);

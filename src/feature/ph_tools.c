@@ -456,5 +456,8 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	o->result = ph_tool_result(t, res, label);
+	/* the handler's cache hints, capped by the server's (an error has none) */
+	if (!json_object_get_boolean(ph_jget(o->result, "isError")))
+		ph_cache_cap(r, res, r->srv->conf->server.ttl_ms, r->srv->conf->server.scope, o->result, label);
 	json_object_put(res);
 }

@@ -93,6 +93,37 @@ stdio_stream_send(struct ph_exchange *ex, const char *json, size_t len)
  * read, 0 at EOF, -1 on error or when nothing was available. */
 static int send_line(void *ctx, const char *json, size_t len);
 
+/* poll(2) that a SIGHUP asking for a reload always ends: the signal is
+ * held from the last look at the flag until ppoll waits, since one that
+ * came between the two would otherwise wait for the next input. */
+static int
+poll_or_reload(const struct stdio_front *f, struct pollfd *p, nfds_t n, int ms)
+{
+	sigset_t hup, old;
+	struct timespec ts, *tp = NULL;
+	int rc, e;
+	if (!f->reload)
+		return poll(p, n, ms);
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	sigprocmask(SIG_BLOCK, &hup, &old);
+	if (ph_reload_requested) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		errno = EINTR;
+		return -1;
+	}
+	if (ms >= 0) {
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+		tp = &ts;
+	}
+	rc = ppoll(p, n, tp, &old);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return rc;
+}
+
 /* Waiting for input: the files the client's listens subscribed to are
  * watched meanwhile, and their changes sent as they come. Returns true
  * when stdin has something (or ended), false when a reload interrupted the
@@ -102,9 +133,7 @@ input_or_watch(struct stdio_front *f)
 {
 	int wfd = f->kid ? -1 : ph_subscriptions_watch_fd();
 	struct pollfd p[2] = {{0, POLLIN, 0}, {wfd, POLLIN, 0}};
-	if (wfd < 0)
-		return true;
-	while (poll(p, 2, -1) < 0) {
+	while (poll_or_reload(f, p, 2, -1) < 0) {
 		if (errno != EINTR || (f->reload && ph_reload_requested))
 			return false;
 	}
@@ -285,6 +314,32 @@ send_line(void *ctx, const char *json, size_t len)
 	return put_line(json, len);
 }
 
+/* An announcement heard by the main process (phantom_resource_updated,
+ * an exec handler's resourcesUpdated in a call served here): told to the
+ * client's listens and legacy session subscribed to uri. */
+static int
+announce_here(const char *uri)
+{
+	ph_subscriptions_announce(uri, send_line, NULL);
+	return 0;
+}
+
+/* The same heard in a call process: passed to the main process, which
+ * holds the subscriptions, as a line of its own on the call's stdout, one
+ * that no JSON-RPC message starts with (kid_lines takes it out). */
+#define ANNOUNCE_MARK '\001'
+static int
+announce_to_main(const char *uri)
+{
+	if (strchr(uri, '\n') != NULL) {
+		ph_log("warning", "stdio: an announced URI with a newline in it is not passed on");
+		return -1;
+	}
+	if (fputc(ANNOUNCE_MARK, stdout) == EOF)
+		return -1;
+	return put_line(uri, strlen(uri));
+}
+
 static void
 on_hup(int sig)
 {
@@ -305,7 +360,7 @@ reload(struct ph_server **srv, const char *conf_path, bool persist)
 		ph_log("error", "reload failed: keeping the running configuration");
 		return;
 	}
-	ph_subscriptions_reloaded(*srv, n, send_line, NULL);
+	ph_subscriptions_reloaded(*srv, n, ph_auth_configured_access, send_line, NULL);
 	ph_subscriptions_rewatch(n, ph_auth_configured_access);
 	ph_server_free(*srv);
 	*srv = n;
@@ -416,6 +471,7 @@ struct pool {
 	size_t nq, qmax;
 	int64_t grace_us;   /* limits.exec_grace_ms */
 	unsigned gen;       /* ph_park_stdio_gen() when the call processes were forked */
+	unsigned sgen;      /* ph_subscriptions_stdio_gen() then (the log level) */
 	bool eof_sent;      /* stdin ended and the queue is empty: the children's stdin is closed too */
 	bool gone;          /* stdout failed: the client is gone */
 };
@@ -463,6 +519,7 @@ kid_run(struct stdio_front *f, struct pool *p, struct ph_server *srv, const stru
 	f->eof = false;
 	f->reload = false;
 	f->kid = true;
+	ph_shared_local_announce(announce_to_main);
 	serve_here(f, srv, w->line, w->len, w->too_long);
 	for (;;) {
 		char *line;
@@ -516,6 +573,13 @@ kid_lines(struct pool *p, struct kid *k)
 		if (len == 0) { /* its call is done */
 			at++;
 			kid_free(p, k);
+			continue;
+		}
+		if (k->out.data[at] == ANNOUNCE_MARK) { /* its handler announced a change */
+			char *uri = ph_xstrndup(k->out.data + at + 1, len - 1);
+			announce_here(uri);
+			free(uri);
+			at += len + 1;
 			continue;
 		}
 		if (id != NULL) { /* the client's answer goes to k */
@@ -807,8 +871,10 @@ dispatch(struct stdio_front *f, struct pool *p, struct ph_server *srv, char *lin
 	serve_here(f, srv, line, n, too_long);
 	free(line);
 	free(id);
-	if (p->gen != ph_park_stdio_gen()) { /* an initialize: other capabilities */
+	/* an initialize (other capabilities) or a logging/setLevel */
+	if (p->gen != ph_park_stdio_gen() || p->sgen != ph_subscriptions_stdio_gen()) {
 		p->gen = ph_park_stdio_gen();
+		p->sgen = ph_subscriptions_stdio_gen();
 		kid_retire_all(p);
 	}
 }
@@ -846,6 +912,7 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 	p.qmax = (size_t)(*srvp)->conf->stdio.queue;
 	p.kids = ph_xcalloc(p.max, sizeof *p.kids);
 	p.gen = ph_park_stdio_gen();
+	p.sgen = ph_subscriptions_stdio_gen();
 	p.q = ph_xcalloc(p.qmax, sizeof *p.q);
 	pf = ph_xcalloc(2 * p.max + 2, sizeof *pf);
 	for (;;) {
@@ -925,7 +992,7 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 				pf[npf++] = (struct pollfd){k->to, POLLOUT, 0};
 		}
 		ms = next_timeout(&p, deadline);
-		if (poll(pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
+		if (poll_or_reload(f, pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
 			break;
 		if (stdin_at >= 0 && (pf[stdin_at].revents & (POLLIN | POLLHUP | POLLERR))) {
 			errno = 0;
@@ -978,6 +1045,7 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable, bo
 		sa.sa_handler = on_hup;
 		sigaction(SIGHUP, &sa, NULL);
 	}
+	ph_shared_local_announce(announce_here);
 	memset(&f, 0, sizeof f);
 	ph_buf_init(&f.in);
 	f.max_line = (size_t)(*srvp)->conf->http.max_body;
@@ -987,6 +1055,7 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable, bo
 	else
 		run_serial(&f, srvp, conf_path);
 	ph_buf_free(&f.in);
+	ph_shared_local_announce(NULL);
 	ph_subscriptions_forget();
 	ph_persist_shutdown();
 	return 0;

@@ -36,6 +36,8 @@ struct phantom_result {
 	long long total;
 	bool is_error, not_found;
 	bool bad_text; /* a builder was given text that is not UTF-8: the call fails */
+	long long ttl_ms;    /* phantom_result_cache: -1 none */
+	const char *scope;   /* phantom_result_cache: "public", "private" or NULL */
 	size_t texts;  /* blocks phantom_result_text made (their text checked there) */
 };
 
@@ -297,6 +299,7 @@ phantom_result_new(void)
 	phantom_result *res = ph_xcalloc(1, sizeof *res);
 	res->content = json_object_new_array();
 	res->total = -1;
+	res->ttl_ms = -1;
 	return res;
 }
 
@@ -473,6 +476,17 @@ phantom_result_description(phantom_result *res, const char *description)
 		return -1;
 	free(res->description);
 	res->description = description ? ph_xstrdup(description) : NULL;
+	return 0;
+}
+
+int
+phantom_result_cache(phantom_result *res, long long ttl_ms, const char *scope)
+{
+	if (res == NULL || ttl_ms > PH_CACHE_TTL_MAX ||
+	    (scope != NULL && strcmp(scope, "public") != 0 && strcmp(scope, "private") != 0))
+		return -1;
+	res->ttl_ms = ttl_ms < 0 ? -1 : ttl_ms;
+	res->scope = scope == NULL ? NULL : scope[1] == 'u' ? "public" : "private";
 	return 0;
 }
 
@@ -732,6 +746,11 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		if (res->total >= 0)
 			ph_jset(o, "total", json_object_new_int64(res->total));
 	}
+	/* phantom_result_cache: the exec protocol's members */
+	if (res->ttl_ms >= 0)
+		ph_jset(o, "ttlMs", json_object_new_int64(res->ttl_ms));
+	if (res->scope != NULL)
+		ph_jset(o, "cacheScope", json_object_new_string(res->scope));
 	return o;
 }
 

@@ -198,6 +198,8 @@ ph_registry_free(struct ph_registry *reg)
 	for (size_t i = 0; i < reg->napps; i++)
 		ph_app_free(reg->apps[i]);
 	free(reg->apps);
+	ph_catalog_free(reg->session_end);
+	ph_catalog_free(reg->sub_authorize);
 	for (int i = 0; i < PH_LIST__N; i++)
 		free(reg->lists[i].scope);
 	/* after the items: their handlers point into these */

@@ -32,6 +32,8 @@ struct ph_completion {
 	struct ph_handler h; /* or a handler */
 };
 
+/* The largest ttlMs a configuration or a handler may give. */
+#define PH_CACHE_TTL_MAX 86400000LL
 /* Cache hints: ttl_ms < 0 and scope NULL mean "not set here". */
 struct ph_cache {
 	long long ttl_ms;
@@ -176,6 +178,8 @@ struct ph_registry {
 	size_t ncatalogs;
 	struct ph_app **apps;               /* apps:, in order */
 	size_t napps;
+	struct ph_catalog *session_end;     /* sessions.on_end, NULL: none */
+	struct ph_catalog *sub_authorize;   /* subscriptions.authorize, NULL: none */
 	struct ph_cache lists[PH_LIST__N]; /* hints of the list methods */
 	void **dl;                          /* module handles, closed on free */
 	size_t ndl;

@@ -17,6 +17,7 @@
 #include "ph_auth.h"
 #include "ph_hub_session.h"
 #include "ph_hub_state.h"
+#include "ph_registry.h"
 #include "ph_core.h"
 #include "ph_features.h"
 #include "ph_shared.h"
@@ -54,6 +55,8 @@ struct stream {
 	unsigned rid;             /* the FastCGI request id */
 	struct json_object *id;   /* the listen request's id: the subscription id */
 	char *principal;          /* NULL when anonymous */
+	struct ph_access *own;    /* allow-lists its authenticator gave, NULL: the configured ones */
+	struct json_object *assigns; /* its principal's assigns, NULL: none */
 	bool on[NKINDS];
 	int64_t opened_us, ping_us;
 	unsigned long events;
@@ -133,6 +136,8 @@ drop(struct hub *h, struct stream *s, const char *why)
 	json_object_put(s->id);
 	json_object_put(s->tasks);
 	free(s->principal);
+	ph_access_free(s->own);
+	json_object_put(s->assigns);
 	ph_buf_free(&s->out);
 	free(s);
 }
@@ -370,8 +375,8 @@ unwatch_stream(struct hub *h, struct stream *s)
 static bool
 watch_stream(struct hub *h, struct stream *s)
 {
-	bool denied;
-	const struct ph_access *acc = ph_auth_configured_access(h->srv, s->principal, &denied);
+	bool denied = false;
+	const struct ph_access *acc = s->own ? s->own : ph_auth_configured_access(h->srv, s->principal, &denied);
 	if (s->nuris == 0 || h->watch == NULL || denied)
 		return true;
 	s->wsubs = ph_xcalloc(s->nuris, sizeof *s->wsubs);
@@ -533,6 +538,9 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	s->id = json_object_get(ph_jget(d, "id"));
 	if (ph_jstr(d, "principal"))
 		s->principal = ph_xstrdup(ph_jstr(d, "principal"));
+	s->own = ph_access_read(ph_jget(d, "access"));
+	if (json_object_is_type(ph_jget(d, "assigns"), json_type_object))
+		s->assigns = json_object_get(ph_jget(d, "assigns"));
 	for (size_t i = 0; i < NKINDS; i++)
 		s->on[i] = json_object_get_boolean(json_object_array_get_idx(on, i));
 	uris = ph_jget(d, "uris");
@@ -625,35 +633,58 @@ receive(struct hub *h)
 
 /* ---- changes, time, signals ------------------------------------------------ */
 
-/* What principal sees of each kind changed between old and h->srv: the
- * answer for everyone (all) when it has allow-lists in neither, else its
- * own catalogues compared (a principal refused in one of them: changed when
- * it is not refused in both), kept in cache (an object of arrays, one per
- * principal) for its other streams. */
+/* True when what a viewer sees may differ from what everyone sees beyond
+ * its allow-lists: an application's resource_lists answer each principal. */
+static bool
+per_viewer(const struct ph_server *s)
+{
+	return s->conf->registry != NULL && s->conf->registry->ncatalogs > 0;
+}
+
+/* What a viewer sees of each kind changed between old and h->srv: its
+ * principal (NULL: anonymous), the allow-lists its authenticator gave (own;
+ * NULL: the configured ones, looked up in each configuration, so a change
+ * to them alone counts) and its assigns. The answer for everyone (all)
+ * when nothing of that can make its view differ; else its own catalogues
+ * compared (ph_catalog_changed_seen), kept in cache (an object of arrays,
+ * one per viewer) for its other streams and sessions. */
 static void
 changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *principal,
-	    struct json_object *cache, bool out[])
+	    const struct ph_access *own, struct json_object *assigns, struct json_object *cache, bool out[])
 {
 	bool was_denied, is_denied;
-	const struct ph_access *a, *b;
-	struct json_object *c;
+	struct json_object *c, *key;
+	const char *k;
 	memcpy(out, all, NKINDS * sizeof *out);
 	if (principal == NULL)
 		return;
-	a = ph_auth_configured_access(old, principal, &was_denied);
-	b = ph_auth_configured_access(h->srv, principal, &is_denied);
-	if (a == NULL && b == NULL && !was_denied && !is_denied)
+	if (own == NULL && assigns == NULL && !per_viewer(old) && !per_viewer(h->srv) &&
+	    ph_auth_configured_access(old, principal, &was_denied) == NULL &&
+	    ph_auth_configured_access(h->srv, principal, &is_denied) == NULL && !was_denied && !is_denied)
 		return;
-	if (!json_object_object_get_ex(cache, principal, &c)) {
-		c = json_object_new_array();
-		for (size_t k = 0; k < NKINDS; k++)
-			json_object_array_add(c, json_object_new_boolean(
-				was_denied || is_denied ? was_denied != is_denied
-				: ph_catalog_changed_for(old, a, h->srv, b, principal, kinds[k].kind)));
-		json_object_object_add(cache, principal, c);
+	key = json_object_new_array();
+	json_object_array_add(key, json_object_new_string(principal));
+	if (own != NULL || assigns != NULL) {
+		struct json_object *d = json_object_new_object();
+		struct ph_req who;
+		memset(&who, 0, sizeof who);
+		who.access = own;
+		who.access_own = own != NULL;
+		who.assigns = assigns;
+		ph_access_describe(&who, d);
+		json_object_array_add(key, d);
 	}
-	for (size_t k = 0; k < NKINDS; k++)
-		out[k] = json_object_get_boolean(json_object_array_get_idx(c, k));
+	k = json_object_to_json_string_ext(key, JSON_C_TO_STRING_PLAIN);
+	if (!json_object_object_get_ex(cache, k, &c)) {
+		c = json_object_new_array();
+		for (size_t i = 0; i < NKINDS; i++)
+			json_object_array_add(c, json_object_new_boolean(ph_catalog_changed_seen(
+				old, h->srv, ph_auth_configured_access, principal, own, assigns, kinds[i].kind)));
+		json_object_object_add(cache, k, c);
+	}
+	json_object_put(key);
+	for (size_t i = 0; i < NKINDS; i++)
+		out[i] = json_object_get_boolean(json_object_array_get_idx(c, i));
 }
 
 struct changed_ctx {
@@ -665,11 +696,12 @@ struct changed_ctx {
 
 /* ph_hstate_changed_fn for a reload: what changed_for says. */
 static bool
-session_changed(void *ctx, const char *principal, size_t k)
+session_changed(void *ctx, const char *principal, const struct ph_access *own, struct json_object *assigns,
+		size_t k)
 {
 	struct changed_ctx *c = ctx;
 	bool mine[NKINDS];
-	changed_for(c->h, c->old, c->all, principal, c->cache, mine);
+	changed_for(c->h, c->old, c->all, principal, own, assigns, c->cache, mine);
 	return mine[k];
 }
 
@@ -697,17 +729,18 @@ reload(struct hub *h)
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
 		bool mine[NKINDS];
-		changed_for(h, old, changed, s->principal, cache, mine);
+		changed_for(h, old, changed, s->principal, s->own, s->assigns, cache, mine);
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
 			if (mine[k] && s->on[k] && (told++, !notify(h, s, kinds[k].method)))
 				break;
 	}
 	{
+		/* every kind: a session's view may change with its allow-list
+		 * alone, the catalogue for everyone staying the same */
 		struct changed_ctx cc = {h, old, changed, cache};
 		for (size_t k = 0; k < NKINDS; k++)
-			if (changed[k])
-				told += ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k,
-								   session_changed, &cc);
+			told += ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k,
+							   session_changed, &cc);
 	}
 	json_object_put(cache);
 	ph_server_free(old);

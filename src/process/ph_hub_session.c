@@ -25,12 +25,15 @@
 #include "first.h"
 #include "ph_hub_session.h"
 #include "ph_call.h"
+#include "ph_features.h"
+#include "ph_registry.h"
 #include "ph_hub_state.h"
 #include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_json.h"
 #include "ph_util.h"
 #include <errno.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +71,22 @@ struct parked {
 	size_t off;                /* how much of out was written */
 };
 
+/* A session issued on this host while sessions.on_end is configured: what
+ * the hook is told when it expires. */
+struct live {
+	unsigned char sid[SID_BYTES];
+	int64_t iat, exp;          /* seconds */
+	char *principal;           /* NULL: anonymous */
+	struct json_object *assigns; /* NULL: none */
+};
+
+static void live_drop(struct ph_hub_sessions *t, size_t i);
+static void live_expire(struct ph_hub_sessions *t, int64_t now_s);
+
 struct ph_hub_sessions {
 	struct ph_server *srv; /* borrowed: the hub's */
+	struct live *live;     /* sessions.on_end: the sessions to tell of at expiry */
+	size_t nlive;
 	struct ph_hub_states *states; /* the sessions' mutable state (ph_hub_state.c) */
 	int ep;                /* the parked connections, watched for the client going */
 	struct parked **park;
@@ -424,6 +441,9 @@ ph_hub_sessions_free(struct ph_hub_sessions *t)
 	if (t->ep >= 0)
 		close(t->ep);
 	free(t->tab);
+	while (t->nlive > 0)
+		live_drop(t, t->nlive - 1);
+	free(t->live);
 	free(t);
 }
 
@@ -514,6 +534,8 @@ ph_hub_sessions_tick(struct ph_hub_sessions *t)
 {
 	int64_t now = ph_now_us();
 	ph_hub_states_tick(t->states);
+	if (t->nlive > 0)
+		live_expire(t, (int64_t)time(NULL));
 	for (size_t i = t->npark; i-- > 0;) {
 		struct parked *p = t->park[i];
 		char m[200];
@@ -531,6 +553,113 @@ ph_hub_sessions_tick(struct ph_hub_sessions *t)
 		rebuild(t, t->n, (int64_t)time(NULL));
 }
 
+
+/* ---- sessions.on_end ---------------------------------------------------------------- */
+
+/* Calls sessions.on_end for a session that ended (how: "deleted" or
+ * "expired") after age seconds, in a process of its own so that the hub's
+ * loop never waits for it (the hub reaps it with its other children). */
+static void
+call_end_hook(struct ph_hub_sessions *t, const char *principal, struct json_object *assigns, int64_t age,
+	      const char *how)
+{
+	const struct ph_catalog *c = t->srv->conf->registry ? t->srv->conf->registry->session_end : NULL;
+	struct json_object *args, *res;
+	sigset_t none;
+	pid_t pid;
+	if (c == NULL)
+		return;
+	if ((pid = fork()) < 0) {
+		ph_log("error", "hub: sessions.on_end not called (fork: %s)", strerror(errno));
+		return;
+	}
+	if (pid > 0)
+		return;
+	/* the child: the hub's signal handling is not its own */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	args = json_object_new_object();
+	json_object_object_add(args, "reason", json_object_new_string(how));
+	json_object_object_add(args, "age_s", json_object_new_int64(age < 0 ? 0 : age));
+	res = ph_catalog_hook(t->srv, &c->h, "session_end", "sessions.on_end", principal, assigns, args);
+	if (res == NULL)
+		ph_log("warning", "hub: sessions.on_end failed for a session of %s (%s); see above",
+		       principal ? principal : "(anonymous)", how);
+	json_object_put(res);
+	json_object_put(args);
+	_exit(0);
+}
+
+static void
+live_drop(struct ph_hub_sessions *t, size_t i)
+{
+	free(t->live[i].principal);
+	json_object_put(t->live[i].assigns);
+	t->live[i] = t->live[--t->nlive];
+}
+
+/* The index of sid in the live table, or -1. */
+static long
+live_find(const struct ph_hub_sessions *t, const unsigned char *sid)
+{
+	for (size_t i = 0; i < t->nlive; i++)
+		if (memcmp(t->live[i].sid, sid, SID_BYTES) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* "issued" (m): a session to tell sessions.on_end of when it expires, at
+ * most sessions.max_terminated of them. */
+static void
+live_add(struct ph_hub_sessions *t, const unsigned char *sid, struct json_object *m, char *out, size_t n)
+{
+	struct live *l;
+	struct json_object *as = ph_jget(m, "assigns");
+	if (t->srv->conf->registry == NULL || t->srv->conf->registry->session_end == NULL) {
+		snprintf(out, n, "ok");
+		return;
+	}
+	if ((long long)t->nlive >= t->srv->conf->sessions.max_terminated) {
+		ph_log("warning", "hub: %zu sessions are followed for sessions.on_end "
+		       "(sessions.max_terminated); this one will not be told of at its expiry", t->nlive);
+		snprintf(out, n, "ok");
+		return;
+	}
+	t->live = ph_xrealloc(t->live, (t->nlive + 1) * sizeof *t->live);
+	l = &t->live[t->nlive++];
+	memcpy(l->sid, sid, SID_BYTES);
+	l->iat = json_object_get_int64(ph_jget(m, "iat"));
+	l->exp = json_object_get_int64(ph_jget(m, "exp"));
+	l->principal = ph_jstr(m, "principal") ? ph_xstrdup(ph_jstr(m, "principal")) : NULL;
+	l->assigns = json_object_is_type(as, json_type_object) ? json_object_get(as) : NULL;
+	snprintf(out, n, "ok");
+}
+
+/* The session sid was ended with DELETE (m: the worker's message, with the
+ * session's principal, issue time and the request's assigns): the hook. */
+static void
+ended_now(struct ph_hub_sessions *t, const unsigned char *sid, struct json_object *m, int64_t now_s)
+{
+	long i = live_find(t, sid);
+	struct json_object *as = ph_jget(m, "assigns");
+	call_end_hook(t, ph_jstr(m, "principal"), json_object_is_type(as, json_type_object) ? as : NULL,
+		      now_s - json_object_get_int64(ph_jget(m, "iat")), "deleted");
+	if (i >= 0)
+		live_drop(t, (size_t)i);
+}
+
+/* The sessions that expired: the hook, each once. */
+static void
+live_expire(struct ph_hub_sessions *t, int64_t now_s)
+{
+	for (size_t i = t->nlive; i-- > 0;) {
+		if (t->live[i].exp > now_s)
+			continue;
+		call_end_hook(t, t->live[i].principal, t->live[i].assigns, t->live[i].exp - t->live[i].iat,
+			      "expired");
+		live_drop(t, i);
+	}
+}
 
 bool
 ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len, int fd)
@@ -561,7 +690,7 @@ ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len,
 	}
 	if (len < sizeof tag || memcmp(text, tag, sizeof tag - 1) != 0)
 		return false;
-	if (!ph_json_parse(text, len, 4, &m) || (what = ph_jstr(m, "session")) == NULL ||
+	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (what = ph_jstr(m, "session")) == NULL ||
 	    (hex = ph_jstr(m, "sid")) == NULL || strlen(hex) != 2 * SID_BYTES ||
 	    sodium_hex2bin(sid, sizeof sid, hex, strlen(hex), NULL, &got, NULL) != 0 ||
 	    got != SID_BYTES) {
@@ -576,16 +705,23 @@ ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len,
 		reply(fd, out);
 	} else if (strcmp(what, "end") == 0 && (exp = ph_jget(m, "exp")) != NULL &&
 		   json_object_is_type(exp, json_type_int)) {
+		bool again = is_ended(t, sid, now_s);
 		const char *why = remember(t, sid, json_object_get_int64(exp), now_s);
 		char out[160];
 		if (why != NULL)
 			ph_log("warning", "hub: a session cannot be ended: %s", why);
 		else
 			ph_hub_states_end(t->states, sid);
+		if (why == NULL && !again)
+			ended_now(t, sid, m, now_s);
 		snprintf(out, sizeof out, "%s%s", why ? "no " : "ok", why ? why : "");
 		reply(fd, out);
 	} else if (is_ended(t, sid, now_s)) {
 		reply(fd, "no the session was ended");
+	} else if (strcmp(what, "issued") == 0) {
+		char out[16];
+		live_add(t, sid, m, out, sizeof out);
+		reply(fd, out);
 	} else {
 		char out[300];
 		if (ph_hub_states_message(t->states, what, sid, m, out, sizeof out))

@@ -48,6 +48,8 @@ struct ph_hstate {
 	char sid[SID_HEX + 1];  /* the key */
 	char *who;              /* the binding it was issued to; NULL: anonymous */
 	char *principal;        /* for access checks; NULL: anonymous */
+	struct ph_access *own;  /* allow-lists its authenticator gave (NULL: configured ones) */
+	struct json_object *assigns; /* its principal's assigns, NULL: none */
 	int64_t exp_s;          /* the token's expiry */
 	int64_t used_us;        /* the last request or stream */
 	int level;              /* enum ph_log_level; PH_LOG_NONE: never set */
@@ -139,6 +141,8 @@ forget(struct ph_hub_states *t, struct ph_hstate *st, const char *why)
 	free(st->streams);
 	free(st->who);
 	free(st->principal);
+	ph_access_free(st->own);
+	json_object_put(st->assigns);
 	free(st);
 }
 
@@ -182,6 +186,18 @@ ph_hub_states_tick(struct ph_hub_states *t)
 	purge(t, now);
 }
 
+/* Takes what the session's lists are computed on from m (the latest
+ * request's: an authenticator may answer otherwise as time goes by). */
+static void
+take_viewer(struct ph_hstate *st, struct json_object *m)
+{
+	struct json_object *as = ph_jget(m, "assigns");
+	ph_access_free(st->own);
+	st->own = ph_access_read(ph_jget(m, "access"));
+	json_object_put(st->assigns);
+	st->assigns = json_object_is_type(as, json_type_object) ? json_object_get(as) : NULL;
+}
+
 /* The state of the session m names (sid hex), made when it has none and
  * make is set. Returns NULL with the reason in out: over
  * sessions.max_state, or the message does not say whose session it is. */
@@ -198,6 +214,7 @@ state_for(struct ph_hub_states *t, const char *sid, struct json_object *m, bool 
 			return NULL;
 		}
 		st->used_us = ph_now_us();
+		take_viewer(st, m);
 		return st;
 	}
 	if (!make) {
@@ -223,6 +240,7 @@ state_for(struct ph_hub_states *t, const char *sid, struct json_object *m, bool 
 	st->used_us = ph_now_us();
 	st->level = PH_LOG_NONE;
 	st->next_id = 1;
+	take_viewer(st, m);
 	lh_table_insert(t->tab, st->sid, st);
 	return st;
 }
@@ -299,7 +317,7 @@ ph_hub_states_list_changed(struct ph_hub_states *t, size_t k, ph_hstate_changed_
 		return 0;
 	lh_foreach_safe(t->tab, e, tmp) {
 		struct ph_hstate *st = (struct ph_hstate *)lh_entry_v(e);
-		if (changed == NULL || changed(ctx, st->principal, k)) {
+		if (changed == NULL || changed(ctx, st->principal, st->own, st->assigns, k)) {
 			emit(t, st, list_methods[k], NULL);
 			told++;
 		}
@@ -477,8 +495,8 @@ ph_hub_states_reconf(struct ph_hub_states *t, struct ph_server *srv)
 	t->srv = srv;
 	lh_foreach_safe(t->tab, e, tmp) {
 		struct ph_hstate *st = (struct ph_hstate *)lh_entry_v(e);
-		bool denied;
-		const struct ph_access *acc = ph_auth_configured_access(srv, st->principal, &denied);
+		bool denied = false;
+		const struct ph_access *acc = st->own ? st->own : ph_auth_configured_access(srv, st->principal, &denied);
 		for (size_t i = 0; i < st->nsubs; i++) {
 			struct sub *s = &st->subs[i];
 			char *path = NULL;

@@ -22,8 +22,11 @@ typedef bool (*ph_hstate_send_fn)(void *ctx, void *stream, const char *text, siz
  * already detached). */
 typedef void (*ph_hstate_close_fn)(void *ctx, void *stream);
 /* True when what principal (NULL: anonymous) sees of list kind k (0 tools,
- * 1 prompts, 2 resources) changed in the reload being announced. */
-typedef bool (*ph_hstate_changed_fn)(void *ctx, const char *principal, size_t k);
+ * 1 prompts, 2 resources) changed in the reload being announced; own: the
+ * allow-lists its authenticator gave (NULL: the configured ones), assigns
+ * its assigns (NULL: none), both from the session's latest request. */
+typedef bool (*ph_hstate_changed_fn)(void *ctx, const char *principal, const struct ph_access *own,
+				     struct json_object *assigns, size_t k);
 
 /* The states of a hub serving srv (borrowed; see ph_hub_states_reconf). */
 struct ph_hub_states *ph_hub_states_new(struct ph_server *srv);
@@ -61,9 +64,9 @@ void ph_hub_states_watch_read(struct ph_hub_states *t);
 /* resources/updated for uri to the sessions subscribed to it (an
  * application's announcement). Returns how many. */
 size_t ph_hub_states_announce(struct ph_hub_states *t, const char *uri);
-/* The list of kind k changed: its list_changed to every session whose
- * principal sees a change (changed may be NULL: all of them). Returns how
- * many sessions were told. */
+/* After a reload: list_changed of kind k to every session whose view of
+ * it changed (changed may be NULL: all of them). Returns how many sessions
+ * were told. */
 size_t ph_hub_states_list_changed(struct ph_hub_states *t, size_t k, ph_hstate_changed_fn changed,
 				  void *ctx);
 /* Called every loop: forgets idle and expired states now and then. */

@@ -28,6 +28,11 @@ int ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_yn
 int ph_conf_templates(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 /* resource_lists (ph_reg_conf.c): a plain list, no x->opts; same registry */
 int ph_conf_resource_lists(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+/* sessions.on_end: the handler told of each ended legacy session. */
+int ph_conf_session_end(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
+/* subscriptions.authorize: the handler asked which resource subscriptions
+ * a principal may hold. */
+int ph_conf_sub_authorize(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 void ph_conf_registry_free(struct ph_config *c);
 /* apps (ph_app_conf.c): a mapping of app names, no x->opts; same registry */
 int ph_conf_apps(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);

@@ -59,6 +59,7 @@ struct ph_req {
 	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
 					 * principal (an object), NULL when none (ph_auth.c) */
 	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
+	bool access_own;                /* access came from the authenticator, not auth.allow */
 	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
 	struct json_object *scopes;     /* borrowed: the OAuth scopes the token grants (an
 					 * array), NULL when not auth.mode oauth (ph_oauth.c) */
@@ -191,6 +192,16 @@ bool ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *na
  * Results that list or serve items must then be cacheScope "private" (a
  * public copy of one principal's view could be reused for another). */
 bool ph_access_restricted(const struct ph_req *r);
+/* Who sees a stream's lists, for a process that holds the stream and
+ * recomputes them at a reload (the hub): adds to d "access" (the
+ * allow-lists, when the authenticator gave them: configured ones are
+ * looked up again in each configuration) and "assigns", when r has them. */
+void ph_access_describe(const struct ph_req *r, struct json_object *d);
+/* The allow-lists of an "access" member ph_access_describe wrote (NULL or
+ * not an object of arrays of strings: NULL). Caller frees with
+ * ph_access_free. */
+struct ph_access *ph_access_read(struct json_object *o);
+void ph_access_free(struct ph_access *a);
 
 /* Parses a level name; returns PH_LOG_NONE when unknown. */
 enum ph_log_level ph_log_level_parse(const char *s);

@@ -472,6 +472,14 @@ ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
 	return ph_send_fd(ph_hub_fd, text, len, fd, wait_ms);
 }
 
+static int (*local_announce)(const char *uri);
+
+void
+ph_shared_local_announce(int (*fn)(const char *uri))
+{
+	local_announce = fn;
+}
+
 int
 ph_shared_announce_updated(const char *uri)
 {
@@ -479,8 +487,10 @@ ph_shared_announce_updated(const char *uri)
 	const char *text;
 	size_t len;
 	ssize_t n = -1;
-	if (ph_hub_fd < 0 || uri == NULL || *uri == '\0')
+	if (uri == NULL || *uri == '\0')
 		return -1;
+	if (ph_hub_fd < 0)
+		return local_announce ? local_announce(uri) : -1;
 	m = json_object_new_object();
 	json_object_object_add(m, "updated", json_object_new_string(uri));
 	text = json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &len);

@@ -92,6 +92,10 @@ ssize_t ph_recv_msg(int sock, struct ph_buf *out, size_t max, int *fd, int flags
  * resourcesUpdated). Returns 0, or -1 when there is no hub to tell or it
  * does not take the message. */
 int ph_shared_announce_updated(const char *uri);
+/* Where there is no hub, the process that hears announcements itself (the
+ * stdio front): fn (NULL: none) takes each uri ph_shared_announce_updated
+ * is given and returns what it returns. */
+void ph_shared_local_announce(int (*fn)(const char *uri));
 
 /* ---- the pool's scoreboard: a cell per worker, by owner number ----
  * The master opens a worker's cell when it starts it in the current

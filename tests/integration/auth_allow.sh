@@ -9,7 +9,7 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
 newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_A=$(newtok); T_B=$(newtok); T_C=$(newtok)
+T_A=$(newtok); T_B=$(newtok); T_C=$(newtok); T_D=$(newtok)
 sha() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text":"ran"}]}\\n'"'"'\n' >"$T_DIR/tool.sh"
 chmod 0755 "$T_DIR/tool.sh"
@@ -33,22 +33,24 @@ test_conf "$T_DIR/phantom.yaml" allow-test 'workers: 2' \
 	'auth:' \
 	'  mode: bearer' \
 	"  tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") }," \
-	"            { principal: carol, sha256: $(sha "$T_C") } ]" \
+	"            { principal: carol, sha256: $(sha "$T_C") }, { principal: dave, sha256: $(sha "$T_D") } ]" \
 	'  allow:' \
 	'    alice: { tools: [search], prompts: [pub], resources: ["docs://a", "notes://{id}"], skills: [acme/billing/refunds] }' \
-	'    carol: { tools: [], prompts: [], resources: [], skills: [] }'
+	'    carol: { tools: [], prompts: [], resources: [], skills: [] }' \
+	'    dave: { tools: ["*"], prompts: [pub], skills: ["*"] }'
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1 ||
 	skip_all "tools, prompts, resources or skills are not in this build: $(head -1 "$T_DIR/t.out")"
 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
 U=$NGINX_URL
 A=(-H "Authorization: Bearer $T_A") B=(-H "Authorization: Bearer $T_B") C=(-H "Authorization: Bearer $T_C")
+D=(-H "Authorization: Bearer $T_D")
 
 # as WHO ID METHOD PARAMS: a modern request as alice, bob or carol
 as() {
 	local who=$1; shift
 	case $who in alice) mpost "$U" "$1" "$2" "$3" "${A[@]}" ;; bob) mpost "$U" "$1" "$2" "$3" "${B[@]}" ;;
-	carol) mpost "$U" "$1" "$2" "$3" "${C[@]}" ;; esac
+	carol) mpost "$U" "$1" "$2" "$3" "${C[@]}" ;; dave) mpost "$U" "$1" "$2" "$3" "${D[@]}" ;; esac
 }
 # same_error WHO METHOD HIDDEN-PARAMS ABSENT-PARAMS NAME-HIDDEN NAME-ABSENT DESC: the
 # hidden item fails like an absent one (status, code, message with the name swapped)
@@ -158,4 +160,19 @@ same_error alice resources/directory/read '{"uri":"skill://git-workflow"}' '{"ur
 	skill://git-workflow skill://nosuch "alice: directory read of a hidden skill fails like a missing one"
 as carol 22 skills/list '{}'
 is "$(jqr '.result.skills // [] | length')" 0 "carol: skills/list is empty (or absent)"
+
+# ---- "*" in an allow-list grants every item of its kind (phantom.yaml(5))
+! grep -q 'dave' "$T_DIR/t.out"
+ok "-t passes an allow-list of \"*\""
+as dave 23 tools/list '{}'
+is "$(jqr '[.result.tools[].name] | sort | @json')" '["delete","search"]' 'dave (tools: ["*"]): every tool is listed'
+is "$(jqr .result.cacheScope)" private "  and the list is still private (an allow-list is configured)"
+as dave 24 tools/call '{"name":"delete","arguments":{}}'
+is "$(jqr '.result.content[0].text')" ran "dave: a tool granted by \"*\" runs"
+as dave 25 prompts/list '{}'
+is "$(jqr '[.result.prompts[].name] | @json')" '["pub"]' "dave: his prompts list (no star) still restricts"
+as bob 27 skills/list '{}'
+b=$(jqr '.result.skills | length')
+as dave 26 skills/list '{}'
+is "$(jqr '.result.skills | length')" "$b" 'dave (skills: ["*"]): every skill, as bob sees them'
 done_testing

@@ -27,6 +27,7 @@ phantom_result *catalog(phantom_call *c, void *u);
 phantom_result *bad_utf8(phantom_call *c, void *u);
 phantom_result *leak(phantom_call *c, void *u);
 phantom_result *authenticate(phantom_call *c, void *u);
+phantom_result *cached(phantom_call *c, void *u);
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -301,4 +302,20 @@ authenticate(phantom_call *c, void *u)
 		return r;
 	}
 	return phantom_auth_deny(401, NULL);
+}
+
+/* A tool or a resource with the cache hints its arguments (or template
+ * parameters) "ttl" and "scope" ask for ("-": none), through
+ * phantom_result_cache (tests/integration/cache_hints.sh). */
+phantom_result *
+cached(phantom_call *c, void *u)
+{
+	const char *ttl = phantom_arg_string(c, "ttl", "-"), *scope = phantom_arg_string(c, "scope", "-");
+	phantom_result *r = phantom_result_new();
+	(void)u;
+	phantom_result_text(r, "cached by the module");
+	if (phantom_result_cache(r, strcmp(ttl, "-") == 0 ? -1 : atoll(ttl),
+				 strcmp(scope, "-") == 0 ? NULL : scope) != 0)
+		phantom_log_server("warning", "phantom_result_cache refused %s %s", ttl, scope);
+	return r;
 }
