@@ -12,21 +12,13 @@ tools:
 prompts:
   - { name: p, description: a prompt, messages: [ { role: user, text: hi } ] }
 YAML
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
-pid=$PH_PID
-T_PIDS+=("$pid")
+stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
+pid=$STDIO_PID
 out=$T_DIR/out
 : >"$out"
-send() { printf '%s\n' "$1" >&"${PH[1]}"; }
+send() { stdio_send "$1"; }
 # upto ID: reads lines into $out until the response with that id
-upto() {
-	local l
-	while IFS= read -r -t 10 l <&"${PH[0]}"; do
-		printf '%s\n' "$l" >>"$out"
-		[ "$(printf '%s' "$l" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
-	done
-	return 1
-}
+upto() { stdio_upto "$1" "$out"; }
 listen() { # ID FILTER
 	send '{"jsonrpc":"2.0","id":"'"$1"'","method":"subscriptions/listen","params":{"notifications":'"$2"',"_meta":'"$(meta)"'}}'
 }
@@ -62,7 +54,6 @@ kill -HUP "$pid"
 wait_for 10 grep -q "reload failed" "$T_DIR/err"; ok "a broken configuration is refused"
 ping p4; ok "and the old one keeps serving"
 is "$(changes L1 notifications/tools/list_changed)" 1 "without telling anyone"
-exec {PH[1]}>&-
-wait_gone "$pid" 5; ok "EOF still ends the process"
+stdio_stop 5; ok "EOF still ends the process"
 wait "$pid"; is "$?" 0 "with status 0"
 done_testing

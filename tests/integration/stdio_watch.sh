@@ -14,25 +14,17 @@ resources:
   - { uri: "doc://a", name: a, file: $T_DIR/a.txt, mime_type: text/plain }
   - { uri: "doc://b", name: b, file: $T_DIR/b.txt, mime_type: text/plain }
 YAML
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
-pid=$PH_PID
-T_PIDS+=("$pid")
+stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
+pid=$STDIO_PID
 out=$T_DIR/out
 : >"$out"
-send() { printf '%s\n' "$1" >&"${PH[1]}"; }
+send() { stdio_send "$1"; }
 # upto ID: reads lines into $out until the response with that id
-upto() {
-	local l
-	while IFS= read -r -t 10 l <&"${PH[0]}"; do
-		printf '%s\n' "$l" >>"$out"
-		[ "$(printf '%s' "$l" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
-	done
-	return 1
-}
+upto() { stdio_upto "$1" "$out"; }
 # drain SECONDS: reads what comes within that time
 drain() {
 	local l
-	while IFS= read -r -t "$1" l <&"${PH[0]}"; do printf '%s\n' "$l" >>"$out"; done
+	while stdio_read l "$1"; do printf '%s\n' "$l" >>"$out"; done
 }
 ping() { send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; upto "\"$1\""; }
 updates() { # SUBSCRIPTION-ID URI: resources/updated for URI on that listen
@@ -68,6 +60,5 @@ drain 1
 n=$(updates L1 doc://a)
 [ "$n" -ge 2 ]; ok "after the reload the file is still watched: a file replaced by rename is announced ($((n - 1)) more)"
 ping p3; ok "requests are still answered"
-exec {PH[1]}>&-
-wait_gone "$pid" 5; ok "EOF still ends the process"
+stdio_stop 5; ok "EOF still ends the process"
 done_testing
