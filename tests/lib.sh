@@ -183,6 +183,22 @@ stdio_close() { exec {STDIO_IN}>&-; }
 # process to exit; status 1 if it did not
 stdio_stop() { stdio_close; wait_gone "$STDIO_PID" "${1:-5}"; }
 
+# ---- bearer tokens ------------------------------------------------------------------
+# newtok: a random token68 token, as `openssl rand -base64 32` users make them
+newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
+# token_sha256 TOKEN: the hex SHA-256 of an auth.tokens sha256 entry, as
+# phantom-fcgi --hash-token=sha256 prints it
+token_sha256() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+# token_argon2 TOKEN: the argon2id string of an argon2 entry, as
+# phantom-fcgi --hash-token prints it (the token given as a line)
+token_argon2() { printf '%s\n' "$1" | "$PHANTOM" --hash-token; }
+# bearer_token TOKEN-VAR HASH-VAR: sets TOKEN-VAR to a new token (newtok)
+# and HASH-VAR to its sha256 entry (token_sha256)
+bearer_token() {
+	printf -v "$1" '%s' "$(newtok)"
+	printf -v "$2" '%s' "$(token_sha256 "${!1}")"
+}
+
 # ---- who the web servers run as ------------------------------------------------
 # Started as root, nginx, lighttpd and Apache drop to an unprivileged user
 # (the shipped configurations name www-data): that user must reach the test
