@@ -718,11 +718,13 @@ node_setup() {
 	fi
 	cp "$top_srcdir"/tests/clients/*.mjs "$NODE_CLIENTS/"
 }
-# node_client SCRIPT ARGS...: runs one of tests/clients/*.mjs and turns its
-# "ok - x" / "not ok - x" lines into numbered TAP checks
+# node_client SCRIPT ARGS...: runs one of tests/clients/*.mjs (they share
+# tests/clients/common.mjs) and turns its "ok - x" / "not ok - x" lines into
+# numbered TAP checks; NODE_RC is its exit status
 node_client() {
 	local script=$1 line out rc; shift
 	out=$(timeout 120 "$NODE" "$NODE_CLIENTS/$script" "$@" 2>&1); rc=$?
+	NODE_RC=$rc
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) T_N=$((T_N + 1)); echo "ok $T_N - ${line#ok - }" ;;
