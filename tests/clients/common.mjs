@@ -61,3 +61,23 @@ export async function connect(client, t, what, { report = true } = {}) {
     if (report) check(true, what);
     return client;
 }
+
+// answerPushes(CLIENT, ASKED, MEANWHILE): the v1 client's elicitation and
+// sampling handlers of the push tests. The user confirms a deletion when the
+// file's name has v1-yes, the model answers "Paris"; ASKED.elicit and
+// ASKED.sampling record what they were asked. MEANWHILE (optional) runs while
+// an elicitation waits, before it is answered.
+export async function answerPushes(client, asked, meanwhile = async () => {}) {
+    const { ElicitRequestSchema, CreateMessageRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    client.setRequestHandler(ElicitRequestSchema, async req => {
+        asked.elicit.push(req.params.message);
+        await meanwhile();
+        const m = req.params.message;
+        return { action: 'accept', content: { confirm: m.includes('v1-yes') ? 'yes' : 'no' } };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async req => {
+        asked.sampling.push(req.params.messages?.[0]?.content?.text);
+        return { role: 'assistant', model: 'test-model', stopReason: 'endTurn',
+            content: { type: 'text', text: 'Paris' } };
+    });
+}

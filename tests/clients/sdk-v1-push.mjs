@@ -6,23 +6,13 @@
 // Prints "ok - what" / "not ok - what: why".
 //   node sdk-v1-push.mjs --url URL
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { get, check, done, text, transport as open, connect } from './common.mjs';
+import { get, check, done, text, transport as open, connect, answerPushes } from './common.mjs';
 
 const url = new URL(get('url'));
 const asked = { elicit: [], sampling: [] };
 const client = new Client({ name: 'phantom-v1-push', version: '1.0.0' },
     { capabilities: { elicitation: {}, sampling: {} } });
-client.setRequestHandler(ElicitRequestSchema, async req => {
-    asked.elicit.push(req.params.message);
-    const m = req.params.message;
-    return { action: 'accept', content: { confirm: m.includes('v1-yes') ? 'yes' : 'no' } };
-});
-client.setRequestHandler(CreateMessageRequestSchema, async req => {
-    asked.sampling.push(req.params.messages?.[0]?.content?.text);
-    return { role: 'assistant', model: 'test-model', stopReason: 'endTurn',
-        content: { type: 'text', text: 'Paris' } };
-});
+await answerPushes(client, asked);
 const transport = await open({ v1: true });
 await connect(client, transport, 'sdk-v1: initialize', { report: false });
 check(typeof transport.sessionId === 'string' && transport.sessionId.length > 0,

@@ -7,25 +7,13 @@
 // Prints "ok - what" / "not ok - what: why".
 //   node sdk-v1-stdio-push.mjs --stdio CMD [--arg A ...]
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { check, done, text, transport, connect } from './common.mjs';
+import { check, done, text, transport, connect, answerPushes } from './common.mjs';
 
 const asked = { elicit: [], sampling: [], listed: [] };
 const client = new Client({ name: 'phantom-v1-stdio-push', version: '1.0.0' },
     { capabilities: { elicitation: {}, sampling: {} } });
-client.setRequestHandler(ElicitRequestSchema, async req => {
-    asked.elicit.push(req.params.message);
-    // the call waits for this answer: another request is served meanwhile
-    const t = await client.listTools();
-    asked.listed.push(t.tools.length);
-    const m = req.params.message;
-    return { action: 'accept', content: { confirm: m.includes('v1-yes') ? 'yes' : 'no' } };
-});
-client.setRequestHandler(CreateMessageRequestSchema, async req => {
-    asked.sampling.push(req.params.messages?.[0]?.content?.text);
-    return { role: 'assistant', model: 'test-model', stopReason: 'endTurn',
-        content: { type: 'text', text: 'Paris' } };
-});
+// the call waits for the elicitation's answer: another request is served meanwhile
+await answerPushes(client, asked, async () => asked.listed.push((await client.listTools()).tools.length));
 await connect(client, await transport({ v1: true }), 'sdk-v1 stdio: initialize', { report: false });
 check(client.getServerVersion()?.name !== undefined, 'sdk-v1 stdio: initialize');
 async function call(name, args, want, what) {
