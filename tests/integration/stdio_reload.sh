@@ -16,13 +16,10 @@ stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
 pid=$STDIO_PID
 out=$T_DIR/out
 : >"$out"
-send() { stdio_send "$1"; }
-# upto ID: reads lines into $out until the response with that id
-upto() { stdio_upto "$1" "$out"; }
 listen() { # ID FILTER
-	send '{"jsonrpc":"2.0","id":"'"$1"'","method":"subscriptions/listen","params":{"notifications":'"$2"',"_meta":'"$(meta)"'}}'
+	stdio_send '{"jsonrpc":"2.0","id":"'"$1"'","method":"subscriptions/listen","params":{"notifications":'"$2"',"_meta":'"$(meta)"'}}'
 }
-ping() { send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; upto "\"$1\""; }
+ping() { stdio_send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; stdio_upto "\"$1\"" "$out"; }
 changes() { # SUBSCRIPTION-ID METHOD: how many such notifications were read
 	jq -s --arg id "$1" --arg m "$2" \
 		'map(select(.method == $m and .params._meta["io.modelcontextprotocol/subscriptionId"] == $id)) | length' "$out"
@@ -33,7 +30,7 @@ listen L3 '{"toolsListChanged":true}'
 ping p0; ok "three listens are open and requests are still answered"
 is "$(jq -s 'map(select(.method == "notifications/subscriptions/acknowledged")) | length' "$out")" 3 \
 	"each listen is acknowledged"
-send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L3"}}'
+stdio_send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L3"}}'
 ping p1
 kill -HUP "$pid"
 wait_for 10 grep -q "configuration reloaded; 2 listens open" "$T_DIR/err"; ok "a reload that changes nothing"
@@ -46,8 +43,8 @@ ping p3; ok "the process serves after the reload"
 is "$(changes L1 notifications/tools/list_changed)" 1 "a tool added: the listen that asked about tools is told"
 is "$(changes L2 notifications/prompts/list_changed)" 0 "the listen that asked only about prompts is not"
 is "$(changes L3 notifications/tools/list_changed)" 0 "nor the listen cancelled before"
-send '{"jsonrpc":"2.0","id":"t","method":"tools/list","params":{"_meta":'"$(meta)"'}}'
-upto '"t"'
+stdio_send '{"jsonrpc":"2.0","id":"t","method":"tools/list","params":{"_meta":'"$(meta)"'}}'
+stdio_upto '"t"' "$out"
 is "$(tail -1 "$out" | jq -r '[.result.tools[].name] | join(",")')" one,two "tools/list serves the new configuration"
 printf 'tools: [\n' >>"$T_DIR/phantom.yaml"
 kill -HUP "$pid"

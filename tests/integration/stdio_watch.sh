@@ -18,25 +18,22 @@ stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
 pid=$STDIO_PID
 out=$T_DIR/out
 : >"$out"
-send() { stdio_send "$1"; }
-# upto ID: reads lines into $out until the response with that id
-upto() { stdio_upto "$1" "$out"; }
 # drain SECONDS: reads what comes within that time
 drain() {
 	local l
 	while stdio_read l "$1"; do printf '%s\n' "$l" >>"$out"; done
 }
-ping() { send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; upto "\"$1\""; }
+ping() { stdio_send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; stdio_upto "\"$1\"" "$out"; }
 updates() { # SUBSCRIPTION-ID URI: resources/updated for URI on that listen
 	jq -s --arg id "$1" --arg u "$2" 'map(select(.method == "notifications/resources/updated" and
 		.params.uri == $u and .params._meta["io.modelcontextprotocol/subscriptionId"] == $id)) | length' "$out"
 }
 
-send '{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":'"$(meta)"'}}'
-upto '"d"'
+stdio_send '{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":'"$(meta)"'}}'
+stdio_upto '"d"' "$out"
 is "$(tail -1 "$out" | jq -r .result.capabilities.resources.subscribe)" true "stdio advertises resources.subscribe"
-send '{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://a","doc://nope"]},"_meta":'"$(meta)"'}}'
-send '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://b"]},"_meta":'"$(meta)"'}}'
+stdio_send '{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://a","doc://nope"]},"_meta":'"$(meta)"'}}'
+stdio_send '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://b"]},"_meta":'"$(meta)"'}}'
 ping p0
 is "$(jq -c 'select(.method == "notifications/subscriptions/acknowledged" and .params._meta["io.modelcontextprotocol/subscriptionId"] == "L1") | .params.notifications.resourceSubscriptions' "$out")" \
 	'["doc://a"]' "the ack lists the known URI only"
@@ -44,10 +41,10 @@ echo changed >>"$T_DIR/a.txt"
 drain 1
 is "$(updates L1 doc://a)" 1 "a change of a.txt: resources/updated on the listen subscribed to doc://a"
 is "$(updates L2 doc://a)" 0 "not on the other listen"
-send '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"doc://a","_meta":'"$(meta)"'}}'
-upto '"r"'
+stdio_send '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"doc://a","_meta":'"$(meta)"'}}'
+stdio_upto '"r"' "$out"
 like "$(tail -1 "$out" | jq -r '.result.contents[0].text')" "changed" "resources/read serves the new text"
-send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}'
+stdio_send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}'
 ping p1
 echo changed >>"$T_DIR/b.txt"
 drain 1
