@@ -138,6 +138,67 @@ wait_gone() {
 	return 1
 }
 
+# ---- Phantom over stdio, driven line by line --------------------------------------
+# stdio_start LOG CONF [ARGS...]: phantom-fcgi -c CONF --stdio ARGS as a
+# coprocess, its stderr in LOG (truncated). Sets STDIO_PID, and STDIO_IN and
+# STDIO_OUT: copies of the coprocess's descriptors, which outlive it (bash
+# closes its own when the process ends) and stay open in subshells. One at a
+# time: stop the last one first.
+stdio_start() {
+	local log=$1 conf=$2; shift 2
+	[ -n "${STDIO_OUT:-}" ] && exec {STDIO_OUT}<&-
+	coproc PH { exec "$PHANTOM" -c "$conf" --stdio "$@" 2>"$log"; }
+	# $!, not PH_PID: bash unsets PH and PH_PID once the process has ended,
+	# which one that fails at once may have done already
+	STDIO_PID=$!
+	T_PIDS+=("$STDIO_PID")
+	if [ -n "${PH[0]:-}" ]; then
+		exec {STDIO_OUT}<&"${PH[0]}" {STDIO_IN}>&"${PH[1]}"
+		exec {PH[0]}<&- {PH[1]}>&-
+	else
+		exec {STDIO_OUT}</dev/null {STDIO_IN}>/dev/null
+	fi
+}
+# stdio_send LINE: writes LINE and a newline to the server's stdin
+stdio_send() { printf '%s\n' "$1" >&"$STDIO_IN"; }
+# stdio_read VAR [SECONDS]: reads one line of the server's stdout into VAR,
+# waiting up to SECONDS (default 5); VAR is "" and the status 1 when none came
+stdio_read() {
+	printf -v "$1" ''
+	IFS= read -r -t "${2:-5}" "$1" <&"$STDIO_OUT"
+}
+# stdio_upto ID [FILE]: reads lines (each within 10 s), appending them to
+# FILE when given, until the response whose id is ID (as JSON: 3 or '"a"');
+# LINE is that response; status 1 if it does not come
+stdio_upto() {
+	while stdio_read LINE 10; do
+		[ -n "${2:-}" ] && printf '%s\n' "$LINE" >>"$2"
+		[ "$(printf '%s' "$LINE" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
+	done
+	return 1
+}
+# stdio_close: ends the server's input (EOF on its stdin)
+stdio_close() { exec {STDIO_IN}>&-; }
+# stdio_stop [SECONDS]: EOF, then waits up to SECONDS (default 5) for the
+# process to exit; status 1 if it did not
+stdio_stop() { stdio_close; wait_gone "$STDIO_PID" "${1:-5}"; }
+
+# ---- bearer tokens ------------------------------------------------------------------
+# newtok: a random token68 token, as `openssl rand -base64 32` users make them
+newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
+# token_sha256 TOKEN: the hex SHA-256 of an auth.tokens sha256 entry, as
+# phantom-fcgi --hash-token=sha256 prints it
+token_sha256() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+# token_argon2 TOKEN: the argon2id string of an argon2 entry, as
+# phantom-fcgi --hash-token prints it (the token given as a line)
+token_argon2() { printf '%s\n' "$1" | "$PHANTOM" --hash-token; }
+# bearer_token TOKEN-VAR HASH-VAR: sets TOKEN-VAR to a new token (newtok)
+# and HASH-VAR to its sha256 entry (token_sha256)
+bearer_token() {
+	printf -v "$1" '%s' "$(newtok)"
+	printf -v "$2" '%s' "$(token_sha256 "${!1}")"
+}
+
 # ---- who the web servers run as ------------------------------------------------
 # Started as root, nginx, lighttpd and Apache drop to an unprivileged user
 # (the shipped configurations name www-data): that user must reach the test
@@ -670,11 +731,13 @@ node_setup() {
 	fi
 	cp "$top_srcdir"/tests/clients/*.mjs "$NODE_CLIENTS/"
 }
-# node_client SCRIPT ARGS...: runs one of tests/clients/*.mjs and turns its
-# "ok - x" / "not ok - x" lines into numbered TAP checks
+# node_client SCRIPT ARGS...: runs one of tests/clients/*.mjs (they share
+# tests/clients/common.mjs) and turns its "ok - x" / "not ok - x" lines into
+# numbered TAP checks; NODE_RC is its exit status
 node_client() {
 	local script=$1 line out rc; shift
 	out=$(timeout 120 "$NODE" "$NODE_CLIENTS/$script" "$@" 2>&1); rc=$?
+	NODE_RC=$rc
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) T_N=$((T_N + 1)); echo "ok $T_N - ${line#ok - }" ;;

@@ -29,10 +29,9 @@ for t in wrk nginx curl jq; do
 	command -v "$t" >/dev/null || { echo "bench: $t is needed" >&2; exit 2; }
 done
 
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
 TOK=$(newtok)
-A_TOK=$(printf '%s\n' "$TOK" | "$PHANTOM" --hash-token)
-H_OTHER=$(newtok | "$PHANTOM" --hash-token=sha256)
+A_TOK=$(token_argon2 "$TOK")
+H_OTHER=$(token_sha256 "$(newtok)")
 
 # wrk_run CONNS TOKEN: one wrk over CONNS connections; prints its RESULT line
 # "rps p50_ms p99_ms non2xx errors"

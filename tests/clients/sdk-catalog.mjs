@@ -6,26 +6,12 @@
 //
 //   node sdk-catalog.mjs --url URL --expect N [--prefix study://] [--first URI]
 //   node sdk-catalog.mjs --stdio COMMAND [--arg A]... --expect N ...
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const all = n => argv.flatMap((a, i) => a === `--${n}` ? [argv[i + 1]] : []);
-const check = (cond, what, why = '') => console.log(cond ? `ok - ${what}` : `not ok - ${what}${why ? ': ' + why : ''}`);
+import { Client } from '@modelcontextprotocol/client';
+import { get, via, check, done, transport, connect } from './common.mjs';
 
 const client = new Client({ name: 'phantom-catalog-tests', version: '1.0.0' },
     { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
-let transport;
-if (get('stdio')) {
-    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-    // the whole environment: the server reads its request_state secret from it
-    transport = new StdioClientTransport({ command: get('stdio'), args: all('arg'), env: { ...process.env },
-        stderr: 'ignore' });
-} else {
-    transport = new StreamableHTTPClientTransport(new URL(get('url')));
-}
-await client.connect(transport);
-const via = get('stdio') ? 'stdio' : 'http';
+await connect(client, await transport(), `SDK v2 client (${via}): connects`, { report: false });
 const prefix = get('prefix', 'study://');
 const seen = [];
 let cursor, pages = 0, err;
@@ -48,3 +34,4 @@ check(ids.every((v, i) => v === i), `SDK v2 client (${via}): no gap (0 to N-1, e
 if (get('first')) check(seen[0] === get('first'), `SDK v2 client (${via}): the configured resource ${get('first')} comes first`, seen[0]);
 console.log(`# ${pages} pages`);
 await client.close();
+done();

@@ -9,28 +9,11 @@
 //   node sdk-elicit.mjs --url URL [--token BEARER] | --stdio CMD [--arg A ...]
 //        [--era 2026-07-28|legacy]
 // Against the configuration of tests/integration/elicit.sh.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
+import { get, via, check, done, text, transport } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const all = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
-let bad = 0;
-const check = (cond, what, why = '') => {
-    if (cond) console.log(`ok - ${what}`);
-    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
-};
 const era = get('era', '2026-07-28');
-const label = `${get('stdio') ? 'stdio' : 'http'} ${era}`;
-
-function transport() {
-    if (get('stdio'))
-        return import('@modelcontextprotocol/client/stdio').then(
-            ({ StdioClientTransport }) => new StdioClientTransport({ command: get('stdio'), args: all('arg'), stderr: 'ignore',
-                // the whole environment: PHANTOM_MODULE_PATH finds the test modules
-                env: { ...process.env } }));
-    const headers = get('token') ? { Authorization: `Bearer ${get('token')}` } : {};
-    return new StreamableHTTPClientTransport(new URL(get('url')), { requestInit: { headers } });
-}
+const label = `${via} ${era}`;
 
 // What the client's "user" and "model" answer, and how often they were asked.
 const asked = { elicit: [], sampling: 0, roots: 0 };
@@ -66,7 +49,6 @@ async function connect(capabilities) { // handlers for the declared capabilities
     await client.connect(await transport());
     return client;
 }
-const text = r => (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
 async function tool(client, name, args, want, what) {
     const rounds = [];
     try {
@@ -140,4 +122,4 @@ try {
     check(r.isError && /must ask for confirmation/.test(text(r)), `${label}: delete_file's fallback without elicitation`, JSON.stringify(r));
 } catch (e) { check(false, `${label}: delete_file's fallback without elicitation`, e?.message); }
 await bare.close();
-process.exit(bad ? 1 : 0);
+done();

@@ -6,27 +6,11 @@
 // calls go on. Prints "ok - what" / "not ok - what: why".
 //   node sdk-stdio-concurrent.mjs --stdio CMD [--arg A ...] --pidfile FILE
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { readFileSync } from 'node:fs';
+import { get, check, done as finish, sleep, text, transport, connect } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const all = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
-let bad = 0;
-const check = (cond, what, why = '') => {
-    if (cond) console.log(`ok - ${what}`);
-    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
-};
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-const text = r => (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
 const client = new Client({ name: 'phantom-stdio-concurrent', version: '1.0.0' }, { capabilities: {} });
-const transport = new StdioClientTransport({ command: get('stdio'), args: all('arg'), stderr: 'ignore' });
-try {
-    await client.connect(transport);
-} catch (e) {
-    check(false, 'connects over stdio', `${e?.name}: ${e?.message}`);
-    process.exit(1);
-}
+await connect(client, await transport(), 'connects over stdio', { report: false });
 const t0 = performance.now();
 const done = {};
 const timed = (name, p) => p.then(r => { done[name] = performance.now() - t0; return r; });
@@ -66,4 +50,4 @@ check(text(ro) === 'counted to 10', 'the call running next to it goes on and is 
 const after = await client.callTool({ name: 'echo', arguments: { text: 'after' } });
 check(text(after) === 'after', 'a call after the cancel is served');
 await client.close();
-process.exit(bad ? 1 : 0);
+finish();

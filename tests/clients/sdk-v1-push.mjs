@@ -6,40 +6,17 @@
 // Prints "ok - what" / "not ok - what: why".
 //   node sdk-v1-push.mjs --url URL
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { get, check, done, text, transport as open, connect, answerPushes } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-let bad = 0;
-const check = (cond, what, why = '') => {
-    if (cond) console.log(`ok - ${what}`);
-    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
-};
 const url = new URL(get('url'));
 const asked = { elicit: [], sampling: [] };
 const client = new Client({ name: 'phantom-v1-push', version: '1.0.0' },
     { capabilities: { elicitation: {}, sampling: {} } });
-client.setRequestHandler(ElicitRequestSchema, async req => {
-    asked.elicit.push(req.params.message);
-    const m = req.params.message;
-    return { action: 'accept', content: { confirm: m.includes('v1-yes') ? 'yes' : 'no' } };
-});
-client.setRequestHandler(CreateMessageRequestSchema, async req => {
-    asked.sampling.push(req.params.messages?.[0]?.content?.text);
-    return { role: 'assistant', model: 'test-model', stopReason: 'endTurn',
-        content: { type: 'text', text: 'Paris' } };
-});
-const transport = new StreamableHTTPClientTransport(url);
-try {
-    await client.connect(transport);
-    check(typeof transport.sessionId === 'string' && transport.sessionId.length > 0,
-        'sdk-v1: initialize opens a session (Mcp-Session-Id)', String(transport.sessionId));
-} catch (e) {
-    check(false, 'sdk-v1: initialize', e?.message);
-    process.exit(1);
-}
-const text = r => (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
+await answerPushes(client, asked);
+const transport = await open({ v1: true });
+await connect(client, transport, 'sdk-v1: initialize', { report: false });
+check(typeof transport.sessionId === 'string' && transport.sessionId.length > 0,
+    'sdk-v1: initialize opens a session (Mcp-Session-Id)', String(transport.sessionId));
 async function call(name, args, want, what) {
     try {
         const r = await client.callTool({ name, arguments: args });
@@ -69,4 +46,4 @@ const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'appli
     body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
 check(res.status === 404, 'sdk-v1: a request on the ended session gets 404', String(res.status));
 await client.close();
-process.exit(bad ? 1 : 0);
+done();

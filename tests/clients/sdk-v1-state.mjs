@@ -10,19 +10,11 @@
 //   node sdk-v1-state.mjs --url URL --token T --file F --uri U --conf C --conf-new N --pid P
 import fs from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
     LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { get, check, done, sleep, text, transport as open, connect } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-let bad = 0;
-const check = (cond, what, why = '') => {
-    if (cond) console.log(`ok - ${what}`);
-    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
-};
-const sleep = ms => new Promise(r => setTimeout(r, ms));
 const until = async (cond, ms) => {
     for (const t0 = Date.now(); Date.now() - t0 < ms; await sleep(50))
         if (cond()) return true;
@@ -34,21 +26,14 @@ const client = new Client({ name: 'phantom-v1-state', version: '1.0.0' }, { capa
 client.setNotificationHandler(LoggingMessageNotificationSchema, n => logs.push(n.params.level));
 client.setNotificationHandler(ResourceUpdatedNotificationSchema, n => updates.push(n.params.uri));
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => listChanged.push(Date.now()));
-const transport = new StreamableHTTPClientTransport(new URL(get('url')),
-    { requestInit: { headers: { Authorization: `Bearer ${get('token')}` } } });
-try {
-    await client.connect(transport);
-} catch (e) {
-    check(false, 'sdk-v1: initialize', e?.message);
-    process.exit(1);
-}
+const transport = await open({ v1: true });
+await connect(client, transport, 'sdk-v1: initialize', { report: false });
 const caps = client.getServerCapabilities() ?? {};
 check(caps.tools?.listChanged === true && caps.resources?.listChanged === true &&
       caps.resources?.subscribe === true && caps.logging !== undefined,
     'sdk-v1: initialize advertises tools/resources listChanged, resources.subscribe and logging',
     JSON.stringify(caps));
 
-const text = r => (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
 async function levels(what) {
     logs.length = 0;
     try {
@@ -104,4 +89,4 @@ try {
 } catch (e) { check(false, 'sdk-v1: tools/list after the reload', e?.message); }
 await transport.terminateSession().catch(() => {});
 await client.close().catch(() => {});
-process.exit(bad ? 1 : 0);
+done();

@@ -7,43 +7,15 @@
 // Prints "ok - what" / "not ok - what: why".
 //   node sdk-v1-stdio-push.mjs --stdio CMD [--arg A ...]
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ElicitRequestSchema, CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { check, done, text, transport, connect, answerPushes } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const all = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
-let bad = 0;
-const check = (cond, what, why = '') => {
-    if (cond) console.log(`ok - ${what}`);
-    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
-};
 const asked = { elicit: [], sampling: [], listed: [] };
 const client = new Client({ name: 'phantom-v1-stdio-push', version: '1.0.0' },
     { capabilities: { elicitation: {}, sampling: {} } });
-client.setRequestHandler(ElicitRequestSchema, async req => {
-    asked.elicit.push(req.params.message);
-    // the call waits for this answer: another request is served meanwhile
-    const t = await client.listTools();
-    asked.listed.push(t.tools.length);
-    const m = req.params.message;
-    return { action: 'accept', content: { confirm: m.includes('v1-yes') ? 'yes' : 'no' } };
-});
-client.setRequestHandler(CreateMessageRequestSchema, async req => {
-    asked.sampling.push(req.params.messages?.[0]?.content?.text);
-    return { role: 'assistant', model: 'test-model', stopReason: 'endTurn',
-        content: { type: 'text', text: 'Paris' } };
-});
-const transport = new StdioClientTransport({ command: get('stdio'), args: all('arg'), stderr: 'ignore',
-    env: { ...process.env } });
-try {
-    await client.connect(transport);
-    check(client.getServerVersion()?.name !== undefined, 'sdk-v1 stdio: initialize');
-} catch (e) {
-    check(false, 'sdk-v1 stdio: initialize', e?.message);
-    process.exit(1);
-}
-const text = r => (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
+// the call waits for the elicitation's answer: another request is served meanwhile
+await answerPushes(client, asked, async () => asked.listed.push((await client.listTools()).tools.length));
+await connect(client, await transport({ v1: true }), 'sdk-v1 stdio: initialize', { report: false });
+check(client.getServerVersion()?.name !== undefined, 'sdk-v1 stdio: initialize');
 async function call(name, args, want, what) {
     try {
         const r = await client.callTool({ name, arguments: args });
@@ -62,4 +34,4 @@ await call('test_sampling', { prompt: 'The capital of France?' }, 'LLM response:
 check(asked.sampling.length === 1 && asked.sampling[0] === 'The capital of France?',
     'sdk-v1 stdio: the sampling handler got the prompt', JSON.stringify(asked.sampling));
 await client.close();
-process.exit(bad ? 1 : 0);
+done();

@@ -1,30 +1,29 @@
-// sdk_client.mjs: the official TypeScript SDK v2 client
+// sdk-v2-features.mjs: the official TypeScript SDK v2 client
 // (@modelcontextprotocol/client) calling every kind of tool, prompt and
-// resource of the configuration written by tests/integration/sdk_features.sh, over HTTP or
-// stdio, in a chosen era. One JSON line per check on stdout:
-//   {"check": "...", "ok": true|false, "detail": ...}
+// resource of the configuration written by tests/integration/sdk_features.sh,
+// over HTTP or stdio, in a chosen era. Prints "ok - VIA ERA: what" or
+// "not ok - VIA ERA: what: why" per check.
 //   node sdk-v2-features.mjs --url URL --era auto|2026-07-28|legacy
 //   node sdk-v2-features.mjs --stdio CMD --arg X ... --era ...
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
+import { get, via, check as report, done, transport } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
-const many = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
-const era = opt('era', 'auto');
+const era = get('era', 'auto');
+const label = `${via} ${era}`;
 // The SDK dispatches notifications on a later microtask but responses at
 // once: when the last progress and the result arrive in one stdio read, the
 // progress handler is already gone. Over stdio the last one may be missing.
 const progressOk = (seen, n) => {
     const want = Array.from({ length: n }, (_, i) => i + 1).join(',');
-    return seen.join(',') === want || (opt('stdio') && seen.join(',') === want.split(',').slice(0, n - 1).join(','));
+    return seen.join(',') === want || (via === 'stdio' && seen.join(',') === want.split(',').slice(0, n - 1).join(','));
 };
-const emit = (check, ok, detail) => process.stdout.write(JSON.stringify({ check, ok: !!ok, detail }) + '\n');
+// check(NAME, FN): FN gives [ok, detail]; the detail is shown when not ok
 const check = async (name, fn) => {
     try {
         const [ok, detail] = await fn();
-        emit(name, ok, detail);
+        report(ok, `${label}: ${name}`, JSON.stringify(detail)?.slice(0, 300));
     } catch (e) {
-        emit(name, false, `${e?.name}: ${e?.message}`);
+        report(false, `${label}: ${name}`, `${e?.name}: ${e?.message}`);
     }
 };
 
@@ -32,16 +31,9 @@ const client = new Client(
     { name: 'phantom-sdk-test', version: '1.0.0' },
     era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'auto' ? 'auto' : { pin: era } } }
 );
-let transport;
-if (opt('stdio')) {
-    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-    transport = new StdioClientTransport({ command: opt('stdio'), args: many('arg'), stderr: 'ignore',
-        env: { ...process.env } });
-} else {
-    transport = new StreamableHTTPClientTransport(new URL(opt('url')));
-}
+const t = await transport();
 await check('connect', async () => {
-    await client.connect(transport);
+    await client.connect(t);
     const caps = client.getServerCapabilities() ?? {};
     return [caps.tools && caps.prompts && caps.resources && caps.completions,
         { era: client.getProtocolEra?.(), version: client.getNegotiatedProtocolVersion?.() }];
@@ -150,3 +142,4 @@ await check('missing resource is an error', async () => {
     }
 });
 await client.close();
+done();

@@ -7,36 +7,15 @@
 //        --era auto|2026-07-28|legacy  --expect-era modern|legacy
 //        [--name SERVER-NAME] [--call 'TOOL' --args JSON --expect TEXT]
 //        [--progress-tool TOOL --progress-args JSON --progress-min N]
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
+import { get, via, check, done, text, transport, connect } from './common.mjs';
 
-const argv = process.argv.slice(2);
-const get = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
-const all = n => argv.flatMap((a, i) => (a === `--${n}` ? [argv[i + 1]] : []));
-let bad = 0;
-const check = (cond, what, why = '') => {
-    if (cond) console.log(`ok - ${what}`);
-    else { bad++; console.log(`not ok - ${what}${why ? ': ' + why : ''}`); }
-};
 const era = get('era', 'auto');
 const negotiation = era === 'legacy' ? undefined : era === 'auto' ? { mode: 'auto' } : { mode: { pin: era } };
 const client = new Client({ name: 'phantom-tests', version: '1.0.0' },
     { capabilities: {}, ...(negotiation && { versionNegotiation: negotiation }) });
-
-let transport;
-if (get('stdio')) {
-    const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-    transport = new StdioClientTransport({ command: get('stdio'), args: all('arg'), stderr: 'ignore' });
-} else {
-    transport = new StreamableHTTPClientTransport(new URL(get('url')));
-}
-const label = `${get('stdio') ? 'stdio' : 'http'} era=${era}`;
-try {
-    await client.connect(transport);
-    check(true, `${label}: connects`);
-} catch (e) {
-    check(false, `${label}: connects`, `${e?.name}: ${e?.message}`);
-    process.exit(1);
-}
+const label = `${via} era=${era}`;
+await connect(client, await transport(), `${label}: connects`);
 const wantEra = get('expect-era');
 if (wantEra) check(client.getProtocolEra() === wantEra, `${label}: era is ${wantEra}`, client.getProtocolEra());
 const ver = client.getNegotiatedProtocolVersion();
@@ -47,8 +26,7 @@ const tool = get('call');
 if (tool) {
     try {
         const r = await client.callTool({ name: tool, arguments: JSON.parse(get('args', '{}')) });
-        const text = (r.content ?? []).filter(c => c.type === 'text').map(c => c.text).join('');
-        check(!r.isError && text.includes(get('expect', '')), `${label}: tools/call ${tool}`, JSON.stringify(r));
+        check(!r.isError && text(r).includes(get('expect', '')), `${label}: tools/call ${tool}`, JSON.stringify(r));
     } catch (e) { check(false, `${label}: tools/call ${tool}`, e?.message); }
 }
 const ptool = get('progress-tool');
@@ -68,4 +46,4 @@ if (ptool) {
     } catch (e) { check(false, `${label}: ${ptool} with progress`, e?.message); }
 }
 await client.close();
-process.exit(bad ? 1 : 0);
+done();

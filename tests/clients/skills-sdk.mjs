@@ -1,25 +1,15 @@
 // skills_sdk.mjs: the official TypeScript SDK client's skills support
 // (SkillsClient from @modelcontextprotocol/client/ext/skills) against
 // Phantom: list, get, read with digest/size/frontmatter verification of
-// every file of every skill, and readDirectory. Prints TAP.
-//   node skills_sdk.mjs URL modern|legacy
-// Run from a directory whose node_modules holds @modelcontextprotocol/client.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+// every file of every skill, and readDirectory. Prints "ok - ERA: what" or
+// "not ok - ERA: what: why" per check.
+//   node skills-sdk.mjs --url URL --era modern|legacy
+import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { get, check, done, transport, connect } from './common.mjs';
 
-const [url, era = 'modern'] = process.argv.slice(2);
-let n = 0;
-let failed = 0;
-const ok = (cond, desc, detail) => {
-    n++;
-    if (cond) {
-        console.log(`ok ${n} - ${era}: ${desc}`);
-    } else {
-        failed++;
-        console.log(`not ok ${n} - ${era}: ${desc}`);
-        if (detail !== undefined) console.log(`#   ${String(detail).split('\n').join('\n#   ')}`);
-    }
-};
+const era = get('era', 'modern');
+const ok = (cond, desc, detail) => check(cond, `${era}: ${desc}`, detail === undefined ? '' : String(detail));
 const attempt = async (desc, fn) => {
     try {
         return await fn();
@@ -33,7 +23,7 @@ const client = new Client(
     { name: 'phantom-skills-sdk-test', version: '1.0.0' },
     era === 'modern' ? { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } } : { capabilities: {} }
 );
-await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+await connect(client, await transport(), `${era}: connects`, { report: false });
 ok(client.getNegotiatedProtocolVersion() === (era === 'modern' ? '2026-07-28' : '2025-11-25'),
     `negotiated ${client.getNegotiatedProtocolVersion()}`);
 const skills = new SkillsClient(client);
@@ -105,5 +95,4 @@ try {
 const again = await attempt('list() after an error', () => skills.list());
 ok(again && again.skills.length === uris.length, 'the server still answers after an error');
 await client.close();
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+done();

@@ -8,9 +8,7 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_A=$(newtok); T_B=$(newtok); T_C=$(newtok); T_D=$(newtok)
-sha() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+bearer_token T_A H_A; bearer_token T_B H_B; bearer_token T_C H_C; bearer_token T_D H_D
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text":"ran"}]}\\n'"'"'\n' >"$T_DIR/tool.sh"
 chmod 0755 "$T_DIR/tool.sh"
 mkdir -p "$T_DIR/notes" && printf 'note one\n' >"$T_DIR/notes/one" && chmod -R a+rX "$T_DIR/notes"
@@ -32,8 +30,8 @@ test_conf "$T_DIR/phantom.yaml" allow-test 'workers: 2' \
 	"skills: { manifest: $top_srcdir/skills/manifest.yaml }" \
 	'auth:' \
 	'  mode: bearer' \
-	"  tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") }," \
-	"            { principal: carol, sha256: $(sha "$T_C") }, { principal: dave, sha256: $(sha "$T_D") } ]" \
+	"  tokens: [ { principal: alice, sha256: $H_A }, { principal: bob, sha256: $H_B }," \
+	"            { principal: carol, sha256: $H_C }, { principal: dave, sha256: $H_D } ]" \
 	'  allow:' \
 	'    alice: { tools: [search], prompts: [pub], resources: ["docs://a", "notes://{id}"], skills: [acme/billing/refunds] }' \
 	'    carol: { tools: [], prompts: [], resources: [], skills: [] }' \

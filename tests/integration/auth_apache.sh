@@ -12,8 +12,7 @@ command -v apache2 >/dev/null || skip_all "apache2 not installed"
 command -v openssl >/dev/null || skip_all "openssl not installed"
 [ -n "$T_ROOT" ] || skip_all "Apache is started as root (it switches to www-data)"
 
-TOKEN=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')
-HASH=$(printf '%s' "$TOKEN" | "$PHANTOM" --hash-token=sha256)
+bearer_token TOKEN HASH
 test_conf "$T_DIR/bearer.yaml" apache-auth 'workers: 2' \
 	"auth: { mode: bearer, realm: apache-test, tokens: [ { principal: alice, sha256: $HASH } ] }"
 test_conf "$T_DIR/remote.yaml" apache-remote-user 'workers: 1' 'auth: { mode: remote_user }'

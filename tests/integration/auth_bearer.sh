@@ -6,12 +6,8 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
-# random token68 tokens, as `openssl rand -base64 32` users would make them
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_ALICE=$(newtok); T_BOB=$(newtok); T_DAVE=$(newtok)
-H_ALICE=$(printf '%s' "$T_ALICE" | "$PHANTOM" --hash-token=sha256)
-A_BOB=$(printf '%s\n' "$T_BOB" | "$PHANTOM" --hash-token)
-H_DAVE=$(printf '%s' "$T_DAVE" | "$PHANTOM" --hash-token=sha256)
+bearer_token T_ALICE H_ALICE; bearer_token T_DAVE H_DAVE
+T_BOB=$(newtok); A_BOB=$(token_argon2 "$T_BOB")
 is "$H_ALICE" "$(printf '%s' "$T_ALICE" | sha256sum | cut -d' ' -f1)" "--hash-token=sha256 is the hex SHA-256"
 like "$A_BOB" '^\$argon2id\$v=19\$m=65536,t=2,p=1\$' "--hash-token prints an argon2id string"
 

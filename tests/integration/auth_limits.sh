@@ -10,16 +10,14 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 curl -s -o /dev/null --interface 127.0.0.2 http://127.0.0.1:1/ 2>/dev/null
 [ $? -eq 45 ] && skip_all "cannot send from 127.0.0.2"
 
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_ALICE=$(newtok); T_BOB=$(newtok)
-H_ALICE=$(printf '%s' "$T_ALICE" | "$PHANTOM" --hash-token=sha256)
-A_BOB=$(printf '%s\n' "$T_BOB" | "$PHANTOM" --hash-token)
+bearer_token T_ALICE H_ALICE
+T_BOB=$(newtok); A_BOB=$(token_argon2 "$T_BOB")
 # eight more argon2 entries: a wrong token then takes eight checks, long
 # enough for a second one to arrive while it runs
 {
 	printf -- '- { principal: bob, argon2: "%s" }\n' "$A_BOB"
 	for i in 1 2 3 4 5 6 7 8; do
-		printf -- '- { principal: p%s, argon2: "%s" }\n' "$i" "$(newtok | "$PHANTOM" --hash-token)"
+		printf -- '- { principal: p%s, argon2: "%s" }\n' "$i" "$(token_argon2 "$(newtok)")"
 	done
 } >"$T_DIR/tokens.yaml"
 cat >"$T_DIR/phantom.yaml" <<YAML

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/auth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
-TOKEN=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')
+bearer_token TOKEN HASH
 WK=/.well-known/oauth-protected-resource/mcp
 cat >"$T_DIR/prm.json" <<'JSON'
 {
@@ -20,7 +20,7 @@ cat >"$T_DIR/prm.json" <<'JSON'
 JSON
 chmod 0644 "$T_DIR/prm.json"
 test_conf "$T_DIR/phantom.yaml" metadata-test 'workers: 1' 'auth:' '  mode: bearer' \
-	"  tokens: [ { principal: alice, sha256: $(printf '%s' "$TOKEN" | "$PHANTOM" --hash-token=sha256) } ]" \
+	"  tokens: [ { principal: alice, sha256: $HASH } ]" \
 	"  resource_metadata: https://mcp.example.com$WK" \
 	"  metadata: { path: $WK, file: prm.json }"
 phantom_unix "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }

@@ -10,9 +10,7 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_A=$(newtok); T_B=$(newtok); T_C=$(newtok)
-sha() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+bearer_token T_A H_A; bearer_token T_B H_B; bearer_token T_C H_C
 CATALOG_SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 export CATALOG_SECRET
 H=$top_srcdir/tests/handlers/catalog.sh
@@ -28,8 +26,8 @@ conf() {
 }
 conf "$T_DIR/phantom.yaml" ok \
 	'auth:' '  mode: bearer' \
-	"  tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") }," \
-	"            { principal: carol, sha256: $(sha "$T_C") } ]" \
+	"  tokens: [ { principal: alice, sha256: $H_A }, { principal: bob, sha256: $H_B }," \
+	"            { principal: carol, sha256: $H_C } ]" \
 	'  allow:' \
 	'    carol: { resources: ["docs://readme", "study://7", "study://993"] }'
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1; ok "the configuration with resource_lists loads (-t)"

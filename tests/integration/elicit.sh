@@ -15,11 +15,7 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 
 H=$top_srcdir/tests/handlers/mrtr_handler.sh
 S=$top_srcdir/examples/scripts
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-TA=$(newtok)
-TB=$(newtok)
-HA=$(printf '%s' "$TA" | "$PHANTOM" --hash-token=sha256)
-HB=$(printf '%s' "$TB" | "$PHANTOM" --hash-token=sha256)
+bearer_token TA HA; bearer_token TB HB
 for s in secret1 secret2 secret3; do head -c 48 /dev/urandom | base64 >"$T_DIR/$s"; done
 SB=$T_DIR/sandbox
 mkdir -p "$SB"

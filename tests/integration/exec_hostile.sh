@@ -55,18 +55,16 @@ tools:
   - { name: bad_utf8, module: testmod.so, symbol: bad_utf8, input: {how: string} }
 YAML
 
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
-PID=$PH_PID
-T_PIDS+=("$PID")
+stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
+PID=$STDIO_PID
 
 # call ID NAME [ARGUMENTS]: one tools/call; REPLY is the answer line, MS the
 # time it took
 call() {
 	local t0
 	t0=$(date +%s%N)
-	req "$1" tools/call "{\"name\":\"$2\",\"arguments\":${3:-{\}}}" >&"${PH[1]}"
-	REPLY=
-	IFS= read -r -t 15 REPLY <&"${PH[0]}"
+	stdio_send "$(req "$1" tools/call "{\"name\":\"$2\",\"arguments\":${3:-{\}}}")"
+	stdio_read REPLY 15
 	MS=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
 rj() { printf '%s' "$REPLY" | jq -r "$1" 2>/dev/null; }
@@ -130,11 +128,8 @@ call 21 echo '{"text":"h\u00e9"}'
 is "$(rj '.result.content[0].text')" "hé" "the module echo answers valid text"
 # echo of an overlong form: refused as a request, or the handler error;
 # never an empty text with isError false
-# (a coproc's fds are not open in a pipeline's subshells)
-bad=$(req 22 tools/call '{"name":"echo","arguments":{"text":"x"}}' | sed 's/"x"/"\xc0\xae"/')
-printf '%s\n' "$bad" >&"${PH[1]}"
-REPLY=
-IFS= read -r -t 15 REPLY <&"${PH[0]}"
+stdio_send "$(req 22 tools/call '{"name":"echo","arguments":{"text":"x"}}' | sed 's/"x"/"\xc0\xae"/')"
+stdio_read REPLY 15
 wire_ok; ok "echo of an overlong form: the answer is valid JSON in UTF-8"
 got="$(rj '.error.code // empty')/$(rj .result.isError)"
 [ "${got%%/*}" != "" ] || [ "${got#*/}" = true ]
@@ -142,8 +137,7 @@ ok "echo of an overlong form: an error, not an empty success ($got)"
 call 23 good
 is "$(rj '.result.content[0].text')" ok "the call after the module cases is served"
 
-exec {PH[1]}>&-
-wait_gone "$PID" 5; ok "the server exits at EOF"
+stdio_stop 5; ok "the server exits at EOF"
 
 # The same in a prefork worker under a master, over FastCGI
 if command -v cgi-fcgi >/dev/null; then

@@ -47,9 +47,8 @@ tools:
   - { name: pflood, exec: [$B/pflood.sh], persistent: true }
 YAML
 
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
-PID=$PH_PID
-T_PIDS+=("$PID")
+stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
+PID=$STDIO_PID
 
 # call ID NAME: one tools/call with a progressToken; NOTES are the
 # notification lines before the answer (one per line), REPLY the answer, MS
@@ -57,11 +56,11 @@ T_PIDS+=("$PID")
 call() {
 	local t0 line
 	t0=$(date +%s%N)
-	jq -nc --argjson id "$1" --arg n "$2" --argjson meta "$(meta)" \
+	stdio_send "$(jq -nc --argjson id "$1" --arg n "$2" --argjson meta "$(meta)" \
 		'{jsonrpc:"2.0",id:$id,method:"tools/call",
-		  params:{name:$n,arguments:{},_meta:($meta + {progressToken:"p"})}}' >&"${PH[1]}"
+		  params:{name:$n,arguments:{},_meta:($meta + {progressToken:"p"})}}')"
 	NOTES= REPLY=
-	while IFS= read -r -t 30 line <&"${PH[0]}"; do
+	while stdio_read line 30; do
 		if [[ $line != '{"jsonrpc":"2.0","method":"notifications/'* ]]; then
 			REPLY=$line
 			break
@@ -118,6 +117,5 @@ is "$(printf '%s' "$N1" | tail -1 | jq -r .params.progress)" 3000 "the last is p
 left=$(for p in $(handlers_below "$PID"); do ps -o args= -p "$p"; done | grep -c 'sleep 30')
 is "$left" 0 "nothing a call started is left running"
 
-exec {PH[1]}>&-
-wait_gone "$PID" 5; ok "the server exits at EOF"
+stdio_stop 5; ok "the server exits at EOF"
 done_testing

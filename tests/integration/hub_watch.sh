@@ -12,9 +12,7 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
 CLIENTS=$top_srcdir/tests/integration/listen_clients.py
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_A=$(newtok); T_B=$(newtok)
-sha() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+bearer_token T_A H_A; bearer_token T_B H_B
 
 mkdir -p "$T_DIR/data" "$T_DIR/many" "$T_DIR/deep/1" "$T_DIR/deep/2" "$T_DIR/deep/3"
 printf 'one\n' >"$T_DIR/data/a.txt"
@@ -44,7 +42,7 @@ resource_templates:
   - { uri_template: "file:///deep/{d}/{f}", name: deep, dir: deep }
 auth:
   mode: bearer
-  tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") } ]
+  tokens: [ { principal: alice, sha256: $H_A }, { principal: bob, sha256: $H_B } ]
   allow:
     bob: { tools: [bump], resources: ["file:///data/b.txt", "app://counter", "file:///many/{name}", "file:///deep/{d}/{f}"] }
 YAML

@@ -13,7 +13,6 @@ B=$T_DIR/bin
 mkdir -p "$B"
 printf '#!/bin/sh\ncat >/dev/null; printf "{\\"content\\":[{\\"type\\":\\"text\\",\\"text\\":\\"%%s|%%s\\"}]}" "$TRACEPARENT" "$TRACESTATE"\n' >"$B/trace.sh"
 chmod +x "$B/trace.sh"
-tok() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: ops-test, version: "1.0" }
 workers: 2
@@ -27,10 +26,10 @@ log: { format: json }
 auth:
   mode: bearer
   tokens:
-    - { principal: alice, sha256: $(tok alice-token) }
-    - { principal: bob, sha256: $(tok bob-token) }
-    - { principal: carol, sha256: $(tok carol-token) }
-    - { principal: dave, sha256: $(tok dave-token) }
+    - { principal: alice, sha256: $(token_sha256 alice-token) }
+    - { principal: bob, sha256: $(token_sha256 bob-token) }
+    - { principal: carol, sha256: $(token_sha256 carol-token) }
+    - { principal: dave, sha256: $(token_sha256 dave-token) }
   allow:
     carol: { rate: { requests: 1, per_seconds: 60 } }
     dave: { rate: { requests: 0 } }

@@ -12,10 +12,7 @@
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_ALICE=$(newtok); T_BOB=$(newtok)
-H_ALICE=$(printf '%s' "$T_ALICE" | "$PHANTOM" --hash-token=sha256)
-H_BOB=$(printf '%s' "$T_BOB" | "$PHANTOM" --hash-token=sha256)
+bearer_token T_ALICE H_ALICE; bearer_token T_BOB H_BOB
 head -c 48 /dev/urandom | base64 >"$T_DIR/secret"
 mkdir -p "$T_DIR/data"
 echo one >"$T_DIR/data/watched.txt"; echo two >"$T_DIR/data/other.txt"; echo s >"$T_DIR/data/secret.txt"

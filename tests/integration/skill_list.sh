@@ -10,9 +10,7 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 
-newtok() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
-T_A=$(newtok); T_B=$(newtok); T_C=$(newtok); T_D=$(newtok)
-sha() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+bearer_token T_A H_A; bearer_token T_B H_B; bearer_token T_C H_C; bearer_token T_D H_D
 S=$T_DIR/skills
 mkdir -p "$S/study-review" "$S/git-workflow"
 printf -- '---\nname: study-review\ndescription: Review a study.\n---\nStudy {{study_id}} for {{principal}}.\n' \
@@ -42,8 +40,8 @@ skills:
 YAML
 test_conf "$T_DIR/phantom.yaml" skill-list-test 'workers: 2' "skills: { manifest: $S/manifest.yaml }" \
 	'auth:' '  mode: bearer' \
-	"  tokens: [ { principal: alice, sha256: $(sha "$T_A") }, { principal: bob, sha256: $(sha "$T_B") }," \
-	"            { principal: carol, sha256: $(sha "$T_C") }, { principal: dave, sha256: $(sha "$T_D") } ]" \
+	"  tokens: [ { principal: alice, sha256: $H_A }, { principal: bob, sha256: $H_B }," \
+	"            { principal: carol, sha256: $H_C }, { principal: dave, sha256: $H_D } ]" \
 	'  allow: { dave: { skills: [git-workflow] } }'
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1; ok "a manifest with list: {exec} loads (-t)"
 sed 's/^/#   /' "$T_DIR/t.out"

@@ -46,15 +46,13 @@ grep -q 'phantom\[[0-9]*\] method=ping ' "$err"; ok "the request log goes to std
 grep -vq '^[0-9T:.-]*Z phantom\[' "$err"; is "$?" 1 "stderr has only log lines"
 
 # EOF while idle: the process ends at once
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err2"; }
-pid=$PH_PID
-T_PIDS+=("$pid")
-echo '{"jsonrpc":"2.0","id":"a","method":"ping"}' >&"${PH[1]}"
-IFS= read -r -t 5 reply <&"${PH[0]}"
+stdio_start "$T_DIR/err2" "$T_DIR/phantom.yaml"
+pid=$STDIO_PID
+stdio_send '{"jsonrpc":"2.0","id":"a","method":"ping"}'
+stdio_read reply 5
 is "$(printf '%s' "$reply" | jq -r .id)" a "a request is answered while stdin stays open"
 t0=$(date +%s%N)
-exec {PH[1]}>&-
-wait_gone "$pid" 2
+stdio_stop 2
 ok "the process exits after EOF on stdin"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$ms" -lt 1000 ]; ok "it exits promptly on EOF (${ms} ms)"

@@ -118,17 +118,16 @@ pid=$(cat "$T_DIR/sleeper.pid" 2>/dev/null)
 # a cancel: the running call stops, a waiting one is dropped, the others go on
 conf "$T_DIR/one.yaml" "stdio: { concurrency: 2 }"
 rm -f "$T_DIR/sleeper.pid"
-coproc PH { exec "$PHANTOM" -c "$T_DIR/one.yaml" --stdio 2>"$T_DIR/err"; }
-ph=$PH_PID
-T_PIDS+=("$ph")
-{ echo "$init"; call '"a"' sleeper; call '"b"' nap '{"s":1.5}'; call '"c"' nap '{"s":0.1}'; } >&"${PH[1]}"
+stdio_start "$T_DIR/err" "$T_DIR/one.yaml"
+ph=$STDIO_PID
+{ echo "$init"; call '"a"' sleeper; call '"b"' nap '{"s":1.5}'; call '"c"' nap '{"s":0.1}'; } >&"$STDIO_IN"
 wait_file "$T_DIR/sleeper.pid"; pid=$(cat "$T_DIR/sleeper.pid")
-cancel '"c"' >&"${PH[1]}"   # still waiting for a turn: never runs
-cancel '"a"' >&"${PH[1]}"
+cancel '"c"' >&"$STDIO_IN"   # still waiting for a turn: never runs
+cancel '"a"' >&"$STDIO_IN"
 wait_gone "$pid" 3; ok "the cancelled call's exec process is gone"
-echo '{"jsonrpc":"2.0","id":"p","method":"ping"}' >&"${PH[1]}"
+stdio_send '{"jsonrpc":"2.0","id":"p","method":"ping"}'
 got=
-while IFS= read -r -t 5 line <&"${PH[0]}"; do
+while stdio_read line 5; do
 	got+="$(jq -r .id <<<"$line") "
 	[ "$(jq -r .id <<<"$line")" = b ] && break
 done
@@ -140,39 +139,36 @@ kids=$(pgrep -P "$ph" | wc -l)
 below=0
 for k in $(pgrep -P "$ph"); do below=$((below + $(pgrep -P "$k" | wc -l))); done
 is "$below" 0 "no handler process is left below them once the calls are done"
-exec {PH[1]}>&-
-wait_gone "$ph" 3; ok "EOF ends the process"
+stdio_stop 3; ok "EOF ends the process"
 grep -q 'phantom\[[0-9]*\] method=tools/call target=nap' "$T_DIR/err"; ok "the calls log from their own process"
 
 # a persistent handler stays warm from call to call; a new initialize (other
 # capabilities) or a reload replaces the call processes, and it starts again
-coproc PH { exec "$PHANTOM" -c "$T_DIR/one.yaml" --stdio 2>"$T_DIR/err"; }
-ph=$PH_PID
-T_PIDS+=("$ph")
+stdio_start "$T_DIR/err" "$T_DIR/one.yaml"
+ph=$STDIO_PID
 answer() { # ID: waits for the answer to ID (5 s), prints its text
 	local line
-	while IFS= read -r -t 5 line <&"${PH[0]}"; do
+	while stdio_read line 5; do
 		[ "$(jq -r .id <<<"$line")" = "$1" ] && { jq -r '.result.content[0].text' <<<"$line"; return; }
 	done
 }
-echo "$init" >&"${PH[1]}"; answer i >/dev/null
+stdio_send "$init"; answer i >/dev/null
 texts=
-for i in 1 2 3; do call "$i" pecho "{\"text\":\"t$i\"}" >&"${PH[1]}"; texts+="$(answer "$i") "; done
+for i in 1 2 3; do call "$i" pecho "{\"text\":\"t$i\"}" >&"$STDIO_IN"; texts+="$(answer "$i") "; done
 is "$texts" "t1 t2 t3 " "a persistent exec tool over concurrent stdio answers each call"
 is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")/$(grep -c 'target=pecho status=200 .*exec=warm' "$T_DIR/err")" \
 	1/2 "its process started once and served the next calls warm"
-echo "${init/\"id\":\"i\"/\"id\":\"i2\"}" >&"${PH[1]}"; answer i2 >/dev/null
-call 4 pecho '{"text":"t4"}' >&"${PH[1]}"
+stdio_send "${init/\"id\":\"i\"/\"id\":\"i2\"}"; answer i2 >/dev/null
+call 4 pecho '{"text":"t4"}' >&"$STDIO_IN"
 is "$(answer 4)" t4 "after a second initialize the call is answered"
 is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")" 2 \
 	"... by a new call process (the old one held the first initialize's capabilities)"
 kill -HUP "$ph"
 sleep 0.3
-call 5 pecho '{"text":"t5"}' >&"${PH[1]}"
+call 5 pecho '{"text":"t5"}' >&"$STDIO_IN"
 is "$(answer 5)" t5 "after a reload the call is answered"
 is "$(grep -c 'target=pecho status=200 .*exec=fresh' "$T_DIR/err")" 3 "... by a call process of the new configuration"
-exec {PH[1]}>&-
-wait_gone "$ph" 3; ok "EOF ends the process, call processes and their persistent handlers with it"
+stdio_stop 3; ok "EOF ends the process, call processes and their persistent handlers with it"
 wait_for 2 eval '[ "$(pgrep -f "$T_DIR/bin/pecho.sh" | wc -l)" = 0 ]'; ok "no persistent handler is left"
 
 # calls still queued when stdin ends go to the warm call processes, not

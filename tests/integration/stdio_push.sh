@@ -46,25 +46,18 @@ init() { # CAPS
 	send "$(printf '{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":%s,"clientInfo":{"name":"sh","version":"1"}}}' "$1")"
 	get
 }
-start() { # CONF CAPS: the server on PI (its stdin) and PO (its stdout), pid PID
-	# (copies of the coprocess's descriptors: they outlive it)
-	coproc PH { exec "$PHANTOM" -c "$1" --stdio 2>>"$T_DIR/err"; }
-	PID=$PH_PID
-	T_PIDS+=("$PID")
-	exec {PO}<&"${PH[0]}" {PI}>&"${PH[1]}"
-	exec {PH[1]}>&-
+N_START=0
+start() { # CONF CAPS: the server (pid PID), each with a log of its own
+	stdio_start "$T_DIR/err.$((N_START += 1))" "$1"
+	PID=$STDIO_PID
 	init "$2"
 }
-send() { printf '%s\n' "$1" >&"$PI"; }
-get() { # L: one line from the server (within 5 s), or "" (no subshell: the
-	# coprocess's descriptors are the shell's own)
-	L=
-	IFS= read -r -t "${1:-5}" L <&"$PO" || true
-}
+send() { stdio_send "$1"; }
+get() { stdio_read L "${1:-5}" || true; } # L: one line (within 5 s), or ""
 j() { jq -r "$1" <<<"$L"; }
 del() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"%s"}}}' "$1" "$2"; }
 confirm() { printf '{"jsonrpc":"2.0","id":"%s","result":{"action":"accept","content":{"confirm":"%s"}}}' "$1" "$2"; }
-stop() { exec {PI}>&-; wait_gone "$PID" 5; }
+stop() { stdio_stop 5; }
 
 # a client without the capability: nothing is pushed, the tool's fallback
 echo y >"$SB/a.txt"
@@ -139,7 +132,7 @@ is "$below" 0 "  its handler's process is gone"
 # the end of input while a call waits: it ends with an error, then the process
 send "$(del 8 b.txt)"
 get
-exec {PI}>&-
+stdio_close
 get
 is "$(jq -r .id <<<"$L")/$(jq -r .result.isError <<<"$L")" 8/true "EOF while a call waits: it ends with an error result"
 like "$(j '.result.content[0].text')" "input ended before it answered" "  saying the input ended (not the timeout)"

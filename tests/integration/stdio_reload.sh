@@ -12,25 +12,14 @@ tools:
 prompts:
   - { name: p, description: a prompt, messages: [ { role: user, text: hi } ] }
 YAML
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
-pid=$PH_PID
-T_PIDS+=("$pid")
+stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
+pid=$STDIO_PID
 out=$T_DIR/out
 : >"$out"
-send() { printf '%s\n' "$1" >&"${PH[1]}"; }
-# upto ID: reads lines into $out until the response with that id
-upto() {
-	local l
-	while IFS= read -r -t 10 l <&"${PH[0]}"; do
-		printf '%s\n' "$l" >>"$out"
-		[ "$(printf '%s' "$l" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
-	done
-	return 1
-}
 listen() { # ID FILTER
-	send '{"jsonrpc":"2.0","id":"'"$1"'","method":"subscriptions/listen","params":{"notifications":'"$2"',"_meta":'"$(meta)"'}}'
+	stdio_send '{"jsonrpc":"2.0","id":"'"$1"'","method":"subscriptions/listen","params":{"notifications":'"$2"',"_meta":'"$(meta)"'}}'
 }
-ping() { send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; upto "\"$1\""; }
+ping() { stdio_send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; stdio_upto "\"$1\"" "$out"; }
 changes() { # SUBSCRIPTION-ID METHOD: how many such notifications were read
 	jq -s --arg id "$1" --arg m "$2" \
 		'map(select(.method == $m and .params._meta["io.modelcontextprotocol/subscriptionId"] == $id)) | length' "$out"
@@ -41,7 +30,7 @@ listen L3 '{"toolsListChanged":true}'
 ping p0; ok "three listens are open and requests are still answered"
 is "$(jq -s 'map(select(.method == "notifications/subscriptions/acknowledged")) | length' "$out")" 3 \
 	"each listen is acknowledged"
-send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L3"}}'
+stdio_send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L3"}}'
 ping p1
 kill -HUP "$pid"
 wait_for 10 grep -q "configuration reloaded; 2 listens open" "$T_DIR/err"; ok "a reload that changes nothing"
@@ -54,15 +43,14 @@ ping p3; ok "the process serves after the reload"
 is "$(changes L1 notifications/tools/list_changed)" 1 "a tool added: the listen that asked about tools is told"
 is "$(changes L2 notifications/prompts/list_changed)" 0 "the listen that asked only about prompts is not"
 is "$(changes L3 notifications/tools/list_changed)" 0 "nor the listen cancelled before"
-send '{"jsonrpc":"2.0","id":"t","method":"tools/list","params":{"_meta":'"$(meta)"'}}'
-upto '"t"'
+stdio_send '{"jsonrpc":"2.0","id":"t","method":"tools/list","params":{"_meta":'"$(meta)"'}}'
+stdio_upto '"t"' "$out"
 is "$(tail -1 "$out" | jq -r '[.result.tools[].name] | join(",")')" one,two "tools/list serves the new configuration"
 printf 'tools: [\n' >>"$T_DIR/phantom.yaml"
 kill -HUP "$pid"
 wait_for 10 grep -q "reload failed" "$T_DIR/err"; ok "a broken configuration is refused"
 ping p4; ok "and the old one keeps serving"
 is "$(changes L1 notifications/tools/list_changed)" 1 "without telling anyone"
-exec {PH[1]}>&-
-wait_gone "$pid" 5; ok "EOF still ends the process"
+stdio_stop 5; ok "EOF still ends the process"
 wait "$pid"; is "$?" 0 "with status 0"
 done_testing

@@ -14,37 +14,26 @@ resources:
   - { uri: "doc://a", name: a, file: $T_DIR/a.txt, mime_type: text/plain }
   - { uri: "doc://b", name: b, file: $T_DIR/b.txt, mime_type: text/plain }
 YAML
-coproc PH { exec "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$T_DIR/err"; }
-pid=$PH_PID
-T_PIDS+=("$pid")
+stdio_start "$T_DIR/err" "$T_DIR/phantom.yaml"
+pid=$STDIO_PID
 out=$T_DIR/out
 : >"$out"
-send() { printf '%s\n' "$1" >&"${PH[1]}"; }
-# upto ID: reads lines into $out until the response with that id
-upto() {
-	local l
-	while IFS= read -r -t 10 l <&"${PH[0]}"; do
-		printf '%s\n' "$l" >>"$out"
-		[ "$(printf '%s' "$l" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
-	done
-	return 1
-}
 # drain SECONDS: reads what comes within that time
 drain() {
 	local l
-	while IFS= read -r -t "$1" l <&"${PH[0]}"; do printf '%s\n' "$l" >>"$out"; done
+	while stdio_read l "$1"; do printf '%s\n' "$l" >>"$out"; done
 }
-ping() { send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; upto "\"$1\""; }
+ping() { stdio_send '{"jsonrpc":"2.0","id":"'"$1"'","method":"ping"}'; stdio_upto "\"$1\"" "$out"; }
 updates() { # SUBSCRIPTION-ID URI: resources/updated for URI on that listen
 	jq -s --arg id "$1" --arg u "$2" 'map(select(.method == "notifications/resources/updated" and
 		.params.uri == $u and .params._meta["io.modelcontextprotocol/subscriptionId"] == $id)) | length' "$out"
 }
 
-send '{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":'"$(meta)"'}}'
-upto '"d"'
+stdio_send '{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":'"$(meta)"'}}'
+stdio_upto '"d"' "$out"
 is "$(tail -1 "$out" | jq -r .result.capabilities.resources.subscribe)" true "stdio advertises resources.subscribe"
-send '{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://a","doc://nope"]},"_meta":'"$(meta)"'}}'
-send '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://b"]},"_meta":'"$(meta)"'}}'
+stdio_send '{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://a","doc://nope"]},"_meta":'"$(meta)"'}}'
+stdio_send '{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["doc://b"]},"_meta":'"$(meta)"'}}'
 ping p0
 is "$(jq -c 'select(.method == "notifications/subscriptions/acknowledged" and .params._meta["io.modelcontextprotocol/subscriptionId"] == "L1") | .params.notifications.resourceSubscriptions' "$out")" \
 	'["doc://a"]' "the ack lists the known URI only"
@@ -52,10 +41,10 @@ echo changed >>"$T_DIR/a.txt"
 drain 1
 is "$(updates L1 doc://a)" 1 "a change of a.txt: resources/updated on the listen subscribed to doc://a"
 is "$(updates L2 doc://a)" 0 "not on the other listen"
-send '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"doc://a","_meta":'"$(meta)"'}}'
-upto '"r"'
+stdio_send '{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"doc://a","_meta":'"$(meta)"'}}'
+stdio_upto '"r"' "$out"
 like "$(tail -1 "$out" | jq -r '.result.contents[0].text')" "changed" "resources/read serves the new text"
-send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}'
+stdio_send '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}'
 ping p1
 echo changed >>"$T_DIR/b.txt"
 drain 1
@@ -68,6 +57,5 @@ drain 1
 n=$(updates L1 doc://a)
 [ "$n" -ge 2 ]; ok "after the reload the file is still watched: a file replaced by rename is announced ($((n - 1)) more)"
 ping p3; ok "requests are still answered"
-exec {PH[1]}>&-
-wait_gone "$pid" 5; ok "EOF still ends the process"
+stdio_stop 5; ok "EOF still ends the process"
 done_testing

@@ -13,10 +13,7 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
 
 EXT='{"extensions":{"io.modelcontextprotocol/tasks":{}}}'
-T_ALICE=alice-$RANDOM$RANDOM$RANDOM
-T_BOB=bob-$RANDOM$RANDOM$RANDOM
-H_ALICE=$(printf '%s' "$T_ALICE" | "$PHANTOM" --hash-token=sha256)
-H_BOB=$(printf '%s' "$T_BOB" | "$PHANTOM" --hash-token=sha256)
+bearer_token T_ALICE H_ALICE; bearer_token T_BOB H_BOB
 STORE=$T_DIR/tasks
 
 # the handlers: sleep for arguments.seconds; ask for a confirmation first;
