@@ -119,17 +119,15 @@ auth: { mode: none, allow: { sam: { tools: [shared] } } }
 tools:
   - { name: shared, description: everyone, exec: [/bin/true] }
 YAML
-coproc PH { exec "$PHANTOM" -c "$T_DIR/stdio.yaml" --stdio 2>"$T_DIR/stdio.err"; }
-spid=$PH_PID
-T_PIDS+=("$spid")
-printf '%s\n' "$INIT" >&"${PH[1]}"
-IFS= read -r -t 5 l <&"${PH[0]}"
+stdio_start "$T_DIR/stdio.err" "$T_DIR/stdio.yaml"
+stdio_send "$INIT"
+stdio_read l
 printf '  - { name: two, description: anyone, exec: [/bin/true] }\n' >>"$T_DIR/stdio.yaml"
-kill -HUP "$spid"
+kill -HUP "$STDIO_PID"
 wait_for 50 grep -q "configuration reloaded" "$T_DIR/stdio.err"
-printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"ping"}' >&"${PH[1]}"
-out=
-while IFS= read -r -t 5 l <&"${PH[0]}"; do out="$out$l"$'\n'; case $l in *'"id":2'*) break ;; esac; done
-is "$(grep -c 'notifications/tools/list_changed' <<<"$out")" 1 "stdio, anonymous: a tool added is one tools/list_changed"
-exec {PH[1]}>&-
+stdio_send '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+: >"$T_DIR/stdio.out"
+stdio_upto 2 "$T_DIR/stdio.out"
+is "$(grep -c 'notifications/tools/list_changed' "$T_DIR/stdio.out")" 1 "stdio, anonymous: a tool added is one tools/list_changed"
+stdio_close
 done_testing

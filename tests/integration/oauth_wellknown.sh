@@ -13,7 +13,7 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 WK=/.well-known/oauth-protected-resource
 AS_PROBES="/.well-known/oauth-authorization-server /.well-known/oauth-authorization-server/mcp
 /.well-known/openid-configuration /.well-known/openid-configuration/mcp /mcp/.well-known/openid-configuration"
-TOKEN=$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')
+TOKEN=$(newtok)
 AUTH=(-H "Authorization: Bearer $TOKEN")
 
 # probes NAME BASE ERRLOG META UNROUTED: every probe through the server at
@@ -40,7 +40,7 @@ probes() {
 
 # ---- Phantom without metadata, then with it (reloaded)
 test_conf "$T_DIR/phantom.yaml" wellknown 'workers: 1' 'auth:' '  mode: bearer' \
-	"  tokens: [ { principal: alice, sha256: $(printf '%s' "$TOKEN" | "$PHANTOM" --hash-token=sha256) } ]"
+	"  tokens: [ { principal: alice, sha256: $(token_sha256 "$TOKEN") } ]"
 phantom_unix "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
 FRONTS=("nginx ${NGINX_URL%/mcp} $NGINX_DIR/nginx-error.log 404")

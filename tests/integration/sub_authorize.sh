@@ -31,23 +31,14 @@ YAML
 conf "$T_DIR/phantom.yaml"
 "$PHANTOM" -t -c "$T_DIR/phantom.yaml" >"$T_DIR/t.out" 2>&1; ok "the configuration is valid"
 
+# start CONF: a stdio server, its stderr in $T_DIR/err
 start() {
-	coproc PH { exec "$PHANTOM" -c "$1" --stdio 2>>"$T_DIR/err"; }
-	SPID=$PH_PID
-	T_PIDS+=("$SPID")
+	stdio_start "$T_DIR/err" "$1"
+	SPID=$STDIO_PID
 }
-send() { printf '%s\n' "$1" >&"${PH[1]}"; }
 out=$T_DIR/out
 : >"$out"
-upto() { # ID: reads lines into $out until the response with that id
-	local l
-	while IFS= read -r -t 10 l <&"${PH[0]}"; do
-		printf '%s\n' "$l" >>"$out"
-		[ "$(printf '%s' "$l" | jq -c '.id // empty' 2>/dev/null)" = "$1" ] && return 0
-	done
-	return 1
-}
-rpc() { send "{\"jsonrpc\":\"2.0\",\"id\":\"$1\",\"method\":\"$2\",\"params\":$3}"; upto "\"$1\""; }
+rpc() { stdio_send "{\"jsonrpc\":\"2.0\",\"id\":\"$1\",\"method\":\"$2\",\"params\":$3}"; stdio_upto "\"$1\"" "$out"; }
 resp() { jq -c --arg id "$1" 'select(.id == $id) | if .error then .error.code else .result end' "$out"; }
 updates() { # URI: legacy and listen resources/updated for URI so far
 	jq -s -c --arg u "$1" '[map(select(.method == "notifications/resources/updated" and .params.uri == $u)) |
@@ -73,8 +64,7 @@ is "$(updates item://4)" "[0,0]" "item 4 revoked in the handler's data, then wri
 echo again >>"$T_DIR/items/2"
 settle
 is "$(updates item://2)" "[2,2]" "  while item 2 still is told of"
-exec {PH[1]}>&-
-wait_gone "$SPID" 5; ok "EOF ends it"
+stdio_stop; ok "EOF ends it"
 
 # a handler that hangs past its timeout_ms: nothing allowed, a log line
 conf "$T_DIR/hang.yaml" ', env: [HANG=1]'
@@ -87,5 +77,5 @@ grep -q 'subscriptions.authorize failed (see above) for (anonymous): nothing is 
 ok "  and the log says why"
 rpc q ping '{}'
 is "$(resp q)" "{}" "  and the process still serves"
-exec {PH[1]}>&-
+stdio_close
 done_testing
