@@ -10,9 +10,8 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
-printf 'auth:\n  mode: oauth\n' >"$T_DIR/probe.yaml"
-"$PHANTOM" -c "$T_DIR/probe.yaml" -t 2>&1 | grep -q "built without OAuth" &&
-	skip_all "phantom-fcgi was built without OAuth (libcrypto, libcurl)"
+. "$top_srcdir/tests/oauth-lib.sh"
+why=$(oauth_supported) || skip_all "$why"
 JT="python3 $top_srcdir/tests/jwt_tool.py"
 K=$T_DIR/keys
 AS=$T_DIR/as
