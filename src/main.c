@@ -2,6 +2,7 @@
  * (FastCGI on fd 0 or on its own socket, CGI, stdio), the process model
  * (master with workers, or a single process) and runs it. */
 #include "first.h"
+#include "ph_hash_token.h"
 #include "ph_auth.h"
 #include "ph_front.h"
 #include "ph_hub.h"
@@ -197,7 +198,7 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 			*rc = 0;
 			return false;
 		case 'H':
-			*rc = ph_auth_hash_token(optarg, stdin, stdout);
+			*rc = ph_hash_token(optarg, stdin, stdout);
 			return false;
 		case 'N':
 			o->notify = true;

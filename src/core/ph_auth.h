@@ -90,11 +90,6 @@ long ph_auth_sha256_find(const struct ph_auth_conf *a, const unsigned char *dige
  * (WWW-Authenticate realm, scope, error): printable ASCII, no '"' or '\'. */
 bool ph_auth_quotable(const char *s);
 
-/* phantom-fcgi --hash-token[=KIND]: reads one token from in (a line; the
- * newline is dropped; echo is turned off on a terminal), writes its argon2id
- * string (KIND "argon2", the default) or hex SHA-256 (KIND "sha256") and a
- * newline to out. Returns the exit status; problems go to stderr. */
-int ph_auth_hash_token(const char *kind, FILE *in, FILE *out);
 
 /* ---- per request (the core) ---- */
 /* Authentication (ph_auth.c): runs after the envelope is parsed and before
