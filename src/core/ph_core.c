@@ -1096,16 +1096,19 @@ rate_ok(struct ph_req *r)
 {
 	const struct ph_rate_conf *own = ph_auth_rate(r), *rc = own ? own : &r->srv->conf->limits.rate;
 	const char *addr;
-	char key[PH_RATE_KEY_MAX + 1], limit[PH_AUTH_PRINCIPAL_MAX + 32], msg[PH_AUTH_PRINCIPAL_MAX + 160];
+	char *key, limit[PH_AUTH_PRINCIPAL_MAX + 32], msg[PH_AUTH_PRINCIPAL_MAX + 160];
 	char after[32];
 	long long wait;
 	if (!r->ex->http || rc->requests <= 0)
 		return true;
+	/* the whole principal: a key cut short let principals sharing a prefix
+	 * throttle each other */
 	if (r->principal)
-		snprintf(key, sizeof key, "p:%s", r->principal);
+		key = ph_xasprintf("p:%s", r->principal);
 	else
-		snprintf(key, sizeof key, "a:%s", (addr = param(r, "REMOTE_ADDR")) ? addr : "-");
+		key = ph_xasprintf("a:%s", (addr = param(r, "REMOTE_ADDR")) ? addr : "-");
 	wait = ph_rate_take(key, rc, ph_now_us());
+	free(key);
 	if (wait == 0)
 		return true;
 	ph_metrics_rate_limited();

@@ -14,6 +14,9 @@ mkdir -p "$B"
 printf '#!/bin/sh\ncat >/dev/null; printf "{\\"content\\":[{\\"type\\":\\"text\\",\\"text\\":\\"%%s|%%s\\"}]}" "$TRACEPARENT" "$TRACESTATE"\n' >"$B/trace.sh"
 chmod +x "$B/trace.sh"
 tok() { printf '%s' "$1" | "$PHANTOM" --hash-token=sha256; }
+# two principals alike in their first 100 bytes (rate buckets were keyed
+# by the first 63)
+LONG=$(printf 'org-%.0s' $(seq 1 25))
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: ops-test, version: "1.0" }
 workers: 2
@@ -31,6 +34,8 @@ auth:
     - { principal: bob, sha256: $(tok bob-token) }
     - { principal: carol, sha256: $(tok carol-token) }
     - { principal: dave, sha256: $(tok dave-token) }
+    - { principal: $LONG-erin, sha256: $(tok erin-token) }
+    - { principal: $LONG-fred, sha256: $(tok fred-token) }
   allow:
     carol: { rate: { requests: 1, per_seconds: 60 } }
     dave: { rate: { requests: 0 } }
@@ -114,6 +119,11 @@ is "$STATUS" 200 "rate: another principal is unaffected"
 sleep "$ra"
 as alice 6 server/discover '{}'
 is "$STATUS" 200 "rate: after Retry-After the bucket has refilled"
+for i in 1 2 3 4; do as erin "$i" server/discover '{}'; done
+is "$STATUS" 429 "rate: a long principal past its burst gets 429"
+as fred 5 server/discover '{}'
+is "$STATUS/$(jqr .result.resultType)" 200/complete \
+	"rate: a principal sharing its first 100 bytes has its own bucket"
 as carol 7 server/discover '{}'
 is "$STATUS" 200 "rate: carol's own limit allows one"
 as carol 8 server/discover '{}'
@@ -121,7 +131,7 @@ is "$STATUS/$(jqr .error.data.limit)" 429/auth.allow.carol.rate "rate: carol's s
 for i in 1 2 3 4 5 6; do as dave "$i" server/discover '{}'; done
 is "$STATUS" 200 "rate: dave's rate {requests: 0} has no limit"
 rl_after=$(scrape | awk '$1 == "phantom_rate_limited_total" { print $2 }')
-is "$((rl_after - rl_before))" 2 "metrics: both 429s are counted"
+is "$((rl_after - rl_before))" 3 "metrics: the three 429s are counted"
 echo '{"jsonrpc":"2.0","id":1,"method":"ping"}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
 {"jsonrpc":"2.0","id":3,"method":"ping"}
