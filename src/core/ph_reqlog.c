@@ -8,8 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Appends s to b with control characters and quotes escaped, so one request
- * is always one line whatever the client sent. */
+/* Appends s to b with control characters, spaces, quotes and backslashes
+ * escaped, so one request is always one line, and one value one field,
+ * whatever the client sent (a user name "mallory principal=root" must not
+ * read as a second principal). */
 static void
 add_safe(struct ph_buf *b, const char *s)
 {
@@ -17,7 +19,7 @@ add_safe(struct ph_buf *b, const char *s)
 		size_t n = 0;
 		unsigned char c;
 		/* the run of characters that go as they are, at once */
-		while ((c = (unsigned char)s[n]) >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+		while ((c = (unsigned char)s[n]) > 0x20 && c != 0x7f && c != '"' && c != '\\')
 			n++;
 		ph_buf_add(b, s, n);
 		s += n;
