@@ -87,7 +87,13 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 		snprintf(e, sizeof e, "%d", r->status);
 		ph_jset(o, "error.type", json_object_new_string(e));
 	}
-	ph_jset(o, "duration_ms", json_object_new_double((double)us / 1000.0));
+	{
+		/* written as its microseconds allow (25.839), never as the
+		 * nearest double (25.838999999999999) */
+		char ms[32];
+		snprintf(ms, sizeof ms, "%lld.%03lld", us / 1000, us % 1000);
+		ph_jset(o, "duration_ms", json_object_new_double_s((double)us / 1000.0, ms));
+	}
 	ph_jset(o, "us", json_object_new_int64(us));
 	add_str(o, "principal", r->principal);
 	add_str(o, "exec", r->exec_how); /* warm or fresh: a persistent handler */

@@ -90,6 +90,10 @@ for f in time pid status duration_ms principal mcp.method.name gen_ai.tool.name 
 	mcp.protocol.version network.transport trace_id span_id parent_span_id; do
 	is "$(printf '%s' "$line" | jq -r --arg f "$f" 'has($f)')" true "logs: the line has $f"
 done
+# every line so far (a short value like 25.003 printed right before too)
+durs=$(grep -o '"duration_ms":[^,]*' "$PH_LOG")
+is "$(printf '%s\n' "$durs" | grep -cvE ':[0-9]+\.[0-9]{3}$')/$(printf '%s\n' "$durs" | wc -l | awk '$1 >= 8 { print "8+" }')" \
+	0/8+ "logs: duration_ms with three decimals in every line (never 25.838999999999999)"
 is "$(printf '%s' "$line" | jq -r '[."mcp.method.name", ."gen_ai.tool.name", .principal, .status, ."mcp.protocol.version", ."network.transport"]|join(" ")')" \
 	"tools/call trace dave 200 $MODERN tcp" "logs: method, tool, principal, status, version, transport"
 is "$(printf '%s' "$line" | jq -r '.trace_id + " " + .parent_span_id')" \
