@@ -325,6 +325,24 @@ catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcu
 	json_object_put(res);
 }
 
+/* The configured part of resources/list as a principal sees it: the
+ * resources, then the skills' SKILL.md files; each is keyed by its URI. */
+struct configured {
+	const struct ph_resource **vis;
+	size_t nres;
+	const struct ph_skill_files *sk;
+};
+
+static void
+configured_key(const void *ctx, size_t i, struct ph_buf *b)
+{
+	const struct configured *c = ctx;
+	if (i < c->nres)
+		ph_buf_adds(b, c->vis[i]->uri);
+	else
+		ph_skills_files_key(c->sk, i - c->nres, b);
+}
+
 /* resources/list: the configured resources the principal may see, then the
  * SKILL.md of each listed skill (ph_skills_resources), paged as one list;
  * then the pages of each resource list handler in turn. */
@@ -340,6 +358,8 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	const char *cursor = ph_jstr(r->params, "cursor");
 	char *hcursor = NULL;
 	bool per_principal, ui;
+	struct configured part;
+	struct ph_page_keys keys = {configured_key, &part};
 	if (cursor != NULL && catalog_open(r, cursor, &idx, &hcursor)) {
 		catalog_page(r, o, idx, hcursor);
 		free(hcursor);
@@ -358,7 +378,8 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 		catalog_page(r, o, 0, NULL);
 		return;
 	}
-	if (ph_page_begin(r, total, &off, o) != 0) {
+	part = (struct configured){vis, nres, sk};
+	if (ph_page_resume(r, total, &keys, &off, o) != 0) {
 		free(vis);
 		ph_skills_files_free(sk);
 		return;
@@ -374,7 +395,7 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	}
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "resources", arr);
-	ph_page_end(r, o->result, off, cnt, total);
+	ph_page_mark(r, o->result, off, cnt, total, &keys);
 	if (off + cnt >= total && ncat > 0) {
 		/* the configured part is done: the handlers' pages come next */
 		char *tok = catalog_cursor(r, 0, NULL);

@@ -1131,6 +1131,15 @@ ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct js
 }
 
 void
+ph_skills_files_key(const struct ph_skill_files *f, size_t i, struct ph_buf *b)
+{
+	const struct line *l = &f->vis[i];
+	char *uri = file_uri(&f->q.sc->skills[l->skill], l->vals, "SKILL.md");
+	ph_buf_adds(b, uri);
+	free(uri);
+}
+
+void
 ph_skills_files_free(struct ph_skill_files *f)
 {
 	if (f == NULL)
