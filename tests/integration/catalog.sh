@@ -4,9 +4,9 @@
 # behind Phantom's own sealed cursor. A 1,000-study catalogue read back by
 # the SDK v2 client with no duplicate and no gap; tampered, foreign and
 # other-principal cursors refused with -32602; bad entries skipped and
-# logged; a handler that fails, times out or writes junk answered -32603,
-# the server serving on. A reload between two pages of configured resources
-# or tools skips none.
+# logged; entries past the limit served on the next page; a handler that
+# fails, times out or writes junk answered -32603, the server serving on.
+# A reload between two pages of configured resources or tools skips none.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
@@ -216,6 +216,28 @@ done
 is "$n/$c" 250/ "a module resource list: 250 entries in 3 pages, then no nextCursor"
 is "$(jq -r '.result.resources[0].uri' <<<"$OUT")" study://200 "  the module got its own cursor back"
 grep -q 'resource list studies' "$T_DIR/slow.err"; ok "the timeout is logged"
+
+# ---- a handler that gives more entries than the limit: none is lost
+# over SIZE STEP PAGE_SIZE: a server whose handler pages SIZE studies STEP at a time
+over() {
+	printf '%s\n' "server: { name: over, version: \"1.0\", page_size: $3 }" 'workers: 2' \
+		'request_state: { secret_env: CATALOG_SECRET }' 'resource_lists:' \
+		"  - { name: studies, exec: [ \"$H\", over, \"$1\", \"$2\" ], timeout_ms: 5000 }" >"$T_DIR/over.yaml"
+	phantom_unix "$T_DIR/over.yaml" && nginx_start "$PH_BACKEND" || { echo "not ok - phantom and nginx start"; exit 1; }
+	U=$NGINX_URL A=()
+}
+over 45 15 10
+all alice
+is "$(printf '%s\n' "$URIS" | grep '^study://' | sort -u | wc -l)/$(printf '%s\n' "$URIS" | wc -l)" 45/45 \
+	"a handler giving 15 entries when asked for 10: all 45 of 45, none twice"
+is "$PAGES" 6 "... in pages of at most 10 (10+5, three times)"
+over 1000 100 50
+all alice
+is "$(printf '%s\n' "$URIS" | grep '^study://' | sort -u | wc -l)/$(printf '%s\n' "$URIS" | wc -l)" 1000/1000 \
+	"a handler giving 100 entries when asked for 50: all 1,000 of 1,000"
+grep -q 'resource list studies: more than the 50 entries asked for' "$PH_LOG"; ok "... and the log says so"
+list alice
+is "$STATUS/$(jqr '.result.resources | length')" 200/50 "the next request is served"
 
 # ---- a reload between two pages of configured resources and tools: the
 # next page starts after the last entry seen, not at an offset
