@@ -44,6 +44,9 @@ call 15 '{"name":"echo_script","arguments":{"text":"plain words"}}'
 is "$(jqr '.result.content[0].text')" "plain words" "echo_script (sh script)"
 call 16 '{"name":"echo_script","arguments":{"text":"a\\b"}}'
 is "$(jqr .result.isError)" true "echo_script refuses what it cannot handle"
+call 20 '{"name":"echo_script","arguments":{"text":"two\tcolumns\nand/a line"}}'
+is "$(jqr '.result.isError')/$(jqr '.result.content[0].text')" $'false/two\tcolumns\nand/a line' \
+	"echo_script echoes tabs, newlines and slashes its input pattern allows"
 PTOKEN=c mcall "$U" 17 tools/call '{"name":"countdown","arguments":{"from":3,"step_ms":20}}'
 is "$(sse_data | jq -r 'select(.method=="notifications/progress")|.params.message' | tr '\n' ,)" "1 of 3,2 of 3,3 of 3," "countdown (sh) reports progress on fd 3"
 is "$(fjq '.result.content[0].text')" "liftoff after 3 steps" "countdown result"
