@@ -6,24 +6,36 @@
 #   bash scripts/run.sh          # build, (re)start - a running instance is stopped first
 #   bash scripts/run.sh stop     # stop it
 #
-# Phantom runs under `spawn-fcgi -n` (its own master supervises 4 workers) on
-# a unix socket in the run directory, with the bundled conf/phantom.yaml and
-# skills/; nginx runs the shipped conf/nginx.conf with its paths pointed at
-# the run directory. As root Phantom runs as the system user "phantom".
+# Phantom is installed where it survives a reboot (as root: /usr/local, its
+# configuration /usr/local/etc/phantom/phantom.yaml with a request_state
+# secret made once beside it, the delete_file sandbox /var/local/phantom;
+# else build-run/ in the checkout; never where the Debian package puts its
+# files)
+# and runs under `spawn-fcgi -n` (its own master supervises 4 workers) on a
+# unix socket in the run directory, with the bundled configuration, example
+# app and skills; nginx runs the shipped conf/nginx.conf with its paths
+# pointed at the run directory. As root Phantom runs as the system user
+# "phantom". At the end it prints a desktop client's stdio snippet with the
+# installed paths.
 #   PHANTOM_PORT (8080), PHANTOM_RUN_DIR (/run/phantom as root, else build-run/run)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 port=${PHANTOM_PORT:-8080}
+build=$top/build-run
 if [ "$(id -u)" = 0 ]; then
 	run=${PHANTOM_RUN_DIR:-/run/phantom}
+	prefix=/usr/local
+	etc=/usr/local/etc/phantom
+	sandbox=/var/local/phantom/sandbox
 	root=1
 else
-	run=${PHANTOM_RUN_DIR:-$top/build-run/run}
+	run=${PHANTOM_RUN_DIR:-$build/run}
+	prefix=$build/install
+	etc=$build/etc
+	sandbox=$prefix/share/phantom/examples/sandbox
 	root=
 fi
-build=$top/build-run
-prefix=$run/install
 url=http://127.0.0.1:$port/mcp
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -73,7 +85,7 @@ if [ -n "$missing" ]; then
 	fi
 fi
 
-# ---- build and install into the run directory -------------------------------------
+# ---- build and install into the prefix ---------------------------------------------
 stop_all
 echo "Building in $build ..."
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
@@ -91,38 +103,45 @@ chmod 0755 "$run"
 	make install >install.out 2>&1 || { tail -30 install.out; exit 1; }
 ) || die "the build failed (logs in $build)"
 bin=$prefix/bin/phantom-fcgi
+share=$prefix/share/phantom   # conf/, examples/ and skills/ as make install put them
+[ -n "$root" ] && { id phantom >/dev/null 2>&1 ||
+	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin phantom ||
+	die "cannot create the user phantom"; }
 
-# Phantom reads its configuration and skills from a copy in the run
-# directory, readable by the unprivileged user it runs as.
-rm -rf "$run/app"
-mkdir -p "$run/app"
-cp -R conf "$run/app/conf"
-[ -d skills ] && cp -R skills "$run/app/skills"
-# the example app of conf/phantom.yaml: scripts, documents, the sandbox
-[ -d examples ] && cp -R examples "$run/app/examples"
-chmod -R a+rX "$run/app"
-# delete_file may delete inside its sandbox only, as the user Phantom runs as
-if [ -n "$root" ] && [ -d "$run/app/examples/sandbox" ]; then
-	id phantom >/dev/null 2>&1 ||
-		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin phantom ||
-		die "cannot create the user phantom"
-	chown -R phantom "$run/app/examples/sandbox"
+# The server's configuration: the installed conf/phantom.yaml with absolute
+# paths, the hub's control socket in the run directory and a request_state
+# secret, so that a multi-round request resumes on any worker. It is made
+# again on each run unless someone else wrote the file (then run.yaml).
+mkdir -p "$etc"
+conf=$etc/phantom.yaml
+mark='# written by scripts/run.sh (made again on each run: edit a copy)'
+[ -f "$conf" ] && [ "$(head -1 "$conf")" != "$mark" ] && conf=$etc/run.yaml
+secret=$etc/request-state.key
+if [ ! -s "$secret" ]; then
+	(umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$secret") || die "cannot write $secret"
 fi
-conf=$run/app/conf/phantom.yaml
+chmod 0600 "$secret"
+[ -n "$root" ] && chown phantom "$secret"
+mkdir -p "$sandbox"
+[ -n "$root" ] && chown phantom "$sandbox"
 # the hub's control socket (phantom-fcgi --notify) in a directory the user
 # Phantom runs as may write
 mkdir -p "$run/hub"
-if [ -n "$root" ] && id phantom >/dev/null 2>&1; then chown phantom "$run/hub"; fi
-sed -i "s#^  control_socket: .*#  control_socket: $run/hub/hub.sock#" "$conf"
+[ -n "$root" ] && chown phantom "$run/hub"
+{
+	echo "$mark"
+	sed -e "s#\.\./examples/sandbox#$sandbox#g" -e "s#\.\./#$share/#g" \
+		-e "s#^  control_socket: .*#  control_socket: $run/hub/hub.sock#" \
+		-e "s#^\#request_state:\$#request_state:#" \
+		-e "s#^  \#secret_file: .*#  secret_file: $secret#" "$share/conf/phantom.yaml"
+} >"$conf.new" && mv "$conf.new" "$conf" || die "cannot write $conf"
+chmod 0644 "$conf"
 "$bin" -t -c "$conf" || die "the configuration has problems (see above)"
 
 # ---- Phantom under spawn-fcgi ------------------------------------------------------
 sock=$run/phantom.sock
 ids=()
 if [ -n "$root" ]; then
-	id phantom >/dev/null 2>&1 ||
-		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin phantom ||
-		die "cannot create the user phantom"
 	# the socket belongs to nginx's worker user (nobody unless conf/nginx.conf says)
 	ngx_user=$(sed -n 's/^ *user  *\([^ ;]*\).*/\1/p' conf/nginx.conf | head -1)
 	ngx_user=${ngx_user:-nobody}
@@ -167,8 +186,9 @@ done
 cat <<EOF
 
 Phantom is running behind nginx on $url
-  Phantom  master pid $pid (4 workers) on $sock, log $run/phantom.log
-  config   $conf (a copy of conf/; edit it, then: kill -HUP $pid)
+  Phantom  $bin, master pid $pid (4 workers) on $sock, log $run/phantom.log
+  config   $conf (edit it, then: kill -HUP $pid; run.sh writes it again)
+  secret   $secret (request_state, 0600)
   nginx    $run/nginx.conf, errors in $run/nginx-error.log
 
 Try it:
@@ -178,4 +198,8 @@ It answered:
 ${answer%$'\n'*}
 
 Stop it:  bash scripts/run.sh stop
+
+A desktop MCP client (stdio), e.g. in Claude Desktop's claude_desktop_config.json:
+{ "mcpServers": { "phantom": { "command": "$bin",
+                               "args": ["-c", "$share/conf/phantom.yaml", "--stdio"] } } }
 EOF

@@ -366,6 +366,8 @@ main(int argc, char **argv)
 	}
 
 	ph_shared_init();
+	if (o.stdio_mode)
+		ph_server_single_process();
 	srv = ph_server_load(o.conf_path);
 	if (srv == NULL && !o.stdio_mode && !o.listen_spec &&
 	    (ph_fd_is_listener(0) || getenv("GATEWAY_INTERFACE") != NULL)) {

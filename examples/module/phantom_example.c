@@ -55,7 +55,8 @@ text_stats(phantom_call *c, void *udata)
 	}
 	if (*t && t[strlen(t) - 1] != '\n')
 		lines++;
-	snprintf(summary, sizeof summary, "%ld characters, %ld words, %ld lines", chars, words, lines);
+	snprintf(summary, sizeof summary, "%ld character%s, %ld word%s, %ld line%s", chars, chars == 1 ? "" : "s",
+		 words, words == 1 ? "" : "s", lines, lines == 1 ? "" : "s");
 	json_object_object_add(sc, "characters", json_object_new_int64(chars));
 	json_object_object_add(sc, "words", json_object_new_int64(words));
 	json_object_object_add(sc, "lines", json_object_new_int64(lines));

@@ -30,6 +30,16 @@ item_with_scopes(const struct ph_registry *reg, const char **kind)
 	return NULL;
 }
 
+/* One process serves (stdio): a secret of its own is all it needs, so
+ * its lack is not worth a notice on every desktop launch. */
+static bool single_process;
+
+void
+ph_server_single_process(void)
+{
+	single_process = true;
+}
+
 struct ph_server *
 ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
@@ -52,7 +62,7 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 		return NULL;
 	}
 	ph_state_conf_default(conf);
-	if (conf->request_state->ephemeral)
+	if (conf->request_state->ephemeral && !single_process)
 		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
 		       "host until the next start or reload");
 	s->server_info = json_object_new_object();

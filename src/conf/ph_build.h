@@ -21,4 +21,8 @@ struct ph_server *ph_server_load(const char *path);
  * Returns NULL and appends to probs when something derived from it is wrong. */
 struct ph_server *ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs);
 void ph_server_free(struct ph_server *s);
+/* Says that this process alone serves (stdio): a server built afterwards
+ * with no request_state secret is not logged as one that cannot resume a
+ * multi-round request on another process or host. */
+void ph_server_single_process(void);
 #endif

@@ -1046,7 +1046,11 @@ ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs)
 			continue;
 		}
 		r->has_data = true;
-		ph_resource_stamp(r->file, r->file_stamp);
+		{
+			struct stat st;
+			r->file_link = lstat(r->file, &st) == 0 && S_ISLNK(st.st_mode);
+		}
+		ph_resource_stamp(r->file, r->file_link, r->file_stamp);
 	}
 	for (size_t i = 0; i < reg->nprompts; i++) {
 		struct ph_prompt *p = reg->prompts[i];

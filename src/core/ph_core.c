@@ -493,6 +493,21 @@ other_route(struct ph_req *r, const char *m, const char *origin, enum route *rou
 	return PH_E_HTTP_METHOD;
 }
 
+/* The message of a 405 to OPTIONS with an Origin while http.cors is off: a
+ * browser's preflight, which only the configuration can let through, so it
+ * says what to set. NULL for any other error (the table's message). */
+static const char *
+preflight_hint(struct ph_req *r, enum ph_err e)
+{
+	const char *m = param(r, "REQUEST_METHOD"), *origin = param(r, "HTTP_ORIGIN");
+	if (e != PH_E_HTTP_METHOD || m == NULL || strcmp(m, "OPTIONS") != 0 || origin == NULL ||
+	    *origin == '\0' || cors_on(r->srv->conf))
+		return NULL;
+	return "Method not allowed: this OPTIONS is a browser's CORS preflight and http.cors is not "
+	       "set; to let pages of that origin call, set http.cors.origins in phantom.yaml "
+	       "(phantom.yaml(5)); MCP requests use POST";
+}
+
 /* Reads the body, at most max bytes; declared is CONTENT_LENGTH (-1: none
  * given), which the body must match exactly. Returns PH_OK with the body in
  * *body: the front's own when it holds the whole body already, else read
@@ -1107,16 +1122,19 @@ rate_ok(struct ph_req *r)
 {
 	const struct ph_rate_conf *own = ph_auth_rate(r), *rc = own ? own : &r->srv->conf->limits.rate;
 	const char *addr;
-	char key[PH_RATE_KEY_MAX + 1], limit[PH_AUTH_PRINCIPAL_MAX + 32], msg[PH_AUTH_PRINCIPAL_MAX + 160];
+	char *key, limit[PH_AUTH_PRINCIPAL_MAX + 32], msg[PH_AUTH_PRINCIPAL_MAX + 160];
 	char after[32];
 	long long wait;
 	if (!r->ex->http || rc->requests <= 0)
 		return true;
+	/* the whole principal: a key cut short let principals sharing a prefix
+	 * throttle each other */
 	if (r->principal)
-		snprintf(key, sizeof key, "p:%s", r->principal);
+		key = ph_xasprintf("p:%s", r->principal);
 	else
-		snprintf(key, sizeof key, "a:%s", (addr = param(r, "REMOTE_ADDR")) ? addr : "-");
+		key = ph_xasprintf("a:%s", (addr = param(r, "REMOTE_ADDR")) ? addr : "-");
 	wait = ph_rate_take(key, rc, ph_now_us());
+	free(key);
 	if (wait == 0)
 		return true;
 	ph_metrics_rate_limited();
@@ -1692,7 +1710,7 @@ take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 		enum route route = R_MCP;
 		enum ph_err e = http_rules(r, body, blen, own, &route, &doc);
 		if (e != PH_OK) {
-			send_error(r, e, NULL, NULL);
+			send_error(r, e, preflight_hint(r, e), NULL);
 			return false;
 		}
 		r->counted = route == R_MCP;

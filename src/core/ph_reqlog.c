@@ -8,8 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Appends s to b with control characters and quotes escaped, so one request
- * is always one line whatever the client sent. */
+/* Appends s to b with control characters, spaces, quotes and backslashes
+ * escaped, so one request is always one line, and one value one field,
+ * whatever the client sent (a user name "mallory principal=root" must not
+ * read as a second principal). */
 static void
 add_safe(struct ph_buf *b, const char *s)
 {
@@ -17,7 +19,7 @@ add_safe(struct ph_buf *b, const char *s)
 		size_t n = 0;
 		unsigned char c;
 		/* the run of characters that go as they are, at once */
-		while ((c = (unsigned char)s[n]) >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+		while ((c = (unsigned char)s[n]) > 0x20 && c != 0x7f && c != '"' && c != '\\')
 			n++;
 		ph_buf_add(b, s, n);
 		s += n;
@@ -85,7 +87,13 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 		snprintf(e, sizeof e, "%d", r->status);
 		ph_jset(o, "error.type", json_object_new_string(e));
 	}
-	ph_jset(o, "duration_ms", json_object_new_double((double)us / 1000.0));
+	{
+		/* written as its microseconds allow (25.839), never as the
+		 * nearest double (25.838999999999999) */
+		char ms[32];
+		snprintf(ms, sizeof ms, "%lld.%03lld", us / 1000, us % 1000);
+		ph_jset(o, "duration_ms", json_object_new_double_s((double)us / 1000.0, ms));
+	}
 	ph_jset(o, "us", json_object_new_int64(us));
 	add_str(o, "principal", r->principal);
 	add_str(o, "exec", r->exec_how); /* warm or fresh: a persistent handler */

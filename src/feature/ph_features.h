@@ -96,6 +96,9 @@ int ph_skills_files(struct ph_req *r, struct ph_skill_files **f, size_t *n, bool
 /* Appends those at positions off to off+max-1 that are served (a skill
  * whose SKILL.md is missing or bad is left out) to arr. f may be NULL. */
 void ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct json_object *arr);
+/* Appends the URI of the one at position i (below *n; f not NULL) to b:
+ * its key in a paging cursor. */
+void ph_skills_files_key(const struct ph_skill_files *f, size_t i, struct ph_buf *b);
 void ph_skills_files_free(struct ph_skill_files *f);
 
 /* MCP Apps (ph_apps.c). True when this request gets the apps' _meta.ui

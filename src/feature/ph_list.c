@@ -22,6 +22,19 @@ ph_list_cache_hints(struct ph_req *r, int which, struct json_object *result)
 	json_object_object_add(result, "cacheScope", json_object_new_string(scope));
 }
 
+/* The items a principal sees, and how each is named (a cursor's keys). */
+struct visible {
+	const struct ph_list_spec *spec;
+	const void **vis;
+};
+
+static void
+visible_key(const void *ctx, size_t i, struct ph_buf *b)
+{
+	const struct visible *v = ctx;
+	ph_buf_adds(b, v->spec->name_of(v->vis[i]));
+}
+
 void
 ph_cache_cap(struct ph_req *r, struct json_object *res, long long ttl, const char *scope,
 	     struct json_object *result, const char *label)
@@ -57,11 +70,13 @@ ph_list_page(struct ph_req *r, struct ph_outcome *o, const struct ph_list_spec *
 {
 	size_t total = 0, offset, count;
 	const void **vis = ph_xcalloc(n + 1, sizeof *vis);
+	struct visible v = {spec, vis};
+	struct ph_page_keys keys = {visible_key, &v};
 	struct json_object *arr;
 	for (size_t i = 0; i < n; i++)
 		if (ph_access_allowed(r, spec->kind, spec->name_of(items[i])))
 			vis[total++] = items[i];
-	if (ph_page_begin(r, total, &offset, o) != 0) {
+	if (ph_page_resume(r, total, &keys, &offset, o) != 0) {
 		free(vis);
 		return;
 	}
@@ -71,7 +86,7 @@ ph_list_page(struct ph_req *r, struct ph_outcome *o, const struct ph_list_spec *
 		json_object_array_add(arr, spec->to_json(vis[i]));
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, spec->key, arr);
-	ph_page_end(r, o->result, offset, count, total);
+	ph_page_mark(r, o->result, offset, count, total, &keys);
 	ph_list_cache_hints(r, spec->which, o->result);
 	free(vis);
 }

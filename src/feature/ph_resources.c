@@ -85,19 +85,23 @@ resource_entry(const struct ph_resource *res, bool ui)
 
 /* ---- resources/list from handlers (resource_lists:) ------------------------------- */
 
-/* A cursor of the catalogue part: the handler's index and its own cursor
- * (NULL: its first page), sealed like a requestState (ph_state.c) and bound
- * to the principal, so a client can neither read nor forge the handler's
- * cursor nor use another principal's. */
+/* A cursor of the catalogue part: the handler's index, its own cursor
+ * (NULL: its first page) and how many entries of that page were served
+ * already (a handler that gave more than the limit: the rest is the next
+ * page), sealed like a requestState (ph_state.c) and bound to the
+ * principal, so a client can neither read nor forge the handler's cursor
+ * nor use another principal's. */
 #define CATALOG_TARGET "resource_lists"
 
 static char *
-catalog_cursor(struct ph_req *r, size_t idx, const char *hcursor)
+catalog_cursor(struct ph_req *r, size_t idx, const char *hcursor, size_t skip)
 {
 	struct json_object *st = json_object_new_object();
 	char *tok, *who;
 	json_object_object_add(st, "i", json_object_new_int64((int64_t)idx));
 	json_object_object_add(st, "c", hcursor ? json_object_new_string(hcursor) : NULL);
+	if (skip > 0)
+		json_object_object_add(st, "s", json_object_new_int64((int64_t)skip));
 	who = ph_req_binding(r);
 	tok = ph_state_seal(r->srv->conf->request_state, who, "resources/list", CATALOG_TARGET,
 			    NULL, st, ph_now_us() / 1000000);
@@ -106,12 +110,13 @@ catalog_cursor(struct ph_req *r, size_t idx, const char *hcursor)
 	return tok;
 }
 
-/* Opens a catalogue cursor. Returns true with the handler index and its
- * cursor (*hcursor, caller frees; NULL for its first page). */
+/* Opens a catalogue cursor. Returns true with the handler index, its
+ * cursor (*hcursor, caller frees; NULL for its first page) and the entries
+ * of that page already served (*skip). */
 static bool
-catalog_open(struct ph_req *r, const char *cursor, size_t *idx, char **hcursor)
+catalog_open(struct ph_req *r, const char *cursor, size_t *idx, char **hcursor, size_t *skip)
 {
-	struct json_object *st = NULL, *i, *c;
+	struct json_object *st = NULL, *i, *c, *sk;
 	const struct ph_registry *reg = reg_of(r);
 	bool ok = false;
 	char *who;
@@ -126,11 +131,14 @@ catalog_open(struct ph_req *r, const char *cursor, size_t *idx, char **hcursor)
 		return false;
 	i = ph_jget(st, "i");
 	c = ph_jget(st, "c");
+	sk = ph_jget(st, "s");
 	if (json_object_is_type(i, json_type_int) && json_object_get_int64(i) >= 0 &&
 	    (size_t)json_object_get_int64(i) < reg->ncatalogs &&
-	    (c == NULL || json_object_is_type(c, json_type_string))) {
+	    (c == NULL || json_object_is_type(c, json_type_string)) &&
+	    (sk == NULL || (json_object_is_type(sk, json_type_int) && json_object_get_int64(sk) >= 0))) {
 		*idx = (size_t)json_object_get_int64(i);
 		*hcursor = c ? ph_xstrdup(json_object_get_string(c)) : NULL;
+		*skip = sk ? (size_t)json_object_get_int64(sk) : 0;
 		ok = true;
 	}
 	json_object_put(st);
@@ -250,21 +258,48 @@ catalog_hints(struct ph_req *r, struct json_object *res, struct json_object *pag
 		json_object_object_add(page, "cacheScope", json_object_new_string("private"));
 }
 
+/* Appends the entries of the handler's answer arr from position from on
+ * to out, checked (ph_catalog_entry; a bad one is logged and skipped) and
+ * filtered by the allow-lists (an entry is visible when its uri or the
+ * list's name is allowed), up to limit of them. Returns the position after
+ * the last one looked at: below the length of arr when some are left. */
+static size_t
+catalog_entries(struct ph_req *r, struct json_object *arr, size_t from, size_t limit, const char *label,
+		bool name_ok, struct json_object *out)
+{
+	size_t n = json_object_array_length(arr), kept = 0, i;
+	char why[160];
+	for (i = from; i < n && kept < limit; i++) {
+		struct json_object *e = ph_catalog_entry(json_object_array_get_idx(arr, i), why, sizeof why);
+		if (e == NULL) {
+			ph_log("warning", "%s: entry %zu skipped: %s", label, i, why);
+			continue;
+		}
+		if (!name_ok && !ph_access_allowed(r, PH_KIND_RESOURCE, ph_jstr(e, "uri"))) {
+			json_object_put(e);
+			continue;
+		}
+		json_object_array_add(out, e);
+		kept++;
+	}
+	return i;
+}
+
 /* One page of resource list idx from its handler, at its cursor hcursor
- * (NULL: the first). Entries are checked (ph_catalog_entry), filtered by
- * the allow-lists (an entry is visible when its uri or the list's name is
- * allowed) and cut at the limit the handler was given; a bad entry is
- * logged and skipped, a failing handler or a malformed answer is -32603. */
+ * (NULL: the first), from its entry skip on (catalog_entries). A handler
+ * that gave more than the limit has the rest served as the next page,
+ * from the same handler cursor; a failing handler or a malformed answer is
+ * -32603. */
 static void
-catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcursor)
+catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcursor, size_t skip)
 {
 	const struct ph_registry *reg = reg_of(r);
 	const struct ph_catalog *c = reg->catalogs[idx];
-	size_t limit = (size_t)r->srv->conf->server.page_size, kept = 0, n;
+	size_t limit = (size_t)r->srv->conf->server.page_size, upto;
 	struct json_object *extra = json_object_new_object(), *args = json_object_new_object();
 	struct json_object *res, *arr, *next, *out;
 	struct ph_invocation inv;
-	char label[200], why[160];
+	char label[200];
 	bool name_ok = ph_access_allowed(r, PH_KIND_RESOURCE, c->name);
 	snprintf(label, sizeof label, "resource list %s", c->name);
 	json_object_object_add(extra, "cursor", hcursor ? json_object_new_string(hcursor) : NULL);
@@ -293,36 +328,46 @@ catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcu
 		return;
 	}
 	out = json_object_new_array();
-	n = json_object_array_length(arr);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = ph_catalog_entry(json_object_array_get_idx(arr, i), why, sizeof why);
-		if (e == NULL) {
-			ph_log("warning", "%s: entry %zu skipped: %s", label, i, why);
-			continue;
-		}
-		if (kept == limit) {
-			ph_log("warning", "%s: more than the %zu entries asked for; the rest are dropped",
-			       label, limit);
-			json_object_put(e);
-			break;
-		}
-		if (!name_ok && !ph_access_allowed(r, PH_KIND_RESOURCE, ph_jstr(e, "uri"))) {
-			json_object_put(e);
-			continue;
-		}
-		json_object_array_add(out, e);
-		kept++;
-	}
+	upto = catalog_entries(r, arr, skip, limit, label, name_ok, out);
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "resources", out);
-	if (next != NULL || idx + 1 < reg->ncatalogs) {
-		char *tok = next ? catalog_cursor(r, idx, json_object_get_string(next))
-				 : catalog_cursor(r, idx + 1, NULL);
+	if (upto < json_object_array_length(arr) || next != NULL || idx + 1 < reg->ncatalogs) {
+		char *tok;
+		if (upto < json_object_array_length(arr)) {
+			/* the handler is asked for this page again and the rest served */
+			if (skip == 0)
+				ph_log("notice", "%s: more than the %zu entries asked for; the rest are "
+				       "the next page (the handler is called again with the same cursor)",
+				       label, limit);
+			tok = catalog_cursor(r, idx, hcursor, upto);
+		} else if (next != NULL) {
+			tok = catalog_cursor(r, idx, json_object_get_string(next), 0);
+		} else {
+			tok = catalog_cursor(r, idx + 1, NULL, 0);
+		}
 		json_object_object_add(o->result, "nextCursor", json_object_new_string(tok));
 		free(tok);
 	}
 	catalog_hints(r, res, o->result);
 	json_object_put(res);
+}
+
+/* The configured part of resources/list as a principal sees it: the
+ * resources, then the skills' SKILL.md files; each is keyed by its URI. */
+struct configured {
+	const struct ph_resource **vis;
+	size_t nres;
+	const struct ph_skill_files *sk;
+};
+
+static void
+configured_key(const void *ctx, size_t i, struct ph_buf *b)
+{
+	const struct configured *c = ctx;
+	if (i < c->nres)
+		ph_buf_adds(b, c->vis[i]->uri);
+	else
+		ph_skills_files_key(c->sk, i - c->nres, b);
 }
 
 /* resources/list: the configured resources the principal may see, then the
@@ -332,7 +377,7 @@ void
 ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 {
 	struct ph_registry *reg = reg_of(r);
-	size_t n = reg ? reg->nresources : 0, nres = 0, nsk, total, off, cnt, idx;
+	size_t n = reg ? reg->nresources : 0, nres = 0, nsk, total, off, cnt, idx, skip;
 	size_t ncat = reg ? reg->ncatalogs : 0;
 	const struct ph_resource **vis;
 	struct ph_skill_files *sk;
@@ -340,8 +385,10 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	const char *cursor = ph_jstr(r->params, "cursor");
 	char *hcursor = NULL;
 	bool per_principal, ui;
-	if (cursor != NULL && catalog_open(r, cursor, &idx, &hcursor)) {
-		catalog_page(r, o, idx, hcursor);
+	struct configured part;
+	struct ph_page_keys keys = {configured_key, &part};
+	if (cursor != NULL && catalog_open(r, cursor, &idx, &hcursor, &skip)) {
+		catalog_page(r, o, idx, hcursor, skip);
 		free(hcursor);
 		return;
 	}
@@ -355,10 +402,11 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	if (total == 0 && ncat > 0 && cursor == NULL) {
 		free(vis);
 		ph_skills_files_free(sk);
-		catalog_page(r, o, 0, NULL);
+		catalog_page(r, o, 0, NULL, 0);
 		return;
 	}
-	if (ph_page_begin(r, total, &off, o) != 0) {
+	part = (struct configured){vis, nres, sk};
+	if (ph_page_resume(r, total, &keys, &off, o) != 0) {
 		free(vis);
 		ph_skills_files_free(sk);
 		return;
@@ -374,10 +422,10 @@ ph_resources_list(struct ph_req *r, struct ph_outcome *o)
 	}
 	o->result = json_object_new_object();
 	json_object_object_add(o->result, "resources", arr);
-	ph_page_end(r, o->result, off, cnt, total);
+	ph_page_mark(r, o->result, off, cnt, total, &keys);
 	if (off + cnt >= total && ncat > 0) {
 		/* the configured part is done: the handlers' pages come next */
-		char *tok = catalog_cursor(r, 0, NULL);
+		char *tok = catalog_cursor(r, 0, NULL, 0);
 		json_object_object_add(o->result, "nextCursor", json_object_new_string(tok));
 		free(tok);
 	}

@@ -1131,6 +1131,15 @@ ph_skills_files_page(struct ph_skill_files *f, size_t off, size_t max, struct js
 }
 
 void
+ph_skills_files_key(const struct ph_skill_files *f, size_t i, struct ph_buf *b)
+{
+	const struct line *l = &f->vis[i];
+	char *uri = file_uri(&f->q.sc->skills[l->skill], l->vals, "SKILL.md");
+	ph_buf_adds(b, uri);
+	free(uri);
+}
+
+void
 ph_skills_files_free(struct ph_skill_files *f)
 {
 	if (f == NULL)
@@ -1406,6 +1415,21 @@ collect_children(struct rq *q, const struct loc *l, struct children *ch, char **
 	ch->n = w;
 }
 
+/* The -32602 of a URI that is no directory resource; one ending in '/'
+ * also gets the canonical form (mcp-wire §14: no trailing slash). */
+static void
+not_a_directory(struct ph_outcome *o, const char *uri, size_t len)
+{
+	size_t n = len;
+	while (n > 8 && uri[n - 1] == '/')
+		n--;
+	if (n < len && n > 8)
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource: a directory's URI "
+				 "has no trailing slash (%.*s)", uri, (int)n, uri);
+	else
+		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource", uri);
+}
+
 void
 ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o)
 {
@@ -1427,7 +1451,7 @@ ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o)
 	}
 	rq_init(&q, r);
 	if (resolve(&q, uri, len, &l) != 0) {
-		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s is not a directory resource", uri);
+		not_a_directory(o, uri, len);
 		rq_free(&q);
 		return;
 	}

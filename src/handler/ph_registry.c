@@ -309,11 +309,11 @@ ph_app_free(struct ph_app *a)
 }
 
 bool
-ph_resource_stamp(const char *path, long long stamp[3])
+ph_resource_stamp(const char *path, bool follow, long long stamp[3])
 {
 	struct stat st;
 	memset(stamp, 0, 3 * sizeof *stamp);
-	if (lstat(path, &st) != 0)
+	if ((follow ? stat(path, &st) : lstat(path, &st)) != 0)
 		return false;
 	stamp[0] = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	stamp[1] = (long long)st.st_size;
@@ -327,13 +327,13 @@ ph_resource_refresh(struct ph_resource *r, size_t max)
 	long long now[3];
 	char *data;
 	size_t len;
-	if (r->file == NULL || !ph_resource_stamp(r->file, now) ||
+	if (r->file == NULL || !ph_resource_stamp(r->file, r->file_link, now) ||
 	    memcmp(now, r->file_stamp, sizeof now) == 0)
 		return;
 	/* the stamp moves on either way: one warning per change, not per read */
 	memcpy(r->file_stamp, now, sizeof now);
 	/* never through a link planted since the start (fs_beneath.sh) */
-	if (ph_read_file_flags(r->file, O_NOFOLLOW, max, &data, &len) != 0) {
+	if (ph_read_file_flags(r->file, r->file_link ? 0 : O_NOFOLLOW, max, &data, &len) != 0) {
 		ph_log("warning", "resource %s: cannot read '%s' again (%s); the old bytes are served",
 		       r->uri, r->file, errno == ELOOP ? "it is now a symbolic link" : strerror(errno));
 		return;

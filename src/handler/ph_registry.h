@@ -115,6 +115,7 @@ struct ph_resource {
 	bool has_data;
 	char *file;          /* read by ph_registry_prepare */
 	long long file_stamp[3]; /* mtime (ns), size, inode of the file's bytes in data */
+	bool file_link;      /* file was a symbolic link when configured: followed */
 	int line;
 	struct ph_handler h;
 	struct ph_cache cache;
@@ -197,13 +198,15 @@ struct ph_prompt *ph_registry_prompt(const struct ph_registry *reg, const char *
 struct ph_resource *ph_registry_resource(const struct ph_registry *reg, const char *uri);
 struct ph_template *ph_registry_template(const struct ph_registry *reg, const char *uri_template);
 /* Fills stamp with what tells a file's versions apart (mtime in ns, size,
- * inode; zeros when it cannot be read). Returns true when it could. */
-bool ph_resource_stamp(const char *path, long long stamp[3]);
+ * inode; zeros when it cannot be read) of path itself, or with follow of
+ * what its links lead to. Returns true when it could. */
+bool ph_resource_stamp(const char *path, bool follow, long long stamp[3]);
 /* A file resource whose file changed since it was read (its stamp moved)
  * reads it again, so resources/read serves what resources/updated
  * announced; the old bytes stay when the new ones cannot be read (logged),
- * and when the path has become a symbolic link (never followed here; a
- * link configured as the file is read at start only). */
+ * and when the path has become a symbolic link (never followed here). A
+ * file configured as a link (file_link: a Kubernetes ConfigMap volume) is
+ * followed: where it leads is the administrator's. */
 void ph_resource_refresh(struct ph_resource *r, size_t max);
 
 /* Adding items: each takes ownership of the item (freed on failure) and

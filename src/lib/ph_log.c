@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +60,49 @@ held_drop(void)
 	held_len = 0;
 }
 
+/* The signals that end a process at once (a module that dereferences NULL,
+ * an abort), and what was set for them before fatal_flush. */
+static const int fatal_sig[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+static struct sigaction fatal_old[sizeof fatal_sig / sizeof fatal_sig[0]];
+
+/* A fatal signal: writes the lines held with write(2) alone (async-signal
+ * safe: the lines are whole up to held_len, which ph_log_line raises only
+ * after the copy), puts back the action there was (the default, or a
+ * sanitizer's report) and raises the signal again, which it then gets as
+ * this handler returns. */
+static void
+fatal_flush(int sig)
+{
+	int saved = errno;
+	size_t off = 0, n = held_len;
+	held_len = 0;
+	while (off < n) {
+		ssize_t w = write(2, held + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	for (size_t i = 0; i < sizeof fatal_sig / sizeof fatal_sig[0]; i++)
+		if (fatal_sig[i] == sig)
+			(void)sigaction(sig, &fatal_old[i], NULL);
+	(void)raise(sig);
+	errno = saved;
+}
+
+/* Installs fatal_flush for each fatal signal, keeping the actions before. */
+static void
+fatal_catch(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fatal_flush;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof fatal_sig / sizeof fatal_sig[0]; i++)
+		(void)sigaction(fatal_sig[i], &sa, &fatal_old[i]);
+}
+
 void
 ph_log_buffer(size_t bytes, long long flush_ms)
 {
@@ -75,6 +119,7 @@ ph_log_buffer(size_t bytes, long long flush_ms)
 	if (bytes && !registered) {
 		pthread_atfork(NULL, NULL, held_drop);
 		atexit(ph_log_flush); /* a worker that returns with lines held */
+		fatal_catch();        /* ... or crashes with lines held */
 		registered = true;
 	}
 }

@@ -3,13 +3,19 @@
  * it; the
  * file is watched through its directory (inotify on the directory catches
  * a file replaced by rename, as editors save), one watch per directory
- * shared by all its targets. A change marks the targets whose file name it
- * names, and each marked target is announced once per batch of events. */
+ * shared by all its targets. A file reached through symbolic links is
+ * watched at each of them too (a point: a name in a watched directory):
+ * the link, every link on the way, and the file they lead to, so that a
+ * change to the file behind link.txt, or a Kubernetes volume whose ..data
+ * link is swapped by rename, is seen; after a change the links are
+ * followed again. A change marks the targets a point of which it names,
+ * and each marked target is announced once per batch of events. */
 #include "first.h"
 #include "ph_watch.h"
 #include "ph_log.h"
 #include "ph_util.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -17,28 +23,39 @@
 
 #define TARGET_BUCKETS 65536
 #define DIR_BUCKETS 4096
-/* What changes a file's bytes or replaces it. */
-#define EV_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR)
+/* What changes a file's bytes or replaces it (IN_CREATE: a symbolic link
+ * made again, as ln -sf does, is never written). */
+#define EV_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ONLYDIR)
+/* Symbolic links followed from one file, as the kernel's MAXSYMLINKS. */
+#define LINKS_MAX 40
 
 struct target;
 
 struct wdir {
 	int wd;                   /* -1 once the kernel dropped the watch */
 	char *path;
-	size_t refs;              /* targets in it */
-	struct target *targets;   /* linked by dnext */
+	size_t refs;              /* points in it */
+	struct point *points;     /* linked by dnext */
 	struct wdir *pnext, *wnext;
+};
+
+/* A name in a watched directory whose changes reach a target. */
+struct point {
+	struct target *t;
+	struct wdir *dir;
+	char *name;
+	struct point *dnext, **dprev;
 };
 
 struct target {
 	char *uri, *path;         /* path NULL: not a file */
-	const char *base;         /* the file's name in dir (points into path) */
-	struct wdir *dir;
+	struct point **pts;       /* pts[0]: path itself; then links and the file they lead to */
+	size_t npts;
 	struct ph_wsub **subs;
 	size_t n, cap;
 	int busy;                 /* being announced: freed afterwards when empty */
 	bool pending;
-	struct target *unext, *dnext, **dprev;
+	struct target *unext;
 };
 
 struct ph_wsub {
@@ -54,6 +71,7 @@ struct ph_watch {
 	size_t nsubs, ndirs;
 	struct target **marked;   /* targets announced in the current batch */
 	size_t nmarked, capmarked;
+	long long max_dirs;       /* the last limit given to ph_watch_add */
 };
 
 static size_t
@@ -179,6 +197,137 @@ dir_put(struct ph_watch *w, struct wdir *d)
 	free(d);
 }
 
+/* ---- points: a name in a watched directory ------------------------------------ */
+
+/* Adds the point (dir, name) to t, watching dir (taken) when it is new.
+ * Returns false when the directory cannot be watched. */
+static bool
+point_add(struct ph_watch *w, struct target *t, char *dir, const char *name, long long max_dirs)
+{
+	struct wdir *d;
+	struct point *p;
+	for (size_t i = 0; i < t->npts; i++)
+		if (strcmp(t->pts[i]->dir->path, dir) == 0 && strcmp(t->pts[i]->name, name) == 0) {
+			free(dir);
+			return true;
+		}
+	if ((d = dir_get(w, dir, max_dirs)) == NULL)
+		return false;
+	p = ph_xcalloc(1, sizeof *p);
+	p->t = t;
+	p->dir = d;
+	p->name = ph_xstrdup(name);
+	d->refs++;
+	p->dnext = d->points;
+	if (d->points)
+		d->points->dprev = &p->dnext;
+	d->points = p;
+	p->dprev = &d->points;
+	t->pts = ph_xrealloc(t->pts, (t->npts + 1) * sizeof *t->pts);
+	t->pts[t->npts++] = p;
+	return true;
+}
+
+static void
+point_free(struct ph_watch *w, struct point *p)
+{
+	*p->dprev = p->dnext;
+	if (p->dnext)
+		p->dnext->dprev = p->dprev;
+	dir_put(w, p->dir);
+	free(p->name);
+	free(p);
+}
+
+/* Adds the point of path: its directory and its name in it. */
+static bool
+point_of(struct ph_watch *w, struct target *t, const char *path, long long max_dirs)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL || slash[1] == '\0')
+		return false;
+	return point_add(w, t, ph_xstrndup(path, slash > path ? (size_t)(slash - path) : 1), slash + 1,
+			 max_dirs);
+}
+
+/* Follows the symbolic links of t's path (absolute), component by
+ * component, adding a point for each link met and one for the file it
+ * all leads to; points that cannot be watched (max_dirs) are left out. */
+static void
+follow_links(struct ph_watch *w, struct target *t, long long max_dirs)
+{
+	struct ph_buf done, rest;
+	int links = 0;
+	ph_buf_init(&done);
+	ph_buf_init(&rest);
+	ph_buf_adds(&rest, t->path);
+	ph_buf_addc(&rest, '\0');
+	while (rest.data[0] != '\0') {
+		char *comp = rest.data, *end, link[PATH_MAX];
+		size_t clen, keep = done.len;
+		ssize_t n;
+		while (*comp == '/')
+			comp++;
+		end = strchrnul(comp, '/');
+		clen = (size_t)(end - comp);
+		if (clen == 0 || (clen == 1 && comp[0] == '.')) {
+			memmove(rest.data, end, strlen(end) + 1);
+			continue;
+		}
+		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+			while (done.len > 0 && done.data[--done.len] != '/')
+				;
+			memmove(rest.data, end, strlen(end) + 1);
+			continue;
+		}
+		ph_buf_addc(&done, '/');
+		ph_buf_add(&done, comp, clen);
+		ph_buf_addc(&done, '\0');
+		done.len--;
+		n = links < LINKS_MAX ? readlink(done.data, link, sizeof link - 1) : -1;
+		if (n <= 0) {
+			memmove(rest.data, end, strlen(end) + 1);
+			continue;
+		}
+		/* a link: watched where it is, then what it says replaces it */
+		link[n] = '\0';
+		links++;
+		(void)point_of(w, t, done.data, max_dirs);
+		done.len = link[0] == '/' ? 0 : keep;
+		{
+			char *more = ph_xasprintf("%s%s", link, end);
+			rest.len = 0;
+			ph_buf_adds(&rest, more);
+			ph_buf_addc(&rest, '\0');
+			free(more);
+		}
+	}
+	ph_buf_addc(&done, '\0');
+	if (links > 0 && done.data[0] == '/')
+		(void)point_of(w, t, done.data, max_dirs);
+	ph_buf_free(&done);
+	ph_buf_free(&rest);
+}
+
+/* Follows t's links again after a change (a link replaced, ..data swapped):
+ * the points after the first are made anew, then the old ones let go (a
+ * directory still needed keeps its watch). */
+static void
+target_refollow(struct ph_watch *w, struct target *t)
+{
+	struct point **old = t->pts;
+	size_t nold = t->npts;
+	if (t->path == NULL || t->path[0] != '/' || nold == 0)
+		return;
+	t->pts = ph_xcalloc(1, sizeof *t->pts);
+	t->pts[0] = old[0];
+	t->npts = 1;
+	follow_links(w, t, w->max_dirs);
+	for (size_t i = 1; i < nold; i++)
+		point_free(w, old[i]);
+	free(old);
+}
+
 /* ---- targets -------------------------------------------------------------- */
 
 /* The target of (uri, path), made when new. Returns NULL when its
@@ -188,25 +337,21 @@ target_get(struct ph_watch *w, const char *uri, const char *path, long long max_
 {
 	size_t b = hash(uri) % TARGET_BUCKETS;
 	struct target *t;
-	struct wdir *d = NULL;
-	const char *slash = path ? strrchr(path, '/') : NULL;
 	for (t = w->byuri[b]; t; t = t->unext)
 		if (strcmp(t->uri, uri) == 0 && same(t->path, path))
 			return t;
-	if (slash && (d = dir_get(w, ph_xstrndup(path, slash > path ? (size_t)(slash - path) : 1), max_dirs)) == NULL)
-		return NULL;
 	t = ph_xcalloc(1, sizeof *t);
 	t->uri = ph_xstrdup(uri);
-	if (d) {
+	if (path && strchr(path, '/')) {
 		t->path = ph_xstrdup(path);
-		t->base = t->path + (slash - path) + 1;
-		t->dir = d;
-		d->refs++;
-		t->dnext = d->targets;
-		if (d->targets)
-			d->targets->dprev = &t->dnext;
-		d->targets = t;
-		t->dprev = &d->targets;
+		if (!point_of(w, t, path, max_dirs)) {
+			free(t->path);
+			free(t->uri);
+			free(t);
+			return NULL;
+		}
+		if (path[0] == '/')
+			follow_links(w, t, max_dirs);
 	}
 	t->unext = w->byuri[b];
 	w->byuri[b] = t;
@@ -223,12 +368,9 @@ target_put(struct ph_watch *w, struct target *t)
 	for (p = &w->byuri[hash(t->uri) % TARGET_BUCKETS]; *p != t; p = &(*p)->unext)
 		;
 	*p = t->unext;
-	if (t->dir) {
-		*t->dprev = t->dnext;
-		if (t->dnext)
-			t->dnext->dprev = t->dprev;
-		dir_put(w, t->dir);
-	}
+	for (size_t i = 0; i < t->npts; i++)
+		point_free(w, t->pts[i]);
+	free(t->pts);
 	free(t->subs);
 	free(t->uri);
 	free(t->path);
@@ -238,8 +380,10 @@ target_put(struct ph_watch *w, struct target *t)
 struct ph_wsub *
 ph_watch_add(struct ph_watch *w, void *owner, const char *uri, const char *path, long long max_dirs)
 {
-	struct target *t = target_get(w, uri, path, max_dirs);
+	struct target *t;
 	struct ph_wsub *s;
+	w->max_dirs = max_dirs;
+	t = target_get(w, uri, path, max_dirs);
 	if (t == NULL)
 		return NULL;
 	if (t->n == t->cap) {
@@ -330,7 +474,7 @@ on_event(struct ph_watch *w, const struct inotify_event *ev)
 	if (ev->mask & IN_Q_OVERFLOW) {
 		for (size_t b = 0; b < TARGET_BUCKETS; b++)
 			for (struct target *t = w->byuri[b]; t; t = t->unext)
-				if (t->dir)
+				if (t->npts > 0)
 					mark(w, t);
 		return;
 	}
@@ -342,9 +486,9 @@ on_event(struct ph_watch *w, const struct inotify_event *ev)
 	}
 	if (ev->len == 0)
 		return;
-	for (struct target *t = d->targets; t; t = t->dnext)
-		if (strcmp(t->base, ev->name) == 0)
-			mark(w, t);
+	for (struct point *p = d->points; p; p = p->dnext)
+		if (strcmp(p->name, ev->name) == 0)
+			mark(w, p->t);
 }
 
 void
@@ -366,6 +510,7 @@ ph_watch_read(struct ph_watch *w, ph_watch_fn fn, void *ctx)
 	for (size_t i = 0; i < w->nmarked; i++) {
 		struct target *t = w->marked[i];
 		t->pending = false;
+		target_refollow(w, t); /* where its links lead may have changed */
 		t->busy--;
 		announce(w, t, fn, ctx);
 	}

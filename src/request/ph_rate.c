@@ -5,18 +5,18 @@
 #include "ph_rate.h"
 #include "ph_shm.h"
 #include <sched.h>
-#include <stdio.h>
+#include <sodium.h>
 #include <string.h>
 
-/* FNV-1a of the whole key, never 0 (0 marks an empty slot). */
+/* A BLAKE2b digest of the whole key (however long: principals that share
+ * a prefix are different buckets) and, from its first bytes, the slot
+ * hash, never 0 (0 marks an empty slot). */
 static uint64_t
-key_hash(const char *k)
+key_digest(const char *k, unsigned char d[PH_RATE_DIGEST])
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *k; k++) {
-		h ^= (unsigned char)*k;
-		h *= 1099511628211ULL;
-	}
+	uint64_t h;
+	crypto_generichash(d, PH_RATE_DIGEST, (const unsigned char *)k, strlen(k), NULL, 0);
+	memcpy(&h, d, sizeof h);
 	return h ? h : 1;
 }
 
@@ -33,15 +33,15 @@ unlock(struct ph_shm_rate *t)
 	__atomic_clear(&t->lock, __ATOMIC_RELEASE);
 }
 
-/* The slot of key (hash h): its own, else an empty one, else the least
- * recently used, reset to a full bucket of cap micro-tokens. */
+/* The slot of the key of digest d (hash h): its own, else an empty one,
+ * else the least recently used, reset to a full bucket of cap micro-tokens. */
 static struct ph_rate_slot *
-find_slot(struct ph_shm_rate *t, const char *key, uint64_t h, int64_t cap, int64_t now)
+find_slot(struct ph_shm_rate *t, const unsigned char *d, uint64_t h, int64_t cap, int64_t now)
 {
 	struct ph_rate_slot *lru = &t->slot[h % PH_RATE_SLOTS], *s;
 	for (size_t i = 0; i < PH_RATE_SLOTS; i++) {
 		s = &t->slot[(h + i) % PH_RATE_SLOTS];
-		if (s->hash == h && strncmp(s->key, key, PH_RATE_KEY_MAX) == 0)
+		if (s->hash == h && memcmp(s->digest, d, PH_RATE_DIGEST) == 0)
 			return s;
 		if (s->hash == 0) {
 			lru = s;
@@ -51,7 +51,7 @@ find_slot(struct ph_shm_rate *t, const char *key, uint64_t h, int64_t cap, int64
 			lru = s;
 	}
 	lru->hash = h;
-	snprintf(lru->key, sizeof lru->key, "%s", key);
+	memcpy(lru->digest, d, PH_RATE_DIGEST);
 	lru->micro_tokens = cap;
 	lru->last_us = now;
 	return lru;
@@ -63,13 +63,14 @@ static long long
 bucket(const char *key, const struct ph_rate_conf *rc, int64_t now, bool take)
 {
 	struct ph_shm_rate *t = ph_shm_rate();
-	uint64_t h = key_hash(key);
+	unsigned char d[PH_RATE_DIGEST];
+	uint64_t h = key_digest(key, d);
 	double per_us = (double)rc->requests / ((double)rc->per_seconds * 1e6); /* tokens per us */
 	int64_t cap = (rc->burst > 0 ? rc->burst : rc->requests) * 1000000LL;
 	long long wait = 0;
 	struct ph_rate_slot *s;
 	lock(t);
-	s = find_slot(t, key, h, cap, now);
+	s = find_slot(t, d, h, cap, now);
 	if (now > s->last_us) {
 		double add = (double)(now - s->last_us) * per_us * 1e6;
 		s->micro_tokens = add >= (double)cap ? cap : s->micro_tokens + (int64_t)add;

@@ -9,10 +9,13 @@
 /* Buckets kept at once; past that the least recently used is reused (its
  * key starts again with a full bucket). */
 #define PH_RATE_SLOTS 1024
-/* Bytes of a key that tell buckets apart (with a hash of the whole key). */
+/* Bytes of the digest of a whole key that tell buckets apart. */
+#define PH_RATE_DIGEST 16
+/* Room for a key made of a client address (the principal keys of
+ * ph_core.c are as long as the principal). */
 #define PH_RATE_KEY_MAX 63
 
-/* Takes one token from key's bucket sized by rc (borrowed; requests > 0)
+/* Takes one token from the bucket of key (any length, all of it counts) sized by rc (borrowed; requests > 0)
  * at time now_us. Returns 0 when allowed, else the seconds until a token
  * is there (at least 1), for Retry-After. */
 long long ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now_us);

@@ -289,51 +289,128 @@ ph_log_level_name(enum ph_log_level l)
 
 /* ---- pagination (mcp-wire §11) ------------------------------------------ */
 
-/* Cursors are "p1:<offset>" in unpadded base64url: opaque to clients, stable
- * across workers and restarts for an unchanged configuration. */
-#define CURSOR_MAX 40
+/* Cursors are opaque to clients (unpadded base64url). "p2:<next>:" and a
+ * digest of the key of each of the page's last entries (at most
+ * PAGE_MARKS): the next page starts after the last of them still listed, so
+ * a reload between two pages (an entry added or removed before the cursor)
+ * neither skips nor repeats an entry; when none is listed any more, at
+ * <next> minus the marks (repeats rather than skips). "p1:<offset>" (before
+ * the keys) is still read as an offset. */
+#define PAGE_MARKS 16
+#define MARK_BYTES 8
+#define CURSOR_MAX 256
+
+/* The digest of the key of entry i. */
+static void
+mark_of(const struct ph_page_keys *k, size_t i, struct ph_buf *b, unsigned char m[MARK_BYTES])
+{
+	ph_buf_reset(b);
+	k->key(k->ctx, i, b);
+	crypto_generichash(m, MARK_BYTES, (const unsigned char *)b->data, b->len, NULL, 0);
+}
 
 static char *
-cursor_encode(size_t offset)
+cursor_encode(size_t next, size_t count, const struct ph_page_keys *k)
 {
-	char raw[32];
-	int n = snprintf(raw, sizeof raw, "p1:%zu", offset);
-	return ph_base64url(raw, (size_t)n);
+	struct ph_buf raw, key;
+	size_t first = count > PAGE_MARKS ? next - PAGE_MARKS : next - count;
+	char *c;
+	ph_buf_init(&raw);
+	if (k == NULL) {
+		ph_buf_printf(&raw, "p1:%zu", next);
+	} else {
+		ph_buf_printf(&raw, "p2:%zu:", next);
+		ph_buf_init(&key);
+		for (size_t i = first; i < next; i++) {
+			unsigned char m[MARK_BYTES];
+			mark_of(k, i, &key, m);
+			ph_buf_add(&raw, m, MARK_BYTES);
+		}
+		ph_buf_free(&key);
+	}
+	c = ph_base64url(raw.data, raw.len);
+	ph_buf_free(&raw);
+	return c;
+}
+
+/* Where a "p2" cursor's page resumes in the list as it is now: after the
+ * last marked entry found, else at next minus the marks (at most total). */
+static size_t
+cursor_resume(const unsigned char *marks, size_t nmarks, size_t next, size_t total,
+	      const struct ph_page_keys *k)
+{
+	size_t at = next > nmarks ? next - nmarks : 0, found = SIZE_MAX;
+	unsigned char *all;
+	struct ph_buf key;
+	if (nmarks == 0 || k == NULL)
+		return next < total ? next : total;
+	all = ph_xmalloc(total * MARK_BYTES + 1);
+	ph_buf_init(&key);
+	for (size_t i = 0; i < total; i++)
+		mark_of(k, i, &key, all + i * MARK_BYTES);
+	ph_buf_free(&key);
+	for (size_t m = nmarks; m-- > 0 && found == SIZE_MAX;)
+		for (size_t i = 0; i < total; i++)
+			if (memcmp(all + i * MARK_BYTES, marks + m * MARK_BYTES, MARK_BYTES) == 0) {
+				found = i + 1;
+				break;
+			}
+	free(all);
+	if (found != SIZE_MAX)
+		return found;
+	return at < total ? at : total;
 }
 
 /* Returns 0 with *offset for a cursor this server made, -1 otherwise. */
 static int
-cursor_decode(const char *c, size_t *offset)
+cursor_decode(const char *c, size_t total, const struct ph_page_keys *k, size_t *offset)
 {
 	unsigned char *raw;
-	size_t n = strlen(c), rlen;
+	size_t n = strlen(c), rlen, digits = 0;
 	long long v;
 	const char *err;
+	char num[16];
 	int rc = -1;
 	if (n == 0 || n > CURSOR_MAX || ph_base64url_decode(c, n, &raw, &rlen) != 0)
 		return -1;
-	if (rlen > 3 && memcmp(raw, "p1:", 3) == 0 && memchr(raw, '\0', rlen) == NULL &&
-	    ph_strtonum((const char *)raw + 3, 0, INT32_MAX, &v, &err) == 0) {
-		*offset = (size_t)v;
-		rc = 0;
+	if (rlen > 3 && (memcmp(raw, "p1:", 3) == 0 || memcmp(raw, "p2:", 3) == 0)) {
+		while (3 + digits < rlen && raw[3 + digits] >= '0' && raw[3 + digits] <= '9' && digits < 10)
+			digits++;
+		memcpy(num, raw + 3, digits);
+		num[digits] = '\0';
+		if (digits == 0 || ph_strtonum(num, 0, INT32_MAX, &v, &err) != 0)
+			rc = -1;
+		else if (raw[1] == '1' && 3 + digits == rlen && (size_t)v <= total)
+			rc = 0, *offset = (size_t)v;
+		else if (raw[1] == '2' && 3 + digits < rlen && raw[3 + digits] == ':' &&
+			 (rlen - 4 - digits) % MARK_BYTES == 0 && (rlen - 4 - digits) / MARK_BYTES <= PAGE_MARKS)
+			rc = 0, *offset = cursor_resume(raw + 4 + digits, (rlen - 4 - digits) / MARK_BYTES,
+							(size_t)v, total, k);
 	}
 	free(raw);
 	return rc;
 }
 
 int
-ph_page_begin(struct ph_req *r, size_t total, size_t *offset, struct ph_outcome *o)
+ph_page_resume(struct ph_req *r, size_t total, const struct ph_page_keys *k, size_t *offset,
+	       struct ph_outcome *o)
 {
 	struct json_object *c = ph_jget(r->params, "cursor");
 	*offset = 0;
 	if (c == NULL)
 		return 0;
 	if (!json_object_is_type(c, json_type_string) ||
-	    cursor_decode(json_object_get_string(c), offset) != 0 || *offset > total) {
+	    cursor_decode(json_object_get_string(c), total, k, offset) != 0) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid cursor");
 		return -1;
 	}
 	return 0;
+}
+
+int
+ph_page_begin(struct ph_req *r, size_t total, size_t *offset, struct ph_outcome *o)
+{
+	return ph_page_resume(r, total, NULL, offset, o);
 }
 
 size_t
@@ -346,16 +423,22 @@ ph_page_count(const struct ph_req *r, size_t total, size_t offset)
 }
 
 void
-ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count, size_t total)
+ph_page_mark(struct ph_req *r, struct json_object *result, size_t offset, size_t count, size_t total,
+	     const struct ph_page_keys *k)
 {
 	(void)r;
 	if (offset + count < total) {
-		char *c = cursor_encode(offset + count);
+		char *c = cursor_encode(offset + count, count, k);
 		json_object_object_add(result, "nextCursor", json_object_new_string(c));
 		free(c);
 	}
 }
 
+void
+ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count, size_t total)
+{
+	ph_page_mark(r, result, offset, count, total, NULL);
+}
 
 /* ---- MCP header values (mcp-wire §6.5) --------------------------------- */
 

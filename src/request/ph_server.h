@@ -170,6 +170,20 @@ size_t ph_page_count(const struct ph_req *r, size_t total, size_t offset);
 /* Adds nextCursor to result when items remain after offset+count. */
 void ph_page_end(struct ph_req *r, struct json_object *result, size_t offset, size_t count,
 		 size_t total);
+/* The same for a list whose entries have keys (a name, a URI): the cursor
+ * remembers the keys of the last entries of the page, and the next page
+ * starts after the last of them still in the list, so a reload between two
+ * pages skips nothing. key appends the key of entry i (0 to total-1) of the
+ * list as it is on this request to b. */
+struct ph_buf;
+struct ph_page_keys {
+	void (*key)(const void *ctx, size_t i, struct ph_buf *b);
+	const void *ctx;
+};
+int ph_page_resume(struct ph_req *r, size_t total, const struct ph_page_keys *k, size_t *offset,
+		   struct ph_outcome *o);
+void ph_page_mark(struct ph_req *r, struct json_object *result, size_t offset, size_t count,
+		  size_t total, const struct ph_page_keys *k);
 
 /* ---- access control (ph_access.c, docs/auth.md) ---- */
 enum ph_kind { PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE, PH_KIND_SKILL };

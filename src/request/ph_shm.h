@@ -26,7 +26,7 @@ struct ph_shm_metrics {
 
 struct ph_rate_slot {
 	uint64_t hash;               /* 0: empty */
-	char key[PH_RATE_KEY_MAX + 1];
+	unsigned char digest[PH_RATE_DIGEST]; /* of the whole key */
 	int64_t micro_tokens;        /* tokens x 1e6 */
 	int64_t last_us;
 };

@@ -9,7 +9,8 @@
 #   slow     sleeps longer than any test timeout
 #   garbage  writes something that is not JSON
 #   record   the ok catalogue, and appends the stdin document to the file $3
-mode=${1:-ok} size=${2:-1000}
+#   over     the ok catalogue in pages of $3 entries whatever the limit
+mode=${1:-ok} size=${2:-1000} step=null
 in=$(cat)
 case $mode in
 fail) echo "catalog: failing on purpose" >&2; exit 3 ;;
@@ -22,9 +23,10 @@ junk)
 	printf '%s' '{"uri":"study://no-name"},{"uri":"study://good-2","name":"good 2","secret":"dropped"}]}'
 	exit 0 ;;
 record) printf '%s\n' "$in" >>"$3" ;;
+over) step=$3 ;;
 esac
-jq -c --argjson size "$size" '
-	((.cursor // "0") | tonumber) as $o | .limit as $l | ([$o + $l, $size] | min) as $stop |
+jq -c --argjson size "$size" --argjson step "$step" '
+	((.cursor // "0") | tonumber) as $o | ($step // .limit) as $l | ([$o + $l, $size] | min) as $stop |
 	(.principal == "bob") as $even |
 	{resources: [range($o; $stop) | select(($even | not) or (. % 2 == 0)) |
 		{uri: "study://\(.)", name: "study-\(.)", mimeType: "application/json",

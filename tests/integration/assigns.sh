@@ -97,4 +97,16 @@ grep -q 'assigns" is larger than auth.max_assigns' "$PH_LOG"; ok "too large is l
 grep -q 'assigns" is not an object' "$PH_LOG"; ok "not an object is logged"
 as alice-pro 13 tools/call '{"name":"whoami","arguments":{}}'
 is "$STATUS" 200 "the next request is served"
+
+# phantom-skills(5): a placeholder other than a parameter, principal, user
+# or assigns.NAME is a configuration problem naming the file and line
+mkdir -p "$T_DIR/bad/skills/plan-guide"
+printf -- '---\nname: plan-guide\ndescription: d\n---\nok {{ assigns.plan }}\n{{plan}}\n' \
+	>"$T_DIR/bad/skills/plan-guide/SKILL.md.tmpl"
+cp "$T_DIR/skills/manifest.yaml" "$T_DIR/bad/skills/"
+printf '%s\n' 'server: { name: bad, version: "1.0" }' 'skills: { manifest: skills/manifest.yaml }' >"$T_DIR/bad/phantom.yaml"
+out=$("$PHANTOM" -t -c "$T_DIR/bad/phantom.yaml" 2>&1); rc=$?
+is "$rc" 1 "-t refuses a skill template with an unknown placeholder"
+like "$out" 'SKILL.md.tmpl:6: unknown placeholder \{\{plan\}\} \(known: principal, user, assigns.NAME' \
+	"... naming the file, the line and the known ones"
 done_testing

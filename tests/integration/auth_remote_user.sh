@@ -66,4 +66,20 @@ is "$STATUS" 401 "a Remote-User request header is not REMOTE_USER"
 # nginx fills $remote_user from any Basic header, checked or not.
 mpost "$O" 9 server/discover '{}' -u bob:anything
 is "$STATUS" 200 "nginx without auth_basic passes an unchecked Basic user name on (documented pitfall)"
+
+# A client-chosen user name or method cannot add a field to the text log:
+# spaces (and quotes) in values are escaped.
+mpost "$O" 10 server/discover '{}' -u 'mallory principal=root:x'
+is "$STATUS" 403 "REMOTE_USER 'mallory principal=root': 403"
+mpost "$O" 11 'tools/list principal=root' '{}' -u 'bob:x'
+is "$STATUS/$(jqr .error.code)" 404/-32601 "method 'tools/list principal=root': unknown"
+sleep 0.2
+forged=$(grep -cE ' principal=root( |$)' "$PH_LOG")
+is "$forged" 0 "no log line has a second field principal=root"
+in_log 'status=403 .* principal=mallory\\x20principal=root$'
+ok "the user name is one escaped field"
+in_log 'method=tools/list\\x20principal=root target=- status=404 .* principal=bob$'
+ok "the method is one escaped field"
+mpost "$O" 12 server/discover '{}' -u bob:anything
+is "$STATUS" 200 "the next request is served"
 done_testing

@@ -82,9 +82,13 @@ nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
 write_page "$NGINX_URL"
 got=$(browse)
 is "$got" "RESULT error=TypeError END" "without http.cors the browser blocks the cross-origin call"
-STATUS=$(curl -s -o /dev/null -w '%{http_code}' -X OPTIONS -H "Origin: $PAGE_ORIGIN" \
+STATUS=$(curl -s -o "$T_DIR/pre.json" -w '%{http_code}' -X OPTIONS -H "Origin: $PAGE_ORIGIN" \
 	-H 'Access-Control-Request-Method: POST' "$NGINX_URL")
 is "$STATUS" 405 "without http.cors a preflight gets 405"
+like "$(jq -r .error.message "$T_DIR/pre.json")" 'CORS preflight and http\.cors is not set; .*set http\.cors\.origins' \
+	"... whose message says to set http.cors.origins"
+mpost "$NGINX_URL" 4 server/discover '{}'
+is "$STATUS" 200 "the next request is served"
 kill "$PH_PID"; wait_gone "$PH_PID"
 
 # ---- with http.cors --------------------------------------------------------------------

@@ -4,8 +4,9 @@
 # behind Phantom's own sealed cursor. A 1,000-study catalogue read back by
 # the SDK v2 client with no duplicate and no gap; tampered, foreign and
 # other-principal cursors refused with -32602; bad entries skipped and
-# logged; a handler that fails, times out or writes junk answered -32603,
-# the server serving on.
+# logged; entries past the limit served on the next page; a handler that
+# fails, times out or writes junk answered -32603, the server serving on.
+# A reload between two pages of configured resources or tools skips none.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
@@ -213,4 +214,69 @@ done
 is "$n/$c" 250/ "a module resource list: 250 entries in 3 pages, then no nextCursor"
 is "$(jq -r '.result.resources[0].uri' <<<"$OUT")" study://200 "  the module got its own cursor back"
 grep -q 'resource list studies' "$T_DIR/slow.err"; ok "the timeout is logged"
+
+# ---- a handler that gives more entries than the limit: none is lost
+# over SIZE STEP PAGE_SIZE: a server whose handler pages SIZE studies STEP at a time
+over() {
+	printf '%s\n' "server: { name: over, version: \"1.0\", page_size: $3 }" 'workers: 2' \
+		'request_state: { secret_env: CATALOG_SECRET }' 'resource_lists:' \
+		"  - { name: studies, exec: [ \"$H\", over, \"$1\", \"$2\" ], timeout_ms: 5000 }" >"$T_DIR/over.yaml"
+	phantom_unix "$T_DIR/over.yaml" && nginx_start "$PH_BACKEND" || { echo "not ok - phantom and nginx start"; exit 1; }
+	U=$NGINX_URL A=()
+}
+over 45 15 10
+all alice
+is "$(printf '%s\n' "$URIS" | grep '^study://' | sort -u | wc -l)/$(printf '%s\n' "$URIS" | wc -l)" 45/45 \
+	"a handler giving 15 entries when asked for 10: all 45 of 45, none twice"
+is "$PAGES" 6 "... in pages of at most 10 (10+5, three times)"
+over 1000 100 50
+all alice
+is "$(printf '%s\n' "$URIS" | grep '^study://' | sort -u | wc -l)/$(printf '%s\n' "$URIS" | wc -l)" 1000/1000 \
+	"a handler giving 100 entries when asked for 50: all 1,000 of 1,000"
+grep -q 'resource list studies: more than the 50 entries asked for' "$PH_LOG"; ok "... and the log says so"
+list alice
+is "$STATUS/$(jqr '.result.resources | length')" 200/50 "the next request is served"
+
+# ---- a reload between two pages of configured resources and tools: the
+# next page starts after the last entry seen, not at an offset
+# reload_conf FIRST: resources r<FIRST>..r6 and tools t<FIRST>..t6, two a page
+reload_conf() {
+	local l=() t=()
+	for i in $(seq "$1" 6); do l+=("  - { uri: \"docs://r$i\", name: r$i, text: \"$i\" }"); done
+	for i in $(seq "$1" 6); do t+=("  - { name: t$i, description: tool $i, exec: [/bin/true] }"); done
+	printf '%s\n' 'server: { name: reload, version: "1.0", page_size: 2 }' 'workers: 2' \
+		'resources:' "${l[@]}" 'tools:' "${t[@]}" >"$T_DIR/reload.yaml"
+}
+reload_conf 1
+phantom_unix "$T_DIR/reload.yaml" && nginx_start "$PH_BACKEND" || { echo "not ok - phantom and nginx start"; exit 1; }
+U=$NGINX_URL A=()
+list alice
+rc1=$(jqr .result.nextCursor)
+is "$(jqr '[.result.resources[].uri]|join(" ")')" "docs://r1 docs://r2" "reload: the first page of resources"
+mpost "$U" 2 tools/list '{}'
+tc1=$(jqr .result.nextCursor)
+is "$(jqr '[.result.tools[].name]|join(" ")')" "t1 t2" "reload: the first page of tools"
+reload_conf 2 # r1 and t1 removed
+kill -HUP "$PH_PID"
+for _ in $(seq 1 100); do grep -q 'configuration reloaded' "$PH_LOG" && break; sleep 0.05; done
+for _ in $(seq 1 50); do # until the new workers answer
+	mpost "$U" 3 tools/list '{}'
+	[ "$(jqr '.result.tools[0].name')" = t2 ] && break; sleep 0.1
+done
+is "$(jqr '.result.tools[0].name')" t2 "reload: the new configuration serves (t1 is gone)"
+all_from() { # all_from METHOD KEY CURSOR: the entries of every page from CURSOR on
+	local c=$3 got=
+	while [ -n "$c" ]; do
+		mpost "$U" 4 "$1" "$(jq -nc --arg c "$c" '{cursor: $c}')"
+		[ "$STATUS" = 200 ] || { echo "ERROR $BODY"; return; }
+		got="$got $(jqr "[.result.$2[] | .uri // .name]|join(\" \")")"
+		c=$(jqr '.result.nextCursor // empty')
+	done
+	echo "$got"
+}
+is "$(all_from resources/list resources "$rc1")" " docs://r3 docs://r4 docs://r5 docs://r6" \
+	"reload: the resource pages go on after r2, the last seen (r3 not skipped)"
+is "$(all_from tools/list tools "$tc1")" " t3 t4 t5 t6" "reload: the tool pages go on after t2"
+mpost "$U" 5 resources/list '{}'
+is "$STATUS/$(jqr '[.result.resources[].uri]|join(" ")')" "200/docs://r2 docs://r3" "the next request is served"
 done_testing

@@ -25,6 +25,9 @@ call 10 '{"name":"echo","arguments":{"text":"héllo"}}'
 is "$(jqr '.result.content[0].text')" "héllo" "echo (module)"
 call 11 '{"name":"text_stats","arguments":{"text":"one two\nthree"}}'
 is "$(jqr '.result.structuredContent|"\(.characters) \(.words) \(.lines)"')" "13 3 2" "text_stats (module, structured, output schema)"
+is "$(jqr '.result.content[0].text')" "13 characters, 3 words, 2 lines" "text_stats' summary"
+call 21 '{"name":"text_stats","arguments":{"text":"a"}}'
+is "$(jqr '.result.content[0].text')" "1 character, 1 word, 1 line" "text_stats' summary of one: singular"
 PTOKEN=t mcall "$U" 12 tools/call '{"name":"count_to","arguments":{"n":3,"delay_ms":20}}'
 is "$(sse_data | jq -r 'select(.method=="notifications/progress")|.params.progress' | tr '\n' ,)" "1,2,3," "count_to (module) reports progress"
 is "$(fjq '.result.content[0].text')" "counted to 3" "count_to result"
@@ -44,6 +47,9 @@ call 15 '{"name":"echo_script","arguments":{"text":"plain words"}}'
 is "$(jqr '.result.content[0].text')" "plain words" "echo_script (sh script)"
 call 16 '{"name":"echo_script","arguments":{"text":"a\\b"}}'
 is "$(jqr .result.isError)" true "echo_script refuses what it cannot handle"
+call 20 '{"name":"echo_script","arguments":{"text":"two\tcolumns\nand/a line"}}'
+is "$(jqr '.result.isError')/$(jqr '.result.content[0].text')" $'false/two\tcolumns\nand/a line' \
+	"echo_script echoes tabs, newlines and slashes its input pattern allows"
 PTOKEN=c mcall "$U" 17 tools/call '{"name":"countdown","arguments":{"from":3,"step_ms":20}}'
 is "$(sse_data | jq -r 'select(.method=="notifications/progress")|.params.message' | tr '\n' ,)" "1 of 3,2 of 3,3 of 3," "countdown (sh) reports progress on fd 3"
 is "$(fjq '.result.content[0].text')" "liftoff after 3 steps" "countdown result"

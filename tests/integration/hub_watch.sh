@@ -7,7 +7,8 @@
 # subscriptions across 100 streams share one watch, the limits
 # (max_resource_subscriptions, max_watches) give their documented errors,
 # and a client that never reads is dropped at subscriptions.max_queue while
-# the others keep being served.
+# the others keep being served. Files behind symbolic links (a link, a
+# Kubernetes volume's swapped ..data) are watched and followed.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -237,4 +238,46 @@ if apache_start "$top_srcdir/conf/apache.conf" "" \
 else
 	echo "not ok - apache starts"
 fi
+
+# ---- files behind symbolic links ------------------------------------------------------
+# a template's link (files://link.txt -> t2.txt) and a Kubernetes ConfigMap
+# volume (doc.txt -> ..data/doc.txt, ..data -> ..v1, swapped by rename)
+mkdir -p "$T_DIR/sl" "$T_DIR/vol/..v1"
+echo t2 >"$T_DIR/sl/t2.txt"; ln -s t2.txt "$T_DIR/sl/link.txt"
+echo v1 >"$T_DIR/vol/..v1/doc.txt"; ln -s ..v1 "$T_DIR/vol/..data"; ln -s ..data/doc.txt "$T_DIR/vol/doc.txt"
+chmod -R a+rwX "$T_DIR/sl" "$T_DIR/vol"
+cat >"$T_DIR/links.yaml" <<YAML
+server: { name: watch-links, version: "1.0" }
+workers: 2
+subscriptions: { max_ms: 600000, keepalive_ms: 1000, control_socket: $T_DIR/hub.sock }
+resources:
+  - { uri: "cm://doc", name: doc, file: vol/doc.txt }
+resource_templates:
+  - { uri_template: "files://{name}", name: files, dir: sl }
+YAML
+phantom_listen "$T_DIR/links.yaml" || { echo "not ok - phantom (links) starts"; exit 1; }
+nginx_start "$PH_ADDR" || { echo "not ok - nginx restarts"; exit 1; }
+U=$NGINX_URL
+listen links1 "" 4 '{"resourceSubscriptions":["files://link.txt"]}' '{"resourceSubscriptions":["cm://doc"]}'
+sleep 0.3
+echo more >>"$T_DIR/sl/t2.txt"
+sleep 0.7
+# the kubelet's update: a new directory, a new ..data link renamed over the old
+mkdir "$T_DIR/vol/..v2"; echo v2 >"$T_DIR/vol/..v2/doc.txt"
+ln -s ..v2 "$T_DIR/vol/..data_tmp"; mv -T "$T_DIR/vol/..data_tmp" "$T_DIR/vol/..data"
+sleep 0.7
+rm -r "$T_DIR/vol/..v1"
+wait "$LP"
+is "$(jq -s -c 'map(.updated | unique)' "$T_DIR/links1.json")" '[["files://link.txt"],["cm://doc"]]' \
+	"a change behind files://link.txt and a swapped ..data are announced to their streams"
+mpost "$U" 8 resources/read '{"uri":"cm://doc"}'
+is "$(jqr '.result.contents[0].text')" v2 "resources/read serves the new version"
+listen links2 "" 3 '{"resourceSubscriptions":["files://link.txt"]}' '{"resourceSubscriptions":["cm://doc"]}'
+sleep 0.3
+echo v2, again >>"$T_DIR/vol/..v2/doc.txt"
+wait "$LP"
+is "$(jq -s -c 'map(.updated)' "$T_DIR/links2.json")" '[[],["cm://doc"]]' \
+	"after the swap the hub watches the new file: its change is announced once"
+mpost "$U" 9 resources/list '{}'
+is "$STATUS" 200 "the next request is served"
 done_testing

@@ -13,6 +13,9 @@ B=$T_DIR/bin
 mkdir -p "$B"
 printf '#!/bin/sh\ncat >/dev/null; printf "{\\"content\\":[{\\"type\\":\\"text\\",\\"text\\":\\"%%s|%%s\\"}]}" "$TRACEPARENT" "$TRACESTATE"\n' >"$B/trace.sh"
 chmod +x "$B/trace.sh"
+# two principals alike in their first 100 bytes (rate buckets were keyed
+# by the first 63)
+LONG=$(printf 'org-%.0s' $(seq 1 25))
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: ops-test, version: "1.0" }
 workers: 2
@@ -30,6 +33,8 @@ auth:
     - { principal: bob, sha256: $(token_sha256 bob-token) }
     - { principal: carol, sha256: $(token_sha256 carol-token) }
     - { principal: dave, sha256: $(token_sha256 dave-token) }
+    - { principal: $LONG-erin, sha256: $(token_sha256 erin-token) }
+    - { principal: $LONG-fred, sha256: $(token_sha256 fred-token) }
   allow:
     carol: { rate: { requests: 1, per_seconds: 60 } }
     dave: { rate: { requests: 0 } }
@@ -84,6 +89,10 @@ for f in time pid status duration_ms principal mcp.method.name gen_ai.tool.name 
 	mcp.protocol.version network.transport trace_id span_id parent_span_id; do
 	is "$(printf '%s' "$line" | jq -r --arg f "$f" 'has($f)')" true "logs: the line has $f"
 done
+# every line so far (a short value like 25.003 printed right before too)
+durs=$(grep -o '"duration_ms":[^,]*' "$PH_LOG")
+is "$(printf '%s\n' "$durs" | grep -cvE ':[0-9]+\.[0-9]{3}$')/$(printf '%s\n' "$durs" | wc -l | awk '$1 >= 8 { print "8+" }')" \
+	0/8+ "logs: duration_ms with three decimals in every line (never 25.838999999999999)"
 is "$(printf '%s' "$line" | jq -r '[."mcp.method.name", ."gen_ai.tool.name", .principal, .status, ."mcp.protocol.version", ."network.transport"]|join(" ")')" \
 	"tools/call trace dave 200 $MODERN tcp" "logs: method, tool, principal, status, version, transport"
 is "$(printf '%s' "$line" | jq -r '.trace_id + " " + .parent_span_id')" \
@@ -113,6 +122,11 @@ is "$STATUS" 200 "rate: another principal is unaffected"
 sleep "$ra"
 as alice 6 server/discover '{}'
 is "$STATUS" 200 "rate: after Retry-After the bucket has refilled"
+for i in 1 2 3 4; do as erin "$i" server/discover '{}'; done
+is "$STATUS" 429 "rate: a long principal past its burst gets 429"
+as fred 5 server/discover '{}'
+is "$STATUS/$(jqr .result.resultType)" 200/complete \
+	"rate: a principal sharing its first 100 bytes has its own bucket"
 as carol 7 server/discover '{}'
 is "$STATUS" 200 "rate: carol's own limit allows one"
 as carol 8 server/discover '{}'
@@ -120,7 +134,7 @@ is "$STATUS/$(jqr .error.data.limit)" 429/auth.allow.carol.rate "rate: carol's s
 for i in 1 2 3 4 5 6; do as dave "$i" server/discover '{}'; done
 is "$STATUS" 200 "rate: dave's rate {requests: 0} has no limit"
 rl_after=$(scrape | awk '$1 == "phantom_rate_limited_total" { print $2 }')
-is "$((rl_after - rl_before))" 2 "metrics: both 429s are counted"
+is "$((rl_after - rl_before))" 3 "metrics: the three 429s are counted"
 echo '{"jsonrpc":"2.0","id":1,"method":"ping"}
 {"jsonrpc":"2.0","id":2,"method":"ping"}
 {"jsonrpc":"2.0","id":3,"method":"ping"}

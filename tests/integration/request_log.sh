@@ -88,6 +88,32 @@ ok "workers recycled under load ($recycled of them, at most $most requests each)
 is "$(tail -n +"$((n0 + 1))" "$PH_LOG" | grep -cvE "$ANY")" 0 "every line whole"
 t_stop
 
+# ---- a worker that crashes under load writes what it held ----------------------------
+# a module that dereferences NULL, then one that calls abort(), while wrk
+# keeps both workers busy (so each holds lines); a sanitizer build leaves
+# the signals to Phantom
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0"
+start 'log: { flush_ms: 60000 }' 'tools: [ { name: crash, module: testmod.so, symbol: crash, input: { how: { type: string } } } ]'
+n0=$(nlines)
+wrk_start 3 "$NGINX_URL" "$T_DIR/wrk5"
+sleep 1
+mpost "$NGINX_URL" 1 tools/call '{"name":"crash","arguments":{"how":"segv"}}'
+is "$STATUS" 502 "a module that segfaults: nginx answers 502"
+sleep 0.7
+mpost "$NGINX_URL" 2 tools/call '{"name":"crash","arguments":{"how":"abort"}}'
+is "$STATUS" 502 "a module that aborts: 502"
+wrk_result "$T_DIR/wrk5"
+wait_for 2 test "$(lines_since "$n0")" -ge "$OK200"
+got=$(lines_since "$n0")
+[ "$OK200" -gt 50 ] && [ "$got" -ge "$OK200" ] && [ "$got" -le $((OK200 + 8)) ]
+ok "the workers that crashed wrote the lines they held ($got lines, $OK200 answers)"
+is "$(tail -n +"$((n0 + 1))" "$PH_LOG" | grep -cvE "$ANY")" 0 "every line whole"
+grep -qE 'signal (11|6)|SIGSEGV|SIGABRT' "$PH_LOG"; ok "the master logged the crashes"
+mpost "$NGINX_URL" 3 server/discover '{}'
+is "$STATUS" 200 "the next request is served"
+t_stop
+unset ASAN_OPTIONS
+
 # ---- log.buffer 0: a write a line ---------------------------------------------------------
 start 'log: { buffer: 0 }'
 n0=$(nlines)

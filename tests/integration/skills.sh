@@ -181,6 +181,12 @@ for u in skill://acme/billing/refunds/SKILL.md skill://acme/billing/refunds/nope
 	is "$(jqr '(.error.code|tostring) + " " + .error.message')" "-32602 $u is not a directory resource" \
 		"20: $u is not a directory resource"
 done
+for u in skill://acme/billing/refunds/ skill://acme/billing/refunds/examples/; do
+	dread "$u"
+	is "$(jqr '(.error.code|tostring) + " " + .error.message')" \
+		"-32602 $u is not a directory resource: a directory's URI has no trailing slash (${u%/})" \
+		"a directory URI with a trailing slash: refused, naming the canonical form"
+done
 still_serving "not a directory"
 dread skill://nest/outer/inner
 is "$(jqc '[.result.resources[] | [.name, (.description // ""), .mimeType]]')" \
@@ -200,7 +206,7 @@ for u in skill://git-workflow/SKILL.md/ skill://GIT-WORKFLOW/SKILL.md "skill://g
 done
 for u in skill://nest/outer/ skill://nest/outer/inner/ skill://NEST/outer; do
 	dread "$u"
-	is "$(jqr .error.message)" "$u is not a directory resource" "34: directory read of non-canonical $u"
+	like "$(jqr .error.message)" "^$u is not a directory resource" "34: directory read of non-canonical $u"
 done
 is "$(tail -n +"$((mark + 1))" "$PH_LOG" | grep -c 'error:')" 0 "34: non-canonical URIs log no error"
 still_serving "non-canonical URIs"

@@ -23,6 +23,8 @@ big=$(printf '%3000s' '' | tr ' ' 'x')
 } >"$in"
 "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio <"$in" >"$out" 2>"$err"
 is "$?" 0 "--stdio exits 0 at the end of its input"
+# one process: no request_state secret is nothing to warn a desktop user about
+is "$(grep -c 'request_state has no secret' "$err")" 0 "stdio logs no notice about the missing request_state secret"
 
 # line N of stdout, and jq on it
 line() { sed -n "$1p" "$out"; }

@@ -1,7 +1,8 @@
 /* testmod.c: handlers for the integration tests: every content type, every
  * way a module handler can fail, a slow handler that watches the cancelled
  * flag, prompt, resource and completion handlers, and one that leaks (for
- * the test that a worker's leaks are reported, tests/integration/worker_leaks.sh). */
+ * the test that a worker's leaks are reported, tests/integration/worker_leaks.sh)
+ * and one that crashes its process (tests/integration/request_log.sh). */
 #include <phantom.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ phantom_result *bad_utf8(phantom_call *c, void *u);
 phantom_result *leak(phantom_call *c, void *u);
 phantom_result *authenticate(phantom_call *c, void *u);
 phantom_result *cached(phantom_call *c, void *u);
+phantom_result *crash(phantom_call *c, void *u);
 
 static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -318,4 +320,18 @@ cached(phantom_call *c, void *u)
 				 strcmp(scope, "-") == 0 ? NULL : scope) != 0)
 		phantom_log_server("warning", "phantom_result_cache refused %s %s", ttl, scope);
 	return r;
+}
+
+/* Crashes the worker: a NULL dereference ("how": "segv"), else abort().
+ * Not instrumented by UBSan: a sanitizer build must crash the same way. */
+__attribute__((no_sanitize("undefined"))) phantom_result *
+crash(phantom_call *c, void *u)
+{
+	const char *how = phantom_arg_string(c, "how", "abort");
+	(void)u;
+	if (strcmp(how, "segv") == 0) {
+		volatile int *volatile p = NULL;
+		*p = 1;
+	}
+	abort();
 }

@@ -1052,6 +1052,55 @@ test_pagination(void)
 	srv = def;
 }
 
+/* Keys of a list for ph_page_resume: ctx is a NULL-ended array of names. */
+static void
+names_key(const void *ctx, size_t i, struct ph_buf *b)
+{
+	ph_buf_adds(b, ((const char *const *)ctx)[i]);
+}
+
+/* Where the page after a cursor made on list before starts in list after
+ * (-1: refused). */
+static long
+resume_in(struct ph_req *r, const char *const *before, size_t nb, size_t off, size_t cnt,
+	  const char *const *after, size_t na)
+{
+	struct ph_page_keys kb = {names_key, before}, ka = {names_key, after};
+	struct json_object *res = json_object_new_object(), *p = json_object_new_object();
+	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
+	size_t at = 0;
+	long rc;
+	ph_page_mark(r, res, off, cnt, nb, &kb);
+	json_object_object_add(p, "cursor", json_object_get(ph_jget(res, "nextCursor")));
+	r->params = p;
+	rc = ph_page_resume(r, na, &ka, &at, &o) == 0 ? (long)at : -1;
+	r->params = NULL;
+	free(o.message);
+	json_object_put(p);
+	json_object_put(res);
+	return rc;
+}
+
+/* Keyed cursors: the next page starts after the last entry seen, whatever
+ * a reload added or removed before it. */
+static void
+test_pagination_keys(void)
+{
+	static const char *const five[] = {"a", "b", "c", "d", "e", NULL};
+	static const char *const no_a[] = {"b", "c", "d", "e", NULL};
+	static const char *const no_b[] = {"a", "c", "d", "e", NULL};
+	static const char *const no_ab[] = {"c", "d", "e", NULL};
+	static const char *const x_first[] = {"x", "a", "b", "c", "d", "e", NULL};
+	struct ph_req r;
+	req_init(&r, true);
+	is_int(resume_in(&r, five, 5, 0, 2, five, 5), 2, "unchanged list: the page after a, b starts at c");
+	is_int(resume_in(&r, five, 5, 0, 2, no_a, 4), 1, "a removed: it starts at c, not d");
+	is_int(resume_in(&r, five, 5, 0, 2, no_b, 4), 1, "b (the last seen) removed: after a, at c");
+	is_int(resume_in(&r, five, 5, 0, 2, no_ab, 3), 0, "the whole page removed: at c, nothing skipped");
+	is_int(resume_in(&r, five, 5, 0, 2, x_first, 6), 3, "x added before: c, not b again");
+	is_int(resume_in(&r, five, 5, 2, 2, no_ab, 3), 2, "the second page, a and b removed: at e");
+}
+
 static void
 test_jget(void)
 {
@@ -1150,6 +1199,7 @@ main(void)
 	test_gone();
 	test_notify();
 	test_pagination();
+	test_pagination_keys();
 	test_jget();
 	fake_reset();
 	ok(!session_id_wrong, "only the answers to a legacy initialize over HTTP carried Mcp-Session-Id, "
