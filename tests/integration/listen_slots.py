@@ -1,9 +1,10 @@
 # listen_slots.py SOCK LOG MASTER: the issue 18 item 1 reproduction against
 # a 4-worker Phantom with subscriptions.max_streams 2. Two listen streams
-# stay with their workers (an id larger than the hub's channel takes makes
-# the hand-over fail), those workers are killed (SIGKILL) while they hold
-# them, the configuration is reloaded, and the slots they held must be free
-# again: the metrics count no stream, and two new listens are accepted.
+# stay with their workers (the hub is stopped and its channel filled with
+# announcements, so the hand-over finds no room), those workers are killed
+# (SIGKILL) while they hold them, the hub goes on, the configuration is
+# reloaded, and the slots they held must be free again: the metrics count
+# no stream, and two new listens are accepted.
 # Prints "description<TAB>got<TAB>expected" lines.
 import json
 import os
@@ -17,10 +18,10 @@ import fcgi  # noqa: E402
 
 SOCK, LOG = sys.argv[1:3]
 MASTER = int(sys.argv[3])
-# the hub's channel takes messages up to twice its send buffer (4 MiB, as
-# far as net.core.wmem_max allows)
+# the hub's channel holds up to twice its send buffer (4 MiB, as far as
+# net.core.wmem_max allows): announcements of 180 kB to fill it
 with open("/proc/sys/net/core/wmem_max") as f:
-    BIG = 2 * min(int(f.read()), 4 << 20) + (1 << 20)
+    FILL = 2 * min(int(f.read()), 4 << 20) // (180 << 10) + 8
 KEEP = re.compile(r"phantom\[(\d+)\] warning: the hub does not take the stream")
 
 
@@ -57,6 +58,32 @@ def listen(rid, pad=0):
     return s, b"subscriptions/acknowledged" in got
 
 
+def hub_pid():
+    """The master's child named phantom-hub."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        if comm == "phantom-hub" and int(st[st.rindex(")") + 2:].split()[1]) == MASTER:
+            return int(d)
+    return None
+
+
+def announce(n):
+    """n tools/call of the announce tool: each worker tells the hub."""
+    meta = {"io.modelcontextprotocol/protocolVersion": fcgi.MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    for i in range(n):
+        body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                           "params": {"name": "announce", "arguments": {}, "_meta": meta}}).encode()
+        fcgi.post(SOCK, body, params=fcgi.cgi_params(len(body), "tools/call", HTTP_MCP_NAME="announce"))
+
+
 def kept_by():
     with open(LOG, errors="replace") as f:
         return [int(p) for p in KEEP.findall(f.read())]
@@ -87,8 +114,14 @@ def gone(pid):
 
 
 def main():
-    big = [listen(i, BIG)[0] for i in (1, 2)]
-    wait(lambda: len(kept_by()) >= 2)
+    hub = hub_pid()
+    os.kill(hub, signal.SIGSTOP)
+    try:
+        announce(FILL)
+        big = [listen(i)[0] for i in (1, 2)]
+        wait(lambda: len(kept_by()) >= 2)
+    finally:
+        os.kill(hub, signal.SIGCONT)
     holders = kept_by()
     check("two workers keep listen streams the hub cannot take", len(holders), 2)
     check("the metrics count them", open_streams(), 2)

@@ -4,9 +4,19 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v python3 >/dev/null || skip_all "python3 not installed"
 
+# announce: an exec tool whose answer announces a change of a resource with
+# a 180 kB URI, which its worker tells the hub without waiting: a message
+# that fills the hub's channel quickly while the hub is stopped
+cat >"$T_DIR/announce.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+printf '{"content":[{"type":"text","text":"told"}],"resourcesUpdated":["note://%s"]}\n' \
+	"$(head -c 180000 /dev/zero | tr '\0' x)"
+SH
+chmod 0755 "$T_DIR/announce.sh"
 TEST_HTTP='metrics: { path: /metrics }' test_conf "$T_DIR/phantom.yaml" slots 'workers: 4' \
-	'subscriptions: { max_streams: 2 }'
-sed -i 's/max_body: 2048/max_body: 20000000/' "$T_DIR/phantom.yaml"
+	'subscriptions: { max_streams: 2 }' \
+	"tools: [ { name: announce, description: tells the hub, exec: [$T_DIR/announce.sh] } ]"
 phantom_unix "$T_DIR/phantom.yaml"
 ok "phantom-fcgi started (4 workers and a hub)"
 wait_for 3 test "$(nworkers "$PH_PID")" = 4
