@@ -58,10 +58,12 @@ restart() {
 }
 # ratio A B: A/B with two decimals
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-# conf NAME AUTH-YAML...: the oauth configuration with its auth section replaced
+# conf NAME AUTH-YAML...: the oauth configuration with its auth section
+# replaced, and without the tool that needs a scope (auth_scopes go with
+# auth.mode oauth only)
 conf() {
 	local f=$T_DIR/$1.yaml; shift
-	sed '/^auth:/,$d' "$T_DIR/oauth.yaml" >"$f"
+	sed -e '/^auth:/,$d' -e '/auth_scopes:/d' "$T_DIR/oauth.yaml" >"$f"
 	printf '%s\n' "$@" >>"$f"
 	echo "$f"
 }
