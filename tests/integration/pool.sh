@@ -67,10 +67,11 @@ R=$T_DIR/burst1.json
 is "$(field "$R" slow_ok)" 16 "burst: the 16 slow calls are answered"
 is "$(field "$R" fast_ok)" 100 "burst: the 100 tools/list and module tools/call are answered right"
 diag "fast requests during 16 slow calls: p50 $(field "$R" p50_ms) ms, p99 $(field "$R" p99_ms) ms, max $(field "$R" max_ms) ms; slowest slow call $(field "$R" slow_max_s) s"
-# the target is 100 ms; the bounds keep a margin for a loaded machine and
-# are still far below what waiting for a 2 s call would take
-awk -v p="$(field "$R" p99_ms)" 'BEGIN { exit !(p < 300) }'
-ok "burst: the fast requests' p99 ($(field "$R" p99_ms) ms) is under 300 ms"
+# the issue's bound: answered within 100 ms, read as the p99 (measured
+# 1 to 3 ms, under ASan and beside the whole suite too); the slowest one
+# only has to show it did not wait for a slow call
+awk -v p="$(field "$R" p99_ms)" 'BEGIN { exit !(p < 100) }'
+ok "burst: the fast requests' p99 ($(field "$R" p99_ms) ms) is under 100 ms"
 awk -v p="$(field "$R" max_ms)" 'BEGIN { exit !(p < 1000) }'
 ok "burst: no fast request waited for a slow call (slowest $(field "$R" max_ms) ms)"
 awk -v s="$(field "$R" slow_max_s)" 'BEGIN { exit !(s < 3.5) }'
