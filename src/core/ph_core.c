@@ -1235,6 +1235,8 @@ item_scopes_ok(struct ph_req *r)
 	if (r->scopes == NULL || r->params == NULL || (need = item_scopes(r)) == NULL || need->n == 0 ||
 	    ph_auth_scopes_ok(r, need->v, need->n, msg, sizeof msg, &hdrs))
 		return true;
+	/* the log line names the item refused, as it names the one served */
+	r->target = ph_jstr(r->params, "name") ? ph_jstr(r->params, "name") : ph_jstr(r->params, "uri");
 	send_refusal(r, PH_E_FORBIDDEN, msg, hdrs);
 	return false;
 }

@@ -152,6 +152,8 @@ mpost "$U" 11 tools/call '{"name":"wipe","arguments":{}}' -H "Authorization: Bea
 is "$STATUS" 403 "a tool whose auth_scopes the token lacks: 403"
 is "$(header WWW-Authenticate)" "$(CH_SCOPE "mcp:read mcp:write files:delete")" \
 	"the challenge names the required scope and the tool's"
+like "$(grep 'method=tools/call' "$PH_LOG" | grep 'status=403' | tail -1)" 'target=wipe ' \
+	"the request log names the tool refused"
 ADMIN=$(sign ed EdDSA '{"kid":"d1"}' "$(claims '"scope":"mcp:admin"')")
 mpost "$U" 12 tools/call '{"name":"wipe","arguments":{}}' -H "Authorization: Bearer $ADMIN"
 is "$STATUS" 403 "mcp:admin implies mcp:write but not files:delete: still 403"
