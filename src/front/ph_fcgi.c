@@ -1,4 +1,4 @@
-/* ph_fcgi.c: the FastCGI front (libfcgi) and the plain CGI front.
+/* ph_fcgi.c: the FastCGI front (libfcgi; the CGI front is ph_cgi.c).
  *
  * Signals: stop and reload signals stay blocked while a request runs and are
  * taken only inside ppoll() before accept, because libfcgi does not retry a
@@ -227,38 +227,6 @@ fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
 	return n;
 }
 
-static void
-head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs)
-{
-	ph_buf_adds(b, "Status: ");
-	ph_buf_addint(b, status);
-	ph_buf_addc(b, ' ');
-	ph_buf_adds(b, ph_http_reason(status));
-	ph_buf_adds(b, "\r\n");
-	if (ctype) {
-		ph_buf_adds(b, "Content-Type: ");
-		ph_buf_adds(b, ctype);
-		ph_buf_adds(b, "\r\n");
-	}
-	for (; hdrs && hdrs->name; hdrs++) {
-		ph_buf_adds(b, hdrs->name);
-		ph_buf_adds(b, ": ");
-		ph_buf_adds(b, hdrs->value);
-		ph_buf_adds(b, "\r\n");
-	}
-}
-
-/* The head of a complete response of len bytes: head, Content-Length and
- * the blank line. */
-static void
-response_head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs, size_t len)
-{
-	head(b, status, ctype, hdrs);
-	ph_buf_adds(b, "Content-Length: ");
-	ph_buf_addint(b, (long long)len);
-	ph_buf_adds(b, "\r\n\r\n");
-}
-
 static int
 fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
 	     const char *body, size_t len)
@@ -267,7 +235,7 @@ fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	struct ph_buf b;
 	int rc = 0;
 	ph_buf_init(&b);
-	response_head(&b, status, ctype, hdrs, len);
+	ph_cgi_response_head(&b, status, ctype, hdrs, len);
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
 	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
 		rc = -1;
@@ -282,7 +250,7 @@ fcgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
 	struct ph_buf b;
 	int rc = 0;
 	ph_buf_init(&b);
-	head(&b, 200, "text/event-stream", hdrs);
+	ph_cgi_head(&b, 200, "text/event-stream", hdrs);
 	ph_buf_adds(&b, "\r\n");
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0)
 		rc = -1;
@@ -447,7 +415,7 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	 * the end records, written with them) */
 	ph_buf_reserve(&f->out, 8 + 256 + len + 32);
 	ph_buf_add(&f->out, "\0\0\0\0\0\0\0\0", 8);
-	response_head(&f->out, status, ctype, hdrs, len);
+	ph_cgi_response_head(&f->out, status, ctype, hdrs, len);
 	if (len)
 		ph_buf_add(&f->out, body, len);
 	clen = f->out.len - at - 8;
@@ -493,7 +461,7 @@ split_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
 	struct ph_buf b;
 	split_nodelay(f);
 	ph_buf_init(&b);
-	head(&b, 200, "text/event-stream", hdrs);
+	ph_cgi_head(&b, 200, "text/event-stream", hdrs);
 	ph_buf_adds(&b, "\r\n");
 	split_stdout(f, b.data, b.len);
 	ph_buf_free(&b);
@@ -1003,7 +971,7 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	ssize_t n;
 	ph_buf_init(&out);
 	ph_buf_init(&rec);
-	response_head(&out, status, ctype, hdrs, len);
+	ph_cgi_response_head(&out, status, ctype, hdrs, len);
 	ph_buf_add(&out, body, len);
 	if (out.len <= PH_FCGI_RECORD_MAX)
 		ph_fcgi_records(&rec, PH_FCGI_STDOUT, (unsigned)l->rid, out.data, out.len);
@@ -1176,133 +1144,5 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	FCGX_Free(&req, 1);
 	ph_fcgi_split_free(&split_req);
 	ph_persist_shutdown();
-	return 0;
-}
-
-/* ---- CGI ------------------------------------------------------------------ */
-
-static const char *
-cgi_param(struct ph_exchange *ex, const char *name)
-{
-	(void)ex;
-	return getenv(name);
-}
-
-static long
-cgi_read(struct ph_exchange *ex, char *buf, size_t len)
-{
-	(void)ex;
-	for (;;) {
-		ssize_t n = read(0, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		return (long)n;
-	}
-}
-
-
-static int
-cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
-	    const char *body, size_t len)
-{
-	struct ph_buf b;
-	int rc;
-	(void)ex;
-	ph_buf_init(&b);
-	response_head(&b, status, ctype, hdrs, len);
-	ph_buf_add(&b, body, len);
-	rc = ph_write_all(1, b.data, b.len);
-	ph_buf_free(&b);
-	return rc;
-}
-
-static int
-cgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
-{
-	struct ph_buf b;
-	int rc;
-	(void)ex;
-	ph_buf_init(&b);
-	head(&b, 200, "text/event-stream", hdrs);
-	ph_buf_adds(&b, "\r\n");
-	rc = ph_write_all(1, b.data, b.len);
-	ph_buf_free(&b);
-	return rc;
-}
-
-static int
-cgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
-{
-	struct ph_buf b;
-	int rc;
-	(void)ex;
-	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, json, len);
-	ph_buf_adds(&b, "\n\n");
-	rc = ph_write_all(1, b.data, b.len);
-	ph_buf_free(&b);
-	return rc;
-}
-
-static int
-cgi_stream_ping(struct ph_exchange *ex)
-{
-	(void)ex;
-	return ph_write_all(1, ": keepalive\n\n", 13);
-}
-
-static const struct ph_front_ops cgi_ops = {
-	cgi_param, cgi_read, cgi_respond, cgi_stream_start, cgi_stream_send, cgi_stream_ping,
-};
-
-/* How long a CGI request's unread input is drained after the response, as
- * libfcgi does on close (LIBFCGI_OS_CLOSE_POLL_TIMEOUT). */
-#define CGI_DRAIN_MS 2000
-
-/* Ends the response and reads what is left of the request body (an answer
- * given before reading it: 405, 413, ...), for at most CGI_DRAIN_MS. A CGI
- * program exiting with unread input on a socket (Apache mod_cgid) makes the
- * kernel reset the connection: the web server then loses the response or
- * holds the client until its own timeout. */
-static void
-cgi_drain(void)
-{
-	char buf[8192];
-	int64_t end = ph_now_us() + (int64_t)CGI_DRAIN_MS * 1000;
-	/* the response is complete: a pipe ends with close, a socket shared
-	 * with stdin (mod_cgid) also needs the shutdown */
-	if (ph_fd_is_socket(1))
-		shutdown(1, SHUT_WR);
-	close(1);
-	for (;;) {
-		int64_t left = end - ph_now_us();
-		struct pollfd p = {0, POLLIN, 0};
-		ssize_t n;
-		if (left <= 0 || poll(&p, 1, (int)(left / 1000) + 1) <= 0)
-			return;
-		n = read(0, buf, sizeof buf);
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			return;
-	}
-}
-
-int
-ph_cgi_once(struct ph_server *srv)
-{
-	struct ph_exchange ex;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	ph_exec_subreaper();
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &cgi_ops;
-	ex.http = true;
-	if (srv)
-		ph_serve(srv, &ex);
-	else
-		ph_serve_unconfigured(&ex);
-	cgi_drain();
 	return 0;
 }
