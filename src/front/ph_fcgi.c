@@ -15,14 +15,16 @@
  * sends it in one write) cannot make a read block, and is read without
  * them; a simple one of those on a fresh connection is not even given to
  * libfcgi (serve_split). The drain of a closing connection is bounded by
- * poll (close_drain); one that sent nothing past its request needs none
- * (close_answered). */
+ * poll (ph_fcgi_close_drain); one that sent nothing past its request needs
+ * none (ph_fcgi_close_answered). Both, the peers allowed and the handoff to
+ * the hub, are in ph_fcgi_conn.c. */
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
+#include "ph_fcgi_conn.h"
 #include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -124,10 +126,6 @@ deadline_disarm(void)
 	deadline_keep = 0;
 	return deadline_hit != 0;
 }
-
-/* How long a connection we close is drained (libfcgi's own drain reads until
- * the peer has been quiet for 2 s, which a trickling client never is). */
-#define CLOSE_DRAIN_MS 2000
 
 /* The deadlines when no configuration loaded (the key table's defaults). */
 #define DEFAULT_PARAMS_MS 10000
@@ -294,51 +292,17 @@ fcgi_closed(struct ph_exchange *ex)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-/* The longest a worker waits for room on the hub's channel. */
-#define HANDOFF_WAIT_MS 200
-
-/* Sends connection fd, what was written on it flushed, to the hub: FastCGI
- * request id rid joins desc (a JSON object text ending in '}'), the fd
- * travels as SCM_RIGHTS. Never blocks: a hub that does not keep up leaves
- * the stream with the worker. Returns 0 when the hub has it. */
-static int
-handoff_to_hub(int fd, unsigned rid, const char *desc, size_t len)
-{
-	struct ph_buf msg;
-	int rc;
-	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || fd < 0)
-		return -1;
-	ph_buf_init(&msg);
-	ph_buf_add(&msg, desc, len - 1);
-	ph_buf_adds(&msg, ",\"rid\":");
-	ph_buf_addint(&msg, rid);
-	ph_buf_addc(&msg, '}');
-	/* a full channel is waited for a bounded time (HANDOFF_WAIT_MS) rather
-	 * than keep the stream on this worker */
-	rc = ph_hub_send(msg.data, msg.len, fd, HANDOFF_WAIT_MS);
-	ph_buf_free(&msg);
-	if (rc != 0) {
-		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
-		       strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static int
 fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct fcgi_front *f = ex->front;
 	if (ph_hub_fd < 0 || f->req->ipcFd < 0 || FCGX_FFlush(f->req->out) < 0 ||
 	    FCGX_GetError(f->req->out) != 0 ||
-	    handoff_to_hub(f->req->ipcFd, (unsigned)f->req->requestId, desc, len) != 0)
+	    ph_fcgi_hand_to_hub(f->req->ipcFd, (unsigned)f->req->requestId, desc, len) != 0)
 		return -1;
 	f->handed_off = true;
 	return 0;
 }
-
-static void close_drain(int fd);
-static void close_answered(int fd);
 
 /* ---- a simple request, read and answered without libfcgi -------------------
  * A request that waits whole and simple (ph_fcgi_request_split) is taken off
@@ -434,23 +398,13 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	return f->failed ? -1 : 0;
 }
 
-/* As libfcgi does on TCP for the requests it reads: the peer answers
- * nothing, so Nagle's algorithm only delays. */
-static void
-nodelay(int fd, bool tcp)
-{
-	int one = 1;
-	if (tcp)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
 /* A stream writes a little at a time: on TCP those writes must not wait
  * for acknowledgements (a plain answer is one write and the shutdown that
  * follows sends it at once, so it does without). */
 static void
 split_nodelay(struct split_front *f)
 {
-	nodelay(f->fd, f->tcp);
+	ph_fcgi_nodelay(f->fd, f->tcp);
 	f->tcp = false;
 }
 
@@ -503,7 +457,7 @@ split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct split_front *f = ex->front;
 	split_nodelay(f); /* the hub's writes are a stream's */
-	if (ph_hub_fd < 0 || split_flush(f) != 0 || handoff_to_hub(f->fd, f->sp->rid, desc, len) != 0)
+	if (ph_hub_fd < 0 || split_flush(f) != 0 || ph_fcgi_hand_to_hub(f->fd, f->sp->rid, desc, len) != 0)
 		return -1;
 	f->handed_off = true;
 	return 0;
@@ -526,7 +480,8 @@ static const struct ph_front_ops split_ops = {
 #define KEPT_OUT_MAX 65536
 
 /* Serves the simple request sp (taken) that was read off fd, then ends it:
- * the end records and close_answered (TCP) or close_drain, or, when the
+ * the end records and ph_fcgi_close_answered (TCP) or ph_fcgi_close_drain,
+ * or, when the
  * hub has taken the connection, only our copy closed. */
 static void
 serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
@@ -558,9 +513,9 @@ serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool 
 		if (split_flush(&f) != 0)
 			close(fd);
 		else if (tcp)
-			close_answered(fd);
+			ph_fcgi_close_answered(fd);
 		else
-			close_drain(fd);
+			ph_fcgi_close_drain(fd);
 	}
 	ph_kept_give(&kept_out, &f.out, kept, KEPT_OUT_MAX);
 }
@@ -741,7 +696,7 @@ wait_fds(struct pollfd *pf, nfds_t n, int ms, const struct timespec *tsp, const 
  * delayed until then; idle: no connection was waiting (else poll looks
  * without waiting first). Before it waits, the request log lines held are
  * written. A TCP socket is waited on through listen_epoll (see
- * close_answered for why only TCP). Returns 1 when a connection is
+ * ph_fcgi_close_answered for why only TCP). Returns 1 when a connection is
  * waiting, 0 to look again (a signal, a handler's turn, stopping), -1 when
  * the socket failed. */
 static int
@@ -790,49 +745,12 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool 
 	return 1;
 }
 
-/* Shuts our side of fd, reads what the peer still sends for at most
- * CLOSE_DRAIN_MS (an RST would make it drop what we wrote), and closes it.
- * Bounded by poll alone: no timer. */
-static void
-close_drain(int fd)
-{
-	char trash[1024];
-	int64_t end = ph_now_us() + (int64_t)CLOSE_DRAIN_MS * 1000;
-	if (shutdown(fd, SHUT_WR) == 0) {
-		for (;;) {
-			int64_t left = (end - ph_now_us()) / 1000;
-			struct pollfd p = {fd, POLLIN, 0};
-			if (left <= 0 || poll(&p, 1, (int)left) <= 0 || read(fd, trash, sizeof trash) <= 0)
-				break;
-		}
-	}
-	close(fd);
-}
-
-/* Closes the TCP connection fd after the answer to a request read off it
- * whole (serve_split). When the peer has sent nothing more, nothing can
- * turn the close into an RST: fd is closed at once, and the worker does not
- * wait for the web server to close its side first; else close_drain.
- * Measured behind nginx (ABBA, 2 cores): over TCP this with listen_epoll
- * serves 8% more requests than the drain with ppoll; over a unix socket,
- * where the web server's close comes at once, the drain with ppoll served
- * 5% more than this, so a unix socket keeps them. */
-static void
-close_answered(int fd)
-{
-	char c;
-	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
-		close(fd);
-	else
-		close_drain(fd);
-}
-
 /* Ends the request as FCGX_Finish_r does (the rest of the output and the
  * end records), then closes the connection unless the web server keeps it
  * (FCGI_KEEP_CONN): a request that waited whole on TCP as the split's are
- * (close_answered), any other with close_drain. libfcgi itself closes only
- * when writing failed, and then without its drain (detached). */
+ * (ph_fcgi_close_answered), any other with ph_fcgi_close_drain. libfcgi
+ * itself closes only when writing failed, and then without its drain
+ * (detached). */
 static void
 finish(FCGX_Request *req, bool answered_whole)
 {
@@ -848,9 +766,9 @@ finish(FCGX_Request *req, bool answered_whole)
 	req->keepConnection = keep;
 	if (req->ipcFd >= 0 && !keep) {
 		if (answered_whole)
-			close_answered(fd);
+			ph_fcgi_close_answered(fd);
 		else
-			close_drain(fd);
+			ph_fcgi_close_drain(fd);
 		req->ipcFd = -1;
 	}
 }
@@ -885,38 +803,6 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 	finish(req, whole && tcp);
 }
 
-/* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
- * now that Phantom accepts itself: when it is set, a TCP peer whose address
- * is not in it is refused. Returns true when the peer of fd may send. The
- * variable is read once: the environment a process started with. */
-static bool
-peer_allowed(int fd)
-{
-	static const char *addrs;
-	static bool looked;
-	const char *p;
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
-	char ip[INET_ADDRSTRLEN];
-	size_t n;
-	if (!looked) {
-		addrs = getenv("FCGI_WEB_SERVER_ADDRS");
-		looked = true;
-	}
-	p = addrs;
-	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||
-	    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip) == NULL)
-		return true;
-	n = strlen(ip);
-	while (*p) {
-		size_t l = strcspn(p, ",");
-		if (l == n && memcmp(p, ip, n) == 0)
-			return true;
-		p += l + (p[l] == ',');
-	}
-	return false;
-}
-
 /* Takes a connection off the listening socket for libfcgi, which would
  * otherwise accept and then read the parameters with no bound on the time.
  * Returns 1 with req->ipcFd set (or kept from the last request,
@@ -935,7 +821,7 @@ take_connection(FCGX_Request *req, int listen_fd)
 		ph_log("error", "FastCGI accept failed: %s", strerror(errno));
 		return -1;
 	}
-	if (!peer_allowed(fd)) {
+	if (!ph_fcgi_peer_allowed(fd)) {
 		ph_log("warning", "a FastCGI connection from outside FCGI_WEB_SERVER_ADDRS; closed");
 		close(fd);
 		return 0;
@@ -1129,7 +1015,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 			serve_split(*srv, fd, &split_req, tcp);
 		} else {
 			if (fresh)
-				nodelay(req.ipcFd, tcp);
+				ph_fcgi_nodelay(req.ipcFd, tcp);
 			if (!read_params(&req, params_ms, w == WAIT_WHOLE))
 				continue;
 			serve_one(*srv, &req, w == WAIT_WHOLE, tcp);
