@@ -626,11 +626,106 @@ read_params(FCGX_Request *req, long long params_ms, bool whole)
 	return rc == 0;
 }
 
-/* Connections taken one after the other without poll (see ph_fcgi_serve). */
+/* Connections taken one after the other without poll (see next_connection). */
 #define ACCEPT_BURST 32
 
 /* The request ph_fcgi_waiting split, its memory kept for the next one. */
 static struct ph_fcgi_split split_req;
+
+/* Makes this process a FastCGI worker on r->listen_fd: the reader chosen,
+ * signals, libfcgi and req set up, the socket made non-blocking; *tcp says
+ * whether it is a TCP socket. Returns false (logged) when it cannot serve. */
+static bool
+worker_setup(const struct ph_run *r, FCGX_Request *req, bool *tcp)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int fl;
+	char err[128];
+	if (!ph_fcgi_reader(false, err, sizeof err)) {
+		ph_log("error", "%s", err);
+		return false;
+	}
+	ph_signals_worker_init();
+	/* what a handler leaves behind (even after setsid) becomes ours to kill */
+	ph_exec_subreaper();
+	if (FCGX_Init() != 0) {
+		ph_log("error", "FCGX_Init failed");
+		return false;
+	}
+	/* TCP_NODELAY is for TCP connections only (a unix socket refuses it) */
+	*tcp = true;
+	if (getsockname(r->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
+		*tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
+	fl = fcntl(r->listen_fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(r->listen_fd, F_SETFL, fl | O_NONBLOCK);
+	if (FCGX_InitRequest(req, r->listen_fd, 0) != 0) {
+		ph_log("error", "FCGX_InitRequest failed");
+		return false;
+	}
+	return true;
+}
+
+/* Makes req->ipcFd a connection to read a request from: the one kept from
+ * the last request (FCGI_KEEP_CONN), or one taken off listen_fd. Under load
+ * a connection is already waiting and is taken without asking poll first;
+ * poll (wait_listener), the only place stop and reload signals come in,
+ * runs when none waits and at least every ACCEPT_BURST connections (*burst
+ * counts those taken without it). A kept connection waits for poll as
+ * before. Returns 1 with a connection, 0 to look again (a signal, a
+ * handler's turn, stopping, none to take), -1 when the socket failed. */
+static int
+next_connection(FCGX_Request *req, int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool tcp,
+		unsigned *burst)
+{
+	int rc = 0;
+	bool idle;
+	if (req->ipcFd < 0 && drain_end == 0 && *burst < ACCEPT_BURST && !ph_shared_cell_retired())
+		rc = take_connection(req, listen_fd);
+	if (rc != 0) {
+		if (rc > 0)
+			(*burst)++;
+		return rc;
+	}
+	idle = *burst < ACCEPT_BURST;
+	*burst = 0;
+	rc = wait_listener(listen_fd, open_mask, drain_end, idle, tcp);
+	if (rc <= 0)
+		return rc;
+	return take_connection(req, listen_fd);
+}
+
+/* Reads the next request off the connection req->ipcFd as what waits on it
+ * allows (ph_fcgi_waiting): split and served here, or read by libfcgi
+ * (read_params, serve_one). fresh: the connection was just taken. Returns
+ * true when a request was served; false when none was (the connection is
+ * closed then, unless libfcgi keeps it). */
+static bool
+serve_connection(struct ph_server *srv, FCGX_Request *req, bool fresh, bool tcp)
+{
+	long long params_ms = srv ? srv->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS;
+	enum ph_fcgi_wait w = ph_fcgi_waiting(req->ipcFd, fresh, params_ms, &split_req);
+	if (w == PH_FCGI_WAIT_SILENT)
+		log_params_late(params_ms);
+	if (w == PH_FCGI_WAIT_GONE || w == PH_FCGI_WAIT_SILENT) {
+		close(req->ipcFd);
+		req->ipcFd = -1;
+		return false;
+	}
+	if (w == PH_FCGI_WAIT_SPLIT) {
+		int fd = req->ipcFd;
+		req->ipcFd = -1; /* ours now, not libfcgi's */
+		ph_fcgi_serve_split(srv, fd, &split_req, tcp);
+		return true;
+	}
+	if (fresh)
+		ph_fcgi_nodelay(req->ipcFd, tcp);
+	if (!read_params(req, params_ms, w == PH_FCGI_WAIT_WHOLE))
+		return false;
+	serve_one(srv, req, w == PH_FCGI_WAIT_WHOLE, tcp);
+	return true;
+}
 
 int
 ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
@@ -639,38 +734,13 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	long long served = 0;
 	int64_t drain_end = 0;
 	sigset_t open_mask;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	bool tcp = true;
-	int fl, rc;
-	bool fresh;
-	enum ph_fcgi_wait w;
+	bool tcp, fresh;
 	unsigned burst = 0;
-	long long params_ms;
-	char err[128];
+	int rc;
 
-	if (!ph_fcgi_reader(false, err, sizeof err)) {
-		ph_log("error", "%s", err);
+	if (!worker_setup(r, &req, &tcp))
 		return 1;
-	}
-	ph_signals_worker_init();
-	/* what a handler leaves behind (even after setsid) becomes ours to kill */
-	ph_exec_subreaper();
 	sigemptyset(&open_mask);
-	if (FCGX_Init() != 0) {
-		ph_log("error", "FCGX_Init failed");
-		return 1;
-	}
-	/* TCP_NODELAY is for TCP connections only (a unix socket refuses it) */
-	if (getsockname(r->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
-		tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
-	fl = fcntl(r->listen_fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(r->listen_fd, F_SETFL, fl | O_NONBLOCK);
-	if (FCGX_InitRequest(&req, r->listen_fd, 0) != 0) {
-		ph_log("error", "FCGX_InitRequest failed");
-		return 1;
-	}
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
 	ph_metrics_set_listen_fd(r->listen_fd);
@@ -685,52 +755,11 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
 		fresh = req.ipcFd < 0;
-		/* Under load a connection is already waiting and is taken without
-		 * asking poll first; poll, the only place stop and reload signals
-		 * come in, runs when none waits and at least every ACCEPT_BURST
-		 * connections. A kept connection waits for poll as before. */
-		rc = 0;
-		if (fresh && drain_end == 0 && burst < ACCEPT_BURST && !ph_shared_cell_retired()) {
-			rc = take_connection(&req, r->listen_fd);
-			if (rc < 0)
-				return 1;
-		}
-		if (rc == 0) {
-			bool idle = burst < ACCEPT_BURST;
-			burst = 0;
-			rc = wait_listener(r->listen_fd, &open_mask, drain_end, idle, tcp);
-			if (rc < 0)
-				return 1;
-			if (rc == 0)
-				continue;
-			rc = take_connection(&req, r->listen_fd);
-			if (rc < 0)
-				return 1;
-			if (rc == 0)
-				continue;
-		} else {
-			burst++;
-		}
-		params_ms = *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS;
-		w = ph_fcgi_waiting(req.ipcFd, fresh, params_ms, &split_req);
-		if (w == PH_FCGI_WAIT_SILENT)
-			log_params_late(params_ms);
-		if (w == PH_FCGI_WAIT_GONE || w == PH_FCGI_WAIT_SILENT) {
-			close(req.ipcFd);
-			req.ipcFd = -1;
+		rc = next_connection(&req, r->listen_fd, &open_mask, drain_end, tcp, &burst);
+		if (rc < 0)
+			return 1;
+		if (rc == 0 || !serve_connection(*srv, &req, fresh, tcp))
 			continue;
-		}
-		if (w == PH_FCGI_WAIT_SPLIT) {
-			int fd = req.ipcFd;
-			req.ipcFd = -1; /* ours now, not libfcgi's */
-			ph_fcgi_serve_split(*srv, fd, &split_req, tcp);
-		} else {
-			if (fresh)
-				ph_fcgi_nodelay(req.ipcFd, tcp);
-			if (!read_params(&req, params_ms, w == PH_FCGI_WAIT_WHOLE))
-				continue;
-			serve_one(*srv, &req, w == PH_FCGI_WAIT_WHOLE, tcp);
-		}
 		served++;
 		if (ph_served_counter)
 			*ph_served_counter = served;
