@@ -494,17 +494,7 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
 	struct fcgi_front f = {req, false, whole, false, ph_now_us() + body_ms * 1000};
-	struct ph_exchange ex;
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &fcgi_ops;
-	ex.front = &f;
-	ex.http = true;
-	ph_metrics_busy(1);
-	if (srv)
-		ph_serve(srv, &ex);
-	else
-		ph_serve_unconfigured(&ex);
-	ph_metrics_busy(-1);
+	ph_fcgi_serve_exchange(srv, &fcgi_ops, &f);
 	if (f.body_armed)
 		deadline_disarm(); /* answered before the body's end (413, ...) */
 	if (f.handed_off) {

@@ -1,9 +1,12 @@
 /* ph_fcgi_conn.c: a FastCGI connection of the front, whichever reader
- * reads it (ph_fcgi_conn.h): who may connect, its TCP delay, handing it to
- * the hub, and closing it without an RST that would drop the answer. */
+ * reads it (ph_fcgi_conn.h): who may connect, its TCP delay, its request
+ * served, handing it to the hub, and closing it without an RST that would
+ * drop the answer. */
 #include "first.h"
 #include "ph_fcgi_conn.h"
+#include "ph_core.h"
 #include "ph_log.h"
+#include "ph_metrics.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -49,6 +52,22 @@ ph_fcgi_hand_to_hub(int fd, unsigned rid, const char *desc, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+void
+ph_fcgi_serve_exchange(struct ph_server *srv, const struct ph_front_ops *ops, void *front)
+{
+	struct ph_exchange ex;
+	memset(&ex, 0, sizeof ex);
+	ex.ops = ops;
+	ex.front = front;
+	ex.http = true;
+	ph_metrics_busy(1);
+	if (srv)
+		ph_serve(srv, &ex);
+	else
+		ph_serve_unconfigured(&ex);
+	ph_metrics_busy(-1);
 }
 
 /* As libfcgi does on TCP for the requests it reads: the peer answers

@@ -9,6 +9,12 @@
 /* Whether the peer of the accepted connection fd may send:
  * FCGI_WEB_SERVER_ADDRS, as libfcgi reads it. */
 bool ph_fcgi_peer_allowed(int fd);
+struct ph_front_ops;
+struct ph_server;
+/* Serves the request of a FastCGI exchange (ops, with front as its state),
+ * counted busy; srv NULL: the configuration did not load, and the request
+ * is told so. */
+void ph_fcgi_serve_exchange(struct ph_server *srv, const struct ph_front_ops *ops, void *front);
 /* Sets TCP_NODELAY on fd when tcp (a unix socket refuses it). */
 void ph_fcgi_nodelay(int fd, bool tcp);
 /* Hands connection fd (what was written on it flushed) to the hub with

@@ -10,7 +10,6 @@
 #include "ph_fcgi_conn.h"
 #include "ph_front.h"
 #include "ph_log.h"
-#include "ph_metrics.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -201,23 +200,13 @@ ph_fcgi_serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *s
 	/* what goes out is gathered in memory kept for the next request */
 	static struct ph_kept kept_out;
 	struct split_front f;
-	struct ph_exchange ex;
 	bool kept;
 	memset(&f, 0, sizeof f);
 	f.sp = sp;
 	f.fd = fd;
 	f.tcp = tcp;
 	kept = ph_kept_take(&kept_out, &f.out);
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &split_ops;
-	ex.front = &f;
-	ex.http = true;
-	ph_metrics_busy(1);
-	if (srv)
-		ph_serve(srv, &ex);
-	else
-		ph_serve_unconfigured(&ex);
-	ph_metrics_busy(-1);
+	ph_fcgi_serve_exchange(srv, &split_ops, &f);
 	if (f.handed_off) {
 		close(fd);
 	} else {
