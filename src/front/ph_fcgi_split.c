@@ -84,28 +84,16 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	      const char *body, size_t len)
 {
 	struct split_front *f = ex->front;
-	size_t at = f->out.len, clen;
+	size_t at;
 	/* the head and the body go straight into f->out after room for their
 	 * record's header, filled in once the length is known (with room for
 	 * the end records, written with them) */
 	ph_buf_reserve(&f->out, 8 + 256 + len + 32);
-	ph_buf_add(&f->out, "\0\0\0\0\0\0\0\0", 8);
+	at = ph_fcgi_record_open(&f->out);
 	ph_cgi_response_head(&f->out, status, ctype, hdrs, len);
 	if (len)
 		ph_buf_add(&f->out, body, len);
-	clen = f->out.len - at - 8;
-	if (clen <= PH_FCGI_RECORD_MAX) {
-		ph_fcgi_head((unsigned char *)f->out.data + at, PH_FCGI_STDOUT, f->sp->rid, clen);
-	} else {
-		/* more than one record holds: cut into records */
-		struct ph_buf b;
-		ph_buf_init(&b);
-		ph_buf_add(&b, f->out.data + at + 8, clen);
-		f->out.len = at;
-		ph_buf_reserve(&f->out, clen + (clen / PH_FCGI_RECORD_MAX + 1) * 8 + 32);
-		split_stdout(f, b.data, b.len);
-		ph_buf_free(&b);
-	}
+	ph_fcgi_record_close(&f->out, at, PH_FCGI_STDOUT, f->sp->rid);
 	return f->failed ? -1 : 0;
 }
 

@@ -1,5 +1,6 @@
-/* ph_fcgi_wire.c: FastCGI records written and simple requests split out
- * of a connection's bytes (ph_fcgi_wire.h). */
+/* ph_fcgi_wire.c: FastCGI records written (ph_fcgi_records, or one begun
+ * before its length is known) and simple requests split out of a
+ * connection's bytes (ph_fcgi_wire.h). */
 #include "first.h"
 #include "ph_fcgi_wire.h"
 #include "ph_util.h"
@@ -33,6 +34,33 @@ ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size
 		}
 		len -= n;
 	} while (len > 0);
+}
+
+size_t
+ph_fcgi_record_open(struct ph_buf *b)
+{
+	size_t at = b->len;
+	ph_buf_add(b, "\0\0\0\0\0\0\0\0", 8);
+	return at;
+}
+
+void
+ph_fcgi_record_close(struct ph_buf *b, size_t at, int type, unsigned rid)
+{
+	size_t clen = b->len - at - 8;
+	struct ph_buf c;
+	if (clen <= PH_FCGI_RECORD_MAX) {
+		ph_fcgi_head((unsigned char *)b->data + at, type, rid, clen);
+		return;
+	}
+	/* more than one record holds: cut into records (with room for the end
+	 * records that usually follow, 32 bytes) */
+	ph_buf_init(&c);
+	ph_buf_add(&c, b->data + at + 8, clen);
+	b->len = at;
+	ph_buf_reserve(b, clen + (clen / PH_FCGI_RECORD_MAX + 1) * 8 + 32);
+	ph_fcgi_records(b, type, rid, c.data, c.len);
+	ph_buf_free(&c);
 }
 
 bool
