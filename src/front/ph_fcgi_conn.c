@@ -100,9 +100,10 @@ ph_fcgi_close_drain(int fd)
 }
 
 /* Closes the TCP connection fd after the answer to a request read off it
- * whole (serve_split). When the peer has sent nothing more, nothing can
- * turn the close into an RST: fd is closed at once, and the worker does not
- * wait for the web server to close its side first; else ph_fcgi_close_drain.
+ * whole (ph_fcgi_serve_split). When the peer has sent nothing more,
+ * nothing can turn the close into an RST: fd is closed at once, and the
+ * worker does not wait for the web server to close its side first; else
+ * ph_fcgi_close_drain.
  * Measured behind nginx (ABBA, 2 cores): over TCP this with listen_epoll
  * serves 8% more requests than the drain with ppoll; over a unix socket,
  * where the web server's close comes at once, the drain with ppoll served

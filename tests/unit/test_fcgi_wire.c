@@ -20,7 +20,7 @@ rec(struct ph_buf *b, int type, unsigned id, size_t len, unsigned pad)
 		ph_buf_addc(b, 'x');
 }
 
-/* ph_rawfcgi.c: when a request waits whole on its connection (the front
+/* ph_fcgi_wire.c: when a request waits whole on its connection (the front
  * then reads it without deadlines). */
 static void
 test_fcgi_whole(void)
@@ -74,7 +74,7 @@ rec_data(struct ph_buf *b, int type, const char *data, size_t len)
 	ph_buf_add(b, data, len);
 }
 
-/* ph_rawfcgi.c: a simple request split out of its records. */
+/* ph_fcgi_wire.c: a simple request split out of its records. */
 static void
 test_fcgi_split(void)
 {
