@@ -1,4 +1,4 @@
-/* ph_fcgi.c: the FastCGI front (libfcgi) and the plain CGI front.
+/* ph_fcgi.c: the FastCGI front (libfcgi; the CGI front is ph_cgi.c).
  *
  * Signals: stop and reload signals stay blocked while a request runs and are
  * taken only inside ppoll() before accept, because libfcgi does not retry a
@@ -11,33 +11,31 @@
  * would hold the worker. Reads run under a deadline instead (see
  * deadline_arm): the parameters within http.params_timeout_ms, the body
  * within http.body_timeout_ms. A request that already waits whole on the
- * connection (request_waiting: the usual case behind a web server, which
+ * connection (ph_fcgi_waiting: the usual case behind a web server, which
  * sends it in one write) cannot make a read block, and is read without
  * them; a simple one of those on a fresh connection is not even given to
- * libfcgi (serve_split). The drain of a closing connection is bounded by
- * poll (close_drain); one that sent nothing past its request needs none
- * (close_answered). */
+ * libfcgi (ph_fcgi_split.c). The drain of a closing connection is bounded
+ * by poll (ph_fcgi_close_drain); one that sent nothing past its request needs
+ * none (ph_fcgi_close_answered). Both, the peers allowed and the handoff to
+ * the hub, are in ph_fcgi_conn.c. */
 #include "first.h"
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_persist.h"
+#include "ph_fcgi_conn.h"
+#include "ph_fcgi_split.h"
 #include "ph_fcgi_wire.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcgiapp.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -124,10 +122,6 @@ deadline_disarm(void)
 	deadline_keep = 0;
 	return deadline_hit != 0;
 }
-
-/* How long a connection we close is drained (libfcgi's own drain reads until
- * the peer has been quiet for 2 s, which a trickling client never is). */
-#define CLOSE_DRAIN_MS 2000
 
 /* The deadlines when no configuration loaded (the key table's defaults). */
 #define DEFAULT_PARAMS_MS 10000
@@ -227,38 +221,6 @@ fcgi_read(struct ph_exchange *ex, char *buf, size_t len)
 	return n;
 }
 
-static void
-head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs)
-{
-	ph_buf_adds(b, "Status: ");
-	ph_buf_addint(b, status);
-	ph_buf_addc(b, ' ');
-	ph_buf_adds(b, ph_http_reason(status));
-	ph_buf_adds(b, "\r\n");
-	if (ctype) {
-		ph_buf_adds(b, "Content-Type: ");
-		ph_buf_adds(b, ctype);
-		ph_buf_adds(b, "\r\n");
-	}
-	for (; hdrs && hdrs->name; hdrs++) {
-		ph_buf_adds(b, hdrs->name);
-		ph_buf_adds(b, ": ");
-		ph_buf_adds(b, hdrs->value);
-		ph_buf_adds(b, "\r\n");
-	}
-}
-
-/* The head of a complete response of len bytes: head, Content-Length and
- * the blank line. */
-static void
-response_head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs, size_t len)
-{
-	head(b, status, ctype, hdrs);
-	ph_buf_adds(b, "Content-Length: ");
-	ph_buf_addint(b, (long long)len);
-	ph_buf_adds(b, "\r\n\r\n");
-}
-
 static int
 fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
 	     const char *body, size_t len)
@@ -267,7 +229,7 @@ fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	struct ph_buf b;
 	int rc = 0;
 	ph_buf_init(&b);
-	response_head(&b, status, ctype, hdrs, len);
+	ph_cgi_response_head(&b, status, ctype, hdrs, len);
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
 	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
 		rc = -1;
@@ -282,7 +244,7 @@ fcgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
 	struct ph_buf b;
 	int rc = 0;
 	ph_buf_init(&b);
-	head(&b, 200, "text/event-stream", hdrs);
+	ph_cgi_head(&b, 200, "text/event-stream", hdrs);
 	ph_buf_adds(&b, "\r\n");
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0)
 		rc = -1;
@@ -326,344 +288,16 @@ fcgi_closed(struct ph_exchange *ex)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-/* The longest a worker waits for room on the hub's channel. */
-#define HANDOFF_WAIT_MS 200
-
-/* Sends connection fd, what was written on it flushed, to the hub: FastCGI
- * request id rid joins desc (a JSON object text ending in '}'), the fd
- * travels as SCM_RIGHTS. Never blocks: a hub that does not keep up leaves
- * the stream with the worker. Returns 0 when the hub has it. */
-static int
-handoff_to_hub(int fd, unsigned rid, const char *desc, size_t len)
-{
-	struct ph_buf msg;
-	int rc;
-	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || fd < 0)
-		return -1;
-	ph_buf_init(&msg);
-	ph_buf_add(&msg, desc, len - 1);
-	ph_buf_adds(&msg, ",\"rid\":");
-	ph_buf_addint(&msg, rid);
-	ph_buf_addc(&msg, '}');
-	/* a full channel is waited for a bounded time (HANDOFF_WAIT_MS) rather
-	 * than keep the stream on this worker */
-	rc = ph_hub_send(msg.data, msg.len, fd, HANDOFF_WAIT_MS);
-	ph_buf_free(&msg);
-	if (rc != 0) {
-		ph_log("warning", "the hub does not take the stream (%s); this worker keeps it",
-		       strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static int
 fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct fcgi_front *f = ex->front;
 	if (ph_hub_fd < 0 || f->req->ipcFd < 0 || FCGX_FFlush(f->req->out) < 0 ||
 	    FCGX_GetError(f->req->out) != 0 ||
-	    handoff_to_hub(f->req->ipcFd, (unsigned)f->req->requestId, desc, len) != 0)
+	    ph_fcgi_hand_to_hub(f->req->ipcFd, (unsigned)f->req->requestId, desc, len) != 0)
 		return -1;
 	f->handed_off = true;
 	return 0;
-}
-
-static void close_drain(int fd);
-static void close_answered(int fd);
-
-/* ---- a simple request, read and answered without libfcgi -------------------
- * A request that waits whole and simple (ph_fcgi_request_split) is taken off
- * the connection in one read and answered with records written here, one
- * write for a plain response: libfcgi would allocate three 8 KiB streams
- * and a string a parameter for it. Everything else goes to libfcgi. */
-
-struct split_front {
-	const struct ph_fcgi_split *sp;
-	int fd;
-	size_t body_off;      /* how much of the body the core has read */
-	struct ph_buf out;    /* records not yet written */
-	bool failed;          /* a write failed: the peer is gone */
-	bool handed_off;
-	bool tcp;             /* a TCP connection, still with Nagle's algorithm */
-};
-
-
-static const char *
-split_param(struct ph_exchange *ex, const char *name)
-{
-	struct split_front *f = ex->front;
-	return name ? ph_fcgi_split_param(f->sp, name) : NULL;
-}
-
-static long
-split_read(struct ph_exchange *ex, char *buf, size_t len)
-{
-	struct split_front *f = ex->front;
-	size_t left = f->sp->body_len - f->body_off;
-	if (len > left)
-		len = left;
-	memcpy(buf, f->sp->body + f->body_off, len);
-	f->body_off += len;
-	return (long)len;
-}
-
-/* The body as the split holds it, unless some was read already. */
-static const char *
-split_held_body(struct ph_exchange *ex, size_t *len)
-{
-	struct split_front *f = ex->front;
-	if (f->body_off != 0)
-		return NULL; /* some was read already: the rest through split_read */
-	*len = f->sp->body_len;
-	return f->sp->body ? f->sp->body : "";
-}
-
-/* Writes what f->out holds (blocking, as libfcgi's writes are). */
-static int
-split_flush(struct split_front *f)
-{
-	if (!f->failed && f->out.len > 0 && ph_write_all(f->fd, f->out.data, f->out.len) != 0)
-		f->failed = true;
-	ph_buf_reset(&f->out);
-	return f->failed ? -1 : 0;
-}
-
-static void
-split_stdout(struct split_front *f, const char *data, size_t len)
-{
-	if (len > 0)
-		ph_fcgi_records(&f->out, PH_FCGI_STDOUT, f->sp->rid, data, len);
-}
-
-static int
-split_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
-	      const char *body, size_t len)
-{
-	struct split_front *f = ex->front;
-	size_t at = f->out.len, clen;
-	/* the head and the body go straight into f->out after room for their
-	 * record's header, filled in once the length is known (with room for
-	 * the end records, written with them) */
-	ph_buf_reserve(&f->out, 8 + 256 + len + 32);
-	ph_buf_add(&f->out, "\0\0\0\0\0\0\0\0", 8);
-	response_head(&f->out, status, ctype, hdrs, len);
-	if (len)
-		ph_buf_add(&f->out, body, len);
-	clen = f->out.len - at - 8;
-	if (clen <= PH_FCGI_RECORD_MAX) {
-		ph_fcgi_head((unsigned char *)f->out.data + at, PH_FCGI_STDOUT, f->sp->rid, clen);
-	} else {
-		/* more than one record holds: cut into records */
-		struct ph_buf b;
-		ph_buf_init(&b);
-		ph_buf_add(&b, f->out.data + at + 8, clen);
-		f->out.len = at;
-		ph_buf_reserve(&f->out, clen + (clen / PH_FCGI_RECORD_MAX + 1) * 8 + 32);
-		split_stdout(f, b.data, b.len);
-		ph_buf_free(&b);
-	}
-	return f->failed ? -1 : 0;
-}
-
-/* As libfcgi does on TCP for the requests it reads: the peer answers
- * nothing, so Nagle's algorithm only delays. */
-static void
-nodelay(int fd, bool tcp)
-{
-	int one = 1;
-	if (tcp)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-/* A stream writes a little at a time: on TCP those writes must not wait
- * for acknowledgements (a plain answer is one write and the shutdown that
- * follows sends it at once, so it does without). */
-static void
-split_nodelay(struct split_front *f)
-{
-	nodelay(f->fd, f->tcp);
-	f->tcp = false;
-}
-
-static int
-split_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
-{
-	struct split_front *f = ex->front;
-	struct ph_buf b;
-	split_nodelay(f);
-	ph_buf_init(&b);
-	head(&b, 200, "text/event-stream", hdrs);
-	ph_buf_adds(&b, "\r\n");
-	split_stdout(f, b.data, b.len);
-	ph_buf_free(&b);
-	return split_flush(f);
-}
-
-static int
-split_stream_send(struct ph_exchange *ex, const char *json, size_t len)
-{
-	struct split_front *f = ex->front;
-	struct ph_buf b;
-	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, json, len);
-	ph_buf_adds(&b, "\n\n");
-	split_stdout(f, b.data, b.len);
-	ph_buf_free(&b);
-	return split_flush(f);
-}
-
-static int
-split_stream_ping(struct ph_exchange *ex)
-{
-	struct split_front *f = ex->front;
-	split_stdout(f, ": keepalive\n\n", 13);
-	return split_flush(f);
-}
-
-static bool
-split_closed(struct ph_exchange *ex)
-{
-	struct split_front *f = ex->front;
-	struct pollfd p = {f->fd, POLLIN | POLLRDHUP, 0};
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-static int
-split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
-{
-	struct split_front *f = ex->front;
-	split_nodelay(f); /* the hub's writes are a stream's */
-	if (ph_hub_fd < 0 || split_flush(f) != 0 || handoff_to_hub(f->fd, f->sp->rid, desc, len) != 0)
-		return -1;
-	f->handed_off = true;
-	return 0;
-}
-
-static const struct ph_front_ops split_ops = {
-	.param = split_param,
-	.read = split_read,
-	.held_body = split_held_body,
-	.respond = split_respond,
-	.stream_start = split_stream_start,
-	.stream_send = split_stream_send,
-	.stream_ping = split_stream_ping,
-	.closed = split_closed,
-	.handoff = split_handoff,
-};
-
-/* The memory a response was gathered in is kept for the next one unless
- * it grew past this. */
-#define KEPT_OUT_MAX 65536
-
-/* Serves the simple request sp (taken) that was read off fd, then ends it:
- * the end records and close_answered (TCP) or close_drain, or, when the
- * hub has taken the connection, only our copy closed. */
-static void
-serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp)
-{
-	/* what goes out is gathered in memory kept for the next request */
-	static struct ph_kept kept_out;
-	struct split_front f;
-	struct ph_exchange ex;
-	bool kept;
-	memset(&f, 0, sizeof f);
-	f.sp = sp;
-	f.fd = fd;
-	f.tcp = tcp;
-	kept = ph_kept_take(&kept_out, &f.out);
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &split_ops;
-	ex.front = &f;
-	ex.http = true;
-	ph_metrics_busy(1);
-	if (srv)
-		ph_serve(srv, &ex);
-	else
-		ph_serve_unconfigured(&ex);
-	ph_metrics_busy(-1);
-	if (f.handed_off) {
-		close(fd);
-	} else {
-		ph_fcgi_end(&f.out, sp->rid);
-		if (split_flush(&f) != 0)
-			close(fd);
-		else if (tcp)
-			close_answered(fd);
-		else
-			close_drain(fd);
-	}
-	ph_kept_give(&kept_out, &f.out, kept, KEPT_OUT_MAX);
-}
-
-/* The most of a connection request_waiting looks at: a larger request is
- * read under the deadlines. */
-#define PEEK_MAX 16384
-
-enum waiting { WAIT_PART, WAIT_WHOLE, WAIT_SPLIT, WAIT_GONE, WAIT_SILENT };
-
-/* Whether a simple request waiting whole is split out of the connection
- * here (the default), or every request is read by libfcgi
- * (PHANTOM_FCGI_READER=libfcgi: ph_fcgi_reader). */
-static bool split_reader = true;
-
-bool
-ph_fcgi_reader(bool say, char *err, size_t errsz)
-{
-	const char *v = getenv("PHANTOM_FCGI_READER");
-	if (v == NULL || *v == '\0' || strcmp(v, "split") == 0) {
-		split_reader = true;
-	} else if (strcmp(v, "libfcgi") == 0) {
-		split_reader = false;
-		if (say)
-			ph_log("notice", "PHANTOM_FCGI_READER=libfcgi: libfcgi reads every request");
-	} else {
-		snprintf(err, errsz, "PHANTOM_FCGI_READER is '%.64s': it is libfcgi or split", v);
-		return false;
-	}
-	return true;
-}
-
-/* What of the next request waits on fd, looked at without taking it
- * (MSG_PEEK): part of it, all of it (libfcgi reads it without deadlines),
- * or all of a simple one on a fresh connection, then split into *sp and
- * taken off fd (WAIT_GONE: taking it failed). A fresh connection with
- * nothing on it yet (the web server connected and has not written: common
- * on TCP) is given params_ms for its first bytes, by poll, and looked at
- * again; WAIT_SILENT: none came. */
-static enum waiting
-request_waiting(int fd, bool fresh, long long params_ms, struct ph_fcgi_split *sp)
-{
-	static unsigned char buf[PEEK_MAX];
-	ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
-	size_t got = 0;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && fresh) {
-		struct pollfd p = {fd, POLLIN, 0};
-		int rc;
-		do
-			rc = poll(&p, 1, params_ms > INT_MAX ? INT_MAX : (int)params_ms);
-		while (rc < 0 && errno == EINTR);
-		if (rc == 0)
-			return WAIT_SILENT;
-		n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
-	}
-	if (n <= 0 || !ph_fcgi_request_whole(buf, (size_t)n))
-		return WAIT_PART;
-	if (!fresh || !split_reader || !ph_fcgi_request_split(buf, (size_t)n, sp))
-		return WAIT_WHOLE;
-	/* the bytes are there: this read does not wait (they are taken off
-	 * the connection into sink: buf holds the split now) */
-	while (got < sp->used) {
-		static unsigned char sink[PEEK_MAX];
-		ssize_t r = read(fd, sink, sp->used - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return WAIT_GONE;
-		got += (size_t)r;
-	}
-	return WAIT_SPLIT;
 }
 
 static const struct ph_front_ops fcgi_ops = {
@@ -773,7 +407,7 @@ wait_fds(struct pollfd *pf, nfds_t n, int ms, const struct timespec *tsp, const 
  * delayed until then; idle: no connection was waiting (else poll looks
  * without waiting first). Before it waits, the request log lines held are
  * written. A TCP socket is waited on through listen_epoll (see
- * close_answered for why only TCP). Returns 1 when a connection is
+ * ph_fcgi_close_answered for why only TCP). Returns 1 when a connection is
  * waiting, 0 to look again (a signal, a handler's turn, stopping), -1 when
  * the socket failed. */
 static int
@@ -822,49 +456,12 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool 
 	return 1;
 }
 
-/* Shuts our side of fd, reads what the peer still sends for at most
- * CLOSE_DRAIN_MS (an RST would make it drop what we wrote), and closes it.
- * Bounded by poll alone: no timer. */
-static void
-close_drain(int fd)
-{
-	char trash[1024];
-	int64_t end = ph_now_us() + (int64_t)CLOSE_DRAIN_MS * 1000;
-	if (shutdown(fd, SHUT_WR) == 0) {
-		for (;;) {
-			int64_t left = (end - ph_now_us()) / 1000;
-			struct pollfd p = {fd, POLLIN, 0};
-			if (left <= 0 || poll(&p, 1, (int)left) <= 0 || read(fd, trash, sizeof trash) <= 0)
-				break;
-		}
-	}
-	close(fd);
-}
-
-/* Closes the TCP connection fd after the answer to a request read off it
- * whole (serve_split). When the peer has sent nothing more, nothing can
- * turn the close into an RST: fd is closed at once, and the worker does not
- * wait for the web server to close its side first; else close_drain.
- * Measured behind nginx (ABBA, 2 cores): over TCP this with listen_epoll
- * serves 8% more requests than the drain with ppoll; over a unix socket,
- * where the web server's close comes at once, the drain with ppoll served
- * 5% more than this, so a unix socket keeps them. */
-static void
-close_answered(int fd)
-{
-	char c;
-	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
-		close(fd);
-	else
-		close_drain(fd);
-}
-
 /* Ends the request as FCGX_Finish_r does (the rest of the output and the
  * end records), then closes the connection unless the web server keeps it
  * (FCGI_KEEP_CONN): a request that waited whole on TCP as the split's are
- * (close_answered), any other with close_drain. libfcgi itself closes only
- * when writing failed, and then without its drain (detached). */
+ * (ph_fcgi_close_answered), any other with ph_fcgi_close_drain. libfcgi
+ * itself closes only when writing failed, and then without its drain
+ * (detached). */
 static void
 finish(FCGX_Request *req, bool answered_whole)
 {
@@ -880,9 +477,9 @@ finish(FCGX_Request *req, bool answered_whole)
 	req->keepConnection = keep;
 	if (req->ipcFd >= 0 && !keep) {
 		if (answered_whole)
-			close_answered(fd);
+			ph_fcgi_close_answered(fd);
 		else
-			close_drain(fd);
+			ph_fcgi_close_drain(fd);
 		req->ipcFd = -1;
 	}
 }
@@ -897,17 +494,7 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
 	struct fcgi_front f = {req, false, whole, false, ph_now_us() + body_ms * 1000};
-	struct ph_exchange ex;
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &fcgi_ops;
-	ex.front = &f;
-	ex.http = true;
-	ph_metrics_busy(1);
-	if (srv)
-		ph_serve(srv, &ex);
-	else
-		ph_serve_unconfigured(&ex);
-	ph_metrics_busy(-1);
+	ph_fcgi_serve_exchange(srv, &fcgi_ops, &f);
 	if (f.body_armed)
 		deadline_disarm(); /* answered before the body's end (413, ...) */
 	if (f.handed_off) {
@@ -915,38 +502,6 @@ serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 		FCGX_Free(req, 1);
 	}
 	finish(req, whole && tcp);
-}
-
-/* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
- * now that Phantom accepts itself: when it is set, a TCP peer whose address
- * is not in it is refused. Returns true when the peer of fd may send. The
- * variable is read once: the environment a process started with. */
-static bool
-peer_allowed(int fd)
-{
-	static const char *addrs;
-	static bool looked;
-	const char *p;
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
-	char ip[INET_ADDRSTRLEN];
-	size_t n;
-	if (!looked) {
-		addrs = getenv("FCGI_WEB_SERVER_ADDRS");
-		looked = true;
-	}
-	p = addrs;
-	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||
-	    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip) == NULL)
-		return true;
-	n = strlen(ip);
-	while (*p) {
-		size_t l = strcspn(p, ",");
-		if (l == n && memcmp(p, ip, n) == 0)
-			return true;
-		p += l + (p[l] == ',');
-	}
-	return false;
 }
 
 /* Takes a connection off the listening socket for libfcgi, which would
@@ -967,7 +522,7 @@ take_connection(FCGX_Request *req, int listen_fd)
 		ph_log("error", "FastCGI accept failed: %s", strerror(errno));
 		return -1;
 	}
-	if (!peer_allowed(fd)) {
+	if (!ph_fcgi_peer_allowed(fd)) {
 		ph_log("warning", "a FastCGI connection from outside FCGI_WEB_SERVER_ADDRS; closed");
 		close(fd);
 		return 0;
@@ -1003,7 +558,7 @@ late_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	ssize_t n;
 	ph_buf_init(&out);
 	ph_buf_init(&rec);
-	response_head(&out, status, ctype, hdrs, len);
+	ph_cgi_response_head(&out, status, ctype, hdrs, len);
 	ph_buf_add(&out, body, len);
 	if (out.len <= PH_FCGI_RECORD_MAX)
 		ph_fcgi_records(&rec, PH_FCGI_STDOUT, (unsigned)l->rid, out.data, out.len);
@@ -1025,7 +580,7 @@ log_params_late(long long params_ms)
 
 /* Reads the next request's parameters (FCGX_Accept_r) from the connection
  * take_connection gave, within params_ms unless it waited whole
- * (request_waiting). Returns true when a request is ready; false when it
+ * (ph_fcgi_waiting). Returns true when a request is ready; false when it
  * failed or was too slow: the connection is then closed, after a 408 when
  * the request had begun. */
 static bool
@@ -1061,11 +616,106 @@ read_params(FCGX_Request *req, long long params_ms, bool whole)
 	return rc == 0;
 }
 
-/* Connections taken one after the other without poll (see ph_fcgi_serve). */
+/* Connections taken one after the other without poll (see next_connection). */
 #define ACCEPT_BURST 32
 
-/* The request request_waiting split, its memory kept for the next one. */
+/* The request ph_fcgi_waiting split, its memory kept for the next one. */
 static struct ph_fcgi_split split_req;
+
+/* Makes this process a FastCGI worker on r->listen_fd: the reader chosen,
+ * signals, libfcgi and req set up, the socket made non-blocking; *tcp says
+ * whether it is a TCP socket. Returns false (logged) when it cannot serve. */
+static bool
+worker_setup(const struct ph_run *r, FCGX_Request *req, bool *tcp)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int fl;
+	char err[128];
+	if (!ph_fcgi_reader(false, err, sizeof err)) {
+		ph_log("error", "%s", err);
+		return false;
+	}
+	ph_signals_worker_init();
+	/* what a handler leaves behind (even after setsid) becomes ours to kill */
+	ph_exec_subreaper();
+	if (FCGX_Init() != 0) {
+		ph_log("error", "FCGX_Init failed");
+		return false;
+	}
+	/* TCP_NODELAY is for TCP connections only (a unix socket refuses it) */
+	*tcp = true;
+	if (getsockname(r->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
+		*tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
+	fl = fcntl(r->listen_fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(r->listen_fd, F_SETFL, fl | O_NONBLOCK);
+	if (FCGX_InitRequest(req, r->listen_fd, 0) != 0) {
+		ph_log("error", "FCGX_InitRequest failed");
+		return false;
+	}
+	return true;
+}
+
+/* Makes req->ipcFd a connection to read a request from: the one kept from
+ * the last request (FCGI_KEEP_CONN), or one taken off listen_fd. Under load
+ * a connection is already waiting and is taken without asking poll first;
+ * poll (wait_listener), the only place stop and reload signals come in,
+ * runs when none waits and at least every ACCEPT_BURST connections (*burst
+ * counts those taken without it). A kept connection waits for poll as
+ * before. Returns 1 with a connection, 0 to look again (a signal, a
+ * handler's turn, stopping, none to take), -1 when the socket failed. */
+static int
+next_connection(FCGX_Request *req, int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool tcp,
+		unsigned *burst)
+{
+	int rc = 0;
+	bool idle;
+	if (req->ipcFd < 0 && drain_end == 0 && *burst < ACCEPT_BURST && !ph_shared_cell_retired())
+		rc = take_connection(req, listen_fd);
+	if (rc != 0) {
+		if (rc > 0)
+			(*burst)++;
+		return rc;
+	}
+	idle = *burst < ACCEPT_BURST;
+	*burst = 0;
+	rc = wait_listener(listen_fd, open_mask, drain_end, idle, tcp);
+	if (rc <= 0)
+		return rc;
+	return take_connection(req, listen_fd);
+}
+
+/* Reads the next request off the connection req->ipcFd as what waits on it
+ * allows (ph_fcgi_waiting): split and served here, or read by libfcgi
+ * (read_params, serve_one). fresh: the connection was just taken. Returns
+ * true when a request was served; false when none was (the connection is
+ * closed then, unless libfcgi keeps it). */
+static bool
+serve_connection(struct ph_server *srv, FCGX_Request *req, bool fresh, bool tcp)
+{
+	long long params_ms = srv ? srv->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS;
+	enum ph_fcgi_wait w = ph_fcgi_waiting(req->ipcFd, fresh, params_ms, &split_req);
+	if (w == PH_FCGI_WAIT_SILENT)
+		log_params_late(params_ms);
+	if (w == PH_FCGI_WAIT_GONE || w == PH_FCGI_WAIT_SILENT) {
+		close(req->ipcFd);
+		req->ipcFd = -1;
+		return false;
+	}
+	if (w == PH_FCGI_WAIT_SPLIT) {
+		int fd = req->ipcFd;
+		req->ipcFd = -1; /* ours now, not libfcgi's */
+		ph_fcgi_serve_split(srv, fd, &split_req, tcp);
+		return true;
+	}
+	if (fresh)
+		ph_fcgi_nodelay(req->ipcFd, tcp);
+	if (!read_params(req, params_ms, w == PH_FCGI_WAIT_WHOLE))
+		return false;
+	serve_one(srv, req, w == PH_FCGI_WAIT_WHOLE, tcp);
+	return true;
+}
 
 int
 ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
@@ -1074,38 +724,13 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	long long served = 0;
 	int64_t drain_end = 0;
 	sigset_t open_mask;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	bool tcp = true;
-	int fl, rc;
-	bool fresh;
-	enum waiting w;
+	bool tcp, fresh;
 	unsigned burst = 0;
-	long long params_ms;
-	char err[128];
+	int rc;
 
-	if (!ph_fcgi_reader(false, err, sizeof err)) {
-		ph_log("error", "%s", err);
+	if (!worker_setup(r, &req, &tcp))
 		return 1;
-	}
-	ph_signals_worker_init();
-	/* what a handler leaves behind (even after setsid) becomes ours to kill */
-	ph_exec_subreaper();
 	sigemptyset(&open_mask);
-	if (FCGX_Init() != 0) {
-		ph_log("error", "FCGX_Init failed");
-		return 1;
-	}
-	/* TCP_NODELAY is for TCP connections only (a unix socket refuses it) */
-	if (getsockname(r->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
-		tcp = ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
-	fl = fcntl(r->listen_fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(r->listen_fd, F_SETFL, fl | O_NONBLOCK);
-	if (FCGX_InitRequest(&req, r->listen_fd, 0) != 0) {
-		ph_log("error", "FCGX_InitRequest failed");
-		return 1;
-	}
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
 	ph_metrics_set_listen_fd(r->listen_fd);
@@ -1120,52 +745,11 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 				reload_in_place(srv, r->conf_path);
 		}
 		fresh = req.ipcFd < 0;
-		/* Under load a connection is already waiting and is taken without
-		 * asking poll first; poll, the only place stop and reload signals
-		 * come in, runs when none waits and at least every ACCEPT_BURST
-		 * connections. A kept connection waits for poll as before. */
-		rc = 0;
-		if (fresh && drain_end == 0 && burst < ACCEPT_BURST && !ph_shared_cell_retired()) {
-			rc = take_connection(&req, r->listen_fd);
-			if (rc < 0)
-				return 1;
-		}
-		if (rc == 0) {
-			bool idle = burst < ACCEPT_BURST;
-			burst = 0;
-			rc = wait_listener(r->listen_fd, &open_mask, drain_end, idle, tcp);
-			if (rc < 0)
-				return 1;
-			if (rc == 0)
-				continue;
-			rc = take_connection(&req, r->listen_fd);
-			if (rc < 0)
-				return 1;
-			if (rc == 0)
-				continue;
-		} else {
-			burst++;
-		}
-		params_ms = *srv ? (*srv)->conf->http.params_timeout_ms : DEFAULT_PARAMS_MS;
-		w = request_waiting(req.ipcFd, fresh, params_ms, &split_req);
-		if (w == WAIT_SILENT)
-			log_params_late(params_ms);
-		if (w == WAIT_GONE || w == WAIT_SILENT) {
-			close(req.ipcFd);
-			req.ipcFd = -1;
+		rc = next_connection(&req, r->listen_fd, &open_mask, drain_end, tcp, &burst);
+		if (rc < 0)
+			return 1;
+		if (rc == 0 || !serve_connection(*srv, &req, fresh, tcp))
 			continue;
-		}
-		if (w == WAIT_SPLIT) {
-			int fd = req.ipcFd;
-			req.ipcFd = -1; /* ours now, not libfcgi's */
-			serve_split(*srv, fd, &split_req, tcp);
-		} else {
-			if (fresh)
-				nodelay(req.ipcFd, tcp);
-			if (!read_params(&req, params_ms, w == WAIT_WHOLE))
-				continue;
-			serve_one(*srv, &req, w == WAIT_WHOLE, tcp);
-		}
 		served++;
 		if (ph_served_counter)
 			*ph_served_counter = served;
@@ -1176,133 +760,5 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	FCGX_Free(&req, 1);
 	ph_fcgi_split_free(&split_req);
 	ph_persist_shutdown();
-	return 0;
-}
-
-/* ---- CGI ------------------------------------------------------------------ */
-
-static const char *
-cgi_param(struct ph_exchange *ex, const char *name)
-{
-	(void)ex;
-	return getenv(name);
-}
-
-static long
-cgi_read(struct ph_exchange *ex, char *buf, size_t len)
-{
-	(void)ex;
-	for (;;) {
-		ssize_t n = read(0, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		return (long)n;
-	}
-}
-
-
-static int
-cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
-	    const char *body, size_t len)
-{
-	struct ph_buf b;
-	int rc;
-	(void)ex;
-	ph_buf_init(&b);
-	response_head(&b, status, ctype, hdrs, len);
-	ph_buf_add(&b, body, len);
-	rc = ph_write_all(1, b.data, b.len);
-	ph_buf_free(&b);
-	return rc;
-}
-
-static int
-cgi_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
-{
-	struct ph_buf b;
-	int rc;
-	(void)ex;
-	ph_buf_init(&b);
-	head(&b, 200, "text/event-stream", hdrs);
-	ph_buf_adds(&b, "\r\n");
-	rc = ph_write_all(1, b.data, b.len);
-	ph_buf_free(&b);
-	return rc;
-}
-
-static int
-cgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
-{
-	struct ph_buf b;
-	int rc;
-	(void)ex;
-	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, json, len);
-	ph_buf_adds(&b, "\n\n");
-	rc = ph_write_all(1, b.data, b.len);
-	ph_buf_free(&b);
-	return rc;
-}
-
-static int
-cgi_stream_ping(struct ph_exchange *ex)
-{
-	(void)ex;
-	return ph_write_all(1, ": keepalive\n\n", 13);
-}
-
-static const struct ph_front_ops cgi_ops = {
-	cgi_param, cgi_read, cgi_respond, cgi_stream_start, cgi_stream_send, cgi_stream_ping,
-};
-
-/* How long a CGI request's unread input is drained after the response, as
- * libfcgi does on close (LIBFCGI_OS_CLOSE_POLL_TIMEOUT). */
-#define CGI_DRAIN_MS 2000
-
-/* Ends the response and reads what is left of the request body (an answer
- * given before reading it: 405, 413, ...), for at most CGI_DRAIN_MS. A CGI
- * program exiting with unread input on a socket (Apache mod_cgid) makes the
- * kernel reset the connection: the web server then loses the response or
- * holds the client until its own timeout. */
-static void
-cgi_drain(void)
-{
-	char buf[8192];
-	int64_t end = ph_now_us() + (int64_t)CGI_DRAIN_MS * 1000;
-	/* the response is complete: a pipe ends with close, a socket shared
-	 * with stdin (mod_cgid) also needs the shutdown */
-	if (ph_fd_is_socket(1))
-		shutdown(1, SHUT_WR);
-	close(1);
-	for (;;) {
-		int64_t left = end - ph_now_us();
-		struct pollfd p = {0, POLLIN, 0};
-		ssize_t n;
-		if (left <= 0 || poll(&p, 1, (int)(left / 1000) + 1) <= 0)
-			return;
-		n = read(0, buf, sizeof buf);
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			return;
-	}
-}
-
-int
-ph_cgi_once(struct ph_server *srv)
-{
-	struct ph_exchange ex;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	ph_exec_subreaper();
-	memset(&ex, 0, sizeof ex);
-	ex.ops = &cgi_ops;
-	ex.http = true;
-	if (srv)
-		ph_serve(srv, &ex);
-	else
-		ph_serve_unconfigured(&ex);
-	cgi_drain();
 	return 0;
 }

@@ -29,6 +29,15 @@ int ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reloa
 bool ph_fcgi_reader(bool say, char *err, size_t errsz);
 /* Serves one CGI request from the environment and stdin. Returns exit status. */
 int ph_cgi_once(struct ph_server *srv);
+struct ph_buf;
+/* Appends to b the head of a CGI response (a FastCGI responder's too):
+ * the Status line, Content-Type unless ctype is NULL, and hdrs (ending with
+ * {NULL, NULL}, or NULL), without the blank line that ends it. */
+void ph_cgi_head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs);
+/* The head of a complete response of len bytes: ph_cgi_head,
+ * Content-Length and the blank line. */
+void ph_cgi_response_head(struct ph_buf *b, int status, const char *ctype, const struct ph_header *hdrs,
+			  size_t len);
 /* Serves newline-delimited JSON-RPC on stdin/stdout until EOF. reload:
  * SIGHUP loads conf_path (NULL: the built-in defaults) again, replacing
  * *srv, and tells the listens the client holds what changed. children:

@@ -900,6 +900,151 @@ next_timeout(const struct pool *p, int64_t deadline)
 	return soonest <= now ? 0 : (int)((soonest - now + 999) / 1000);
 }
 
+/* A pool for srv's stdio section: stdio.concurrency call processes, none
+ * started yet, and a queue of stdio.queue calls. */
+static void
+pool_init(struct pool *p, const struct ph_server *srv)
+{
+	memset(p, 0, sizeof *p);
+	p->max = (size_t)srv->conf->stdio.concurrency;
+	p->qmax = (size_t)srv->conf->stdio.queue;
+	p->kids = ph_xcalloc(p->max, sizeof *p->kids);
+	p->gen = ph_park_stdio_gen();
+	p->sgen = ph_subscriptions_stdio_gen();
+	p->q = ph_xcalloc(p->qmax, sizeof *p->q);
+}
+
+/* The end: what still runs is killed, everything reaped and freed. */
+static void
+pool_end(struct pool *p)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid == 0)
+			continue;
+		kid_kill(k);
+		kid_reap(k, true);
+		kid_done(p, k);
+	}
+	for (size_t i = 0; i < p->nq; i++) {
+		free(p->q[i].line);
+		free(p->q[i].id);
+	}
+	free(p->q);
+	free(p->kids);
+}
+
+/* The lines read: answered, started or queued, in order, as long as the
+ * queue has room and the client is there. */
+static void
+take_lines(struct stdio_front *f, struct pool *p, struct ph_server *srv)
+{
+	for (;;) {
+		char *line;
+		bool too_long;
+		long n;
+		while (!p->gone && p->nq > 0 && kid_room(p)) {
+			struct waiting w = p->q[0];
+			memmove(&p->q[0], &p->q[1], (p->nq - 1) * sizeof *p->q);
+			p->nq--;
+			kid_start(f, p, srv, &w);
+		}
+		if (p->gone || p->nq >= p->qmax || (n = take_line(f, &line, &too_long, false)) < 0)
+			break;
+		dispatch(f, p, srv, line, (size_t)n, too_long);
+		if (ferror(stdout))
+			p->gone = true;
+	}
+}
+
+/* The client is done and every call has its process (the queued ones went
+ * to the warm call processes, whose stdin stayed open for them): their
+ * stdin is closed. Returns the time by which the calls in flight must end
+ * (shutdown_s from now). */
+static int64_t
+end_input(struct pool *p, long long shutdown_s)
+{
+	int64_t deadline = ph_now_us() + shutdown_s * 1000000;
+	p->eof_sent = true;
+	for (size_t i = 0; i < p->max; i++) {
+		if (p->kids[i].pid != 0 && p->kids[i].to >= 0) {
+			kid_write(&p->kids[i]);
+			close(p->kids[i].to);
+			p->kids[i].to = -1;
+		}
+	}
+	return deadline;
+}
+
+/* Kills the calls that did not stop within the grace after their cancel. */
+static void
+kill_late(struct pool *p, int64_t now)
+{
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid != 0 && k->kill_at > 0 && now >= k->kill_at && !k->reaped) {
+			ph_log("notice", "stdio: call %s did not stop within %lld ms of its cancel; killed",
+			       k->id, (long long)(p->grace_us / 1000));
+			kid_kill(k);
+			kid_reap(k, true);
+		}
+	}
+}
+
+/* Fills pf with what the loop waits on: stdin while the queue has room
+ * (its index in *stdin_at, else -1), the subscriptions' watch (*watch_at),
+ * each call process's stdout and, with something to pass on, its stdin.
+ * Returns how many. */
+static size_t
+poll_set(const struct stdio_front *f, const struct pool *p, struct pollfd *pf, int *stdin_at, int *watch_at)
+{
+	size_t npf = 0;
+	*stdin_at = *watch_at = -1;
+	if (!f->eof && p->nq < p->qmax) {
+		*stdin_at = (int)npf;
+		pf[npf++] = (struct pollfd){0, POLLIN, 0};
+	}
+	if (ph_subscriptions_watch_fd() >= 0) {
+		*watch_at = (int)npf;
+		pf[npf++] = (struct pollfd){ph_subscriptions_watch_fd(), POLLIN, 0};
+	}
+	for (size_t i = 0; i < p->max; i++) {
+		const struct kid *k = &p->kids[i];
+		if (k->pid == 0)
+			continue;
+		if (k->from >= 0)
+			pf[npf++] = (struct pollfd){k->from, POLLIN, 0};
+		if (k->to >= 0 && k->fwd.len > 0)
+			pf[npf++] = (struct pollfd){k->to, POLLOUT, 0};
+	}
+	return npf;
+}
+
+/* After the wait on pf (poll_set): stdin read, the watch's events sent,
+ * and every call process's output read, its input written, and its slot
+ * freed once it is reaped. */
+static void
+poll_done(struct stdio_front *f, struct pool *p, const struct pollfd *pf, int stdin_at, int watch_at)
+{
+	if (stdin_at >= 0 && (pf[stdin_at].revents & (POLLIN | POLLHUP | POLLERR))) {
+		errno = 0;
+		if (fill(f, false) < 0 && errno != 0 && errno != EINTR && errno != EAGAIN)
+			f->eof = true; /* stdin is broken: as good as ended */
+	}
+	if (watch_at >= 0 && (pf[watch_at].revents & POLLIN))
+		ph_subscriptions_watch_read(send_line, NULL);
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid == 0)
+			continue;
+		kid_read(p, k);
+		kid_write(k);
+		if (k->from < 0)
+			kid_reap(k, false);
+		kid_done(p, k);
+	}
+}
+
 static void
 run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_path)
 {
@@ -907,18 +1052,12 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 	int64_t deadline = 0;
 	long long shutdown_s = (*srvp)->conf->shutdown_timeout;
 	struct pollfd *pf;
-	memset(&p, 0, sizeof p);
-	p.max = (size_t)(*srvp)->conf->stdio.concurrency;
-	p.qmax = (size_t)(*srvp)->conf->stdio.queue;
-	p.kids = ph_xcalloc(p.max, sizeof *p.kids);
-	p.gen = ph_park_stdio_gen();
-	p.sgen = ph_subscriptions_stdio_gen();
-	p.q = ph_xcalloc(p.qmax, sizeof *p.q);
+	pool_init(&p, *srvp);
 	pf = ph_xcalloc(2 * p.max + 2, sizeof *pf);
 	for (;;) {
 		struct ph_server *srv;
-		size_t npf = 0;
-		int stdin_at = -1, watch_at = -1, ms;
+		size_t npf;
+		int stdin_at, watch_at, ms;
 		int64_t now;
 		if (f->reload && ph_reload_requested) {
 			reload(srvp, conf_path, false);
@@ -926,37 +1065,9 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 		}
 		srv = *srvp;
 		p.grace_us = srv->conf->limits.exec_grace_ms * 1000;
-		/* the lines read: answered, started or queued, in order */
-		for (;;) {
-			char *line;
-			bool too_long;
-			long n;
-			while (!p.gone && p.nq > 0 && kid_room(&p)) {
-				struct waiting w = p.q[0];
-				memmove(&p.q[0], &p.q[1], (p.nq - 1) * sizeof *p.q);
-				p.nq--;
-				kid_start(f, &p, srv, &w);
-			}
-			if (p.gone || p.nq >= p.qmax || (n = take_line(f, &line, &too_long, false)) < 0)
-				break;
-			dispatch(f, &p, srv, line, (size_t)n, too_long);
-			if (ferror(stdout))
-				p.gone = true;
-		}
-		if (f->eof && f->in.len == 0 && p.nq == 0 && !p.eof_sent) {
-			/* the client is done and every call has its process (the queued
-			 * ones went to the warm call processes, whose stdin stayed open
-			 * for them): the calls in flight get shutdown_timeout */
-			p.eof_sent = true;
-			deadline = ph_now_us() + shutdown_s * 1000000;
-			for (size_t i = 0; i < p.max; i++) {
-				if (p.kids[i].pid != 0 && p.kids[i].to >= 0) {
-					kid_write(&p.kids[i]);
-					close(p.kids[i].to);
-					p.kids[i].to = -1;
-				}
-			}
-		}
+		take_lines(f, &p, srv);
+		if (f->eof && f->in.len == 0 && p.nq == 0 && !p.eof_sent)
+			deadline = end_input(&p, shutdown_s);
 		if (p.gone || (p.eof_sent && p.running == 0 && p.nq == 0))
 			break;
 		now = ph_now_us();
@@ -965,68 +1076,14 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 			       p.running + p.nq, p.running + p.nq == 1 ? "" : "s", shutdown_s);
 			break;
 		}
-		for (size_t i = 0; i < p.max; i++) {
-			struct kid *k = &p.kids[i];
-			if (k->pid != 0 && k->kill_at > 0 && now >= k->kill_at && !k->reaped) {
-				ph_log("notice", "stdio: call %s did not stop within %lld ms of its cancel; killed",
-				       k->id, (long long)(p.grace_us / 1000));
-				kid_kill(k);
-				kid_reap(k, true);
-			}
-		}
-		if (!f->eof && p.nq < p.qmax) {
-			stdin_at = (int)npf;
-			pf[npf++] = (struct pollfd){0, POLLIN, 0};
-		}
-		if (ph_subscriptions_watch_fd() >= 0) {
-			watch_at = (int)npf;
-			pf[npf++] = (struct pollfd){ph_subscriptions_watch_fd(), POLLIN, 0};
-		}
-		for (size_t i = 0; i < p.max; i++) {
-			struct kid *k = &p.kids[i];
-			if (k->pid == 0)
-				continue;
-			if (k->from >= 0)
-				pf[npf++] = (struct pollfd){k->from, POLLIN, 0};
-			if (k->to >= 0 && k->fwd.len > 0)
-				pf[npf++] = (struct pollfd){k->to, POLLOUT, 0};
-		}
+		kill_late(&p, now);
+		npf = poll_set(f, &p, pf, &stdin_at, &watch_at);
 		ms = next_timeout(&p, deadline);
 		if (poll_or_reload(f, pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
 			break;
-		if (stdin_at >= 0 && (pf[stdin_at].revents & (POLLIN | POLLHUP | POLLERR))) {
-			errno = 0;
-			if (fill(f, false) < 0 && errno != 0 && errno != EINTR && errno != EAGAIN)
-				f->eof = true; /* stdin is broken: as good as ended */
-		}
-		if (watch_at >= 0 && (pf[watch_at].revents & POLLIN))
-			ph_subscriptions_watch_read(send_line, NULL);
-		for (size_t i = 0; i < p.max; i++) {
-			struct kid *k = &p.kids[i];
-			if (k->pid == 0)
-				continue;
-			kid_read(&p, k);
-			kid_write(k);
-			if (k->from < 0)
-				kid_reap(k, false);
-			kid_done(&p, k);
-		}
+		poll_done(f, &p, pf, stdin_at, watch_at);
 	}
-	/* the end: what still runs is killed, everything reaped */
-	for (size_t i = 0; i < p.max; i++) {
-		struct kid *k = &p.kids[i];
-		if (k->pid == 0)
-			continue;
-		kid_kill(k);
-		kid_reap(k, true);
-		kid_done(&p, k);
-	}
-	for (size_t i = 0; i < p.nq; i++) {
-		free(p.q[i].line);
-		free(p.q[i].id);
-	}
-	free(p.q);
-	free(p.kids);
+	pool_end(&p);
 	free(pf);
 }
 

@@ -1,5 +1,6 @@
-/* ph_fcgi_wire.c: FastCGI records written and simple requests split out
- * of a connection's bytes (ph_fcgi_wire.h). */
+/* ph_fcgi_wire.c: FastCGI records written (ph_fcgi_records, or one begun
+ * before its length is known) and simple requests split out of a
+ * connection's bytes (ph_fcgi_wire.h). */
 #include "first.h"
 #include "ph_fcgi_wire.h"
 #include "ph_util.h"
@@ -33,6 +34,33 @@ ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size
 		}
 		len -= n;
 	} while (len > 0);
+}
+
+size_t
+ph_fcgi_record_open(struct ph_buf *b)
+{
+	size_t at = b->len;
+	ph_buf_add(b, "\0\0\0\0\0\0\0\0", 8);
+	return at;
+}
+
+void
+ph_fcgi_record_close(struct ph_buf *b, size_t at, int type, unsigned rid)
+{
+	size_t clen = b->len - at - 8;
+	struct ph_buf c;
+	if (clen <= PH_FCGI_RECORD_MAX) {
+		ph_fcgi_head((unsigned char *)b->data + at, type, rid, clen);
+		return;
+	}
+	/* more than one record holds: cut into records (with room for the end
+	 * records that usually follow, 32 bytes) */
+	ph_buf_init(&c);
+	ph_buf_add(&c, b->data + at + 8, clen);
+	b->len = at;
+	ph_buf_reserve(b, clen + (clen / PH_FCGI_RECORD_MAX + 1) * 8 + 32);
+	ph_fcgi_records(b, type, rid, c.data, c.len);
+	ph_buf_free(&c);
 }
 
 bool
@@ -88,23 +116,24 @@ split_room(struct ph_fcgi_split *s, size_t n)
 	s->cap = n;
 }
 
-bool
-ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
+/* What the records of a simple request hold (split_records). */
+struct split_walk {
+	unsigned rid;         /* its request id */
+	size_t used;          /* its bytes, through the body's empty record */
+	size_t plen, blen;    /* the bytes of its parameters and of its body */
+	size_t pfirst, precs; /* the first parameter record's content, and how many */
+	size_t bfirst, brecs; /* the same of the body's */
+};
+
+/* Walks the records of the n bytes at b: checked (a simple request, as
+ * ph_fcgi_request_split says), and the sizes of the two streams summed
+ * into *w. Returns false for anything else. */
+static bool
+split_records(const unsigned char *b, size_t n, struct split_walk *w)
 {
-	size_t off = 0, plen = 0, blen = 0, npairs = 0, w, need;
-	size_t pfirst = 0, precs = 0; /* the first parameter record's content, and how many */
-	size_t bfirst = 0, brecs = 0; /* the same of the body's */
-	unsigned rid = 0;
+	size_t off = 0;
 	int stage = 0; /* 0: begin, 1: parameters, 2: body, 3: done */
-	unsigned char *p, *end;
-	int last[PH_FCGI_SPLIT_LENS]; /* the last of each length so far (by_len set) */
-	out->rid = 0;
-	out->n = 0;
-	out->name = out->value = NULL;
-	out->nlen = out->vlen = NULL;
-	out->body = NULL;
-	out->body_len = out->used = 0;
-	/* the records: checked, and the sizes of the two streams summed */
+	memset(w, 0, sizeof *w);
 	while (stage < 3 && n - off >= 8) {
 		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
 		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
@@ -116,99 +145,158 @@ ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
 			if (type != PH_FCGI_BEGIN_REQUEST || id == 0 || len != 8 || c[0] != 0 || c[1] != 1 ||
 			    (c[2] & 1) != 0)
 				return false;
-			rid = id;
+			w->rid = id;
 			stage = 1;
-		} else if (id != rid) {
+		} else if (id != w->rid) {
 			return false;
 		} else if (stage == 1 && type == PH_FCGI_PARAMS) {
 			if (len == 0)
 				stage = 2;
-			else if (precs++ == 0)
-				pfirst = off + 8;
-			plen += len;
+			else if (w->precs++ == 0)
+				w->pfirst = off + 8;
+			w->plen += len;
 		} else if (stage == 2 && type == PH_FCGI_STDIN) {
 			if (len == 0)
 				stage = 3;
-			else if (brecs++ == 0)
-				bfirst = off + 8;
-			blen += len;
+			else if (w->brecs++ == 0)
+				w->bfirst = off + 8;
+			w->blen += len;
 		} else {
 			return false;
 		}
 		off += rec;
 	}
-	if (stage != 3)
-		return false;
-	npairs = plen / 2; /* at most: each pair takes at least its two length bytes */
+	w->used = off;
+	return stage == 3;
+}
+
+/* Joins what came in several records: the contents of the parameter
+ * records of the walked request at b into p when they were more than one,
+ * and those of its body records into body when more than one. */
+static void
+split_join(const unsigned char *b, const struct split_walk *wk, unsigned char *p, char *body)
+{
+	size_t pw = 0, bw = 0;
+	for (size_t o = 0; o < wk->used;) {
+		size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
+		if (b[o + 1] == PH_FCGI_PARAMS && wk->precs > 1) {
+			memcpy(p + pw, b + o + 8, len);
+			pw += len;
+		} else if (b[o + 1] == PH_FCGI_STDIN && wk->brecs > 1) {
+			memcpy(body + bw, b + o + 8, len);
+			bw += len;
+		}
+		o += 8 + len + b[o + 6];
+	}
+}
+
+/* Lays out out->mem for the walked request at b: the arrays, with room
+ * for as many pairs as its parameters can hold, then what did not come in
+ * one record joined (split_join). Sets out->body; returns where the
+ * parameter block starts (in b, or joined in out->mem). */
+static unsigned char *
+split_lay_out(unsigned char *b, const struct split_walk *wk, struct ph_fcgi_split *out)
+{
+	/* at most: each pair takes at least its two length bytes */
+	size_t npairs = wk->plen / 2, w, need;
+	unsigned char *p;
 	/* one block, kept from request to request: the arrays, then what did
 	 * not come in one record joined (the parameter block, the body), each
 	 * with a byte more for its NUL */
 	w = npairs * (2 * sizeof *out->name + 2 * sizeof *out->nlen + sizeof *out->next_len);
-	need = w + (precs > 1 ? plen + 1 : 0) + (brecs != 1 ? blen + 1 : 0);
+	need = w + (wk->precs > 1 ? wk->plen + 1 : 0) + (wk->brecs != 1 ? wk->blen + 1 : 0);
 	split_room(out, need + 1); /* never empty: the arrays point into it */
 	out->name = (const char **)(void *)out->mem;
 	out->value = out->name + npairs;
 	out->nlen = (unsigned *)(void *)(out->value + npairs);
 	out->vlen = out->nlen + npairs;
 	out->next_len = (int *)(out->vlen + npairs);
+	p = b + wk->pfirst;
+	if (wk->precs > 1) {
+		p = (unsigned char *)out->mem + w;
+		w += wk->plen + 1;
+	}
+	out->body = wk->brecs == 1 ? (char *)b + wk->bfirst : out->mem + w;
+	if (wk->precs > 1 || wk->brecs > 1)
+		split_join(b, wk, p, out->body);
+	return p;
+}
+
+/* Files pair i in the lists by the length of its name that
+ * ph_fcgi_split_param walks (by_len, next_len), at the end of its list so
+ * that a list runs in the order of the pairs; last[l] is the last pair
+ * filed under l so far (read only once by_len[l] is set). */
+static inline void
+by_len_add(struct ph_fcgi_split *out, int last[PH_FCGI_SPLIT_LENS], size_t i)
+{
+	size_t l = out->nlen[i] < PH_FCGI_SPLIT_LENS ? out->nlen[i] : PH_FCGI_SPLIT_LENS - 1;
+	out->next_len[i] = -1;
+	if (out->by_len[l] < 0)
+		out->by_len[l] = (int)i;
+	else
+		out->next_len[last[l]] = (int)i;
+	last[l] = (int)i;
+}
+
+/* Reads the pairs of the parameter block p..end into out's arrays, each
+ * filed by the length of its name (by_len_add). Returns false when a
+ * pair's lengths run past the block; else true, their count in *count. */
+static bool
+split_pairs(unsigned char *p, const unsigned char *end, struct ph_fcgi_split *out, size_t *count)
+{
+	int last[PH_FCGI_SPLIT_LENS]; /* the last of each length so far (by_len set) */
+	size_t npairs = 0;
 	for (size_t i = 0; i < PH_FCGI_SPLIT_LENS; i++)
 		out->by_len[i] = -1;
-	p = b + pfirst;
-	if (precs > 1) {
-		p = (unsigned char *)out->mem + w;
-		w += plen + 1;
-	}
-	out->body = brecs == 1 ? (char *)b + bfirst : out->mem + w;
-	if (precs > 1 || brecs > 1) {
-		size_t pw = 0, bw = 0;
-		for (size_t o = 0; o < off;) {
-			size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
-			if (b[o + 1] == PH_FCGI_PARAMS && precs > 1) {
-				memcpy(p + pw, b + o + 8, len);
-				pw += len;
-			} else if (b[o + 1] == PH_FCGI_STDIN && brecs > 1) {
-				memcpy(out->body + bw, b + o + 8, len);
-				bw += len;
-			}
-			o += 8 + len + b[o + 6];
-		}
-	}
-	end = p + plen;
-	npairs = 0;
 	while (p < end) {
-		size_t nl, vl, l;
+		size_t nl, vl;
 		const unsigned char *q = p;
 		if (!pair_len(&q, end, &nl) || !pair_len(&q, end, &vl) || nl > (size_t)(end - q) ||
-		    vl > (size_t)(end - q) - nl) {
-			out->name = out->value = NULL;
-			out->nlen = out->vlen = NULL;
-			out->body = NULL;
+		    vl > (size_t)(end - q) - nl)
 			return false;
-		}
 		p += q - p; /* past the two lengths (q: their reader's const view of p) */
 		out->name[npairs] = (const char *)p;
 		out->value[npairs] = (const char *)p + nl;
 		out->nlen[npairs] = (unsigned)nl;
 		out->vlen[npairs] = (unsigned)vl;
-		l = nl < PH_FCGI_SPLIT_LENS ? nl : PH_FCGI_SPLIT_LENS - 1;
-		out->next_len[npairs] = -1;
-		if (out->by_len[l] < 0)
-			out->by_len[l] = (int)npairs;
-		else
-			out->next_len[last[l]] = (int)npairs;
-		last[l] = (int)npairs;
+		by_len_add(out, last, npairs);
 		npairs++;
 		p += nl + vl;
+	}
+	*count = npairs;
+	return true;
+}
+
+bool
+ph_fcgi_request_split(unsigned char *b, size_t n, struct ph_fcgi_split *out)
+{
+	struct split_walk wk;
+	unsigned char *p;
+	size_t npairs;
+	out->rid = 0;
+	out->n = 0;
+	out->name = out->value = NULL;
+	out->nlen = out->vlen = NULL;
+	out->body = NULL;
+	out->body_len = out->used = 0;
+	if (!split_records(b, n, &wk))
+		return false;
+	p = split_lay_out(b, &wk, out);
+	if (!split_pairs(p, p + wk.plen, out, &npairs)) {
+		out->name = out->value = NULL;
+		out->nlen = out->vlen = NULL;
+		out->body = NULL;
+		return false;
 	}
 	/* every pair read: each value's NUL goes on the byte after it (the
 	 * next pair's first length byte, or the first after the block) */
 	for (size_t i = 0; i < npairs; i++)
 		((char *)out->value[i])[out->vlen[i]] = '\0';
-	out->body[blen] = '\0';
+	out->body[wk.blen] = '\0';
 	out->n = npairs;
-	out->body_len = blen;
-	out->rid = rid;
-	out->used = off;
+	out->body_len = wk.blen;
+	out->rid = wk.rid;
+	out->used = wk.used;
 	return true;
 }
 

@@ -27,6 +27,15 @@ void ph_fcgi_head(unsigned char h[8], int type, unsigned rid, size_t len);
  * data (at least one record, so len 0 writes the empty record that ends a
  * stream), each at most 65535 bytes. The hub writes its streams with it. */
 void ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size_t len);
+/* Begins in b a record whose content is appended next, before its length
+ * is known: room for its header. Returns where it starts, for
+ * ph_fcgi_record_close. */
+size_t ph_fcgi_record_open(struct ph_buf *b);
+/* Ends the record begun at at in b (ph_fcgi_record_open), of type for
+ * request rid, once its content is all appended: its header filled in, or,
+ * content over PH_FCGI_RECORD_MAX, cut into records as ph_fcgi_records
+ * writes them. */
+void ph_fcgi_record_close(struct ph_buf *b, size_t at, int type, unsigned rid);
 /* Whether the n bytes at b, the start of what a connection holds, carry a
  * whole request: FCGI_BEGIN_REQUEST, then its parameters and its body each
  * up to the empty record that ends them (other requests' records and

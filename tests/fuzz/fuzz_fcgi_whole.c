@@ -1,5 +1,5 @@
 /* fuzz_fcgi_whole.c: libFuzzer harness for ph_fcgi_request_whole
- * (request/ph_rawfcgi.c), which tells the FastCGI front whether the bytes
+ * (lib/ph_fcgi_wire.c), which tells the FastCGI front whether the bytes
  * waiting on a connection hold a whole request.
  *
  * Invariants checked: it reads only the n bytes it is given (the input is

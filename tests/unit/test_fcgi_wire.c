@@ -1,6 +1,6 @@
-/* test_fcgi_wire.c: the FastCGI wire (request/ph_fcgi_wire.c): whether a
- * connection's bytes hold a whole request, and the split of a simple one
- * in place. */
+/* test_fcgi_wire.c: the FastCGI wire (lib/ph_fcgi_wire.c): whether a
+ * connection's bytes hold a whole request, the split of a simple one in
+ * place, and a record written before its length is known. */
 #include "first.h"
 #include "ph_fcgi_wire.h"
 #include "ph_util.h"
@@ -20,7 +20,7 @@ rec(struct ph_buf *b, int type, unsigned id, size_t len, unsigned pad)
 		ph_buf_addc(b, 'x');
 }
 
-/* ph_rawfcgi.c: when a request waits whole on its connection (the front
+/* ph_fcgi_wire.c: when a request waits whole on its connection (the front
  * then reads it without deadlines). */
 static void
 test_fcgi_whole(void)
@@ -74,7 +74,7 @@ rec_data(struct ph_buf *b, int type, const char *data, size_t len)
 	ph_buf_add(b, data, len);
 }
 
-/* ph_rawfcgi.c: a simple request split out of its records. */
+/* ph_fcgi_wire.c: a simple request split out of its records. */
 static void
 test_fcgi_split(void)
 {
@@ -175,10 +175,45 @@ test_fcgi_split(void)
 	ph_buf_free(&b);
 }
 
+/* A record begun before its content (ph_fcgi_record_open) is closed as
+ * ph_fcgi_records would have written it: one record, or, past 65535
+ * bytes, several. */
+static void
+test_fcgi_record_close(void)
+{
+	struct ph_buf a, b;
+	char *big = malloc(70000);
+	size_t at;
+	for (size_t i = 0; i < 70000; i++)
+		big[i] = (char)('a' + i % 26);
+	ph_buf_init(&a);
+	ph_buf_init(&b);
+	ph_buf_adds(&a, "before");
+	at = ph_fcgi_record_open(&a);
+	ph_buf_add(&a, big, 300);
+	ph_fcgi_record_close(&a, at, PH_FCGI_STDOUT, 258);
+	ph_buf_adds(&b, "before");
+	ph_fcgi_records(&b, PH_FCGI_STDOUT, 258, big, 300);
+	ok(a.len == b.len && memcmp(a.data, b.data, a.len) == 0,
+	   "fcgi record: closed in place, as ph_fcgi_records writes it");
+	ph_buf_reset(&a);
+	ph_buf_reset(&b);
+	at = ph_fcgi_record_open(&a);
+	ph_buf_add(&a, big, 70000);
+	ph_fcgi_record_close(&a, at, PH_FCGI_STDOUT, 3);
+	ph_fcgi_records(&b, PH_FCGI_STDOUT, 3, big, 70000);
+	ok(a.len == 70000 + 16 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0,
+	   "fcgi record: over 65535 bytes, cut into two records");
+	ph_buf_free(&a);
+	ph_buf_free(&b);
+	free(big);
+}
+
 int
 main(void)
 {
 	test_fcgi_whole();
 	test_fcgi_split();
+	test_fcgi_record_close();
 	return tap_done();
 }
