@@ -8,7 +8,8 @@
  * the file changes.
  *
  * Files: ph_skill_uri.c (skill:// URIs), ph_skill_fm.c (SKILL.md
- * frontmatter), ph_skill_load.c (manifest and scan), ph_skills.c (methods). */
+ * frontmatter), ph_skill_tmpl.c (templates), ph_skill_load.c (manifest and
+ * scan), ph_skills.c (methods). */
 #ifndef PH_SKILLS_H
 #define PH_SKILLS_H
 #include "first.h"
@@ -152,7 +153,7 @@ bool ph_skill_name_valid(const char *name);
 /* Number of Unicode code points in a UTF-8 string. */
 size_t ph_utf8_chars(const char *s, size_t len);
 
-/* ---- templates (ph_skills.c) ---- */
+/* ---- templates (ph_skill_tmpl.c) ---- */
 
 /* Checks a template's placeholders: {{name}} with optional blanks, where
  * name is one of pnames, "principal", "user" or "assigns.NAME" (NAME of
