@@ -2,14 +2,14 @@
  *
  * A manifest (YAML) maps skill paths to directories. Everything is loaded
  * at start or reload (ph_skill_load.c): the manifest, every skill's file
- * list, SKILL.md frontmatter, templates and the limits. Requests
- * (ph_skills.c) only look things up, stat files, read them and hash them;
- * the digest of a static file is computed once per worker and reused until
- * the file changes.
+ * list, SKILL.md frontmatter, templates and the limits. Requests only look
+ * things up, stat files, read them and hash them; the digest of a static
+ * file is computed once per worker and reused until the file changes.
  *
  * Files: ph_skill_uri.c (skill:// URIs), ph_skill_fm.c (SKILL.md
  * frontmatter), ph_skill_tmpl.c (templates), ph_skill_load.c (manifest and
- * scan), ph_skills.c (methods). */
+ * scan), ph_skill_read.c (reading and digesting files), ph_skills.c
+ * (methods). */
 #ifndef PH_SKILLS_H
 #define PH_SKILLS_H
 #include "first.h"
