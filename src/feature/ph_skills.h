@@ -7,9 +7,10 @@
  * file is computed once per worker and reused until the file changes.
  *
  * Files: ph_skill_uri.c (skill:// URIs), ph_skill_fm.c (SKILL.md
- * frontmatter), ph_skill_tmpl.c (templates), ph_skill_load.c (manifest and
- * scan), ph_skill_read.c (reading and digesting files), ph_skills.c
- * (methods). */
+ * frontmatter), ph_skill_tmpl.c (templates), ph_skill_load.c (the manifest),
+ * ph_skill_scan.c (the skill directories at load), ph_skill_req.c (a
+ * request against the index), ph_skill_read.c (reading and digesting
+ * files), ph_skills.c (the methods). */
 #ifndef PH_SKILLS_H
 #define PH_SKILLS_H
 #include "first.h"
