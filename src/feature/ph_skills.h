@@ -151,8 +151,6 @@ struct json_object *ph_skill_frontmatter(const char *text, size_t len, int max_d
 const char *ph_skill_fm_check(struct json_object *fm);
 /* True for a valid Agent Skills name. */
 bool ph_skill_name_valid(const char *name);
-/* Number of Unicode code points in a UTF-8 string. */
-size_t ph_utf8_chars(const char *s, size_t len);
 
 /* ---- templates (ph_skill_tmpl.c) ---- */
 
