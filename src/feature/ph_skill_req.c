@@ -17,6 +17,7 @@
 #include "ph_skill_req.h"
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,21 +54,20 @@ ph_skills_match(const struct ph_skills_conf *sc, char *const *segs, size_t n, si
 	return -1;
 }
 
+/* bsearch's comparison of a path with an element whose first member is its
+ * path (struct ph_tree_ent, struct dfile: both sorted by it). */
+static int
+rel_find(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+_Static_assert(offsetof(struct ph_tree_ent, rel) == 0, "rel_find reads the path first");
+_Static_assert(offsetof(struct dfile, rel) == 0, "rel_find reads the path first");
+
 const struct ph_tree_ent *
 ph_skills_tree_find(const struct ph_skill *k, const char *rel)
 {
-	size_t lo = 0, hi = k->ntree;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(k->tree[mid].rel, rel);
-		if (c == 0)
-			return &k->tree[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return k->ntree ? bsearch(rel, k->tree, k->ntree, sizeof *k->tree, rel_find) : NULL;
 }
 
 /* ---- one request ------------------------------------------------------------------ */
@@ -322,18 +322,7 @@ const struct dfile *
 ph_skill_dyn_find(struct rq *q, size_t k, const char *rel)
 {
 	const struct dyn *d = q->dyn[k];
-	size_t lo = 0, hi = d ? d->n : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(d->files[mid].rel, rel);
-		if (c == 0)
-			return &d->files[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return d && d->n ? bsearch(rel, d->files, d->n, sizeof *d->files, rel_find) : NULL;
 }
 
 /* Appends skill://<concrete path of k> to b. */
