@@ -364,6 +364,15 @@ nginx_start() {
 	NGINX_URL=http://127.0.0.1:$port/mcp
 }
 
+# behind_nginx START [ARGS...]: runs START (phantom_listen, phantom_up...)
+# with ARGS, then nginx in front of it; U is nginx's URL. If either does
+# not start, the script ends with "not ok 1".
+behind_nginx() {
+	"$@" || { echo "not ok 1 - phantom starts"; exit 1; }
+	nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+	U=$NGINX_URL
+}
+
 # lighttpd_start BACKEND [CONF]: runs a shipped lighttpd configuration
 # (default conf/lighttpd.conf) in the foreground; BACKEND is unix:PATH or
 # HOST:PORT (ignored by the bin-path variant). Sets LIGHTTPD_URL, LIGHTTPD_DIR.

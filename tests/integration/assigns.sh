@@ -53,9 +53,7 @@ skills: { manifest: skills/manifest.yaml }
 YAML
 ASSIGNS_SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 export ASSIGNS_SECRET
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 as() { local tok=$1; shift; mpost "$U" "$@" -H "Authorization: Bearer $tok"; }
 
 as alice-pro 1 tools/call '{"name":"whoami","arguments":{}}'

@@ -17,9 +17,7 @@ server: { name: skills-test, version: "1.0" }
 workers: 2
 skills: { manifest: skills/manifest.yaml }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 still_serving() {
 	mpost "$U" 99 skills/get '{"uri":"skill://git-workflow/SKILL.md"}'
