@@ -41,8 +41,6 @@ resource_templates:
 YAML
 behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
-uri() { jq -nc --arg u "$1" '{uri:$u}'; }
-rd() { mpost "$U" 8 resources/read "$(uri "$1")"; }
 # no_secret WHAT: the last answer does not hold the secret
 no_secret() {
 	case $BODY in

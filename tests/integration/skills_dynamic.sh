@@ -17,11 +17,6 @@ workers: 2
 skills: { manifest: skills/manifest.yaml }
 YAML
 behind_nginx phantom_listen "$T_DIR/phantom.yaml"
-uri() { jq -nc --arg u "$1" '{uri:$u}'; }
-get() { mpost "$U" 7 skills/get "$(uri "$1")"; }
-rd() { mpost "$U" 8 resources/read "$(uri "$1")"; }
-dread() { mpost "$U" 9 resources/directory/read "$(uri "$1")"; }
-jqc() { printf '%s' "$BODY" | jq -c "$1"; }
 
 mpost "$U" 1 skills/list '{}'
 is "$(jqc '[.result.skills[] | [.uri, (.resources|tostring)]]')" \
