@@ -22,17 +22,7 @@ case "\$(jq -r '.headers.authorization // ""')" in
 *) echo '{"decision":"unauthorized"}';;
 esac
 SH
-cat >"$T_DIR/tool.sh" <<'SH'
-#!/bin/bash
-in=$(cat)
-if [ "$(jq -r '.state // empty | .round' <<<"$in")" = 1 ]; then
-	jq -c '{content: [{type: "text", text: "retried for \(.principal) on \(.assigns.plan)"}]}' <<<"$in"
-elif [ "$(jq -r .name <<<"$in")" = twice ]; then
-	echo '{"inputRequired":{"state":{"round":1}}}'
-else
-	jq -c '{content: [{type: "text", text: (.assigns | tojson)}]}' <<<"$in"
-fi
-SH
+cp "$top_srcdir/tests/handlers/assigns_tool.sh" "$T_DIR/tool.sh"
 chmod 755 "$T_DIR/authenticator" "$T_DIR/tool.sh"
 mkdir -p "$T_DIR/skills/plan-guide"
 printf -- '---\nname: plan-guide\ndescription: What your plan includes.\n---\nYou are {{principal}} on the {{ assigns.plan }} plan of team {{assigns.team}} ({{assigns.seats}} seats{{assigns.nope}}).\n' \
