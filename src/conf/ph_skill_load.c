@@ -7,7 +7,7 @@
  * Every problem is reported as MANIFEST:LINE: message, and any problem
  * fails the load (phantom-fcgi -t lists them all). */
 #include "first.h"
-#include "ph_skill_load.h"
+#include "ph_skill_scan.h"
 #include "ph_skills.h"
 #include "ph_conf.h"
 #include "ph_fs.h"

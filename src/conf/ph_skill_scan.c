@@ -5,7 +5,7 @@
  * and SKILL.md checked; then each skill's tree, its files and those of the
  * skills nested in it. Problems are reported as ph_skill_load.c does. */
 #include "first.h"
-#include "ph_skill_load.h"
+#include "ph_skill_scan.h"
 #include "ph_fs.h"
 #include <dirent.h>
 #include <errno.h>

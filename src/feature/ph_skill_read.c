@@ -6,7 +6,7 @@
 #include "first.h"
 #include "ph_fs.h"
 #include "ph_log.h"
-#include "ph_skill_req.h"
+#include "ph_skills.h"
 #include <errno.h>
 #include <sodium.h>
 #include <stdlib.h>

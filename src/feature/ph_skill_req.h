@@ -86,12 +86,4 @@ struct json_object *ph_skill_entry(struct rq *q, size_t k, char *const *vals, st
 const char *ph_skill_uri_param(struct ph_req *r, size_t *len);
 /* The -32602 of a request without uri. */
 void ph_skill_uri_required(struct ph_outcome *o);
-
-/* ---- files (ph_skill_read.c) ---- */
-
-/* Brings f's cache up to date with the file on disk (ph_skill_read.c).
- * Returns 0, or -1 with errno (EINVAL: SKILL.md no longer has valid
- * frontmatter). */
-int ph_skill_refresh(const struct ph_skills_conf *sc, const struct ph_skill *owner,
-		     struct ph_skill_file *f) PH_WUR;
 #endif

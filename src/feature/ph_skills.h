@@ -171,7 +171,8 @@ void ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char 
 /* ---- configuration (ph_skill_load.c): the parser of the skills section is
  * declared in ph_sections.h ---- */
 
-/* ---- lookups without a request (ph_skills.c), for tests and fuzzing ---- */
+/* ---- lookups and reads without a request (ph_skill_req.c, ph_skill_read.c),
+ * for tests and fuzzing ---- */
 
 /* Finds the deepest skill route matching a prefix of segs (literal segments
  * before parameters). Returns the skill index or -1; *used gets the number
@@ -189,6 +190,11 @@ int ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill 
 int ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 			  struct ph_skill_file *f, char *const *vals, const char *principal,
 			  struct json_object *assigns, unsigned char digest[32], size_t *size) PH_WUR;
+/* Brings f's cache up to date with the file on disk (ph_skill_read.c).
+ * Returns 0, or -1 with errno (EINVAL: SKILL.md no longer has valid
+ * frontmatter). */
+int ph_skill_refresh(const struct ph_skills_conf *sc, const struct ph_skill *owner,
+		     struct ph_skill_file *f) PH_WUR;
 /* How many files were hashed in this process (to show the cache works). */
 extern unsigned long ph_skills_hash_count;
 #endif

@@ -1,8 +1,8 @@
-/* ph_skill_load.h: what the loading of a manifest (ph_skill_load.c) and
- * the scanning of skill directories (ph_skill_scan.c) share. Private to
- * conf/. */
-#ifndef PH_SKILL_LOAD_H
-#define PH_SKILL_LOAD_H
+/* ph_skill_scan.h: the scanning of skill directories (ph_skill_scan.c), as
+ * the loading of a manifest (ph_skill_load.c) calls it, with the load
+ * context both report problems through. Private to conf/. */
+#ifndef PH_SKILL_SCAN_H
+#define PH_SKILL_SCAN_H
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_skills.h"
