@@ -364,6 +364,15 @@ nginx_start() {
 	NGINX_URL=http://127.0.0.1:$port/mcp
 }
 
+# behind_nginx START [ARGS...]: runs START (phantom_listen, phantom_up...)
+# with ARGS, then nginx in front of it; U is nginx's URL. If either does
+# not start, the script ends with "not ok 1".
+behind_nginx() {
+	"$@" || { echo "not ok 1 - phantom starts"; exit 1; }
+	nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+	U=$NGINX_URL
+}
+
 # lighttpd_start BACKEND [CONF]: runs a shipped lighttpd configuration
 # (default conf/lighttpd.conf) in the foreground; BACKEND is unix:PATH or
 # HOST:PORT (ignored by the bin-path variant). Sets LIGHTTPD_URL, LIGHTTPD_DIR.
@@ -477,6 +486,15 @@ mpost() {
 }
 # jqr FILTER: applies a jq filter to BODY (the last response), -r output
 jqr() { printf '%s' "$BODY" | jq -r "$1" 2>/dev/null; }
+# jqc FILTER: FILTER over the last response body, compact JSON
+jqc() { printf '%s' "$BODY" | jq -c "$1"; }
+# uri URI: the params {"uri": URI}
+uri() { jq -nc --arg u "$1" '{uri:$u}'; }
+# get, rd, dread URI [CURL-ARGS...]: skills/get, resources/read and
+# resources/directory/read of URI at $U (ids 7, 8 and 9)
+get() { mpost "$U" 7 skills/get "$(uri "$1")" "${@:2}"; }
+rd() { mpost "$U" 8 resources/read "$(uri "$1")" "${@:2}"; }
+dread() { mpost "$U" 9 resources/directory/read "$(uri "$1")" "${@:2}"; }
 # header NAME: value of a response header of the last post (case-insensitive)
 header() { printf '%s\n' "$HEADERS" | grep -i "^$1:" | head -1 | sed 's/^[^:]*: *//'; }
 

@@ -312,6 +312,29 @@ set_where(struct rc *r, const char *section, size_t i, const struct ph_ynode *it
 		snprintf(r->where, sizeof r->where, "%s[%zu]", section, i);
 }
 
+/* Reads each item of a section (tools, prompts, resources, resource
+ * templates) with parse, after checking it is a mapping (else the problem
+ * what); problems name the item by its idkey. Returns 0, or -1 when any
+ * item had a problem. */
+static int
+section_each(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n, enum ph_list which,
+	     const char *idkey, const char *what, void (*parse)(struct rc *, const struct ph_ynode *))
+{
+	const struct ph_ynode *items = section_items(x, key, n, which);
+	bool bad = false;
+	for (size_t i = 0; items && i < items->n; i++) {
+		struct rc r;
+		rc_init(&r, x);
+		set_where(&r, key, i, items->vals[i], idkey);
+		if (items->vals[i]->kind != PH_Y_MAP)
+			ph_yread_problem(&r.s, items->vals[i]->line, "%s", what);
+		else
+			parse(&r, items->vals[i]);
+		bad |= r.s.bad;
+	}
+	return bad ? -1 : 0;
+}
+
 /* ---- tools ------------------------------------------------------------------- */
 
 static const char *const tool_keys[] = {
@@ -502,20 +525,7 @@ fail:
 int
 ph_conf_tools(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
-	const struct ph_ynode *items = section_items(x, key, n, PH_LIST_TOOLS);
-	bool bad = false;
-	for (size_t i = 0; items && i < items->n; i++) {
-		struct rc r;
-		rc_init(&r, x);
-		set_where(&r, key, i, items->vals[i], "name");
-		if (items->vals[i]->kind != PH_Y_MAP) {
-			ph_yread_problem(&r.s, items->vals[i]->line, "a tool is a mapping");
-		} else {
-			parse_tool(&r, items->vals[i]);
-		}
-		bad |= r.s.bad;
-	}
-	return bad ? -1 : 0;
+	return section_each(x, key, n, PH_LIST_TOOLS, "name", "a tool is a mapping", parse_tool);
 }
 
 /* ---- prompts ------------------------------------------------------------------ */
@@ -666,19 +676,7 @@ fail:
 int
 ph_conf_prompts(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
-	const struct ph_ynode *items = section_items(x, key, n, PH_LIST_PROMPTS);
-	bool bad = false;
-	for (size_t i = 0; items && i < items->n; i++) {
-		struct rc r;
-		rc_init(&r, x);
-		set_where(&r, key, i, items->vals[i], "name");
-		if (items->vals[i]->kind != PH_Y_MAP)
-			ph_yread_problem(&r.s, items->vals[i]->line, "a prompt is a mapping");
-		else
-			parse_prompt(&r, items->vals[i]);
-		bad |= r.s.bad;
-	}
-	return bad ? -1 : 0;
+	return section_each(x, key, n, PH_LIST_PROMPTS, "name", "a prompt is a mapping", parse_prompt);
 }
 
 /* ---- resources ------------------------------------------------------------------ */
@@ -766,19 +764,7 @@ fail:
 int
 ph_conf_resources(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
-	const struct ph_ynode *items = section_items(x, key, n, PH_LIST_RESOURCES);
-	bool bad = false;
-	for (size_t i = 0; items && i < items->n; i++) {
-		struct rc r;
-		rc_init(&r, x);
-		set_where(&r, key, i, items->vals[i], "uri");
-		if (items->vals[i]->kind != PH_Y_MAP)
-			ph_yread_problem(&r.s, items->vals[i]->line, "a resource is a mapping");
-		else
-			parse_resource(&r, items->vals[i]);
-		bad |= r.s.bad;
-	}
-	return bad ? -1 : 0;
+	return section_each(x, key, n, PH_LIST_RESOURCES, "uri", "a resource is a mapping", parse_resource);
 }
 
 /* ---- resource lists -------------------------------------------------------------------- */
@@ -1010,19 +996,8 @@ fail:
 int
 ph_conf_templates(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 {
-	const struct ph_ynode *items = section_items(x, key, n, PH_LIST_TEMPLATES);
-	bool bad = false;
-	for (size_t i = 0; items && i < items->n; i++) {
-		struct rc r;
-		rc_init(&r, x);
-		set_where(&r, key, i, items->vals[i], "uri_template");
-		if (items->vals[i]->kind != PH_Y_MAP)
-			ph_yread_problem(&r.s, items->vals[i]->line, "a resource template is a mapping");
-		else
-			parse_template(&r, items->vals[i]);
-		bad |= r.s.bad;
-	}
-	return bad ? -1 : 0;
+	return section_each(x, key, n, PH_LIST_TEMPLATES, "uri_template", "a resource template is a mapping",
+			    parse_template);
 }
 
 /* ---- after loading ------------------------------------------------------------------ */

@@ -1,5 +1,4 @@
-/* ph_skill_uri.c: skill:// URIs in their one canonical spelling, and
- * counting UTF-8 characters.
+/* ph_skill_uri.c: skill:// URIs in their one canonical spelling.
  *
  * A skill URI is never mapped to a disk path: its decoded segments are
  * looked up among the files enumerated at load. The canonical check makes
@@ -141,14 +140,4 @@ ph_skill_uri_split(const char *uri, size_t len, char ***segs)
 bad:
 	ph_skill_segs_free(v, n);
 	return -1;
-}
-
-size_t
-ph_utf8_chars(const char *s, size_t len)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			n++;
-	return n;
 }

@@ -2,13 +2,15 @@
  *
  * A manifest (YAML) maps skill paths to directories. Everything is loaded
  * at start or reload (ph_skill_load.c): the manifest, every skill's file
- * list, SKILL.md frontmatter, templates and the limits. Requests
- * (ph_skills.c) only look things up, stat files, read them and hash them;
- * the digest of a static file is computed once per worker and reused until
- * the file changes.
+ * list, SKILL.md frontmatter, templates and the limits. Requests only look
+ * things up, stat files, read them and hash them; the digest of a static
+ * file is computed once per worker and reused until the file changes.
  *
  * Files: ph_skill_uri.c (skill:// URIs), ph_skill_fm.c (SKILL.md
- * frontmatter), ph_skill_load.c (manifest and scan), ph_skills.c (methods). */
+ * frontmatter), ph_skill_tmpl.c (templates), ph_skill_load.c (the manifest),
+ * ph_skill_scan.c (the skill directories at load), ph_skill_req.c (a
+ * request against the index), ph_skill_read.c (reading and digesting
+ * files), ph_skills.c (the methods). */
 #ifndef PH_SKILLS_H
 #define PH_SKILLS_H
 #include "first.h"
@@ -149,10 +151,8 @@ struct json_object *ph_skill_frontmatter(const char *text, size_t len, int max_d
 const char *ph_skill_fm_check(struct json_object *fm);
 /* True for a valid Agent Skills name. */
 bool ph_skill_name_valid(const char *name);
-/* Number of Unicode code points in a UTF-8 string. */
-size_t ph_utf8_chars(const char *s, size_t len);
 
-/* ---- templates (ph_skills.c) ---- */
+/* ---- templates (ph_skill_tmpl.c) ---- */
 
 /* Checks a template's placeholders: {{name}} with optional blanks, where
  * name is one of pnames, "principal", "user" or "assigns.NAME" (NAME of
@@ -171,7 +171,8 @@ void ph_skill_tmpl_render(struct ph_buf *out, const char *src, size_t len, char 
 /* ---- configuration (ph_skill_load.c): the parser of the skills section is
  * declared in ph_sections.h ---- */
 
-/* ---- lookups without a request (ph_skills.c), for tests and fuzzing ---- */
+/* ---- lookups and reads without a request (ph_skill_req.c, ph_skill_read.c),
+ * for tests and fuzzing ---- */
 
 /* Finds the deepest skill route matching a prefix of segs (literal segments
  * before parameters). Returns the skill index or -1; *used gets the number
@@ -189,6 +190,11 @@ int ph_skills_file_bytes(const struct ph_skills_conf *sc, const struct ph_skill 
 int ph_skills_file_digest(const struct ph_skills_conf *sc, const struct ph_skill *owner,
 			  struct ph_skill_file *f, char *const *vals, const char *principal,
 			  struct json_object *assigns, unsigned char digest[32], size_t *size) PH_WUR;
+/* Brings f's cache up to date with the file on disk (ph_skill_read.c).
+ * Returns 0, or -1 with errno (EINVAL: SKILL.md no longer has valid
+ * frontmatter). */
+int ph_skill_refresh(const struct ph_skills_conf *sc, const struct ph_skill *owner,
+		     struct ph_skill_file *f) PH_WUR;
 /* How many files were hashed in this process (to show the cache works). */
 extern unsigned long ph_skills_hash_count;
 #endif

@@ -660,31 +660,44 @@ ph_run_clock(struct run *r, long long timeout)
 	r->next_alive = r->t0 + 1000000;
 }
 
-/* Fills r for one run: the limits of the spec over those of lim, the clock
- * started, every fd -1. Borrows every pointer. */
+/* Fills r for one run: every fd -1, then the call as ph_run_call sets it.
+ * Borrows every pointer. */
 void
 ph_run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
 	 const char *input, size_t input_len, const struct ph_exec_hooks *hooks,
 	 struct ph_exec_result *res)
 {
-	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
 	memset(r, 0, sizeof *r);
-	memset(res, 0, sizeof *res);
 	r->spec = spec;
-	r->lim = lim;
-	r->hooks = hooks;
-	r->res = res;
-	r->input = input;
-	r->input_len = input_len;
 	r->pin[0] = r->pin[1] = r->pout[0] = r->pout[1] = r->perr[0] = r->perr[1] = -1;
 	r->p3[0] = r->p3[1] = r->pst[0] = r->pst[1] = -1;
 	r->pidfd = -1;
-	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
 	r->exit_grace_ms = lim->exit_grace_ms;
 	r->label = hooks && hooks->label ? hooks->label : spec->argv[0];
+	ph_buf_init(&r->out);
+	ph_run_call(r, spec, lim, input, input_len, hooks, res);
+}
+
+/* The one place where a call's limits are taken: those of the spec (the
+ * handler's) over those of lim (the server's). Shared by a run and by each
+ * call to a persistent process. */
+void
+ph_run_call(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+	    const char *input, size_t input_len, const struct ph_exec_hooks *hooks,
+	    struct ph_exec_result *res)
+{
+	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
+	memset(res, 0, sizeof *res);
+	r->lim = lim;
+	r->hooks = hooks;
+	r->res = res;
+	r->killed = false;
+	r->input = input;
+	r->input_len = input_len;
+	r->written = 0;
+	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
 	r->el = ph_run_errlog(r->label, lim);
 	r->pc = (struct p3ctx){hooks};
-	ph_buf_init(&r->out);
 	ph_run_clock(r, timeout);
 }
 

@@ -145,21 +145,8 @@ static void
 proc_call_init(struct ph_exec_proc *p, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
 	       const char *line, size_t len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res)
 {
-	struct run *r = &p->r;
-	long long timeout = spec->timeout_ms > 0 ? spec->timeout_ms : lim->timeout_ms;
-	memset(res, 0, sizeof *res);
-	r->res = res;
-	r->lim = lim;
-	r->hooks = hooks;
-	r->killed = false;
-	r->input = line;
-	r->input_len = len;
-	r->written = 0;
-	r->cap = spec->max_output > 0 ? spec->max_output : lim->max_output;
-	r->el = ph_run_errlog(p->label, lim);
-	r->pc = (struct p3ctx){hooks};
+	ph_run_call(&p->r, spec, lim, line, len, hooks, res);
 	ph_buf_reset(&p->ob);
-	ph_run_clock(r, timeout);
 }
 
 /* One poll round of a call. Returns 1 when the answer is in, 0 to go on,

@@ -97,9 +97,13 @@ void ph_run_close(struct run *r);
  * say the client went away (asked once a second). Returns true when it
  * was stopped. */
 bool ph_run_expired(struct run *r);
-/* Fills r for one run: the limits of the spec over those of lim, the clock
- * started, every fd -1. Borrows every pointer. */
+/* Fills r for one run: every fd -1, then the call as ph_run_call sets it.
+ * Borrows every pointer. */
 void ph_run_init(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, const char *input, size_t input_len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res);
+/* Sets r up for one call: res cleared, the hooks and the input, the limits
+ * of the spec over those of lim (output cap, stderr log) and the clock
+ * started. Borrows every pointer; r->label must be set. */
+void ph_run_call(struct run *r, const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, const char *input, size_t input_len, const struct ph_exec_hooks *hooks, struct ph_exec_result *res);
 /* Opens the pipes, builds the environment and starts the command in its
  * own process group, keeping our ends of the pipes. Returns true when the
  * command runs; false with res set to PH_EXEC_SPAWN. */

@@ -100,6 +100,16 @@ ph_utf8_valid(const char *str, size_t n)
 	return true;
 }
 
+size_t
+ph_utf8_chars(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
 char *
 ph_utf8_repair(const char *s)
 {

@@ -12,6 +12,9 @@ const char *ph_mime_guess(const char *filename);
 bool ph_mime_textual(const char *mime);
 /* True when the n bytes are well-formed UTF-8 without NUL. */
 bool ph_utf8_valid(const char *s, size_t n);
+/* Number of Unicode code points in a UTF-8 string (bytes that do not
+ * continue a sequence). */
+size_t ph_utf8_chars(const char *s, size_t len);
 /* A copy of the C string s with every byte that does not belong to a
  * well-formed UTF-8 sequence replaced by '?' (for messages that quote what
  * a client sent, possibly cut mid-character). Caller frees. */

@@ -3,6 +3,7 @@
 #include "first.h"
 #include "ph_schema.h"
 #include "ph_json.h"
+#include "ph_mime.h"
 #include "ph_pattern.h"
 #include <json-c/json.h>
 #include <math.h>
@@ -186,16 +187,6 @@ ph_json_brief(struct ph_buf *b, struct json_object *v, size_t max)
 		max--;
 	ph_buf_add(b, s, max);
 	ph_buf_adds(b, "...");
-}
-
-static size_t
-utf8_length(const char *s, size_t n)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < n; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			c++;
-	return c;
 }
 
 /* ---- compiling ------------------------------------------------------------- */
@@ -913,7 +904,7 @@ v_string(struct vctx *v, const struct node *s, struct json_object *inst, const s
 {
 	const char *str = json_object_get_string(inst);
 	size_t bytes = (size_t)json_object_get_string_len(inst);
-	size_t chars = utf8_length(str, bytes);
+	size_t chars = ph_utf8_chars(str, bytes);
 	if (s->min_len >= 0 && chars < (size_t)s->min_len)
 		verr(v, path, "must be at least %lld characters long", s->min_len);
 	if (s->max_len >= 0 && chars > (size_t)s->max_len)

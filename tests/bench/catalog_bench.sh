@@ -30,8 +30,10 @@ SUMMARY=$T_DIR/summary
 
 # measure NAME BODIES: wrk for D seconds after a 1 s warm-up; sets RPS
 measure() {
-	BODIES=$2 wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/catalog.lua" "$NGINX_URL" >/dev/null
-	BODIES=$2 wrk -t2 -c8 -d"${D}s" --latency -s "$top_srcdir/tests/bench/catalog.lua" "$NGINX_URL" >"$T_DIR/m.wrk"
+	METHOD=resources/list BODIES=$2 wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/list_pages.lua" \
+		"$NGINX_URL" >/dev/null
+	METHOD=resources/list BODIES=$2 wrk -t2 -c8 -d"${D}s" --latency -s "$top_srcdir/tests/bench/list_pages.lua" \
+		"$NGINX_URL" >"$T_DIR/m.wrk"
 	RPS=$(awk '/Requests\/sec/{print $2}' "$T_DIR/m.wrk")
 	P50=$(awk '/ 50%/{print $2}' "$T_DIR/m.wrk")
 	P99=$(awk '/ 99%/{print $2}' "$T_DIR/m.wrk")

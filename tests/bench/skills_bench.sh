@@ -47,8 +47,9 @@ YAML
 	t1=$(date +%s%N)
 	diag "$1: first walk of 10 pages (100 skills, 1000 files each): $(( (t1 - t0) / 1000000 )) ms"
 	is "$(jqr '.result.skills|length')" 100 "$1: the last page has 100 skills"
-	BODIES=$T_DIR/bodies wrk -t2 -c8 -d2s -s "$top_srcdir/tests/bench/skills_list.lua" "$NGINX_URL" >/dev/null
-	BODIES=$T_DIR/bodies wrk -t2 -c8 -d"${D}s" --latency -s "$top_srcdir/tests/bench/skills_list.lua" \
+	METHOD=skills/list BODIES=$T_DIR/bodies wrk -t2 -c8 -d2s -s "$top_srcdir/tests/bench/list_pages.lua" \
+		"$NGINX_URL" >/dev/null
+	METHOD=skills/list BODIES=$T_DIR/bodies wrk -t2 -c8 -d"${D}s" --latency -s "$top_srcdir/tests/bench/list_pages.lua" \
 		"$NGINX_URL" >"$T_DIR/$1.wrk"
 	diag "$1: $(grep 'Requests/sec' "$T_DIR/$1.wrk")  p50 $(awk '/ 50%/{print $2}' "$T_DIR/$1.wrk")  p99 $(awk '/ 99%/{print $2}' "$T_DIR/$1.wrk")  $(grep 'bad responses' "$T_DIR/$1.wrk")"
 	kill "$PH_PID"; wait "$PH_PID" 2>/dev/null

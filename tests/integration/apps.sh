@@ -54,9 +54,7 @@ EXPECT_UI='{"csp":{"connectDomains":["https://api.example.com","wss://live.examp
 CLOCK=ui://apps-test/clock
 digest() { sha256sum "$1" | cut -c1-16; }
 
-phantom_up "$D/apps.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$D/apps.yaml"
 
 # tools_checks ERA: the tools/list in BODY
 tools_checks() {

@@ -22,17 +22,7 @@ case "\$(jq -r '.headers.authorization // ""')" in
 *) echo '{"decision":"unauthorized"}';;
 esac
 SH
-cat >"$T_DIR/tool.sh" <<'SH'
-#!/bin/bash
-in=$(cat)
-if [ "$(jq -r '.state // empty | .round' <<<"$in")" = 1 ]; then
-	jq -c '{content: [{type: "text", text: "retried for \(.principal) on \(.assigns.plan)"}]}' <<<"$in"
-elif [ "$(jq -r .name <<<"$in")" = twice ]; then
-	echo '{"inputRequired":{"state":{"round":1}}}'
-else
-	jq -c '{content: [{type: "text", text: (.assigns | tojson)}]}' <<<"$in"
-fi
-SH
+cp "$top_srcdir/tests/handlers/assigns_tool.sh" "$T_DIR/tool.sh"
 chmod 755 "$T_DIR/authenticator" "$T_DIR/tool.sh"
 mkdir -p "$T_DIR/skills/plan-guide"
 printf -- '---\nname: plan-guide\ndescription: What your plan includes.\n---\nYou are {{principal}} on the {{ assigns.plan }} plan of team {{assigns.team}} ({{assigns.seats}} seats{{assigns.nope}}).\n' \
@@ -53,9 +43,7 @@ skills: { manifest: skills/manifest.yaml }
 YAML
 ASSIGNS_SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 export ASSIGNS_SECRET
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 as() { local tok=$1; shift; mpost "$U" "$@" -H "Authorization: Bearer $tok"; }
 
 as alice-pro 1 tools/call '{"name":"whoami","arguments":{}}'

@@ -12,17 +12,7 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 export PHANTOM_MODULE_PATH=$top_builddir/tests/modules/.libs
 
-cat >"$T_DIR/tool.sh" <<'SH'
-#!/bin/bash
-in=$(cat)
-if [ "$(jq -r '.state // empty | .round' <<<"$in")" = 1 ]; then
-	jq -c '{content: [{type: "text", text: "retried for \(.principal) on \(.assigns.plan)"}]}' <<<"$in"
-elif [ "$(jq -r .name <<<"$in")" = twice ]; then
-	echo '{"inputRequired":{"state":{"round":1}}}'
-else
-	jq -c '{content: [{type: "text", text: (.assigns | tojson)}]}' <<<"$in"
-fi
-SH
+cp "$top_srcdir/tests/handlers/assigns_tool.sh" "$T_DIR/tool.sh"
 chmod 755 "$T_DIR/tool.sh"
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: assigns-module-test, version: "1.0" }

@@ -34,9 +34,7 @@ auth:
   scope: "mcp:read"
   stdio_principal: ops
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 still_serving() {
 	mpost "$U" 99 server/discover '{}' -H 'Authorization: Bearer good-bob'
 	is "$STATUS" 200 "next request after $1 still served"

@@ -8,9 +8,7 @@ command -v nginx >/dev/null || skip_all "nginx not installed"
 
 OUT=$("$PHANTOM" -c "$top_srcdir/conf/phantom.yaml" -t 2>&1)
 is "$?" 0 "conf/phantom.yaml passes -t"
-phantom_up "$top_srcdir/conf/phantom.yaml" --workers 2 || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$top_srcdir/conf/phantom.yaml" --workers 2
 call() { local id=$1 p=$2; shift 2; mcall "$U" "$id" tools/call "$p" "$@"; }
 
 mcall "$U" 1 server/discover '{}'

@@ -39,12 +39,8 @@ resource_templates:
     - {uri_template: "files://{name}", name: files, dir: tpl}
     - {uri_template: "deep://{dir}/{name}", name: deep, dir: tpl}
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
-uri() { jq -nc --arg u "$1" '{uri:$u}'; }
-rd() { mpost "$U" 8 resources/read "$(uri "$1")"; }
 # no_secret WHAT: the last answer does not hold the secret
 no_secret() {
 	case $BODY in

@@ -18,8 +18,7 @@ command -v jq >/dev/null || skip_all "jq not installed"
 
 # the configuration the cases are written against, shared with test_golden.c
 cp "$top_srcdir/tests/golden/phantom.yaml" "$T_DIR/phantom.yaml"
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 # body_of FILE: the request bytes of a golden file
 body_of() {

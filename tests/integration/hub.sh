@@ -26,9 +26,7 @@ prompts:
     description: a greeting
     messages: [{ role: user, text: hello }]
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 hub=$(hub_of "$PH_PID")
 workers=$(workers_of "$PH_PID" | tr '\n' ' ')
 [ -n "$hub" ]; ok "the master runs a hub beside its workers"

@@ -23,9 +23,7 @@ tools:
 resources:
   - { uri: "app://counter", name: counter, exec: [./counter.sh] }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 notify() { "$PHANTOM" -c "$T_DIR/phantom.yaml" --notify "$@"; }
 
 # a listen stream subscribed to app://counter and to tools/list_changed

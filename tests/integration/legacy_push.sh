@@ -66,9 +66,7 @@ case $req in
 esac
 SH
 chmod +x "$T_DIR/chatty.sh"
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 V=(-H "MCP-Protocol-Version: 2025-11-25")
 
 # ---- the SDK v1 client

@@ -14,9 +14,7 @@ server: { name: listen-test, version: "1.0" }
 workers: 3
 subscriptions: { max_ms: 1500, keepalive_ms: 300, max_streams: 1 }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 listen_body='{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 listen() {
 	curl -sN -D "$1.h" -o "$1" "$U" -H 'Content-Type: application/json' \

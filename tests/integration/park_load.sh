@@ -40,9 +40,7 @@ tools:
     exec: [$T_DIR/ask.sh]
     persistent: true
 YAML
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 # the shipped limits hold N parked calls only when nginx's two workers share
 # them evenly: give each room for all of them
 if [ "$(ulimit -n)" -ge $((3 * N)) ]; then

@@ -37,9 +37,7 @@ if command -v php >/dev/null; then
 	printf '  - { name: php_warn, exec: [%s, -d, display_errors=stdout, %s], persistent: true, input_schema: {type: object, properties: {text: {}}} }\n' \
 		"$(command -v php)" "$top_srcdir/examples/scripts/echo_persistent.php" >>"$T_DIR/phantom.yaml"
 fi
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 
 # pcall TOOL MODE [CURL-ARGS...]: one call; TEXT is the answer's text, PID
 # the process that served it (empty on a failure)

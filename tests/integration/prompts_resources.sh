@@ -107,9 +107,7 @@ resource_templates:
       symbol: resource
       complete: {id: {module: testmod.so, symbol: many_values}}
 YAML
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 
 still() {
 	mcall "$U" 99 resources/read '{"uri":"info://inline"}'

@@ -13,8 +13,7 @@ tools:
   - { name: countdown, description: progress every step_ms, input: {from: integer, step_ms: integer},
       exec: [$top_srcdir/examples/scripts/countdown.sh] }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 for era in auto:modern 2026-07-28:modern legacy:legacy; do
 	e=${era%%:*}; want=${era##*:}

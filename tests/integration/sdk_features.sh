@@ -39,8 +39,7 @@ resource_templates:
   - { uri_template: "docs://{page}", dir: $E/docs }
   - { uri_template: "example://rot13/{text}", mime_type: text/plain, module: phantom_example.so, symbol: rot13 }
 YAML
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 
 node_client sdk-v2-features.mjs --url "$NGINX_URL" --era auto
 node_client sdk-v2-features.mjs --url "$NGINX_URL" --era 2026-07-28

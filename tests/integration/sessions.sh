@@ -23,9 +23,7 @@ auth:
 tools:
   - { name: echo, input: {text: {type: string, required: true}}, module: phantom_example.so, symbol: echo }
 YAML
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 A=(-H "Authorization: Bearer $T_ALICE")
 B=(-H "Authorization: Bearer $T_BOB")
 V=(-H "MCP-Protocol-Version: 2025-11-25")

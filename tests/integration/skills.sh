@@ -17,19 +17,12 @@ server: { name: skills-test, version: "1.0" }
 workers: 2
 skills: { manifest: skills/manifest.yaml }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 still_serving() {
 	mpost "$U" 99 skills/get '{"uri":"skill://git-workflow/SKILL.md"}'
 	is "$(jqr .result.skill.uri)" skill://git-workflow/SKILL.md "still serving after $1"
 }
-uri() { jq -nc --arg u "$1" '{uri:$u}'; }
-jqc() { printf '%s' "$BODY" | jq -c "$1"; }
-get() { mpost "$U" 7 skills/get "$(uri "$1")" "${@:2}"; }
-rd() { mpost "$U" 8 resources/read "$(uri "$1")" "${@:2}"; }
-dread() { mpost "$U" 9 resources/directory/read "$(uri "$1")" "${@:2}"; }
 # bytes of the last resources/read into a file; prints "sha256:<hex> <size>"
 served_digest() {
 	local f=$T_DIR/bytes

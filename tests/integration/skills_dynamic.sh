@@ -16,14 +16,7 @@ server: { name: skills-dynamic-test, version: "1.0" }
 workers: 2
 skills: { manifest: skills/manifest.yaml }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
-uri() { jq -nc --arg u "$1" '{uri:$u}'; }
-get() { mpost "$U" 7 skills/get "$(uri "$1")"; }
-rd() { mpost "$U" 8 resources/read "$(uri "$1")"; }
-dread() { mpost "$U" 9 resources/directory/read "$(uri "$1")"; }
-jqc() { printf '%s' "$BODY" | jq -c "$1"; }
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 mpost "$U" 1 skills/list '{}'
 is "$(jqc '[.result.skills[] | [.uri, (.resources|tostring)]]')" \

@@ -22,9 +22,7 @@ server: { name: reload-test, version: "1.0" }
 workers: 2
 skills: { manifest: skills/manifest.yaml }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 listing() { mpost "$U" 1 skills/list "${1:-{\}}"; jqr '[.result.skills[].uri] | join(" ")'; }
 # hup EXPECTED: SIGHUP, then wait (5 s) until every worker lists EXPECTED
 hup() {

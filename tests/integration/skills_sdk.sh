@@ -13,8 +13,7 @@ server: { name: skills-sdk-test, version: "1.0" }
 workers: 2
 skills: { manifest: $top_srcdir/skills/manifest.yaml }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 for era in modern legacy; do
 	node_client skills-sdk.mjs --url "$NGINX_URL" --era "$era"

@@ -88,9 +88,7 @@ YAML
 conf "$T_DIR/phantom.yaml" alpha
 # stdio has no auth and no hub
 sed -e '/^auth:/,/^tools:/{/^tools:/!d}' "$T_DIR/phantom.yaml" >"$T_DIR/stdio.yaml"
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 # tpost WHO ID METHOD PARAMS [CAPS]: a 2026-07-28 request as WHO (alice or
 # bob) declaring CAPS (default: the tasks extension), Mcp-Name from

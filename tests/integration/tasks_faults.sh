@@ -56,9 +56,7 @@ tools:
   - { name: confirm, description: asks first, task: required, exec: [$T_DIR/confirm.sh] }
   - { name: stubborn, description: ignores SIGTERM, task: required, exec: [$T_DIR/stubborn.sh] }
 YAML
-phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_listen "$T_DIR/phantom.yaml"
 
 # call ID METHOD PARAMS: a 2026-07-28 request declaring the tasks extension,
 # Mcp-Name from params.name or params.taskId

@@ -86,9 +86,7 @@ tools:
       module: testmod.so
       symbol: args_echo
 YAML
-phantom_up "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
-nginx_start "$PH_ADDR" || { echo "not ok 1 - nginx starts"; exit 1; }
-U=$NGINX_URL
+behind_nginx phantom_up "$T_DIR/phantom.yaml"
 
 still() {
 	mcall "$U" 99 tools/call '{"name":"check","arguments":{"study_id":1}}'
