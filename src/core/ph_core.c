@@ -1986,7 +1986,8 @@ static void
 serve_body(struct ph_req *r, const char *body, size_t blen)
 {
 	/* a client sends the same params._meta (version, capabilities, info)
-	 * with every request: the last one read is kept for the next */
+	 * with every request: the last one read is kept for the next (a
+	 * fast path: what it relies on is in ph_json.h) */
 	static struct ph_json_memo meta_memo = {.key = "_meta", .level = 2};
 	bool key_nul;
 	/* the parser checks UTF-8 (RFC 3629) as it goes; a body it refuses is

@@ -32,7 +32,15 @@ bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object *
  * compared with a snapshot taken then, every name, string and number). For what
  * every request repeats (a client's params._meta). key: the member's name;
  * level: the depth of its value (1: a member of the document). Only objects
- * of at most PH_JSON_MEMO_MAX bytes of text are kept. */
+ * of at most PH_JSON_MEMO_MAX bytes of text are kept.
+ * A fast path (docs/internals.md): for the _meta of tests/bench/mcp.lua it
+ * saves 5,569 of 37,106 instructions a module tools/call (tests/bench/ab.sh).
+ * It relies on the snapshot seeing every change made to the kept value
+ * since it was kept (json-c has no read-only values: whoever holds a tree
+ * may change it), which holds while what a value means is its print, and
+ * on one thread a memo. A meaning the print misses (userdata, a serializer
+ * of one's own, set on a value of the tree) would reach the next request;
+ * a memo shared by threads would race. */
 #define PH_JSON_MEMO_MAX 2048
 struct ph_json_memo {
 	const char *key;
