@@ -1064,7 +1064,7 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
-			ph_jset(res, "resultType", ph_jshared_str("complete"));
+			ph_jset(res, "resultType", json_object_new_string("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
 		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
 		bool retry = ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses");

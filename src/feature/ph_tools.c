@@ -358,14 +358,14 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 	sc_text = has_sc && (content == NULL || json_object_array_length(content) == 0);
 	if (!sc_text && a.built) {
 		if (!a.has_ie)
-			ph_jset(res, "isError", ph_jbool(false));
+			ph_jset(res, "isError", json_object_new_boolean(false));
 		return json_object_get(res);
 	}
 	out = json_object_new_object();
 	if (sc_text) {
 		/* a text copy of structuredContent for clients that only read content */
 		struct json_object *arr = json_object_new_array(), *b = json_object_new_object();
-		ph_jset(b, "type", ph_jshared_str("text"));
+		ph_jset(b, "type", json_object_new_string("text"));
 		ph_jset(b, "text", json_object_new_string(
 						 json_object_to_json_string_ext(sc, JSON_C_TO_STRING_PLAIN |
 										    JSON_C_TO_STRING_NOSLASHESCAPE)));
@@ -376,7 +376,7 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 	}
 	if (has_sc)
 		ph_jset(out, "structuredContent", sc ? json_object_get(sc) : NULL);
-	ph_jset(out, "isError", ph_jbool(is_error));
+	ph_jset(out, "isError", json_object_new_boolean(is_error));
 	if (meta && json_object_is_type(meta, json_type_object))
 		ph_jset(out, "_meta", json_object_get(meta));
 	return out;

@@ -931,35 +931,6 @@ ph_jget(struct json_object *o, const char *key)
 	return v;
 }
 
-/* The shared strings: a few words, looked up by their bytes; past
- * SHARED_MAX of them a word gets a value of its own. */
-#define SHARED_MAX 16
-
-struct json_object *
-ph_jshared_str(const char *s)
-{
-	static const char *text[SHARED_MAX];
-	static struct json_object *val[SHARED_MAX];
-	static size_t n;
-	for (size_t i = 0; i < n; i++)
-		if (text[i][0] == s[0] && strcmp(text[i], s) == 0)
-			return json_object_get(val[i]);
-	if (n == SHARED_MAX)
-		return json_object_new_string(s);
-	val[n] = json_object_new_string(s);
-	text[n] = json_object_get_string(val[n]);
-	return json_object_get(val[n++]);
-}
-
-struct json_object *
-ph_jbool(bool b)
-{
-	static struct json_object *val[2];
-	if (val[b] == NULL)
-		val[b] = json_object_new_boolean(b);
-	return json_object_get(val[b]);
-}
-
 bool
 ph_jhas(struct json_object *o, const char *key)
 {

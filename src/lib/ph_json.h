@@ -88,12 +88,6 @@ bool ph_jhas(struct json_object *o, const char *key);
  * searched without hashing): whether o is an object with a member named
  * key, and in *v (when v is not NULL) its value, NULL when absent. */
 bool ph_jget_ex(struct json_object *o, const char *key, struct json_object **v);
-/* A new reference to a process's one string value s, or to its one
- * boolean value b, made at the first use and shared by every tree it is
- * put in: for the words answers repeat ("text", "complete", true...). A
- * shared value must never be changed (json_object_set_*). */
-struct json_object *ph_jshared_str(const char *s);
-struct json_object *ph_jbool(bool b);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *ph_jstr(struct json_object *o, const char *key);
 
