@@ -1787,38 +1787,21 @@ names_nul_free(struct ph_req *r)
 
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
  * notification; sets r->id, r->method and r->params. Returns false after
- * sending the error. The members are looked at in one pass (a JSON null is
- * as good as absent, but for id). */
+ * sending the error. A JSON null is as good as absent, but for id. */
 static bool
 check_envelope(struct ph_req *r)
 {
-	/* the members looked at, by slot: id, method, jsonrpc, params, an answer's */
-	static const struct {
-		const char *name;
-		int slot;
-	} members[] = {{"id", 0}, {"method", 1}, {"jsonrpc", 2}, {"params", 3}, {"result", 4}, {"error", 4}};
-	struct json_object *slot[4] = {NULL, NULL, NULL, NULL}, *id, *method, *jsonrpc, *params;
-	bool has_id = false, answer = false;
+	struct json_object *id, *method, *jsonrpc, *params;
+	bool has_id, answer;
 	if (!json_object_is_type(r->msg, json_type_object)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		return false;
 	}
-	json_object_object_foreach(r->msg, k, v) {
-		for (size_t i = 0; i < PH_ARRAY_LEN(members); i++) {
-			if (k[0] != members[i].name[0] || strcmp(k, members[i].name) != 0)
-				continue;
-			if (members[i].slot == 4)
-				answer |= v != NULL;
-			else
-				slot[members[i].slot] = v;
-			has_id |= members[i].slot == 0;
-			break;
-		}
-	}
-	id = slot[0];
-	method = slot[1];
-	jsonrpc = slot[2];
-	params = slot[3];
+	has_id = ph_jget_ex(r->msg, "id", &id);
+	method = ph_jget(r->msg, "method");
+	jsonrpc = ph_jget(r->msg, "jsonrpc");
+	params = ph_jget(r->msg, "params");
+	answer = ph_jget(r->msg, "result") != NULL || ph_jget(r->msg, "error") != NULL;
 	if (id != NULL && valid_id(id))
 		r->id = id;
 	if (method == NULL && answer) {
