@@ -356,6 +356,15 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 		ph_buf_free(&e);
 	}
 	sc_text = has_sc && (content == NULL || json_object_array_length(content) == 0);
+	/* A fast path (docs/internals.md): the answer is the result, not a
+	 * copy. It saves 1,104 to 1,437 of some 34,000 instructions a module
+	 * tools/call (tests/bench/ab.sh). It relies on res being the caller's
+	 * own, nobody else's (every handler kind's answer is built anew for
+	 * this call, in handler/ph_call.c), since isError is added to it and
+	 * the caller changes the result, and on read_answer's order being the
+	 * one the copy below writes, so that the bytes sent are the same. A
+	 * handler whose answer is kept from call to call, or a member written
+	 * below but not in read_answer's order, would break it. */
 	if (!sc_text && a.built) {
 		if (!a.has_ie)
 			ph_jset(res, "isError", json_object_new_boolean(false));
