@@ -916,8 +916,7 @@ view_meta(struct json_object *meta, struct meta_view *mv)
 		bool prefixed = strncmp(k, META_PREFIX, sizeof META_PREFIX - 1) == 0;
 		const char *tail = prefixed ? k + sizeof META_PREFIX - 1 : k;
 		for (size_t i = 0; i < PH_ARRAY_LEN(names); i++) {
-			if (names[i].prefixed == prefixed && names[i].name[0] == tail[0] &&
-			    strcmp(names[i].name, tail) == 0) {
+			if (names[i].prefixed == prefixed && strcmp(names[i].name, tail) == 0) {
 				*(struct json_object **)(void *)((char *)mv + names[i].at) = v;
 				break;
 			}
@@ -1767,7 +1766,7 @@ names_nul_free(struct ph_req *r)
 		return true;
 	json_object_object_foreach(r->params, k, v) {
 		for (size_t i = 0; i < PH_ARRAY_LEN(name_paths); i++) {
-			if (k[0] != name_paths[i][0][0] || strcmp(k, name_paths[i][0]) != 0)
+			if (strcmp(k, name_paths[i][0]) != 0)
 				continue;
 			if (ph_jstr_nul(name_paths[i][1] ? ph_jget(v, name_paths[i][1]) : v))
 				bad |= 1u << i;

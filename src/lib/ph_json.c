@@ -407,7 +407,7 @@ small_entry(struct lh_table *t, const char *key, size_t *seen, bool *more)
 	size_t i = 0;
 	for (; e != NULL && i < SMALL_OBJECT; e = lh_entry_next(e), i++) {
 		const char *k = lh_entry_k(e);
-		if (k[0] == key[0] && strcmp(k, key) == 0) {
+		if (strcmp(k, key) == 0) {
 			*seen = i + 1;
 			*more = false;
 			return e;
