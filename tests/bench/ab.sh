@@ -23,14 +23,16 @@
 #     costs much less (caches shared with it still move it some).
 # And, unless AB_IR=0 (or without valgrind), the instructions a request
 # (Ir) of each side: one worker under callgrind behind nginx, counters
-# zeroed after 2 s of requests, then AB_IR_SECONDS
-# (default 5) of wrk -c1: what the machine's load cannot move at all, the
-# figure a fast path of a few hundred instructions shows in.
+# zeroed after 2 s of requests, then AB_IR_SECONDS (default 5) of wrk -c1:
+# what the machine's load barely moves (one build's runs spread over some
+# 450 of 33,000), the figure a fast path of a few hundred instructions
+# shows in.
 if [ $# -ne 2 ]; then
 	echo "usage: $0 BUILD_DIR_A BUILD_DIR_B" >&2
 	exit 2
 fi
-A_DIR=$(cd "$1" && pwd) B_DIR=$(cd "$2" && pwd) || exit 2
+A_DIR=$(cd "$1" && pwd) || exit 2
+B_DIR=$(cd "$2" && pwd) || exit 2
 top_builddir=$A_DIR PHANTOM=$A_DIR/phantom-fcgi
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
 . "$top_srcdir/tests/bench/bench_lib.sh"
