@@ -916,8 +916,7 @@ view_meta(struct json_object *meta, struct meta_view *mv)
 		bool prefixed = strncmp(k, META_PREFIX, sizeof META_PREFIX - 1) == 0;
 		const char *tail = prefixed ? k + sizeof META_PREFIX - 1 : k;
 		for (size_t i = 0; i < PH_ARRAY_LEN(names); i++) {
-			if (names[i].prefixed == prefixed && names[i].name[0] == tail[0] &&
-			    strcmp(names[i].name, tail) == 0) {
+			if (names[i].prefixed == prefixed && strcmp(names[i].name, tail) == 0) {
 				*(struct json_object **)(void *)((char *)mv + names[i].at) = v;
 				break;
 			}
@@ -1064,7 +1063,7 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
 		if (rt == NULL)
-			ph_jset(res, "resultType", ph_jshared_str("complete"));
+			ph_jset(res, "resultType", json_object_new_string("complete"));
 		bool complete = rt == NULL || strcmp(json_object_get_string(rt), "complete") == 0;
 		/* results of retries (MRTR) are never cached (mcp-wire §5.4, §10) */
 		bool retry = ph_jget(r->params, "requestState") || ph_jget(r->params, "inputResponses");
@@ -1767,7 +1766,7 @@ names_nul_free(struct ph_req *r)
 		return true;
 	json_object_object_foreach(r->params, k, v) {
 		for (size_t i = 0; i < PH_ARRAY_LEN(name_paths); i++) {
-			if (k[0] != name_paths[i][0][0] || strcmp(k, name_paths[i][0]) != 0)
+			if (strcmp(k, name_paths[i][0]) != 0)
 				continue;
 			if (ph_jstr_nul(name_paths[i][1] ? ph_jget(v, name_paths[i][1]) : v))
 				bad |= 1u << i;
@@ -1787,38 +1786,21 @@ names_nul_free(struct ph_req *r)
 
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
  * notification; sets r->id, r->method and r->params. Returns false after
- * sending the error. The members are looked at in one pass (a JSON null is
- * as good as absent, but for id). */
+ * sending the error. A JSON null is as good as absent, but for id. */
 static bool
 check_envelope(struct ph_req *r)
 {
-	/* the members looked at, by slot: id, method, jsonrpc, params, an answer's */
-	static const struct {
-		const char *name;
-		int slot;
-	} members[] = {{"id", 0}, {"method", 1}, {"jsonrpc", 2}, {"params", 3}, {"result", 4}, {"error", 4}};
-	struct json_object *slot[4] = {NULL, NULL, NULL, NULL}, *id, *method, *jsonrpc, *params;
-	bool has_id = false, answer = false;
+	struct json_object *id, *method, *jsonrpc, *params;
+	bool has_id, answer;
 	if (!json_object_is_type(r->msg, json_type_object)) {
 		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		return false;
 	}
-	json_object_object_foreach(r->msg, k, v) {
-		for (size_t i = 0; i < PH_ARRAY_LEN(members); i++) {
-			if (k[0] != members[i].name[0] || strcmp(k, members[i].name) != 0)
-				continue;
-			if (members[i].slot == 4)
-				answer |= v != NULL;
-			else
-				slot[members[i].slot] = v;
-			has_id |= members[i].slot == 0;
-			break;
-		}
-	}
-	id = slot[0];
-	method = slot[1];
-	jsonrpc = slot[2];
-	params = slot[3];
+	has_id = ph_jget_ex(r->msg, "id", &id);
+	method = ph_jget(r->msg, "method");
+	jsonrpc = ph_jget(r->msg, "jsonrpc");
+	params = ph_jget(r->msg, "params");
+	answer = ph_jget(r->msg, "result") != NULL || ph_jget(r->msg, "error") != NULL;
 	if (id != NULL && valid_id(id))
 		r->id = id;
 	if (method == NULL && answer) {
@@ -1986,7 +1968,8 @@ static void
 serve_body(struct ph_req *r, const char *body, size_t blen)
 {
 	/* a client sends the same params._meta (version, capabilities, info)
-	 * with every request: the last one read is kept for the next */
+	 * with every request: the last one read is kept for the next (a
+	 * fast path: what it relies on is in ph_json.h) */
 	static struct ph_json_memo meta_memo = {.key = "_meta", .level = 2};
 	bool key_nul;
 	/* the parser checks UTF-8 (RFC 3629) as it goes; a body it refuses is

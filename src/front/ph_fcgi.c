@@ -171,9 +171,7 @@ struct fcgi_front {
 };
 
 /* A parameter of a request by name in envp ("NAME=VALUE" strings, as
- * libfcgi gives them): FCGX_GetParam's lookup,
- * with the first letter compared before the rest (a request asks for a
- * dozen names among some thirty). */
+ * libfcgi gives them): FCGX_GetParam's lookup. */
 static const char *
 envp_param(char **envp, const char *name)
 {
@@ -182,7 +180,7 @@ envp_param(char **envp, const char *name)
 		return NULL;
 	n = strlen(name);
 	for (char **p = envp; *p; p++)
-		if ((*p)[0] == name[0] && strncmp(*p, name, n) == 0 && (*p)[n] == '=')
+		if (strncmp(*p, name, n) == 0 && (*p)[n] == '=')
 			return *p + n + 1;
 	return NULL;
 }

@@ -326,11 +326,11 @@ add_block(phantom_result *res, struct json_object *b)
 	if (res->roles == NULL && res->role != NULL && strcmp(res->role, "user") != 0) {
 		res->roles = json_object_new_array();
 		for (size_t i = json_object_array_length(res->content); i > 0; i--)
-			json_object_array_add(res->roles, ph_jshared_str("user"));
+			json_object_array_add(res->roles, json_object_new_string("user"));
 	}
 	json_object_array_add(res->content, b);
 	if (res->roles)
-		json_object_array_add(res->roles, ph_jshared_str(res->role ? res->role : "user"));
+		json_object_array_add(res->roles, json_object_new_string(res->role ? res->role : "user"));
 	return 0;
 }
 
@@ -338,7 +338,7 @@ static struct json_object *
 block(const char *type)
 {
 	struct json_object *b = json_object_new_object();
-	ph_jset(b, "type", ph_jshared_str(type));
+	ph_jset(b, "type", json_object_new_string(type));
 	return b;
 }
 
@@ -702,13 +702,13 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		if (res->structured)
 			ph_jset(o, "structuredContent", json_object_get(res->structured));
 		if (res->is_error)
-			ph_jset(o, "isError", ph_jbool(true));
+			ph_jset(o, "isError", json_object_new_boolean(true));
 	} else if (strcmp(inv->kind, "prompt") == 0) {
 		struct json_object *msgs = json_object_new_array();
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *m = json_object_new_object();
 			ph_jset(m, "role", res->roles ? json_object_get(json_object_array_get_idx(res->roles, i))
-						      : ph_jshared_str("user"));
+						      : json_object_new_string("user"));
 			ph_jset(m, "content", json_object_get(json_object_array_get_idx(res->content, i)));
 			json_object_array_add(msgs, m);
 		}
@@ -1083,6 +1083,6 @@ ph_tool_error_result(const char *text)
 	ph_jset(b, "text", json_object_new_string(text));
 	json_object_array_add(c, b);
 	ph_jset(o, "content", c);
-	ph_jset(o, "isError", ph_jbool(true));
+	ph_jset(o, "isError", json_object_new_boolean(true));
 	return o;
 }

@@ -32,7 +32,15 @@ bool ph_json_parse_ex(const char *s, size_t len, int depth, struct json_object *
  * compared with a snapshot taken then, every name, string and number). For what
  * every request repeats (a client's params._meta). key: the member's name;
  * level: the depth of its value (1: a member of the document). Only objects
- * of at most PH_JSON_MEMO_MAX bytes of text are kept. */
+ * of at most PH_JSON_MEMO_MAX bytes of text are kept.
+ * A fast path (docs/internals.md): for the _meta of tests/bench/mcp.lua it
+ * saves 5,569 of 37,106 instructions a module tools/call (tests/bench/ab.sh).
+ * It relies on the snapshot seeing every change made to the kept value
+ * since it was kept (json-c has no read-only values: whoever holds a tree
+ * may change it), which holds while what a value means is its print, and
+ * on one thread a memo. A meaning the print misses (userdata, a serializer
+ * of one's own, set on a value of the tree) would reach the next request;
+ * a memo shared by threads would race. */
 #define PH_JSON_MEMO_MAX 2048
 struct ph_json_memo {
 	const char *key;
@@ -80,12 +88,6 @@ bool ph_jhas(struct json_object *o, const char *key);
  * searched without hashing): whether o is an object with a member named
  * key, and in *v (when v is not NULL) its value, NULL when absent. */
 bool ph_jget_ex(struct json_object *o, const char *key, struct json_object **v);
-/* A new reference to a process's one string value s, or to its one
- * boolean value b, made at the first use and shared by every tree it is
- * put in: for the words answers repeat ("text", "complete", true...). A
- * shared value must never be changed (json_object_set_*). */
-struct json_object *ph_jshared_str(const char *s);
-struct json_object *ph_jbool(bool b);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *ph_jstr(struct json_object *o, const char *key);
 

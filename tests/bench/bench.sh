@@ -36,6 +36,7 @@
 # PEER_SERVER to the v2-server.mjs to use (default ../shared/tools/...).
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
 set +u
 SECS=${BENCH_SECONDS:-5}
 CONNS=${BENCH_CONNECTIONS:-16}
@@ -64,17 +65,6 @@ done
 # The sampler runs beside the measurement, so it reads /proc with bash alone:
 # a fork per process and sample (ps, awk) took the CPU it was measuring, and
 # more of it from the side with more processes.
-# tree_into PID: appends PID and its descendants to the array TREE
-tree_into() {
-	local t k kids
-	TREE+=("$1")
-	for t in /proc/"$1"/task/*/children; do
-		kids=()
-		read -r -a kids 2>/dev/null <"$t" # (the order: a process may be gone)
-		for k in "${kids[@]}"; do tree_into "$k"; done
-	done
-}
-tree() { TREE=(); tree_into "$1"; printf '%s\n' "${TREE[@]}"; }
 # kib_of FILE KEY: sets KIB to the kB figure of the line "KEY: N kB" (0 when none)
 kib_of() {
 	local k v rest
@@ -120,20 +110,6 @@ sample_peak() {
 		read -r -t 0.2 -u "$sfd"
 	done
 }
-
-# cpu_ticks PIDS...: CPU time (clock ticks) of the trees so far, the exited
-# children they reaped included
-cpu_ticks() {
-	local total=0 p v
-	for root in "$@"; do
-		for p in $(tree "$root"); do
-			v=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$p/stat" 2>/dev/null)
-			total=$((total + ${v:-0}))
-		done
-	done
-	echo "$total"
-}
-HZ=$(getconf CLK_TCK)
 
 # run LABEL URL METHOD NAME ARGS WEBPID|- PIDS...: checks one request, then
 # wrk with memory sampling; stores "rps p50 p99 rss rss_noweb pss cpu_us"
@@ -193,15 +169,8 @@ tools:
 resources:
   - { uri: "info://hello", name: hello, text: "Hello, world." }
 YAML
-PH_PORT=$(free_port)
-spawn-fcgi -n -a 127.0.0.1 -p "$PH_PORT" -- "$PHANTOM" -c "$T_DIR/bench.yaml" --workers "$W" \
-	2>"$T_DIR/phantom.log" &
-PH_PID=$!
-T_PIDS+=("$PH_PID")
-wait_port "$PH_PORT" || { echo "bench: phantom did not start" >&2; cat "$T_DIR/phantom.log" >&2; exit 1; }
-nginx_start "127.0.0.1:$PH_PORT" || { echo "bench: nginx did not start" >&2; exit 1; }
-PH_URL=$NGINX_URL
-PH_NGINX=$(cat "$T_DIR"/nginx-*/nginx.pid)
+phantom_nginx "$PHANTOM" "$T_DIR/bench.yaml" tcp --workers "$W" || exit 1
+PH_PID=$PN_PID PH_URL=$PN_URL PH_NGINX=$PN_NGINX
 
 # ---- the ceiling -----------------------------------------------------------------------
 TRIV_PORT=$(free_port)
@@ -211,19 +180,12 @@ for p in $TRIV_PIDS; do T_PIDS+=("$p"); done
 wait_port "$TRIV_PORT"
 nginx_start "127.0.0.1:$TRIV_PORT" || { echo "bench: nginx did not start" >&2; exit 1; }
 CEIL_URL=$NGINX_URL
-CEIL_NGINX=$(cat "$(ls -d "$T_DIR"/nginx-* | while read -r d; do [ "$(cat "$d/nginx.pid")" != "$PH_NGINX" ] && echo "$d"; done | head -1)/nginx.pid")
+CEIL_NGINX=$(cat "$NGINX_DIR/nginx.pid")
 
 # ---- the same over unix sockets ------------------------------------------------------------
 if [ "${BENCH_UNIX:-1}" != 0 ]; then
-	PHU_SOCK=$T_DIR/phantom-bench.sock
-	spawn-fcgi -n -s "$PHU_SOCK" -M 0666 -- "$PHANTOM" -c "$T_DIR/bench.yaml" --workers "$W" \
-		2>"$T_DIR/phantom-unix.log" &
-	PHU_PID=$!
-	T_PIDS+=("$PHU_PID")
-	wait_for 5 test -S "$PHU_SOCK" || { echo "bench: phantom (unix) did not start" >&2; exit 1; }
-	nginx_start "unix:$PHU_SOCK" || { echo "bench: nginx did not start" >&2; exit 1; }
-	PHU_URL=$NGINX_URL
-	PHU_NGINX=$(cat "$NGINX_DIR/nginx.pid")
+	phantom_nginx "$PHANTOM" "$T_DIR/bench.yaml" unix --workers "$W" || exit 1
+	PHU_PID=$PN_PID PHU_URL=$PN_URL PHU_NGINX=$PN_NGINX
 	TRIVU_SOCK=$T_DIR/trivial-bench.sock
 	spawn-fcgi -s "$TRIVU_SOCK" -M 0666 -F "$W" -P "$T_DIR/trivial-unix.pid" -- "$TRIVIAL" >/dev/null
 	TRIVU_PIDS=$(cat "$T_DIR/trivial-unix.pid")
@@ -242,14 +204,8 @@ STATIC=${STATIC_PHANTOM:-$top_builddir/static/phantom-fcgi}
 ST_URL=
 if [ -x "$STATIC" ]; then
 	grep -v 'module:' "$T_DIR/bench.yaml" >"$T_DIR/bench-static.yaml"
-	ST_PORT=$(free_port)
-	spawn-fcgi -n -a 127.0.0.1 -p "$ST_PORT" -- "$STATIC" -c "$T_DIR/bench-static.yaml" --workers "$W" \
-		2>"$T_DIR/phantom-static.log" &
-	ST_PID=$!
-	T_PIDS+=("$ST_PID")
-	if wait_port "$ST_PORT" && nginx_start "127.0.0.1:$ST_PORT"; then
-		ST_URL=$NGINX_URL
-		ST_NGINX=$(cat "$NGINX_DIR/nginx.pid")
+	if phantom_nginx "$STATIC" "$T_DIR/bench-static.yaml" tcp --workers "$W"; then
+		ST_PID=$PN_PID ST_URL=$PN_URL ST_NGINX=$PN_NGINX
 	else
 		echo "bench: the static build did not start" >&2
 	fi
@@ -320,28 +276,6 @@ done
 # neither side always runs first), with no sampler beside them. The ratio
 # is the module's summed req/s over the ceiling's; the groups' own ratios
 # give its spread (median, range, and the mean +- two standard errors).
-# steal_now: "ALL STEAL" clock ticks of the machine so far (/proc/stat): the
-# time the hypervisor gave to others is what spreads this VM's runs most
-steal_now() {
-	local cpu rest
-	read -r cpu rest </proc/stat
-	set -- $rest
-	echo "$(($1 + $2 + $3 + $4 + ${5:-0} + ${6:-0} + ${7:-0} + ${8:-0})) ${8:-0}"
-}
-# slice URL PIDS...: "REQ_PER_S CPU_TICKS REQUESTS STEAL_FRACTION" of one
-# wrk run on URL
-slice() {
-	local url=$1 c0 c1 s0 s1 out; shift
-	c0=$(cpu_ticks "$@")
-	s0=($(steal_now))
-	out=$(MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
-		wrk -t2 -c"$CONNS" -d"${PAIR_SECS}s" --timeout 5s -s "$LUA" "$url" 2>&1 | grep '^RESULT')
-	s1=($(steal_now))
-	c1=$(cpu_ticks "$@")
-	set -- $out
-	echo "${2:-0} $((c1 - c0)) ${7:-0} $(awk -v t=$((s1[0] - s0[0])) -v s=$((s1[1] - s0[1])) \
-		'BEGIN { printf "%.4f", (t > 0 ? s / t : 0) }')"
-}
 # pairs LABEL CEIL_URL CEIL_PIDS MODULE_URL MODULE_PIDS: sets PAIRS[LABEL] to
 # "ratio median min max lo hi cpu_ratio steal_ratio steal_pct" and prints
 # the groups; steal_ratio: the same sums with each slice's req/s taken to

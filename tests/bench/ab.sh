@@ -1,0 +1,144 @@
+#!/bin/bash
+# tests/bench/ab.sh: two Phantom builds compared on the module path, paired
+# (not part of make check).
+#
+#   bash tests/bench/ab.sh BUILD_DIR_A BUILD_DIR_B
+#
+# Each build dir holds a built phantom-fcgi and examples/module (make). Both
+# serve tools/call echo of the example module, each under spawn-fcgi with
+# BENCH_WORKERS (default 4) workers behind an nginx of its own, over loopback
+# TCP and then over a unix socket (AB_UNIX=0: TCP only). AB_GROUPS (default
+# 8) groups of four wrk slices of AB_SECONDS (default 2) each run A, B, B, A:
+# a drift of the machine over a group cancels to first order, and neither
+# side always runs first.
+#
+# Two figures a transport, B against A:
+#   - throughput: B's summed req/s over A's, with the median and range of
+#     the groups' own ratios;
+#   - CPU a request: the run time of each side's FastCGI processes over a
+#     slice (/proc/PID/task/*/schedstat: utime + stime before their rounding
+#     to clock ticks), divided by the requests it served, nginx left out. On
+#     a shared machine this is the figure to rely on: other load takes
+#     throughput from both sides unevenly, and changes the CPU one request
+#     costs much less (caches shared with it still move it some).
+# And, unless AB_IR=0 (or without valgrind), the instructions a request
+# (Ir) of each side: one worker under callgrind behind nginx, counters
+# zeroed after 2 s of requests, then AB_IR_SECONDS (default 5) of wrk -c1:
+# what the machine's load barely moves (one build's runs spread over some
+# 450 of 33,000), the figure a fast path of a few hundred instructions
+# shows in.
+if [ $# -ne 2 ]; then
+	echo "usage: $0 BUILD_DIR_A BUILD_DIR_B" >&2
+	exit 2
+fi
+A_DIR=$(cd "$1" && pwd) || exit 2
+B_DIR=$(cd "$2" && pwd) || exit 2
+top_builddir=$A_DIR PHANTOM=$A_DIR/phantom-fcgi
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
+set +u
+CONNS=${BENCH_CONNECTIONS:-16}
+W=${BENCH_WORKERS:-4}
+LUA=$top_srcdir/tests/bench/mcp.lua
+PAIR_SECS=${AB_SECONDS:-2}
+GROUPS_N=${AB_GROUPS:-8}
+SLICE_CPU=cpu_ns
+
+for t in wrk nginx spawn-fcgi; do
+	command -v "$t" >/dev/null || { echo "ab: $t is needed" >&2; exit 2; }
+done
+for d in "$A_DIR" "$B_DIR"; do
+	for f in "$d/phantom-fcgi" "$d/examples/module/.libs/phantom_example.so"; do
+		[ -e "$f" ] || { echo "ab: $f is missing: build first (make)" >&2; exit 2; }
+	done
+done
+
+# ab_conf DIR: the configuration serving DIR's example module
+ab_conf() {
+	local f
+	f=$T_DIR/ab-$RANDOM.yaml
+	cat >"$f" <<YAML
+server: { name: phantom-ab, version: "1" }
+max_requests: 0
+tools:
+  - { name: echo, input: {text: {type: string, required: true}}, module: $1/examples/module/.libs/phantom_example.so, symbol: echo }
+YAML
+	echo "$f"
+}
+
+# groups LABEL A_URL A_PID B_URL B_PID: prints each group and the summary
+# lines of the transport
+groups() {
+	local label=$1 au=$2 ap=$3 bu=$4 bp=$5 g a b c d rr=() cr=() ta=0 tb=0 ca=0 cb=0 na=0 nb=0
+	for g in $(seq "$GROUPS_N"); do
+		a=($(slice "$au" "$ap")) b=($(slice "$bu" "$bp")) c=($(slice "$bu" "$bp")) d=($(slice "$au" "$ap"))
+		ta=$(awk -v s="$ta" -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print s + x + y }')
+		tb=$(awk -v s="$tb" -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print s + x + y }')
+		ca=$((ca + a[1] + d[1])) na=$((na + a[2] + d[2]))
+		cb=$((cb + b[1] + c[1])) nb=$((nb + b[2] + c[2]))
+		# this group's ratios (req/s, CPU a request) and CPU us a request
+		set -- $(awk -v a="${a[0]}" -v b="${b[0]}" -v c="${c[0]}" -v d="${d[0]}" \
+			-v ca=$((a[1] + d[1])) -v cb=$((b[1] + c[1])) -v na=$((a[2] + d[2])) -v nb=$((b[2] + c[2])) \
+			'BEGIN {
+			ua = na > 0 ? ca / 1e3 / na : 0; ub = nb > 0 ? cb / 1e3 / nb : 0
+			printf "%.4f %.4f %.1f %.1f", (a + d > 0 ? (b + c) / (a + d) : 0), (ua > 0 ? ub / ua : 0), ua, ub }')
+		rr+=("$1") cr+=("$2")
+		printf '  %-5s group %2d: A %6.0f %6.0f  B %6.0f %6.0f req/s  ratio %s   CPU us/req A %s B %s  ratio %s  (steal %s)\n' \
+			"$label" "$g" "${a[0]}" "${d[0]}" "${b[0]}" "${c[0]}" "$1" "$3" "$4" "$2" \
+			"$(awk -v x="${a[3]}" -v y="${b[3]}" -v z="${c[3]}" -v w="${d[3]}" 'BEGIN { printf "%.3f", (x + y + z + w) / 4 }')"
+	done
+	set -- $(printf '%s\n' "${rr[@]}" | spread)
+	echo "$label: throughput B/A $(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')" \
+		"(groups: median $1, $2 to $3; mean +- 2 s.e. $4 to $5)"
+	set -- $(printf '%s\n' "${cr[@]}" | spread)
+	awk -v ca="$ca" -v cb="$cb" -v na="$na" -v nb="$nb" -v l="$label" -v s="median $1, $2 to $3; mean +- 2 s.e. $4 to $5" 'BEGIN {
+		ua = na > 0 ? ca / 1e3 / na : 0; ub = nb > 0 ? cb / 1e3 / nb : 0
+		printf "%s: CPU a request A %.1f us, B %.1f us: B/A %.3f (groups: %s; %d and %d requests)\n",
+			l, ua, ub, (ua > 0 ? ub / ua : 0), s, na, nb }'
+}
+
+# ir_side DIR: the instructions a tools/call request costs DIR's build:
+# sets IR to "INSTRUCTIONS REQUESTS"
+ir_side() {
+	local dir=$1 conf wrap out pid f
+	conf=$(ab_conf "$dir")
+	wrap=$T_DIR/vg-$RANDOM.sh
+	out=$T_DIR/cg-$RANDOM
+	printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s.%%p %s "$@"\n' \
+		"$out" "$dir/phantom-fcgi" >"$wrap"
+	chmod +x "$wrap"
+	phantom_nginx "$wrap" "$conf" tcp --workers 1 || return 1
+	pid=$PN_PID
+	MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
+		wrk -t1 -c1 -d2s -s "$LUA" "$PN_URL" >/dev/null 2>&1
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	set -- $(MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
+		wrk -t1 -c1 -d"${AB_IR_SECONDS:-5}s" --timeout 5s -s "$LUA" "$PN_URL" 2>&1 | grep '^RESULT')
+	callgrind_control -d "$pid" >/dev/null 2>&1
+	f=$(ls -t "$out.$pid"* 2>/dev/null | grep -v "\.$pid\$" | head -1)
+	IR="$(awk '/^(summary|totals):/ { print $2; exit }' "$f") ${7:-0}"
+	kill "$pid"
+}
+
+echo "ab: A $A_DIR"
+echo "ab: B $B_DIR"
+echo "ab: $W FastCGI workers a side, wrk -t2 -c$CONNS, $GROUPS_N groups of A B B A, ${PAIR_SECS}s a slice, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+CONF_A=$(ab_conf "$A_DIR") CONF_B=$(ab_conf "$B_DIR")
+for how in tcp unix; do
+	{ [ "$how" = unix ] && [ "${AB_UNIX:-1}" = 0 ]; } || [ "$GROUPS_N" = 0 ] && continue
+	phantom_nginx "$A_DIR/phantom-fcgi" "$CONF_A" "$how" --workers "$W" || exit 1
+	AU=$PN_URL AP=$PN_PID
+	phantom_nginx "$B_DIR/phantom-fcgi" "$CONF_B" "$how" --workers "$W" || exit 1
+	BU=$PN_URL BP=$PN_PID
+	sleep 0.5
+	groups "$how" "$AU" "$AP" "$BU" "$BP"
+done
+if [ "${AB_IR:-1}" != 0 ] && command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+	ir_side "$A_DIR"; IA=($IR)
+	ir_side "$B_DIR"; IB=($IR)
+	awk -v ia="${IA[0]:-0}" -v na="${IA[1]:-0}" -v ib="${IB[0]:-0}" -v nb="${IB[1]:-0}" 'BEGIN {
+		a = na > 0 ? ia / na : 0; b = nb > 0 ? ib / nb : 0
+		printf "instructions a request (callgrind, one worker): A %.0f, B %.0f: B - A %+.0f, B/A %.4f (%d and %d requests)\n",
+			a, b, b - a, (a > 0 ? b / a : 0), na, nb }'
+fi
+echo "ab: load after the runs $(cut -d' ' -f1-3 /proc/loadavg)"
