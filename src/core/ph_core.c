@@ -41,7 +41,7 @@ static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-
 /* ---- output ------------------------------------------------------------- */
 
 static struct json_object *
-rpc_error(struct json_object *id, int code, const char *message, struct json_object *data)
+ph_rpc_error(struct json_object *id, int code, const char *message, struct json_object *data)
 {
 	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
 	ph_jset(o, "jsonrpc", json_object_new_string("2.0"));
@@ -64,8 +64,8 @@ rpc_error(struct json_object *id, int code, const char *message, struct json_obj
  * type, headers (NULL: none) and body go to the front, and the request
  * remembers the status for its log line. */
 static void
-respond(struct ph_req *r, int status, const char *ctype, const struct ph_header *hdrs,
-	const char *body, size_t len)
+ph_respond(struct ph_req *r, int status, const char *ctype, const struct ph_header *hdrs,
+	   const char *body, size_t len)
 {
 	struct ph_header all[16];
 	r->status = status;
@@ -79,7 +79,7 @@ respond(struct ph_req *r, int status, const char *ctype, const struct ph_header 
 
 /* _meta["io.modelcontextprotocol/serverInfo"] on a 2026-07-28 result. */
 static void
-add_server_info(const struct ph_server *srv, struct json_object *res)
+ph_add_server_info(const struct ph_server *srv, struct json_object *res)
 {
 	struct json_object *meta = ph_jget(res, "_meta");
 	if (meta == NULL) {
@@ -106,7 +106,7 @@ result_message(struct json_object *id, struct json_object *res)
 /* The text of result_message(id, res), written without building it; with
  * srv, res (an object with no _meta) also gets the member
  * "_meta": {"io.modelcontextprotocol/serverInfo": ...} at its end, as
- * add_server_info would add it. */
+ * ph_add_server_info would add it. */
 static void
 write_result(struct ph_buf *b, struct json_object *id, struct json_object *res,
 	     const struct ph_server *srv)
@@ -133,15 +133,15 @@ write_result(struct ph_buf *b, struct json_object *id, struct json_object *res,
  * when info (write_result). It is the last event of an open SSE stream,
  * else a JSON response with the given status. */
 static void
-send_out(struct ph_req *r, int status, const struct ph_header *extra, struct json_object *msg,
-	 struct json_object *res, bool info)
+ph_send_out(struct ph_req *r, int status, const struct ph_header *extra, struct json_object *msg,
+	    struct json_object *res, bool info)
 {
 	struct ph_buf text;
 	if (r->batch != NULL) {
 		/* one entry of a legacy batch: the batch is sent when all are done */
 		if (msg == NULL) {
 			if (info)
-				add_server_info(r->srv, res);
+				ph_add_server_info(r->srv, res);
 			msg = result_message(r->id, res);
 		}
 		json_object_array_add(r->batch, msg);
@@ -163,20 +163,20 @@ send_out(struct ph_req *r, int status, const struct ph_header *extra, struct jso
 			r->ex->cancelled = 1;
 		r->status = 200;
 	} else {
-		respond(r, status, "application/json", extra, text.data, text.len);
+		ph_respond(r, status, "application/json", extra, text.data, text.len);
 	}
 	ph_kept_give(&kept_text, &text, kept, KEPT_TEXT_MAX);
 	json_object_put(msg ? msg : res);
 }
 
 static void
-send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
+ph_send_final(struct ph_req *r, int status, struct json_object *msg, const struct ph_header *extra)
 {
-	send_out(r, status, extra, msg, NULL, false);
+	ph_send_out(r, status, extra, msg, NULL, false);
 }
 
 static void
-send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_object *data)
+ph_send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_object *data)
 {
 	int code = ph_err_rpc_code(e, r->legacy);
 	int status = ph_err_http_status(e, r->legacy);
@@ -184,15 +184,15 @@ send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_obj
 	if (!r->ex->http)
 		status = 200;
 	r->rpc_code = code;
-	send_final(r, status, rpc_error(r->id, code, message ? message : ph_err_message(e), data),
-		   e == PH_E_HTTP_METHOD ? allow : NULL);
+	ph_send_final(r, status, ph_rpc_error(r->id, code, message ? message : ph_err_message(e), data),
+		      e == PH_E_HTTP_METHOD ? allow : NULL);
 }
 
 static void
-send_accepted(struct ph_req *r)
+ph_send_accepted(struct ph_req *r)
 {
 	if (r->ex->http && r->batch == NULL)
-		respond(r, 202, NULL, NULL, NULL, 0);
+		ph_respond(r, 202, NULL, NULL, NULL, 0);
 	else
 		r->status = 202;
 }
@@ -204,13 +204,13 @@ send_metadata(struct ph_req *r, const char *doc)
 	static const struct ph_header hdrs[] = {
 		/* public by design: browser-based clients fetch it cross-origin */
 		{"Access-Control-Allow-Origin", "*"}, {"Cache-Control", "max-age=3600"}, {NULL, NULL}};
-	respond(r, 200, "application/json", hdrs, doc, strlen(doc));
+	ph_respond(r, 200, "application/json", hdrs, doc, strlen(doc));
 }
 
 /* ---- HTTP rules (mcp-wire §6.7 step 1) ---------------------------------- */
 
 static const char *
-param(struct ph_req *r, const char *name)
+ph_param(struct ph_req *r, const char *name)
 {
 	return r->ex->ops->param(r->ex, name);
 }
@@ -222,7 +222,7 @@ enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END,
 static bool
 path_is(struct ph_req *r, const char *path)
 {
-	const char *uri = param(r, "REQUEST_URI");
+	const char *uri = ph_param(r, "REQUEST_URI");
 	size_t n;
 	if (uri == NULL || path == NULL)
 		return false;
@@ -260,7 +260,7 @@ send_preflight(struct ph_req *r)
 {
 	static const char fixed[] = "Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method, "
 				    "Mcp-Name, Mcp-Session-Id, Last-Event-ID, traceparent, tracestate, baggage";
-	const char *asked = param(r, "HTTP_ACCESS_CONTROL_REQUEST_HEADERS");
+	const char *asked = ph_param(r, "HTTP_ACCESS_CONTROL_REQUEST_HEADERS");
 	char age[32];
 	struct ph_buf allow;
 	ph_buf_init(&allow);
@@ -286,7 +286,7 @@ send_preflight(struct ph_req *r)
 			{"Access-Control-Allow-Headers", allow.data},
 			{"Access-Control-Max-Age", age},
 			{NULL, NULL}};
-		respond(r, 204, NULL, hdrs, NULL, 0);
+		ph_respond(r, 204, NULL, hdrs, NULL, 0);
 	}
 	ph_buf_free(&allow);
 }
@@ -315,7 +315,7 @@ send_health(struct ph_req *r)
 	/* null where the kernel does not tell */
 	ph_jset(o, "listen_queue", st.queue >= 0 ? json_object_new_int64(st.queue) : NULL);
 	s = ph_json_text(o, &len);
-	respond(r, stopping ? 503 : 200, "application/json", hdrs, s, len);
+	ph_respond(r, stopping ? 503 : 200, "application/json", hdrs, s, len);
 	json_object_put(o);
 }
 
@@ -324,7 +324,7 @@ static bool
 metrics_client_allowed(struct ph_req *r)
 {
 	const struct ph_strlist *a = &r->srv->conf->http.metrics.allow;
-	const char *addr = param(r, "REMOTE_ADDR");
+	const char *addr = ph_param(r, "REMOTE_ADDR");
 	struct ph_cidr n;
 	for (size_t i = 0; i < a->n; i++)
 		if (ph_cidr_parse(a->v[i], &n) == 0 && ph_cidr_contains(&n, addr))
@@ -339,12 +339,12 @@ send_metrics(struct ph_req *r)
 	struct ph_buf b;
 	if (!metrics_client_allowed(r)) {
 		static const char msg[] = "Forbidden: this address may not read the metrics\n";
-		respond(r, 403, "text/plain; charset=utf-8", NULL, msg, sizeof msg - 1);
+		ph_respond(r, 403, "text/plain; charset=utf-8", NULL, msg, sizeof msg - 1);
 		return;
 	}
 	ph_buf_init(&b);
 	ph_metrics_render(&b);
-	respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, b.data, b.len);
+	ph_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, b.data, b.len);
 	ph_buf_free(&b);
 }
 
@@ -499,7 +499,7 @@ other_route(struct ph_req *r, const char *m, const char *origin, enum route *rou
 static const char *
 preflight_hint(struct ph_req *r, enum ph_err e)
 {
-	const char *m = param(r, "REQUEST_METHOD"), *origin = param(r, "HTTP_ORIGIN");
+	const char *m = ph_param(r, "REQUEST_METHOD"), *origin = ph_param(r, "HTTP_ORIGIN");
 	if (e != PH_E_HTTP_METHOD || m == NULL || strcmp(m, "OPTIONS") != 0 || origin == NULL ||
 	    *origin == '\0' || cors_on(r->srv->conf))
 		return NULL;
@@ -570,26 +570,26 @@ http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum r
 	   const char **doc)
 {
 	const struct ph_config *c = r->srv->conf;
-	const char *m = param(r, "REQUEST_METHOD");
-	const char *origin = param(r, "HTTP_ORIGIN");
-	const char *host = param(r, "HTTP_HOST");
-	const char *cl = param(r, "CONTENT_LENGTH");
+	const char *m = ph_param(r, "REQUEST_METHOD");
+	const char *origin = ph_param(r, "HTTP_ORIGIN");
+	const char *host = ph_param(r, "HTTP_HOST");
+	const char *cl = ph_param(r, "CONTENT_LENGTH");
 	long long max = c->http.max_body, n = 0;
-	r->hdr_method = param(r, "HTTP_MCP_METHOD");
+	r->hdr_method = ph_param(r, "HTTP_MCP_METHOD");
 
 	*route = R_MCP;
 	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
 		r->cors_origin = origin; /* errors too: the page can read them */
 	/* DELETE with Mcp-Session-Id ends a legacy session; it passes the
 	 * Origin and Host checks like a POST */
-	bool end = m != NULL && strcmp(m, "DELETE") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL;
+	bool end = m != NULL && strcmp(m, "DELETE") == 0 && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL;
 	/* GET with the header and Accept: text/event-stream opens the
 	 * session's stream, unless it names the health or metrics path or
 	 * says it is a 2026-07-28 request (which never sees a session) */
-	const char *pv = r->hdr_version = param(r, "HTTP_MCP_PROTOCOL_VERSION");
-	bool get = m != NULL && strcmp(m, "GET") == 0 && param(r, "HTTP_MCP_SESSION_ID") != NULL &&
+	const char *pv = r->hdr_version = ph_param(r, "HTTP_MCP_PROTOCOL_VERSION");
+	bool get = m != NULL && strcmp(m, "GET") == 0 && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL &&
 		   (pv == NULL || strcmp(pv, PH_LEGACY_LATEST) <= 0) &&
-		   accepts_sse(param(r, "HTTP_ACCEPT")) && !(c->http.health && path_is(r, c->http.health)) &&
+		   accepts_sse(ph_param(r, "HTTP_ACCEPT")) && !(c->http.health && path_is(r, c->http.health)) &&
 		   !(c->http.metrics.path && path_is(r, c->http.metrics.path));
 	if (m == NULL || (strcmp(m, "POST") != 0 && !end && !get))
 		return other_route(r, m, origin, route, doc);
@@ -604,7 +604,7 @@ http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum r
 		*route = end ? R_SESSION_END : R_SESSION_GET;
 		return PH_OK;
 	}
-	if (!content_type_json(param(r, "CONTENT_TYPE")))
+	if (!content_type_json(ph_param(r, "CONTENT_TYPE")))
 		return PH_E_CONTENT_TYPE;
 	if (cl != NULL && *cl != '\0') {
 		const char *err;
@@ -619,7 +619,7 @@ http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum r
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 
 static bool
-valid_id(struct json_object *id)
+ph_valid_id(struct json_object *id)
 {
 	return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int);
 }
@@ -693,7 +693,7 @@ m_discover(struct ph_req *r, struct ph_outcome *o)
 }
 
 static bool
-looks_like_version(const char *v)
+ph_looks_like_version(const char *v)
 {
 	/* YYYY-MM-DD */
 	if (strlen(v) != 10)
@@ -720,7 +720,7 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	want = json_object_get_string(pv);
-	if (!looks_like_version(want)) {
+	if (!ph_looks_like_version(want)) {
 		struct json_object *d = json_object_new_object();
 		ph_jset(d, "supported",
 				       version_list(legacy_versions, PH_ARRAY_LEN(legacy_versions)));
@@ -857,7 +857,7 @@ static const struct method methods[PH_METHOD__COUNT] = {
 };
 
 static const struct method *
-find_method(const char *name, bool legacy, const struct ph_server *s)
+ph_find_method(const char *name, bool legacy, const struct ph_server *s)
 {
 	enum ph_method i = ph_method_find(name);
 	const struct method *m;
@@ -874,7 +874,7 @@ find_method(const char *name, bool legacy, const struct ph_server *s)
 /* ---- the ladder (steps 3-11) --------------------------------------------- */
 
 static bool
-is_modern_version(const char *v)
+ph_is_modern_version(const char *v)
 {
 	for (size_t i = 0; i < PH_ARRAY_LEN(modern_versions); i++)
 		if (strcmp(v, modern_versions[i]) == 0)
@@ -971,7 +971,7 @@ check_meta(struct ph_req *r, const struct meta_view *mv, char *msg, size_t msz)
 	}
 	tok = mv->progress;
 	if (tok != NULL) {
-		if (!valid_id(tok)) {
+		if (!ph_valid_id(tok)) {
 			snprintf(msg, msz, "Invalid params: _meta.progressToken must be a string or integer");
 			return false;
 		}
@@ -1029,7 +1029,7 @@ check_headers(struct ph_req *r, const struct method *m, bool presence, char *msg
 		return false;
 	}
 	if (presence && m != NULL && (m->flags & (M_NAME | M_URI | M_TASK))) {
-		const char *nh = param(r, "HTTP_MCP_NAME");
+		const char *nh = ph_param(r, "HTTP_MCP_NAME");
 		struct json_object *bv = ph_jget(r->params, (m->flags & M_NAME)  ? "name"
 							    : (m->flags & M_URI) ? "uri"
 										 : "taskId");
@@ -1090,8 +1090,8 @@ finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 	/* a result without _meta has its serverInfo _meta written, not built */
 	bool info = !r->legacy && json_object_is_type(res, json_type_object) && !ph_jhas(res, "_meta");
 	if (!r->legacy && !info)
-		add_server_info(r->srv, res);
-	send_out(r, 200, NULL, NULL, res, info);
+		ph_add_server_info(r->srv, res);
+	ph_send_out(r, 200, NULL, NULL, res, info);
 }
 
 struct json_object *
@@ -1099,7 +1099,7 @@ ph_core_final_result(const struct ph_server *srv, struct json_object *id, struct
 {
 	if (ph_jget(res, "resultType") == NULL)
 		ph_jset(res, "resultType", json_object_new_string("complete"));
-	add_server_info(srv, res);
+	ph_add_server_info(srv, res);
 	return result_message(id, res);
 }
 
@@ -1111,7 +1111,7 @@ handle_notification(struct ph_req *r)
 	 * cancelled that names a listen kept open on stdio ends it. */
 	if (strcmp(r->method, "notifications/cancelled") == 0 && !r->ex->http)
 		ph_subscriptions_cancel(ph_jget(r->params, "requestId"));
-	send_accepted(r);
+	ph_send_accepted(r);
 }
 
 /* Takes a token from the bucket of the request's principal (else its
@@ -1132,7 +1132,7 @@ rate_ok(struct ph_req *r)
 	if (r->principal)
 		key = ph_xasprintf("p:%s", r->principal);
 	else
-		key = ph_xasprintf("a:%s", (addr = param(r, "REMOTE_ADDR")) ? addr : "-");
+		key = ph_xasprintf("a:%s", (addr = ph_param(r, "REMOTE_ADDR")) ? addr : "-");
 	wait = ph_rate_take(key, rc, ph_now_us());
 	free(key);
 	if (wait == 0)
@@ -1153,8 +1153,8 @@ rate_ok(struct ph_req *r)
 		ph_jset(d, "perSeconds", json_object_new_int64(rc->per_seconds));
 		ph_jset(d, "retryAfter", json_object_new_int64(wait));
 		r->rpc_code = ph_err_rpc_code(PH_E_RATE_LIMITED, r->legacy);
-		send_final(r, ph_err_http_status(PH_E_RATE_LIMITED, r->legacy),
-			   rpc_error(r->id, r->rpc_code, msg, d), hdrs);
+		ph_send_final(r, ph_err_http_status(PH_E_RATE_LIMITED, r->legacy),
+			      ph_rpc_error(r->id, r->rpc_code, msg, d), hdrs);
 	}
 	return false;
 }
@@ -1165,20 +1165,20 @@ static void
 send_refusal(struct ph_req *r, enum ph_err e, const char *msg, const struct ph_header *hdrs)
 {
 	r->rpc_code = ph_err_rpc_code(e, r->legacy);
-	send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
-		   rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
+	ph_send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
+		      ph_rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
 }
 
 /* Runs authentication and the rate limit; sends the 401/403/429 and
  * returns false when one refuses. */
 static bool
-authenticate(struct ph_req *r)
+ph_authenticate(struct ph_req *r)
 {
 	char msg[512] = "";
 	const struct ph_header *hdrs = NULL;
 	enum ph_err e;
 	if (r->batch != NULL)
-		return true; /* the batch as a whole was authenticated (serve_batch) */
+		return true; /* the batch as a whole was authenticated (ph_serve_batch) */
 	e = ph_auth_check(r, msg, sizeof msg, &hdrs);
 	if (e == PH_OK)
 		return rate_ok(r);
@@ -1256,7 +1256,7 @@ choose_era(struct ph_req *r, const struct meta_view *mv)
 		const char *t = ph_trim(hdr_version, &n);
 		char v[32];
 		snprintf(v, sizeof v, "%.*s", (int)(n < 31 ? n : 31), t);
-		if (is_modern_version(v) || (looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
+		if (ph_is_modern_version(v) || (ph_looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
 			r->legacy = false;
 	}
 	if (r->legacy && strcmp(r->method, "initialize") != 0 && mv->caps != NULL)
@@ -1270,17 +1270,17 @@ choose_era(struct ph_req *r, const struct meta_view *mv)
  * become the request's client capabilities. A request without one is
  * served statelessly. Returns false after sending 404. */
 static bool
-legacy_session(struct ph_req *r)
+ph_legacy_session(struct ph_req *r)
 {
 	const char *tok;
 	char msg[256];
 	if (!r->ex->http && r->batch == NULL && strcmp(r->method, "initialize") != 0)
 		r->client_caps = ph_park_stdio_caps(); /* NULL before an initialize */
 	if (!r->ex->http || r->batch != NULL || strcmp(r->method, "initialize") == 0 ||
-	    (tok = param(r, "HTTP_MCP_SESSION_ID")) == NULL)
+	    (tok = ph_param(r, "HTTP_MCP_SESSION_ID")) == NULL)
 		return true;
 	if ((r->session = ph_session_open(r, tok, msg, sizeof msg)) == NULL) {
-		send_error(r, PH_E_SESSION, msg, NULL);
+		ph_send_error(r, PH_E_SESSION, msg, NULL);
 		return false;
 	}
 	r->client_caps = ph_jget(r->session, "c");
@@ -1290,21 +1290,21 @@ legacy_session(struct ph_req *r)
 /* DELETE with Mcp-Session-Id: authenticated, the session opened as for any
  * request (404 when it does not), then ended on this host: 204. */
 static void
-end_session(struct ph_req *r)
+ph_serve_session_end(struct ph_req *r)
 {
 	char msg[256];
 	enum ph_err e;
 	r->legacy = true;
 	r->method = "DELETE";
-	if (!authenticate(r) || !legacy_session(r))
+	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	e = ph_session_end(r, msg, sizeof msg);
 	if (e != PH_OK) {
-		send_error(r, e, msg, NULL);
+		ph_send_error(r, e, msg, NULL);
 		return;
 	}
 	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->session, "sid"));
-	respond(r, 204, NULL, NULL, NULL, 0);
+	ph_respond(r, 204, NULL, NULL, NULL, 0);
 }
 
 /* GET with Mcp-Session-Id and Accept: text/event-stream: authenticated,
@@ -1315,31 +1315,31 @@ end_session(struct ph_req *r)
  * hub holds sessions.max_state sessions already or the streams are at
  * subscriptions.max_streams. */
 static void
-session_stream(struct ph_req *r)
+ph_serve_session_stream(struct ph_req *r)
 {
 	struct json_object *d;
-	const char *last = param(r, "HTTP_LAST_EVENT_ID"), *text;
+	const char *last = ph_param(r, "HTTP_LAST_EVENT_ID"), *text;
 	char msg[400], *who;
 	enum ph_err e;
 	size_t len;
 	bool done;
 	r->legacy = true;
 	r->method = "GET";
-	if (!authenticate(r) || !legacy_session(r))
+	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	if (!ph_session_has_state(r)) {
-		send_error(r, PH_E_HTTP_METHOD, "Method not allowed: a session's GET stream needs the hub "
-			   "(it runs only under a master)", NULL);
+		ph_send_error(r, PH_E_HTTP_METHOD, "Method not allowed: a session's GET stream needs the hub "
+			      "(it runs only under a master)", NULL);
 		return;
 	}
 	if ((e = ph_session_tell(r, "open", NULL, msg, sizeof msg)) != PH_OK) {
-		send_error(r, e == PH_E_HANDLER ? PH_E_BUSY : e, msg, NULL);
+		ph_send_error(r, e == PH_E_HANDLER ? PH_E_BUSY : e, msg, NULL);
 		return;
 	}
 	if (!ph_shared_listener_enter(ph_subscriptions_max(r->srv->conf))) {
 		snprintf(msg, sizeof msg, "Too many open streams (subscriptions.max_streams is %lld)",
 			 ph_subscriptions_max(r->srv->conf));
-		send_error(r, PH_E_BUSY, msg, NULL);
+		ph_send_error(r, PH_E_BUSY, msg, NULL);
 		return;
 	}
 	if (ph_req_stream(r) != 0) {
@@ -1378,7 +1378,7 @@ send_no_method(struct ph_req *r)
 {
 	char msg[512];
 	snprintf(msg, sizeof msg, "Method not found: %s", r->method);
-	send_error(r, PH_E_NO_METHOD, msg, NULL);
+	ph_send_error(r, PH_E_NO_METHOD, msg, NULL);
 }
 
 /* Steps 4-8 of a 2026-07-28 request: _meta, authentication, the routing
@@ -1390,29 +1390,29 @@ modern_steps(struct ph_req *r, const struct meta_view *mv)
 	char msg[512];
 	const struct method *m;
 	if (!check_meta(r, mv, msg, sizeof msg)) {
-		send_error(r, PH_E_ENVELOPE, msg, NULL);
+		ph_send_error(r, PH_E_ENVELOPE, msg, NULL);
 		return NULL;
 	}
-	m = find_method(r->method, false, r->srv);
-	if (!authenticate(r))
+	m = ph_find_method(r->method, false, r->srv);
+	if (!ph_authenticate(r))
 		return NULL;
 	/* step 5: present headers must match */
 	if (r->ex->http && !check_headers(r, NULL, false, msg, sizeof msg)) {
-		send_error(r, PH_E_HEADER, msg, NULL);
+		ph_send_error(r, PH_E_HEADER, msg, NULL);
 		return NULL;
 	}
 	/* step 6 */
-	if (!is_modern_version(r->version)) {
+	if (!ph_is_modern_version(r->version)) {
 		struct json_object *d = json_object_new_object();
 		ph_jset(d, "supported",
 				       version_list(modern_versions, PH_ARRAY_LEN(modern_versions)));
 		ph_jset(d, "requested", json_object_new_string(r->version));
-		send_error(r, PH_E_VERSION, "Unsupported protocol version", d);
+		ph_send_error(r, PH_E_VERSION, "Unsupported protocol version", d);
 		return NULL;
 	}
 	/* step 7 */
 	if (r->ex->http && !check_headers(r, m, true, msg, sizeof msg)) {
-		send_error(r, PH_E_HEADER, msg, NULL);
+		ph_send_error(r, PH_E_HEADER, msg, NULL);
 		return NULL;
 	}
 	/* step 8 */
@@ -1427,18 +1427,18 @@ static const struct method *
 legacy_steps(struct ph_req *r, const struct meta_view *mv)
 {
 	const struct method *m;
-	if (!authenticate(r) || !legacy_session(r))
+	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return NULL;
-	m = find_method(r->method, true, r->srv);
+	m = ph_find_method(r->method, true, r->srv);
 	if (m == NULL) {
 		send_no_method(r);
 		return NULL;
 	}
 	if (r->params != NULL && !json_object_is_type(r->params, json_type_object)) {
-		send_error(r, PH_E_PARAMS, "Invalid params: params must be an object", NULL);
+		ph_send_error(r, PH_E_PARAMS, "Invalid params: params must be an object", NULL);
 		return NULL;
 	}
-	if (mv->progress && valid_id(mv->progress))
+	if (mv->progress && ph_valid_id(mv->progress))
 		r->progress_token = mv->progress;
 	/* A 2025 client sets its level with logging/setLevel on a session (the
 	 * hub keeps it, ph_session_open read it; over stdio the process);
@@ -1496,11 +1496,11 @@ read_trace(struct ph_req *r, const struct meta_view *mv)
 	if (json_object_is_type(mv->baggage, json_type_string))
 		r->baggage = json_object_get_string(mv->baggage);
 	if (r->traceparent == NULL && r->ex->http)
-		r->traceparent = param(r, "HTTP_TRACEPARENT");
+		r->traceparent = ph_param(r, "HTTP_TRACEPARENT");
 	if (r->tracestate == NULL && r->ex->http)
-		r->tracestate = param(r, "HTTP_TRACESTATE");
+		r->tracestate = ph_param(r, "HTTP_TRACESTATE");
 	if (r->baggage == NULL && r->ex->http)
-		r->baggage = param(r, "HTTP_BAGGAGE");
+		r->baggage = ph_param(r, "HTTP_BAGGAGE");
 	parse_traceparent(r, r->traceparent);
 }
 
@@ -1520,7 +1520,7 @@ static void dispatch_outcome(struct ph_req *r, const struct method *m, struct ph
  * requestState) and sends what it returns, unless the client has gone or
  * the handler answers later itself. */
 static void
-dispatch(struct ph_req *r, const struct method *m)
+ph_dispatch(struct ph_req *r, const struct method *m)
 {
 	struct ph_outcome o = {NULL, PH_OK, NULL, NULL};
 	struct json_object *answers = NULL;
@@ -1570,7 +1570,7 @@ fail_waiting(struct ph_req *r, const struct method *m, const char *why)
 		finish_result(r, m, ph_tool_error_result(why));
 		return;
 	}
-	send_error(r, PH_E_HANDLER, why, NULL);
+	ph_send_error(r, PH_E_HANDLER, why, NULL);
 }
 
 /* Sends what the handler answered (o, freed), or parks the call. */
@@ -1585,7 +1585,7 @@ dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op
 		if (ph_park_call(r, why, sizeof why))
 			r->status = 200;
 		else
-			send_error(r, PH_E_HANDLER, why, NULL);
+			ph_send_error(r, PH_E_HANDLER, why, NULL);
 		return;
 	}
 	if (r->ex->cancelled) {
@@ -1597,7 +1597,7 @@ dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op
 	} else if (o.result != NULL) {
 		finish_result(r, m, o.result);
 	} else {
-		send_error(r, o.err ? o.err : PH_E_INTERNAL, o.message, o.data);
+		ph_send_error(r, o.err ? o.err : PH_E_INTERNAL, o.message, o.data);
 		free(o.message);
 	}
 }
@@ -1635,13 +1635,13 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.mrtr_state = pr->state;
 	r.input_responses = pr->answers;
 	r.resumed = true;
-	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && valid_id(tok))
+	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && ph_valid_id(tok))
 		r.progress_token = tok;
-	m = r.method ? find_method(r.method, true, r.srv) : NULL;
+	m = r.method ? ph_find_method(r.method, true, r.srv) : NULL;
 	if (m == NULL || r.id == NULL)
-		send_error(&r, PH_E_INTERNAL, "Internal error: the parked call cannot be resumed", NULL);
+		ph_send_error(&r, PH_E_INTERNAL, "Internal error: the parked call cannot be resumed", NULL);
 	else
-		dispatch(&r, m);
+		ph_dispatch(&r, m);
 	ph_log_request(&r, r.method ? r.method : "-");
 	ph_rawfcgi_end(r.ex);
 	ph_mrtr_end(&r);
@@ -1657,7 +1657,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
  * it is refused (no call waits for this id, another session's, answered
  * twice). The answer that completes a round resumes the call here. */
 static void
-serve_response(struct ph_req *r)
+ph_serve_response(struct ph_req *r)
 {
 	struct ph_park_resume pr;
 	char why[320];
@@ -1665,22 +1665,22 @@ serve_response(struct ph_req *r)
 	r->legacy = true;
 	r->method = "(response)";
 	r->id = NULL; /* a refusal answers no request */
-	if (!authenticate(r) || !legacy_session(r))
+	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	rc = ph_park_answer(r, &pr, why, sizeof why);
 	if (rc < 0) {
-		send_error(r, rc == -2 ? PH_E_TOO_LARGE : strncmp(why, "Internal", 8) == 0 ? PH_E_INTERNAL
-			   : PH_E_INVALID_REQUEST, why, NULL);
+		ph_send_error(r, rc == -2 ? PH_E_TOO_LARGE : strncmp(why, "Internal", 8) == 0 ? PH_E_INTERNAL
+			      : PH_E_INVALID_REQUEST, why, NULL);
 		return;
 	}
-	send_accepted(r);
+	ph_send_accepted(r);
 	if (rc > 0)
 		resume_parked(r, &pr);
 }
 
 /* Steps 3-11 for a well-formed JSON-RPC message. */
 static void
-ladder(struct ph_req *r)
+ph_ladder(struct ph_req *r)
 {
 	struct meta_view mv;
 	const struct method *m;
@@ -1690,21 +1690,21 @@ ladder(struct ph_req *r)
 	if (r->id == NULL) {
 		/* a notification from someone unauthenticated is refused too,
 		 * and one on a session that is gone */
-		if (authenticate(r) && (!r->legacy || legacy_session(r)))
+		if (ph_authenticate(r) && (!r->legacy || ph_legacy_session(r)))
 			handle_notification(r);
 		return;
 	}
 	m = r->legacy ? legacy_steps(r, &mv) : modern_steps(r, &mv);
 	if (m == NULL || !item_scopes_ok(r))
 		return;
-	dispatch(r, m);
+	ph_dispatch(r, m);
 }
 
 /* Step 1 over HTTP (the HTTP rules and the body), or the stdio line.
  * Returns true with the body in *body (*own, when set, caller frees), false
  * after sending the response (an error, or the metadata document). */
 static bool
-take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
+ph_take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 {
 	struct ph_exchange *ex = r->ex;
 	if (ex->http) {
@@ -1712,7 +1712,7 @@ take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 		enum route route = R_MCP;
 		enum ph_err e = http_rules(r, body, blen, own, &route, &doc);
 		if (e != PH_OK) {
-			send_error(r, e, preflight_hint(r, e), NULL);
+			ph_send_error(r, e, preflight_hint(r, e), NULL);
 			return false;
 		}
 		r->counted = route == R_MCP;
@@ -1732,16 +1732,16 @@ take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 			send_metrics(r);
 			break;
 		case R_SESSION_END:
-			end_session(r);
+			ph_serve_session_end(r);
 			break;
 		case R_SESSION_GET:
-			session_stream(r);
+			ph_serve_session_stream(r);
 			break;
 		}
 		return false;
 	}
 	if (ex->too_large) {
-		send_error(r, PH_E_TOO_LARGE, NULL, NULL);
+		ph_send_error(r, PH_E_TOO_LARGE, NULL, NULL);
 		return false;
 	}
 	*body = *own = ph_xstrndup(ex->body, ex->body_len);
@@ -1779,7 +1779,7 @@ names_nul_free(struct ph_req *r)
 			continue;
 		snprintf(msg, sizeof msg, "Invalid params: %s%s%s contains U+0000", name_paths[i][0],
 			 name_paths[i][1] ? "." : "", name_paths[i][1] ? name_paths[i][1] : "");
-		send_error(r, PH_E_PARAMS, msg, NULL);
+		ph_send_error(r, PH_E_PARAMS, msg, NULL);
 		return false;
 	}
 	return true;
@@ -1790,7 +1790,7 @@ names_nul_free(struct ph_req *r)
  * sending the error. The members are looked at in one pass (a JSON null is
  * as good as absent, but for id). */
 static bool
-check_envelope(struct ph_req *r)
+ph_check_envelope(struct ph_req *r)
 {
 	/* the members looked at, by slot: id, method, jsonrpc, params, an answer's */
 	static const struct {
@@ -1800,7 +1800,7 @@ check_envelope(struct ph_req *r)
 	struct json_object *slot[4] = {NULL, NULL, NULL, NULL}, *id, *method, *jsonrpc, *params;
 	bool has_id = false, answer = false;
 	if (!json_object_is_type(r->msg, json_type_object)) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: expected a JSON-RPC object", NULL);
 		return false;
 	}
 	json_object_object_foreach(r->msg, k, v) {
@@ -1819,35 +1819,35 @@ check_envelope(struct ph_req *r)
 	method = slot[1];
 	jsonrpc = slot[2];
 	params = slot[3];
-	if (id != NULL && valid_id(id))
+	if (id != NULL && ph_valid_id(id))
 		r->id = id;
 	if (method == NULL && answer) {
-		if (r->ex->http && r->batch == NULL && param(r, "HTTP_MCP_SESSION_ID") != NULL) {
-			serve_response(r);
+		if (r->ex->http && r->batch == NULL && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL) {
+			ph_serve_response(r);
 			return false;
 		}
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
-			   NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: a server does not accept responses",
+			      NULL);
 		return false;
 	}
 	if (jsonrpc == NULL || !json_object_is_type(jsonrpc, json_type_string) ||
 	    strcmp(json_object_get_string(jsonrpc), "2.0") != 0) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"", NULL);
 		return false;
 	}
 	if (method == NULL || !json_object_is_type(method, json_type_string)) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method must be a string", NULL);
 		return false;
 	}
 	if (ph_jstr_nul(method)) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method contains U+0000", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method contains U+0000", NULL);
 		return false;
 	}
 	r->method = json_object_get_string(method);
-	if (has_id && !valid_id(id)) {
+	if (has_id && !ph_valid_id(id)) {
 		r->id = NULL;
-		send_error(r, PH_E_INVALID_REQUEST,
-			   "Invalid Request: id must be a string or an integer", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST,
+			      "Invalid Request: id must be a string or an integer", NULL);
 		return false;
 	}
 	r->params = params;
@@ -1917,8 +1917,8 @@ serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_objec
 	r.hdr_version = top->hdr_version;
 	r.hdr_method = top->hdr_method;
 	r.msg = json_object_get(msg);
-	if (check_envelope(&r))
-		ladder(&r);
+	if (ph_check_envelope(&r))
+		ph_ladder(&r);
 	ph_log_request(&r, r.method ? r.method : "-");
 	ph_mrtr_end(&r);
 	json_object_put(r.msg);
@@ -1929,29 +1929,29 @@ serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_objec
  * order, answered with one array of the responses, or 202 when every
  * message was a notification. */
 static void
-serve_batch(struct ph_req *r)
+ph_serve_batch(struct ph_req *r)
 {
 	size_t n = json_object_array_length(r->msg);
 	long long max = r->srv->conf->limits.batch_max;
 	struct json_object *out;
 	r->method = "batch";
 	if (n == 0) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
 		return;
 	}
 	if (!batch_allowed(r)) {
-		send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported "
-			   "after protocol version 2025-03-26", NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: batches are not supported "
+			      "after protocol version 2025-03-26", NULL);
 		return;
 	}
 	r->legacy = true;
 	if ((long long)n > max) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "Invalid Request: a batch holds at most %lld messages", max);
-		send_error(r, PH_E_INVALID_REQUEST, msg, NULL);
+		ph_send_error(r, PH_E_INVALID_REQUEST, msg, NULL);
 		return;
 	}
-	if (!authenticate(r))
+	if (!ph_authenticate(r))
 		return;
 	out = json_object_new_array();
 	for (size_t i = 0; i < n && !r->ex->cancelled; i++)
@@ -1959,11 +1959,11 @@ serve_batch(struct ph_req *r)
 	if (r->ex->cancelled) {
 		r->status = 499;
 	} else if (json_object_array_length(out) == 0) {
-		send_accepted(r);
+		ph_send_accepted(r);
 	} else {
 		size_t len;
 		const char *s = ph_json_text(out, &len);
-		respond(r, 200, "application/json", NULL, s, len);
+		ph_respond(r, 200, "application/json", NULL, s, len);
 	}
 	json_object_put(out);
 }
@@ -1975,13 +1975,13 @@ static void
 refuse_key_nul(struct ph_req *r)
 {
 	struct json_object *id = ph_jget(r->msg, "id");
-	if (id != NULL && valid_id(id))
+	if (id != NULL && ph_valid_id(id))
 		r->id = id;
-	send_error(r, PH_E_PARAMS, "Invalid params: an object key contains U+0000", NULL);
+	ph_send_error(r, PH_E_PARAMS, "Invalid params: an object key contains U+0000", NULL);
 }
 
 /* Step 2: the body is JSON (r->msg, owned by r): a batch, or one message
- * (check_envelope), served; errors are sent. */
+ * (ph_check_envelope), served; errors are sent. */
 static void
 serve_body(struct ph_req *r, const char *body, size_t blen)
 {
@@ -1993,10 +1993,10 @@ serve_body(struct ph_req *r, const char *body, size_t blen)
 	 * looked at again to say which of the two it is not */
 	if (!ph_json_parse_memo(body, blen, (int)r->srv->conf->limits.json_depth, &r->msg, &key_nul,
 				&meta_memo)) {
-		send_error(r, PH_E_PARSE,
-			   ph_utf8_valid(body, blen) ? "Parse error: the body is not valid JSON"
+		ph_send_error(r, PH_E_PARSE,
+			      ph_utf8_valid(body, blen) ? "Parse error: the body is not valid JSON"
 						     : "Parse error: the body is not valid UTF-8",
-			   NULL);
+			      NULL);
 		return;
 	}
 	if (key_nul) {
@@ -2004,11 +2004,11 @@ serve_body(struct ph_req *r, const char *body, size_t blen)
 		return;
 	}
 	if (json_object_is_type(r->msg, json_type_array)) {
-		serve_batch(r);
+		ph_serve_batch(r);
 		return;
 	}
-	if (check_envelope(r))
-		ladder(r);
+	if (ph_check_envelope(r))
+		ph_ladder(r);
 }
 
 void
@@ -2027,7 +2027,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	r.last_progress = -1;
 	r.legacy = false;
 	r.counted = true;
-	if (take_body(&r, &body, &blen, &own))
+	if (ph_take_body(&r, &body, &blen, &own))
 		serve_body(&r, body, blen);
 	ph_log_request(&r, r.method ? r.method : "-");
 	/* what an MCP client sent, not the health checks and scrapes */
@@ -2049,7 +2049,7 @@ ph_serve_unconfigured(struct ph_exchange *ex)
 	memset(&r, 0, sizeof r);
 	r.ex = ex;
 	r.t0 = ph_now_us();
-	send_error(&r, PH_E_UNCONFIGURED, NULL, NULL);
+	ph_send_error(&r, PH_E_UNCONFIGURED, NULL, NULL);
 	ph_log("error", "answered %d: the configuration did not load (check with phantom-fcgi -t)",
 	       r.status);
 }
@@ -2061,6 +2061,6 @@ ph_serve_refused(struct ph_exchange *ex, enum ph_err e)
 	memset(&r, 0, sizeof r);
 	r.ex = ex;
 	r.t0 = ph_now_us();
-	send_error(&r, e, NULL, NULL);
+	ph_send_error(&r, e, NULL, NULL);
 	ph_log("warning", "answered %d: %s", r.status, ph_err_message(e));
 }
