@@ -1,5 +1,6 @@
 /* ph_core_int.h: what the files of the core's one exchange share: the
- * entry and the envelope (ph_core.c) and the responses (ph_writer.c).
+ * entry and the envelope (ph_core.c), the method table (ph_methods.c) and
+ * the responses (ph_writer.c).
  * Private to core/: what the fronts use is ph_core.h. */
 #ifndef PH_CORE_INT_H
 #define PH_CORE_INT_H
@@ -16,6 +17,37 @@
 #define META_INFO "io.modelcontextprotocol/clientInfo"
 #define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVERINFO "io.modelcontextprotocol/serverInfo"
+
+/* ---- the method table (ph_methods.c) ------------------------------------ */
+
+enum {
+	M_MODERN = 1 << 0,    /* served in 2026-07-28 */
+	M_LEGACY = 1 << 1,    /* served in 2025-11-25 */
+	M_NAME = 1 << 2,      /* Mcp-Name carries params.name */
+	M_URI = 1 << 3,       /* Mcp-Name carries params.uri */
+	M_CACHEABLE = 1 << 4, /* ttlMs/cacheScope on a complete result */
+	M_MRTR = 1 << 5,      /* may answer input_required (mcp-wire §5.2) */
+	M_TASK = 1 << 6,      /* Mcp-Name carries params.taskId (the tasks extension) */
+};
+
+/* A row of the method table, indexed by enum ph_method (ph_method.h). */
+struct method {
+	unsigned flags; /* M_*: 0 for no row */
+	void (*fn)(struct ph_req *r, struct ph_outcome *o);
+	bool (*available)(const struct ph_server *s);
+};
+
+/* The row of the method name as the era (legacy: 2025-11-25) serves it
+ * on server s, or NULL: not a method of that era, or not offered there
+ * (its available hook says no). */
+const struct method *ph_find_method(const char *name, bool legacy, const struct ph_server *s);
+/* True when v is a 2026-07-28 version this server speaks. */
+bool ph_is_modern_version(const char *v);
+/* True when v has the form of a protocol version, YYYY-MM-DD. */
+bool ph_looks_like_version(const char *v);
+/* The 2026-07-28 versions this server speaks, as a JSON array (what an
+ * error about an unsupported version lists). Caller puts. */
+struct json_object *ph_modern_versions(void);
 
 /* ---- the writer (ph_writer.c) -------------------------------------------- */
 
