@@ -1,6 +1,6 @@
 /* ph_core_int.h: what the files of the core's one exchange share: the
- * entry and the envelope (ph_core.c), the method table (ph_methods.c) and
- * the responses (ph_writer.c).
+ * entry and the envelope (ph_core.c), the method table (ph_methods.c),
+ * running a method (ph_dispatch.c) and the responses (ph_writer.c).
  * Private to core/: what the fronts use is ph_core.h. */
 #ifndef PH_CORE_INT_H
 #define PH_CORE_INT_H
@@ -48,6 +48,13 @@ bool ph_looks_like_version(const char *v);
 /* The 2026-07-28 versions this server speaks, as a JSON array (what an
  * error about an unsupported version lists). Caller puts. */
 struct json_object *ph_modern_versions(void);
+
+/* ---- dispatch (ph_dispatch.c) ------------------------------------------- */
+
+/* Runs the method m for r and sends what it answers: a result completed
+ * for its era, an error, or nothing when the client has gone, the call is
+ * parked or the handler answered itself. */
+void ph_dispatch(struct ph_req *r, const struct method *m);
 
 /* ---- the writer (ph_writer.c) -------------------------------------------- */
 
