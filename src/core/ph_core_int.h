@@ -1,5 +1,6 @@
 /* ph_core_int.h: what the files of the core's one exchange share: the
- * entry and the envelope (ph_core.c), the method table (ph_methods.c),
+ * entry and the envelope (ph_core.c), the ladder (ph_ladder.c), the method
+ * table (ph_methods.c),
  * running a method (ph_dispatch.c) and the responses (ph_writer.c).
  * Private to core/: what the fronts use is ph_core.h. */
 #ifndef PH_CORE_INT_H
@@ -17,6 +18,36 @@
 #define META_INFO "io.modelcontextprotocol/clientInfo"
 #define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVERINFO "io.modelcontextprotocol/serverInfo"
+
+/* A request variable by its CGI name ("REQUEST_METHOD", "HTTP_ORIGIN"):
+ * borrowed from the front, or NULL. */
+static inline const char *
+ph_param(struct ph_req *r, const char *name)
+{
+	return r->ex->ops->param(r->ex, name);
+}
+
+/* ---- the envelope (ph_core.c) -------------------------------------------- */
+
+/* True when id is a JSON-RPC id this server takes: a string or an integer. */
+bool ph_valid_id(struct json_object *id);
+
+/* ---- the ladder (ph_ladder.c) -------------------------------------------- */
+
+/* Steps 3-11 for a well-formed JSON-RPC message (r->msg, with r->id,
+ * r->method and r->params set): era, _meta, headers, authentication,
+ * session, method, scopes, trace; then the method runs. Every refusal is
+ * sent. */
+void ph_ladder(struct ph_req *r);
+/* Runs authentication and the rate limit; sends the 401/403/429 and
+ * returns false when one refuses. A batch entry passes: its batch was
+ * authenticated as a whole. */
+bool ph_authenticate(struct ph_req *r);
+/* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize)
+ * opened into r->session, whose capabilities become the request's client
+ * capabilities; over stdio the client's of its initialize. Returns false
+ * after sending 404 for a session that is gone. */
+bool ph_legacy_session(struct ph_req *r);
 
 /* ---- the method table (ph_methods.c) ------------------------------------ */
 
