@@ -1,6 +1,7 @@
 /* ph_core_int.h: what the files of the core's one exchange share: the
- * entry and the envelope (ph_core.c), the ladder (ph_ladder.c), the method
- * table (ph_methods.c),
+ * entry and the envelope (ph_core.c), the ladder (ph_ladder.c), a legacy
+ * session's other requests (ph_session_routes.c), the method table
+ * (ph_methods.c),
  * running a method (ph_dispatch.c) and the responses (ph_writer.c).
  * Private to core/: what the fronts use is ph_core.h. */
 #ifndef PH_CORE_INT_H
@@ -48,6 +49,18 @@ bool ph_authenticate(struct ph_req *r);
  * capabilities; over stdio the client's of its initialize. Returns false
  * after sending 404 for a session that is gone. */
 bool ph_legacy_session(struct ph_req *r);
+
+/* ---- a legacy session's other requests (ph_session_routes.c) ------------ */
+
+/* DELETE with Mcp-Session-Id: the session ended on this host, 204. */
+void ph_serve_session_end(struct ph_req *r);
+/* GET with Mcp-Session-Id and Accept: text/event-stream: the session's
+ * stream, its head written here and the connection handed to the hub. */
+void ph_serve_session_stream(struct ph_req *r);
+/* A JSON-RPC response POSTed on a legacy session (r->msg): given to the
+ * hub, 202 or a refusal; the answer that completes a round resumes the
+ * parked call on its connection. */
+void ph_serve_response(struct ph_req *r);
 
 /* ---- the method table (ph_methods.c) ------------------------------------ */
 
