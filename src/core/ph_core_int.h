@@ -1,5 +1,6 @@
 /* ph_core_int.h: what the files of the core's one exchange share: the
- * entry and the envelope (ph_core.c), the ladder (ph_ladder.c), a legacy
+ * entry and the envelope (ph_core.c), the HTTP rules (ph_http_rules.c),
+ * the ladder (ph_ladder.c), a legacy
  * session's other requests (ph_session_routes.c), the method table
  * (ph_methods.c),
  * running a method (ph_dispatch.c) and the responses (ph_writer.c).
@@ -27,6 +28,14 @@ ph_param(struct ph_req *r, const char *name)
 {
 	return r->ex->ops->param(r->ex, name);
 }
+
+/* ---- step 1 (ph_http_rules.c) ------------------------------------------- */
+
+/* Step 1 over HTTP (the HTTP rules and the body), or the stdio line.
+ * Returns true with the body in *body (*own, when set, caller frees), false
+ * after sending the response (an error, or what a request that is not an
+ * MCP POST asks for). */
+bool ph_take_body(struct ph_req *r, const char **body, size_t *blen, char **own);
 
 /* ---- the envelope (ph_core.c) -------------------------------------------- */
 
