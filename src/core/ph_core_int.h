@@ -1,5 +1,6 @@
 /* ph_core_int.h: what the files of the core's one exchange share: the
  * entry and the envelope (ph_core.c), the HTTP rules (ph_http_rules.c),
+ * legacy batches (ph_batch.c),
  * the ladder (ph_ladder.c), a legacy
  * session's other requests (ph_session_routes.c), the method table
  * (ph_methods.c),
@@ -41,6 +42,17 @@ bool ph_take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 
 /* True when id is a JSON-RPC id this server takes: a string or an integer. */
 bool ph_valid_id(struct json_object *id);
+/* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
+ * notification; sets r->id, r->method and r->params. Returns false after
+ * sending the error (or serving a posted response). */
+bool ph_check_envelope(struct ph_req *r);
+
+/* ---- legacy batches (ph_batch.c) ----------------------------------------- */
+
+/* A JSON array body (r->msg): refused unless the client's version has
+ * batches; else authenticated once, each message served in order, and one
+ * array of the responses sent (202 when all were notifications). */
+void ph_serve_batch(struct ph_req *r);
 
 /* ---- the ladder (ph_ladder.c) -------------------------------------------- */
 
