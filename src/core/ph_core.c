@@ -1,33 +1,21 @@
-/* ph_core.c: one exchange from bytes to response. The HTTP rules, the
- * JSON-RPC envelope, era selection and the validation ladder of mcp-wire
- * §6.7, dispatch to the method table, result normalisation and the writer
- * (JSON, or SSE once a notification precedes the result). */
+/* ph_core.c: one exchange from bytes to response, the entry of the MCP
+ * core. ph_serve takes the body (step 1 of mcp-wire §6.7, ph_http_rules.c),
+ * parses it and checks the JSON-RPC envelope (step 2, here), then hands a
+ * batch to ph_batch.c and a message to the ladder (steps 3-11,
+ * ph_ladder.c), which runs the method of the table (ph_methods.c,
+ * ph_dispatch.c); every response goes out through ph_writer.c, and the log
+ * line is written here once the exchange is over. */
 #include "first.h"
 #include "ph_core.h"
 #include "ph_core_int.h"
 #include "ph_auth.h"
-#include "ph_features.h"
-#include "ph_registry.h"
-#include "ph_util.h"
-#include "ph_mrtr.h"
-#include "ph_cidr.h"
 #include "ph_mime.h"
-#include "ph_method.h"
 #include "ph_metrics.h"
-#include "ph_rate.h"
-#include "ph_session.h"
-#include "ph_call.h"
-#include "ph_park.h"
-#include "ph_rawfcgi.h"
-#include "ph_shared.h"
-#include <sodium.h>
-#include <ctype.h>
-#include <stdarg.h>
+#include "ph_mrtr.h"
+#include "ph_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
 /* ---- envelope (steps 2-4) ----------------------------------------------- */
 

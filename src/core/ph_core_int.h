@@ -1,11 +1,10 @@
-/* ph_core_int.h: what the files of the core's one exchange share: the
- * entry and the envelope (ph_core.c), the HTTP rules (ph_http_rules.c),
- * legacy batches (ph_batch.c),
- * the ladder (ph_ladder.c), a legacy
- * session's other requests (ph_session_routes.c), the method table
- * (ph_methods.c),
- * running a method (ph_dispatch.c) and the responses (ph_writer.c).
- * Private to core/: what the fronts use is ph_core.h. */
+/* ph_core_int.h: what the files of the core's one exchange share, in the
+ * order a request meets them: the entry and the JSON-RPC envelope
+ * (ph_core.c), step 1 (ph_http_rules.c), legacy batches (ph_batch.c), the
+ * ladder (ph_ladder.c), a legacy session's requests that are not calls
+ * (ph_session_routes.c), the method table (ph_methods.c), running a method
+ * (ph_dispatch.c) and the responses (ph_writer.c). Private to core/: what
+ * the fronts use is ph_core.h. */
 #ifndef PH_CORE_INT_H
 #define PH_CORE_INT_H
 #include "first.h"
