@@ -117,7 +117,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	struct json_object *tok;
 	memset(&r, 0, sizeof r);
 	r.srv = top->srv;
-	r.ex = ph_rawfcgi_new(pr->fd, pr->rid);
+	r.ex = pr->ex;
 	r.t0 = ph_now_us();
 	r.log_level = ph_session_level(top->session);
 	r.last_progress = -1;
