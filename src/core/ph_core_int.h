@@ -1,10 +1,10 @@
 /* ph_core_int.h: what the files of the core's one exchange share, in the
- * order a request meets them: the entry and the JSON-RPC envelope
- * (ph_core.c), step 1 (ph_http_rules.c), legacy batches (ph_batch.c), the
- * ladder (ph_ladder.c), a legacy session's requests that are not calls
- * (ph_session_routes.c), the method table (ph_methods.c), running a method
- * (ph_dispatch.c) and the responses (ph_writer.c). Private to core/: what
- * the fronts use is ph_core.h. */
+ * order a request meets them: the entry (ph_core.c), step 1
+ * (ph_http_rules.c), the JSON-RPC envelope (ph_envelope.c), legacy batches
+ * (ph_batch.c), the ladder (ph_ladder.c), a legacy session's requests that
+ * are not calls (ph_session_routes.c), the method table (ph_methods.c),
+ * running a method (ph_dispatch.c) and the responses (ph_writer.c).
+ * Private to core/: what the fronts use is ph_core.h. */
 #ifndef PH_CORE_INT_H
 #define PH_CORE_INT_H
 #include "first.h"
@@ -37,10 +37,14 @@ ph_param(struct ph_req *r, const char *name)
  * MCP POST asks for). */
 bool ph_take_body(struct ph_req *r, const char **body, size_t *blen, char **own);
 
-/* ---- the envelope (ph_core.c) -------------------------------------------- */
+/* ---- the envelope (ph_envelope.c) ---------------------------------------- */
 
 /* True when id is a JSON-RPC id this server takes: a string or an integer. */
-bool ph_valid_id(struct json_object *id);
+static inline bool
+ph_valid_id(struct json_object *id)
+{
+	return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int);
+}
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
  * notification; sets r->id, r->method and r->params. Returns false after
  * sending the error (or serving a posted response). */
