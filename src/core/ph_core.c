@@ -44,7 +44,7 @@ serve_body(struct ph_req *r, const char *body, size_t blen)
 				&meta_memo)) {
 		ph_send_error(r, PH_E_PARSE,
 			      ph_utf8_valid(body, blen) ? "Parse error: the body is not valid JSON"
-						     : "Parse error: the body is not valid UTF-8",
+							: "Parse error: the body is not valid UTF-8",
 			      NULL);
 		return;
 	}

@@ -353,7 +353,7 @@ choose_era(struct ph_req *r, const struct meta_view *mv)
 	if (r->legacy && strcmp(r->method, "initialize") != 0 && mv->caps != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
 	if (r->batch != NULL)
-		r->legacy = true; /* only a legacy batch gets this far (batch_allowed) */
+		r->legacy = true; /* only a legacy batch gets this far (ph_batch.c: batch_allowed) */
 }
 
 /* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize,
