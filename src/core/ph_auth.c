@@ -11,7 +11,7 @@
  *   module       the same document and answer through a function of a
  *                loaded module (phantom.h, AUTHENTICATORS), in the worker
  * Failures become 401 with WWW-Authenticate or 403, both JSON-RPC error
- * bodies sent by the core (authenticate() in ph_core.c). The token is never
+ * bodies sent by the core (ph_authenticate() in ph_ladder.c). The token is never
  * logged, copied or kept: only a keyed digest lives on, in the argon2
  * verification cache. docs/auth.md is the user-facing description.
  *

@@ -6,6 +6,7 @@
 #include "ph_mime.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
+#include "ph_rawfcgi.h"
 #include "ph_session.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -151,7 +152,8 @@ ph_park_check(struct json_object *msg, const char **host)
 }
 
 /* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
- * connection) as out. Returns 1, or -1 with why. */
+ * connection) as out, its exchange made by the request layer from fd
+ * (then taken) and the description. Returns 1, or -1 with why. */
 static int
 take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char *why, size_t n)
 {
@@ -159,12 +161,12 @@ take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char
 	int rc = -1;
 	if (fd >= 0 && ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &take) &&
 	    json_object_is_type(take, json_type_object)) {
-		out->fd = fd;
-		out->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
 		out->msg = json_object_get(ph_jget(take, "msg"));
 		out->state = json_object_get(ph_jget(take, "state"));
 		out->answers = json_object_get(ph_jget(take, "answers"));
 		rc = out->msg && out->answers ? 1 : -1;
+		if (rc > 0)
+			out->ex = ph_rawfcgi_resume(fd, take);
 	}
 	if (rc < 0)
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
@@ -184,7 +186,6 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	long got;
 	int fd = -1, rc = -1;
 	memset(out, 0, sizeof *out);
-	out->fd = -1;
 	if (bad != NULL) {
 		snprintf(why, n, "Invalid response: %s", bad);
 		return -1;

@@ -19,12 +19,12 @@
  * are bounded by sessions.max_answer): its request and state. */
 #define PH_PARK_REPLY_MAX 196608
 
-/* A call the hub handed back: its connection and FastCGI request id, the
- * original request, the handler's state and the client's answers (all
- * owned by the caller). */
+/* A call the hub handed back: the exchange on its connection (made by the
+ * request layer, ph_rawfcgi_resume; the caller ends it with
+ * ph_rawfcgi_end), the original request, the handler's state and the
+ * client's answers (all owned by the caller). */
 struct ph_park_resume {
-	int fd;
-	unsigned rid;
+	struct ph_exchange *ex;
 	struct json_object *msg, *state, *answers;
 };
 

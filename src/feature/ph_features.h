@@ -108,7 +108,7 @@ bool ph_apps_meta_shown(const struct ph_req *r);
  * resources, when an app's resource is visible (both eras). */
 void ph_apps_capabilities(struct ph_req *r, struct json_object *caps);
 
-/* The capabilities this request may see (ph_core.c); caller puts. */
+/* The capabilities this request may see (ph_capabilities.c); caller puts. */
 /* caps.extensions, added when absent (borrowed). Here, not in
  * ph_capabilities.c: the features that call it are called from there. */
 static inline struct json_object *

@@ -1,5 +1,5 @@
 /* ph_method.h: the MCP methods Phantom serves, named once. The core's
- * method table (core/ph_core.c) is indexed by this enum and holds what
+ * method table (core/ph_methods.c) is indexed by this enum and holds what
  * each does; the counters (ph_metrics.c) label by these names, and the
  * stdio front (core/ph_line.c) asks which may take their time. A method
  * added here is counted under its own name at once, and served once the

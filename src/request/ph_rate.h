@@ -12,7 +12,7 @@
 /* Bytes of the digest of a whole key that tell buckets apart. */
 #define PH_RATE_DIGEST 16
 /* Room for a key made of a client address (the principal keys of
- * ph_core.c are as long as the principal). */
+ * ph_ladder.c are as long as the principal). */
 #define PH_RATE_KEY_MAX 63
 
 /* Takes one token from the bucket of key (any length, all of it counts) sized by rc (borrowed; requests > 0)

@@ -155,8 +155,10 @@ static const struct ph_front_ops raw_ops = {
 	.handoff = raw_handoff,
 };
 
-struct ph_exchange *
-ph_rawfcgi_new(int fd, unsigned rid)
+/* An exchange writing on fd (taken) for FastCGI request rid. Caller frees
+ * with ph_rawfcgi_end. */
+static struct ph_exchange *
+rawfcgi_new(int fd, unsigned rid)
 {
 	struct raw *w = ph_xcalloc(1, sizeof *w);
 	struct timeval tv = {SEND_TIMEOUT_S, 0};
@@ -168,6 +170,12 @@ ph_rawfcgi_new(int fd, unsigned rid)
 	w->ex.front = w;
 	w->ex.http = true;
 	return &w->ex;
+}
+
+struct ph_exchange *
+ph_rawfcgi_resume(int fd, struct json_object *desc)
+{
+	return rawfcgi_new(fd, (unsigned)json_object_get_int(ph_jget(desc, "rid")) & 0xffff);
 }
 
 void
