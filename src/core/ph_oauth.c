@@ -9,11 +9,13 @@
  * auth.oauth.cache_dir that is replaced atomically (rename) by whoever
  * fetched the keys:
  *   - with a master, the master starts a child process that fetches them
- *     when the file is older than refresh_s (ph_oauth_tick); workers never
- *     fetch in steady state;
+ *     when the file is older than refresh_s (ph_oauth_tick) or a worker
+ *     asked for it; workers never fetch;
  *   - without one (CGI, mod_fcgid, a single process), the worker that finds
  *     the file stale fetches it, holding the lock file's flock;
- *   - a token naming a kid the keys lack makes its worker fetch at once.
+ *   - a token naming a kid the keys lack asks for a fetch at once: of the
+ *     master (a request file and SIGURG; the token gets 503 with
+ *     Retry-After: 1 until the fetch ended), or made by its own worker.
  * Every fetch, whoever makes it, first takes the lock file (flock, never
  * waiting) and reads the time of the last attempt written in it: at most one
  * attempt per min_refresh_s for the whole host, whatever the number of
@@ -514,20 +516,26 @@ grant_claims(struct ph_oauth_conf *c, const unsigned char *digest, struct json_o
 }
 
 /* The keys this worker has, refreshed as ph_oauth_keys.c decides; a token
- * naming a kid they lack asks for one fetch. Returns 1 verified, 0 not,
- * -2 no keys at all (503). */
+ * naming a kid they lack asks for a refresh. Returns 1 verified, 0 not,
+ * -2 no keys at all (503), -3 a refresh of the keys is under way (503 with
+ * Retry-After: the token may be good). */
 static int
 verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now, const char **why)
 {
-	const struct ph_jwks *ks = ph_oauth_keys_get(&c->keys, now, false);
+	const struct ph_jwks *ks = ph_oauth_keys_get(&c->keys, now);
 	int v;
 	if (ks == NULL || ks->n == 0) {
 		*why = c->keys.last_error;
 		return -2;
 	}
-	v = ph_jwt_verify_set(t, ks, why);
-	if (v < 0 && (ks = ph_oauth_keys_get(&c->keys, now, true)) != NULL)
-		v = ph_jwt_verify_set(t, ks, why); /* after the fetch an unknown kid asked for */
+	if ((v = ph_jwt_verify_set(t, ks, why)) >= 0)
+		return v > 0;
+	if (ph_oauth_keys_unknown(&c->keys) == PH_KEYS_WAIT) {
+		*why = "a token names a kid the keys lack: waiting for a refresh of the key set";
+		return -3;
+	}
+	if ((ks = ph_oauth_keys_get(&c->keys, now)) != NULL)
+		v = ph_jwt_verify_set(t, ks, why); /* after the refresh the unknown kid asked for */
 	return v > 0;
 }
 
@@ -544,8 +552,10 @@ check_jwt(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned cha
 	if (ph_jwt_decode(tok, n, (size_t)c->max_token, c->algs, &t, why) != 0)
 		return PH_E_UNAUTHORIZED;
 	v = verify_with_keys(c, &t, now, why);
-	if (v == -2)
+	if (v < -1)
 		e = PH_E_BUSY;
+	if (v == -3)
+		g->retry_after = 1;
 	else if (v == 1 && ph_jwt_claims_ok(&t, &rules, &exp, why))
 		e = grant_claims(c, digest, t.claims, exp, g, why);
 	ph_jwt_free(&t);
