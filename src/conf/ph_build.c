@@ -6,6 +6,7 @@
 #include "ph_auth.h"
 #include "ph_persist.h"
 #include "ph_registry.h"
+#include "ph_skills.h"
 #include "ph_state.h"
 #include "ph_util.h"
 #include <stdlib.h>
@@ -13,8 +14,11 @@
 /* The first item naming auth_scopes, or NULL: they take effect only with
  * auth.mode oauth, and a key that would silently do nothing is refused. */
 static const char *
-item_with_scopes(const struct ph_registry *reg, const char **kind)
+item_with_scopes(const struct ph_registry *reg, const struct ph_skills_conf *sc, const char **kind)
 {
+	for (size_t i = 0; sc && i < sc->n; i++)
+		if (sc->skills[i].auth_scopes.n && (*kind = "skill"))
+			return sc->skills[i].path;
 	for (size_t i = 0; reg && i < reg->ntools; i++)
 		if (reg->tools[i]->auth_scopes.n && (*kind = "tool"))
 			return reg->tools[i]->name;
@@ -54,7 +58,7 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	}
 	s = ph_xcalloc(1, sizeof *s);
 	s->conf = conf;
-	if ((scoped = item_with_scopes(conf->registry, &kind)) != NULL && ph_auth_oauth(s) == NULL) {
+	if ((scoped = item_with_scopes(conf->registry, conf->skills, &kind)) != NULL && ph_auth_oauth(s) == NULL) {
 		ph_conf_problem(probs, conf->file, 0, "%s %s: auth_scopes are checked only with auth.mode oauth",
 				kind, scoped);
 		ph_conf_free(conf);

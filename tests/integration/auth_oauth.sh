@@ -64,6 +64,14 @@ resources:
   - { uri: "docs://private", text: private, auth_scopes: ["docs:read"] }
 resource_templates:
   - { uri_template: "bill://{account}", exec: [./tool.sh], auth_scopes: ["billing:read"] }
+skills: { manifest: skills.yaml }
+YAML
+FIX=$(cd "$top_srcdir/tests/fixtures/skills" && pwd)
+cat >"$T_DIR/skills.yaml" <<YAML
+skills:
+  - { path: acme/refunds, dir: "$FIX/refunds", auth_scopes: ["skills:billing"] }
+  - { path: acme/refunds/partial-refunds, dir: "$FIX/refunds/partial-refunds", auth_scopes: ["skills:partial"] }
+  - { path: git-workflow, dir: "$FIX/git-workflow" }
 YAML
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1
 ok "-t accepts the configuration"
@@ -169,6 +177,22 @@ mpost "$U" 16 resources/read '{"uri":"docs://private"}' -H "Authorization: Beare
 is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read docs:read")" "a resource's auth_scopes: 403"
 mpost "$U" 17 resources/read '{"uri":"bill://acme"}' -H "Authorization: Bearer $GOOD"
 is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read billing:read")" "a resource template's auth_scopes: 403"
+mpost "$U" 17 skills/get '{"uri":"skill://acme/refunds/SKILL.md"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read skills:billing")" "a skill's auth_scopes: skills/get is 403"
+mpost "$U" 17 resources/read '{"uri":"skill://acme/refunds/partial-refunds/SKILL.md"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read skills:partial skills:billing")" \
+	"a nested skill needs its scopes and those of the skill it is nested in"
+mpost "$U" 17 resources/read '{"uri":"skill://git-workflow/SKILL.md"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS" 200 "a skill without auth_scopes is read"
+BILLING=$(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read skills:billing"')")
+mpost "$U" 17 skills/get '{"uri":"skill://acme/refunds/SKILL.md"}' -H "Authorization: Bearer $BILLING"
+is "$STATUS:$(jqr .result.skill.uri)" "200:skill://acme/refunds/SKILL.md" "with skills:billing the skill is served"
+mpost "$U" 17 resources/read '{"uri":"skill://acme/refunds/partial-refunds/SKILL.md"}' -H "Authorization: Bearer $BILLING"
+is "$STATUS" 403 "... but not its nested skill without skills:partial"
+mpost "$U" 17 skills/list '{}' -H "Authorization: Bearer $GOOD"
+is "$(jqr '[.result.skills[].uri] | sort | join(" ")')" \
+	"skill://acme/refunds/SKILL.md skill://acme/refunds/partial-refunds/SKILL.md skill://git-workflow/SKILL.md" \
+	"skills/list still lists the skills the token cannot read"
 mpost "$U" 18 resources/read '{"uri":"docs://private"}' \
 	-H "Authorization: Bearer $(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read docs:read"')")"
 is "$STATUS:$(jqr '.result.contents[0].text')" "200:private" "with docs:read the resource is read"
@@ -239,6 +263,11 @@ printf 'tools:\n  - { name: t, exec: [./tool.sh], auth_scopes: [a] }\n' >"$T_DIR
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "tool t: auth_scopes are checked only with auth.mode oauth" \
 	"-t refuses auth_scopes without auth.mode oauth (they would do nothing)"
+printf 'skills: { manifest: skills-bad.yaml }\n' >"$T_DIR/bad.yaml"
+printf 'skills:\n  - { path: git-workflow, dir: "%s/git-workflow", auth_scopes: ["a b"] }\n' "$FIX" >"$T_DIR/skills-bad.yaml"
+"$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
+like "$(cat "$T_DIR/bad.out")" "skills-bad.yaml:2: .*auth_scopes\\[0\\]: 'a b' is not a scope" \
+	"-t checks a skill's auth_scopes in the manifest"
 printf 'auth:\n  mode: bearer\n  tokens: [{principal: a, sha256: %s}]\n  oauth: { issuer: %s }\n' "$(printf x | sha256sum | cut -c1-64)" "$ISS" >"$T_DIR/bad.yaml"
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "auth.oauth is used only with auth.mode oauth" "-t refuses auth.oauth in another mode"
