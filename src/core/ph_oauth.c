@@ -353,6 +353,11 @@ ph_oauth_scopes_supported(const struct ph_oauth_conf *c)
 		for (size_t j = 0; c->implies[i].implied[j]; j++)
 			add_scope(a, c->implies[i].implied[j]);
 	}
+	/* a refresh-token scope: no operation needs it, a client asking for
+	 * it because it is listed would get refresh tokens it does not need */
+	for (size_t i = json_object_array_length(a); i-- > 0;)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), "offline_access") == 0)
+			json_object_array_del_idx(a, i, 1);
 	return a;
 }
 

@@ -35,8 +35,9 @@ struct ph_oauth_conf *ph_oauth_conf_parse(struct ph_ysink *s, const struct ph_oa
 					  const struct ph_ynode *auth, const char *dir, const char *resource);
 void ph_oauth_conf_free(struct ph_oauth_conf *c);
 
-/* The scopes of the configuration for scopes_supported (required scopes,
- * those of scope_implies and scope_allow), as a new array. */
+/* The scopes of auth.oauth for scopes_supported (required scopes, those of
+ * scope_implies; never offline_access), as a new array; the allow-lists'
+ * and items' are added by ph_auth_metadata_scopes. */
 struct json_object *ph_oauth_scopes_supported(const struct ph_oauth_conf *c);
 /* The issuer (borrowed). */
 const char *ph_oauth_issuer(const struct ph_oauth_conf *c);

@@ -50,7 +50,7 @@ auth:
     jwks_file: jwks.json
     max_token_bytes: 4096
     required_scopes: ["mcp:read"]
-    scope_implies: { "mcp:admin": ["mcp:read", "mcp:write"] }
+    scope_implies: { "mcp:admin": ["mcp:read", "mcp:write"], "mcp:all": ["mcp:admin", "offline_access"] }
     assigns_claims: [plan, org]
   allow:
     "scope:plan:basic": { tools: [whoami] }
@@ -215,10 +215,18 @@ mpost "$U" 24 prompts/list '{}' -H "Authorization: Bearer $(sign ec ES256 '{"kid
 is "$(jqr '.result.prompts | length')" 0 "plan:pro alone: its empty prompts list hides every prompt"
 
 # ---- the RFC 9728 document from the OAuth settings
-out=$(printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \
-	SERVER_PROTOCOL=HTTP/1.1 HTTP_HOST=localhost "$PHANTOM" -c "$T_DIR/phantom.yaml" 2>/dev/null | tr -d '\r' | sed '1,/^$/d')
-is "$(jq -c . <<<"$out")" "{\"resource\":\"$RES\",\"authorization_servers\":[\"$ISS\"],\"scopes_supported\":[\"mcp:read\",\"mcp:admin\",\"mcp:write\"],\"bearer_methods_supported\":[\"header\"]}" \
+prm() { printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \
+	SERVER_PROTOCOL=HTTP/1.1 HTTP_HOST=localhost "$PHANTOM" -c "$1" 2>/dev/null | tr -d '\r' | sed '1,/^$/d'; }
+out=$(prm "$T_DIR/phantom.yaml")
+SUPPORTED='"mcp:read","mcp:admin","mcp:write","mcp:all","plan:basic","plan:pro","files:delete","prompts:read","docs:read","billing:read","skills:billing","skills:partial"'
+is "$(jq -c . <<<"$out")" "{\"resource\":\"$RES\",\"authorization_servers\":[\"$ISS\"],\"scopes_supported\":[$SUPPORTED],\"bearer_methods_supported\":[\"header\"]}" \
 	"the metadata document at the path derived from the resource, filled from auth.oauth"
+# (scopes_supported: required_scopes, scope_implies, the scope: allow-lists and
+# every item's auth_scopes; offline_access, implied by mcp:all, is left out)
+sed 's|document: { resource: "\([^"]*\)" }|document: { resource: "\1", scopes_supported: ["mcp:read"] }|' \
+	"$T_DIR/phantom.yaml" >"$T_DIR/own-scopes.yaml"
+is "$(prm "$T_DIR/own-scopes.yaml" | jq -c .scopes_supported)" '["mcp:read"]' \
+	"scopes_supported written in the document is kept as it is"
 
 # ---- key rotation through the file: a new key is used once the file changes
 NEWT=$(sign new RS256 '{"kid":"r2"}' "$(claims)")
