@@ -118,6 +118,8 @@ static const struct key auth_keys[] = {
 	 "accepted aud values (default: the resource of the RFC 9728 document)"},
 	{"auth.oauth.audience_match", K_ENUM, 0, 0, "exact", true, AOFF(oauth.audience_match), "exact|slash",
 	 "exact, or slash: a trailing '/' on either side does not matter"},
+	{"auth.oauth.client_id_audience", K_BOOL, 0, 0, "false", true, AOFF(oauth.client_id_audience), NULL,
+	 "a token without aud is accepted when client_id is one of audiences (Amazon Cognito)"},
 	{"auth.oauth.algorithms", K_NODE, 0, 0, NULL, true, AOFF(oauth.algorithms), NULL,
 	 "accepted signature algorithms, of RS256, PS256, ES256, EdDSA (default: all four)"},
 	{"auth.oauth.clock_skew_s", K_INT, 0, 600, "60", true, AOFF(oauth.clock_skew_s), NULL,
@@ -158,6 +160,9 @@ static const struct key auth_keys[] = {
 	 AOFF(oauth.introspection.secret_file), NULL, "file holding its client secret, relative to this file"},
 	{"auth.oauth.introspection.cache_s", K_INT, 0, 86400, "60", true, AOFF(oauth.introspection.cache_s),
 	 NULL, "seconds an introspection answer is reused at most (never past the token's exp)"},
+	{"auth.oauth.introspection.negative_cache_s", K_INT, 0, 3600, "5", true,
+	 AOFF(oauth.introspection.negative_cache_s), NULL,
+	 "seconds an answer of active false is reused (0: never), so bad tokens do not each ask"},
 };
 
 #define LOFF(f) offsetof(struct ph_list_opts, f)

@@ -24,7 +24,8 @@
  *
  * Opaque tokens (not three segments) go to the RFC 7662 introspection
  * endpoint when one is configured; answers are cached like verified JWTs,
- * until exp and at most introspection.cache_s. The token is never logged,
+ * until exp and at most introspection.cache_s, and an answer of active
+ * false for introspection.negative_cache_s. The token is never logged,
  * kept or passed on: only its keyed digest is. */
 #include "first.h"
 #include "ph_oauth.h"
@@ -57,10 +58,12 @@ struct implies {
 };
 
 /* One verified token this worker remembers: its keyed digest, until when,
- * and what it grants. */
+ * and what it grants; or an opaque token the introspection endpoint said
+ * is not active (inactive, no grant). */
 struct tok_entry {
 	unsigned char digest[crypto_generichash_BYTES];
 	long long until;
+	bool inactive;
 	char *principal;
 	struct json_object *scopes, *assigns;
 };
@@ -69,7 +72,7 @@ struct ph_oauth_conf {
 	struct ph_oauth_keys keys;
 	char **audiences;
 	size_t naudiences;
-	bool aud_slash, typ_at;
+	bool aud_slash, typ_at, aud_client_id;
 	unsigned algs;
 	long long skew, max_token, token_cache;
 	char **scope_claims, **assigns_claims, **required;
@@ -80,7 +83,7 @@ struct ph_oauth_conf {
 	size_t nimplies;
 	/* introspection */
 	char *intro_endpoint, *intro_client, *intro_secret;
-	long long intro_cache_s;
+	long long intro_cache_s, intro_neg_s;
 	/* per worker (each has its copy after fork) */
 	struct tok_entry *cache;
 	unsigned char cache_key[crypto_generichash_KEYBYTES];
@@ -199,6 +202,7 @@ parse_introspection(struct ph_ysink *s, struct ph_oauth_conf *c, const struct ph
 	char *path, *buf = NULL;
 	size_t len = 0;
 	c->intro_cache_s = o->introspection.cache_s;
+	c->intro_neg_s = o->introspection.negative_cache_s;
 	if (o->introspection.endpoint == NULL) {
 		if (o->introspection.client_id || o->introspection.secret_file)
 			ph_yread_problem(s, line, "auth.oauth.introspection: endpoint is required with client_id "
@@ -240,6 +244,7 @@ parse_audiences(struct ph_ysink *s, struct ph_oauth_conf *c, const struct ph_oau
 	const char *def[] = {resource, NULL};
 	c->audiences = str_list(s, o->audiences, "audiences", def, &c->naudiences);
 	c->aud_slash = strcmp(o->audience_match, "slash") == 0;
+	c->aud_client_id = o->client_id_audience;
 	if (c->audiences != NULL && c->naudiences == 0)
 		ph_yread_problem(s, on ? on->line : 0, "auth.oauth: no audience: set auth.oauth.audiences or "
 				 "the resource of the RFC 9728 document (auth.metadata.document.resource)");
@@ -470,7 +475,8 @@ static struct tok_entry *
 cache_find(struct ph_oauth_conf *c, const unsigned char *digest, long long now)
 {
 	struct tok_entry *e = cache_slot(c, digest);
-	if (e == NULL || e->principal == NULL || sodium_memcmp(e->digest, digest, sizeof e->digest) != 0)
+	if (e == NULL || (e->principal == NULL && !e->inactive) ||
+	    sodium_memcmp(e->digest, digest, sizeof e->digest) != 0)
 		return NULL;
 	if (now >= e->until) {
 		entry_clear(e);
@@ -496,6 +502,22 @@ cache_put(struct ph_oauth_conf *c, const unsigned char *digest, long long until,
 	e->scopes = scopes;
 	e->assigns = assigns;
 	return e;
+}
+
+/* Remembers that the introspection endpoint said the token with this
+ * digest is not active, for introspection.negative_cache_s: a flood of bad
+ * opaque tokens asks it once each, not once per request. It never takes
+ * the slot of a grant still valid (the flood must not evict good tokens). */
+static void
+cache_put_inactive(struct ph_oauth_conf *c, const unsigned char *digest, long long now)
+{
+	struct tok_entry *e = cache_slot(c, digest);
+	if (e == NULL || c->intro_neg_s <= 0 || (e->principal != NULL && now < e->until))
+		return;
+	entry_clear(e);
+	memcpy(e->digest, digest, sizeof e->digest);
+	e->until = now + c->intro_neg_s;
+	e->inactive = true;
 }
 
 /* ---- checks ------------------------------------------------------------------------- */
@@ -550,7 +572,7 @@ check_jwt(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned cha
 {
 	struct ph_jwt t;
 	struct ph_jwt_rules rules = {c->keys.issuer, c->audiences, c->naudiences, c->aud_slash, c->typ_at,
-				     c->skew, now};
+				     c->skew, now, c->aud_client_id};
 	long long exp = 0;
 	enum ph_err e = PH_E_UNAUTHORIZED;
 	int v;
@@ -590,6 +612,7 @@ check_opaque(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned 
 	iss = ph_jstr(ans, "iss");
 	if (!json_object_is_type(act, json_type_boolean) || !json_object_get_boolean(act)) {
 		*why = "the introspection endpoint says the token is not active";
+		cache_put_inactive(c, digest, now);
 	} else if (iss != NULL && strcmp(iss, c->keys.issuer) != 0) {
 		*why = "the introspected token's iss is not the configured issuer";
 	} else {
@@ -632,7 +655,10 @@ ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oau
 		return PH_E_UNAUTHORIZED;
 	}
 	crypto_generichash(digest, sizeof digest, (const unsigned char *)tok, n, c->cache_key, sizeof c->cache_key);
-	if ((e = cache_find(c, digest, now)) != NULL) {
+	if ((e = cache_find(c, digest, now)) != NULL && e->inactive) {
+		*why = "the introspection endpoint said the token is not active (a remembered answer)";
+		err = PH_E_UNAUTHORIZED;
+	} else if (e != NULL) {
 		g->principal = e->principal;
 		g->scopes = e->scopes;
 		g->assigns = e->assigns;

@@ -517,13 +517,34 @@ aud_accepted(const struct ph_jwt_rules *r, const char *aud)
 	return false;
 }
 
+/* Amazon Cognito's access tokens name their app client in client_id and
+ * have no aud; its ID tokens have an aud (the same client id) and say
+ * token_use: id, and are never access tokens. */
+static const char *
+client_id_ok(struct json_object *claims, const struct ph_jwt_rules *r, bool has_aud)
+{
+	struct json_object *use = ph_jget(claims, "token_use");
+	const char *cid = ph_jstr(claims, "client_id");
+	if (use != NULL && !(json_object_is_type(use, json_type_string) &&
+			     strcmp(json_object_get_string(use), "access") == 0))
+		return "the token's token_use is not access";
+	if (has_aud)
+		return NULL;
+	if (cid == NULL)
+		return "the token has neither aud nor client_id";
+	return aud_accepted(r, cid) ? NULL : "the token has no aud and its client_id is not an accepted audience";
+}
+
 /* aud: a string or an array of strings, one of which is accepted. */
 static const char *
 aud_ok(struct json_object *claims, const struct ph_jwt_rules *r)
 {
 	struct json_object *aud = ph_jget(claims, "aud");
+	const char *why;
+	if (r->aud_client_id && (why = client_id_ok(claims, r, aud != NULL)) != NULL)
+		return why;
 	if (aud == NULL)
-		return "the token has no aud";
+		return r->aud_client_id ? NULL : "the token has no aud";
 	if (json_object_is_type(aud, json_type_string))
 		return aud_accepted(r, json_object_get_string(aud)) ? NULL : "the token's aud is not this server";
 	if (!json_object_is_type(aud, json_type_array))

@@ -228,6 +228,27 @@ sed 's|document: { resource: "\([^"]*\)" }|document: { resource: "\1", scopes_su
 is "$(prm "$T_DIR/own-scopes.yaml" | jq -c .scopes_supported)" '["mcp:read"]' \
 	"scopes_supported written in the document is kept as it is"
 
+# ---- Amazon Cognito: no aud, the app client in client_id (client_id_audience)
+sed -e 's|^    max_token_bytes: 4096$|    max_token_bytes: 4096\n    client_id_audience: true\n    audiences: ["app-client-1"]|' \
+	"$T_DIR/phantom.yaml" >"$T_DIR/cognito.yaml"
+cognito() { # cognito CLIENT_ID TOKEN_USE [AUD-MEMBER]: tools/call whoami through CGI with such a token
+	local t; t=$(sign rsa RS256 '{"kid":"r1"}' "$(printf '{"iss":"%s","sub":"carol","exp":%d,"scope":"mcp:read","client_id":"%s","token_use":"%s"%s}' \
+		"$ISS" $((NOW + 600)) "$1" "$2" "${3:+,$3}")")
+	CGI_ARGS="-c $T_DIR/cognito.yaml" cgi_post "$(req 30 tools/call '{"name":"whoami","arguments":{}}')" \
+		"HTTP_AUTHORIZATION=Bearer $t" "HTTP_MCP_PROTOCOL_VERSION=$MODERN" HTTP_MCP_METHOD=tools/call HTTP_MCP_NAME=whoami
+}
+cognito app-client-1 access
+is "$STATUS:$(jqr '.result.content[0].text | fromjson | .principal')" 200:carol \
+	"client_id_audience: a token without aud whose client_id is an audience is accepted (Cognito)"
+cognito app-client-2 access
+is "$STATUS" 401 "... another client_id is not"
+cognito app-client-1 id '"aud":"app-client-1"'
+is "$STATUS" 401 "... nor an ID token (token_use id), though its aud is the client"
+CGI_ARGS="-c $T_DIR/phantom.yaml" cgi_post "$(req 31 tools/call '{"name":"whoami","arguments":{}}')" \
+	"HTTP_AUTHORIZATION=Bearer $(sign rsa RS256 '{"kid":"r1"}' "{\"iss\":\"$ISS\",\"sub\":\"carol\",\"exp\":$((NOW + 600)),\"scope\":\"mcp:read\",\"client_id\":\"$RES\"}")" \
+	"HTTP_MCP_PROTOCOL_VERSION=$MODERN" HTTP_MCP_METHOD=tools/call HTTP_MCP_NAME=whoami
+is "$STATUS" 401 "without client_id_audience, client_id never stands for a missing aud"
+
 # ---- key rotation through the file: a new key is used once the file changes
 NEWT=$(sign new RS256 '{"kid":"r2"}' "$(claims)")
 call 8 "$NEWT"

@@ -45,7 +45,7 @@ auth:
     refresh_s: 10
     fetch_timeout_ms: 1000
     cache_dir: $4
-    introspection: { endpoint: "${ISS}introspect", client_id: phantom, secret_file: intro.secret, cache_s: 5 }
+    introspection: { endpoint: "${ISS}introspect", client_id: phantom, secret_file: intro.secret, cache_s: 5, negative_cache_s: 2 }
 YAML
 }
 NOW=$(date +%s)
@@ -98,6 +98,20 @@ printf '{"active":false}' >"$AS/introspect.json"
 call "opaque-token-2"
 is "$STATUS" 401 "active false: 401"
 is "$(header WWW-Authenticate | grep -o 'error="[a-z_]*"')" 'error="invalid_token"' "active false: invalid_token"
+introspections() { grep -c "POST /introspect" "$AS/hits"; }
+n=$(introspections)
+for i in 1 2 3 4 5 6 7 8; do call "opaque-token-2"; echo "$STATUS"; done >"$T_DIR/neg.out"
+is "$(sort -u "$T_DIR/neg.out")" 401 "8 more requests with it: 401"
+asked=$(( $(introspections) - n ))
+[ "$asked" -le 1 ]
+ok "... from the remembered answer: $asked introspections (at most one: the other worker's first)"
+n=$(introspections)
+for i in 1 2 3 4 5 6; do call "opaque-bad-$i"; done
+is "$(( $(introspections) - n ))" 6 "6 other bad tokens: one introspection each"
+sleep 2.1 # introspection.negative_cache_s
+printf '{"active":true,"sub":"bob","scope":"mcp:read","iss":"%s","exp":%d}' "$ISS" $((NOW + 600)) >"$AS/introspect.json"
+call "opaque-token-2"
+is "$STATUS" 200 "after negative_cache_s the endpoint is asked again (now it says active)"
 printf '{"active":true,"sub":"bob","iss":"https://evil.example.com/"}' >"$AS/introspect.json"
 call "opaque-token-3"
 is "$STATUS" 401 "an introspected token of another issuer: 401"
