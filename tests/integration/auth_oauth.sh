@@ -14,18 +14,9 @@ command -v jq >/dev/null || skip_all "jq not installed"
 why=$(oauth_supported) || skip_all "$why"
 JT="python3 $top_srcdir/tests/jwt_tool.py"
 K=$T_DIR/keys
-mkdir -p "$K"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/rsa.pem" 2>/dev/null
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 -out "$K/small.pem" 2>/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$K/ec.pem" 2>/dev/null
-openssl genpkey -algorithm ED25519 -out "$K/ed.pem" 2>/dev/null
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/new.pem" 2>/dev/null
+oauth_keygen "$K" rsa:rsa small:rsa1024 ec:ec ed:ed25519 new:rsa
 openssl pkey -in "$K/rsa.pem" -pubout -out "$K/rsa.pub"
-jwks() { # jwks KEY:KID...: a JWK set file of those keys
-	local out="" k
-	for k in "$@"; do out="$out${out:+,}$($JT jwk "$K/${k%%:*}.pem" "${k##*:}")"; done
-	printf '{"keys":[%s]}' "$out"
-}
+jwks() { oauth_jwks "$K" "$@"; } # jwks KEY:KID...: a JWK set of those keys
 jwks rsa:r1 ec:e1 ed:d1 small:s1 >"$T_DIR/jwks.json"
 
 cat >"$T_DIR/tool.sh" <<'SH'
