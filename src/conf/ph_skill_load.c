@@ -42,15 +42,6 @@ struct lctx {
 /* ---- freeing ------------------------------------------------------------- */
 
 static void
-scopes_free(struct ph_auth_scopes *as)
-{
-	for (size_t i = 0; i < as->n; i++)
-		free(as->v[i]);
-	free(as->v);
-	memset(as, 0, sizeof *as);
-}
-
-static void
 fcache_clear(struct ph_fcache *c)
 {
 	free(c->src);
@@ -92,8 +83,8 @@ skill_free(struct ph_skill *k)
 	free(k->tree);
 	free(k->anc);
 	free(k->desc);
-	scopes_free(&k->auth_scopes);
-	scopes_free(&k->need);
+	ph_yread_strv_free(k->auth_scopes.v); /* NULL-terminated */
+	ph_yread_strv_free(k->need.v);
 	for (size_t i = 0; i < k->nlist; i++) {
 		for (size_t j = 0; j < k->nparams; j++)
 			free(k->list[i][j]);
