@@ -1196,6 +1196,7 @@ item_scopes(struct ph_req *r)
 {
 	const struct ph_registry *reg = r->srv->conf->registry;
 	const char *name = ph_jstr(r->params, "name"), *uri = ph_jstr(r->params, "uri");
+	const struct ph_resource *res;
 	if (uri != NULL && strncmp(uri, "skill://", 8) == 0 &&
 	    (strncmp(r->method, "resources/", 10) == 0 || strcmp(r->method, "skills/get") == 0))
 		return ph_skills_scopes(r, uri);
@@ -1211,10 +1212,8 @@ item_scopes(struct ph_req *r)
 	}
 	if (strncmp(r->method, "resources/", 10) != 0 || uri == NULL)
 		return NULL;
-	if (ph_registry_resource(reg, uri) != NULL) {
-		const struct ph_resource *res = ph_registry_resource(reg, uri);
+	if ((res = ph_registry_resource(reg, uri)) != NULL)
 		return ph_access_allowed(r, PH_KIND_RESOURCE, res->uri) ? &res->auth_scopes : NULL;
-	}
 	for (size_t i = 0; i < reg->ntemplates; i++) {
 		const struct ph_template *t = reg->templates[i];
 		char *vals[PH_URITEMPLATE_MAX_VARS];
