@@ -140,6 +140,8 @@ static const struct key auth_keys[] = {
 	 "the keys are fetched again after this many seconds"},
 	{"auth.oauth.min_refresh_s", K_INT, 1, 86400, "30", true, AOFF(oauth.min_refresh_s), NULL,
 	 "at most one fetch per this many seconds for the host, whatever asks for it"},
+	{"auth.oauth.refresh_wait_ms", K_INT, 0, 10000, "1000", true, AOFF(oauth.refresh_wait_ms), NULL,
+	 "longest a token naming an unknown kid waits for the fetch it asked for (then 503)"},
 	{"auth.oauth.max_token_bytes", K_INT, 256, 65536, "8192", true, AOFF(oauth.max_token_bytes), NULL,
 	 "longest access token accepted"},
 	{"auth.oauth.cache_dir", K_STR, 1, 4000, "/run/phantom/oauth", true, AOFF(oauth.cache_dir), NULL,

@@ -14,8 +14,9 @@
  *   - without one (CGI, mod_fcgid, a single process), the worker that finds
  *     the file stale fetches it, holding the lock file's flock;
  *   - a token naming a kid the keys lack asks for a fetch at once: of the
- *     master (a request file and SIGURG; the token gets 503 with
- *     Retry-After: 1 until the fetch ended), or made by its own worker.
+ *     master (a request file and SIGURG; the worker waits for it at most
+ *     refresh_wait_ms, then answers 503 with Retry-After: 1), or made by
+ *     its own worker.
  * Every fetch, whoever makes it, first takes the lock file (flock, never
  * waiting) and reads the time of the last attempt written in it: at most one
  * attempt per min_refresh_s for the whole host, whatever the number of

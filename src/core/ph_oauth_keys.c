@@ -22,11 +22,14 @@
  * signal alone because it survives a master busy elsewhere and needs no
  * handler state; a file rather than the worker channel because that
  * channel carries the pool's accounting. The master's fetching child
- * removes the request once it holds the lock. Until the attempt has ended
- * the worker answers 503 with Retry-After: 1 (the token may well be valid:
- * a 401 would send the client through a new authorization); once an attempt
- * that started within min_refresh_s has ended without the kid, the token is
- * 401 invalid_token. */
+ * removes the request once it holds the lock. The worker waits for the
+ * attempt to end, at most refresh_wait_ms (clients such as the SDKs do not
+ * retry a 503 while they connect), then reads the new file; past that bound
+ * it answers 503 with Retry-After: 1 (the token may well be valid: a 401
+ * would send the client through a new authorization). Once an attempt that
+ * started within min_refresh_s has ended without the kid, the token is 401
+ * invalid_token at once: a flood of random kids costs one fetch, and the
+ * wait, per interval. */
 #include "first.h"
 #include "ph_oauth_keys.h"
 #include "ph_json.h"
@@ -139,6 +142,7 @@ ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph
 	k->min_refresh_s = o->min_refresh_s;
 	k->fetch_timeout_ms = o->fetch_timeout_ms;
 	k->max_fetch = o->max_fetch_bytes;
+	k->wait_ms = o->refresh_wait_ms;
 	k->issuer = o->issuer ? ph_xstrdup(o->issuer) : NULL;
 	if (o->issuer && !ph_oauth_url_ok(o->issuer))
 		ph_yread_problem(s, ph_yread_key_line(on, "issuer"), "auth.oauth.issuer: an https URL (http only "
@@ -468,25 +472,45 @@ ask_master(const struct ph_oauth_keys *k)
 	kill(getppid(), SIGURG);
 }
 
+/* A fetch is asked for (of the master, which has not started it) or runs
+ * (now: ms). */
+static bool
+attempt_pending(const struct ph_oauth_keys *k, long long now, long long start, long long end)
+{
+	return (master_fetches && access(k->want_path, F_OK) == 0) ||
+	       (start > 0 && end == 0 && now - start < attempt_ms(k));
+}
+
+/* Waits for the pending attempt to end, at most refresh_wait_ms (polling
+ * the stamp every 10 ms). True when it ended. */
+static bool
+wait_attempt(const struct ph_oauth_keys *k)
+{
+	int64_t until = ph_now_us() + k->wait_ms * 1000;
+	long long start, end;
+	for (;;) {
+		stamp_peek(k, &start, &end);
+		if (!attempt_pending(k, (long long)ph_wall_ms(), start, end))
+			return true;
+		if (ph_now_us() >= until)
+			return false;
+		usleep(10000);
+	}
+}
+
 enum ph_keys_next
 ph_oauth_keys_unknown(struct ph_oauth_keys *k)
 {
 	long long now = (long long)ph_wall_ms(), start, end;
-	if (k->lock_path == NULL) { /* jwks_file: the user's file is all there is */
-		(void)reload(k);
-		return PH_KEYS_AGAIN;
-	}
-	if (master_fetches && access(k->want_path, F_OK) == 0)
-		return PH_KEYS_WAIT; /* asked, the master has not started */
-	stamp_peek(k, &start, &end);
-	if (start > 0 && end == 0 && now - start < attempt_ms(k))
-		return PH_KEYS_WAIT; /* an attempt runs */
-	if (now - start >= k->min_refresh_s * 1000) {
-		if (master_fetches) {
-			ask_master(k);
-			return PH_KEYS_WAIT;
+	if (k->lock_path != NULL) {
+		stamp_peek(k, &start, &end);
+		if (!attempt_pending(k, now, start, end) && now - start >= k->min_refresh_s * 1000) {
+			if (master_fetches)
+				ask_master(k);
+			else
+				(void)try_fetch(k, now); /* another process's: waited for below */
 		}
-		if (try_fetch(k, now) == FETCH_BUSY)
+		if (!wait_attempt(k))
 			return PH_KEYS_WAIT;
 	}
 	/* an attempt ended within min_refresh_s: what it published is final */

@@ -16,7 +16,7 @@ struct ph_oauth_keys {
 	char *lock_path; /* the cache's lock and last-attempt stamp; NULL with jwks_file */
 	char *want_path; /* a worker's request for a fetch, to the master */
 	char *cache_dir;
-	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch;
+	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch, wait_ms;
 	/* per process */
 	struct ph_jwks set;
 	bool loaded;
@@ -43,10 +43,11 @@ void ph_oauth_keys_free(struct ph_oauth_keys *k);
  * there is no key set at all; k->last_error then says why. now: seconds. */
 const struct ph_jwks *ph_oauth_keys_get(struct ph_oauth_keys *k, long long now);
 
-/* A token named a kid the keys lack. PH_KEYS_AGAIN: the keys were re-read
- * after an attempt that ended within min_refresh_s (or were fetched now,
- * without a master): verify again, a kid still missing is unknown.
- * PH_KEYS_WAIT: a fetch is asked for (of the master) or under way. */
+/* A token named a kid the keys lack: asks for a fetch (of the master, or
+ * makes it without one) unless one ended within min_refresh_s, and waits
+ * at most refresh_wait_ms for it. PH_KEYS_AGAIN: the keys were re-read
+ * after it: verify again, a kid still missing is unknown. PH_KEYS_WAIT:
+ * the fetch has not ended yet. */
 enum ph_keys_next { PH_KEYS_AGAIN, PH_KEYS_WAIT };
 enum ph_keys_next ph_oauth_keys_unknown(struct ph_oauth_keys *k);
 

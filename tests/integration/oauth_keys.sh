@@ -1,10 +1,11 @@
 #!/bin/bash
 # auth.mode oauth and the authorization server's keys (oidc-provider, tokens
 # from its client_credentials grant), Phantom with a master and 3 workers:
-# after a rotation, a token of the new key gets 503 with Retry-After: 1
-# while the worker waits for the master to refresh the keys (no worker
-# fetches them itself: with the master stopped nothing is fetched), then is
-# accepted on every worker after one fetch; tokens of the old key still
+# after a rotation, a token of the new key waits for the master to refresh
+# the keys (auth.oauth.refresh_wait_ms), then gets 503 with Retry-After: 1
+# (no worker fetches them itself: with the master stopped nothing is
+# fetched), then is accepted on every worker after one fetch; with the
+# master running the first request is served after its fetch; tokens of the old key still
 # are; a flood of 1,000 tokens naming unknown kids fetches at most once per
 # auth.oauth.min_refresh_s for the whole host and ends in 401; with the
 # authorization server stopped, tokens (even ones never seen before) keep
@@ -19,7 +20,7 @@ MIN_REFRESH=2
 
 oauth_front || { echo "not ok 1 - nginx starts"; exit 1; }
 as_start RS256 "$OAUTH_RESOURCE" || { echo "not ok 1 - the authorization server starts"; exit 1; }
-OAUTH_WORKERS=3 oauth_yaml "$T_DIR/phantom.yaml" "refresh_s: 3600" "min_refresh_s: $MIN_REFRESH"
+OAUTH_WORKERS=3 oauth_yaml "$T_DIR/phantom.yaml" "refresh_s: 3600" "min_refresh_s: $MIN_REFRESH" "refresh_wait_ms: 3000"
 oauth_phantom "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 U=$OAUTH_RESOURCE
 fetches() { grep -c 'GET /jwks ' "$AS_LOG"; }
@@ -50,7 +51,7 @@ is "$STATUS/$(header Retry-After)" 503/1 "a token of the new key: 503 with Retry
 is "$(jqr .error.message)" "Service Unavailable: the authorization server's keys are being refreshed" "... saying so"
 compgen -G "$T_DIR/oauth-cache/jwks-*.json.want" >/dev/null
 ok "... and the worker left its request for the master"
-is "$(calls "$T2" 4)" " 4 503" "the master stopped: every worker keeps answering 503"
+is "$(calls "$T2" 2)" " 2 503" "the master stopped: the workers keep answering 503 (after refresh_wait_ms)"
 is "$(( $(fetches) - N0 ))" 0 "... and none fetched the key set itself"
 served "a 503 of a refresh"
 kill -CONT "$PH_PID"
@@ -59,6 +60,12 @@ is "$STATUS" 200 "once the master refreshed the keys, the token is accepted"
 is "$(calls "$T2" 6)" " 6 200" "... on every worker"
 is "$(( $(fetches) - N0 ))" 1 "... after one fetch of the key set"
 is "$(calls "$T1" 3)" " 3 200" "the old key's tokens still are (it is still published)"
+sleep "$MIN_REFRESH"
+N0=$(fetches)
+KID=$(as_rotate)
+call "$(as_token mcp:read)"
+is "$STATUS/$(( $(fetches) - N0 ))" 200/1 \
+	"another rotation, the master running: the first request waits for the master's fetch and is served"
 
 # ---- a flood of unknown kids: at most one fetch per min_refresh_s
 forge() { jwts_with_kids "$T2" "$1" 1; }
