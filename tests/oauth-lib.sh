@@ -20,6 +20,33 @@ oauth_supported() {
 	return 0 # another complaint (this probe has no key): the tests will show more
 }
 
+# oauth_keygen DIR NAME:KIND...: private keys made now with openssl, each
+# in DIR/NAME.pem; KIND is rsa (2048 bits), rsa1024 (too small: refused),
+# ec (P-256) or ed25519
+oauth_keygen() {
+	local dir=$1 k opts; shift
+	mkdir -p "$dir"
+	for k in "$@"; do
+		case ${k#*:} in
+		rsa) opts=(-algorithm RSA -pkeyopt rsa_keygen_bits:2048) ;;
+		rsa1024) opts=(-algorithm RSA -pkeyopt rsa_keygen_bits:1024) ;;
+		ec) opts=(-algorithm EC -pkeyopt ec_paramgen_curve:P-256) ;;
+		ed25519) opts=(-algorithm ED25519) ;;
+		*) echo "oauth_keygen: unknown key kind ${k#*:}" >&2; return 1 ;;
+		esac
+		openssl genpkey "${opts[@]}" -out "$dir/${k%%:*}.pem" 2>/dev/null || return 1
+	done
+}
+# oauth_jwks DIR NAME:KID...: a JWK set (JSON) of the public halves of
+# DIR/NAME.pem, each with its KID (tests/jwt_tool.py)
+oauth_jwks() {
+	local dir=$1 out="" k; shift
+	for k in "$@"; do
+		out="$out${out:+,}$(python3 "$top_srcdir/tests/jwt_tool.py" jwk "$dir/${k%%:*}.pem" "${k##*:}")"
+	done
+	printf '{"keys":[%s]}' "$out"
+}
+
 # as_start ALG RESOURCE...: starts the authorization server signing access
 # tokens with ALG (RS256, ES256, EdDSA) for the RESOURCEs; keeps its keys in
 # $T_DIR/as-keys.json (a restart with another ALG keeps the older keys

@@ -6,28 +6,45 @@
 #include "ph_auth.h"
 #include "ph_persist.h"
 #include "ph_registry.h"
+#include "ph_skills.h"
 #include "ph_state.h"
 #include "ph_util.h"
 #include <stdlib.h>
 
-/* The first item naming auth_scopes, or NULL: they take effect only with
- * auth.mode oauth, and a key that would silently do nothing is refused. */
-static const char *
-item_with_scopes(const struct ph_registry *reg, const char **kind)
+/* Adds an item's auth_scopes to arr; the first item naming some is *first. */
+static void
+scopes_of(struct json_object *arr, const struct ph_auth_scopes *as, const char *name, const char *kind,
+	  const char **first, const char **first_kind)
 {
+	if (as->n > 0 && *first == NULL) {
+		*first = name;
+		*first_kind = kind;
+	}
+	for (size_t i = 0; i < as->n; i++)
+		json_object_array_add(arr, json_object_new_string(as->v[i]));
+}
+
+/* Every scope the items' auth_scopes name, into arr (for the RFC 9728
+ * document); returns the first item naming some, or NULL: they take effect
+ * only with auth.mode oauth, and a key that would silently do nothing is
+ * refused. */
+static const char *
+item_scopes(const struct ph_registry *reg, const struct ph_skills_conf *sc, struct json_object *arr,
+	    const char **kind)
+{
+	const char *first = NULL;
 	for (size_t i = 0; reg && i < reg->ntools; i++)
-		if (reg->tools[i]->auth_scopes.n && (*kind = "tool"))
-			return reg->tools[i]->name;
+		scopes_of(arr, &reg->tools[i]->auth_scopes, reg->tools[i]->name, "tool", &first, kind);
 	for (size_t i = 0; reg && i < reg->nprompts; i++)
-		if (reg->prompts[i]->auth_scopes.n && (*kind = "prompt"))
-			return reg->prompts[i]->name;
+		scopes_of(arr, &reg->prompts[i]->auth_scopes, reg->prompts[i]->name, "prompt", &first, kind);
 	for (size_t i = 0; reg && i < reg->nresources; i++)
-		if (reg->resources[i]->auth_scopes.n && (*kind = "resource"))
-			return reg->resources[i]->uri;
+		scopes_of(arr, &reg->resources[i]->auth_scopes, reg->resources[i]->uri, "resource", &first, kind);
 	for (size_t i = 0; reg && i < reg->ntemplates; i++)
-		if (reg->templates[i]->auth_scopes.n && (*kind = "resource template"))
-			return reg->templates[i]->uri_template;
-	return NULL;
+		scopes_of(arr, &reg->templates[i]->auth_scopes, reg->templates[i]->uri_template, "resource template",
+			  &first, kind);
+	for (size_t i = 0; sc && i < sc->n; i++)
+		scopes_of(arr, &sc->skills[i].auth_scopes, sc->skills[i].path, "skill", &first, kind);
+	return first;
 }
 
 /* One process serves (stdio): a secret of its own is all it needs, so
@@ -45,6 +62,7 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 {
 	struct ph_server *s;
 	const char *scoped, *kind = "";
+	struct json_object *scopes;
 	/* the apps become resources, then files are read: each reports every
 	 * problem it finds */
 	int apps = ph_apps_prepare(conf, probs), files = ph_registry_prepare(conf, probs);
@@ -54,13 +72,18 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 	}
 	s = ph_xcalloc(1, sizeof *s);
 	s->conf = conf;
-	if ((scoped = item_with_scopes(conf->registry, &kind)) != NULL && ph_auth_oauth(s) == NULL) {
+	scopes = json_object_new_array();
+	if ((scoped = item_scopes(conf->registry, conf->skills, scopes, &kind)) != NULL && ph_auth_oauth(s) == NULL) {
 		ph_conf_problem(probs, conf->file, 0, "%s %s: auth_scopes are checked only with auth.mode oauth",
 				kind, scoped);
+		json_object_put(scopes);
 		ph_conf_free(conf);
 		free(s);
 		return NULL;
 	}
+	if (ph_auth_oauth(s) != NULL)
+		ph_auth_metadata_scopes(conf->auth, scopes);
+	json_object_put(scopes);
 	ph_state_conf_default(conf);
 	if (conf->request_state->ephemeral && !single_process)
 		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "

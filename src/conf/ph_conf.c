@@ -118,6 +118,8 @@ static const struct key auth_keys[] = {
 	 "accepted aud values (default: the resource of the RFC 9728 document)"},
 	{"auth.oauth.audience_match", K_ENUM, 0, 0, "exact", true, AOFF(oauth.audience_match), "exact|slash",
 	 "exact, or slash: a trailing '/' on either side does not matter"},
+	{"auth.oauth.client_id_audience", K_BOOL, 0, 0, "false", true, AOFF(oauth.client_id_audience), NULL,
+	 "a token without aud is accepted when client_id is one of audiences (Amazon Cognito)"},
 	{"auth.oauth.algorithms", K_NODE, 0, 0, NULL, true, AOFF(oauth.algorithms), NULL,
 	 "accepted signature algorithms, of RS256, PS256, ES256, EdDSA (default: all four)"},
 	{"auth.oauth.clock_skew_s", K_INT, 0, 600, "60", true, AOFF(oauth.clock_skew_s), NULL,
@@ -138,6 +140,8 @@ static const struct key auth_keys[] = {
 	 "the keys are fetched again after this many seconds"},
 	{"auth.oauth.min_refresh_s", K_INT, 1, 86400, "30", true, AOFF(oauth.min_refresh_s), NULL,
 	 "at most one fetch per this many seconds for the host, whatever asks for it"},
+	{"auth.oauth.refresh_wait_ms", K_INT, 0, 10000, "1000", true, AOFF(oauth.refresh_wait_ms), NULL,
+	 "longest a token naming an unknown kid waits for the fetch it asked for (then 503)"},
 	{"auth.oauth.max_token_bytes", K_INT, 256, 65536, "8192", true, AOFF(oauth.max_token_bytes), NULL,
 	 "longest access token accepted"},
 	{"auth.oauth.cache_dir", K_STR, 1, 4000, "/run/phantom/oauth", true, AOFF(oauth.cache_dir), NULL,
@@ -158,6 +162,9 @@ static const struct key auth_keys[] = {
 	 AOFF(oauth.introspection.secret_file), NULL, "file holding its client secret, relative to this file"},
 	{"auth.oauth.introspection.cache_s", K_INT, 0, 86400, "60", true, AOFF(oauth.introspection.cache_s),
 	 NULL, "seconds an introspection answer is reused at most (never past the token's exp)"},
+	{"auth.oauth.introspection.negative_cache_s", K_INT, 0, 3600, "5", true,
+	 AOFF(oauth.introspection.negative_cache_s), NULL,
+	 "seconds an answer of active false is reused (0: never), so bad tokens do not each ask"},
 };
 
 #define LOFF(f) offsetof(struct ph_list_opts, f)

@@ -22,6 +22,12 @@ size_t ph_conf_unreloadable_changes(const struct ph_config *a, const struct ph_c
 /* The registry a section's items go to, made on first use (ph_reg_conf.c). */
 struct ph_conf_ctx;
 struct ph_registry *ph_conf_registry(struct ph_conf_ctx *x);
+/* The auth_scopes key of item (a tool, prompt, resource, template, or a
+ * skill of the manifest) into as; problems go to s (ph_reg_conf.c). */
+struct ph_ysink;
+struct ph_ynode;
+struct ph_auth_scopes;
+void ph_auth_scopes_parse(struct ph_ysink *s, const struct ph_ynode *item, struct ph_auth_scopes *as);
 /* Turns each app into its ui:// resource (reading and checking its file)
  * and gives the tools that name one their _meta.ui; problems are appended
  * to probs (ph_app_conf.c). Returns 0 or -1. */

@@ -107,20 +107,20 @@ strlist_key(struct rc *r, const struct ph_ynode *item, const char *key, size_t *
 /* auth_scopes: the OAuth scopes the item needs (RFC 6749 scope-tokens:
  * printable ASCII without space, '"' or '\\', so they can stand in a
  * WWW-Authenticate challenge). Not the cache "scope". */
-static void
-auth_scopes_key(struct rc *r, const struct ph_ynode *item, struct ph_auth_scopes *as)
+void
+ph_auth_scopes_parse(struct ph_ysink *s, const struct ph_ynode *item, struct ph_auth_scopes *as)
 {
 	const struct ph_ynode *v = ph_yaml_get(item, "auth_scopes");
 	if (v == NULL)
 		return;
-	as->v = ph_yread_strlist(&r->s, v, "auth_scopes", 0, 64, 256, &as->n);
+	as->v = ph_yread_strlist(s, v, "auth_scopes", 0, 64, 256, &as->n);
 	for (size_t i = 0; i < as->n; i++) {
 		if (strcmp(as->v[i], "offline_access") == 0)
-			ph_yread_problem(&r->s, v->vals[i]->line, "auth_scopes[%zu]: offline_access asks for refresh "
+			ph_yread_problem(s, v->vals[i]->line, "auth_scopes[%zu]: offline_access asks for refresh "
 					 "tokens; no operation needs it", i);
 		for (const char *c = as->v[i]; *c; c++)
 			if (*c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '\\') {
-				ph_yread_problem(&r->s, v->vals[i]->line, "auth_scopes[%zu]: '%s' is not a scope "
+				ph_yread_problem(s, v->vals[i]->line, "auth_scopes[%zu]: '%s' is not a scope "
 						 "(printable ASCII without spaces, '\"' or '\\')", i, as->v[i]);
 				break;
 			}
@@ -497,7 +497,7 @@ parse_tool(struct rc *r, const struct ph_ynode *item)
 	t->icons = json_key(r, item, "icons", PH_Y_SEQ);
 	t->meta = json_key(r, item, "_meta", PH_Y_MAP);
 	t->requires = strlist_key(r, item, "requires", &t->nrequires);
-	auth_scopes_key(r, item, &t->auth_scopes);
+	ph_auth_scopes_parse(&r->s, item, &t->auth_scopes);
 	for (size_t i = 0; i < t->nrequires; i++)
 		if (!ph_registry_name_ok(t->requires[i]))
 			ph_yread_problem(&r->s, ph_yread_key_line(item, "requires"), "'%s' is not a capability name", t->requires[i]);
@@ -647,7 +647,7 @@ parse_prompt(struct rc *r, const struct ph_ynode *item)
 	p->title = str_key(r, item, "title", false);
 	p->description = str_key(r, item, "description", false);
 	p->icons = json_key(r, item, "icons", PH_Y_SEQ);
-	auth_scopes_key(r, item, &p->auth_scopes);
+	ph_auth_scopes_parse(&r->s, item, &p->auth_scopes);
 	if ((v = ph_yaml_get(item, "arguments")) != NULL && !ph_yaml_is_null(v))
 		parse_prompt_args(r, p, v);
 	if ((v = ph_yaml_get(item, "messages")) != NULL) {
@@ -720,7 +720,7 @@ parse_resource(struct rc *r, const struct ph_ynode *item)
 	res->mime = str_key(r, item, "mime_type", false);
 	res->annotations = json_key(r, item, "annotations", PH_Y_MAP);
 	res->icons = json_key(r, item, "icons", PH_Y_SEQ);
-	auth_scopes_key(r, item, &res->auth_scopes);
+	ph_auth_scopes_parse(&r->s, item, &res->auth_scopes);
 	parse_cache(r, item, &res->cache);
 	sources += ph_yaml_get(item, "file") != NULL;
 	sources += ph_yaml_get(item, "text") != NULL;
@@ -970,7 +970,7 @@ parse_template(struct rc *r, const struct ph_ynode *item)
 	t->mime = str_key(r, item, "mime_type", false);
 	t->annotations = json_key(r, item, "annotations", PH_Y_MAP);
 	t->icons = json_key(r, item, "icons", PH_Y_SEQ);
-	auth_scopes_key(r, item, &t->auth_scopes);
+	ph_auth_scopes_parse(&r->s, item, &t->auth_scopes);
 	parse_cache(r, item, &t->cache);
 	if ((ph_yaml_get(item, "dir") != NULL) == has_handler_keys(item)) {
 		ph_yread_problem(&r->s, item->line, "a resource template needs exactly one of 'dir' or a handler");

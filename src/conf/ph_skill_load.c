@@ -69,6 +69,8 @@ skill_free(struct ph_skill *k)
 	free(k->tree);
 	free(k->anc);
 	free(k->desc);
+	ph_yread_strv_free(k->auth_scopes.v); /* NULL-terminated */
+	ph_yread_strv_free(k->need.v);
 	for (size_t i = 0; i < k->nlist; i++) {
 		for (size_t j = 0; j < k->nparams; j++)
 			free(k->list[i][j]);
@@ -464,7 +466,7 @@ static int
 parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const char *mdir)
 {
 	static const char *const known[] = {"path", "dir", "cache", "params", "list", "dynamic", "exec",
-					    "timeout_ms", "max_output", "persistent"};
+					    "timeout_ms", "max_output", "persistent", "auth_scopes"};
 	const struct ph_ynode *v;
 	int rc = 0;
 	k->line = n->line;
@@ -497,6 +499,7 @@ parse_entry(struct lctx *L, struct ph_skill *k, const struct ph_ynode *n, const 
 		rc = -1;
 	if ((v = ph_yaml_get(n, "dynamic")) != NULL && ph_yread_bool(&L->s, v, "dynamic", &k->dynamic) != 0)
 		rc = -1;
+	ph_auth_scopes_parse(&L->s, n, &k->auth_scopes);
 	if (ph_yaml_get(n, "exec") != NULL || ph_yaml_get(n, "timeout_ms") != NULL ||
 	    ph_yaml_get(n, "max_output") != NULL || ph_yaml_get(n, "persistent") != NULL || k->dynamic) {
 		if (parse_exec(L, k, n, mdir) != 0)
@@ -560,6 +563,31 @@ push_idx(size_t **v, size_t *n, size_t x)
 	(*v)[(*n)++] = x;
 }
 
+
+/* A nested skill is read through the skills it is nested in: it needs
+ * their auth_scopes as well as its own. */
+static void
+scopes_add(struct ph_auth_scopes *as, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool have = false;
+		for (size_t j = 0; j < as->n && !have; j++)
+			have = strcmp(as->v[j], v[i]) == 0;
+		if (have)
+			continue;
+		as->v = ph_xrealloc(as->v, (as->n + 2) * sizeof *as->v);
+		as->v[as->n++] = ph_xstrdup(v[i]);
+		as->v[as->n] = NULL;
+	}
+}
+
+static void
+scopes_needed(const struct ph_skills_conf *sc, struct ph_skill *k)
+{
+	scopes_add(&k->need, k->auth_scopes.v, k->auth_scopes.n);
+	for (size_t i = 0; i < k->nanc; i++)
+		scopes_add(&k->need, sc->skills[k->anc[i]].auth_scopes.v, sc->skills[k->anc[i]].auth_scopes.n);
+}
 /* Match order: deeper routes first, then a literal segment before a
  * parameter (segment by segment), then by path. */
 static int
@@ -632,6 +660,8 @@ routes(struct lctx *L)
 				k->anc[y - 1] = t;
 			}
 	}
+	for (size_t i = 0; i < sc->n; i++)
+		scopes_needed(sc, &sc->skills[i]);
 	sc->match_order = ph_xcalloc(sc->n, sizeof *sc->match_order);
 	for (size_t i = 0; i < sc->n; i++)
 		sc->match_order[i] = i;

@@ -383,6 +383,21 @@ scope_access(struct ph_req *r, const struct ph_auth_conf *a, struct json_object 
 	return st != NULL ? &st->access : one ? &one->access : NULL;
 }
 
+/* auth.mode oauth, a token naming a kid the keys lack while they are
+ * refreshed: 503 with Retry-After (the header lives until the next
+ * refusal, like too_many's). */
+static enum ph_err
+refresh_wait(int wait, const char *why, char *msg, size_t msz, const struct ph_header **hdrs)
+{
+	static char after[24];
+	static const struct ph_header h[] = {{"Retry-After", after}, {NULL, NULL}};
+	ph_log("notice", "auth: %s", why);
+	snprintf(msg, msz, "Service Unavailable: the authorization server's keys are being refreshed");
+	snprintf(after, sizeof after, "%d", wait);
+	*hdrs = h;
+	return PH_E_BUSY;
+}
+
 /* auth.mode oauth: the access token checked by ph_oauth.c. An invalid
  * token is logged with what is wrong with it (never the token); a cold
  * start without keys is 503 with the reason in the log. */
@@ -418,6 +433,8 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 		}
 		return e;
 	case PH_E_BUSY:
+		if (g.retry_after > 0) /* a key refresh, asked for by a flood of kids maybe: not an error */
+			return refresh_wait(g.retry_after, why, msg, msz, hdrs);
 		ph_log("error", "auth: cannot check OAuth tokens: %s", why);
 		snprintf(msg, msz, "Service Unavailable: the authorization server's keys are not available");
 		return e;

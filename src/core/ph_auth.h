@@ -64,6 +64,7 @@ struct ph_auth_conf {
 	size_t nallow;
 	char *metadata_path, *metadata_json;     /* RFC 9728 document */
 	struct json_object *metadata_doc;        /* ... while the section is read */
+	bool scopes_derived;                     /* oauth: its scopes_supported is ours to fill */
 	struct ph_oauth_conf *oauth;             /* oauth: auth.oauth (ph_oauth.c) */
 	char *challenge_scope;                   /* oauth: 403 for auth.oauth.required_scopes */
 	struct ph_header hdr_scope[2];
@@ -97,6 +98,11 @@ bool ph_auth_quotable(const char *s);
  * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers
  * to add (static or owned by the server; borrowed). */
 enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs);
+/* auth.mode oauth, a document without scopes_supported of its own: adds
+ * the scopes of the auth.allow "scope:NAME" entries and those of scopes (an
+ * array: the items' auth_scopes) to the one made from auth.oauth, never
+ * offline_access. Called once the whole configuration is read. */
+void ph_auth_metadata_scopes(struct ph_auth_conf *a, struct json_object *scopes);
 /* The GET route of the HTTP rules: when REQUEST_URI is auth.metadata.path,
  * the OAuth protected-resource metadata document (RFC 9728; borrowed from
  * the configuration), else NULL. */

@@ -760,8 +760,10 @@ parse_oauth(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o
 		json_object_array_add(as, json_object_new_string(ph_oauth_issuer(a->oauth)));
 		ph_jset(d, "authorization_servers", as);
 	}
-	if (!ph_jhas(d, "scopes_supported"))
+	if (!ph_jhas(d, "scopes_supported")) {
 		ph_jset(d, "scopes_supported", ph_oauth_scopes_supported(a->oauth));
+		a->scopes_derived = true; /* the items' come in ph_auth_metadata_scopes */
+	}
 	if (!ph_jhas(d, "bearer_methods_supported")) {
 		struct json_object *bm = json_object_new_array();
 		json_object_array_add(bm, json_object_new_string("header"));
@@ -784,6 +786,39 @@ parse_oauth(struct pctx *p, struct ph_auth_conf *a, const struct ph_auth_opts *o
 	}
 	if (a->scope == NULL && *ph_oauth_required(a->oauth))
 		a->scope = ph_xstrdup(ph_oauth_required(a->oauth));
+}
+
+/* Adds sc to the array arr unless it is there or is offline_access (a
+ * refresh-token scope that no operation needs). */
+static void
+scope_supported_add(struct json_object *arr, const char *sc)
+{
+	if (strcmp(sc, "offline_access") == 0)
+		return;
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(arr, i)), sc) == 0)
+			return;
+	json_object_array_add(arr, json_object_new_string(sc));
+}
+
+void
+ph_auth_metadata_scopes(struct ph_auth_conf *a, struct json_object *scopes)
+{
+	struct json_object *doc = NULL, *arr;
+	if (a == NULL || !a->scopes_derived || a->metadata_json == NULL ||
+	    !ph_json_parse(a->metadata_json, strlen(a->metadata_json), 8, &doc))
+		return;
+	if ((arr = ph_jget(doc, "scopes_supported")) != NULL && json_object_is_type(arr, json_type_array)) {
+		for (size_t i = 0; i < a->nallow; i++)
+			if (strncmp(a->allow[i].principal, "scope:", 6) == 0)
+				scope_supported_add(arr, a->allow[i].principal + 6);
+		for (size_t i = 0; scopes && i < json_object_array_length(scopes); i++)
+			scope_supported_add(arr, json_object_get_string(json_object_array_get_idx(scopes, i)));
+		free(a->metadata_json);
+		a->metadata_json = ph_xstrdup(json_object_to_json_string_ext(
+			doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	json_object_put(doc);
 }
 
 /* auth.module and auth.symbol: loads the authenticator function the way a

@@ -278,13 +278,18 @@ ph_authenticate(struct ph_req *r)
 
 /* The auth_scopes of the item a call names (tools/call, prompts/get,
  * resources/read and subscribe: a resource, else the template serving the
- * URI), when the principal may see it; NULL for anything else, so what is
+ * URI; skills/get and the resources/ methods of a skill:// URI: the
+ * skill), when the principal may see it; NULL for anything else, so what is
  * hidden stays "unknown". */
 static const struct ph_auth_scopes *
 item_scopes(struct ph_req *r)
 {
 	const struct ph_registry *reg = r->srv->conf->registry;
 	const char *name = ph_jstr(r->params, "name"), *uri = ph_jstr(r->params, "uri");
+	const struct ph_resource *res;
+	if (uri != NULL && strncmp(uri, "skill://", 8) == 0 &&
+	    (strncmp(r->method, "resources/", 10) == 0 || strcmp(r->method, "skills/get") == 0))
+		return ph_skills_scopes(r, uri);
 	if (reg == NULL)
 		return NULL;
 	if (strcmp(r->method, "tools/call") == 0 && name != NULL) {
@@ -297,10 +302,8 @@ item_scopes(struct ph_req *r)
 	}
 	if (strncmp(r->method, "resources/", 10) != 0 || uri == NULL)
 		return NULL;
-	if (ph_registry_resource(reg, uri) != NULL) {
-		const struct ph_resource *res = ph_registry_resource(reg, uri);
+	if ((res = ph_registry_resource(reg, uri)) != NULL)
 		return ph_access_allowed(r, PH_KIND_RESOURCE, res->uri) ? &res->auth_scopes : NULL;
-	}
 	for (size_t i = 0; i < reg->ntemplates; i++) {
 		const struct ph_template *t = reg->templates[i];
 		char *vals[PH_URITEMPLATE_MAX_VARS];

@@ -9,11 +9,14 @@
  * auth.oauth.cache_dir that is replaced atomically (rename) by whoever
  * fetched the keys:
  *   - with a master, the master starts a child process that fetches them
- *     when the file is older than refresh_s (ph_oauth_tick); workers never
- *     fetch in steady state;
+ *     when the file is older than refresh_s (ph_oauth_tick) or a worker
+ *     asked for it; workers never fetch;
  *   - without one (CGI, mod_fcgid, a single process), the worker that finds
  *     the file stale fetches it, holding the lock file's flock;
- *   - a token naming a kid the keys lack makes its worker fetch at once.
+ *   - a token naming a kid the keys lack asks for a fetch at once: of the
+ *     master (a request file and SIGURG; the worker waits for it at most
+ *     refresh_wait_ms, then answers 503 with Retry-After: 1), or made by
+ *     its own worker.
  * Every fetch, whoever makes it, first takes the lock file (flock, never
  * waiting) and reads the time of the last attempt written in it: at most one
  * attempt per min_refresh_s for the whole host, whatever the number of
@@ -22,7 +25,8 @@
  *
  * Opaque tokens (not three segments) go to the RFC 7662 introspection
  * endpoint when one is configured; answers are cached like verified JWTs,
- * until exp and at most introspection.cache_s. The token is never logged,
+ * until exp and at most introspection.cache_s, and an answer of active
+ * false for introspection.negative_cache_s. The token is never logged,
  * kept or passed on: only its keyed digest is. */
 #include "first.h"
 #include "ph_oauth.h"
@@ -55,10 +59,12 @@ struct implies {
 };
 
 /* One verified token this worker remembers: its keyed digest, until when,
- * and what it grants. */
+ * and what it grants; or an opaque token the introspection endpoint said
+ * is not active (inactive, no grant). */
 struct tok_entry {
 	unsigned char digest[crypto_generichash_BYTES];
 	long long until;
+	bool inactive;
 	char *principal;
 	struct json_object *scopes, *assigns;
 };
@@ -67,7 +73,7 @@ struct ph_oauth_conf {
 	struct ph_oauth_keys keys;
 	char **audiences;
 	size_t naudiences;
-	bool aud_slash, typ_at;
+	bool aud_slash, typ_at, aud_client_id;
 	unsigned algs;
 	long long skew, max_token, token_cache;
 	char **scope_claims, **assigns_claims, **required;
@@ -78,7 +84,7 @@ struct ph_oauth_conf {
 	size_t nimplies;
 	/* introspection */
 	char *intro_endpoint, *intro_client, *intro_secret;
-	long long intro_cache_s;
+	long long intro_cache_s, intro_neg_s;
 	/* per worker (each has its copy after fork) */
 	struct tok_entry *cache;
 	unsigned char cache_key[crypto_generichash_KEYBYTES];
@@ -197,6 +203,7 @@ parse_introspection(struct ph_ysink *s, struct ph_oauth_conf *c, const struct ph
 	char *path, *buf = NULL;
 	size_t len = 0;
 	c->intro_cache_s = o->introspection.cache_s;
+	c->intro_neg_s = o->introspection.negative_cache_s;
 	if (o->introspection.endpoint == NULL) {
 		if (o->introspection.client_id || o->introspection.secret_file)
 			ph_yread_problem(s, line, "auth.oauth.introspection: endpoint is required with client_id "
@@ -238,6 +245,7 @@ parse_audiences(struct ph_ysink *s, struct ph_oauth_conf *c, const struct ph_oau
 	const char *def[] = {resource, NULL};
 	c->audiences = str_list(s, o->audiences, "audiences", def, &c->naudiences);
 	c->aud_slash = strcmp(o->audience_match, "slash") == 0;
+	c->aud_client_id = o->client_id_audience;
 	if (c->audiences != NULL && c->naudiences == 0)
 		ph_yread_problem(s, on ? on->line : 0, "auth.oauth: no audience: set auth.oauth.audiences or "
 				 "the resource of the RFC 9728 document (auth.metadata.document.resource)");
@@ -351,6 +359,11 @@ ph_oauth_scopes_supported(const struct ph_oauth_conf *c)
 		for (size_t j = 0; c->implies[i].implied[j]; j++)
 			add_scope(a, c->implies[i].implied[j]);
 	}
+	/* a refresh-token scope: no operation needs it, a client asking for
+	 * it because it is listed would get refresh tokens it does not need */
+	for (size_t i = json_object_array_length(a); i-- > 0;)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), "offline_access") == 0)
+			json_object_array_del_idx(a, i, 1);
 	return a;
 }
 
@@ -463,7 +476,8 @@ static struct tok_entry *
 cache_find(struct ph_oauth_conf *c, const unsigned char *digest, long long now)
 {
 	struct tok_entry *e = cache_slot(c, digest);
-	if (e == NULL || e->principal == NULL || sodium_memcmp(e->digest, digest, sizeof e->digest) != 0)
+	if (e == NULL || (e->principal == NULL && !e->inactive) ||
+	    sodium_memcmp(e->digest, digest, sizeof e->digest) != 0)
 		return NULL;
 	if (now >= e->until) {
 		entry_clear(e);
@@ -491,6 +505,22 @@ cache_put(struct ph_oauth_conf *c, const unsigned char *digest, long long until,
 	return e;
 }
 
+/* Remembers that the introspection endpoint said the token with this
+ * digest is not active, for introspection.negative_cache_s: a flood of bad
+ * opaque tokens asks it once each, not once per request. It never takes
+ * the slot of a grant still valid (the flood must not evict good tokens). */
+static void
+cache_put_inactive(struct ph_oauth_conf *c, const unsigned char *digest, long long now)
+{
+	struct tok_entry *e = cache_slot(c, digest);
+	if (e == NULL || c->intro_neg_s <= 0 || (e->principal != NULL && now < e->until))
+		return;
+	entry_clear(e);
+	memcpy(e->digest, digest, sizeof e->digest);
+	e->until = now + c->intro_neg_s;
+	e->inactive = true;
+}
+
 /* ---- checks ------------------------------------------------------------------------- */
 
 /* A verified token's claims into a grant kept in the cache. Returns
@@ -514,20 +544,26 @@ grant_claims(struct ph_oauth_conf *c, const unsigned char *digest, struct json_o
 }
 
 /* The keys this worker has, refreshed as ph_oauth_keys.c decides; a token
- * naming a kid they lack asks for one fetch. Returns 1 verified, 0 not,
- * -2 no keys at all (503). */
+ * naming a kid they lack asks for a refresh. Returns 1 verified, 0 not,
+ * -2 no keys at all (503), -3 a refresh of the keys is under way (503 with
+ * Retry-After: the token may be good). */
 static int
 verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now, const char **why)
 {
-	const struct ph_jwks *ks = ph_oauth_keys_get(&c->keys, now, false);
+	const struct ph_jwks *ks = ph_oauth_keys_get(&c->keys, now);
 	int v;
 	if (ks == NULL || ks->n == 0) {
 		*why = c->keys.last_error;
 		return -2;
 	}
-	v = ph_jwt_verify_set(t, ks, why);
-	if (v < 0 && (ks = ph_oauth_keys_get(&c->keys, now, true)) != NULL)
-		v = ph_jwt_verify_set(t, ks, why); /* after the fetch an unknown kid asked for */
+	if ((v = ph_jwt_verify_set(t, ks, why)) >= 0)
+		return v > 0;
+	if (ph_oauth_keys_unknown(&c->keys) == PH_KEYS_WAIT) {
+		*why = "a token names a kid the keys lack: waiting for a refresh of the key set";
+		return -3;
+	}
+	if ((ks = ph_oauth_keys_get(&c->keys, now)) != NULL)
+		v = ph_jwt_verify_set(t, ks, why); /* after the refresh the unknown kid asked for */
 	return v > 0;
 }
 
@@ -537,15 +573,17 @@ check_jwt(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned cha
 {
 	struct ph_jwt t;
 	struct ph_jwt_rules rules = {c->keys.issuer, c->audiences, c->naudiences, c->aud_slash, c->typ_at,
-				     c->skew, now};
+				     c->skew, now, c->aud_client_id};
 	long long exp = 0;
 	enum ph_err e = PH_E_UNAUTHORIZED;
 	int v;
 	if (ph_jwt_decode(tok, n, (size_t)c->max_token, c->algs, &t, why) != 0)
 		return PH_E_UNAUTHORIZED;
 	v = verify_with_keys(c, &t, now, why);
-	if (v == -2)
+	if (v < -1)
 		e = PH_E_BUSY;
+	if (v == -3)
+		g->retry_after = 1;
 	else if (v == 1 && ph_jwt_claims_ok(&t, &rules, &exp, why))
 		e = grant_claims(c, digest, t.claims, exp, g, why);
 	ph_jwt_free(&t);
@@ -575,6 +613,7 @@ check_opaque(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned 
 	iss = ph_jstr(ans, "iss");
 	if (!json_object_is_type(act, json_type_boolean) || !json_object_get_boolean(act)) {
 		*why = "the introspection endpoint says the token is not active";
+		cache_put_inactive(c, digest, now);
 	} else if (iss != NULL && strcmp(iss, c->keys.issuer) != 0) {
 		*why = "the introspected token's iss is not the configured issuer";
 	} else {
@@ -617,7 +656,10 @@ ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oau
 		return PH_E_UNAUTHORIZED;
 	}
 	crypto_generichash(digest, sizeof digest, (const unsigned char *)tok, n, c->cache_key, sizeof c->cache_key);
-	if ((e = cache_find(c, digest, now)) != NULL) {
+	if ((e = cache_find(c, digest, now)) != NULL && e->inactive) {
+		*why = "the introspection endpoint said the token is not active (a remembered answer)";
+		err = PH_E_UNAUTHORIZED;
+	} else if (e != NULL) {
 		g->principal = e->principal;
 		g->scopes = e->scopes;
 		g->assigns = e->assigns;

@@ -23,6 +23,7 @@ struct ph_oauth_grant {
 	struct json_object *scopes;  /* array of the granted scopes, implications added */
 	struct json_object *assigns; /* object of the assigns_claims it has (maybe empty) */
 	const struct ph_access *access; /* the scope_allow lists it gets, NULL: none */
+	int retry_after; /* PH_E_BUSY: seconds for Retry-After (0: none) */
 };
 
 /* auth.oauth: o read through its rows, auth the auth section's node (for
@@ -34,8 +35,9 @@ struct ph_oauth_conf *ph_oauth_conf_parse(struct ph_ysink *s, const struct ph_oa
 					  const struct ph_ynode *auth, const char *dir, const char *resource);
 void ph_oauth_conf_free(struct ph_oauth_conf *c);
 
-/* The scopes of the configuration for scopes_supported (required scopes,
- * those of scope_implies and scope_allow), as a new array. */
+/* The scopes of auth.oauth for scopes_supported (required scopes, those of
+ * scope_implies; never offline_access), as a new array; the allow-lists'
+ * and items' are added by ph_auth_metadata_scopes. */
 struct json_object *ph_oauth_scopes_supported(const struct ph_oauth_conf *c);
 /* The issuer (borrowed). */
 const char *ph_oauth_issuer(const struct ph_oauth_conf *c);
@@ -55,8 +57,8 @@ bool ph_oauth_has_scopes(struct json_object *scopes, char *const *need, size_t n
 
 /* ---- the keys in the prefork model ---- */
 /* Called by the master before it forks workers: from now on the master
- * fetches the keys on schedule (ph_oauth_tick) and workers fetch only for
- * an unknown kid. */
+ * fetches the keys on schedule and when a worker asks (ph_oauth_tick);
+ * workers never fetch. */
 void ph_oauth_master_mode(void);
 /* The master's tick: when the key cache of the configuration c (NULL: no
  * oauth) is due, a child process fetches it (one at a time). Returns the

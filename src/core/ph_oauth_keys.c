@@ -5,10 +5,31 @@
  * file in cache_dir and renames it over the cache file, so a worker reads
  * either the old set or the new one, whole. Workers stat the file at most
  * once a second (and at once for an unknown kid) and parse it again only
- * when its inode, size or mtime changed. The lock file beside it holds the
- * time of the last fetch attempt: whoever wants to fetch takes its flock
- * without waiting and gives up when another process holds it or when the
- * last attempt is younger than min_refresh_s. */
+ * when its inode, size or mtime changed.
+ *
+ * The lock file beside it ("<cache file>.lock") holds, in milliseconds, when
+ * the last fetch attempt started and when it ended (0 while it runs).
+ * Whoever fetches takes its flock without waiting and gives up when another
+ * process holds it or when the last attempt started less than min_refresh_s
+ * ago: one attempt per interval for the whole host, whatever the number of
+ * unknown kids.
+ *
+ * Where a master runs, workers never fetch. A worker that meets an unknown
+ * kid (or has no key yet) asks the master with a request file,
+ * "<cache file>.want", and wakes it with SIGURG (the signal a worker already
+ * sends it when the pool runs short; the master reads only what it finds
+ * in cache_dir, so a stray signal costs it a stat). A file rather than the
+ * signal alone because it survives a master busy elsewhere and needs no
+ * handler state; a file rather than the worker channel because that
+ * channel carries the pool's accounting. The master's fetching child
+ * removes the request once it holds the lock. The worker waits for the
+ * attempt to end, at most refresh_wait_ms (clients such as the SDKs do not
+ * retry a 503 while they connect), then reads the new file; past that bound
+ * it answers 503 with Retry-After: 1 (the token may well be valid: a 401
+ * would send the client through a new authorization). Once an attempt that
+ * started within min_refresh_s has ended without the kid, the token is 401
+ * invalid_token at once: a flood of random kids costs one fetch, and the
+ * wait, per interval. */
 #include "first.h"
 #include "ph_oauth_keys.h"
 #include "ph_json.h"
@@ -121,6 +142,7 @@ ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph
 	k->min_refresh_s = o->min_refresh_s;
 	k->fetch_timeout_ms = o->fetch_timeout_ms;
 	k->max_fetch = o->max_fetch_bytes;
+	k->wait_ms = o->refresh_wait_ms;
 	k->issuer = o->issuer ? ph_xstrdup(o->issuer) : NULL;
 	if (o->issuer && !ph_oauth_url_ok(o->issuer))
 		ph_yread_problem(s, ph_yread_key_line(on, "issuer"), "auth.oauth.issuer: an https URL (http only "
@@ -141,6 +163,7 @@ ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph
 	k->cache_dir = ph_path_join(dir, o->cache_dir);
 	k->path = cache_name(k);
 	k->lock_path = ph_xasprintf("%s.lock", k->path);
+	k->want_path = ph_xasprintf("%s.want", k->path);
 }
 
 void
@@ -151,6 +174,7 @@ ph_oauth_keys_free(struct ph_oauth_keys *k)
 	free(k->jwks_uri);
 	free(k->path);
 	free(k->lock_path);
+	free(k->want_path);
 	free(k->cache_dir);
 	memset(k, 0, sizeof *k);
 }
@@ -314,20 +338,70 @@ out:
 	return rc;
 }
 
-/* One fetch attempt for the host: the lock taken without waiting, the last
- * attempt older than min_refresh_s. Returns 0 after a fetch that
- * published keys, -1 otherwise (k->last_error says why). */
-static int
+/* The lock file's stamp: when the last attempt started and ended (ms of
+ * the wall clock; end 0 while it runs). Fixed width, written in one pwrite,
+ * so a reader without the lock sees one stamp or the other. */
+#define STAMP_LEN 42
+
+static void
+stamp_read(int fd, long long *start, long long *end)
+{
+	char buf[STAMP_LEN + 1];
+	ssize_t got = pread(fd, buf, STAMP_LEN, 0);
+	buf[got > 0 ? got : 0] = '\0';
+	*start = *end = 0;
+	if (sscanf(buf, "%lld %lld", start, end) < 1)
+		*start = *end = 0;
+}
+
+static void
+stamp_write(const struct ph_oauth_keys *k, int fd, long long start, long long end)
+{
+	char buf[STAMP_LEN + 1];
+	snprintf(buf, sizeof buf, "%020lld %020lld\n", start, end);
+	if (pwrite(fd, buf, STAMP_LEN, 0) != STAMP_LEN)
+		ph_log("warning", "auth.oauth: cannot write %s: %s", k->lock_path, strerror(errno));
+}
+
+/* The stamp read without the lock; both 0 when there is none yet. */
+static void
+stamp_peek(const struct ph_oauth_keys *k, long long *start, long long *end)
+{
+	int fd = open(k->lock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	*start = *end = 0;
+	if (fd >= 0) {
+		stamp_read(fd, start, end);
+		close(fd);
+	}
+}
+
+/* How long an attempt may run (discovery's two documents, then the key
+ * set, each bounded by fetch_timeout_ms): past it, a stamp without an end
+ * is a fetcher that died. */
+static long long
+attempt_ms(const struct ph_oauth_keys *k)
+{
+	return 3 * k->fetch_timeout_ms + 1000;
+}
+
+enum fetch { FETCHED, FETCH_FAILED, FETCH_BUSY, FETCH_RECENT };
+
+/* One fetch attempt for the host (now: ms): the lock taken without
+ * waiting, the last attempt started min_refresh_s ago or more. A pending
+ * request of a worker is served by it. k->last_error says why when no
+ * keys were published. */
+static enum fetch
 try_fetch(struct ph_oauth_keys *k, long long now)
 {
-	char stamp[32] = "", err[256];
-	ssize_t got;
-	int fd, rc = -1;
+	char err[256];
+	long long start, end;
+	enum fetch rc = FETCH_RECENT;
+	int fd;
 	if (mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST) {
 		snprintf(k->errbuf, sizeof k->errbuf, "cannot create auth.oauth.cache_dir %s: %s", k->cache_dir,
 			 strerror(errno));
 		k->last_error = k->errbuf;
-		return -1;
+		return FETCH_FAILED;
 	}
 	if ((fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
 	    flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -335,27 +409,25 @@ try_fetch(struct ph_oauth_keys *k, long long now)
 			close(fd);
 		if (!k->loaded)
 			k->last_error = "no key yet: another process is fetching the keys";
-		return -1;
+		return FETCH_BUSY;
 	}
-	got = pread(fd, stamp, sizeof stamp - 1, 0);
-	stamp[got > 0 ? got : 0] = '\0';
-	if (now - atoll(stamp) < k->min_refresh_s) {
-		close(fd);
-		if (!k->loaded)
-			k->last_error = "no key yet, and the last fetch (its failure is logged) was less than "
-					"auth.oauth.min_refresh_s ago";
-		return -1;
+	stamp_read(fd, &start, &end);
+	if (now - start >= k->min_refresh_s * 1000) {
+		stamp_write(k, fd, now, 0);
+		unlink(k->want_path); /* this attempt answers it */
+		rc = fetch_and_store(k, err, sizeof err) == 0 ? FETCHED : FETCH_FAILED;
+		stamp_write(k, fd, now, (long long)ph_wall_ms());
 	}
-	snprintf(stamp, sizeof stamp, "%lld\n", now);
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, stamp, strlen(stamp), 0) < 0)
-		ph_log("warning", "auth.oauth: cannot write %s: %s", k->lock_path, strerror(errno));
-	if ((rc = fetch_and_store(k, err, sizeof err)) != 0) {
+	close(fd); /* releases the lock */
+	if (rc == FETCH_FAILED) {
 		snprintf(k->errbuf, sizeof k->errbuf, "fetching the keys failed: %s", err);
 		k->last_error = k->errbuf;
 		ph_log("warning", "auth.oauth: %s; %s", k->errbuf,
 		       k->loaded && k->set.n ? "the last keys keep serving" : "no key yet: requests get 503");
+	} else if (rc == FETCH_RECENT && !k->loaded) {
+		k->last_error = "no key yet, and the last fetch (its failure is logged) was less than "
+				"auth.oauth.min_refresh_s ago";
 	}
-	close(fd); /* releases the lock */
 	return rc;
 }
 
@@ -368,17 +440,83 @@ stale(const struct ph_oauth_keys *k, long long now)
 }
 
 const struct ph_jwks *
-ph_oauth_keys_get(struct ph_oauth_keys *k, long long now, bool unknown_kid)
+ph_oauth_keys_get(struct ph_oauth_keys *k, long long now)
 {
 	int64_t us = ph_now_us();
-	if (unknown_kid || !k->loaded || us - k->checked_us >= STAT_EVERY_US) {
+	if (!k->loaded || us - k->checked_us >= STAT_EVERY_US) {
 		k->checked_us = us;
 		(void)reload(k);
-		if (k->lock_path != NULL &&
-		    (unknown_kid || !k->loaded || (!master_fetches && stale(k, now))) && try_fetch(k, now) == 0)
+		/* with a master, the master fetches (ph_oauth_keys_tick) */
+		if (k->lock_path != NULL && !master_fetches && (!k->loaded || stale(k, now)) &&
+		    try_fetch(k, (long long)ph_wall_ms()) == FETCHED)
 			(void)reload(k);
+		if (!k->loaded && master_fetches && k->lock_path != NULL)
+			k->last_error = "no key yet: the master fetches them (its log says why it could not)";
 	}
 	return k->loaded ? &k->set : NULL;
+}
+
+/* Asks the master for a fetch: the request file, then SIGURG to wake it. */
+static void
+ask_master(const struct ph_oauth_keys *k)
+{
+	int fd;
+	if (mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST)
+		return; /* the master's fetch reports it */
+	fd = open(k->want_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		ph_log("warning", "auth.oauth: cannot ask for a key refresh (%s): %s", k->want_path, strerror(errno));
+		return;
+	}
+	close(fd);
+	kill(getppid(), SIGURG);
+}
+
+/* A fetch is asked for (of the master, which has not started it) or runs
+ * (now: ms). */
+static bool
+attempt_pending(const struct ph_oauth_keys *k, long long now, long long start, long long end)
+{
+	return (master_fetches && access(k->want_path, F_OK) == 0) ||
+	       (start > 0 && end == 0 && now - start < attempt_ms(k));
+}
+
+/* Waits for the pending attempt to end, at most refresh_wait_ms (polling
+ * the stamp every 10 ms). True when it ended. */
+static bool
+wait_attempt(const struct ph_oauth_keys *k)
+{
+	int64_t until = ph_now_us() + k->wait_ms * 1000;
+	long long start, end;
+	for (;;) {
+		stamp_peek(k, &start, &end);
+		if (!attempt_pending(k, (long long)ph_wall_ms(), start, end))
+			return true;
+		if (ph_now_us() >= until)
+			return false;
+		usleep(10000);
+	}
+}
+
+enum ph_keys_next
+ph_oauth_keys_unknown(struct ph_oauth_keys *k)
+{
+	long long now = (long long)ph_wall_ms(), start, end;
+	if (k->lock_path != NULL) {
+		stamp_peek(k, &start, &end);
+		if (!attempt_pending(k, now, start, end) && now - start >= k->min_refresh_s * 1000) {
+			if (master_fetches)
+				ask_master(k);
+			else
+				(void)try_fetch(k, now); /* another process's: waited for below */
+		}
+		if (!wait_attempt(k))
+			return PH_KEYS_WAIT;
+	}
+	/* an attempt ended within min_refresh_s: what it published is final */
+	k->checked_us = ph_now_us();
+	(void)reload(k);
+	return PH_KEYS_AGAIN;
 }
 
 /* ---- introspection -------------------------------------------------------------------- */
@@ -424,24 +562,28 @@ ph_oauth_keys_master_mode(void)
 	master_fetches = true;
 }
 
+/* Fetches (in a child) when the key file is stale or a worker asked, and
+ * the last attempt is min_refresh_s old; a request that an attempt started
+ * since has answered is dropped. */
 int64_t
 ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now)
 {
-	long long wall = (long long)(ph_wall_ms() / 1000);
-	char stamp[32] = "";
+	long long wall = (long long)ph_wall_ms(), start, end;
+	bool asked;
 	pid_t pid;
-	int fd;
 	if (k == NULL || k->lock_path == NULL)
 		return now + 3600 * (int64_t)1000000;
-	if (fetcher > 0 || !stale(k, wall))
+	if (fetcher > 0)
+		return now + 1000000; /* SIGCHLD wakes us before */
+	asked = access(k->want_path, F_OK) == 0;
+	if (!asked && !stale(k, wall / 1000))
 		return now + 1000000;
 	/* the last attempt, read without the lock: only to spare a fork */
-	if ((fd = open(k->lock_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
-		ssize_t got = read(fd, stamp, sizeof stamp - 1);
-		stamp[got > 0 ? got : 0] = '\0';
-		close(fd);
-		if (wall - atoll(stamp) < k->min_refresh_s)
-			return now + 1000000;
+	stamp_peek(k, &start, &end);
+	if (wall - start < k->min_refresh_s * 1000) {
+		if (asked)
+			unlink(k->want_path);
+		return now + 1000000;
 	}
 	if ((pid = fork()) < 0) {
 		ph_log("warning", "auth.oauth: cannot start the key fetch: %s", strerror(errno));
@@ -451,7 +593,8 @@ ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		_exit(try_fetch(k, wall) == 0 ? 0 : 1);
+		(void)reload(k); /* so a failure's log line says whether keys keep serving */
+		_exit(try_fetch(k, wall) == FETCHED ? 0 : 1);
 	}
 	fetcher = pid;
 	return now + 1000000;

@@ -14,8 +14,9 @@ struct ph_oauth_keys {
 	char *issuer, *jwks_uri;
 	char *path;      /* the key file every worker reads: jwks_file or the cache file */
 	char *lock_path; /* the cache's lock and last-attempt stamp; NULL with jwks_file */
+	char *want_path; /* a worker's request for a fetch, to the master */
 	char *cache_dir;
-	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch;
+	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch, wait_ms;
 	/* per process */
 	struct ph_jwks set;
 	bool loaded;
@@ -37,11 +38,18 @@ void ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const stru
 void ph_oauth_keys_free(struct ph_oauth_keys *k);
 
 /* The key set this process has (borrowed until the next call), re-read when
- * the file changed, fetched first when there is none yet, when it is stale
- * and no master fetches, or when unknown_kid says a token named a kid it
- * lacks (each fetch subject to min_refresh_s for the host). NULL when there
- * is no key set at all; k->last_error then says why. now: seconds. */
-const struct ph_jwks *ph_oauth_keys_get(struct ph_oauth_keys *k, long long now, bool unknown_kid);
+ * the file changed; without a master also fetched first when there is none
+ * yet or it is stale (subject to min_refresh_s for the host). NULL when
+ * there is no key set at all; k->last_error then says why. now: seconds. */
+const struct ph_jwks *ph_oauth_keys_get(struct ph_oauth_keys *k, long long now);
+
+/* A token named a kid the keys lack: asks for a fetch (of the master, or
+ * makes it without one) unless one ended within min_refresh_s, and waits
+ * at most refresh_wait_ms for it. PH_KEYS_AGAIN: the keys were re-read
+ * after it: verify again, a kid still missing is unknown. PH_KEYS_WAIT:
+ * the fetch has not ended yet. */
+enum ph_keys_next { PH_KEYS_AGAIN, PH_KEYS_WAIT };
+enum ph_keys_next ph_oauth_keys_unknown(struct ph_oauth_keys *k);
 
 /* An https URL, or http to a loopback address (tests, a local AS). */
 bool ph_oauth_url_ok(const char *url);

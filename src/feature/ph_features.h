@@ -74,6 +74,12 @@ void ph_skills_list(struct ph_req *r, struct ph_outcome *o);
 void ph_skills_get(struct ph_req *r, struct ph_outcome *o);
 void ph_skills_directory_read(struct ph_req *r, struct ph_outcome *o);
 bool ph_skills_configured(const struct ph_server *s);
+/* The OAuth scopes reading uri (a skill:// URI: skills/get, resources/read
+ * and the like) needs: those of the deepest skill there and of the skills
+ * it is nested in; NULL when no skill the principal may see is there (so
+ * what is hidden stays unknown). */
+struct ph_auth_scopes;
+const struct ph_auth_scopes *ph_skills_scopes(struct ph_req *r, const char *uri);
 /* The longest cursor a resource list handler may return. */
 #define PH_CATALOG_CURSOR_MAX 4096
 /* Checks one entry a resource list handler returned: uri (scheme:rest, no

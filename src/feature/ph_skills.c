@@ -289,6 +289,26 @@ ph_skills_get(struct ph_req *r, struct ph_outcome *o)
 	ph_skill_rq_free(&q);
 }
 
+const struct ph_auth_scopes *
+ph_skills_scopes(struct ph_req *r, const char *uri)
+{
+	struct rq q;
+	char **segs = NULL;
+	int n;
+	size_t used;
+	long m = -1;
+	if (r->srv->conf->skills == NULL || (n = ph_skill_uri_split(uri, strlen(uri), &segs)) < 0)
+		return NULL;
+	ph_skill_rq_init(&q, r);
+	/* the deepest route, as ph_skill_resolve() takes it, without running a
+	 * dynamic skill's handler: the call itself does that */
+	if ((m = ph_skills_match(q.sc, segs, (size_t)n, &used)) >= 0 && !ph_skill_visible(&q, (size_t)m))
+		m = -1;
+	ph_skill_segs_free(segs, (size_t)n);
+	ph_skill_rq_free(&q);
+	return m >= 0 ? &r->srv->conf->skills->skills[m].need : NULL;
+}
+
 /* The contents entry of a read: text when the bytes are UTF-8, else a blob. */
 static struct json_object *
 contents(const char *uri, const char *mime, const char *data, size_t len)

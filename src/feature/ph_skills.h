@@ -97,6 +97,8 @@ struct ph_skill {
 	char ***list;        /* concrete parameter values listed by skills/list */
 	size_t nlist;
 	struct ph_handler list_h; /* list: as a handler: the values per request (kind NONE: none) */
+	struct ph_auth_scopes auth_scopes; /* its own (auth_scopes in the manifest) */
+	struct ph_auth_scopes need;        /* its own and those of the skills it is nested in */
 };
 
 /* One line of the default skills/list: a skill and its parameter values. */

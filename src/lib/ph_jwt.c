@@ -119,39 +119,66 @@ key_fromdata(const char *name, OSSL_PARAM_BLD *bld)
 	return pkey;
 }
 
+/* What an RSA or EC key is made from: two base64url members of the JWK
+ * (n and e, x and y) and the builder of libcrypto's parameters. */
+struct key_parts {
+	unsigned char *a, *b;
+	size_t al, bl;
+	OSSL_PARAM_BLD *bld;
+};
+
+/* Reads the members an (at most amax bytes) and bn (bmax) of k into p.
+ * Returns false, with nothing left to free, when one is absent or bad. */
+static bool
+parts_read(struct json_object *k, const char *an, size_t amax, const char *bn, size_t bmax, struct key_parts *p)
+{
+	p->al = p->bl = 0;
+	p->a = b64_member(k, an, amax, &p->al);
+	p->b = b64_member(k, bn, bmax, &p->bl);
+	p->bld = p->a && p->b ? OSSL_PARAM_BLD_new() : NULL;
+	if (p->bld != NULL)
+		return true;
+	free(p->a);
+	free(p->b);
+	return false;
+}
+
+/* The key built from p's parameters (NULL when libcrypto refuses them, or
+ * with build false), p freed. */
+static EVP_PKEY *
+parts_key(struct key_parts *p, const char *type, bool build)
+{
+	EVP_PKEY *pkey = build ? key_fromdata(type, p->bld) : NULL;
+	OSSL_PARAM_BLD_free(p->bld);
+	free(p->a);
+	free(p->b);
+	return pkey;
+}
+
 /* An RSA key from n and e, or NULL (with why) when it is not one or has
  * fewer than PH_JWT_RSA_MIN_BITS bits. */
 static EVP_PKEY *
 rsa_key(struct json_object *k, const char **why)
 {
-	size_t nl = 0, el = 0;
-	unsigned char *n = b64_member(k, "n", PH_JWT_RSA_MAX_BITS / 8 + 1, &nl);
-	unsigned char *e = b64_member(k, "e", 8, &el);
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-	BIGNUM *bn = NULL, *be = NULL;
-	EVP_PKEY *pkey = NULL;
+	struct key_parts p;
+	BIGNUM *bn, *be; /* the builder refers to them: freed after the key is made */
+	EVP_PKEY *pkey;
+	bool ok;
 	*why = "an RSA key without a usable n or e";
-	if (n == NULL || e == NULL || bld == NULL)
-		goto out;
-	bn = BN_bin2bn(n, (int)nl, NULL);
-	be = BN_bin2bn(e, (int)el, NULL);
-	if (bn == NULL || be == NULL || !BN_is_odd(be) || BN_is_one(be) ||
-	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn) ||
-	    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, be))
-		goto out;
-	if (BN_num_bits(bn) < PH_JWT_RSA_MIN_BITS) {
+	if (!parts_read(k, "n", PH_JWT_RSA_MAX_BITS / 8 + 1, "e", 8, &p))
+		return NULL;
+	bn = BN_bin2bn(p.a, (int)p.al, NULL);
+	be = BN_bin2bn(p.b, (int)p.bl, NULL);
+	ok = bn != NULL && be != NULL && BN_is_odd(be) && !BN_is_one(be) &&
+	     OSSL_PARAM_BLD_push_BN(p.bld, OSSL_PKEY_PARAM_RSA_N, bn) &&
+	     OSSL_PARAM_BLD_push_BN(p.bld, OSSL_PKEY_PARAM_RSA_E, be) && BN_num_bits(bn) <= PH_JWT_RSA_MAX_BITS;
+	if (ok && BN_num_bits(bn) < PH_JWT_RSA_MIN_BITS) {
 		*why = "an RSA key of fewer than 2048 bits";
-		goto out;
+		ok = false;
 	}
-	if (BN_num_bits(bn) > PH_JWT_RSA_MAX_BITS)
-		goto out;
-	pkey = key_fromdata("RSA", bld);
-out:
+	pkey = parts_key(&p, "RSA", ok);
 	BN_free(bn);
 	BN_free(be);
-	OSSL_PARAM_BLD_free(bld);
-	free(n);
-	free(e);
 	return pkey;
 }
 
@@ -159,34 +186,30 @@ out:
 static EVP_PKEY *
 ec_key(struct json_object *k, const char **why)
 {
-	size_t xl = 0, yl = 0;
 	const char *crv = ph_jstr(k, "crv");
-	unsigned char *x = b64_member(k, "x", 32, &xl), *y = b64_member(k, "y", 32, &yl);
 	unsigned char pub[65];
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-	EVP_PKEY *pkey = NULL;
+	struct key_parts p;
+	EVP_PKEY *pkey;
 	EVP_PKEY_CTX *chk = NULL;
+	bool ok;
 	*why = "an EC key that is not a P-256 point";
-	if (crv == NULL || strcmp(crv, "P-256") != 0 || x == NULL || y == NULL || xl != 32 || yl != 32 ||
-	    bld == NULL)
-		goto out;
-	pub[0] = 0x04; /* uncompressed point */
-	memcpy(pub + 1, x, 32);
-	memcpy(pub + 33, y, 32);
-	if (!OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "P-256", 0) ||
-	    !OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, pub, sizeof pub))
-		goto out;
-	pkey = key_fromdata("EC", bld);
+	if (crv == NULL || strcmp(crv, "P-256") != 0 || !parts_read(k, "x", 32, "y", 32, &p))
+		return NULL;
+	ok = p.al == 32 && p.bl == 32;
+	if (ok) {
+		pub[0] = 0x04; /* uncompressed point */
+		memcpy(pub + 1, p.a, 32);
+		memcpy(pub + 33, p.b, 32);
+		ok = OSSL_PARAM_BLD_push_utf8_string(p.bld, OSSL_PKEY_PARAM_GROUP_NAME, "P-256", 0) &&
+		     OSSL_PARAM_BLD_push_octet_string(p.bld, OSSL_PKEY_PARAM_PUB_KEY, pub, sizeof pub);
+	}
+	pkey = parts_key(&p, "EC", ok);
 	if (pkey != NULL && ((chk = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL)) == NULL ||
 			     EVP_PKEY_public_check(chk) != 1)) {
 		EVP_PKEY_free(pkey);
 		pkey = NULL;
 	}
-out:
 	EVP_PKEY_CTX_free(chk);
-	OSSL_PARAM_BLD_free(bld);
-	free(x);
-	free(y);
 	return pkey;
 }
 
@@ -517,13 +540,34 @@ aud_accepted(const struct ph_jwt_rules *r, const char *aud)
 	return false;
 }
 
+/* Amazon Cognito's access tokens name their app client in client_id and
+ * have no aud; its ID tokens have an aud (the same client id) and say
+ * token_use: id, and are never access tokens. */
+static const char *
+client_id_ok(struct json_object *claims, const struct ph_jwt_rules *r, bool has_aud)
+{
+	struct json_object *use = ph_jget(claims, "token_use");
+	const char *cid = ph_jstr(claims, "client_id");
+	if (use != NULL && !(json_object_is_type(use, json_type_string) &&
+			     strcmp(json_object_get_string(use), "access") == 0))
+		return "the token's token_use is not access";
+	if (has_aud)
+		return NULL;
+	if (cid == NULL)
+		return "the token has neither aud nor client_id";
+	return aud_accepted(r, cid) ? NULL : "the token has no aud and its client_id is not an accepted audience";
+}
+
 /* aud: a string or an array of strings, one of which is accepted. */
 static const char *
 aud_ok(struct json_object *claims, const struct ph_jwt_rules *r)
 {
 	struct json_object *aud = ph_jget(claims, "aud");
+	const char *why;
+	if (r->aud_client_id && (why = client_id_ok(claims, r, aud != NULL)) != NULL)
+		return why;
 	if (aud == NULL)
-		return "the token has no aud";
+		return r->aud_client_id ? NULL : "the token has no aud";
 	if (json_object_is_type(aud, json_type_string))
 		return aud_accepted(r, json_object_get_string(aud)) ? NULL : "the token's aud is not this server";
 	if (!json_object_is_type(aud, json_type_array))

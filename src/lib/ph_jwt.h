@@ -93,6 +93,8 @@ struct ph_jwt_rules {
 	bool typ_at;              /* typ must be at+jwt (or application/at+jwt) */
 	long long skew;           /* seconds allowed on exp, nbf and iat */
 	long long now;            /* seconds since the epoch */
+	bool aud_client_id;       /* no aud: client_id must name an audience, and a token_use
+				   * claim must say access (Amazon Cognito) */
 };
 
 /* Checks the header typ and the claims iss, aud, exp (required), nbf, iat

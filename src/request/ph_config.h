@@ -135,12 +135,13 @@ struct ph_state_opts { /* request_state */
 struct ph_oauth_opts { /* auth.oauth: lists and maps are read by ph_oauth.c */
 	char *issuer, *jwks_uri, *jwks_file, *audience_match, *typ, *principal_claim, *cache_dir;
 	long long clock_skew_s, refresh_s, min_refresh_s, max_token_bytes, fetch_timeout_ms;
-	long long max_fetch_bytes, token_cache;
+	long long max_fetch_bytes, token_cache, refresh_wait_ms;
+	bool client_id_audience;
 	const struct ph_ynode *audiences, *algorithms, *scope_claims, *assigns_claims, *required_scopes;
 	const struct ph_ynode *scope_implies;
 	struct {
 		char *endpoint, *client_id, *secret_file;
-		long long cache_s;
+		long long cache_s, negative_cache_s;
 	} introspection;
 };
 struct ph_auth_opts { /* auth */

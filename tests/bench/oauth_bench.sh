@@ -21,7 +21,11 @@
 #   flood    OAUTH_FLOOD (default 1000) tokens naming random kids, round
 #            and round for OAUTH_SECONDS, with auth.oauth.min_refresh_s
 #            OAUTH_MIN_REFRESH (default 2): the key-set fetches the
-#            authorization server saw, against the bound (one per interval)
+#            authorization server saw, against the bound (one per interval;
+#            the flood's tokens get 401, or 503 while a fetch runs). An
+#            earlier run counted 4 against a bound of 3: the last attempt
+#            was stamped in whole seconds, so with min_refresh_s 2 two
+#            fetches could be 1.1 s apart; the stamp is in ms now.
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
 . "$top_srcdir/tests/oauth-lib.sh"

@@ -86,14 +86,27 @@ else
 	diag "Apache mod_proxy_fcgi not installed: its route is not tested"
 fi
 
-# ---- shared hosting: one more RewriteRule in the shipped .htaccess
+# ---- shared hosting: the shipped .htaccess routes the document as it is
 if command -v apache2 >/dev/null && [ -e /usr/lib/apache2/modules/mod_fcgid.so ]; then
 	dir=$(run_dir apache-fcgid)
 	htaccess_site "$dir"
-	printf '%s\n' 'RewriteRule ^\.well-known/oauth-protected-resource/mcp$ mcp.fcgi [L]' >>"$dir/www/.htaccess"
 	apache_start "$top_srcdir/conf/apache-fcgid.conf" "$dir" ||
 		{ echo "not ok - apache (mod_fcgid) starts"; exit 1; }
 	checks "${APACHE_URL%/mcp}" htaccess
+	# Phantom in a directory of the site: auth.metadata.path under it
+	sed -e "s#  resource_metadata: .*#  resource_metadata: https://mcp.example.com/app$WK#" \
+		-e "s#  metadata: { path: $WK,#  metadata: { path: /app$WK,#" "$T_DIR/phantom.yaml" >"$T_DIR/app.yaml"
+	mkdir -p "$dir/www/app"
+	cp "$dir/www/.htaccess" "$dir/www/app/.htaccess"
+	sed "s#$T_DIR/phantom.yaml#$T_DIR/app.yaml#" "$dir/www/mcp.fcgi" >"$dir/www/app/mcp.fcgi"
+	chmod 0755 "$dir/www/app/mcp.fcgi"
+	chmod 0644 "$T_DIR/app.yaml"
+	get "${APACHE_URL%/mcp}/app$WK"
+	is "$STATUS:$BODY" "200:$DOC" "htaccess in a directory: the document at auth.metadata.path below it"
+	mpost "${APACHE_URL%/mcp}/app/mcp" 1 server/discover '{}'
+	is "$STATUS:$(header WWW-Authenticate)" \
+		"401:Bearer realm=\"phantom\", resource_metadata=\"https://mcp.example.com/app$WK\"" \
+		"... where the 401 sends clients"
 else
 	diag "mod_fcgid not installed: the .htaccess route is not tested"
 fi

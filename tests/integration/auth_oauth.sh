@@ -14,18 +14,9 @@ command -v jq >/dev/null || skip_all "jq not installed"
 why=$(oauth_supported) || skip_all "$why"
 JT="python3 $top_srcdir/tests/jwt_tool.py"
 K=$T_DIR/keys
-mkdir -p "$K"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/rsa.pem" 2>/dev/null
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 -out "$K/small.pem" 2>/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$K/ec.pem" 2>/dev/null
-openssl genpkey -algorithm ED25519 -out "$K/ed.pem" 2>/dev/null
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/new.pem" 2>/dev/null
+oauth_keygen "$K" rsa:rsa small:rsa1024 ec:ec ed:ed25519 new:rsa
 openssl pkey -in "$K/rsa.pem" -pubout -out "$K/rsa.pub"
-jwks() { # jwks KEY:KID...: a JWK set file of those keys
-	local out="" k
-	for k in "$@"; do out="$out${out:+,}$($JT jwk "$K/${k%%:*}.pem" "${k##*:}")"; done
-	printf '{"keys":[%s]}' "$out"
-}
+jwks() { oauth_jwks "$K" "$@"; } # jwks KEY:KID...: a JWK set of those keys
 jwks rsa:r1 ec:e1 ed:d1 small:s1 >"$T_DIR/jwks.json"
 
 cat >"$T_DIR/tool.sh" <<'SH'
@@ -50,7 +41,7 @@ auth:
     jwks_file: jwks.json
     max_token_bytes: 4096
     required_scopes: ["mcp:read"]
-    scope_implies: { "mcp:admin": ["mcp:read", "mcp:write"] }
+    scope_implies: { "mcp:admin": ["mcp:read", "mcp:write"], "mcp:all": ["mcp:admin", "offline_access"] }
     assigns_claims: [plan, org]
   allow:
     "scope:plan:basic": { tools: [whoami] }
@@ -64,6 +55,14 @@ resources:
   - { uri: "docs://private", text: private, auth_scopes: ["docs:read"] }
 resource_templates:
   - { uri_template: "bill://{account}", exec: [./tool.sh], auth_scopes: ["billing:read"] }
+skills: { manifest: skills.yaml }
+YAML
+FIX=$(cd "$top_srcdir/tests/fixtures/skills" && pwd)
+cat >"$T_DIR/skills.yaml" <<YAML
+skills:
+  - { path: acme/refunds, dir: "$FIX/refunds", auth_scopes: ["skills:billing"] }
+  - { path: acme/refunds/partial-refunds, dir: "$FIX/refunds/partial-refunds", auth_scopes: ["skills:partial"] }
+  - { path: git-workflow, dir: "$FIX/git-workflow" }
 YAML
 "$PHANTOM" -c "$T_DIR/phantom.yaml" -t >"$T_DIR/t.out" 2>&1
 ok "-t accepts the configuration"
@@ -169,6 +168,22 @@ mpost "$U" 16 resources/read '{"uri":"docs://private"}' -H "Authorization: Beare
 is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read docs:read")" "a resource's auth_scopes: 403"
 mpost "$U" 17 resources/read '{"uri":"bill://acme"}' -H "Authorization: Bearer $GOOD"
 is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read billing:read")" "a resource template's auth_scopes: 403"
+mpost "$U" 17 skills/get '{"uri":"skill://acme/refunds/SKILL.md"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read skills:billing")" "a skill's auth_scopes: skills/get is 403"
+mpost "$U" 17 resources/read '{"uri":"skill://acme/refunds/partial-refunds/SKILL.md"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS:$(header WWW-Authenticate)" "403:$(CH_SCOPE "mcp:read skills:partial skills:billing")" \
+	"a nested skill needs its scopes and those of the skill it is nested in"
+mpost "$U" 17 resources/read '{"uri":"skill://git-workflow/SKILL.md"}' -H "Authorization: Bearer $GOOD"
+is "$STATUS" 200 "a skill without auth_scopes is read"
+BILLING=$(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read skills:billing"')")
+mpost "$U" 17 skills/get '{"uri":"skill://acme/refunds/SKILL.md"}' -H "Authorization: Bearer $BILLING"
+is "$STATUS:$(jqr .result.skill.uri)" "200:skill://acme/refunds/SKILL.md" "with skills:billing the skill is served"
+mpost "$U" 17 resources/read '{"uri":"skill://acme/refunds/partial-refunds/SKILL.md"}' -H "Authorization: Bearer $BILLING"
+is "$STATUS" 403 "... but not its nested skill without skills:partial"
+mpost "$U" 17 skills/list '{}' -H "Authorization: Bearer $GOOD"
+is "$(jqr '[.result.skills[].uri] | sort | join(" ")')" \
+	"skill://acme/refunds/SKILL.md skill://acme/refunds/partial-refunds/SKILL.md skill://git-workflow/SKILL.md" \
+	"skills/list still lists the skills the token cannot read"
 mpost "$U" 18 resources/read '{"uri":"docs://private"}' \
 	-H "Authorization: Bearer $(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read docs:read"')")"
 is "$STATUS:$(jqr '.result.contents[0].text')" "200:private" "with docs:read the resource is read"
@@ -191,10 +206,39 @@ mpost "$U" 24 prompts/list '{}' -H "Authorization: Bearer $(sign ec ES256 '{"kid
 is "$(jqr '.result.prompts | length')" 0 "plan:pro alone: its empty prompts list hides every prompt"
 
 # ---- the RFC 9728 document from the OAuth settings
-out=$(printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \
-	SERVER_PROTOCOL=HTTP/1.1 HTTP_HOST=localhost "$PHANTOM" -c "$T_DIR/phantom.yaml" 2>/dev/null | tr -d '\r' | sed '1,/^$/d')
-is "$(jq -c . <<<"$out")" "{\"resource\":\"$RES\",\"authorization_servers\":[\"$ISS\"],\"scopes_supported\":[\"mcp:read\",\"mcp:admin\",\"mcp:write\"],\"bearer_methods_supported\":[\"header\"]}" \
+prm() { printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \
+	SERVER_PROTOCOL=HTTP/1.1 HTTP_HOST=localhost "$PHANTOM" -c "$1" 2>/dev/null | tr -d '\r' | sed '1,/^$/d'; }
+out=$(prm "$T_DIR/phantom.yaml")
+SUPPORTED='"mcp:read","mcp:admin","mcp:write","mcp:all","plan:basic","plan:pro","files:delete","prompts:read","docs:read","billing:read","skills:billing","skills:partial"'
+is "$(jq -c . <<<"$out")" "{\"resource\":\"$RES\",\"authorization_servers\":[\"$ISS\"],\"scopes_supported\":[$SUPPORTED],\"bearer_methods_supported\":[\"header\"]}" \
 	"the metadata document at the path derived from the resource, filled from auth.oauth"
+# (scopes_supported: required_scopes, scope_implies, the scope: allow-lists and
+# every item's auth_scopes; offline_access, implied by mcp:all, is left out)
+sed 's|document: { resource: "\([^"]*\)" }|document: { resource: "\1", scopes_supported: ["mcp:read"] }|' \
+	"$T_DIR/phantom.yaml" >"$T_DIR/own-scopes.yaml"
+is "$(prm "$T_DIR/own-scopes.yaml" | jq -c .scopes_supported)" '["mcp:read"]' \
+	"scopes_supported written in the document is kept as it is"
+
+# ---- Amazon Cognito: no aud, the app client in client_id (client_id_audience)
+sed -e 's|^    max_token_bytes: 4096$|    max_token_bytes: 4096\n    client_id_audience: true\n    audiences: ["app-client-1"]|' \
+	"$T_DIR/phantom.yaml" >"$T_DIR/cognito.yaml"
+cognito() { # cognito CLIENT_ID TOKEN_USE [AUD-MEMBER]: tools/call whoami through CGI with such a token
+	local t; t=$(sign rsa RS256 '{"kid":"r1"}' "$(printf '{"iss":"%s","sub":"carol","exp":%d,"scope":"mcp:read","client_id":"%s","token_use":"%s"%s}' \
+		"$ISS" $((NOW + 600)) "$1" "$2" "${3:+,$3}")")
+	CGI_ARGS="-c $T_DIR/cognito.yaml" cgi_post "$(req 30 tools/call '{"name":"whoami","arguments":{}}')" \
+		"HTTP_AUTHORIZATION=Bearer $t" "HTTP_MCP_PROTOCOL_VERSION=$MODERN" HTTP_MCP_METHOD=tools/call HTTP_MCP_NAME=whoami
+}
+cognito app-client-1 access
+is "$STATUS:$(jqr '.result.content[0].text | fromjson | .principal')" 200:carol \
+	"client_id_audience: a token without aud whose client_id is an audience is accepted (Cognito)"
+cognito app-client-2 access
+is "$STATUS" 401 "... another client_id is not"
+cognito app-client-1 id '"aud":"app-client-1"'
+is "$STATUS" 401 "... nor an ID token (token_use id), though its aud is the client"
+CGI_ARGS="-c $T_DIR/phantom.yaml" cgi_post "$(req 31 tools/call '{"name":"whoami","arguments":{}}')" \
+	"HTTP_AUTHORIZATION=Bearer $(sign rsa RS256 '{"kid":"r1"}' "{\"iss\":\"$ISS\",\"sub\":\"carol\",\"exp\":$((NOW + 600)),\"scope\":\"mcp:read\",\"client_id\":\"$RES\"}")" \
+	"HTTP_MCP_PROTOCOL_VERSION=$MODERN" HTTP_MCP_METHOD=tools/call HTTP_MCP_NAME=whoami
+is "$STATUS" 401 "without client_id_audience, client_id never stands for a missing aud"
 
 # ---- key rotation through the file: a new key is used once the file changes
 NEWT=$(sign new RS256 '{"kid":"r2"}' "$(claims)")
@@ -239,6 +283,11 @@ printf 'tools:\n  - { name: t, exec: [./tool.sh], auth_scopes: [a] }\n' >"$T_DIR
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "tool t: auth_scopes are checked only with auth.mode oauth" \
 	"-t refuses auth_scopes without auth.mode oauth (they would do nothing)"
+printf 'skills: { manifest: skills-bad.yaml }\n' >"$T_DIR/bad.yaml"
+printf 'skills:\n  - { path: git-workflow, dir: "%s/git-workflow", auth_scopes: ["a b"] }\n' "$FIX" >"$T_DIR/skills-bad.yaml"
+"$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
+like "$(cat "$T_DIR/bad.out")" "skills-bad.yaml:2: .*auth_scopes\\[0\\]: 'a b' is not a scope" \
+	"-t checks a skill's auth_scopes in the manifest"
 printf 'auth:\n  mode: bearer\n  tokens: [{principal: a, sha256: %s}]\n  oauth: { issuer: %s }\n' "$(printf x | sha256sum | cut -c1-64)" "$ISS" >"$T_DIR/bad.yaml"
 ! "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
 like "$(cat "$T_DIR/bad.out")" "auth.oauth is used only with auth.mode oauth" "-t refuses auth.oauth in another mode"

@@ -1,12 +1,16 @@
 #!/bin/bash
 # auth.mode oauth and the authorization server's keys (oidc-provider, tokens
-# from its client_credentials grant): a token signed with a new key after a
-# rotation is accepted after one key-set fetch, tokens of the old key still
-# are; a flood of tokens naming unknown kids fetches at most once per
-# auth.oauth.min_refresh_s for the whole host; with the authorization server
-# stopped, tokens (even ones never seen before) keep working on the cached
-# keys and an unknown kid is 401. Each refusal is followed by a request
-# that is served.
+# from its client_credentials grant), Phantom with a master and 3 workers:
+# after a rotation, a token of the new key waits for the master to refresh
+# the keys (auth.oauth.refresh_wait_ms), then gets 503 with Retry-After: 1
+# (no worker fetches them itself: with the master stopped nothing is
+# fetched), then is accepted on every worker after one fetch; with the
+# master running the first request is served after its fetch; tokens of the old key still
+# are; a flood of 1,000 tokens naming unknown kids fetches at most once per
+# auth.oauth.min_refresh_s for the whole host and ends in 401; with the
+# authorization server stopped, tokens (even ones never seen before) keep
+# working on the cached keys and an unknown kid is 401. Each refusal is
+# followed by a request that is served.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/oauth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -16,7 +20,7 @@ MIN_REFRESH=2
 
 oauth_front || { echo "not ok 1 - nginx starts"; exit 1; }
 as_start RS256 "$OAUTH_RESOURCE" || { echo "not ok 1 - the authorization server starts"; exit 1; }
-OAUTH_WORKERS=3 oauth_yaml "$T_DIR/phantom.yaml" "refresh_s: 3600" "min_refresh_s: $MIN_REFRESH"
+OAUTH_WORKERS=3 oauth_yaml "$T_DIR/phantom.yaml" "refresh_s: 3600" "min_refresh_s: $MIN_REFRESH" "refresh_wait_ms: 3000"
 oauth_phantom "$T_DIR/phantom.yaml" || { echo "not ok 1 - phantom starts"; exit 1; }
 U=$OAUTH_RESOURCE
 fetches() { grep -c 'GET /jwks ' "$AS_LOG"; }
@@ -31,18 +35,41 @@ T1=$(as_token mcp:read)
 is "$(calls "$T1" 6)" " 6 200" "a token of the first key is accepted on every worker"
 sleep "$MIN_REFRESH"
 
-# ---- rotation: a new signing key
+# settled TOKEN: calls with TOKEN until the answer is not the 503 of a key
+# refresh under way (a client honouring Retry-After), for up to 5 s
+not_waiting() { call "$1"; [ "$STATUS" != 503 ]; }
+settled() { wait_for 5 not_waiting "$1"; }
+
+# ---- rotation: a new signing key; the workers ask the master
 N0=$(fetches)
 KID=$(as_rotate)
 T2=$(as_token mcp:read)
 is "$(jwt_field "$T2" 0 .kid)" "$KID" "after the rotation the AS signs with the new key"
-is "$(calls "$T2" 6)" " 6 200" "a token of the new key is accepted on every worker"
+kill -STOP "$PH_PID" # the master: only it may fetch
+call "$T2"
+is "$STATUS/$(header Retry-After)" 503/1 "a token of the new key: 503 with Retry-After: 1 while the keys are refreshed"
+is "$(jqr .error.message)" "Service Unavailable: the authorization server's keys are being refreshed" "... saying so"
+compgen -G "$T_DIR/oauth-cache/jwks-*.json.want" >/dev/null
+ok "... and the worker left its request for the master"
+is "$(calls "$T2" 2)" " 2 503" "the master stopped: the workers keep answering 503 (after refresh_wait_ms)"
+is "$(( $(fetches) - N0 ))" 0 "... and none fetched the key set itself"
+served "a 503 of a refresh"
+kill -CONT "$PH_PID"
+settled "$T2"
+is "$STATUS" 200 "once the master refreshed the keys, the token is accepted"
+is "$(calls "$T2" 6)" " 6 200" "... on every worker"
 is "$(( $(fetches) - N0 ))" 1 "... after one fetch of the key set"
 is "$(calls "$T1" 3)" " 3 200" "the old key's tokens still are (it is still published)"
+sleep "$MIN_REFRESH"
+N0=$(fetches)
+KID=$(as_rotate)
+call "$(as_token mcp:read)"
+is "$STATUS/$(( $(fetches) - N0 ))" 200/1 \
+	"another rotation, the master running: the first request waits for the master's fetch and is served"
 
 # ---- a flood of unknown kids: at most one fetch per min_refresh_s
 forge() { jwts_with_kids "$T2" "$1" 1; }
-jwts_with_kids "$T2" flood 300 | while read -r t; do
+jwts_with_kids "$T2" flood 1000 | while read -r t; do
 	printf '%s\n' "url = \"$U\"" 'header = "Content-Type: application/json"' \
 		'header = "Accept: application/json, text/event-stream"' "header = \"MCP-Protocol-Version: $MODERN\"" \
 		'header = "Mcp-Method: server/discover"' "header = \"Authorization: Bearer $t\"" \
@@ -54,11 +81,13 @@ T0=$(date +%s%N)
 curl -s --no-progress-meter --parallel --parallel-max 8 -K "$T_DIR/flood.cfg" >"$T_DIR/flood.out" 2>"$T_DIR/flood.err"
 SECS=$(( ($(date +%s%N) - T0) / 1000000000 + 1 ))
 N=$(( $(fetches) - N0 ))
-is "$(sort "$T_DIR/flood.out" | uniq -c | tr -s ' ')" " 300 401" "300 tokens naming unknown kids: all 401"
+is "$(grep -cvxE '401|503' "$T_DIR/flood.out")/$(wc -l <"$T_DIR/flood.out")" 0/1000 \
+	"1,000 tokens naming unknown kids: each 401 (or 503 while a refresh ran: $(grep -cx 503 "$T_DIR/flood.out"))"
 [ "$N" -le $(( SECS / MIN_REFRESH + 1 )) ]
 ok "... with $N key-set fetches in ${SECS} s (at most one per ${MIN_REFRESH} s)"
-call "$(forge one-more)"
-like "$(header WWW-Authenticate)" 'error="invalid_token"' "an unknown kid is invalid_token"
+settled "$(forge one-more)"
+is "$STATUS" 401 "an unknown kid, once the refresh it asked for ended: 401"
+like "$(header WWW-Authenticate)" 'error="invalid_token"' "... invalid_token"
 served "the flood"
 
 # ---- the authorization server stopped
@@ -67,8 +96,10 @@ as_stop
 is "$(calls "$T3" 6)" " 6 200" "AS stopped: a token never seen before is verified with the cached keys"
 is "$(calls "$T2" 3)" " 3 200" "AS stopped: known tokens keep working"
 sleep "$MIN_REFRESH"
-call "$(forge while-down)"
-is "$STATUS" 401 "AS stopped: a token naming an unknown kid is 401"
+settled "$(forge while-down)"
+is "$STATUS" 401 "AS stopped: a token naming an unknown kid is 401 once the refresh failed"
+wait_for 5 grep -q "fetching the keys failed: .*; the last keys keep serving" "$PH_LOG"
+ok "the failed fetch is logged, saying the last keys keep serving"
 served "a refresh that found no authorization server"
 grep -qF -- "$(cut -d. -f3 <<<"$T3")" "$PH_LOG"
 [ $? -ne 0 ]; ok "no token in Phantom's log"
