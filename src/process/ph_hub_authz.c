@@ -103,13 +103,15 @@ stop_run(struct owner *o)
 	o->run = NULL;
 }
 
-/* Takes o out of a and frees it. */
+/* Takes o out of a (the others keep their order: who waits longest for a
+ * slot goes first) and frees it. */
 static void
 remove_owner(struct ph_hub_authz *a, struct owner *o)
 {
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i] == o) {
-			a->v[i] = a->v[--a->n];
+			memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof *a->v);
+			a->n--;
 			break;
 		}
 	stop_run(o);
@@ -179,6 +181,19 @@ ph_hub_authz_forget(struct ph_hub_authz *a, void *owner)
 		remove_owner(a, o);
 }
 
+/* Moves o after every other owner: one that was just answered waits its
+ * turn behind those that waited for a free slot (max_authorize). */
+static void
+to_the_end(struct ph_hub_authz *a, struct owner *o)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i] == o) {
+			memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof *a->v);
+			a->v[a->n - 1] = o;
+			return;
+		}
+}
+
 /* o's check is over with allowed (taken): o is forgotten when nothing is
  * pending for it, then its owner is told (which may end the owner, and so
  * forget o: o is not used after fn). */
@@ -191,6 +206,8 @@ deliver(struct ph_hub_authz *a, struct owner *o, struct json_object *allowed)
 	o->batch = NULL;
 	if (o->pending == NULL)
 		remove_owner(a, o);
+	else
+		to_the_end(a, o);
 	fn(ctx, owner, allowed);
 	json_object_put(allowed);
 }
@@ -291,6 +308,16 @@ running(const struct ph_hub_authz *a, size_t *n)
 	return s;
 }
 
+/* The checks whose process runs now. */
+static size_t
+running_now(const struct ph_hub_authz *a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		n += a->v[i]->run != NULL;
+	return n;
+}
+
 void
 ph_hub_authz_events(struct ph_hub_authz *a)
 {
@@ -303,23 +330,27 @@ ph_hub_authz_events(struct ph_hub_authz *a)
 void
 ph_hub_authz_tick(struct ph_hub_authz *a)
 {
-	size_t n;
+	size_t n, max = (size_t)a->srv->conf->subscriptions.max_authorize;
 	uint64_t *s = running(a, &n);
 	/* deadlines, and exits where there is no pidfd to tell them */
 	for (size_t i = 0; i < n; i++)
 		step(a, s[i]);
 	free(s);
-	/* pending URIs of owners without a check: by serial again, a module's
-	 * answer is delivered at once */
+	/* pending URIs of owners without a check, while fewer than
+	 * subscriptions.max_authorize run: by serial again, a module's answer
+	 * is delivered at once */
 	s = ph_xcalloc(a->n ? a->n : 1, sizeof *s);
 	n = 0;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i]->run == NULL && a->v[i]->batch == NULL && a->v[i]->pending != NULL)
 			s[n++] = a->v[i]->serial;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, busy = running_now(a); i < n && busy < max; i++) {
 		struct owner *o = by_serial(a, s[i]);
-		if (o != NULL && o->run == NULL && o->batch == NULL && o->pending != NULL)
-			start(a, o);
+		if (o != NULL && o->run == NULL && o->batch == NULL && o->pending != NULL) {
+			start(a, o); /* a module's answer may have ended o */
+			if ((o = by_serial(a, s[i])) != NULL && o->run != NULL)
+				busy++;
+		}
 	}
 	free(s);
 }
