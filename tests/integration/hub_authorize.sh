@@ -8,7 +8,8 @@
 # not while item 2 still is; one call at a time (max_authorize 1), the URIs
 # that change while an owner waits going together into its next call; a handler that hangs allows nothing, the log
 # names the timeout, the hub serves another stream meanwhile, and the
-# handler is killed and reaped (no zombie, nothing left running).
+# handler is killed and reaped (no zombie, nothing left running); after a
+# reload, a persistent handler answers as a one-shot.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -137,12 +138,29 @@ echo after >>"$T_DIR/items/4"
 wait_for 5 got_is "3 2"
 is "$(got)" "3 2" "the next change is told again"
 
+# ---- a persistent handler, after a reload: run by the hub as a one-shot
+# (one line with its id, then end of file); it allows ids divisible by 4
+cat >"$T_DIR/authz_p.sh" <<'SH'
+#!/bin/sh
+exec jq -c --unbuffered '{id: .id, allowed: [.arguments.uris[] | select((.params.id | tonumber) % 4 == 0) | .uri]}'
+SH
+chmod 0755 "$T_DIR/authz_p.sh"
+sed -i 's|^  authorize: .*|  authorize: { exec: [./authz_p.sh], persistent: true, timeout_ms: 2500 }|' "$T_DIR/phantom.yaml"
+kill -HUP "$PH_PID"
+wait_for 10 grep -q 'hub: configuration reloaded' "$PH_LOG"; ok "the hub reloads"
+echo persistent >>"$T_DIR/items/2"
+sleep 0.3
+echo persistent >>"$T_DIR/items/4"
+wait_for 5 got_is "3 3"
+sleep 0.5
+is "$(got)" "3 3" "a persistent handler (after a reload) answers in the hub: item 4 told, item 2 no longer"
+
 # ---- the listen stream saw the same
 sleep 0.5
 kill -TERM "$PH_PID"; wait "$LP"; wait_gone "$PH_PID" 10
 is "$(jq -c 'select(.i == 0) | .ack_uris' "$T_DIR/listen.json")" '["item://2","item://4"]' \
 	"the listen acknowledged the two granted URIs"
 is "$(jq -c 'select(.i == 0) | [(.updated | map(select(. == "item://2")) | length), (.updated | map(select(. == "item://4")) | length)]' "$T_DIR/listen.json")" \
-	"[3,2]" "the listen stream was told exactly what the GET stream was"
+	"[3,3]" "the listen stream was told exactly what the GET stream was"
 is "$(jq -c 'select(.i == 1) | .tools' "$T_DIR/listen.json")" 1 "the tools stream got its list_changed"
 done_testing
