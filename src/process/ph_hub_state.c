@@ -296,14 +296,28 @@ emit(struct ph_hub_states *t, struct ph_hstate *st, const char *method, struct j
 	st->ev[st->nev++] = ev;
 }
 
+/* True when st holds a watched subscription to uri now (not unsubscribed
+ * nor narrowed by a reload while its check ran). */
+static bool
+holds(const struct ph_hstate *st, const char *uri)
+{
+	for (size_t i = 0; i < st->nsubs; i++)
+		if (st->subs[i].w != NULL && strcmp(st->subs[i].uri, uri) == 0)
+			return true;
+	return false;
+}
+
 /* What subscriptions.authorize allowed of what changed for session owner
- * (an array of URIs): a resources/updated event for each. */
+ * (an array of URIs): a resources/updated event for each it still holds. */
 static void
 allowed_updates(void *ctx, void *owner, struct json_object *allowed)
 {
 	for (size_t i = 0; i < json_object_array_length(allowed); i++) {
-		struct json_object *p = json_object_new_object();
-		json_object_object_add(p, "uri", json_object_get(json_object_array_get_idx(allowed, i)));
+		struct json_object *p, *u = json_object_array_get_idx(allowed, i);
+		if (!holds(owner, json_object_get_string(u)))
+			continue;
+		p = json_object_new_object();
+		json_object_object_add(p, "uri", json_object_get(u));
 		emit(ctx, owner, "notifications/resources/updated", p);
 	}
 }
