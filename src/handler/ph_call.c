@@ -690,9 +690,10 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		ph_jset(o, "inputRequired", ir);
 		return o;
 	}
-	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0) {
-		/* a page, or an authenticator's answer, is the structuredContent
-		 * object itself */
+	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0 ||
+	    strcmp(inv->kind, "subscription") == 0) {
+		/* a page, an authenticator's or subscriptions.authorize's answer,
+		 * is the structuredContent object itself */
 		json_object_put(o);
 		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
 									       : json_object_new_object();

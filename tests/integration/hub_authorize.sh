@@ -9,7 +9,8 @@
 # that change while an owner waits going together into its next call; a handler that hangs allows nothing, the log
 # names the timeout, the hub serves another stream meanwhile, and the
 # handler is killed and reaped (no zombie, nothing left running); after a
-# reload, a persistent handler answers as a one-shot.
+# reload, a persistent handler answers as a one-shot, and a module in the
+# hub itself.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -85,6 +86,7 @@ got() {
 	a=$(grep -c '"uri":"item://2"' "$GET"); b=$(grep -c '"uri":"item://4"' "$GET")
 	echo "$a $b"
 }
+test_reloads() { test "$(grep -c 'hub: configuration reloaded' "$PH_LOG")" -ge "$1"; }
 calls_are() { test "$(wc -l <"$T_DIR/calls")" -ge "$1"; }
 got_is() { test "$(got)" = "$1"; }
 test_timeouts() { test "$(timeouts)" -ge "$1"; }
@@ -147,7 +149,7 @@ SH
 chmod 0755 "$T_DIR/authz_p.sh"
 sed -i 's|^  authorize: .*|  authorize: { exec: [./authz_p.sh], persistent: true, timeout_ms: 2500 }|' "$T_DIR/phantom.yaml"
 kill -HUP "$PH_PID"
-wait_for 10 grep -q 'hub: configuration reloaded' "$PH_LOG"; ok "the hub reloads"
+wait_for 10 test_reloads 1; ok "the hub reloads"
 echo persistent >>"$T_DIR/items/2"
 sleep 0.3
 echo persistent >>"$T_DIR/items/4"
@@ -155,12 +157,24 @@ wait_for 5 got_is "3 3"
 sleep 0.5
 is "$(got)" "3 3" "a persistent handler (after a reload) answers in the hub: item 4 told, item 2 no longer"
 
+# ---- a module, after a reload: called in the hub itself (tests/modules/
+# testmod.c: even_items allows the even ids)
+sed -i 's|^  authorize: .*|  authorize: { module: testmod.so, symbol: even_items }|' "$T_DIR/phantom.yaml"
+kill -HUP "$PH_PID"
+wait_for 10 test_reloads 2; ok "the hub reloads again"
+echo module >>"$T_DIR/items/2"
+sleep 0.3
+echo module >>"$T_DIR/items/4"
+wait_for 5 got_is "4 4"
+sleep 0.5
+is "$(got)" "4 4" "a module answers in the hub: items 2 and 4 told"
+
 # ---- the listen stream saw the same
 sleep 0.5
 kill -TERM "$PH_PID"; wait "$LP"; wait_gone "$PH_PID" 10
 is "$(jq -c 'select(.i == 0) | .ack_uris' "$T_DIR/listen.json")" '["item://2","item://4"]' \
 	"the listen acknowledged the two granted URIs"
 is "$(jq -c 'select(.i == 0) | [(.updated | map(select(. == "item://2")) | length), (.updated | map(select(. == "item://4")) | length)]' "$T_DIR/listen.json")" \
-	"[3,3]" "the listen stream was told exactly what the GET stream was"
+	"[4,4]" "the listen stream was told exactly what the GET stream was"
 is "$(jq -c 'select(.i == 1) | .tools' "$T_DIR/listen.json")" 1 "the tools stream got its list_changed"
 done_testing
