@@ -160,6 +160,7 @@ ph_exec_nb_step(struct ph_exec_nb *x)
 	if (r->reaped && (r->killed || (r->pout[0] < 0 && r->perr[0] < 0 && r->p3[0] < 0) ||
 			  ph_run_exit_grace_over(r))) {
 		x->done = true;
+		ph_exec_sweep(); /* where we are a subreaper (not the hub): what it left */
 		ph_run_drain(r);
 		settle(x);
 		return true;
@@ -183,6 +184,7 @@ ph_exec_nb_finish(struct ph_exec_nb *x, struct ph_exec_result *res)
 		x->r.killed = true;
 		x->r.res->status = PH_EXEC_CANCELLED;
 		ph_run_kill_and_reap(x->r.pid, &x->r.wstatus, &x->r.reaped);
+		ph_exec_sweep();
 	}
 	rc = ph_run_finish(&x->r);
 	*res = x->res;
