@@ -419,6 +419,9 @@ static const struct key keys[] = {
 	{"subscriptions.max_watches", K_INT, 1, 1000000, "4096", true, OFF(subscriptions.max_watches),
 	 NULL, "directories the hub watches at once for resourceSubscriptions (one per directory "
 	 "holding subscribed files, shared by every stream); a stream that needs more ends with an error"},
+	{"subscriptions.max_authorize", K_INT, 1, 10000, "16", true, OFF(subscriptions.max_authorize), NULL,
+	 "subscriptions.authorize processes the hub runs at once before resources/updated; the streams "
+	 "and sessions beyond wait, their changed URIs gathering for their next call"},
 	{"subscriptions.authorize", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "a handler asked which resource subscriptions a principal may hold, at subscribe time and before "
 	 "notifications: {exec | module, ...} (exec, timeout_ms, max_output, env, cwd, persistent, module, "

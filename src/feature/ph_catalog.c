@@ -127,6 +127,23 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
 	return o.result;
 }
 
+/* Makes r (on ex, with params) and inv the invocation of hook kind for
+ * principal and assigns with args, out of any client's request. */
+static void
+hook_call(struct ph_req *r, struct ph_exchange *ex, struct ph_invocation *inv, struct ph_server *srv,
+	  const char *kind, const char *label, const char *principal, struct json_object *assigns,
+	  struct json_object *args, struct json_object *params)
+{
+	quiet_req(r, ex, srv, kind, principal, NULL, params);
+	r->assigns = assigns;
+	r->legacy = true;
+	memset(inv, 0, sizeof *inv);
+	inv->kind = kind;
+	inv->label = label;
+	inv->arguments = args;
+	inv->embedded = true; /* no state, no inputResponses: nobody to ask */
+}
+
 struct json_object *
 ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind, const char *label,
 		const char *principal, struct json_object *assigns, struct json_object *args)
@@ -135,17 +152,24 @@ ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *k
 	struct ph_req r;
 	struct ph_invocation inv;
 	struct json_object *params = json_object_new_object(), *res;
-	quiet_req(&r, &ex, srv, kind, principal, NULL, params);
-	r.assigns = assigns;
-	r.legacy = true;
-	memset(&inv, 0, sizeof inv);
-	inv.kind = kind;
-	inv.label = label;
-	inv.arguments = args;
-	inv.embedded = true; /* no state, no inputResponses: nobody to ask */
+	hook_call(&r, &ex, &inv, srv, kind, label, principal, assigns, args, params);
 	res = ph_call_handler(&r, h, &inv);
 	json_object_put(params);
 	return res;
+}
+
+struct json_object *
+ph_catalog_hook_input(struct ph_server *srv, const char *kind, const char *label, const char *principal,
+		      struct json_object *assigns, struct json_object *args)
+{
+	struct ph_exchange ex;
+	struct ph_req r;
+	struct ph_invocation inv;
+	struct json_object *params = json_object_new_object(), *in;
+	hook_call(&r, &ex, &inv, srv, kind, label, principal, assigns, args, params);
+	in = ph_call_exec_input(&r, &inv);
+	json_object_put(params);
+	return in;
 }
 
 enum ph_sub_kind

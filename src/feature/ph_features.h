@@ -186,6 +186,17 @@ struct json_object *ph_resources_params(struct ph_req *r, const char *uri);
  * one call; all of them without the handler, none when it fails or times
  * out (logged). Returns a new array (caller puts). */
 struct json_object *ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris);
+/* Of uris (borrowed), those in the "allowed" array of res, a handler's
+ * answer (borrowed; NULL: it failed). Without such an array none, after a
+ * log line naming principal and why it failed (NULL: "see above"). Returns
+ * a new array (caller puts). */
+struct json_object *ph_subscriptions_allowed_in(struct json_object *res, struct json_object *uris,
+						const char *principal, const char *why);
+/* The stdin document of the subscriptions.authorize call that
+ * ph_subscriptions_authorize makes, for a caller that runs the handler
+ * itself without waiting (the hub). Caller puts. */
+struct json_object *ph_subscriptions_authorize_input(struct ph_server *srv, const char *principal,
+						     struct json_object *assigns, struct json_object *uris);
 /* The same for one uri: true when it is allowed. */
 bool ph_subscriptions_allowed(struct ph_req *r, const char *uri);
 /* subscriptions/listen (ph_subscribe.c). */
@@ -243,6 +254,11 @@ struct ph_handler;
 struct json_object *ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind,
 				    const char *label, const char *principal, struct json_object *assigns,
 				    struct json_object *args);
+/* The exec protocol's stdin document of that same call (caller puts): for
+ * a process that runs the handler without waiting for it (the hub). */
+struct json_object *ph_catalog_hook_input(struct ph_server *srv, const char *kind, const char *label,
+					  const char *principal, struct json_object *assigns,
+					  struct json_object *args);
 /* True when a kind's catalogue differs between two configurations: what a
  * reload announces (list_changed) and what it keeps quiet about. */
 bool ph_catalog_changed(struct ph_server *old, struct ph_server *now, enum ph_kind kind);

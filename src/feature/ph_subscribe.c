@@ -53,20 +53,13 @@ tagged(struct ph_req *r)
 
 /* ---- subscriptions.authorize ------------------------------------------------------ */
 
-struct json_object *
-ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
+/* The arguments of a subscriptions.authorize call for uris (borrowed):
+ * {"uris": [{uri, params}, ...]}. Caller puts. */
+static struct json_object *
+authorize_args(struct ph_req *r, struct json_object *uris)
 {
-	const struct ph_registry *reg = r->srv->conf->registry;
-	struct json_object *args, *list, *res, *allowed, *out = json_object_new_array();
-	size_t n = json_object_array_length(uris);
-	if (reg == NULL || reg->sub_authorize == NULL || n == 0) {
-		for (size_t i = 0; i < n; i++)
-			json_object_array_add(out, json_object_get(json_object_array_get_idx(uris, i)));
-		return out;
-	}
-	args = json_object_new_object();
-	list = json_object_new_array();
-	for (size_t i = 0; i < n; i++) {
+	struct json_object *args = json_object_new_object(), *list = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(uris); i++) {
 		struct json_object *e = json_object_new_object();
 		const char *uri = json_object_get_string(json_object_array_get_idx(uris, i));
 		json_object_object_add(e, "uri", json_object_new_string(uri));
@@ -74,15 +67,23 @@ ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
 		json_object_array_add(list, e);
 	}
 	json_object_object_add(args, "uris", list);
-	res = ph_catalog_hook(r->srv, &reg->sub_authorize->h, "subscription", "subscriptions.authorize",
-			      r->principal, r->assigns, args);
-	json_object_put(args);
-	allowed = ph_jget(res, "allowed");
+	return args;
+}
+
+struct json_object *
+ph_subscriptions_allowed_in(struct json_object *res, struct json_object *uris, const char *principal,
+			    const char *why)
+{
+	struct json_object *allowed = ph_jget(res, "allowed"), *out = json_object_new_array();
+	size_t n = json_object_array_length(uris);
 	if (!json_object_is_type(allowed, json_type_array)) {
-		ph_log("warning", "subscriptions.authorize %s for %s: nothing is allowed",
-		       res == NULL ? "failed (see above)" : "answered without an \"allowed\" array",
-		       r->principal ? r->principal : "(anonymous)");
-		json_object_put(res);
+		if (res == NULL && why != NULL)
+			ph_log("warning", "subscriptions.authorize for %s: %s; nothing is allowed",
+			       principal ? principal : "(anonymous)", why);
+		else
+			ph_log("warning", "subscriptions.authorize %s for %s: nothing is allowed",
+			       res ? "answered without an \"allowed\" array" : "failed (see above)",
+			       principal ? principal : "(anonymous)");
 		return out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -95,6 +96,42 @@ ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
 				break;
 			}
 	}
+	return out;
+}
+
+struct json_object *
+ph_subscriptions_authorize_input(struct ph_server *srv, const char *principal, struct json_object *assigns,
+				 struct json_object *uris)
+{
+	struct ph_req who;
+	struct json_object *args, *in;
+	memset(&who, 0, sizeof who);
+	who.srv = srv;
+	who.principal = principal;
+	who.assigns = assigns;
+	args = authorize_args(&who, uris);
+	in = ph_catalog_hook_input(srv, "subscription", "subscriptions.authorize", principal, assigns, args);
+	json_object_put(args);
+	return in;
+}
+
+struct json_object *
+ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
+{
+	const struct ph_registry *reg = r->srv->conf->registry;
+	struct json_object *args, *res, *out;
+	size_t n = json_object_array_length(uris);
+	if (reg == NULL || reg->sub_authorize == NULL || n == 0) {
+		out = json_object_new_array();
+		for (size_t i = 0; i < n; i++)
+			json_object_array_add(out, json_object_get(json_object_array_get_idx(uris, i)));
+		return out;
+	}
+	args = authorize_args(r, uris);
+	res = ph_catalog_hook(r->srv, &reg->sub_authorize->h, "subscription", "subscriptions.authorize",
+			      r->principal, r->assigns, args);
+	json_object_put(args);
+	out = ph_subscriptions_allowed_in(res, uris, r->principal, NULL);
 	json_object_put(res);
 	return out;
 }

@@ -690,9 +690,10 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		ph_jset(o, "inputRequired", ir);
 		return o;
 	}
-	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0) {
-		/* a page, or an authenticator's answer, is the structuredContent
-		 * object itself */
+	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0 ||
+	    strcmp(inv->kind, "subscription") == 0) {
+		/* a page, an authenticator's or subscriptions.authorize's answer,
+		 * is the structuredContent object itself */
 		json_object_put(o);
 		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
 									       : json_object_new_object();
@@ -935,23 +936,30 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 		ph_exec_result_free(&res);
 		return NULL;
 	}
-	if (!ph_utf8_valid(res.out, res.out_len)) {
+	out = ph_call_exec_answer(inv->label, h->exec.argv[0], res.out, res.out_len,
+				  (int)r->srv->conf->limits.json_depth);
+	ph_exec_result_free(&res);
+	return out;
+}
+
+struct json_object *
+ph_call_exec_answer(const char *label, const char *prog, const char *text, size_t len, int depth)
+{
+	struct json_object *out;
+	if (!ph_utf8_valid(text, len)) {
 		/* json-c would take overlong forms and surrogates, and the
 		 * client would get them back as invalid JSON */
-		ph_log("warning", "%s: %s wrote %zu bytes on stdout that are not valid UTF-8", inv->label,
-		       h->exec.argv[0], res.out_len);
-		ph_exec_result_free(&res);
+		ph_log("warning", "%s: %s wrote %zu bytes on stdout that are not valid UTF-8", label, prog, len);
 		return NULL;
 	}
-	if (!ph_json_parse(res.out, res.out_len, (int)r->srv->conf->limits.json_depth, &out))
+	if (!ph_json_parse(text, len, depth, &out))
 		out = NULL;
 	if (out == NULL || !json_object_is_type(out, json_type_object)) {
-		ph_log("warning", "%s: %s did not write one JSON object on stdout (%zu bytes: %.120s)",
-		       inv->label, h->exec.argv[0], res.out_len, res.out);
+		ph_log("warning", "%s: %s did not write one JSON object on stdout (%zu bytes: %.120s)", label,
+		       prog, len, text);
 		json_object_put(out);
 		out = NULL;
 	}
-	ph_exec_result_free(&res);
 	return out;
 }
 

@@ -45,6 +45,11 @@ void ph_call_exec_limits(const struct ph_req *r, struct ph_exec_limits *lim);
 /* The document an exec handler reads on stdin for inv (phantom.yaml(5),
  * EXEC HANDLERS). Caller puts. A task's process gets it from the record. */
 struct json_object *ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv);
+/* What an exec handler (prog, for the log) wrote on stdout (text, len
+ * bytes) as its answer: one JSON object of at most depth levels, valid
+ * UTF-8. Returns it (caller puts) or NULL after logging why, naming label. */
+struct json_object *ph_call_exec_answer(const char *label, const char *prog, const char *text, size_t len,
+					int depth);
 
 /* The tool-call error result {content:[{type:text,text}], isError:true}. */
 struct json_object *ph_tool_error_result(const char *text);

@@ -779,8 +779,8 @@ stdin_pending(const struct run *r)
 /* Readies the running command for the poll loop: a pidfd for its exit
  * where the kernel has one, our pipe ends non-blocking, stdin closed at
  * once when there is no input. */
-static void
-run_watch(struct run *r)
+void
+ph_run_watch(struct run *r)
 {
 	r->pidfd = ph_run_pidfd(r->pid);
 	fcntl(r->pin[1], F_SETFL, O_NONBLOCK);
@@ -853,8 +853,8 @@ ph_run_stop(struct run *r, enum ph_exec_status status, long long grace_ms)
 
 /* Writes what stdin can take of the input; closes it when all is written
  * or the command does not read (EPIPE). */
-static void
-feed_stdin(struct run *r)
+void
+ph_run_feed_stdin(struct run *r)
 {
 	struct ph_buf *more = more_wanted(r) ? r->hooks->more : NULL;
 	ssize_t w;
@@ -877,8 +877,8 @@ feed_stdin(struct run *r)
 
 /* Reads stdout into out, closing it at EOF or on an error. Returns false
  * when the output went over the cap and the command was killed. */
-static bool
-read_stdout(struct run *r)
+bool
+ph_run_read_stdout(struct run *r)
 {
 	char buf[16384];
 	ssize_t n = read(r->pout[0], buf, sizeof buf);
@@ -931,8 +931,8 @@ ph_run_expired(struct run *r)
 /* True when the leader has exited exit_grace_ms ago and something it
  * started (out of its process group: setsid) still holds an output open:
  * the answer is then taken as it is. */
-static bool
-exit_grace_over(const struct run *r)
+bool
+ph_run_exit_grace_over(const struct run *r)
 {
 	if (!r->exited || ph_now_us() < r->exited + r->exit_grace_ms * 1000)
 		return false;
@@ -956,8 +956,8 @@ run_loop(struct run *r)
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (ph_run_pollset_ready(&ps, rc, ps.iin, POLLOUT | POLLERR | POLLHUP))
-			feed_stdin(r);
-		if (ph_run_pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR) && !read_stdout(r))
+			ph_run_feed_stdin(r);
+		if (ph_run_pollset_ready(&ps, rc, ps.iout, POLLIN | POLLHUP | POLLERR) && !ph_run_read_stdout(r))
 			break;
 		if (ph_run_pollset_ready(&ps, rc, ps.ierr, POLLIN | POLLHUP | POLLERR))
 			ph_run_read_lines(&r->perr[0], &r->lerr, ph_run_log_stderr, &r->el);
@@ -971,19 +971,19 @@ run_loop(struct run *r)
 			ph_run_kill_and_reap(r->pid, &r->wstatus, &r->reaped);
 			r->exited = ph_now_us();
 		}
-		if (ph_run_expired(r) || exit_grace_over(r))
+		if (ph_run_expired(r) || ph_run_exit_grace_over(r))
 			break;
 	}
 }
 
 /* After the loop, with what the command left behind killed: reads what is
  * still in the pipes (without waiting for a writer that escaped). */
-static void
-run_drain(struct run *r)
+void
+ph_run_drain(struct run *r)
 {
 	while (r->pout[0] >= 0 && !r->killed) {
 		size_t before = r->out.len;
-		if (!read_stdout(r) || r->out.len == before)
+		if (!ph_run_read_stdout(r) || r->out.len == before)
 			break;
 	}
 	ph_run_drain_lines(&r->perr[0], &r->lerr, ph_run_log_stderr, &r->el);
@@ -999,7 +999,7 @@ run_status(struct run *r)
 	if (!r->reaped) /* poll failed: do not leave anything behind */
 		terminate(r->pid, &r->wstatus, &r->reaped, 0);
 	ph_exec_sweep();
-	run_drain(r);
+	ph_run_drain(r);
 	if (r->killed)
 		return;
 	if (WIFEXITED(r->wstatus)) {
@@ -1040,8 +1040,8 @@ ph_run_close(struct run *r)
 /* Flushes the last lines, closes every fd, frees the environment and hands
  * the output to res: stolen on success, wiped and replaced by "" otherwise.
  * Returns 0 on success, else -1. */
-static int
-run_finish(struct run *r)
+int
+ph_run_finish(struct run *r)
 {
 	struct ph_exec_result *res = r->res;
 	lines_flush(&r->lerr, ph_run_log_stderr, &r->el);
@@ -1071,11 +1071,11 @@ ph_exec_run(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim, c
 	struct run r;
 	ph_run_init(&r, spec, lim, input, input_len, hooks, res);
 	if (ph_run_start(&r)) {
-		run_watch(&r);
+		ph_run_watch(&r);
 		run_loop(&r);
 		run_status(&r);
 	}
-	return run_finish(&r);
+	return ph_run_finish(&r);
 }
 
 /* Reads what *fd has now, handing lines to fn; at most a few rounds, so a

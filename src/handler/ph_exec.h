@@ -151,6 +151,32 @@ void ph_exec_sweep(void);
 void ph_exec_own(pid_t pid);
 void ph_exec_disown(pid_t pid);
 
+/* ---- a run driven by the caller's event loop (ph_exec_nb.c) --------------
+ * For a process that must never wait (the hub): the same start, limits,
+ * output cap, stderr logging and reaping as ph_exec_run, but each step
+ * does only what the descriptors allow now. The descriptors are armed
+ * one-shot in the epoll set ep with data.u64 tag; call ph_exec_nb_step
+ * when tag fires and on a timer (the deadline and, without pidfds, the
+ * leader's exit are seen there). */
+struct ph_exec_nb;
+
+/* Starts spec (borrowed only for the start) with input (copied) on stdin,
+ * label naming it in log lines. Always returns a run; one that could not
+ * start is done at once (PH_EXEC_SPAWN). */
+struct ph_exec_nb *ph_exec_nb_start(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
+				    const char *input, size_t len, const char *label, int ep, uint64_t tag);
+/* Does what can be done without waiting; past spec's timeout, SIGTERM to
+ * the group and SIGKILL once lim's grace_ms has passed too. Returns true
+ * when the run is over (call ph_exec_nb_finish). */
+bool ph_exec_nb_step(struct ph_exec_nb *x);
+/* SIGCHLD: reaps the leader now if it has exited (its group killed
+ * first), before a waitpid(-1) elsewhere takes its status. */
+void ph_exec_nb_reap(struct ph_exec_nb *x);
+/* Fills res as ph_exec_run does (free it with ph_exec_result_free) and
+ * frees x; a run not over yet is killed and reaped first
+ * (PH_EXEC_CANCELLED). Returns 0 on PH_EXEC_OK, else -1. */
+int ph_exec_nb_finish(struct ph_exec_nb *x, struct ph_exec_result *res);
+
 /* Resolves a command name at load: a name with '/' is taken relative to dir,
  * a bare name is searched in path (a PATH value). Returns the absolute path
  * of an executable file (caller frees) or NULL with errno set. */

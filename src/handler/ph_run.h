@@ -121,6 +121,26 @@ ssize_t ph_run_write_nopipe(int fd, const void *p, size_t n);
 /* Reads what *fd has now, handing lines to fn; at most a few rounds, so a
  * flood cannot hold the caller. */
 void ph_run_drain_lines(int *fd, struct linebuf *lb, void (*fn)(void *, const char *, size_t), void *ctx);
+/* Readies a started command for a poll loop: a pidfd for its exit where
+ * the kernel has one, our pipe ends non-blocking, stdin closed at once when
+ * there is no input. */
+void ph_run_watch(struct run *r);
+/* Writes what stdin takes of the input without blocking; closes it once
+ * all is written or the command does not read. */
+void ph_run_feed_stdin(struct run *r);
+/* Reads stdout once into r->out, closing it at EOF; false when the output
+ * went over the cap and the command was killed (PH_EXEC_OVERFLOW). */
+bool ph_run_read_stdout(struct run *r);
+/* After the command has ended: reads what is still in the pipes without
+ * waiting for a writer that escaped. */
+void ph_run_drain(struct run *r);
+/* Flushes the last lines, closes every fd and hands the output to r->res
+ * (stolen on PH_EXEC_OK, wiped otherwise). Returns 0 on PH_EXEC_OK. */
+int ph_run_finish(struct run *r);
+/* True (after logging) when the leader exited limits.exec_exit_grace_ms
+ * ago and something it started still holds an output open: the answer is
+ * then taken as it is. */
+bool ph_run_exit_grace_over(const struct run *r);
 void ph_run_log_stderr(void *ctx, const char *line, size_t len);
 void ph_run_fd3_line(void *ctx, const char *line, size_t len);
 #endif

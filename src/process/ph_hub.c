@@ -11,6 +11,7 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
+#include "ph_hub_authz.h"
 #include "ph_fcgi_wire.h"
 #include "ph_task.h"
 #include "ph_watch.h"
@@ -90,10 +91,11 @@ struct hub {
 	int64_t stop_deadline_us;
 	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
 	struct ph_hub_sessions *sessions; /* legacy sessions (ph_hub_session.c) */
+	struct ph_hub_authz *authz; /* subscriptions.authorize before resources/updated */
 };
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
-static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag;
+static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag, authz_tag;
 
 static void unwatch_stream(struct hub *h, struct stream *s);
 
@@ -130,6 +132,7 @@ drop(struct hub *h, struct stream *s, const char *why)
 	if (s->sess)
 		ph_hub_states_detach(ph_hub_sessions_states(h->sessions), s->sess, s);
 	unwatch_stream(h, s);
+	ph_hub_authz_forget(h->authz, s);
 	for (size_t i = 0; i < s->nuris; i++)
 		free(s->uris[i]);
 	free(s->uris);
@@ -414,23 +417,33 @@ start_watching(struct hub *h, struct stream *s, struct json_object *uris)
 	refuse(h, s, msg);
 }
 
-/* A change reached stream owner's subscription to uri:
- * notifications/resources/updated. */
+/* subscriptions.authorize allowed (an array of URIs) of what changed for
+ * stream owner: notifications/resources/updated for each. */
+static void
+allowed_updates(void *ctx, void *owner, struct json_object *allowed)
+{
+	struct hub *h = ctx;
+	struct stream *s = owner;
+	for (size_t i = 0; i < json_object_array_length(allowed) && !s->ending; i++) {
+		struct json_object *n = json_object_new_object(), *p = tagged(s);
+		json_object_object_add(p, "uri", json_object_get(json_object_array_get_idx(allowed, i)));
+		json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+		json_object_object_add(n, "method", json_object_new_string("notifications/resources/updated"));
+		json_object_object_add(n, "params", p);
+		if (!send_event(h, s, n))
+			return;
+	}
+}
+
+/* A change reached stream owner's subscription to uri: told once
+ * subscriptions.authorize allows it (ph_hub_authz.c). */
 static void
 updated(void *ctx, void *owner, const char *uri)
 {
 	struct hub *h = ctx;
 	struct stream *s = owner;
-	struct json_object *n, *p;
-	if (s->ending)
-		return;
-	n = json_object_new_object();
-	p = tagged(s);
-	json_object_object_add(p, "uri", json_object_new_string(uri));
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string("notifications/resources/updated"));
-	json_object_object_add(n, "params", p);
-	send_event(h, s, n);
+	if (!s->ending)
+		ph_hub_authz_updated(h->authz, s, s->principal, s->assigns, uri, allowed_updates, h);
 }
 
 /* After a reload: every stream's subscriptions again, with the new
@@ -723,6 +736,7 @@ reload(struct hub *h)
 		changed[k] = ph_catalog_changed(old, n, kinds[k].kind);
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
+	ph_hub_authz_reconf(h->authz, n);
 	rewatch(h);
 	cache = json_object_new_object();
 	ph_hub_sessions_reconf(h->sessions, n);
@@ -777,8 +791,10 @@ on_signal(struct hub *h)
 	while (read(h->sig, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGHUP)
 			h->want_reload = true;
-		else if (si.ssi_signo == SIGCHLD)
+		else if (si.ssi_signo == SIGCHLD) {
+			ph_hub_authz_reap(h->authz); /* first: the tasks reap any child */
 			ph_hub_tasks_reap(h->tasks);
+		}
 		else if (si.ssi_signo == SIGUSR2)
 			ph_log("notice", "hub %d: %zu streams, %zu resource subscriptions, %zu watched "
 			       "directories, %zu sessions with state", (int)getpid(), h->n, ph_watch_subs(h->watch),
@@ -1140,6 +1156,10 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	ev.data.ptr = &park_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
 	ph_hub_states_streams(ph_hub_sessions_states(h->sessions), state_send, state_close, h);
+	h->authz = ph_hub_authz_new(srv);
+	ph_hub_states_authz(ph_hub_sessions_states(h->sessions), h->authz);
+	ev.data.ptr = &authz_tag;
+	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_authz_fd(h->authz), &ev);
 	if (ph_hub_states_watch_fd(ph_hub_sessions_states(h->sessions)) >= 0) {
 		ev.data.ptr = &state_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_states_watch_fd(ph_hub_sessions_states(h->sessions)), &ev);
@@ -1183,6 +1203,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				ph_hub_sessions_events(h.sessions);
 			else if (p == &state_tag)
 				ph_hub_states_watch_read(ph_hub_sessions_states(h.sessions));
+			else if (p == &authz_tag)
+				ph_hub_authz_events(h.authz);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
 					flush(&h, p);
@@ -1199,6 +1221,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			ctl_tick(&h);
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
+		ph_hub_authz_tick(h.authz);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
@@ -1216,6 +1239,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	ph_hub_tasks_free(h.tasks);
 	ph_watch_free(h.watch);
 	ph_hub_sessions_free(h.sessions);
+	ph_hub_authz_free(h.authz);
 	ph_server_free(h.srv);
 	return 0;
 }

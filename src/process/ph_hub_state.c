@@ -12,6 +12,7 @@
  * GET stream that names the last one it saw in Last-Event-ID. */
 #include "first.h"
 #include "ph_hub_state.h"
+#include "ph_hub_authz.h"
 #include "ph_json.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
@@ -70,6 +71,7 @@ struct ph_hub_states {
 	ph_hstate_close_fn close;
 	void *ctx;
 	int64_t next_purge_us;
+	struct ph_hub_authz *authz; /* asked before resources/updated; NULL: none */
 };
 
 struct ph_hub_states *
@@ -81,6 +83,12 @@ ph_hub_states_new(struct ph_server *srv)
 	t->watch = ph_watch_new();
 	t->next_purge_us = ph_now_us() + PURGE_EVERY_US;
 	return t;
+}
+
+void
+ph_hub_states_authz(struct ph_hub_states *t, struct ph_hub_authz *authz)
+{
+	t->authz = authz;
 }
 
 void
@@ -132,6 +140,8 @@ forget(struct ph_hub_states *t, struct ph_hstate *st, const char *why)
 			t->close(t->ctx, s);
 	}
 	lh_table_delete(t->tab, st->sid);
+	if (t->authz)
+		ph_hub_authz_forget(t->authz, st);
 	for (size_t i = 0; i < st->nsubs; i++)
 		drop_sub(t, &st->subs[i]);
 	free(st->subs);
@@ -286,13 +296,49 @@ emit(struct ph_hub_states *t, struct ph_hstate *st, const char *method, struct j
 	st->ev[st->nev++] = ev;
 }
 
-/* A change reached the subscription of session owner to uri. */
+/* True when st holds a watched subscription to uri now (not unsubscribed
+ * nor narrowed by a reload while its check ran). */
+static bool
+holds(const struct ph_hstate *st, const char *uri)
+{
+	for (size_t i = 0; i < st->nsubs; i++)
+		if (st->subs[i].w != NULL && strcmp(st->subs[i].uri, uri) == 0)
+			return true;
+	return false;
+}
+
+/* What subscriptions.authorize allowed of what changed for session owner
+ * (an array of URIs): a resources/updated event for each it still holds. */
+static void
+allowed_updates(void *ctx, void *owner, struct json_object *allowed)
+{
+	for (size_t i = 0; i < json_object_array_length(allowed); i++) {
+		struct json_object *p, *u = json_object_array_get_idx(allowed, i);
+		if (!holds(owner, json_object_get_string(u)))
+			continue;
+		p = json_object_new_object();
+		json_object_object_add(p, "uri", json_object_get(u));
+		emit(ctx, owner, "notifications/resources/updated", p);
+	}
+}
+
+/* A change reached the subscription of session owner to uri: told once
+ * subscriptions.authorize allows it (ph_hub_authz.c; at once without a
+ * hub's checks). */
 static void
 updated(void *ctx, void *owner, const char *uri)
 {
-	struct json_object *p = json_object_new_object();
-	json_object_object_add(p, "uri", json_object_new_string(uri));
-	emit(ctx, owner, "notifications/resources/updated", p);
+	struct ph_hub_states *t = ctx;
+	struct ph_hstate *st = owner;
+	struct json_object *one;
+	if (t->authz != NULL) {
+		ph_hub_authz_updated(t->authz, st, st->principal, st->assigns, uri, allowed_updates, t);
+		return;
+	}
+	one = json_object_new_array();
+	json_object_array_add(one, json_object_new_string(uri));
+	allowed_updates(t, st, one);
+	json_object_put(one);
 }
 
 void

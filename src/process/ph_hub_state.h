@@ -36,6 +36,10 @@ void ph_hub_states_free(struct ph_hub_states *t);
 /* How the hub's GET streams are written to and ended. */
 void ph_hub_states_streams(struct ph_hub_states *t, ph_hstate_send_fn send, ph_hstate_close_fn close,
 			   void *ctx);
+/* The hub's subscriptions.authorize checks (borrowed; outlives t's
+ * states), asked before each session's resources/updated. */
+struct ph_hub_authz;
+void ph_hub_states_authz(struct ph_hub_states *t, struct ph_hub_authz *authz);
 /* After a reload: the limits of srv apply and every subscription is
  * checked again against its principal's access (one it lost is dropped). */
 void ph_hub_states_reconf(struct ph_hub_states *t, struct ph_server *srv);

@@ -25,6 +25,7 @@ phantom_result *resource(phantom_call *c, void *u);
 phantom_result *many_values(phantom_call *c, void *u);
 phantom_result *args_echo(phantom_call *c, void *u);
 phantom_result *catalog(phantom_call *c, void *u);
+phantom_result *even_items(phantom_call *c, void *u);
 phantom_result *bad_utf8(phantom_call *c, void *u);
 phantom_result *leak(phantom_call *c, void *u);
 phantom_result *authenticate(phantom_call *c, void *u);
@@ -211,6 +212,28 @@ catalog(phantom_call *c, void *u)
 		json_object_object_add(page, "nextCursor", json_object_new_string(buf));
 	}
 	phantom_result_structured_take(res, page);
+	return res;
+}
+
+/* subscriptions.authorize: of the URIs asked about, those item://N with N
+ * even. */
+phantom_result *
+even_items(phantom_call *c, void *u)
+{
+	struct json_object *uris = NULL, *ok = json_object_new_array(), *out = json_object_new_object();
+	phantom_result *res = phantom_result_new();
+	(void)u;
+	json_object_object_get_ex(phantom_call_arguments(c), "uris", &uris);
+	for (size_t i = 0; i < json_object_array_length(uris); i++) {
+		struct json_object *e = json_object_array_get_idx(uris, i), *uri = NULL;
+		const char *s;
+		if (!json_object_object_get_ex(e, "uri", &uri) || (s = json_object_get_string(uri)) == NULL)
+			continue;
+		if (strncmp(s, "item://", 7) == 0 && atoll(s + 7) % 2 == 0)
+			json_object_array_add(ok, json_object_new_string(s));
+	}
+	json_object_object_add(out, "allowed", ok);
+	phantom_result_structured_take(res, out);
 	return res;
 }
 

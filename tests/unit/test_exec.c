@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 static int kill_seen(pid_t pid, int sig);
 #define kill(pid, sig) kill_seen(pid, sig)
 #include "ph_exec.c" /* its static functions, with kill() recorded */
+#include "ph_exec_nb.c"
 #undef kill
 
 static int group_kills, group_kills_after_reap;
@@ -334,6 +336,69 @@ subreaper_tests(void)
 	free(pp);
 }
 
+/* Runs path with input through ph_exec_nb, driven by an epoll loop as the
+ * hub drives it (steps on readiness and every 50 ms), timing out after
+ * timeout ms; *steps counts the loop's rounds. */
+static struct ph_exec_result
+run_nb(const char *path, const char *input, long long timeout, int *steps)
+{
+	char *argv[] = {(char *)path, NULL};
+	struct ph_exec_spec spec = {argv, NULL, dir, timeout, 0};
+	struct ph_exec_result res;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct ph_exec_nb *x = ph_exec_nb_start(&spec, &lim, input, strlen(input), "nb", ep, 7);
+	*steps = 0;
+	for (;;) {
+		struct epoll_event ev[8];
+		int n = epoll_wait(ep, ev, 8, 50);
+		bool tagged = true;
+		for (int i = 0; i < n; i++)
+			tagged = tagged && ev[i].data.u64 == 7;
+		(*steps)++;
+		if (!tagged || ph_exec_nb_step(x) || *steps > 400)
+			break;
+	}
+	ph_exec_nb_finish(x, &res);
+	close(ep);
+	return res;
+}
+
+/* The event-loop runner (ph_exec_nb.c): an answer, a timeout with SIGKILL
+ * after the grace period, the output cap, and no child left behind. */
+static void
+nb_tests(void)
+{
+	struct ph_exec_result r;
+	char *p, why[200];
+	int steps;
+	int64_t t0;
+
+	p = script("nb-echo.sh", "cat; echo ' back'");
+	r = run_nb(p, "{\"x\":1}", 0, &steps);
+	ok(r.status == PH_EXEC_OK, "nb: a command runs (%d steps)", steps);
+	is_str(r.out, "{\"x\":1} back\n", "nb: stdin reaches it, stdout comes back");
+	ph_exec_result_free(&r);
+	free(p);
+
+	p = script("nb-stubborn.sh", "trap '' TERM; while :; do sleep 0.05; done");
+	t0 = ph_now_us();
+	r = run_nb(p, "", 200, &steps);
+	ok(r.status == PH_EXEC_TIMEOUT && ph_now_us() - t0 < 2000000,
+	   "nb: past timeout_ms, SIGTERM ignored: killed after the grace period (%s)",
+	   ph_exec_describe(&r, why, sizeof why));
+	ph_exec_result_free(&r);
+	free(p);
+
+	p = script("nb-big.sh", "head -c 200000 /dev/zero | tr '\\0' x");
+	r = run_nb(p, "", 0, &steps);
+	ok(r.status == PH_EXEC_OVERFLOW, "nb: output over the cap: %s", ph_exec_describe(&r, why, sizeof why));
+	ph_exec_result_free(&r);
+	free(p);
+
+	usleep(50000);
+	is_int(children(), 0, "nb: no child process left, zombie or alive");
+}
+
 int
 main(void)
 {
@@ -575,6 +640,7 @@ main(void)
 
 	persistent_tests();
 	subreaper_tests();
+	nb_tests();
 
 	usleep(100000);
 	is_int(children(), 0, "no child process left, zombie or alive");

@@ -1,0 +1,381 @@
+/* ph_hub_authz.c: subscriptions.authorize asked by the hub before
+ * notifications/resources/updated (ph_hub_authz.h). The hub serves every
+ * stream of the host from one loop, so it never waits for a handler:
+ *   - exec: the program is started with its pipes armed in this module's
+ *     epoll set (registered in the hub's loop) and fed the invocation the
+ *     worker-side check sends (ph_subscriptions_authorize_input); its
+ *     timeout_ms and max_output hold, it is killed and reaped on timeout.
+ *   - persistent: run the same way as a one-shot, the invocation as one
+ *     line with "id": 1 and then end of file; the answer is that line.
+ *   - module: called in the hub itself, at once (it runs in-process
+ *     already; it must answer without waiting).
+ * One check per owner (a listen stream, a legacy session) at a time; URIs
+ * that change meanwhile wait in pending and go together into the next. A
+ * check that fails, times out or answers badly allows nothing of its
+ * batch, with one log line saying why. */
+#include "first.h"
+#include "ph_hub_authz.h"
+#include "ph_exec.h"
+#include "ph_exec_conf.h"
+#include "ph_call.h"
+#include "ph_features.h"
+#include "ph_persist.h"
+#include "ph_registry.h"
+#include "ph_util.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define LABEL "subscriptions.authorize"
+/* The call id a persistent handler gets in its one line. */
+#define ONE_SHOT_ID 1
+
+struct owner {
+	void *owner;
+	uint64_t serial;              /* names its check in epoll events */
+	char *principal;              /* NULL: anonymous */
+	struct json_object *assigns;  /* NULL: none */
+	ph_hub_authz_fn fn;
+	void *ctx;
+	struct json_object *pending;  /* URIs for the next check, each once */
+	struct json_object *batch;    /* URIs of the check in flight, NULL: none */
+	struct ph_exec_nb *run;       /* that check's process, NULL: none */
+};
+
+struct ph_hub_authz {
+	struct ph_server *srv;
+	int ep;
+	struct owner **v;
+	size_t n;
+	uint64_t next_serial;
+};
+
+struct ph_hub_authz *
+ph_hub_authz_new(struct ph_server *srv)
+{
+	struct ph_hub_authz *a = ph_xcalloc(1, sizeof *a);
+	a->srv = srv;
+	a->ep = epoll_create1(EPOLL_CLOEXEC);
+	a->next_serial = 1;
+	return a;
+}
+
+int
+ph_hub_authz_fd(const struct ph_hub_authz *a)
+{
+	return a->ep;
+}
+
+static const struct ph_catalog *
+handler(const struct ph_hub_authz *a)
+{
+	return a->srv->conf->registry ? a->srv->conf->registry->sub_authorize : NULL;
+}
+
+static struct owner *
+find(const struct ph_hub_authz *a, void *owner)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i]->owner == owner)
+			return a->v[i];
+	return NULL;
+}
+
+static struct owner *
+by_serial(const struct ph_hub_authz *a, uint64_t serial)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i]->serial == serial)
+			return a->v[i];
+	return NULL;
+}
+
+/* Stops o's check, if any (killed and reaped, its answer dropped). */
+static void
+stop_run(struct owner *o)
+{
+	struct ph_exec_result res;
+	if (o->run == NULL)
+		return;
+	ph_exec_nb_finish(o->run, &res);
+	ph_exec_result_free(&res);
+	o->run = NULL;
+}
+
+/* Takes o out of a (the others keep their order: who waits longest for a
+ * slot goes first) and frees it. */
+static void
+remove_owner(struct ph_hub_authz *a, struct owner *o)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i] == o) {
+			memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof *a->v);
+			a->n--;
+			break;
+		}
+	stop_run(o);
+	json_object_put(o->pending);
+	json_object_put(o->batch);
+	json_object_put(o->assigns);
+	free(o->principal);
+	free(o);
+}
+
+void
+ph_hub_authz_free(struct ph_hub_authz *a)
+{
+	if (a == NULL)
+		return;
+	while (a->n > 0)
+		remove_owner(a, a->v[a->n - 1]);
+	free(a->v);
+	if (a->ep >= 0)
+		close(a->ep);
+	free(a);
+}
+
+/* Appends uri to the array *list (made when NULL) unless it is there. */
+static void
+add_once(struct json_object **list, const char *uri)
+{
+	if (*list == NULL)
+		*list = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(*list); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(*list, i)), uri) == 0)
+			return;
+	json_object_array_add(*list, json_object_new_string(uri));
+}
+
+void
+ph_hub_authz_updated(struct ph_hub_authz *a, void *owner, const char *principal,
+		     struct json_object *assigns, const char *uri, ph_hub_authz_fn fn, void *ctx)
+{
+	struct owner *o;
+	if (handler(a) == NULL) {
+		struct json_object *one = json_object_new_array();
+		json_object_array_add(one, json_object_new_string(uri));
+		fn(ctx, owner, one);
+		json_object_put(one);
+		return;
+	}
+	if ((o = find(a, owner)) == NULL) {
+		o = ph_xcalloc(1, sizeof *o);
+		o->owner = owner;
+		o->serial = a->next_serial++;
+		o->principal = principal ? ph_xstrdup(principal) : NULL;
+		o->assigns = json_object_get(assigns);
+		o->fn = fn;
+		o->ctx = ctx;
+		a->v = ph_xrealloc(a->v, (a->n + 1) * sizeof *a->v);
+		a->v[a->n++] = o;
+	}
+	add_once(&o->pending, uri);
+}
+
+void
+ph_hub_authz_forget(struct ph_hub_authz *a, void *owner)
+{
+	struct owner *o = find(a, owner);
+	if (o != NULL)
+		remove_owner(a, o);
+}
+
+/* Moves o after every other owner: one that was just answered waits its
+ * turn behind those that waited for a free slot (max_authorize). */
+static void
+to_the_end(struct ph_hub_authz *a, struct owner *o)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i] == o) {
+			memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof *a->v);
+			a->v[a->n - 1] = o;
+			return;
+		}
+}
+
+/* o's check is over with allowed (taken): o is forgotten when nothing is
+ * pending for it, then its owner is told (which may end the owner, and so
+ * forget o: o is not used after fn). */
+static void
+deliver(struct ph_hub_authz *a, struct owner *o, struct json_object *allowed)
+{
+	ph_hub_authz_fn fn = o->fn;
+	void *ctx = o->ctx, *owner = o->owner;
+	json_object_put(o->batch);
+	o->batch = NULL;
+	if (o->pending == NULL)
+		remove_owner(a, o);
+	else
+		to_the_end(a, o);
+	fn(ctx, owner, allowed);
+	json_object_put(allowed);
+}
+
+/* The handler's answer in the exec protocol (persistent: one line with the
+ * call's id), or NULL after logging why. */
+static struct json_object *
+answer(const struct ph_hub_authz *a, const struct ph_handler *h, const struct ph_exec_result *res)
+{
+	int depth = (int)a->srv->conf->limits.json_depth;
+	size_t len = res->out_len;
+	if (!h->exec.persist.on)
+		return ph_call_exec_answer(LABEL, h->exec.argv[0], res->out, len, depth);
+	while (len > 0 && (res->out[len - 1] == '\n' || res->out[len - 1] == '\r'))
+		len--;
+	return ph_persist_answer(LABEL, res->out, len, ONE_SHOT_ID, depth);
+}
+
+/* o's process has ended: what it allows of the batch goes to the owner. */
+static void
+complete(struct ph_hub_authz *a, struct owner *o)
+{
+	const struct ph_catalog *c = handler(a);
+	struct ph_exec_result res;
+	struct json_object *out = NULL, *allowed;
+	char why[200];
+	bool ran = ph_exec_nb_finish(o->run, &res) == 0;
+	o->run = NULL;
+	if (!ran) {
+		ph_exec_describe(&res, why, sizeof why);
+		allowed = ph_subscriptions_allowed_in(NULL, o->batch, o->principal, why);
+	} else {
+		out = c ? answer(a, &c->h, &res) : NULL;
+		allowed = ph_subscriptions_allowed_in(out, o->batch, o->principal, NULL);
+	}
+	json_object_put(out);
+	ph_exec_result_free(&res);
+	deliver(a, o, allowed);
+}
+
+/* Starts o's check of its pending URIs: a module answers at once; an exec
+ * or persistent handler is started and answers later (ph_hub_authz_events). */
+static void
+start(struct ph_hub_authz *a, struct owner *o)
+{
+	const struct ph_catalog *c = handler(a);
+	struct ph_exec_limits lim;
+	struct json_object *in;
+	const char *text;
+	struct ph_buf line;
+	size_t len;
+	o->batch = o->pending;
+	o->pending = NULL;
+	if (c == NULL || c->h.kind != PH_HANDLER_EXEC) {
+		/* no handler any more (a reload), or a module: in the hub, now */
+		struct ph_req who;
+		memset(&who, 0, sizeof who);
+		who.srv = a->srv;
+		who.principal = o->principal;
+		who.assigns = o->assigns;
+		deliver(a, o, ph_subscriptions_authorize(&who, o->batch));
+		return;
+	}
+	in = ph_subscriptions_authorize_input(a->srv, o->principal, o->assigns, o->batch);
+	if (c->h.exec.persist.on)
+		json_object_object_add(in, "id", json_object_new_int64(ONE_SHOT_ID));
+	text = json_object_to_json_string_length(in, JSON_C_TO_STRING_PLAIN, &len);
+	ph_buf_init(&line);
+	ph_buf_add(&line, text, len);
+	if (c->h.exec.persist.on)
+		ph_buf_addc(&line, '\n');
+	ph_exec_limits_of(a->srv->conf, &lim);
+	o->run = ph_exec_nb_start(&c->h.exec, &lim, line.data, line.len, LABEL, a->ep, o->serial);
+	ph_buf_free(&line);
+	json_object_put(in);
+}
+
+/* Steps the check named serial, if it is still there; completes it when
+ * it is over. */
+static void
+step(struct ph_hub_authz *a, uint64_t serial)
+{
+	struct owner *o = by_serial(a, serial);
+	if (o != NULL && o->run != NULL && ph_exec_nb_step(o->run))
+		complete(a, o);
+}
+
+/* The serials of the owners with a check in flight (caller frees): a
+ * completion may end owners, so loops go by serial, not by index. */
+static uint64_t *
+running(const struct ph_hub_authz *a, size_t *n)
+{
+	uint64_t *s = ph_xcalloc(a->n ? a->n : 1, sizeof *s);
+	*n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i]->run != NULL)
+			s[(*n)++] = a->v[i]->serial;
+	return s;
+}
+
+/* The checks whose process runs now. */
+static size_t
+running_now(const struct ph_hub_authz *a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		n += a->v[i]->run != NULL;
+	return n;
+}
+
+void
+ph_hub_authz_events(struct ph_hub_authz *a)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(a->ep, evs, 64, 0);
+	for (int i = 0; i < n; i++)
+		step(a, evs[i].data.u64);
+}
+
+void
+ph_hub_authz_tick(struct ph_hub_authz *a)
+{
+	size_t n, max = (size_t)a->srv->conf->subscriptions.max_authorize;
+	uint64_t *s = running(a, &n);
+	/* deadlines, and exits where there is no pidfd to tell them */
+	for (size_t i = 0; i < n; i++)
+		step(a, s[i]);
+	free(s);
+	/* pending URIs of owners without a check, while fewer than
+	 * subscriptions.max_authorize run: by serial again, a module's answer
+	 * is delivered at once */
+	s = ph_xcalloc(a->n ? a->n : 1, sizeof *s);
+	n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i]->run == NULL && a->v[i]->batch == NULL && a->v[i]->pending != NULL)
+			s[n++] = a->v[i]->serial;
+	for (size_t i = 0, busy = running_now(a); i < n && busy < max; i++) {
+		struct owner *o = by_serial(a, s[i]);
+		if (o != NULL && o->run == NULL && o->batch == NULL && o->pending != NULL) {
+			start(a, o); /* a module's answer may have ended o */
+			if ((o = by_serial(a, s[i])) != NULL && o->run != NULL)
+				busy++;
+		}
+	}
+	free(s);
+}
+
+void
+ph_hub_authz_reap(struct ph_hub_authz *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i]->run != NULL)
+			ph_exec_nb_reap(a->v[i]->run);
+}
+
+void
+ph_hub_authz_reconf(struct ph_hub_authz *a, struct ph_server *srv)
+{
+	a->srv = srv;
+	for (size_t i = 0; i < a->n; i++) {
+		struct owner *o = a->v[i];
+		if (o->run == NULL)
+			continue;
+		stop_run(o);
+		/* asked again, under the new configuration, with what came since */
+		for (size_t j = 0; j < json_object_array_length(o->batch); j++)
+			add_once(&o->pending, json_object_get_string(json_object_array_get_idx(o->batch, j)));
+		json_object_put(o->batch);
+		o->batch = NULL;
+	}
+}
