@@ -364,6 +364,12 @@ main(int argc, char **argv)
 		close(act_fd);
 		act_fd = -1;
 	}
+	if (!ph_fast_paths_read(act_err, sizeof act_err)) {
+		ph_log("error", "%s", act_err);
+		return 2;
+	}
+	if (!ph_fast_paths)
+		ph_log("notice", "PHANTOM_FAST_PATHS=off: every fast path takes its plain path");
 
 	ph_shared_init();
 	if (o.stdio_mode)

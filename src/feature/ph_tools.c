@@ -364,8 +364,9 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 	 * the caller changes the result, and on read_answer's order being the
 	 * one the copy below writes, so that the bytes sent are the same. A
 	 * handler whose answer is kept from call to call, or a member written
-	 * below but not in read_answer's order, would break it. */
-	if (!sc_text && a.built) {
+	 * below but not in read_answer's order, would break it. ph_fast_paths
+	 * off (PHANTOM_FAST_PATHS=off): every answer is copied. */
+	if (!sc_text && a.built && ph_fast_paths) {
 		if (!a.has_ie)
 			ph_jset(res, "isError", json_object_new_boolean(false));
 		return json_object_get(res);

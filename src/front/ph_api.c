@@ -26,12 +26,20 @@ phantom_server_new(const char *config_path, phantom_registry *reg, char *err, si
 {
 	struct ph_conf_problems probs = {0};
 	struct ph_server *s = ph_server_build(config_path, reg, &probs);
+	char why[128];
 	if (err && errsz) {
 		err[0] = '\0';
 		if (s == NULL)
 			snprintf(err, errsz, "%s", probs.n ? probs.v[0] : "the server could not be built");
 	}
 	ph_conf_problems_free(&probs);
+	/* a program's start, as main's for phantom-fcgi: PHANTOM_FAST_PATHS */
+	if (s != NULL && !ph_fast_paths_read(why, sizeof why)) {
+		if (err && errsz)
+			snprintf(err, errsz, "%s", why);
+		ph_server_free(s);
+		return NULL;
+	}
 	return s;
 }
 

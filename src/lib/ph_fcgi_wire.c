@@ -259,7 +259,8 @@ split_pairs(unsigned char *p, const unsigned char *end, struct ph_fcgi_split *ou
 		out->value[npairs] = (const char *)p + nl;
 		out->nlen[npairs] = (unsigned)nl;
 		out->vlen[npairs] = (unsigned)vl;
-		by_len_add(out, last, npairs);
+		if (ph_fast_paths)
+			by_len_add(out, last, npairs);
 		npairs++;
 		p += nl + vl;
 	}
@@ -304,6 +305,14 @@ const char *
 ph_fcgi_split_param(const struct ph_fcgi_split *s, const char *name)
 {
 	size_t n = strlen(name);
+	if (!ph_fast_paths) {
+		/* the plain path (PHANTOM_FAST_PATHS=off, no by_len index): every
+		 * pair in order, the first of the name wins */
+		for (size_t i = 0; i < s->n; i++)
+			if (s->nlen[i] == n && memcmp(s->name[i], name, n) == 0)
+				return s->value[i];
+		return NULL;
+	}
 	/* the list of a length runs in the order of the pairs: the first wins */
 	for (int i = s->by_len[n < PH_FCGI_SPLIT_LENS ? n : PH_FCGI_SPLIT_LENS - 1]; i >= 0; i = s->next_len[i])
 		if (s->nlen[i] == n && (n == 0 || s->name[i][n - 1] == name[n - 1]) &&

@@ -64,7 +64,8 @@ struct ph_fcgi_split {
 	 * the pairs (the first of a name wins, as in libfcgi) and on the
 	 * block of ph_fcgi_request_split having room for next_len; a list
 	 * built in another order, or a block sized without it, would break
-	 * it. */
+	 * it. Neither built nor used while ph_fast_paths is off
+	 * (PHANTOM_FAST_PATHS=off: a scan of every pair). */
 	int by_len[PH_FCGI_SPLIT_LENS]; /* the first of each length, -1: none */
 	int *next_len;    /* next_len[i]: the one after i of its length, or -1 */
 	char *body;       /* NUL-ended */

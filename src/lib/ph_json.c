@@ -430,7 +430,8 @@ small_entry(struct lh_table *t, const char *key, size_t *seen, bool *more)
  * that a name is new (small_entry looked at every member); and that
  * json_object_object_add_ex, for a new name, does no more than
  * lh_table_insert_w_hash. A json-c that seeds each table, or does more on
- * an add, would break it. */
+ * an add, would break it. ph_fast_paths off (PHANTOM_FAST_PATHS=off):
+ * json_object_object_add_ex hashes every name. */
 static void
 object_add(struct json_object *o, const char *key, size_t klen, struct json_object *v)
 {
@@ -440,7 +441,7 @@ object_add(struct json_object *o, const char *key, size_t klen, struct json_obje
 	size_t seen;
 	bool more;
 	if (small_entry(t, key, &seen, &more) == NULL && !more && seen < SMALL_OBJECT) {
-		if (c >= 0 && t->hash_fn == common_lh_fn && o != v) {
+		if (c >= 0 && ph_fast_paths && t->hash_fn == common_lh_fn && o != v) {
 			lh_table_insert_w_hash(t, common_slot[c], v, common_lh[c], JSON_C_OBJECT_ADD_CONSTANT_KEY);
 			return;
 		}
@@ -767,7 +768,7 @@ ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **ou
 	j.end = j.p + len;
 	j.depth = depth;
 	j.key_nul = false;
-	j.memo = m;
+	j.memo = ph_fast_paths ? m : NULL; /* off: the plain parse */
 	kept = ph_kept_take(&kept_scratch, &j.s);
 	jp_ws(&j);
 	ok = jp_value(&j, 0, &o);

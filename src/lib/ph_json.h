@@ -52,7 +52,8 @@ struct ph_json_memo {
 	bool key_nul; /* a member name inside it held U+0000 */
 	unsigned long hits; /* times it was put in a tree */
 };
-/* ph_json_parse_ex with the memo m (NULL: none). */
+/* ph_json_parse_ex with the memo m (NULL: none; not used either while
+ * ph_fast_paths is off: PHANTOM_FAST_PATHS=off, the plain parse). */
 bool ph_json_parse_memo(const char *s, size_t len, int depth, struct json_object **out, bool *key_nul,
 			struct ph_json_memo *m) PH_WUR;
 void ph_json_memo_free(struct ph_json_memo *m);

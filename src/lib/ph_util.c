@@ -418,3 +418,20 @@ ph_read_file_flags(const char *path, int flags, size_t max, char **out, size_t *
 	*out = ph_buf_steal(&b);
 	return 0;
 }
+
+bool ph_fast_paths = true;
+
+bool
+ph_fast_paths_read(char *err, size_t errsz)
+{
+	const char *v = getenv("PHANTOM_FAST_PATHS");
+	if (v == NULL || *v == '\0' || strcmp(v, "on") == 0) {
+		ph_fast_paths = true;
+	} else if (strcmp(v, "off") == 0) {
+		ph_fast_paths = false;
+	} else {
+		snprintf(err, errsz, "PHANTOM_FAST_PATHS is '%.64s': it is on or off", v);
+		return false;
+	}
+	return true;
+}

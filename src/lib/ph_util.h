@@ -118,4 +118,13 @@ int ph_read_file(const char *path, size_t max, char **out, size_t *len) PH_WUR;
 /* The same, opened with these extra open(2) flags (O_NOFOLLOW: never
  * through a symbolic link). */
 int ph_read_file_flags(const char *path, int flags, size_t max, char **out, size_t *len) PH_WUR;
+
+/* Whether the fast paths of docs/internals.md run (the default), or each
+ * takes its plain path so that tests cover that too: false after
+ * ph_fast_paths_read found PHANTOM_FAST_PATHS=off. Each fast path checks
+ * it at its entry; set once at start, before any request. */
+extern bool ph_fast_paths;
+/* Reads PHANTOM_FAST_PATHS into ph_fast_paths: unset, empty or "on", on;
+ * "off", off. false with a message in err for any other value. */
+bool ph_fast_paths_read(char *err, size_t errsz);
 #endif

@@ -140,16 +140,28 @@ is "$(grep -c 'no listening socket' "$err")" 1 "said once, in one line"
 echo '{}' | env -u GATEWAY_INTERFACE "$PHANTOM" -c "$good" >"$out" 2>"$err"
 is "$?" 2 "a pipe on fd 0 without GATEWAY_INTERFACE is not CGI"
 
-# ---- PHANTOM_FCGI_READER: which code reads FastCGI requests ---------------------------
-PHANTOM_FCGI_READER=libfkgi "$PHANTOM" -c "$good" --listen "unix:$T_DIR/r.sock" >"$out" 2>"$err"
-is "$?" 2 "PHANTOM_FCGI_READER of an unknown reader: exit status 2"
-like "$(cat "$err")" "PHANTOM_FCGI_READER is 'libfkgi': it is libfcgi or split" "the error names the value and the choices"
-test -e "$T_DIR/r.sock"; is "$?" 1 "and nothing is served"
-PHANTOM_FCGI_READER=libfcgi "$PHANTOM" -c "$good" --listen "unix:$T_DIR/r.sock" --workers 2 2>"$T_DIR/r.log" &
-T_PIDS+=("$!")
-wait_for 5 test -S "$T_DIR/r.sock"
-fcgi_post "$T_DIR/r.sock" "$(req 4 server/discover)" $(mhdr server/discover)
-is "$STATUS" 200 "PHANTOM_FCGI_READER=libfcgi: a request is served"
-is "$(grep -c 'PHANTOM_FCGI_READER=libfcgi: libfcgi reads every request' "$T_DIR/r.log")" 1 \
-	"the log says once which reader reads the requests"
+# ---- environment switches: a bad value refused at start, a good one said in the log ---
+# env_switch VAR BAD ERROR GOOD NOTICE: VAR=BAD exits 2 with ERROR and serves
+# nothing; VAR=GOOD serves a request and the log says NOTICE once.
+env_switch() {
+	local var=$1 bad=$2 error=$3 value=$4 notice=$5 sock=$T_DIR/$1.sock log=$T_DIR/$1.log
+	env "$var=$bad" "$PHANTOM" -c "$good" --listen "unix:$sock" >"$out" 2>"$err"
+	is "$?" 2 "$var=$bad: exit status 2"
+	like "$(cat "$err")" "$error" "the error names the value and the choices"
+	test -e "$sock"; is "$?" 1 "and nothing is served"
+	env "$var=$value" "$PHANTOM" -c "$good" --listen "unix:$sock" --workers 2 2>"$log" &
+	T_PIDS+=("$!")
+	wait_for 5 test -S "$sock"
+	fcgi_post "$sock" "$(req 4 server/discover)" $(mhdr server/discover)
+	is "$STATUS" 200 "$var=$value: a request is served"
+	is "$(grep -c "$notice" "$log")" 1 "the log says it once: $notice"
+}
+# which code reads FastCGI requests
+env_switch PHANTOM_FCGI_READER libfkgi "PHANTOM_FCGI_READER is 'libfkgi': it is libfcgi or split" \
+	libfcgi 'PHANTOM_FCGI_READER=libfcgi: libfcgi reads every request'
+# the fast paths of docs/internals.md on or off
+env_switch PHANTOM_FAST_PATHS of "PHANTOM_FAST_PATHS is 'of': it is on or off" \
+	off 'PHANTOM_FAST_PATHS=off: every fast path takes its plain path'
+echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | PHANTOM_FAST_PATHS=off "$PHANTOM" -c "$good" --stdio >"$out" 2>"$err"
+is "$(cat "$out")" '{"jsonrpc":"2.0","id":1,"result":{}}' "PHANTOM_FAST_PATHS=off: --stdio answers too"
 done_testing

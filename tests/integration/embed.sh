@@ -52,4 +52,10 @@ printf 'resources: [{uri: "embed://about", text: dup}]\n' >"$T_DIR/dup.yaml"
 "$DEMO" --stdio -c "$T_DIR/dup.yaml" </dev/null 2>"$T_DIR/dup.err"
 is "$?" 1 "a registry that duplicates a configured uri is refused"
 like "$(cat "$T_DIR/dup.err")" "embed://about' is defined twice" "... saying which"
+PHANTOM_FAST_PATHS=of "$DEMO" --stdio </dev/null 2>"$T_DIR/fast.err"
+is "$?" 1 "PHANTOM_FAST_PATHS neither on nor off: phantom_server_new refuses"
+like "$(cat "$T_DIR/fast.err")" "PHANTOM_FAST_PATHS is 'of': it is on or off" "... saying why"
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":2,\"b\":3},$M}}" |
+	PHANTOM_FAST_PATHS=off "$DEMO" --stdio >"$T_DIR/fast.out" 2>"$T_DIR/fast.err"
+is "$(jq -r '.result.content[0].text' <"$T_DIR/fast.out")" 5 "PHANTOM_FAST_PATHS=off: the C tool answers"
 done_testing

@@ -175,6 +175,72 @@ test_fcgi_split(void)
 	ph_buf_free(&b);
 }
 
+/* Appends the pair name=value (each under 128 bytes) to b. */
+static void
+pair(struct ph_buf *b, const char *name, const char *value)
+{
+	ph_buf_addc(b, (char)strlen(name));
+	ph_buf_addc(b, (char)strlen(value));
+	ph_buf_adds(b, name);
+	ph_buf_adds(b, value);
+}
+
+/* The split of the request holding the pairs of p, made with the fast paths
+ * on or off (ph_fast_paths), then each of names looked up: whether every
+ * one found what want says (NULL: nothing). */
+static bool
+split_finds(const struct ph_buf *p, bool fast, const char *const *names, const char *const *want, size_t n,
+	    int *first6)
+{
+	static const char begin[8] = {0, 1, 0, 0, 0, 0, 0, 0};
+	struct ph_fcgi_split sp = {0};
+	struct ph_buf b;
+	bool all;
+	ph_buf_init(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 4, p->data, p->len);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, NULL, 0);
+	ph_fast_paths = fast;
+	all = ph_fcgi_request_split((unsigned char *)b.data, b.len, &sp);
+	for (size_t i = 0; all && i < n; i++) {
+		const char *v = ph_fcgi_split_param(&sp, names[i]);
+		all = want[i] ? v != NULL && strcmp(v, want[i]) == 0 : v == NULL;
+	}
+	*first6 = sp.by_len[6];
+	ph_fast_paths = true;
+	ph_fcgi_split_free(&sp);
+	ph_buf_free(&b);
+	return all;
+}
+
+/* ph_fcgi_split_param with its by_len index (the fast path) and without
+ * (PHANTOM_FAST_PATHS=off: a scan of every pair) finds the same values:
+ * names of one length, a name given twice (the first wins, as in libfcgi),
+ * names longer than PH_FCGI_SPLIT_LENS, an empty value. */
+static void
+test_fcgi_split_plain(void)
+{
+	static const char long1[] = "HTTP_A_HEADER_NAME_LONGER_THAN_THIRTY_TWO_1";
+	static const char long2[] = "HTTP_A_HEADER_NAME_LONGER_THAN_THIRTY_TWO_2";
+	const char *const names[] = {"HTTP_X", "HTTP_Y", "HTTP_Z", "HTTP_", long1, long2, "Q", ""};
+	const char *const want[] = {"first", "y", NULL, NULL, "l1", "l2", "", NULL};
+	struct ph_buf p;
+	int first6;
+	ph_buf_init(&p);
+	pair(&p, "HTTP_X", "first");
+	pair(&p, "HTTP_Y", "y");
+	pair(&p, long2, "l2");
+	pair(&p, "HTTP_X", "second");
+	pair(&p, "Q", "");
+	pair(&p, long1, "l1");
+	ok(split_finds(&p, true, names, want, PH_ARRAY_LEN(names), &first6) && first6 == 0,
+	   "fcgi split: by the by_len index, each name's first value");
+	ok(split_finds(&p, false, names, want, PH_ARRAY_LEN(names), &first6) && first6 == -1,
+	   "fcgi split: fast paths off, no index and the same values, by a scan");
+	ph_buf_free(&p);
+}
+
 /* A record begun before its content (ph_fcgi_record_open) is closed as
  * ph_fcgi_records would have written it: one record, or, past 65535
  * bytes, several. */
@@ -214,6 +280,7 @@ main(void)
 {
 	test_fcgi_whole();
 	test_fcgi_split();
+	test_fcgi_split_plain();
 	test_fcgi_record_close();
 	return tap_done();
 }

@@ -283,6 +283,52 @@ test_json_members(void)
 	json_object_put(o);
 }
 
+/* The params._meta of a parsed request (NULL: none). */
+static struct json_object *
+meta_of(struct json_object *doc)
+{
+	return ph_jget(ph_jget(doc, "params"), "_meta");
+}
+
+/* PHANTOM_FAST_PATHS=off (ph_fast_paths false): the memo is left aside and
+ * each _meta parsed anew; members added without the kept hashes are found
+ * by json-c's own lookup, by their hash; back on, the memo is used again. */
+static void
+test_json_plain(void)
+{
+	static const char r[] = "{\"id\":1,\"params\":{\"_meta\":{\"progressToken\":\"t\",\"clientInfo\":{}}}}";
+	static const char *const names[] = {"content", "isError", "_meta", "structuredContent", "other"};
+	struct ph_json_memo m = {.key = "_meta", .level = 2};
+	struct json_object *a = NULL, *b = NULL, *o, *v;
+	bool knul, found = true;
+	ph_fast_paths = false;
+	ok(ph_json_parse_memo(r, sizeof r - 1, 8, &a, &knul, &m) &&
+		   ph_json_parse_memo(r, sizeof r - 1, 8, &b, &knul, &m) && m.hits == 0 && m.obj == NULL &&
+		   meta_of(a) != NULL && meta_of(a) != meta_of(b) &&
+		   strcmp(json_object_to_json_string(meta_of(a)), json_object_to_json_string(meta_of(b))) == 0,
+	   "json plain: the memo off, the same _meta is parsed anew, not kept");
+	found = json_object_object_get_ex(a, "params", &v) && json_object_object_get_ex(v, "_meta", &v) &&
+		json_object_object_get_ex(v, "progressToken", &v) && strcmp(json_object_get_string(v), "t") == 0;
+	json_object_put(a);
+	json_object_put(b);
+	o = json_object_new_object();
+	for (size_t i = 0; i < PH_ARRAY_LEN(names); i++)
+		ph_jset(o, names[i], json_object_new_int((int)i));
+	for (size_t i = 0; i < PH_ARRAY_LEN(names); i++)
+		found = found && json_object_object_get_ex(o, names[i], &v) && json_object_get_int(v) == (int)i &&
+			ph_jget(o, names[i]) == v;
+	ok(found && json_object_object_length(o) == 5,
+	   "json plain: the kept hashes off, json-c finds every member, parsed or set, by its hash");
+	json_object_put(o);
+	ph_fast_paths = true;
+	ok(ph_json_parse_memo(r, sizeof r - 1, 8, &a, &knul, &m) &&
+		   ph_json_parse_memo(r, sizeof r - 1, 8, &b, &knul, &m) && m.hits == 1 && meta_of(a) == meta_of(b),
+	   "json plain: back on, the memo keeps the _meta again");
+	json_object_put(a);
+	json_object_put(b);
+	ph_json_memo_free(&m);
+}
+
 int
 main(void)
 {
@@ -291,5 +337,6 @@ main(void)
 	test_json_memo_changed();
 	test_json_members();
 	test_json_nul();
+	test_json_plain();
 	return tap_done();
 }
