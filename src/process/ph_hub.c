@@ -11,6 +11,7 @@
 #include "first.h"
 #include "ph_hub.h"
 #include "ph_hub_task.h"
+#include "ph_hubmsg.h"
 #include "ph_fcgi_wire.h"
 #include "ph_task.h"
 #include "ph_watch.h"
@@ -49,6 +50,7 @@ static const struct {
 	{PH_KIND_RESOURCE, "notifications/resources/list_changed"},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
+_Static_assert(NKINDS == PH_HUBMSG_KINDS, "a listen's \"on\" names these kinds");
 
 struct stream {
 	int fd;
@@ -448,21 +450,13 @@ rewatch(struct hub *h)
 	}
 }
 
-/* An announcement from a worker (no connection attached): {"updated": URI}
- * from phantom_resource_updated or an exec handler's resourcesUpdated. */
+/* An announcement from a worker (no connection attached): UPDATED, from
+ * phantom_resource_updated or an exec handler's resourcesUpdated. */
 static void
-announcement(struct hub *h, const char *text, size_t len)
+announcement(struct hub *h, const char *uri)
 {
-	struct json_object *m;
-	const char *uri;
-	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (uri = ph_jstr(m, "updated")) == NULL) {
-		ph_log("error", "hub: a message from a worker that is neither a stream nor an announcement");
-		json_object_put(m);
-		return;
-	}
 	ph_watch_announce(h->watch, uri, updated, h);
 	ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
-	json_object_put(m);
 }
 
 /* ---- hand-over ------------------------------------------------------------ */
@@ -479,17 +473,17 @@ of_principal(const struct hub *h, const char *principal)
 }
 
 /* Joins the GET stream s to its session's state (d, borrowed: the
- * hand-over, "sid", "who", "last"): the events it missed after
+ * hand-over's sid, who and last): the events it missed after
  * Last-Event-ID first. One the state refuses ends at once after an SSE
  * comment saying why. */
 static void
-attach_get(struct hub *h, struct stream *s, struct json_object *d)
+attach_get(struct hub *h, struct stream *s, const struct ph_hubmsg_stream *d)
 {
 	struct ph_buf replay;
 	char why[200];
 	ph_buf_init(&replay);
-	s->sess = ph_hub_states_attach(ph_hub_sessions_states(h->sessions), ph_jstr(d, "sid"),
-				       ph_jstr(d, "who"), s, ph_jstr(d, "last"), &replay, why, sizeof why);
+	s->sess = ph_hub_states_attach(ph_hub_sessions_states(h->sessions), d->sid, d->who, s, d->last, &replay,
+				       why, sizeof why);
 	if (s->sess == NULL) {
 		ph_buf_printf(&replay, ": refused: %s\n\n", why);
 		if (send_text(h, s, replay.data, replay.len))
@@ -500,52 +494,28 @@ attach_get(struct hub *h, struct stream *s, struct json_object *d)
 	ph_buf_free(&replay);
 }
 
-/* Takes the stream described by text (len bytes) on fd. Returns false (fd
- * closed) when the description is not one the workers write. */
+/* Takes the stream m (LISTEN or GET, borrowed) describes on fd. Returns
+ * false (fd closed) when the hub cannot watch it. */
 static bool
-adopt(struct hub *h, int fd, const char *text, size_t len)
+adopt(struct hub *h, int fd, const struct ph_hubmsg *m)
 {
-	struct json_object *d, *on, *rid, *uris;
+	const struct ph_hubmsg_stream *d = &m->u.stream;
 	struct stream *s;
 	struct epoll_event ev;
 	long long per = h->srv->conf->subscriptions.max_per_principal;
-	bool get = false;
-	if (ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &d) && json_object_is_type(d, json_type_object) &&
-	    ph_jstr(d, "get") != NULL && ph_jstr(d, "sid") != NULL) {
-		/* a GET stream: it listens to no list of its own, its session tells it */
-		get = true;
-		json_object_object_add(d, "id", json_object_new_string("GET"));
-		on = json_object_new_array();
-		for (size_t k = 0; k < NKINDS; k++)
-			json_object_array_add(on, json_object_new_boolean(0));
-		json_object_object_add(d, "on", on);
-		json_object_object_del(d, "uris");
-		json_object_object_del(d, "tasks");
-	}
-	if (d == NULL || !json_object_is_type(d, json_type_object) ||
-	    (rid = ph_jget(d, "rid")) == NULL || !json_object_is_type(rid, json_type_int) ||
-	    ph_jget(d, "id") == NULL || (on = ph_jget(d, "on")) == NULL ||
-	    !json_object_is_type(on, json_type_array) || json_object_array_length(on) != NKINDS) {
-		ph_log("error", "hub: a worker handed over a stream it did not describe; closed");
-		json_object_put(d);
-		close(fd);
-		ph_shared_listener_leave();
-		return false;
-	}
+	bool get = m->type == PH_HUBMSG_GET;
 	s = ph_xcalloc(1, sizeof *s);
 	s->fd = fd;
-	s->rid = (unsigned)json_object_get_int(rid) & 0xffff;
-	s->id = json_object_get(ph_jget(d, "id"));
-	if (ph_jstr(d, "principal"))
-		s->principal = ph_xstrdup(ph_jstr(d, "principal"));
-	s->own = ph_access_read(ph_jget(d, "access"));
-	if (json_object_is_type(ph_jget(d, "assigns"), json_type_object))
-		s->assigns = json_object_get(ph_jget(d, "assigns"));
+	s->rid = d->rid;
+	/* a GET stream listens to no list of its own, its session tells it */
+	s->id = get ? json_object_new_string("GET") : json_object_get(d->id);
+	if (d->principal)
+		s->principal = ph_xstrdup(d->principal);
+	s->own = ph_access_read(d->access);
+	s->assigns = json_object_get(d->assigns);
 	for (size_t i = 0; i < NKINDS; i++)
-		s->on[i] = json_object_get_boolean(json_object_array_get_idx(on, i));
-	uris = ph_jget(d, "uris");
-	if (json_object_is_type(ph_jget(d, "tasks"), json_type_array))
-		s->tasks = json_object_get(ph_jget(d, "tasks"));
+		s->on[i] = d->on[i];
+	s->tasks = json_object_get(d->tasks);
 	s->opened_us = s->ping_us = ph_now_us();
 	ph_buf_init(&s->out);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -561,7 +531,6 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
 		ph_log("error", "hub: epoll: %s", strerror(errno));
 		drop(h, s, "the hub cannot watch it");
-		json_object_put(d);
 		return false;
 	}
 	s->get = get;
@@ -573,9 +542,8 @@ adopt(struct hub *h, int fd, const char *text, size_t len)
 			 "(subscriptions.max_per_principal is %lld)", per);
 		refuse(h, s, msg);
 	} else {
-		start_watching(h, s, uris);
+		start_watching(h, s, d->uris);
 	}
-	json_object_put(d);
 	return true;
 }
 
@@ -590,12 +558,103 @@ msg_max(const struct hub *h)
 	return 2 * (size_t)big + 65536;
 }
 
-/* Receives every pending hand-over on the channel. */
+/* LISTEN, GET: a stream handed over with its connection fd. */
+static void
+on_stream(struct hub *h, const struct ph_hubmsg *m, int fd)
+{
+	if (fd < 0) {
+		ph_log("error", "hub: a worker handed over a stream without its connection");
+		return;
+	}
+	ph_shared_listener_take(); /* the stream's slot is the hub's now */
+	adopt(h, fd, m);
+}
+
+/* UPDATED: a resource changed. */
+static void
+on_updated(struct hub *h, const struct ph_hubmsg *m, int fd)
+{
+	if (fd >= 0)
+		close(fd);
+	announcement(h, m->u.uri);
+}
+
+/* TASK_*: the task processes' (ph_hub_task.c). */
+static void
+on_task(struct hub *h, const struct ph_hubmsg *m, int fd)
+{
+	ph_hub_tasks_message(h->tasks, m, fd);
+}
+
+/* SESSION_*, PARK_*: the legacy sessions' (ph_hub_session.c). */
+static void
+on_session(struct hub *h, const struct ph_hubmsg *m, int fd)
+{
+	ph_hub_sessions_message(h->sessions, m, fd);
+}
+
+/* Who handles each message; each takes the descriptor that came with it. */
+static void (*const handlers[PH_HUBMSG__COUNT])(struct hub *h, const struct ph_hubmsg *m, int fd) = {
+	[PH_HUBMSG_LISTEN] = on_stream,
+	[PH_HUBMSG_GET] = on_stream,
+	[PH_HUBMSG_UPDATED] = on_updated,
+	[PH_HUBMSG_TASK_START] = on_task,
+	[PH_HUBMSG_TASK_CHANGED] = on_task,
+	[PH_HUBMSG_TASK_CANCEL] = on_task,
+	[PH_HUBMSG_SESSION_CHECK] = on_session,
+	[PH_HUBMSG_SESSION_ISSUED] = on_session,
+	[PH_HUBMSG_SESSION_END] = on_session,
+	[PH_HUBMSG_SESSION_LEVEL] = on_session,
+	[PH_HUBMSG_SESSION_SUB] = on_session,
+	[PH_HUBMSG_SESSION_UNSUB] = on_session,
+	[PH_HUBMSG_SESSION_OPEN] = on_session,
+	[PH_HUBMSG_PARK_CALL] = on_session,
+	[PH_HUBMSG_PARK_ANSWER] = on_session,
+};
+
+/* A message the hub cannot read (m->type: the type it names, if any),
+ * with fd (-1: none): a worker waiting for an answer is told so; a
+ * connection is closed, and a stream's slot given back. */
+static void
+unreadable(const struct ph_hubmsg *m, int fd)
+{
+	static const char no[] = "no unreadable message";
+	ph_log("error", "hub: a %s message from a worker it cannot read; %s", ph_hubmsg_name(m->type),
+	       fd >= 0 ? "closed" : "ignored");
+	if (fd < 0)
+		return;
+	switch (m->type) {
+	case PH_HUBMSG_SESSION_CHECK:
+	case PH_HUBMSG_SESSION_ISSUED:
+	case PH_HUBMSG_SESSION_END:
+	case PH_HUBMSG_SESSION_LEVEL:
+	case PH_HUBMSG_SESSION_SUB:
+	case PH_HUBMSG_SESSION_UNSUB:
+	case PH_HUBMSG_SESSION_OPEN:
+	case PH_HUBMSG_PARK_ANSWER:
+		if (ph_send_fd(fd, no, sizeof no - 1, -1, 0) != 0)
+			ph_log("warning", "hub: a worker did not wait for the session answer: %s", strerror(errno));
+		break;
+	case PH_HUBMSG_TASK_START:
+	case PH_HUBMSG_PARK_CALL:
+		break;
+	default: /* a stream's, or one that names no type */
+		ph_shared_listener_take();
+		close(fd);
+		ph_shared_listener_leave();
+		return;
+	}
+	close(fd);
+}
+
+/* Receives every pending message on the channel and hands each to its
+ * handler by its type. */
 static void
 receive(struct hub *h)
 {
 	static struct ph_buf text;
 	for (;;) {
+		struct ph_hubmsg m;
 		int fd = -1;
 		ssize_t n = ph_recv_msg(h->chan, &text, msg_max(h), &fd, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
@@ -618,16 +677,11 @@ receive(struct hub *h)
 				close(fd);
 			return;
 		}
-		if (ph_hub_tasks_message(h->tasks, text.data, (size_t)n, fd))
-			continue;
-		if (ph_hub_sessions_message(h->sessions, text.data, (size_t)n, fd))
-			continue;
-		if (fd < 0) {
-			announcement(h, text.data, (size_t)n);
-			continue;
-		}
-		ph_shared_listener_take(); /* the stream's slot is the hub's now */
-		adopt(h, fd, text.data, (size_t)n);
+		if (ph_hubmsg_parse(text.data, (size_t)n, &m))
+			handlers[m.type](h, &m, fd);
+		else
+			unreadable(&m, fd);
+		ph_hubmsg_free(&m);
 	}
 }
 
