@@ -62,8 +62,8 @@ arm(struct hub *h, struct stream *s, bool out)
 }
 
 /* Removes s from the hub and frees it, logging how it ended. */
-static void
-drop(struct hub *h, struct stream *s, const char *why)
+void
+ph_hub_drop(struct hub *h, struct stream *s, const char *why)
 {
 	struct stream *last = h->v[h->n - 1];
 	ph_log("info", "hub: %s %s of %s ended (%s) after %lld ms, %lu events", s->get ? "session" : "listen",
@@ -102,13 +102,13 @@ flush(struct hub *h, struct stream *s)
 		return true;
 	}
 	if (rc < 0) {
-		drop(h, s, "the web server closed the connection");
+		ph_hub_drop(h, s, "the web server closed the connection");
 		return false;
 	}
 	if (s->want_out)
 		arm(h, s, false);
 	if (s->ending) {
-		drop(h, s, "done");
+		ph_hub_drop(h, s, "done");
 		return false;
 	}
 	return true;
@@ -117,11 +117,11 @@ flush(struct hub *h, struct stream *s)
 /* Queues SSE text as PH_FCGI_STDOUT and writes what it can. A client that
  * does not read is dropped once its queue passes subscriptions.max_queue.
  * Returns false when s was dropped. */
-static bool
-send_text(struct hub *h, struct stream *s, const char *text, size_t len)
+bool
+ph_hub_send_text(struct hub *h, struct stream *s, const char *text, size_t len)
 {
 	if (s->out.len - s->off + len > (size_t)h->srv->conf->subscriptions.max_queue) {
-		drop(h, s, "the client does not read (subscriptions.max_queue)");
+		ph_hub_drop(h, s, "the client does not read (subscriptions.max_queue)");
 		return false;
 	}
 	ph_fcgi_records(&s->out, PH_FCGI_STDOUT, s->rid, text, len);
@@ -142,7 +142,7 @@ send_event(struct hub *h, struct stream *s, struct json_object *msg)
 	ph_buf_adds(&b, "\n\n");
 	json_object_put(msg);
 	s->events++;
-	alive = send_text(h, s, b.data, b.len);
+	alive = ph_hub_send_text(h, s, b.data, b.len);
 	ph_buf_free(&b);
 	return alive;
 }
@@ -207,8 +207,8 @@ task_changed(void *ctx, const char *id, struct json_object *rec)
 /* Sends last (taken), the listen request's last message (NULL: none, a
  * GET stream), then the end of stdout and FCGI_END_REQUEST; s is closed
  * once they are written. */
-static void
-finish(struct hub *h, struct stream *s, struct json_object *last)
+void
+ph_hub_finish(struct hub *h, struct stream *s, struct json_object *last)
 {
 	if (last != NULL && !send_event(h, s, last))
 		return;
@@ -221,7 +221,7 @@ static void
 end(struct hub *h, struct stream *s)
 {
 	if (!s->ending)
-		finish(h, s, s->get ? NULL : ph_core_final_result(h->srv, s->id, tagged(s)));
+		ph_hub_finish(h, s, s->get ? NULL : ph_core_final_result(h->srv, s->id, tagged(s)));
 }
 
 /* ph_hstate_send_fn: SSE text from a session's state to its GET stream. */
@@ -232,7 +232,7 @@ state_send(void *ctx, void *stream, const char *text, size_t len)
 	if (s->ending)
 		return true;
 	s->events++;
-	return send_text(ctx, s, text, len);
+	return ph_hub_send_text(ctx, s, text, len);
 }
 
 /* ph_hstate_close_fn: the session's state is gone (DELETE, expiry). */
@@ -242,7 +242,7 @@ state_close(void *ctx, void *stream)
 	struct stream *s = stream;
 	s->sess = NULL;
 	if (!s->ending)
-		finish(ctx, s, NULL);
+		ph_hub_finish(ctx, s, NULL);
 }
 
 /* The web server wrote to a connection it handed us: only PH_FCGI_ABORT_REQUEST
@@ -255,7 +255,7 @@ readable(struct hub *h, struct stream *s)
 		ssize_t n = read(s->fd, buf, sizeof buf);
 		if (n > 0) {
 			if (n >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST) {
-				drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
+				ph_hub_drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
 				return false;
 			}
 			continue;
@@ -264,15 +264,15 @@ readable(struct hub *h, struct stream *s)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return true;
-		drop(h, s, "the client went away");
+		ph_hub_drop(h, s, "the client went away");
 		return false;
 	}
 }
 
 /* Ends s at once with a JSON-RPC error (code -32603, message msg) in place
  * of its result: a stream the hub acknowledged but cannot hold. */
-static void
-refuse(struct hub *h, struct stream *s, const char *msg)
+void
+ph_hub_refuse(struct hub *h, struct stream *s, const char *msg)
 {
 	struct json_object *e = json_object_new_object(), *err = json_object_new_object();
 	json_object_object_add(err, "code", json_object_new_int(-32603));
@@ -280,7 +280,7 @@ refuse(struct hub *h, struct stream *s, const char *msg)
 	json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(e, "id", json_object_get(s->id));
 	json_object_object_add(e, "error", err);
-	finish(h, s, e);
+	ph_hub_finish(h, s, e);
 }
 
 /* ---- resource subscriptions (the table: lib/ph_watch.c) --------------------- */
@@ -345,13 +345,13 @@ watch_stream(struct hub *h, struct stream *s)
 /* Takes the resourceSubscriptions the worker granted s (uris, borrowed)
  * and watches them; a stream whose files cannot all be watched ends with
  * an error naming subscriptions.max_watches. */
-static void
-start_watching(struct hub *h, struct stream *s, struct json_object *uris)
+void
+ph_hub_watch_start(struct hub *h, struct stream *s, struct json_object *uris)
 {
 	char msg[200];
 	if (!take_uris(s, uris)) {
 		ph_log("error", "hub: a worker handed over resourceSubscriptions that are not URIs");
-		refuse(h, s, "Internal error: the subscription could not be taken");
+		ph_hub_refuse(h, s, "Internal error: the subscription could not be taken");
 		return;
 	}
 	if (watch_stream(h, s))
@@ -359,7 +359,7 @@ start_watching(struct hub *h, struct stream *s, struct json_object *uris)
 	unwatch_stream(h, s);
 	snprintf(msg, sizeof msg, "Too many watched resources (subscriptions.max_watches is %lld)",
 		 h->srv->conf->subscriptions.max_watches);
-	refuse(h, s, msg);
+	ph_hub_refuse(h, s, msg);
 }
 
 /* A change reached stream owner's subscription to uri:
@@ -398,237 +398,11 @@ rewatch(struct hub *h)
 
 /* An announcement from a worker (no connection attached): UPDATED, from
  * phantom_resource_updated or an exec handler's resourcesUpdated. */
-static void
-announcement(struct hub *h, const char *uri)
+void
+ph_hub_announce(struct hub *h, const char *uri)
 {
 	ph_watch_announce(h->watch, uri, ph_hub_updated, h);
 	ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
-}
-
-/* ---- hand-over ------------------------------------------------------------ */
-
-/* Listen streams of principal now held (GET streams do not count). */
-static size_t
-of_principal(const struct hub *h, const char *principal)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < h->n; i++)
-		if (!h->v[i]->get && h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
-			n++;
-	return n;
-}
-
-/* Joins the GET stream s to its session's state (d, borrowed: the
- * hand-over's sid, who and last): the events it missed after
- * Last-Event-ID first. One the state refuses ends at once after an SSE
- * comment saying why. */
-static void
-attach_get(struct hub *h, struct stream *s, const struct ph_hubmsg_stream *d)
-{
-	struct ph_buf replay;
-	char why[200];
-	ph_buf_init(&replay);
-	s->sess = ph_hub_states_attach(ph_hub_sessions_states(h->sessions), d->sid, d->who, s, d->last, &replay,
-				       why, sizeof why);
-	if (s->sess == NULL) {
-		ph_buf_printf(&replay, ": refused: %s\n\n", why);
-		if (send_text(h, s, replay.data, replay.len))
-			finish(h, s, NULL);
-	} else if (replay.len > 0) {
-		send_text(h, s, replay.data, replay.len);
-	}
-	ph_buf_free(&replay);
-}
-
-/* Takes the stream m (LISTEN or GET, borrowed) describes on fd. Returns
- * false (fd closed) when the hub cannot watch it. */
-static bool
-adopt(struct hub *h, int fd, const struct ph_hubmsg *m)
-{
-	const struct ph_hubmsg_stream *d = &m->u.stream;
-	struct stream *s;
-	struct epoll_event ev;
-	long long per = h->srv->conf->subscriptions.max_per_principal;
-	bool get = m->type == PH_HUBMSG_GET;
-	s = ph_xcalloc(1, sizeof *s);
-	s->fd = fd;
-	s->rid = d->rid;
-	/* a GET stream listens to no list of its own, its session tells it */
-	s->id = get ? json_object_new_string("GET") : json_object_get(d->id);
-	if (d->principal)
-		s->principal = ph_xstrdup(d->principal);
-	s->own = ph_access_read(d->access);
-	s->assigns = json_object_get(d->assigns);
-	for (size_t i = 0; i < NKINDS; i++)
-		s->on[i] = d->on[i];
-	s->tasks = json_object_get(d->tasks);
-	s->opened_us = s->ping_us = ph_now_us();
-	ph_buf_init(&s->out);
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 64;
-		h->v = ph_xrealloc(h->v, h->cap * sizeof *h->v);
-	}
-	s->idx = h->n;
-	h->v[h->n++] = s;
-	memset(&ev, 0, sizeof ev);
-	ev.events = EPOLLIN | EPOLLRDHUP;
-	ev.data.ptr = s;
-	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		ph_log("error", "hub: epoll: %s", strerror(errno));
-		drop(h, s, "the hub cannot watch it");
-		return false;
-	}
-	s->get = get;
-	if (get) {
-		attach_get(h, s, d);
-	} else if (s->principal && per > 0 && of_principal(h, s->principal) > (size_t)per) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "Too many open subscriptions for this principal "
-			 "(subscriptions.max_per_principal is %lld)", per);
-		refuse(h, s, msg);
-	} else {
-		start_watching(h, s, d->uris);
-	}
-	return true;
-}
-
-/* The longest message the hub takes from a worker: a listen's
- * description (its resourceSubscriptions came in one body) or a client's
- * answer to a pushed request, with room for their JSON escapes. */
-static size_t
-msg_max(const struct hub *h)
-{
-	const struct ph_config *c = h->srv->conf;
-	long long big = c->http.max_body > c->sessions.max_answer ? c->http.max_body : c->sessions.max_answer;
-	return 2 * (size_t)big + 65536;
-}
-
-/* LISTEN, GET: a stream handed over with its connection fd. */
-static void
-on_stream(struct hub *h, const struct ph_hubmsg *m, int fd)
-{
-	if (fd < 0) {
-		ph_log("error", "hub: a worker handed over a stream without its connection");
-		return;
-	}
-	ph_shared_listener_take(); /* the stream's slot is the hub's now */
-	adopt(h, fd, m);
-}
-
-/* UPDATED: a resource changed. */
-static void
-on_updated(struct hub *h, const struct ph_hubmsg *m, int fd)
-{
-	if (fd >= 0)
-		close(fd);
-	announcement(h, m->u.uri);
-}
-
-/* TASK_*: the task processes' (ph_hub_task.c). */
-static void
-on_task(struct hub *h, const struct ph_hubmsg *m, int fd)
-{
-	ph_hub_tasks_message(h->tasks, m, fd);
-}
-
-/* SESSION_*, PARK_*: the legacy sessions' (ph_hub_session.c). */
-static void
-on_session(struct hub *h, const struct ph_hubmsg *m, int fd)
-{
-	ph_hub_sessions_message(h->sessions, m, fd);
-}
-
-/* Who handles each message; each takes the descriptor that came with it. */
-static void (*const handlers[PH_HUBMSG__COUNT])(struct hub *h, const struct ph_hubmsg *m, int fd) = {
-	[PH_HUBMSG_LISTEN] = on_stream,
-	[PH_HUBMSG_GET] = on_stream,
-	[PH_HUBMSG_UPDATED] = on_updated,
-	[PH_HUBMSG_TASK_START] = on_task,
-	[PH_HUBMSG_TASK_CHANGED] = on_task,
-	[PH_HUBMSG_TASK_CANCEL] = on_task,
-	[PH_HUBMSG_SESSION_CHECK] = on_session,
-	[PH_HUBMSG_SESSION_ISSUED] = on_session,
-	[PH_HUBMSG_SESSION_END] = on_session,
-	[PH_HUBMSG_SESSION_LEVEL] = on_session,
-	[PH_HUBMSG_SESSION_SUB] = on_session,
-	[PH_HUBMSG_SESSION_UNSUB] = on_session,
-	[PH_HUBMSG_SESSION_OPEN] = on_session,
-	[PH_HUBMSG_PARK_CALL] = on_session,
-	[PH_HUBMSG_PARK_ANSWER] = on_session,
-};
-
-/* A message the hub cannot read (m->type: the type it names, if any),
- * with fd (-1: none): a worker waiting for an answer is told so; a
- * connection is closed, and a stream's slot given back. */
-static void
-unreadable(const struct ph_hubmsg *m, int fd)
-{
-	static const char no[] = "no unreadable message";
-	ph_log("error", "hub: a %s message from a worker it cannot read; %s", ph_hubmsg_name(m->type),
-	       fd >= 0 ? "closed" : "ignored");
-	if (fd < 0)
-		return;
-	switch (m->type) {
-	case PH_HUBMSG_SESSION_CHECK:
-	case PH_HUBMSG_SESSION_ISSUED:
-	case PH_HUBMSG_SESSION_END:
-	case PH_HUBMSG_SESSION_LEVEL:
-	case PH_HUBMSG_SESSION_SUB:
-	case PH_HUBMSG_SESSION_UNSUB:
-	case PH_HUBMSG_SESSION_OPEN:
-	case PH_HUBMSG_PARK_ANSWER:
-		if (ph_send_fd(fd, no, sizeof no - 1, -1, 0) != 0)
-			ph_log("warning", "hub: a worker did not wait for the session answer: %s", strerror(errno));
-		break;
-	case PH_HUBMSG_TASK_START:
-	case PH_HUBMSG_PARK_CALL:
-		break;
-	default: /* a stream's, or one that names no type */
-		ph_shared_listener_take();
-		close(fd);
-		ph_shared_listener_leave();
-		return;
-	}
-	close(fd);
-}
-
-/* Receives every pending message on the channel and hands each to its
- * handler by its type. */
-static void
-receive(struct hub *h)
-{
-	static struct ph_buf text;
-	for (;;) {
-		struct ph_hubmsg m;
-		int fd = -1;
-		ssize_t n = ph_recv_msg(h->chan, &text, msg_max(h), &fd, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EMSGSIZE || fd >= 0)) { /* a message came, unusable */
-			if (errno == EMSGSIZE)
-				ph_log("error", "hub: a message from a worker longer than %zu bytes; %s", msg_max(h),
-				       fd >= 0 ? "its connection closed" : "ignored");
-			else
-				ph_log("error", "hub: a message from a worker could not be read: %s", strerror(errno));
-			if (fd >= 0) {
-				ph_shared_listener_take();
-				close(fd);
-				ph_shared_listener_leave();
-			}
-			continue;
-		}
-		if (n <= 0) {
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
-		if (ph_hubmsg_parse(text.data, (size_t)n, &m))
-			handlers[m.type](h, &m, fd);
-		else
-			unreadable(&m, fd);
-		ph_hubmsg_free(&m);
-	}
 }
 
 /* ---- changes, time, signals ------------------------------------------------ */
@@ -763,7 +537,7 @@ tick(struct hub *h)
 			end(h, s);
 		else if (now - s->ping_us >= c->subscriptions.keepalive_ms * 1000) {
 			s->ping_us = now;
-			send_text(h, s, ": keepalive\n\n", 13);
+			ph_hub_send_text(h, s, ": keepalive\n\n", 13);
 		}
 	}
 }
@@ -871,7 +645,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 			if (p == &chan_tag)
-				receive(&h);
+				ph_hub_receive(&h);
 			else if (p == &sig_tag)
 				on_signal(&h);
 			else if (p == &ctl_tag)
@@ -903,7 +677,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
-		drop(&h, h.v[h.n - 1], "the hub stopped");
+		ph_hub_drop(&h, h.v[h.n - 1], "the hub stopped");
 	ph_hub_ctl_close(&h);
 	free(h.v);
 	ph_hub_tasks_free(h.tasks);

@@ -1,6 +1,7 @@
 /* ph_hub_int.h: what the files of the hub share (ph_hub.c the loop,
- * signals and reload; ph_hub_ctl.c the control socket). Not for use
- * outside process/ph_hub*.c. */
+ * signals and reload; ph_hub_receive.c the channel's messages;
+ * ph_hub_ctl.c the control socket). Not for use outside
+ * process/ph_hub*.c. */
 #ifndef PH_HUB_INT_H
 #define PH_HUB_INT_H
 #include "first.h"
@@ -71,6 +72,26 @@ struct hub {
 bool ph_hub_notify_stream(struct hub *h, struct stream *s, const char *method);
 /* ph_watch_fn: a change reached stream owner's subscription to uri. */
 void ph_hub_updated(void *ctx, void *owner, const char *uri);
+/* Queues SSE text on s and writes what it can. Returns false when s was
+ * dropped (its queue passed subscriptions.max_queue, or the peer went). */
+bool ph_hub_send_text(struct hub *h, struct stream *s, const char *text, size_t len);
+/* Sends last (taken; NULL: none) and ends s; closed once written. */
+void ph_hub_finish(struct hub *h, struct stream *s, struct json_object *last);
+/* Ends s at once with a JSON-RPC error saying msg. */
+void ph_hub_refuse(struct hub *h, struct stream *s, const char *msg);
+/* Removes s from the hub and frees it, logging why it ended. */
+void ph_hub_drop(struct hub *h, struct stream *s, const char *why);
+/* Takes the resourceSubscriptions granted to s (uris, borrowed) and
+ * watches them. */
+void ph_hub_watch_start(struct hub *h, struct stream *s, struct json_object *uris);
+/* resources/updated for uri to its subscribers, streams and sessions. */
+void ph_hub_announce(struct hub *h, const char *uri);
+
+/* ---- ph_hub_receive.c: the channel ---------------------------------------------- */
+
+/* Reads every message pending on the channel and hands each to the
+ * handler of its type. */
+void ph_hub_receive(struct hub *h);
 
 /* ---- ph_hub_ctl.c: the control socket (phantom-fcgi --notify) ------------------ */
 
