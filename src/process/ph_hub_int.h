@@ -1,6 +1,7 @@
 /* ph_hub_int.h: what the files of the hub share (ph_hub.c the loop,
  * signals and reload; ph_hub_receive.c the channel's messages;
- * ph_hub_ctl.c the control socket). Not for use outside
+ * ph_hub_subs.c the resource subscriptions; ph_hub_ctl.c the control
+ * socket). Not for use outside
  * process/ph_hub*.c. */
 #ifndef PH_HUB_INT_H
 #define PH_HUB_INT_H
@@ -81,17 +82,24 @@ void ph_hub_finish(struct hub *h, struct stream *s, struct json_object *last);
 void ph_hub_refuse(struct hub *h, struct stream *s, const char *msg);
 /* Removes s from the hub and frees it, logging why it ended. */
 void ph_hub_drop(struct hub *h, struct stream *s, const char *why);
-/* Takes the resourceSubscriptions granted to s (uris, borrowed) and
- * watches them. */
-void ph_hub_watch_start(struct hub *h, struct stream *s, struct json_object *uris);
-/* resources/updated for uri to its subscribers, streams and sessions. */
-void ph_hub_announce(struct hub *h, const char *uri);
+/* Drops s's subscriptions from the table. */
+void ph_hub_unwatch(struct hub *h, struct stream *s);
 
 /* ---- ph_hub_receive.c: the channel ---------------------------------------------- */
 
 /* Reads every message pending on the channel and hands each to the
  * handler of its type. */
 void ph_hub_receive(struct hub *h);
+
+/* ---- ph_hub_subs.c: resource subscriptions ---------------------------------- */
+
+/* Takes the resourceSubscriptions granted to s (uris, borrowed) and
+ * watches them. */
+void ph_hub_watch_start(struct hub *h, struct stream *s, struct json_object *uris);
+/* After a reload: every stream's subscriptions again. */
+void ph_hub_rewatch(struct hub *h);
+/* resources/updated for uri to its subscribers, streams and sessions. */
+void ph_hub_announce(struct hub *h, const char *uri);
 
 /* ---- ph_hub_ctl.c: the control socket (phantom-fcgi --notify) ------------------ */
 
