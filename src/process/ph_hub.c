@@ -7,14 +7,15 @@
  * output queue per stream, bounded. A legacy session's GET stream is one
  * of these streams too: it belongs to the session's state
  * (ph_hub_state.c), which gives it the session's events, and it ends
- * without a result (the client opens another, with Last-Event-ID). */
+ * without a result (the client opens another, with Last-Event-ID).
+ *
+ * This file is the loop, its signals, reloads and time; the streams and
+ * their queues are ph_hub_stream.c's, the channel's messages
+ * ph_hub_receive.c's, the resource subscriptions ph_hub_subs.c's, the
+ * control socket ph_hub_ctl.c's (what they share: ph_hub_int.h). */
 #include "first.h"
-#include "ph_hub.h"
 #include "ph_hub_int.h"
 #include "ph_hub_task.h"
-#include "ph_hubmsg.h"
-#include "ph_fcgi_wire.h"
-#include "ph_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
 #include "ph_hub_session.h"
@@ -22,293 +23,18 @@
 #include "ph_registry.h"
 #include "ph_core.h"
 #include "ph_features.h"
-#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
-
-#define META_SUBID "io.modelcontextprotocol/subscriptionId"
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
 static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag;
-
-/* ---- FastCGI records ------------------------------------------------------ */
-
-
-/* ---- streams -------------------------------------------------------------- */
-
-static void
-arm(struct hub *h, struct stream *s, bool out)
-{
-	struct epoll_event ev;
-	memset(&ev, 0, sizeof ev);
-	ev.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0);
-	ev.data.ptr = s;
-	if (epoll_ctl(h->ep, EPOLL_CTL_MOD, s->fd, &ev) == 0)
-		s->want_out = out;
-}
-
-/* Removes s from the hub and frees it, logging how it ended. */
-void
-ph_hub_drop(struct hub *h, struct stream *s, const char *why)
-{
-	struct stream *last = h->v[h->n - 1];
-	ph_log("info", "hub: %s %s of %s ended (%s) after %lld ms, %lu events", s->get ? "session" : "listen",
-	       json_object_get_string(s->id), s->principal ? s->principal : "-", why,
-	       (long long)((ph_now_us() - s->opened_us) / 1000), s->events);
-	epoll_ctl(h->ep, EPOLL_CTL_DEL, s->fd, NULL);
-	close(s->fd);
-	last->idx = s->idx;
-	h->v[s->idx] = last;
-	h->n--;
-	ph_shared_listener_leave();
-	if (s->sess)
-		ph_hub_states_detach(ph_hub_sessions_states(h->sessions), s->sess, s);
-	ph_hub_unwatch(h, s);
-	for (size_t i = 0; i < s->nuris; i++)
-		free(s->uris[i]);
-	free(s->uris);
-	json_object_put(s->id);
-	json_object_put(s->tasks);
-	free(s->principal);
-	ph_access_free(s->own);
-	json_object_put(s->assigns);
-	ph_buf_free(&s->out);
-	free(s);
-}
-
-/* Writes what is queued. Returns false when s was dropped (the peer has
- * gone, or s had ended and is now written out). */
-static bool
-flush(struct hub *h, struct stream *s)
-{
-	int rc = ph_buf_write(s->fd, &s->out, &s->off);
-	if (rc == 0) {
-		if (!s->want_out)
-			arm(h, s, true);
-		return true;
-	}
-	if (rc < 0) {
-		ph_hub_drop(h, s, "the web server closed the connection");
-		return false;
-	}
-	if (s->want_out)
-		arm(h, s, false);
-	if (s->ending) {
-		ph_hub_drop(h, s, "done");
-		return false;
-	}
-	return true;
-}
-
-/* Queues SSE text as PH_FCGI_STDOUT and writes what it can. A client that
- * does not read is dropped once its queue passes subscriptions.max_queue.
- * Returns false when s was dropped. */
-bool
-ph_hub_send_text(struct hub *h, struct stream *s, const char *text, size_t len)
-{
-	if (s->out.len - s->off + len > (size_t)h->srv->conf->subscriptions.max_queue) {
-		ph_hub_drop(h, s, "the client does not read (subscriptions.max_queue)");
-		return false;
-	}
-	ph_fcgi_records(&s->out, PH_FCGI_STDOUT, s->rid, text, len);
-	return flush(h, s);
-}
-
-/* Sends one JSON-RPC message (taken) as an SSE event. */
-static bool
-send_event(struct hub *h, struct stream *s, struct json_object *msg)
-{
-	struct ph_buf b;
-	size_t len;
-	const char *j = ph_json_text(msg, &len);
-	bool alive;
-	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, j, len);
-	ph_buf_adds(&b, "\n\n");
-	json_object_put(msg);
-	s->events++;
-	alive = ph_hub_send_text(h, s, b.data, b.len);
-	ph_buf_free(&b);
-	return alive;
-}
-
-/* {"_meta": {subscriptionId}}: the params of every notification and the
- * result of the stream (caller puts). */
-static struct json_object *
-tagged(const struct stream *s)
-{
-	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
-	json_object_object_add(m, META_SUBID, json_object_get(s->id));
-	json_object_object_add(p, "_meta", m);
-	return p;
-}
-
-bool
-ph_hub_notify_stream(struct hub *h, struct stream *s, const char *method)
-{
-	struct json_object *n = json_object_new_object();
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string(method));
-	json_object_object_add(n, "params", tagged(s));
-	return send_event(h, s, n);
-}
-
-/* True when s listens for the task id. */
-static bool
-wants_task(const struct stream *s, const char *id)
-{
-	for (size_t i = 0; s->tasks && i < json_object_array_length(s->tasks); i++)
-		if (strcmp(json_object_get_string(json_object_array_get_idx(s->tasks, i)), id) == 0)
-			return true;
-	return false;
-}
-
-/* A task's record changed (ph_hub_task.c): notifications/tasks with the
- * task as tasks/get shows it, to the streams that asked for its id and
- * whose principal owns it. */
-static void
-task_changed(void *ctx, const char *id, struct json_object *rec)
-{
-	struct hub *h = ctx;
-	for (size_t i = h->n; i-- > 0;) {
-		struct stream *s = h->v[i];
-		struct json_object *n, *p, *m;
-		if (s->ending || !wants_task(s, id) || !ph_task_owned(rec, s->principal))
-			continue;
-		p = ph_task_view(rec);
-		m = json_object_new_object();
-		json_object_object_add(m, META_SUBID, json_object_get(s->id));
-		json_object_object_add(p, "_meta", m);
-		n = json_object_new_object();
-		json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-		json_object_object_add(n, "method", json_object_new_string("notifications/tasks"));
-		json_object_object_add(n, "params", p);
-		send_event(h, s, n);
-	}
-}
-
-/* Ends s gracefully: the listen request's result (the client listens
- * again), the end of stdout, FCGI_END_REQUEST; closed once written. */
-/* Sends last (taken), the listen request's last message (NULL: none, a
- * GET stream), then the end of stdout and FCGI_END_REQUEST; s is closed
- * once they are written. */
-void
-ph_hub_finish(struct hub *h, struct stream *s, struct json_object *last)
-{
-	if (last != NULL && !send_event(h, s, last))
-		return;
-	s->ending = true;
-	ph_fcgi_end(&s->out, s->rid);
-	flush(h, s);
-}
-
-static void
-end(struct hub *h, struct stream *s)
-{
-	if (!s->ending)
-		ph_hub_finish(h, s, s->get ? NULL : ph_core_final_result(h->srv, s->id, tagged(s)));
-}
-
-/* ph_hstate_send_fn: SSE text from a session's state to its GET stream. */
-static bool
-state_send(void *ctx, void *stream, const char *text, size_t len)
-{
-	struct stream *s = stream;
-	if (s->ending)
-		return true;
-	s->events++;
-	return ph_hub_send_text(ctx, s, text, len);
-}
-
-/* ph_hstate_close_fn: the session's state is gone (DELETE, expiry). */
-static void
-state_close(void *ctx, void *stream)
-{
-	struct stream *s = stream;
-	s->sess = NULL;
-	if (!s->ending)
-		ph_hub_finish(ctx, s, NULL);
-}
-
-/* The web server wrote to a connection it handed us: only PH_FCGI_ABORT_REQUEST
- * or a close can come. Returns false when s was dropped. */
-static bool
-readable(struct hub *h, struct stream *s)
-{
-	unsigned char buf[4096];
-	for (;;) {
-		ssize_t n = read(s->fd, buf, sizeof buf);
-		if (n > 0) {
-			if (n >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST) {
-				ph_hub_drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
-				return false;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return true;
-		ph_hub_drop(h, s, "the client went away");
-		return false;
-	}
-}
-
-/* Ends s at once with a JSON-RPC error (code -32603, message msg) in place
- * of its result: a stream the hub acknowledged but cannot hold. */
-void
-ph_hub_refuse(struct hub *h, struct stream *s, const char *msg)
-{
-	struct json_object *e = json_object_new_object(), *err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_int(-32603));
-	json_object_object_add(err, "message", json_object_new_string(msg));
-	json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(e, "id", json_object_get(s->id));
-	json_object_object_add(e, "error", err);
-	ph_hub_finish(h, s, e);
-}
-
-void
-ph_hub_unwatch(struct hub *h, struct stream *s)
-{
-	for (size_t i = 0; i < s->nwsubs; i++)
-		ph_watch_drop(h->watch, s->wsubs[i]);
-	free(s->wsubs);
-	s->wsubs = NULL;
-	s->nwsubs = 0;
-}
-
-/* A change reached stream owner's subscription to uri:
- * notifications/resources/updated. */
-void
-ph_hub_updated(void *ctx, void *owner, const char *uri)
-{
-	struct hub *h = ctx;
-	struct stream *s = owner;
-	struct json_object *n, *p;
-	if (s->ending)
-		return;
-	n = json_object_new_object();
-	p = tagged(s);
-	json_object_object_add(p, "uri", json_object_new_string(uri));
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string("notifications/resources/updated"));
-	json_object_object_add(n, "params", p);
-	send_event(h, s, n);
-}
 
 /* ---- changes, time, signals ------------------------------------------------ */
 
@@ -439,7 +165,7 @@ tick(struct hub *h)
 		if (s->ending)
 			continue;
 		if (now - s->opened_us >= c->subscriptions.max_ms * 1000)
-			end(h, s);
+			ph_hub_end(h, s);
 		else if (now - s->ping_us >= c->subscriptions.keepalive_ms * 1000) {
 			s->ping_us = now;
 			ph_hub_send_text(h, s, ": keepalive\n\n", 13);
@@ -475,7 +201,7 @@ stop(struct hub *h)
 	h->stopping = true;
 	h->stop_deadline_us = ph_now_us() + h->srv->conf->shutdown_timeout * 1000000;
 	for (size_t i = h->n; i-- > 0;)
-		end(h, h->v[i]);
+		ph_hub_end(h, h->v[i]);
 	ph_hub_tasks_stop(h->tasks);
 	ph_hub_sessions_stop(h->sessions);
 }
@@ -517,11 +243,11 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_watch_fd(h->watch), &ev);
 	}
 	ph_hub_ctl_open(h);
-	h->tasks = ph_hub_tasks_new(srv, task_changed, h);
+	h->tasks = ph_hub_tasks_new(srv, ph_hub_task_changed, h);
 	h->sessions = ph_hub_sessions_new(srv);
 	ev.data.ptr = &park_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
-	ph_hub_states_streams(ph_hub_sessions_states(h->sessions), state_send, state_close, h);
+	ph_hub_states_streams(ph_hub_sessions_states(h->sessions), ph_hub_state_send, ph_hub_state_close, h);
 	if (ph_hub_states_watch_fd(ph_hub_sessions_states(h->sessions)) >= 0) {
 		ev.data.ptr = &state_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_states_watch_fd(ph_hub_sessions_states(h->sessions)), &ev);
@@ -564,10 +290,10 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			else if (p == &state_tag)
 				ph_hub_states_watch_read(ph_hub_sessions_states(h.sessions));
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
-					flush(&h, p);
+				if (ph_hub_readable(&h, p) && (evs[i].events & EPOLLOUT))
+					ph_hub_flush(&h, p);
 			} else if (evs[i].events & EPOLLOUT)
-				flush(&h, p);
+				ph_hub_flush(&h, p);
 		}
 		if (h.want_reload && !h.stopping)
 			reload(&h);

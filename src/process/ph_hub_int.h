@@ -1,7 +1,7 @@
 /* ph_hub_int.h: what the files of the hub share (ph_hub.c the loop,
- * signals and reload; ph_hub_receive.c the channel's messages;
- * ph_hub_subs.c the resource subscriptions; ph_hub_ctl.c the control
- * socket). Not for use outside
+ * signals and reload; ph_hub_stream.c the streams and their queues;
+ * ph_hub_receive.c the channel's messages; ph_hub_subs.c the resource
+ * subscriptions; ph_hub_ctl.c the control socket). Not for use outside
  * process/ph_hub*.c. */
 #ifndef PH_HUB_INT_H
 #define PH_HUB_INT_H
@@ -66,24 +66,36 @@ struct hub {
 	struct ph_hub_sessions *sessions; /* legacy sessions (ph_hub_session.c) */
 };
 
-/* ---- ph_hub.c ---------------------------------------------------------------- */
+/* ---- ph_hub_stream.c: streams and their queues ----------------------------- */
 
-/* Sends the notification method (a list kind's list_changed) on s.
- * Returns false when s was dropped. */
-bool ph_hub_notify_stream(struct hub *h, struct stream *s, const char *method);
-/* ph_watch_fn: a change reached stream owner's subscription to uri. */
-void ph_hub_updated(void *ctx, void *owner, const char *uri);
+/* Removes s from the hub and frees it, logging why it ended. */
+void ph_hub_drop(struct hub *h, struct stream *s, const char *why);
+/* Writes what s has queued. Returns false when s was dropped. */
+bool ph_hub_flush(struct hub *h, struct stream *s);
 /* Queues SSE text on s and writes what it can. Returns false when s was
  * dropped (its queue passed subscriptions.max_queue, or the peer went). */
 bool ph_hub_send_text(struct hub *h, struct stream *s, const char *text, size_t len);
+/* Sends the notification method (a list kind's list_changed) on s.
+ * Returns false when s was dropped. */
+bool ph_hub_notify_stream(struct hub *h, struct stream *s, const char *method);
+/* ph_hub_task_fn: a task's record changed; notifications/tasks to the
+ * streams that asked for it. */
+void ph_hub_task_changed(void *ctx, const char *id, struct json_object *rec);
 /* Sends last (taken; NULL: none) and ends s; closed once written. */
 void ph_hub_finish(struct hub *h, struct stream *s, struct json_object *last);
+/* Ends s gracefully with its final result (none for a GET stream). */
+void ph_hub_end(struct hub *h, struct stream *s);
+/* ph_hstate_send_fn and ph_hstate_close_fn for the GET streams. */
+bool ph_hub_state_send(void *ctx, void *stream, const char *text, size_t len);
+void ph_hub_state_close(void *ctx, void *stream);
+/* The web server wrote to s or closed it. Returns false when s was dropped. */
+bool ph_hub_readable(struct hub *h, struct stream *s);
 /* Ends s at once with a JSON-RPC error saying msg. */
 void ph_hub_refuse(struct hub *h, struct stream *s, const char *msg);
-/* Removes s from the hub and frees it, logging why it ended. */
-void ph_hub_drop(struct hub *h, struct stream *s, const char *why);
 /* Drops s's subscriptions from the table. */
 void ph_hub_unwatch(struct hub *h, struct stream *s);
+/* ph_watch_fn: a change reached stream owner's subscription to uri. */
+void ph_hub_updated(void *ctx, void *owner, const char *uri);
 
 /* ---- ph_hub_receive.c: the channel ---------------------------------------------- */
 
