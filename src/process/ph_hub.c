@@ -14,6 +14,7 @@
  * ph_hub_receive.c's, the resource subscriptions ph_hub_subs.c's, the
  * control socket ph_hub_ctl.c's (what they share: ph_hub_int.h). */
 #include "first.h"
+#include "ph_hub.h"
 #include "ph_hub_int.h"
 #include "ph_hub_task.h"
 #include "ph_watch.h"
@@ -32,6 +33,12 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+
+const struct ph_hub_kind ph_hub_kinds[NKINDS] = {
+	{PH_KIND_TOOL, "notifications/tools/list_changed"},
+	{PH_KIND_PROMPT, "notifications/prompts/list_changed"},
+	{PH_KIND_RESOURCE, "notifications/resources/list_changed"},
+};
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
 static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag;
@@ -84,7 +91,7 @@ changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *
 		c = json_object_new_array();
 		for (size_t i = 0; i < NKINDS; i++)
 			json_object_array_add(c, json_object_new_boolean(ph_catalog_changed_seen(
-				old, h->srv, ph_auth_configured_access, principal, own, assigns, kinds[i].kind)));
+				old, h->srv, ph_auth_configured_access, principal, own, assigns, ph_hub_kinds[i].kind)));
 		json_object_object_add(cache, k, c);
 	}
 	json_object_put(key);
@@ -125,7 +132,7 @@ reload(struct hub *h)
 		return;
 	}
 	for (size_t k = 0; k < NKINDS; k++)
-		changed[k] = ph_catalog_changed(old, n, kinds[k].kind);
+		changed[k] = ph_catalog_changed(old, n, ph_hub_kinds[k].kind);
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
 	ph_hub_rewatch(h);
@@ -136,7 +143,7 @@ reload(struct hub *h)
 		bool mine[NKINDS];
 		changed_for(h, old, changed, s->principal, s->own, s->assigns, cache, mine);
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
-			if (mine[k] && s->on[k] && (told++, !ph_hub_notify_stream(h, s, kinds[k].method)))
+			if (mine[k] && s->on[k] && (told++, !ph_hub_notify_stream(h, s, ph_hub_kinds[k].method)))
 				break;
 	}
 	{

@@ -3,6 +3,7 @@
  * announces a list change or a resource update, and the hub tells the
  * streams and sessions that listen for it. */
 #include "first.h"
+#include "ph_hub_ctl.h"
 #include "ph_hub_int.h"
 #include "ph_hub_session.h"
 #include "ph_hub_state.h"
@@ -115,13 +116,13 @@ ctl_command(struct hub *h, char *line)
 		return told;
 	}
 	for (k = 0; k < NKINDS; k++)
-		if (strcmp(line, kinds[k].method + strlen("notifications/")) == 0)
+		if (strcmp(line, ph_hub_kinds[k].method + strlen("notifications/")) == 0)
 			break;
 	if (k == NKINDS)
 		return -1;
 	for (size_t i = h->n; i-- > 0;) {
 		struct stream *s = h->v[i];
-		if (s->on[k] && !s->ending && ph_hub_notify_stream(h, s, kinds[k].method))
+		if (s->on[k] && !s->ending && ph_hub_notify_stream(h, s, ph_hub_kinds[k].method))
 			told++;
 	}
 	told += (long)ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k, NULL, NULL);

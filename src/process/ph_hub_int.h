@@ -6,23 +6,20 @@
 #ifndef PH_HUB_INT_H
 #define PH_HUB_INT_H
 #include "first.h"
-#include "ph_hub.h"
 #include "ph_hubmsg.h"
 #include "ph_server.h"
 #include "ph_util.h"
 
+struct ph_run;
+
 /* The list kinds a stream may ask to hear about, in the order of the
- * hand-over message's "on" array. */
-static const struct {
+ * hand-over message's "on" array (ph_hub.c). */
+#define NKINDS PH_HUBMSG_KINDS
+struct ph_hub_kind {
 	enum ph_kind kind;
 	const char *method;
-} kinds[] = {
-	{PH_KIND_TOOL, "notifications/tools/list_changed"},
-	{PH_KIND_PROMPT, "notifications/prompts/list_changed"},
-	{PH_KIND_RESOURCE, "notifications/resources/list_changed"},
 };
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-_Static_assert(NKINDS == PH_HUBMSG_KINDS, "a listen's \"on\" names these kinds");
+extern const struct ph_hub_kind ph_hub_kinds[NKINDS];
 
 struct stream {
 	int fd;
