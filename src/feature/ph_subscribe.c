@@ -484,7 +484,7 @@ grant_filter(struct ph_req *r, struct json_object *want, bool on[], uint64_t see
  * the request began, in microseconds). Returns true for that graceful end,
  * false when the client went away. */
 static bool
-stream(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
+hold_open(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 {
 	const struct ph_config *c = r->srv->conf;
 	int64_t last_ping = t0;
@@ -737,7 +737,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	json_object_put(uris);
-	if (!stream(r, on, seen, t0))
+	if (!hold_open(r, on, seen, t0))
 		goto gone;
 	/* a graceful end: the result closes the stream; the client listens again */
 	o->result = tagged(r);
