@@ -5,7 +5,7 @@
 #include "ph_hash_token.h"
 #include "ph_auth.h"
 #include "ph_front.h"
-#include "ph_hub.h"
+#include "ph_hub_ctl.h"
 #include "ph_init.h"
 #include "ph_shared.h"
 #include "ph_util.h"

@@ -153,7 +153,7 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 		char msg[400];
 		enum ph_err e;
 		ph_jset(x, "level", json_object_get(l));
-		if ((e = ph_session_tell(r, "level", x, msg, sizeof msg)) != PH_OK) {
+		if ((e = ph_session_tell(r, PH_HUBMSG_SESSION_LEVEL, x, msg, sizeof msg)) != PH_OK) {
 			ph_outcome_error(o, e, NULL, "%s", msg);
 			return;
 		}
@@ -197,7 +197,8 @@ m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 		if (path)
 			ph_jset(x, "path", json_object_new_string(path));
 		free(path);
-		if ((e = ph_session_tell(r, sub ? "sub" : "unsub", x, msg, sizeof msg)) != PH_OK) {
+		if ((e = ph_session_tell(r, sub ? PH_HUBMSG_SESSION_SUB : PH_HUBMSG_SESSION_UNSUB, x, msg,
+					    sizeof msg)) != PH_OK) {
 			ph_outcome_error(o, e, NULL, "%s", msg);
 			return;
 		}

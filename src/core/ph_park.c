@@ -2,6 +2,7 @@
  * passing the client's answers to the hub (ph_park.h; the hub's side is
  * process/ph_hub_session.c). */
 #include "first.h"
+#include "ph_hubmsg.h"
 #include "ph_json.h"
 #include "ph_mime.h"
 #include "ph_mrtr.h"
@@ -54,7 +55,7 @@ bool
 ph_park_call(struct ph_req *r, char *why, size_t n)
 {
 	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *push, *d;
-	char hex[13], *who;
+	char hex[13];
 	size_t i = 0, len;
 	const char *text;
 	bool ok = false;
@@ -76,16 +77,7 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 		json_object_array_add(push, pushed_request(req, id));
 		json_object_object_add(ids, id, json_object_new_string(k));
 	}
-	who = ph_req_binding(r);
-	d = json_object_new_object();
-	json_object_object_add(d, "park", json_object_new_string("call"));
-	json_object_object_add(d, "sid", json_object_get(ph_jget(r->session, "sid")));
-	json_object_object_add(d, "who", who ? json_object_new_string(who) : NULL);
-	json_object_object_add(d, "msg", json_object_get(r->msg));
-	json_object_object_add(d, "state", json_object_get(ph_jget(r->park, "state")));
-	json_object_object_add(d, "ids", ids);
-	json_object_object_add(d, "push", push);
-	free(who);
+	d = ph_hubmsg_park_call(r, ph_jget(r->park, "state"), ids, push);
 	text = ph_json_text(d, &len);
 	if (len > PH_PARK_DESC_MAX)
 		snprintf(why, n, "Internal error: the call is too large to wait for the client's answer "
@@ -153,36 +145,30 @@ ph_park_check(struct json_object *msg, const char **host)
 
 /* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
  * connection) as out, its exchange made by the request layer from fd
- * (then taken) and the description. Returns 1, or -1 with why. */
+ * (then taken) and the call's request id. Returns 1, or -1 with why. */
 static int
 take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char *why, size_t n)
 {
-	struct json_object *take = NULL;
-	int rc = -1;
-	if (fd >= 0 && ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &take) &&
-	    json_object_is_type(take, json_type_object)) {
-		out->msg = json_object_get(ph_jget(take, "msg"));
-		out->state = json_object_get(ph_jget(take, "state"));
-		out->answers = json_object_get(ph_jget(take, "answers"));
-		rc = out->msg && out->answers ? 1 : -1;
-		if (rc > 0)
-			out->ex = ph_rawfcgi_resume(fd, take);
-	}
-	if (rc < 0)
+	struct ph_hubmsg_take t;
+	if (fd < 0 || !ph_hubmsg_take_read(text, len, &t)) {
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
-	json_object_put(take);
-	return rc;
+		return -1;
+	}
+	out->ex = ph_rawfcgi_resume(fd, t.rid);
+	out->msg = t.msg;
+	out->state = t.state;
+	out->answers = t.answers;
+	return 1;
 }
 
 int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
-	struct json_object *q, *id = ph_jget(r->msg, "id"), *ans;
+	struct json_object *q;
 	long long max = r->srv->conf->sessions.max_answer;
-	char *who;
 	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	struct ph_buf reply;
-	size_t len, alen;
+	size_t len;
 	long got;
 	int fd = -1, rc = -1;
 	memset(out, 0, sizeof *out);
@@ -202,20 +188,7 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 			 "hub: it runs only under a master)");
 		return -1;
 	}
-	who = ph_req_binding(r);
-	q = json_object_new_object();
-	json_object_object_add(q, "park", json_object_new_string("answer"));
-	json_object_object_add(q, "sid", json_object_get(ph_jget(r->session, "sid")));
-	json_object_object_add(q, "who", who ? json_object_new_string(who) : NULL);
-	json_object_object_add(q, "id", json_object_get(id));
-	ans = ph_jget(r->msg, "error") != NULL ? ph_jget(r->msg, "error") : ph_jget(r->msg, "result");
-	json_object_to_json_string_length(ans, JSON_C_TO_STRING_PLAIN, &alen);
-	if ((long long)alen > max)
-		/* the hub ends the call at once: it would never get its answer */
-		json_object_object_add(q, "too_large", json_object_new_int64((int64_t)alen));
-	else
-		json_object_object_add(q, ph_jget(r->msg, "error") != NULL ? "error" : "result", json_object_get(ans));
-	free(who);
+	q = ph_hubmsg_park_answer(r, max);
 	text = json_object_to_json_string_length(q, JSON_C_TO_STRING_PLAIN, &len);
 	ph_buf_init(&reply);
 	/* the call comes back with every answer of its round */

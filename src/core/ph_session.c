@@ -20,17 +20,6 @@
 /* How long a worker waits for the hub to answer a session question. */
 #define HUB_ASK_MS 500
 
-/* Adds to q what sessions.on_end is told of a session: r's principal and
- * assigns. */
-static void
-end_hook_members(const struct ph_req *r, struct json_object *q)
-{
-	if (r->principal)
-		json_object_object_add(q, "principal", json_object_new_string(r->principal));
-	if (r->assigns)
-		json_object_object_add(q, "assigns", json_object_get(r->assigns));
-}
-
 /* With sessions.on_end, tells the hub of the session doc just issued, so
  * that it can call the hook when the session expires. */
 static void
@@ -41,12 +30,7 @@ follow(struct ph_req *r, struct json_object *doc)
 	char ans[64];
 	if (reg == NULL || reg->session_end == NULL || ph_hub_fd < 0)
 		return;
-	q = json_object_new_object();
-	json_object_object_add(q, "session", json_object_new_string("issued"));
-	json_object_object_add(q, "sid", json_object_get(ph_jget(doc, "sid")));
-	json_object_object_add(q, "iat", json_object_get(ph_jget(doc, "iat")));
-	json_object_object_add(q, "exp", json_object_get(ph_jget(doc, "exp")));
-	end_hook_members(r, q);
+	q = ph_hubmsg_session_hook(PH_HUBMSG_SESSION_ISSUED, r, doc);
 	if (ph_session_hub_ask(ph_json_text(q, NULL), ans, sizeof ans, NULL) < 0)
 		ph_log("warning", "the hub did not take a new session: sessions.on_end will not be "
 		       "called at its expiry");
@@ -138,11 +122,15 @@ static bool
 ended(struct json_object *doc)
 {
 	const char *sid = ph_jstr(doc, "sid");
-	char msg[96], ans[64];
+	struct json_object *q;
+	char ans[64];
+	long got;
 	if (ph_hub_fd < 0)
 		return false;
-	snprintf(msg, sizeof msg, "{\"session\":\"check\",\"sid\":\"%s\"}", sid);
-	if (ph_session_hub_ask(msg, ans, sizeof ans, NULL) < 0) {
+	q = ph_hubmsg_session_check(sid);
+	got = ph_session_hub_ask(ph_json_text(q, NULL), ans, sizeof ans, NULL);
+	json_object_put(q);
+	if (got < 0) {
 		ph_log("warning", "session %.8s...: the hub did not say whether it was ended", sid);
 		return false;
 	}
@@ -167,28 +155,13 @@ ph_session_has_state(const struct ph_req *r)
 }
 
 enum ph_err
-ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, char *msg, size_t n)
+ph_session_tell(struct ph_req *r, enum ph_hubmsg_type what, struct json_object *extra, char *msg, size_t n)
 {
-	struct json_object *q = json_object_new_object();
-	char *who = ph_req_binding(r), ans[400];
+	struct json_object *q = ph_hubmsg_session_state(what, r, extra);
+	char ans[400];
 	const char *text;
 	size_t len;
 	long got;
-	/* "session" first: the hub tells its messages by their first bytes */
-	json_object_object_add(q, "session", json_object_new_string(what));
-	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
-	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->session, "exp"))));
-	if (who)
-		json_object_object_add(q, "who", json_object_new_string(who));
-	if (r->principal)
-		json_object_object_add(q, "principal", json_object_new_string(r->principal));
-	ph_access_describe(r, q); /* the session's list_changed is computed on it */
-	free(who);
-	if (extra) {
-		json_object_object_foreach(extra, k, v)
-			json_object_object_add(q, k, json_object_get(v));
-		json_object_put(extra);
-	}
 	text = ph_json_text(q, &len);
 	got = len < PH_HUB_MSG_MAX ? ph_session_hub_ask(text, ans, sizeof ans, NULL) : -1;
 	json_object_put(q);
@@ -272,13 +245,7 @@ ph_session_end(struct ph_req *r, char *msg, size_t n)
 			 "only under a master); the session expires after sessions.max_age");
 		return PH_E_HTTP_METHOD;
 	}
-	/* "session" first: the hub tells its messages by their first bytes */
-	q = json_object_new_object();
-	json_object_object_add(q, "session", json_object_new_string("end"));
-	json_object_object_add(q, "sid", json_object_get(ph_jget(doc, "sid")));
-	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(doc, "exp"))));
-	json_object_object_add(q, "iat", json_object_new_int64(json_object_get_int64(ph_jget(doc, "iat"))));
-	end_hook_members(r, q);
+	q = ph_hubmsg_session_hook(PH_HUBMSG_SESSION_END, r, doc);
 	got = ph_session_hub_ask(ph_json_text(q, NULL), ans, sizeof ans, NULL);
 	json_object_put(q);
 	if (got < 0) {

@@ -9,6 +9,7 @@
 #define PH_SESSION_H
 #include "first.h"
 #include "ph_server.h"
+#include "ph_hubmsg.h"
 
 struct ph_buf;
 
@@ -43,11 +44,11 @@ enum ph_log_level ph_session_level(struct json_object *doc);
 /* True when r's session can keep state in the hub: a session over HTTP
  * (not in a batch) on a FastCGI front that hands connections to a hub. */
 bool ph_session_has_state(const struct ph_req *r);
-/* Tells the hub about r's session (ph_hub_state.c): what ("level", "sub",
- * "unsub", "open") with the members of extra (taken; NULL: none) plus the
+/* Tells the hub about r's session (ph_hub_state.c): what
+ * (PH_HUBMSG_SESSION_LEVEL, _SUB, _UNSUB or _OPEN) with the members of extra (taken; NULL: none) plus the
  * session's id, expiry, binding and principal. Returns PH_OK, or the error
  * to answer with the hub's reason in msg (a limit: PH_E_HANDLER; no
  * answer: PH_E_INTERNAL). */
-enum ph_err ph_session_tell(struct ph_req *r, const char *what, struct json_object *extra, char *msg,
+enum ph_err ph_session_tell(struct ph_req *r, enum ph_hubmsg_type what, struct json_object *extra, char *msg,
 			    size_t n);
 #endif

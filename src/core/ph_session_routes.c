@@ -50,7 +50,7 @@ ph_serve_session_stream(struct ph_req *r)
 {
 	struct json_object *d;
 	const char *last = ph_param(r, "HTTP_LAST_EVENT_ID"), *text;
-	char msg[400], *who;
+	char msg[400];
 	enum ph_err e;
 	size_t len;
 	bool done;
@@ -63,7 +63,7 @@ ph_serve_session_stream(struct ph_req *r)
 			      "(it runs only under a master)", NULL);
 		return;
 	}
-	if ((e = ph_session_tell(r, "open", NULL, msg, sizeof msg)) != PH_OK) {
+	if ((e = ph_session_tell(r, PH_HUBMSG_SESSION_OPEN, NULL, msg, sizeof msg)) != PH_OK) {
 		ph_send_error(r, e == PH_E_HANDLER ? PH_E_BUSY : e, msg, NULL);
 		return;
 	}
@@ -79,18 +79,7 @@ ph_serve_session_stream(struct ph_req *r)
 		return;
 	}
 	r->status = 200;
-	d = json_object_new_object();
-	who = ph_req_binding(r);
-	ph_jset(d, "get", json_object_new_string("stream"));
-	ph_jset(d, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
-	if (who)
-		ph_jset(d, "who", json_object_new_string(who));
-	free(who);
-	if (r->principal)
-		ph_jset(d, "principal", json_object_new_string(r->principal));
-	ph_access_describe(r, d);
-	if (last && strlen(last) < 64)
-		ph_jset(d, "last", json_object_new_string(last));
+	d = ph_hubmsg_get(r, last);
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);

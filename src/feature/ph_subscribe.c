@@ -9,6 +9,7 @@
  * clients listen again. */
 #include "first.h"
 #include "ph_features.h"
+#include "ph_hubmsg.h"
 #include "ph_registry.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -30,6 +31,7 @@ static const struct {
 	{"promptsListChanged", "prompts", PH_KIND_PROMPT, "notifications/prompts/list_changed"},
 	{"resourcesListChanged", "resources", PH_KIND_RESOURCE, "notifications/resources/list_changed"},
 };
+_Static_assert(PH_ARRAY_LEN(kinds) == PH_HUBMSG_KINDS, "a listen's \"on\" names these kinds");
 
 /* {"_meta": {subscriptionId: id}}: the params of a notification on the
  * stream of listen id, {} for the legacy session (id NULL) (caller puts). */
@@ -519,7 +521,7 @@ grant_filter(struct ph_req *r, struct json_object *want, bool on[], uint64_t see
  * the request began, in microseconds). Returns true for that graceful end,
  * false when the client went away. */
 static bool
-stream(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
+hold_open(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 {
 	const struct ph_config *c = r->srv->conf;
 	int64_t last_ping = t0;
@@ -693,25 +695,13 @@ ph_subscriptions_max(const struct ph_config *c)
 static bool
 hand_over(struct ph_req *r, const bool on[], struct json_object *uris, struct json_object *tasks)
 {
-	struct json_object *d, *a;
+	struct json_object *d;
 	const char *text;
 	size_t len;
 	bool done;
 	if (r->ex->ops->handoff == NULL || ph_hub_fd < 0)
 		return false;
-	d = json_object_new_object();
-	a = json_object_new_array();
-	json_object_object_add(d, "id", json_object_get(r->id));
-	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++)
-		json_object_array_add(a, json_object_new_boolean(on[i]));
-	json_object_object_add(d, "on", a);
-	if (json_object_array_length(uris) > 0)
-		json_object_object_add(d, "uris", json_object_get(uris));
-	if (tasks)
-		json_object_object_add(d, "tasks", json_object_get(tasks));
-	if (r->principal)
-		json_object_object_add(d, "principal", json_object_new_string(r->principal));
-	ph_access_describe(r, d); /* what its list_changed is computed on */
+	d = ph_hubmsg_listen(r, on, uris, tasks);
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);
@@ -784,7 +774,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	json_object_put(uris);
-	if (!stream(r, on, seen, t0))
+	if (!hold_open(r, on, seen, t0))
 		goto gone;
 	/* a graceful end: the result closes the stream; the client listens again */
 	o->result = tagged(r);

@@ -8,6 +8,7 @@
 #include "first.h"
 #include "ph_features.h"
 #include "ph_call.h"
+#include "ph_hubmsg.h"
 #include "ph_json.h"
 #include "ph_mrtr.h"
 #include "ph_registry.h"
@@ -124,8 +125,8 @@ read_reply(int fd, char *buf, size_t n, int ms)
 static int
 hub_start(const char *id, char *why, size_t n)
 {
-	char msg[PH_TASK_ID_MAX + 40], reply[REPLY_MAX];
-	int sp[2], len;
+	char reply[REPLY_MAX];
+	int sp[2];
 	if (ph_hub_fd < 0) {
 		snprintf(why, n, "tasks need the hub, which runs only under a master (phantom-fcgi "
 			 "without --no-master)");
@@ -135,8 +136,7 @@ hub_start(const char *id, char *why, size_t n)
 		snprintf(why, n, "socketpair: %s", strerror(errno));
 		return -1;
 	}
-	len = snprintf(msg, sizeof msg, "{\"task\":\"start\",\"id\":\"%s\"}", id);
-	if (ph_hub_send(msg, (size_t)len, sp[1], HUB_SEND_MS) != 0) {
+	if (ph_hub_send_json(ph_hubmsg_task(PH_HUBMSG_TASK_START, id), sp[1], HUB_SEND_MS) != 0) {
 		snprintf(why, n, "the hub is not taking tasks (%s)", strerror(errno));
 		close(sp[0]);
 		close(sp[1]);
@@ -444,9 +444,7 @@ edit_cancel(struct json_object *rec, void *arg)
 static void
 cancel_unrecorded(const char *id, const char *why, struct ph_outcome *o)
 {
-	char msg[PH_TASK_ID_MAX + 40];
-	int n = snprintf(msg, sizeof msg, "{\"task\":\"cancel\",\"id\":\"%s\"}", id);
-	bool stopped = ph_hub_send(msg, (size_t)n, -1, HUB_SEND_MS) == 0;
+	bool stopped = ph_hub_send_json(ph_hubmsg_task(PH_HUBMSG_TASK_CANCEL, id), -1, HUB_SEND_MS) == 0;
 	if (!stopped)
 		ph_log("error", "task %s: the hub could not be asked to stop it: %s", id, strerror(errno));
 	ph_outcome_error(o, PH_E_HANDLER, NULL, "The cancel could not be recorded: the task store cannot be "

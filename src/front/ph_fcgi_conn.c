@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_fcgi_conn.h"
 #include "ph_core.h"
+#include "ph_hubmsg.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_shared.h"
@@ -35,13 +36,13 @@ ph_fcgi_hand_to_hub(int fd, unsigned rid, const char *desc, size_t len)
 {
 	struct ph_buf msg;
 	int rc;
-	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || fd < 0)
+	if (ph_hub_fd < 0 || fd < 0)
 		return -1;
 	ph_buf_init(&msg);
-	ph_buf_add(&msg, desc, len - 1);
-	ph_buf_adds(&msg, ",\"rid\":");
-	ph_buf_addint(&msg, rid);
-	ph_buf_addc(&msg, '}');
+	if (!ph_hubmsg_add_rid(&msg, desc, len, rid)) {
+		ph_buf_free(&msg);
+		return -1;
+	}
 	/* a full channel is waited for a bounded time (HANDOFF_WAIT_MS) rather
 	 * than keep the stream on this worker */
 	rc = ph_hub_send(msg.data, msg.len, fd, HANDOFF_WAIT_MS);

@@ -7,13 +7,17 @@
  * output queue per stream, bounded. A legacy session's GET stream is one
  * of these streams too: it belongs to the session's state
  * (ph_hub_state.c), which gives it the session's events, and it ends
- * without a result (the client opens another, with Last-Event-ID). */
+ * without a result (the client opens another, with Last-Event-ID).
+ *
+ * This file is the loop, its signals, reloads and time; the streams and
+ * their queues are ph_hub_stream.c's, the channel's messages
+ * ph_hub_receive.c's, the resource subscriptions ph_hub_subs.c's, the
+ * control socket ph_hub_ctl.c's (what they share: ph_hub_int.h). */
 #include "first.h"
 #include "ph_hub.h"
-#include "ph_hub_task.h"
+#include "ph_hub_int.h"
 #include "ph_hub_authz.h"
-#include "ph_fcgi_wire.h"
-#include "ph_task.h"
+#include "ph_hub_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
 #include "ph_hub_session.h"
@@ -21,628 +25,24 @@
 #include "ph_registry.h"
 #include "ph_core.h"
 #include "ph_features.h"
-#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#define META_SUBID "io.modelcontextprotocol/subscriptionId"
-
-/* The list kinds a stream may ask to hear about, in the order of the
- * hand-over message's "on" array. */
-static const struct {
-	enum ph_kind kind;
-	const char *method;
-} kinds[] = {
+const struct ph_hub_kind ph_hub_kinds[NKINDS] = {
 	{PH_KIND_TOOL, "notifications/tools/list_changed"},
 	{PH_KIND_PROMPT, "notifications/prompts/list_changed"},
 	{PH_KIND_RESOURCE, "notifications/resources/list_changed"},
 };
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-
-struct stream {
-	int fd;
-	unsigned rid;             /* the FastCGI request id */
-	struct json_object *id;   /* the listen request's id: the subscription id */
-	char *principal;          /* NULL when anonymous */
-	struct ph_access *own;    /* allow-lists its authenticator gave, NULL: the configured ones */
-	struct json_object *assigns; /* its principal's assigns, NULL: none */
-	bool on[NKINDS];
-	int64_t opened_us, ping_us;
-	unsigned long events;
-	struct ph_buf out;        /* records not yet written, from off */
-	size_t off;
-	bool want_out;            /* EPOLLOUT armed */
-	bool ending;              /* the final result is queued: close once written */
-	size_t idx;               /* in hub.v */
-	char **uris;              /* resourceSubscriptions granted by the worker */
-	size_t nuris;
-	struct ph_wsub **wsubs;   /* the subscriptions of those this principal may read now */
-	size_t nwsubs;
-	struct json_object *tasks; /* taskIds granted by the worker (an array), or NULL */
-	bool get;                 /* a legacy session's GET stream */
-	struct ph_hstate *sess;   /* its session's state, NULL once that is gone */
-};
-
-struct hub {
-	struct ph_server *srv;    /* owned */
-	const struct ph_run *run;
-	int chan, ep, sig;
-	int ctl;                  /* the control socket, -1 when none */
-	char *ctl_path;           /* its path, unlinked at exit (owned) */
-	int ctl_ep;               /* the control connections being read */
-	struct ctl_conn **cc;     /* those connections (CTL_CONNS_MAX slots) */
-	size_t ncc;
-	struct stream **v;
-	size_t n, cap;
-	struct ph_watch *watch;   /* resource subscriptions, NULL without inotify */
-	bool stopping, want_stop, want_reload;
-	int64_t stop_deadline_us;
-	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
-	struct ph_hub_sessions *sessions; /* legacy sessions (ph_hub_session.c) */
-	struct ph_hub_authz *authz; /* subscriptions.authorize before resources/updated */
-};
 
 /* Sentinels telling the channel and the signal fd apart in epoll events. */
 static char chan_tag, sig_tag, ctl_tag, ctlc_tag, watch_tag, park_tag, state_tag, authz_tag;
-
-static void unwatch_stream(struct hub *h, struct stream *s);
-
-/* ---- FastCGI records ------------------------------------------------------ */
-
-
-/* ---- streams -------------------------------------------------------------- */
-
-static void
-arm(struct hub *h, struct stream *s, bool out)
-{
-	struct epoll_event ev;
-	memset(&ev, 0, sizeof ev);
-	ev.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0);
-	ev.data.ptr = s;
-	if (epoll_ctl(h->ep, EPOLL_CTL_MOD, s->fd, &ev) == 0)
-		s->want_out = out;
-}
-
-/* Removes s from the hub and frees it, logging how it ended. */
-static void
-drop(struct hub *h, struct stream *s, const char *why)
-{
-	struct stream *last = h->v[h->n - 1];
-	ph_log("info", "hub: %s %s of %s ended (%s) after %lld ms, %lu events", s->get ? "session" : "listen",
-	       json_object_get_string(s->id), s->principal ? s->principal : "-", why,
-	       (long long)((ph_now_us() - s->opened_us) / 1000), s->events);
-	epoll_ctl(h->ep, EPOLL_CTL_DEL, s->fd, NULL);
-	close(s->fd);
-	last->idx = s->idx;
-	h->v[s->idx] = last;
-	h->n--;
-	ph_shared_listener_leave();
-	if (s->sess)
-		ph_hub_states_detach(ph_hub_sessions_states(h->sessions), s->sess, s);
-	unwatch_stream(h, s);
-	ph_hub_authz_forget(h->authz, s);
-	for (size_t i = 0; i < s->nuris; i++)
-		free(s->uris[i]);
-	free(s->uris);
-	json_object_put(s->id);
-	json_object_put(s->tasks);
-	free(s->principal);
-	ph_access_free(s->own);
-	json_object_put(s->assigns);
-	ph_buf_free(&s->out);
-	free(s);
-}
-
-/* Writes what is queued. Returns false when s was dropped (the peer has
- * gone, or s had ended and is now written out). */
-static bool
-flush(struct hub *h, struct stream *s)
-{
-	int rc = ph_buf_write(s->fd, &s->out, &s->off);
-	if (rc == 0) {
-		if (!s->want_out)
-			arm(h, s, true);
-		return true;
-	}
-	if (rc < 0) {
-		drop(h, s, "the web server closed the connection");
-		return false;
-	}
-	if (s->want_out)
-		arm(h, s, false);
-	if (s->ending) {
-		drop(h, s, "done");
-		return false;
-	}
-	return true;
-}
-
-/* Queues SSE text as PH_FCGI_STDOUT and writes what it can. A client that
- * does not read is dropped once its queue passes subscriptions.max_queue.
- * Returns false when s was dropped. */
-static bool
-send_text(struct hub *h, struct stream *s, const char *text, size_t len)
-{
-	if (s->out.len - s->off + len > (size_t)h->srv->conf->subscriptions.max_queue) {
-		drop(h, s, "the client does not read (subscriptions.max_queue)");
-		return false;
-	}
-	ph_fcgi_records(&s->out, PH_FCGI_STDOUT, s->rid, text, len);
-	return flush(h, s);
-}
-
-/* Sends one JSON-RPC message (taken) as an SSE event. */
-static bool
-send_event(struct hub *h, struct stream *s, struct json_object *msg)
-{
-	struct ph_buf b;
-	size_t len;
-	const char *j = ph_json_text(msg, &len);
-	bool alive;
-	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, j, len);
-	ph_buf_adds(&b, "\n\n");
-	json_object_put(msg);
-	s->events++;
-	alive = send_text(h, s, b.data, b.len);
-	ph_buf_free(&b);
-	return alive;
-}
-
-/* {"_meta": {subscriptionId}}: the params of every notification and the
- * result of the stream (caller puts). */
-static struct json_object *
-tagged(const struct stream *s)
-{
-	struct json_object *p = json_object_new_object(), *m = json_object_new_object();
-	json_object_object_add(m, META_SUBID, json_object_get(s->id));
-	json_object_object_add(p, "_meta", m);
-	return p;
-}
-
-static bool
-notify(struct hub *h, struct stream *s, const char *method)
-{
-	struct json_object *n = json_object_new_object();
-	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(n, "method", json_object_new_string(method));
-	json_object_object_add(n, "params", tagged(s));
-	return send_event(h, s, n);
-}
-
-/* True when s listens for the task id. */
-static bool
-wants_task(const struct stream *s, const char *id)
-{
-	for (size_t i = 0; s->tasks && i < json_object_array_length(s->tasks); i++)
-		if (strcmp(json_object_get_string(json_object_array_get_idx(s->tasks, i)), id) == 0)
-			return true;
-	return false;
-}
-
-/* A task's record changed (ph_hub_task.c): notifications/tasks with the
- * task as tasks/get shows it, to the streams that asked for its id and
- * whose principal owns it. */
-static void
-task_changed(void *ctx, const char *id, struct json_object *rec)
-{
-	struct hub *h = ctx;
-	for (size_t i = h->n; i-- > 0;) {
-		struct stream *s = h->v[i];
-		struct json_object *n, *p, *m;
-		if (s->ending || !wants_task(s, id) || !ph_task_owned(rec, s->principal))
-			continue;
-		p = ph_task_view(rec);
-		m = json_object_new_object();
-		json_object_object_add(m, META_SUBID, json_object_get(s->id));
-		json_object_object_add(p, "_meta", m);
-		n = json_object_new_object();
-		json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-		json_object_object_add(n, "method", json_object_new_string("notifications/tasks"));
-		json_object_object_add(n, "params", p);
-		send_event(h, s, n);
-	}
-}
-
-/* Ends s gracefully: the listen request's result (the client listens
- * again), the end of stdout, FCGI_END_REQUEST; closed once written. */
-/* Sends last (taken), the listen request's last message (NULL: none, a
- * GET stream), then the end of stdout and FCGI_END_REQUEST; s is closed
- * once they are written. */
-static void
-finish(struct hub *h, struct stream *s, struct json_object *last)
-{
-	if (last != NULL && !send_event(h, s, last))
-		return;
-	s->ending = true;
-	ph_fcgi_end(&s->out, s->rid);
-	flush(h, s);
-}
-
-static void
-end(struct hub *h, struct stream *s)
-{
-	if (!s->ending)
-		finish(h, s, s->get ? NULL : ph_core_final_result(h->srv, s->id, tagged(s)));
-}
-
-/* ph_hstate_send_fn: SSE text from a session's state to its GET stream. */
-static bool
-state_send(void *ctx, void *stream, const char *text, size_t len)
-{
-	struct stream *s = stream;
-	if (s->ending)
-		return true;
-	s->events++;
-	return send_text(ctx, s, text, len);
-}
-
-/* ph_hstate_close_fn: the session's state is gone (DELETE, expiry). */
-static void
-state_close(void *ctx, void *stream)
-{
-	struct stream *s = stream;
-	s->sess = NULL;
-	if (!s->ending)
-		finish(ctx, s, NULL);
-}
-
-/* The web server wrote to a connection it handed us: only PH_FCGI_ABORT_REQUEST
- * or a close can come. Returns false when s was dropped. */
-static bool
-readable(struct hub *h, struct stream *s)
-{
-	unsigned char buf[4096];
-	for (;;) {
-		ssize_t n = read(s->fd, buf, sizeof buf);
-		if (n > 0) {
-			if (n >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST) {
-				drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
-				return false;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return true;
-		drop(h, s, "the client went away");
-		return false;
-	}
-}
-
-/* Ends s at once with a JSON-RPC error (code -32603, message msg) in place
- * of its result: a stream the hub acknowledged but cannot hold. */
-static void
-refuse(struct hub *h, struct stream *s, const char *msg)
-{
-	struct json_object *e = json_object_new_object(), *err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_int(-32603));
-	json_object_object_add(err, "message", json_object_new_string(msg));
-	json_object_object_add(e, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(e, "id", json_object_get(s->id));
-	json_object_object_add(e, "error", err);
-	finish(h, s, e);
-}
-
-/* ---- resource subscriptions (the table: lib/ph_watch.c) --------------------- */
-
-/* Keeps the URIs of the hand-over's "uris" (NULL: none) in s. Returns
- * false when it is not an array of strings. */
-static bool
-take_uris(struct stream *s, struct json_object *uris)
-{
-	size_t n;
-	if (uris == NULL)
-		return true;
-	if (!json_object_is_type(uris, json_type_array))
-		return false;
-	n = json_object_array_length(uris);
-	s->uris = ph_xcalloc(n ? n : 1, sizeof *s->uris);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *u = json_object_array_get_idx(uris, i);
-		if (!json_object_is_type(u, json_type_string))
-			return false;
-		s->uris[s->nuris++] = ph_xstrdup(json_object_get_string(u));
-	}
-	return true;
-}
-
-static void
-unwatch_stream(struct hub *h, struct stream *s)
-{
-	for (size_t i = 0; i < s->nwsubs; i++)
-		ph_watch_drop(h->watch, s->wsubs[i]);
-	free(s->wsubs);
-	s->wsubs = NULL;
-	s->nwsubs = 0;
-}
-
-/* Subscribes s to each of its URIs that its principal may read under the
- * hub's configuration now (a reload may have narrowed an allow-list or
- * moved a file); a file's directory is watched. Returns false when one
- * could not be watched (subscriptions.max_watches). */
-static bool
-watch_stream(struct hub *h, struct stream *s)
-{
-	bool denied = false;
-	const struct ph_access *acc = s->own ? s->own : ph_auth_configured_access(h->srv, s->principal, &denied);
-	if (s->nuris == 0 || h->watch == NULL || denied)
-		return true;
-	s->wsubs = ph_xcalloc(s->nuris, sizeof *s->wsubs);
-	for (size_t i = 0; i < s->nuris; i++) {
-		char *path = NULL;
-		struct ph_wsub *w;
-		if (ph_catalog_watch(h->srv, s->principal, acc, s->uris[i], &path) == PH_SUB_NONE)
-			continue;
-		w = ph_watch_add(h->watch, s, s->uris[i], path, h->srv->conf->subscriptions.max_watches);
-		free(path);
-		if (w == NULL)
-			return false;
-		s->wsubs[s->nwsubs++] = w;
-	}
-	return true;
-}
-
-/* Takes the resourceSubscriptions the worker granted s (uris, borrowed)
- * and watches them; a stream whose files cannot all be watched ends with
- * an error naming subscriptions.max_watches. */
-static void
-start_watching(struct hub *h, struct stream *s, struct json_object *uris)
-{
-	char msg[200];
-	if (!take_uris(s, uris)) {
-		ph_log("error", "hub: a worker handed over resourceSubscriptions that are not URIs");
-		refuse(h, s, "Internal error: the subscription could not be taken");
-		return;
-	}
-	if (watch_stream(h, s))
-		return;
-	unwatch_stream(h, s);
-	snprintf(msg, sizeof msg, "Too many watched resources (subscriptions.max_watches is %lld)",
-		 h->srv->conf->subscriptions.max_watches);
-	refuse(h, s, msg);
-}
-
-/* subscriptions.authorize allowed (an array of URIs) of what changed for
- * stream owner: notifications/resources/updated for each. */
-static void
-allowed_updates(void *ctx, void *owner, struct json_object *allowed)
-{
-	struct hub *h = ctx;
-	struct stream *s = owner;
-	for (size_t i = 0; i < json_object_array_length(allowed) && !s->ending; i++) {
-		struct json_object *n = json_object_new_object(), *p = tagged(s);
-		json_object_object_add(p, "uri", json_object_get(json_object_array_get_idx(allowed, i)));
-		json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-		json_object_object_add(n, "method", json_object_new_string("notifications/resources/updated"));
-		json_object_object_add(n, "params", p);
-		if (!send_event(h, s, n))
-			return;
-	}
-}
-
-/* A change reached stream owner's subscription to uri: told once
- * subscriptions.authorize allows it (ph_hub_authz.c). */
-static void
-updated(void *ctx, void *owner, const char *uri)
-{
-	struct hub *h = ctx;
-	struct stream *s = owner;
-	if (!s->ending)
-		ph_hub_authz_updated(h->authz, s, s->principal, s->assigns, uri, allowed_updates, h);
-}
-
-/* After a reload: every stream's subscriptions again, with the new
- * configuration's files and allow-lists. */
-static void
-rewatch(struct hub *h)
-{
-	for (size_t i = h->n; i-- > 0;) {
-		struct stream *s = h->v[i];
-		unwatch_stream(h, s);
-		if (!s->ending && !watch_stream(h, s))
-			ph_log("warning", "hub: listen %s: some resources are no longer watched "
-			       "(subscriptions.max_watches is %lld)", json_object_get_string(s->id),
-			       h->srv->conf->subscriptions.max_watches);
-	}
-}
-
-/* An announcement from a worker (no connection attached): {"updated": URI}
- * from phantom_resource_updated or an exec handler's resourcesUpdated. */
-static void
-announcement(struct hub *h, const char *text, size_t len)
-{
-	struct json_object *m;
-	const char *uri;
-	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (uri = ph_jstr(m, "updated")) == NULL) {
-		ph_log("error", "hub: a message from a worker that is neither a stream nor an announcement");
-		json_object_put(m);
-		return;
-	}
-	ph_watch_announce(h->watch, uri, updated, h);
-	ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
-	json_object_put(m);
-}
-
-/* ---- hand-over ------------------------------------------------------------ */
-
-/* Listen streams of principal now held (GET streams do not count). */
-static size_t
-of_principal(const struct hub *h, const char *principal)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < h->n; i++)
-		if (!h->v[i]->get && h->v[i]->principal && strcmp(h->v[i]->principal, principal) == 0)
-			n++;
-	return n;
-}
-
-/* Joins the GET stream s to its session's state (d, borrowed: the
- * hand-over, "sid", "who", "last"): the events it missed after
- * Last-Event-ID first. One the state refuses ends at once after an SSE
- * comment saying why. */
-static void
-attach_get(struct hub *h, struct stream *s, struct json_object *d)
-{
-	struct ph_buf replay;
-	char why[200];
-	ph_buf_init(&replay);
-	s->sess = ph_hub_states_attach(ph_hub_sessions_states(h->sessions), ph_jstr(d, "sid"),
-				       ph_jstr(d, "who"), s, ph_jstr(d, "last"), &replay, why, sizeof why);
-	if (s->sess == NULL) {
-		ph_buf_printf(&replay, ": refused: %s\n\n", why);
-		if (send_text(h, s, replay.data, replay.len))
-			finish(h, s, NULL);
-	} else if (replay.len > 0) {
-		send_text(h, s, replay.data, replay.len);
-	}
-	ph_buf_free(&replay);
-}
-
-/* Takes the stream described by text (len bytes) on fd. Returns false (fd
- * closed) when the description is not one the workers write. */
-static bool
-adopt(struct hub *h, int fd, const char *text, size_t len)
-{
-	struct json_object *d, *on, *rid, *uris;
-	struct stream *s;
-	struct epoll_event ev;
-	long long per = h->srv->conf->subscriptions.max_per_principal;
-	bool get = false;
-	if (ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &d) && json_object_is_type(d, json_type_object) &&
-	    ph_jstr(d, "get") != NULL && ph_jstr(d, "sid") != NULL) {
-		/* a GET stream: it listens to no list of its own, its session tells it */
-		get = true;
-		json_object_object_add(d, "id", json_object_new_string("GET"));
-		on = json_object_new_array();
-		for (size_t k = 0; k < NKINDS; k++)
-			json_object_array_add(on, json_object_new_boolean(0));
-		json_object_object_add(d, "on", on);
-		json_object_object_del(d, "uris");
-		json_object_object_del(d, "tasks");
-	}
-	if (d == NULL || !json_object_is_type(d, json_type_object) ||
-	    (rid = ph_jget(d, "rid")) == NULL || !json_object_is_type(rid, json_type_int) ||
-	    ph_jget(d, "id") == NULL || (on = ph_jget(d, "on")) == NULL ||
-	    !json_object_is_type(on, json_type_array) || json_object_array_length(on) != NKINDS) {
-		ph_log("error", "hub: a worker handed over a stream it did not describe; closed");
-		json_object_put(d);
-		close(fd);
-		ph_shared_listener_leave();
-		return false;
-	}
-	s = ph_xcalloc(1, sizeof *s);
-	s->fd = fd;
-	s->rid = (unsigned)json_object_get_int(rid) & 0xffff;
-	s->id = json_object_get(ph_jget(d, "id"));
-	if (ph_jstr(d, "principal"))
-		s->principal = ph_xstrdup(ph_jstr(d, "principal"));
-	s->own = ph_access_read(ph_jget(d, "access"));
-	if (json_object_is_type(ph_jget(d, "assigns"), json_type_object))
-		s->assigns = json_object_get(ph_jget(d, "assigns"));
-	for (size_t i = 0; i < NKINDS; i++)
-		s->on[i] = json_object_get_boolean(json_object_array_get_idx(on, i));
-	uris = ph_jget(d, "uris");
-	if (json_object_is_type(ph_jget(d, "tasks"), json_type_array))
-		s->tasks = json_object_get(ph_jget(d, "tasks"));
-	s->opened_us = s->ping_us = ph_now_us();
-	ph_buf_init(&s->out);
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 64;
-		h->v = ph_xrealloc(h->v, h->cap * sizeof *h->v);
-	}
-	s->idx = h->n;
-	h->v[h->n++] = s;
-	memset(&ev, 0, sizeof ev);
-	ev.events = EPOLLIN | EPOLLRDHUP;
-	ev.data.ptr = s;
-	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		ph_log("error", "hub: epoll: %s", strerror(errno));
-		drop(h, s, "the hub cannot watch it");
-		json_object_put(d);
-		return false;
-	}
-	s->get = get;
-	if (get) {
-		attach_get(h, s, d);
-	} else if (s->principal && per > 0 && of_principal(h, s->principal) > (size_t)per) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "Too many open subscriptions for this principal "
-			 "(subscriptions.max_per_principal is %lld)", per);
-		refuse(h, s, msg);
-	} else {
-		start_watching(h, s, uris);
-	}
-	json_object_put(d);
-	return true;
-}
-
-/* The longest message the hub takes from a worker: a listen's
- * description (its resourceSubscriptions came in one body) or a client's
- * answer to a pushed request, with room for their JSON escapes. */
-static size_t
-msg_max(const struct hub *h)
-{
-	const struct ph_config *c = h->srv->conf;
-	long long big = c->http.max_body > c->sessions.max_answer ? c->http.max_body : c->sessions.max_answer;
-	return 2 * (size_t)big + 65536;
-}
-
-/* Receives every pending hand-over on the channel. */
-static void
-receive(struct hub *h)
-{
-	static struct ph_buf text;
-	for (;;) {
-		int fd = -1;
-		ssize_t n = ph_recv_msg(h->chan, &text, msg_max(h), &fd, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EMSGSIZE || fd >= 0)) { /* a message came, unusable */
-			if (errno == EMSGSIZE)
-				ph_log("error", "hub: a message from a worker longer than %zu bytes; %s", msg_max(h),
-				       fd >= 0 ? "its connection closed" : "ignored");
-			else
-				ph_log("error", "hub: a message from a worker could not be read: %s", strerror(errno));
-			if (fd >= 0) {
-				ph_shared_listener_take();
-				close(fd);
-				ph_shared_listener_leave();
-			}
-			continue;
-		}
-		if (n <= 0) {
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
-		if (ph_hub_tasks_message(h->tasks, text.data, (size_t)n, fd))
-			continue;
-		if (ph_hub_sessions_message(h->sessions, text.data, (size_t)n, fd))
-			continue;
-		if (fd < 0) {
-			announcement(h, text.data, (size_t)n);
-			continue;
-		}
-		ph_shared_listener_take(); /* the stream's slot is the hub's now */
-		adopt(h, fd, text.data, (size_t)n);
-	}
-}
 
 /* ---- changes, time, signals ------------------------------------------------ */
 
@@ -692,7 +92,7 @@ changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *
 		c = json_object_new_array();
 		for (size_t i = 0; i < NKINDS; i++)
 			json_object_array_add(c, json_object_new_boolean(ph_catalog_changed_seen(
-				old, h->srv, ph_auth_configured_access, principal, own, assigns, kinds[i].kind)));
+				old, h->srv, ph_auth_configured_access, principal, own, assigns, ph_hub_kinds[i].kind)));
 		json_object_object_add(cache, k, c);
 	}
 	json_object_put(key);
@@ -733,11 +133,11 @@ reload(struct hub *h)
 		return;
 	}
 	for (size_t k = 0; k < NKINDS; k++)
-		changed[k] = ph_catalog_changed(old, n, kinds[k].kind);
+		changed[k] = ph_catalog_changed(old, n, ph_hub_kinds[k].kind);
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
 	ph_hub_authz_reconf(h->authz, n);
-	rewatch(h);
+	ph_hub_rewatch(h);
 	cache = json_object_new_object();
 	ph_hub_sessions_reconf(h->sessions, n);
 	for (size_t i = h->n; i-- > 0;) {
@@ -745,7 +145,7 @@ reload(struct hub *h)
 		bool mine[NKINDS];
 		changed_for(h, old, changed, s->principal, s->own, s->assigns, cache, mine);
 		for (size_t k = 0; k < NKINDS && !s->ending; k++)
-			if (mine[k] && s->on[k] && (told++, !notify(h, s, kinds[k].method)))
+			if (mine[k] && s->on[k] && (told++, !ph_hub_notify_stream(h, s, ph_hub_kinds[k].method)))
 				break;
 	}
 	{
@@ -774,10 +174,10 @@ tick(struct hub *h)
 		if (s->ending)
 			continue;
 		if (now - s->opened_us >= c->subscriptions.max_ms * 1000)
-			end(h, s);
+			ph_hub_end(h, s);
 		else if (now - s->ping_us >= c->subscriptions.keepalive_ms * 1000) {
 			s->ping_us = now;
-			send_text(h, s, ": keepalive\n\n", 13);
+			ph_hub_send_text(h, s, ": keepalive\n\n", 13);
 		}
 	}
 }
@@ -812,306 +212,9 @@ stop(struct hub *h)
 	h->stopping = true;
 	h->stop_deadline_us = ph_now_us() + h->srv->conf->shutdown_timeout * 1000000;
 	for (size_t i = h->n; i-- > 0;)
-		end(h, h->v[i]);
+		ph_hub_end(h, h->v[i]);
 	ph_hub_tasks_stop(h->tasks);
 	ph_hub_sessions_stop(h->sessions);
-}
-
-/* ---- the control socket (phantom-fcgi --notify) --------------------------- */
-
-/* The longest command line the control socket reads, how long a client
- * may take to send it, and how many clients are read at once (the loop
- * never waits for one: a slow client holds a slot, not the hub). */
-#define CTL_LINE_MAX 4096
-#define CTL_TIMEOUT_MS 1000
-#define CTL_CONNS_MAX 32
-
-/* A control client whose command line is being read. */
-struct ctl_conn {
-	int fd;
-	size_t len;
-	int64_t until_us;
-	char line[CTL_LINE_MAX];
-};
-
-/* Fills a unix socket address for path. Returns false when it is too long. */
-static bool
-ctl_addr(const char *path, struct sockaddr_un *sa)
-{
-	memset(sa, 0, sizeof *sa);
-	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof sa->sun_path)
-		return false;
-	memcpy(sa->sun_path, path, strlen(path));
-	return true;
-}
-
-/* Listens on subscriptions.control_socket, mode 0600. A socket file
- * someone still listens on is left alone (another server uses it); a stale
- * one is replaced. Leaves h->ctl -1 after logging when it cannot. */
-static void
-ctl_open(struct hub *h)
-{
-	const char *path = h->srv->conf->subscriptions.control_socket;
-	struct sockaddr_un sa;
-	int fd, probe;
-	mode_t old;
-	h->ctl = -1;
-	if (path == NULL || *path == '\0')
-		return;
-	if (!ctl_addr(path, &sa)) {
-		ph_log("error", "hub: subscriptions.control_socket is too long: %s", path);
-		return;
-	}
-	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
-		close(probe);
-		ph_log("error", "hub: %s is in use by another server; --notify will not reach this one",
-		       path);
-		return;
-	}
-	if (probe >= 0)
-		close(probe);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	old = umask(0177); /* created 0600: only the owner may connect */
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 16) != 0) {
-		umask(old);
-		ph_log("warning", "hub: no control socket at %s (%s); --notify is not available", path,
-		       strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	umask(old);
-	h->ctl = fd;
-	h->ctl_path = ph_xstrdup(path);
-}
-
-/* "resources/updated URI...": resources/updated to the streams subscribed
- * to each URI. Returns how many notifications were sent. */
-static long
-ctl_updated(struct hub *h, char *uris)
-{
-	long told = 0;
-	for (char *save = NULL, *u = strtok_r(uris, " \t", &save); u; u = strtok_r(NULL, " \t", &save)) {
-		told += (long)ph_watch_announce(h->watch, u, updated, h);
-		told += (long)ph_hub_states_announce(ph_hub_sessions_states(h->sessions), u);
-	}
-	return told;
-}
-
-/* Announces kind's list_changed to every stream that asked for it, or
- * resources/updated to those subscribed to the URIs named. Returns how
- * many streams were told, or -1 when the command is unknown. */
-static long
-ctl_command(struct hub *h, char *line)
-{
-	long told = 0;
-	size_t k;
-	if (strncmp(line, "resources/updated ", 18) == 0) {
-		told = ctl_updated(h, line + 18);
-		ph_log("notice", "hub: --notify resources/updated told %ld streams", told);
-		return told;
-	}
-	for (k = 0; k < NKINDS; k++)
-		if (strcmp(line, kinds[k].method + strlen("notifications/")) == 0)
-			break;
-	if (k == NKINDS)
-		return -1;
-	for (size_t i = h->n; i-- > 0;) {
-		struct stream *s = h->v[i];
-		if (s->on[k] && !s->ending && notify(h, s, kinds[k].method))
-			told++;
-	}
-	told += (long)ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k, NULL, NULL);
-	ph_log("notice", "hub: --notify %s told %ld streams", line, told);
-	return told;
-}
-
-/* Answers control client i with out (one line; best effort: the socket
- * takes a few hundred bytes) and forgets it. */
-static void
-ctl_done(struct hub *h, size_t i, const char *out)
-{
-	struct ctl_conn *c = h->cc[i];
-	if (write(c->fd, out, strlen(out)) < 0) {
-		/* the client went away: nothing to tell it */
-	}
-	epoll_ctl(h->ctl_ep, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	free(c);
-	h->cc[i] = h->cc[--h->ncc];
-}
-
-/* Reads what control client i sent; a whole line is run and answered
- * ("ok N" or "error ..."), a partial one waits for more. */
-static void
-ctl_read(struct hub *h, size_t i)
-{
-	struct ctl_conn *c = h->cc[i];
-	char out[256], *nl;
-	long told;
-	ssize_t n;
-	while ((n = read(c->fd, c->line + c->len, sizeof c->line - 1 - c->len)) < 0 && errno == EINTR)
-		;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return;
-	if (n <= 0) {
-		ctl_done(h, i, "");
-		return;
-	}
-	c->len += (size_t)n;
-	c->line[c->len] = '\0';
-	if ((nl = memchr(c->line, '\n', c->len)) == NULL) {
-		if (c->len + 1 >= sizeof c->line)
-			ctl_done(h, i, "error the command line is over 4096 bytes\n");
-		return;
-	}
-	*nl = '\0';
-	c->line[strcspn(c->line, "\r")] = '\0';
-	if ((told = ctl_command(h, c->line)) < 0)
-		snprintf(out, sizeof out, "error unknown notification '%.60s' (tools/list_changed, "
-			 "prompts/list_changed, resources/list_changed, resources/updated URI...)\n", c->line);
-	else
-		snprintf(out, sizeof out, "ok %ld\n", told);
-	ctl_done(h, i, out);
-}
-
-/* The control connections that became readable. */
-static void
-ctl_events(struct hub *h)
-{
-	struct epoll_event evs[CTL_CONNS_MAX];
-	int n = epoll_wait(h->ctl_ep, evs, CTL_CONNS_MAX, 0);
-	for (int k = 0; k < n; k++)
-		for (size_t i = 0; i < h->ncc; i++)
-			if (h->cc[i] == evs[k].data.ptr) {
-				ctl_read(h, i);
-				break;
-			}
-}
-
-/* Control clients past CTL_TIMEOUT_MS without a whole line are told so. */
-static void
-ctl_tick(struct hub *h)
-{
-	int64_t now = ph_now_us();
-	for (size_t i = h->ncc; i-- > 0;)
-		if (now >= h->cc[i]->until_us)
-			ctl_done(h, i, "error no command line within 1000 ms\n");
-}
-
-/* New control clients: only root and this server's own user; each sends
- * one command line and gets one answer line. */
-static void
-ctl_accept(struct hub *h)
-{
-	int fd;
-	while ((fd = accept4(h->ctl, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		struct ucred cr;
-		socklen_t cl = sizeof cr;
-		struct epoll_event ev;
-		struct ctl_conn *c;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
-		    (cr.uid != 0 && cr.uid != geteuid())) {
-			ph_log("warning", "hub: control connection from uid %d refused", (int)cr.uid);
-			close(fd);
-			continue;
-		}
-		c = ph_xcalloc(1, sizeof *c);
-		c->fd = fd;
-		c->until_us = ph_now_us() + CTL_TIMEOUT_MS * 1000;
-		h->cc[h->ncc++] = c;
-		memset(&ev, 0, sizeof ev);
-		ev.events = EPOLLIN | EPOLLRDHUP;
-		ev.data.ptr = c;
-		if (h->ncc > CTL_CONNS_MAX - 1 || epoll_ctl(h->ctl_ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-			ctl_done(h, h->ncc - 1, "error the hub reads too many control connections at once; "
-				 "try again\n");
-			continue;
-		}
-		ctl_read(h, h->ncc - 1); /* the line is often there already */
-	}
-}
-
-/* Sends one command line (with its newline) to the hub at sa and adds the
- * streams it told to *told. Returns 0, or 1 after printing why. */
-static int
-notify_line(const struct sockaddr_un *sa, const char *path, const char *line, size_t len, long *told)
-{
-	char reply[256];
-	ssize_t n;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
-		fprintf(stderr, "phantom-fcgi: cannot reach the hub at %s: %s (is a master running?)\n",
-			path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	n = ph_write_all(fd, line, len) != 0 ? -1 : read(fd, reply, sizeof reply - 1);
-	close(fd);
-	if (n <= 0) {
-		fprintf(stderr, "phantom-fcgi: the hub did not answer\n");
-		return 1;
-	}
-	reply[n] = '\0';
-	if (strncmp(reply, "ok ", 3) != 0) {
-		fputs(reply, stderr);
-		return 1;
-	}
-	*told += strtol(reply + 3, NULL, 10);
-	return 0;
-}
-
-int
-ph_hub_notify(const char *path, int argc, char **argv)
-{
-	static const char upd[] = "resources/updated";
-	struct sockaddr_un sa;
-	struct ph_buf cmd;
-	long told = 0;
-	int rc = 0;
-	bool updated_uris = argc >= 1 && strcmp(argv[0], upd) == 0;
-	if (updated_uris ? argc < 2 : argc != 1) {
-		fprintf(stderr, "phantom-fcgi: --notify takes one notification: tools/list_changed, "
-			"prompts/list_changed, resources/list_changed, or resources/updated and its URIs\n");
-		return 2;
-	}
-	if (path == NULL || *path == '\0' || !ctl_addr(path, &sa)) {
-		fprintf(stderr, "phantom-fcgi: no subscriptions.control_socket is configured\n");
-		return 1;
-	}
-	for (int i = 1; i < argc; i++) {
-		if (strpbrk(argv[i], " \t\r\n") != NULL || argv[i][0] == '\0' ||
-		    sizeof upd + strlen(argv[i]) + 1 >= CTL_LINE_MAX) {
-			fprintf(stderr, "phantom-fcgi: not a URI of at most %zu bytes: '%.200s'\n",
-				CTL_LINE_MAX - sizeof upd - 2, argv[i]);
-			return 2;
-		}
-	}
-	/* any number of URIs: as many command lines as they need, each within
-	 * the control socket's CTL_LINE_MAX */
-	ph_buf_init(&cmd);
-	ph_buf_adds(&cmd, argv[0]);
-	for (int i = 1; i < argc && rc == 0; i++) {
-		ph_buf_printf(&cmd, " %s", argv[i]);
-		if (i + 1 < argc && cmd.len + 2 + strlen(argv[i + 1]) < CTL_LINE_MAX)
-			continue;
-		ph_buf_addc(&cmd, '\n');
-		rc = notify_line(&sa, path, cmd.data, cmd.len, &told);
-		cmd.len = 0;
-		ph_buf_adds(&cmd, upd);
-	}
-	if (argc == 1) {
-		ph_buf_addc(&cmd, '\n');
-		rc = notify_line(&sa, path, cmd.data, cmd.len, &told);
-	}
-	ph_buf_free(&cmd);
-	if (rc == 0)
-		printf("ok %ld\n", told);
-	return rc;
 }
 
 /* The hub's own signals through a signalfd, the channel and the epoll set.
@@ -1150,12 +253,12 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		ev.data.ptr = &watch_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_watch_fd(h->watch), &ev);
 	}
-	ctl_open(h);
-	h->tasks = ph_hub_tasks_new(srv, task_changed, h);
+	ph_hub_ctl_open(h);
+	h->tasks = ph_hub_tasks_new(srv, ph_hub_task_changed, h);
 	h->sessions = ph_hub_sessions_new(srv);
 	ev.data.ptr = &park_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
-	ph_hub_states_streams(ph_hub_sessions_states(h->sessions), state_send, state_close, h);
+	ph_hub_states_streams(ph_hub_sessions_states(h->sessions), ph_hub_state_send, ph_hub_state_close, h);
 	h->authz = ph_hub_authz_new(srv);
 	ph_hub_states_authz(ph_hub_sessions_states(h->sessions), h->authz);
 	ev.data.ptr = &authz_tag;
@@ -1167,8 +270,6 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	if (h->ctl >= 0) {
 		ev.data.ptr = &ctl_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl, &ev);
-		h->cc = ph_xcalloc(CTL_CONNS_MAX, sizeof *h->cc);
-		h->ctl_ep = epoll_create1(EPOLL_CLOEXEC);
 		ev.data.ptr = &ctlc_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl_ep, &ev);
 	}
@@ -1190,15 +291,15 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 			if (p == &chan_tag)
-				receive(&h);
+				ph_hub_receive(&h);
 			else if (p == &sig_tag)
 				on_signal(&h);
 			else if (p == &ctl_tag)
-				ctl_accept(&h);
+				ph_hub_ctl_accept(&h);
 			else if (p == &ctlc_tag)
-				ctl_events(&h);
+				ph_hub_ctl_events(&h);
 			else if (p == &watch_tag)
-				ph_watch_read(h.watch, updated, &h);
+				ph_watch_read(h.watch, ph_hub_updated, &h);
 			else if (p == &park_tag)
 				ph_hub_sessions_events(h.sessions);
 			else if (p == &state_tag)
@@ -1206,10 +307,10 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			else if (p == &authz_tag)
 				ph_hub_authz_events(h.authz);
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-				if (readable(&h, p) && (evs[i].events & EPOLLOUT))
-					flush(&h, p);
+				if (ph_hub_readable(&h, p) && (evs[i].events & EPOLLOUT))
+					ph_hub_flush(&h, p);
 			} else if (evs[i].events & EPOLLOUT)
-				flush(&h, p);
+				ph_hub_flush(&h, p);
 		}
 		if (h.want_reload && !h.stopping)
 			reload(&h);
@@ -1218,23 +319,15 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			stop(&h);
 		tick(&h);
 		if (h.ncc > 0)
-			ctl_tick(&h);
+			ph_hub_ctl_tick(&h);
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
 		ph_hub_authz_tick(h.authz);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
-		drop(&h, h.v[h.n - 1], "the hub stopped");
-	if (h.ctl >= 0) {
-		while (h.ncc > 0)
-			ctl_done(&h, h.ncc - 1, "error the hub is stopping\n");
-		close(h.ctl_ep);
-		free(h.cc);
-		close(h.ctl);
-		unlink(h.ctl_path);
-	}
-	free(h.ctl_path);
+		ph_hub_drop(&h, h.v[h.n - 1], "the hub stopped");
+	ph_hub_ctl_close(&h);
 	free(h.v);
 	ph_hub_tasks_free(h.tasks);
 	ph_watch_free(h.watch);

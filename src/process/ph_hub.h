@@ -12,9 +12,4 @@
  * SIGTERM. srv is the master's (the hub replaces its own copy on reload).
  * Returns the process exit status. */
 int ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan);
-/* phantom-fcgi --notify: sends the one notification in argv (argc 1:
- * "tools/list_changed", "prompts/list_changed", "resources/list_changed";
- * or "resources/updated" followed by URIs) to the hub listening on path
- * and prints its answer. Returns the exit status. */
-int ph_hub_notify(const char *path, int argc, char **argv);
 #endif

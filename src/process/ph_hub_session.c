@@ -2,26 +2,27 @@
  * sealed token any worker can open (core/ph_session.c); what a token cannot
  * say is that it was ended, so the ids ended with DELETE are kept here,
  * each until the expiry its token carries, at most sessions.max_terminated
- * of them. Workers ask over the master's channel with a reply socket:
- *   {"session":"check","sid":HEX}           -> "live" | "ended"
- *   {"session":"end","sid":HEX,"exp":SECS}  -> "ok" | "no <reason>"
+ * of them. Workers ask over the master's channel with a reply socket
+ * (the messages: request/ph_hubmsg.h):
+ *   SESSION_CHECK (sid)       -> "live" | "ended"
+ *   SESSION_END (sid, exp)    -> "ok" | "no <reason>"
  * ("live LEVEL" once the session set a log level); what else a session
  * keeps here (its log level, subscriptions, GET streams) is ph_hub_state.c's.
  *
  * It also holds the calls parked on a server-to-client request: a worker
  * whose handler needs elicitation/create, sampling/createMessage or
  * roots/list starts the call's SSE stream and hands the FastCGI connection
- * over with
- *   {"park":"call","sid":HEX,"who":W,"msg":REQUEST,"state":S,"ids":{ID:KEY},
- *    "push":[REQUEST...],"rid":N}
+ * over with PARK_CALL (the session, the binding, the request, the
+ * handler's state, the requests to push and their ids, the request id)
  * and returns to accept. The hub writes the pushed requests on the stream
- * only once it holds the call, so the client cannot answer first. The client's answers reach any worker, which asks
- *   {"park":"answer","sid":HEX,"who":W,"id":ID,"result":R | "error":E}
- * and is told "ok" (202, more answers to come), "no <reason>" (refused), or
- * "take {rid, msg, state, answers}" with the connection attached: the round
- * is complete and that worker calls the handler again and writes on the
- * connection. A call with no complete round within sessions.park_timeout_ms
- * gets an error result on its stream; one whose client goes away is freed. */
+ * only once it holds the call, so the client cannot answer first. The
+ * client's answers reach any worker, which sends PARK_ANSWER and is told
+ * "ok" (202, more answers to come), "no <reason>" (refused), or "take
+ * {rid, msg, state, answers}" (ph_hubmsg_take) with the connection
+ * attached: the round is complete and that worker calls the handler again
+ * and writes on the connection. A call with no complete round within
+ * sessions.park_timeout_ms gets an error result on its stream; one whose
+ * client goes away is freed. */
 #include "first.h"
 #include "ph_hub_session.h"
 #include "ph_call.h"
@@ -45,7 +46,7 @@
 #include <unistd.h>
 
 /* The bytes of a session's id (its "sid", 32 hex digits in the token). */
-#define SID_BYTES 16
+#define SID_BYTES PH_HUBMSG_SID_BYTES
 /* How often expired ids are forgotten. */
 #define PURGE_EVERY_US 10000000
 
@@ -223,34 +224,23 @@ flush_out(struct ph_hub_sessions *t, struct parked *p)
 	return true;
 }
 
-/* Takes the call handed over as d (borrowed) with its connection fd (taken). */
+/* Takes the call handed over as c (borrowed) with its connection fd (taken). */
 static void
-park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
+park_call(struct ph_hub_sessions *t, const struct ph_hubmsg_call *c, int fd)
 {
-	struct json_object *ids = ph_jget(d, "ids"), *rid = ph_jget(d, "rid"), *msg = ph_jget(d, "msg");
-	struct json_object *push = ph_jget(d, "push");
-	const char *sid = ph_jstr(d, "sid");
+	struct json_object *push = c->push;
 	struct epoll_event ev;
 	struct parked *p;
-	if (!json_object_is_type(ids, json_type_object) || json_object_object_length(ids) == 0 ||
-	    !json_object_is_type(push, json_type_array) ||
-	    json_object_array_length(push) != (size_t)json_object_object_length(ids) ||
-	    !json_object_is_type(rid, json_type_int) || !json_object_is_type(msg, json_type_object) ||
-	    sid == NULL || strlen(sid) != 2 * SID_BYTES) {
-		ph_log("error", "hub: a worker parked a call it did not describe; closed");
-		close(fd);
-		return;
-	}
 	p = ph_xcalloc(1, sizeof *p);
 	p->fd = fd;
-	p->rid = (unsigned)json_object_get_int(rid) & 0xffff;
-	memcpy(p->sid, sid, sizeof p->sid);
-	p->who = ph_jstr(d, "who") ? ph_xstrdup(ph_jstr(d, "who")) : NULL;
-	p->msg = json_object_get(msg);
-	p->state = json_object_get(ph_jget(d, "state"));
-	p->ids = json_object_get(ids);
+	p->rid = c->rid;
+	memcpy(p->sid, c->sid, sizeof p->sid);
+	p->who = c->who ? ph_xstrdup(c->who) : NULL;
+	p->msg = json_object_get(c->msg);
+	p->state = json_object_get(c->state);
+	p->ids = json_object_get(c->ids);
 	p->answers = json_object_new_object();
-	p->outstanding = (size_t)json_object_object_length(ids);
+	p->outstanding = (size_t)json_object_object_length(c->ids);
 	p->deadline_us = ph_now_us() + t->srv->conf->sessions.park_timeout_ms * 1000;
 	ph_buf_init(&p->out);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -285,7 +275,7 @@ park_call(struct ph_hub_sessions *t, struct json_object *d, int fd)
 		ph_buf_free(&e);
 	}
 	ph_log("info", "hub: call %s of session %.8s... parked for %zu answers (%zu parked now)",
-	       ph_jstr(msg, "method"), p->sid, p->outstanding, t->npark);
+	       ph_jstr(c->msg, "method"), p->sid, p->outstanding, t->npark);
 	flush_out(t, p);
 }
 
@@ -304,20 +294,11 @@ find_pushed(struct ph_hub_sessions *t, const char *id)
 static bool
 hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 {
-	struct json_object *o = json_object_new_object();
+	struct ph_hubmsg_take take = {p->rid, p->msg, p->state, p->answers};
 	struct ph_buf b;
-	size_t len;
-	const char *j;
 	bool sent;
-	json_object_object_add(o, "rid", json_object_new_int((int)p->rid));
-	json_object_object_add(o, "msg", json_object_get(p->msg));
-	json_object_object_add(o, "state", json_object_get(p->state));
-	json_object_object_add(o, "answers", json_object_get(p->answers));
-	j = ph_json_text(o, &len);
 	ph_buf_init(&b);
-	ph_buf_adds(&b, "take ");
-	ph_buf_add(&b, j, len);
-	json_object_put(o);
+	ph_hubmsg_take(&b, &take);
 	sent = ph_send_fd(fd, b.data, b.len, p->fd, 0) == 0;
 	ph_buf_free(&b);
 	if (!sent) {
@@ -328,19 +309,18 @@ hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 	return true;
 }
 
-/* True when answer d (borrowed) takes p's answers over sessions.max_answer
- * (or its worker found it over on its own: "too_large"); why says so. */
+/* True when answer a (borrowed) takes p's answers over sessions.max_answer
+ * (or its worker found it over on its own: too_large); why says so. */
 static bool
-too_large(struct ph_hub_sessions *t, struct parked *p, struct json_object *d, char *why, size_t n)
+too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_answer *a, char *why, size_t n)
 {
 	long long max = t->srv->conf->sessions.max_answer;
-	struct json_object *big = ph_jget(d, "too_large"), *ans = ph_jget(d, "result");
 	size_t len = 0;
-	if (big != NULL)
-		len = (size_t)json_object_get_int64(big);
-	else if (ans != NULL)
-		json_object_to_json_string_length(ans, JSON_C_TO_STRING_PLAIN, &len);
-	if (big == NULL && (long long)(p->answer_bytes + len) <= max) {
+	if (a->too_large)
+		len = (size_t)a->size;
+	else if (a->result != NULL)
+		json_object_to_json_string_length(a->result, JSON_C_TO_STRING_PLAIN, &len);
+	if (!a->too_large && (long long)(p->answer_bytes + len) <= max) {
 		p->answer_bytes += len;
 		return false;
 	}
@@ -350,12 +330,12 @@ too_large(struct ph_hub_sessions *t, struct parked *p, struct json_object *d, ch
 	return true;
 }
 
-/* One answer d (borrowed) from a worker that waits on fd. */
+/* One answer a (borrowed) from a worker that waits on fd. */
 static void
-park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
+park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 {
-	const char *id = ph_jstr(d, "id"), *sid = ph_jstr(d, "sid"), *who = ph_jstr(d, "who"), *key;
-	struct json_object *res = ph_jget(d, "result"), *err = ph_jget(d, "error");
+	const char *id = a->id, *sid = a->sid, *who = a->who, *key;
+	struct json_object *res = a->result, *err = a->error;
 	struct parked *p = id ? find_pushed(t, id) : NULL;
 	char out[300];
 	if (p == NULL) {
@@ -374,7 +354,7 @@ park_answer(struct ph_hub_sessions *t, struct json_object *d, int fd)
 		reply(fd, "no twice: this request was already answered");
 		return;
 	}
-	if (too_large(t, p, d, out, sizeof out)) {
+	if (too_large(t, p, a, out, sizeof out)) {
 		char no[sizeof out + 16];
 		snprintf(no, sizeof no, "no large: %s", out);
 		reply(fd, no);
@@ -611,10 +591,9 @@ live_find(const struct ph_hub_sessions *t, const unsigned char *sid)
 /* "issued" (m): a session to tell sessions.on_end of when it expires, at
  * most sessions.max_terminated of them. */
 static void
-live_add(struct ph_hub_sessions *t, const unsigned char *sid, struct json_object *m, char *out, size_t n)
+live_add(struct ph_hub_sessions *t, const struct ph_hubmsg_session *m, char *out, size_t n)
 {
 	struct live *l;
-	struct json_object *as = ph_jget(m, "assigns");
 	if (t->srv->conf->registry == NULL || t->srv->conf->registry->session_end == NULL) {
 		snprintf(out, n, "ok");
 		return;
@@ -627,23 +606,21 @@ live_add(struct ph_hub_sessions *t, const unsigned char *sid, struct json_object
 	}
 	t->live = ph_xrealloc(t->live, (t->nlive + 1) * sizeof *t->live);
 	l = &t->live[t->nlive++];
-	memcpy(l->sid, sid, SID_BYTES);
-	l->iat = json_object_get_int64(ph_jget(m, "iat"));
-	l->exp = json_object_get_int64(ph_jget(m, "exp"));
-	l->principal = ph_jstr(m, "principal") ? ph_xstrdup(ph_jstr(m, "principal")) : NULL;
-	l->assigns = json_object_is_type(as, json_type_object) ? json_object_get(as) : NULL;
+	memcpy(l->sid, m->sid, SID_BYTES);
+	l->iat = m->iat;
+	l->exp = m->exp;
+	l->principal = m->principal ? ph_xstrdup(m->principal) : NULL;
+	l->assigns = json_object_get(m->assigns);
 	snprintf(out, n, "ok");
 }
 
 /* The session sid was ended with DELETE (m: the worker's message, with the
  * session's principal, issue time and the request's assigns): the hook. */
 static void
-ended_now(struct ph_hub_sessions *t, const unsigned char *sid, struct json_object *m, int64_t now_s)
+ended_now(struct ph_hub_sessions *t, const struct ph_hubmsg_session *m, int64_t now_s)
 {
-	long i = live_find(t, sid);
-	struct json_object *as = ph_jget(m, "assigns");
-	call_end_hook(t, ph_jstr(m, "principal"), json_object_is_type(as, json_type_object) ? as : NULL,
-		      now_s - json_object_get_int64(ph_jget(m, "iat")), "deleted");
+	long i = live_find(t, m->sid);
+	call_end_hook(t, m->principal, m->assigns, now_s - m->iat, "deleted");
 	if (i >= 0)
 		live_drop(t, (size_t)i);
 }
@@ -661,76 +638,54 @@ live_expire(struct ph_hub_sessions *t, int64_t now_s)
 	}
 }
 
-bool
-ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len, int fd)
+/* A session message m (borrowed) from a worker waiting on fd: the answer
+ * for it in out. */
+static void
+session_message(struct ph_hub_sessions *t, const struct ph_hubmsg *msg, char *out, size_t n)
 {
-	static const char tag[] = "{\"session\":", ptag[] = "{\"park\":";
-	struct json_object *m = NULL, *exp;
-	const char *what, *hex;
-	unsigned char sid[SID_BYTES];
-	size_t got = 0;
+	const struct ph_hubmsg_session *m = &msg->u.session;
 	int64_t now_s = (int64_t)time(NULL);
-	if (len >= sizeof ptag && memcmp(text, ptag, sizeof ptag - 1) == 0) {
-		if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (what = ph_jstr(m, "park")) == NULL) {
-			ph_log("error", "hub: a park message it cannot read (over 64 KiB?); refused");
-			reply(fd, "no unreadable message");
-			if (fd >= 0)
-				close(fd);
-		} else if (strcmp(what, "call") == 0 && fd >= 0) {
-			park_call(t, m, fd);
-		} else if (strcmp(what, "answer") == 0) {
-			park_answer(t, m, fd);
-			if (fd >= 0)
-				close(fd);
-		} else if (fd >= 0) {
-			close(fd);
-		}
-		json_object_put(m);
-		return true;
-	}
-	if (len < sizeof tag || memcmp(text, tag, sizeof tag - 1) != 0)
-		return false;
-	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m) || (what = ph_jstr(m, "session")) == NULL ||
-	    (hex = ph_jstr(m, "sid")) == NULL || strlen(hex) != 2 * SID_BYTES ||
-	    sodium_hex2bin(sid, sizeof sid, hex, strlen(hex), NULL, &got, NULL) != 0 ||
-	    got != SID_BYTES) {
-		ph_log("error", "hub: a session message it cannot read; ignored");
-		reply(fd, "no unreadable message");
-	} else if (strcmp(what, "check") == 0) {
-		char out[64];
-		if (is_ended(t, sid, now_s))
-			snprintf(out, sizeof out, "ended");
+	if (msg->type == PH_HUBMSG_SESSION_CHECK) {
+		if (is_ended(t, m->sid, now_s))
+			snprintf(out, n, "ended");
 		else
-			ph_hub_states_check(t->states, sid, out, sizeof out);
-		reply(fd, out);
-	} else if (strcmp(what, "end") == 0 && (exp = ph_jget(m, "exp")) != NULL &&
-		   json_object_is_type(exp, json_type_int)) {
-		bool again = is_ended(t, sid, now_s);
-		const char *why = remember(t, sid, json_object_get_int64(exp), now_s);
-		char out[160];
+			ph_hub_states_check(t->states, m->sid, out, n);
+	} else if (msg->type == PH_HUBMSG_SESSION_END && m->has_exp) {
+		bool again = is_ended(t, m->sid, now_s);
+		const char *why = remember(t, m->sid, m->exp, now_s);
 		if (why != NULL)
 			ph_log("warning", "hub: a session cannot be ended: %s", why);
 		else
-			ph_hub_states_end(t->states, sid);
+			ph_hub_states_end(t->states, m->sid);
 		if (why == NULL && !again)
-			ended_now(t, sid, m, now_s);
-		snprintf(out, sizeof out, "%s%s", why ? "no " : "ok", why ? why : "");
+			ended_now(t, m, now_s);
+		snprintf(out, n, "%s%s", why ? "no " : "ok", why ? why : "");
+	} else if (is_ended(t, m->sid, now_s)) {
+		snprintf(out, n, "no the session was ended");
+	} else if (msg->type == PH_HUBMSG_SESSION_ISSUED) {
+		live_add(t, m, out, n);
+	} else if (!ph_hub_states_message(t->states, msg, out, n)) {
+		snprintf(out, n, "no unknown session message");
+	}
+}
+
+void
+ph_hub_sessions_message(struct ph_hub_sessions *t, const struct ph_hubmsg *m, int fd)
+{
+	char out[300];
+	switch (m->type) {
+	case PH_HUBMSG_PARK_CALL:
+		if (fd >= 0)
+			park_call(t, &m->u.call, fd);
+		return;
+	case PH_HUBMSG_PARK_ANSWER:
+		park_answer(t, &m->u.answer, fd);
+		break;
+	default:
+		session_message(t, m, out, sizeof out);
 		reply(fd, out);
-	} else if (is_ended(t, sid, now_s)) {
-		reply(fd, "no the session was ended");
-	} else if (strcmp(what, "issued") == 0) {
-		char out[16];
-		live_add(t, sid, m, out, sizeof out);
-		reply(fd, out);
-	} else {
-		char out[300];
-		if (ph_hub_states_message(t->states, what, sid, m, out, sizeof out))
-			reply(fd, out);
-		else
-			reply(fd, "no unknown session message");
+		break;
 	}
 	if (fd >= 0)
 		close(fd);
-	json_object_put(m);
-	return true;
 }

@@ -6,6 +6,7 @@
 #define PH_HUB_SESSION_H
 #include "first.h"
 #include "ph_server.h"
+#include "ph_hubmsg.h"
 
 struct ph_hub_sessions;
 struct ph_hub_states;
@@ -18,9 +19,10 @@ void ph_hub_sessions_free(struct ph_hub_sessions *t);
 struct ph_hub_states *ph_hub_sessions_states(struct ph_hub_sessions *t);
 /* After a reload: the limits of srv apply. */
 void ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv);
-/* True when text (len bytes) is a session message ({"session":...}); then it
- * is handled and fd (the reply socket, -1: none came) taken. */
-bool ph_hub_sessions_message(struct ph_hub_sessions *t, const char *text, size_t len, int fd);
+/* Handles the session or park message m (SESSION_*, PARK_CALL,
+ * PARK_ANSWER; borrowed); fd (the reply socket, or the parked call's
+ * connection; -1: none came) is taken. */
+void ph_hub_sessions_message(struct ph_hub_sessions *t, const struct ph_hubmsg *m, int fd);
 /* Called every loop: forgets ended ids past their expiry now and then. */
 void ph_hub_sessions_tick(struct ph_hub_sessions *t);
 /* The epoll fd of the parked calls' connections, for the hub's loop; when

@@ -199,24 +199,23 @@ ph_hub_states_tick(struct ph_hub_states *t)
 /* Takes what the session's lists are computed on from m (the latest
  * request's: an authenticator may answer otherwise as time goes by). */
 static void
-take_viewer(struct ph_hstate *st, struct json_object *m)
+take_viewer(struct ph_hstate *st, const struct ph_hubmsg_session *m)
 {
-	struct json_object *as = ph_jget(m, "assigns");
 	ph_access_free(st->own);
-	st->own = ph_access_read(ph_jget(m, "access"));
+	st->own = ph_access_read(m->access);
 	json_object_put(st->assigns);
-	st->assigns = json_object_is_type(as, json_type_object) ? json_object_get(as) : NULL;
+	st->assigns = json_object_get(m->assigns);
 }
 
 /* The state of the session m names (sid hex), made when it has none and
  * make is set. Returns NULL with the reason in out: over
  * sessions.max_state, or the message does not say whose session it is. */
 static struct ph_hstate *
-state_for(struct ph_hub_states *t, const char *sid, struct json_object *m, bool make, char *out, size_t n)
+state_for(struct ph_hub_states *t, const char *sid, const struct ph_hubmsg_session *m, bool make, char *out,
+	  size_t n)
 {
 	struct ph_hstate *st = find(t, sid);
-	struct json_object *exp = ph_jget(m, "exp");
-	const char *who = ph_jstr(m, "who");
+	const char *who = m->who;
 	long long max = t->srv->conf->sessions.max_state;
 	if (st != NULL) {
 		if (who == NULL ? st->who != NULL : (st->who == NULL || strcmp(st->who, who) != 0)) {
@@ -231,7 +230,7 @@ state_for(struct ph_hub_states *t, const char *sid, struct json_object *m, bool 
 		snprintf(out, n, "ok");
 		return NULL;
 	}
-	if (!json_object_is_type(exp, json_type_int)) {
+	if (!m->has_exp) {
 		snprintf(out, n, "no the message does not carry the session's expiry");
 		return NULL;
 	}
@@ -245,8 +244,8 @@ state_for(struct ph_hub_states *t, const char *sid, struct json_object *m, bool 
 	st = ph_xcalloc(1, sizeof *st);
 	memcpy(st->sid, sid, SID_HEX);
 	st->who = who ? ph_xstrdup(who) : NULL;
-	st->principal = ph_jstr(m, "principal") ? ph_xstrdup(ph_jstr(m, "principal")) : NULL;
-	st->exp_s = json_object_get_int64(exp);
+	st->principal = m->principal ? ph_xstrdup(m->principal) : NULL;
+	st->exp_s = m->exp;
 	st->used_us = ph_now_us();
 	st->level = PH_LOG_NONE;
 	st->next_id = 1;
@@ -418,18 +417,14 @@ unsubscribe(struct ph_hub_states *t, struct ph_hstate *st, const char *uri)
 }
 
 bool
-ph_hub_states_message(struct ph_hub_states *t, const char *what, const unsigned char *sid,
-		      struct json_object *m, char *out, size_t n)
+ph_hub_states_message(struct ph_hub_states *t, const struct ph_hubmsg *msg, char *out, size_t n)
 {
-	char hex[SID_HEX + 1];
+	const struct ph_hubmsg_session *m = &msg->u.session;
+	const char *hex = m->hex, *uri = m->uri;
 	struct ph_hstate *st;
-	const char *uri = ph_jstr(m, "uri");
-	bool unsub = strcmp(what, "unsub") == 0;
-	if (strcmp(what, "level") != 0 && strcmp(what, "sub") != 0 && !unsub && strcmp(what, "open") != 0)
-		return false;
-	sodium_bin2hex(hex, sizeof hex, sid, SID_HEX / 2);
-	if (strcmp(what, "level") == 0) {
-		int level = ph_jstr(m, "level") ? ph_log_level_parse(ph_jstr(m, "level")) : PH_LOG_NONE;
+	switch (msg->type) {
+	case PH_HUBMSG_SESSION_LEVEL: {
+		int level = m->level ? ph_log_level_parse(m->level) : PH_LOG_NONE;
 		if (level == PH_LOG_NONE)
 			snprintf(out, n, "no not a log level");
 		else if ((st = state_for(t, hex, m, true, out, n)) != NULL) {
@@ -438,21 +433,26 @@ ph_hub_states_message(struct ph_hub_states *t, const char *what, const unsigned 
 		}
 		return true;
 	}
-	if (strcmp(what, "open") != 0 && uri == NULL) {
-		snprintf(out, n, "no the message names no uri");
+	case PH_HUBMSG_SESSION_OPEN:
+		if (state_for(t, hex, m, true, out, n) != NULL)
+			snprintf(out, n, "ok");
 		return true;
-	}
-	if ((st = state_for(t, hex, m, !unsub, out, n)) == NULL)
+	case PH_HUBMSG_SESSION_SUB:
+	case PH_HUBMSG_SESSION_UNSUB:
+		if (uri == NULL)
+			snprintf(out, n, "no the message names no uri");
+		else if ((st = state_for(t, hex, m, msg->type == PH_HUBMSG_SESSION_SUB, out, n)) == NULL)
+			; /* out says why */
+		else if (msg->type == PH_HUBMSG_SESSION_UNSUB) {
+			unsubscribe(t, st, uri);
+			snprintf(out, n, "ok");
+		} else {
+			subscribe(t, st, uri, m->path, out, n);
+		}
 		return true;
-	if (strcmp(what, "open") == 0)
-		snprintf(out, n, "ok");
-	else if (unsub) {
-		unsubscribe(t, st, uri);
-		snprintf(out, n, "ok");
-	} else {
-		subscribe(t, st, uri, ph_jstr(m, "path"), out, n);
+	default:
+		return false;
 	}
-	return true;
 }
 
 void

@@ -10,6 +10,7 @@
 #define PH_HUB_STATE_H
 #include "first.h"
 #include "ph_server.h"
+#include "ph_hubmsg.h"
 #include "ph_util.h"
 
 struct ph_hub_states;
@@ -43,11 +44,10 @@ void ph_hub_states_authz(struct ph_hub_states *t, struct ph_hub_authz *authz);
 /* After a reload: the limits of srv apply and every subscription is
  * checked again against its principal's access (one it lost is dropped). */
 void ph_hub_states_reconf(struct ph_hub_states *t, struct ph_server *srv);
-/* A session message m (borrowed; what is "session", sid its 16 bytes) that
- * is about state: "level", "sub", "unsub", "open". Writes the answer for
- * the worker in out and returns true; false when what is none of those. */
-bool ph_hub_states_message(struct ph_hub_states *t, const char *what, const unsigned char *sid,
-			   struct json_object *m, char *out, size_t n);
+/* A session message m (borrowed) that is about state: SESSION_LEVEL,
+ * SESSION_SUB, SESSION_UNSUB, SESSION_OPEN. Writes the answer for the
+ * worker in out and returns true; false when m is none of those. */
+bool ph_hub_states_message(struct ph_hub_states *t, const struct ph_hubmsg *m, char *out, size_t n);
 /* The answer to "check" for a live session: "live", or "live LEVEL" once
  * logging/setLevel set one. The state, if any, counts as used now. */
 void ph_hub_states_check(struct ph_hub_states *t, const unsigned char *sid, char *out, size_t n);

@@ -674,28 +674,21 @@ stop_unrecorded(struct ph_hub_tasks *t, const char *id)
 	sigqueue(run->pid, SIGUSR1, v); /* our child, not yet reaped */
 }
 
-bool
-ph_hub_tasks_message(struct ph_hub_tasks *t, const char *text, size_t len, int fd)
+void
+ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd)
 {
-	struct json_object *m;
-	const char *what, *id;
-	if (len < 9 || memcmp(text, "{\"task\":", 8) != 0)
-		return false;
-	if (!ph_json_parse(text, len, 4, &m) || (what = ph_jstr(m, "task")) == NULL ||
-	    !ph_task_id_ok(id = ph_jstr(m, "id"))) {
+	const char *id = m->u.task;
+	if (!ph_task_id_ok(id))
 		ph_log("error", "hub: a task message it cannot read; ignored");
-	} else if (strcmp(what, "start") == 0 && fd >= 0) {
+	else if (m->type == PH_HUBMSG_TASK_START && fd >= 0) {
 		start(t, id, fd);
 		fd = -1;
-	} else if (strcmp(what, "changed") == 0) {
+	} else if (m->type == PH_HUBMSG_TASK_CHANGED)
 		changed(t, id);
-	} else if (strcmp(what, "cancel") == 0) {
+	else if (m->type == PH_HUBMSG_TASK_CANCEL)
 		stop_unrecorded(t, id);
-	}
 	if (fd >= 0)
 		close(fd);
-	json_object_put(m);
-	return true;
 }
 
 void

@@ -8,6 +8,7 @@
 #define PH_HUB_TASK_H
 #include "first.h"
 #include "ph_server.h"
+#include "ph_hubmsg.h"
 
 struct ph_hub_tasks;
 
@@ -22,9 +23,9 @@ struct ph_hub_tasks *ph_hub_tasks_new(struct ph_server *srv, ph_hub_task_fn chan
 void ph_hub_tasks_free(struct ph_hub_tasks *t);
 /* After a reload: later tasks use srv; running ones keep their handler. */
 void ph_hub_tasks_reconf(struct ph_hub_tasks *t, struct ph_server *srv);
-/* True when text (len bytes) is a task message; then it is handled, fd
- * (-1: none came) taken. */
-bool ph_hub_tasks_message(struct ph_hub_tasks *t, const char *text, size_t len, int fd);
+/* Handles the task message m (TASK_START, TASK_CHANGED, TASK_CANCEL; borrowed);
+ * fd (-1: none came) is taken. */
+void ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd);
 /* SIGCHLD: reaps the supervisors that ended. */
 void ph_hub_tasks_reap(struct ph_hub_tasks *t);
 /* Called every loop: a bounded step of the pass over the store. */

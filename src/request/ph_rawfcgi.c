@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_rawfcgi.h"
 #include "ph_fcgi_wire.h"
+#include "ph_hubmsg.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -131,12 +132,10 @@ raw_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 	struct raw *w = (struct raw *)ex;
 	struct ph_buf msg;
 	int rc;
-	if (ph_hub_fd < 0 || len < 2 || desc[len - 1] != '}' || w->failed)
+	if (ph_hub_fd < 0 || w->failed)
 		return -1;
 	ph_buf_init(&msg);
-	ph_buf_add(&msg, desc, len - 1);
-	ph_buf_printf(&msg, ",\"rid\":%u}", w->rid);
-	rc = ph_hub_send(msg.data, msg.len, w->fd, 200);
+	rc = ph_hubmsg_add_rid(&msg, desc, len, w->rid) ? ph_hub_send(msg.data, msg.len, w->fd, 200) : -1;
 	ph_buf_free(&msg);
 	if (rc != 0)
 		return -1;
@@ -173,9 +172,9 @@ rawfcgi_new(int fd, unsigned rid)
 }
 
 struct ph_exchange *
-ph_rawfcgi_resume(int fd, struct json_object *desc)
+ph_rawfcgi_resume(int fd, unsigned rid)
 {
-	return rawfcgi_new(fd, (unsigned)json_object_get_int(ph_jget(desc, "rid")) & 0xffff);
+	return rawfcgi_new(fd, rid & 0xffff);
 }
 
 void

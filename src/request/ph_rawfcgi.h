@@ -11,11 +11,10 @@
 #include <json-c/json.h>
 
 /* The exchange of a call the hub handed back on its connection fd (taken),
- * from the hub's description of the call (borrowed), which carries the
- * front's request on that connection: the FastCGI request id ("rid") the
- * front added when it handed the stream over. Caller frees with
- * ph_rawfcgi_end. */
-struct ph_exchange *ph_rawfcgi_resume(int fd, struct json_object *desc);
+ * for the front's request on that connection: the FastCGI request id rid
+ * the front added when it handed the stream over (ph_hubmsg_add_rid).
+ * Caller frees with ph_rawfcgi_end. */
+struct ph_exchange *ph_rawfcgi_resume(int fd, unsigned rid);
 /* Ends the stream (unless it went back to the hub) and closes fd. */
 void ph_rawfcgi_end(struct ph_exchange *ex);
 #endif

@@ -10,6 +10,8 @@
  * ends with it) counts in the total only. */
 #include "first.h"
 #include "ph_shared.h"
+#include "ph_hubmsg.h"
+#include "ph_json.h"
 #include "ph_shm.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -472,6 +474,17 @@ ph_hub_send(const char *text, size_t len, int fd, int wait_ms)
 	return ph_send_fd(ph_hub_fd, text, len, fd, wait_ms);
 }
 
+int
+ph_hub_send_json(struct json_object *m, int fd, int wait_ms)
+{
+	size_t len;
+	const char *text = ph_json_text(m, &len);
+	int rc = ph_hub_send(text, len, fd, wait_ms), e = errno;
+	json_object_put(m);
+	errno = e;
+	return rc;
+}
+
 static int (*local_announce)(const char *uri);
 
 void
@@ -491,8 +504,7 @@ ph_shared_announce_updated(const char *uri)
 		return -1;
 	if (ph_hub_fd < 0)
 		return local_announce ? local_announce(uri) : -1;
-	m = json_object_new_object();
-	json_object_object_add(m, "updated", json_object_new_string(uri));
+	m = ph_hubmsg_updated(uri);
 	text = json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &len);
 	/* no descriptor: the hub takes it as an announcement, not a stream */
 	if (len <= PH_HUB_MSG_MAX)

@@ -75,6 +75,9 @@ extern int ph_hub_fd;
  * channel (many workers at once can fill it for a moment). Returns 0, or
  * -1 with errno (EBADF: there is no hub). */
 int ph_hub_send(const char *text, size_t len, int fd, int wait_ms);
+/* Sends the hub message m (taken: one of ph_hubmsg.h's builders) as
+ * ph_hub_send does. */
+int ph_hub_send_json(struct json_object *m, int fd, int wait_ms);
 /* The same on any unix socket sock (a reply socket of the hub's). */
 int ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms);
 /* The largest message on that channel that travels as one datagram; a

@@ -1,6 +1,7 @@
 /* ph_task.c: the task store (ph_task.h). */
 #include "first.h"
 #include "ph_task.h"
+#include "ph_hubmsg.h"
 #include "ph_json.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -280,8 +281,6 @@ ph_task_view(struct json_object *rec)
 void
 ph_task_changed(const char *id)
 {
-	char msg[PH_TASK_ID_MAX + 40];
-	int n = snprintf(msg, sizeof msg, "{\"task\":\"changed\",\"id\":\"%s\"}", id);
-	if (ph_hub_fd >= 0 && ph_hub_send(msg, (size_t)n, -1, 200) != 0)
+	if (ph_hub_fd >= 0 && ph_hub_send_json(ph_hubmsg_task(PH_HUBMSG_TASK_CHANGED, id), -1, 200) != 0)
 		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
 }

@@ -65,15 +65,17 @@ static const char *
 say(struct ph_hub_states *t, const char *what, const unsigned char *sid, const char *more)
 {
 	static char out[400];
-	struct json_object *m;
+	struct ph_hubmsg m;
 	char text[512];
-	snprintf(text, sizeof text, "{\"session\":\"%s\",\"sid\":\"%s\",\"exp\":99999999999,\"who\":\"alice\"%s%s}",
+	snprintf(text, sizeof text, "{\"hub\":\"session.%s\",\"sid\":\"%s\",\"exp\":99999999999,\"who\":\"alice\"%s%s}",
 		 what, hex(sid), more ? "," : "", more ? more : "");
-	if (!ph_json_parse(text, strlen(text), 8, &m))
+	if (!ph_hubmsg_parse(text, strlen(text), &m)) {
+		ph_hubmsg_free(&m);
 		return "(bad test message)";
-	if (!ph_hub_states_message(t, what, sid, m, out, sizeof out))
+	}
+	if (!ph_hub_states_message(t, &m, out, sizeof out))
 		snprintf(out, sizeof out, "(not a state message)");
-	json_object_put(m);
+	ph_hubmsg_free(&m);
 	return out;
 }
 
