@@ -294,30 +294,22 @@ read_answer(struct json_object *res, struct answer *a)
 	a->built = in_order && (a->has_ie || next <= 2);
 }
 
-/* Turns a handler's answer into a CallToolResult. Returns the result
- * (caller owns): res itself, one more reference, when it already is one
- * (isError added when missing; res is the caller's own), else a copy of
- * what it may hold; problems with the answer are logged and give the
- * generic failure. */
-struct json_object *
-ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
+/* The error result answer a (of tool t; label names it in the log) gets
+ * instead of itself: isError not a boolean, bad content, or output its
+ * schema refuses; NULL when it is good, with *is_error its isError. */
+static struct json_object *
+answer_refused(const struct ph_tool *t, const struct answer *a, const char *label, bool *is_error)
 {
-	struct answer a;
-	struct json_object *content, *sc, *ie, *meta, *out;
-	bool is_error = false, has_sc, sc_text;
+	struct json_object *content = a->content, *sc = a->sc, *ie = a->ie, *out;
+	bool has_sc = a->has_sc;
 	char why[200];
-	read_answer(res, &a);
-	content = a.content;
-	sc = a.sc;
-	ie = a.ie;
-	meta = a.meta;
-	has_sc = a.has_sc;
+	*is_error = false;
 	if (ie != NULL) {
 		if (!json_object_is_type(ie, json_type_boolean)) {
 			ph_log("warning", "%s: isError must be a boolean", label);
 			return ph_tool_error_result(generic_failure);
 		}
-		is_error = json_object_get_boolean(ie);
+		*is_error = json_object_get_boolean(ie);
 	}
 	if (content != NULL) {
 		if (!json_object_is_type(content, json_type_array)) {
@@ -334,7 +326,7 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 		ph_log("warning", "%s: the result has neither content nor structuredContent", label);
 		return ph_tool_error_result(generic_failure);
 	}
-	if (!is_error && t->out != NULL) {
+	if (!*is_error && t->out != NULL) {
 		struct ph_buf e;
 		int n;
 		char *msg;
@@ -355,6 +347,27 @@ ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *lab
 		}
 		ph_buf_free(&e);
 	}
+	return NULL;
+}
+
+/* Turns a handler's answer into a CallToolResult. Returns the result
+ * (caller owns): res itself, one more reference, when it already is one
+ * (isError added when missing; res is the caller's own), else a copy of
+ * what it may hold; problems with the answer are logged and give the
+ * generic failure. */
+struct json_object *
+ph_tool_result(const struct ph_tool *t, struct json_object *res, const char *label)
+{
+	struct answer a;
+	struct json_object *content, *sc, *meta, *out;
+	bool is_error, has_sc, sc_text;
+	read_answer(res, &a);
+	if ((out = answer_refused(t, &a, label, &is_error)) != NULL)
+		return out;
+	content = a.content;
+	sc = a.sc;
+	meta = a.meta;
+	has_sc = a.has_sc;
 	sc_text = has_sc && (content == NULL || json_object_array_length(content) == 0);
 	/* A fast path (docs/internals.md): the answer is the result, not a
 	 * copy. It saves 1,104 to 1,437 of some 34,000 instructions a module
