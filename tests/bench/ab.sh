@@ -66,37 +66,6 @@ YAML
 	echo "$f"
 }
 
-# groups LABEL A_URL A_PID B_URL B_PID: prints each group and the summary
-# lines of the transport
-groups() {
-	local label=$1 au=$2 ap=$3 bu=$4 bp=$5 g a b c d rr=() cr=() ta=0 tb=0 ca=0 cb=0 na=0 nb=0
-	for g in $(seq "$GROUPS_N"); do
-		a=($(slice "$au" "$ap")) b=($(slice "$bu" "$bp")) c=($(slice "$bu" "$bp")) d=($(slice "$au" "$ap"))
-		ta=$(awk -v s="$ta" -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print s + x + y }')
-		tb=$(awk -v s="$tb" -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print s + x + y }')
-		ca=$((ca + a[1] + d[1])) na=$((na + a[2] + d[2]))
-		cb=$((cb + b[1] + c[1])) nb=$((nb + b[2] + c[2]))
-		# this group's ratios (req/s, CPU a request) and CPU us a request
-		set -- $(awk -v a="${a[0]}" -v b="${b[0]}" -v c="${c[0]}" -v d="${d[0]}" \
-			-v ca=$((a[1] + d[1])) -v cb=$((b[1] + c[1])) -v na=$((a[2] + d[2])) -v nb=$((b[2] + c[2])) \
-			'BEGIN {
-			ua = na > 0 ? ca / 1e3 / na : 0; ub = nb > 0 ? cb / 1e3 / nb : 0
-			printf "%.4f %.4f %.1f %.1f", (a + d > 0 ? (b + c) / (a + d) : 0), (ua > 0 ? ub / ua : 0), ua, ub }')
-		rr+=("$1") cr+=("$2")
-		printf '  %-5s group %2d: A %6.0f %6.0f  B %6.0f %6.0f req/s  ratio %s   CPU us/req A %s B %s  ratio %s  (steal %s)\n' \
-			"$label" "$g" "${a[0]}" "${d[0]}" "${b[0]}" "${c[0]}" "$1" "$3" "$4" "$2" \
-			"$(awk -v x="${a[3]}" -v y="${b[3]}" -v z="${c[3]}" -v w="${d[3]}" 'BEGIN { printf "%.3f", (x + y + z + w) / 4 }')"
-	done
-	set -- $(printf '%s\n' "${rr[@]}" | spread)
-	echo "$label: throughput B/A $(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')" \
-		"(groups: median $1, $2 to $3; mean +- 2 s.e. $4 to $5)"
-	set -- $(printf '%s\n' "${cr[@]}" | spread)
-	awk -v ca="$ca" -v cb="$cb" -v na="$na" -v nb="$nb" -v l="$label" -v s="median $1, $2 to $3; mean +- 2 s.e. $4 to $5" 'BEGIN {
-		ua = na > 0 ? ca / 1e3 / na : 0; ub = nb > 0 ? cb / 1e3 / nb : 0
-		printf "%s: CPU a request A %.1f us, B %.1f us: B/A %.3f (groups: %s; %d and %d requests)\n",
-			l, ua, ub, (ua > 0 ? ub / ua : 0), s, na, nb }'
-}
-
 # ir_side DIR: the instructions a tools/call request costs DIR's build:
 # sets IR to "INSTRUCTIONS REQUESTS"
 ir_side() {

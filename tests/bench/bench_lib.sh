@@ -61,13 +61,15 @@ steal_now() {
 
 # slice URL PIDS...: "REQ_PER_S CPU REQUESTS STEAL_FRACTION" of one wrk
 # run of PAIR_SECS on URL (tools/call echo), CPU the clock ticks of PIDS'
-# trees meanwhile (SLICE_CPU=cpu_ns: their nanoseconds)
+# trees meanwhile (SLICE_CPU=cpu_ns: their nanoseconds); SLICE_H: a header
+# to send ("Name: value")
 slice() {
-	local url=$1 c0 c1 s0 s1 out; shift
+	local url=$1 c0 c1 s0 s1 out h=(); shift
+	[ -n "${SLICE_H:-}" ] && h=(-H "$SLICE_H")
 	c0=$(${SLICE_CPU:-cpu_ticks} "$@")
 	s0=($(steal_now))
 	out=$(MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
-		wrk -t2 -c"$CONNS" -d"${PAIR_SECS}s" --timeout 5s -s "$LUA" "$url" 2>&1 | grep '^RESULT')
+		wrk -t2 -c"$CONNS" -d"${PAIR_SECS}s" --timeout 5s -s "$LUA" "${h[@]}" "$url" 2>&1 | grep '^RESULT')
 	s1=($(steal_now))
 	c1=$(${SLICE_CPU:-cpu_ticks} "$@")
 	set -- $out
@@ -87,6 +89,45 @@ spread() {
 			m = s / NR; sd = NR > 1 ? sqrt((q - NR * m * m) / (NR - 1)) : 0; se = sd / sqrt(NR)
 			printf "%.3f %.3f %.3f %.3f %.3f", med, v[1], v[NR], m - 2 * se, m + 2 * se
 		}'
+}
+
+# groups LABEL A_URL A_PIDS B_URL B_PIDS: GROUPS_N groups of slices of A, B,
+# B, A (PIDS: a space-separated list, whose trees' CPU is counted); prints
+# each group and the two summary lines, throughput and CPU a request, B
+# against A. GROUP_A_H and GROUP_B_H: a request header each side sends
+# (SLICE_H of slice), none when empty; GROUP_A and GROUP_B: the sides'
+# names in what is printed (default A and B). Sets GROUPS_TA and GROUPS_TB:
+# each side's req/s summed over its slices.
+groups() {
+	local label=$1 au=$2 ap=$3 bu=$4 bp=$5 g a b c d rr=() cr=() ta=0 tb=0 ca=0 cb=0 na=0 nb=0
+	local A=${GROUP_A:-A} B=${GROUP_B:-B}
+	for g in $(seq "$GROUPS_N"); do
+		a=($(SLICE_H=${GROUP_A_H:-} slice "$au" $ap)) b=($(SLICE_H=${GROUP_B_H:-} slice "$bu" $bp))
+		c=($(SLICE_H=${GROUP_B_H:-} slice "$bu" $bp)) d=($(SLICE_H=${GROUP_A_H:-} slice "$au" $ap))
+		ta=$(awk -v s="$ta" -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print s + x + y }')
+		tb=$(awk -v s="$tb" -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print s + x + y }')
+		ca=$((ca + a[1] + d[1])) na=$((na + a[2] + d[2]))
+		cb=$((cb + b[1] + c[1])) nb=$((nb + b[2] + c[2]))
+		# this group's ratios (req/s, CPU a request) and CPU us a request
+		set -- $(awk -v a="${a[0]}" -v b="${b[0]}" -v c="${c[0]}" -v d="${d[0]}" \
+			-v ca=$((a[1] + d[1])) -v cb=$((b[1] + c[1])) -v na=$((a[2] + d[2])) -v nb=$((b[2] + c[2])) \
+			'BEGIN {
+			ua = na > 0 ? ca / 1e3 / na : 0; ub = nb > 0 ? cb / 1e3 / nb : 0
+			printf "%.4f %.4f %.1f %.1f", (a + d > 0 ? (b + c) / (a + d) : 0), (ua > 0 ? ub / ua : 0), ua, ub }')
+		rr+=("$1") cr+=("$2")
+		printf "  %-5s group %2d: $A %6.0f %6.0f  $B %6.0f %6.0f req/s  ratio %s   CPU us/req $A %s $B %s  ratio %s  (steal %s)\n" \
+			"$label" "$g" "${a[0]}" "${d[0]}" "${b[0]}" "${c[0]}" "$1" "$3" "$4" "$2" \
+			"$(awk -v x="${a[3]}" -v y="${b[3]}" -v z="${c[3]}" -v w="${d[3]}" 'BEGIN { printf "%.3f", (x + y + z + w) / 4 }')"
+	done
+	GROUPS_TA=$ta GROUPS_TB=$tb
+	set -- $(printf '%s\n' "${rr[@]}" | spread)
+	echo "$label: throughput $B/$A $(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')" \
+		"(groups: median $1, $2 to $3; mean +- 2 s.e. $4 to $5)"
+	set -- $(printf '%s\n' "${cr[@]}" | spread)
+	awk -v ca="$ca" -v cb="$cb" -v na="$na" -v nb="$nb" -v l="$label" -v A="$A" -v B="$B" -v s="median $1, $2 to $3; mean +- 2 s.e. $4 to $5" 'BEGIN {
+		ua = na > 0 ? ca / 1e3 / na : 0; ub = nb > 0 ? cb / 1e3 / nb : 0
+		printf "%s: CPU a request %s %.1f us, %s %.1f us: %s/%s %.3f (groups: %s; %d and %d requests)\n",
+			l, A, ua, B, ub, B, A, (ua > 0 ? ub / ua : 0), s, na, nb }'
 }
 
 # phantom_nginx PHANTOM CONF tcp|unix [ARGS...]: runs PHANTOM -c CONF ARGS
