@@ -11,9 +11,10 @@
 #   none     no auth at all
 #   oauth    auth.mode oauth, one valid RS256 JWT (verified once per worker,
 #            then remembered)                       oauth/none: target >= 0.9
-#            (paired: OAUTH_PAIRS groups of none, oauth, oauth, none of
-#            OAUTH_PAIR_SECONDS each; the none and oauth lines show the
-#            first group's slices)
+#            paired: both up at once, each behind an nginx of its own,
+#            OAUTH_PAIRS (default 12) groups of none, oauth, oauth, none
+#            slices of OAUTH_PAIR_SECONDS (default 2) with wrk -t2: the
+#            throughput ratio and the CPU a request (Phantom and nginx)
 #   exec     the same token checked by tests/oauth/jwt_auth.py (python3-jwt)
 #            as an auth.mode exec authenticator     oauth/exec
 #   verify   per algorithm (RS256, ES256, EdDSA): a token of the
@@ -32,6 +33,7 @@
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
 . "$top_srcdir/tests/oauth-lib.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
 set +u
 SECS=${OAUTH_SECONDS:-5}
 CONNS=${OAUTH_CONNS:-16}
@@ -83,35 +85,31 @@ TOK=$(as_token mcp:read)
 [ -n "$TOK" ] || die "no token from the authorization server"
 curl -s "$AS_URL/jwks" >"$T_DIR/jwks.json"
 
-# oauth/none, paired: OAUTH_PAIRS groups of none, oauth, oauth, none slices
-# of OAUTH_PAIR_SECONDS each (a 1 s warm-up after each restart), so that a
-# drift of the machine over a group cancels to first order; one slice of
-# each, unpaired, spread from 0.44 to 1.10 on this hypervisor's steal
-PAIRS=${OAUTH_PAIRS:-4}
-# warm CONF [TOKEN]: Phantom restarted with CONF, then a 1 s warm-up
-# (in this shell: restart keeps PH_PID)
-warm() {
-	restart "$1"
-	SECS=1 tool "$CONNS" ${2:+"$2"} >/dev/null
-}
-# slice [TOKEN]: one measured slice
-slice() { SECS=${OAUTH_PAIR_SECONDS:-3} tool "$CONNS" ${1:+"$1"}; }
-GROUPS_R=() SUM_NONE=0 SUM_JWT=0
+# oauth/none, paired: both sides up at once, each a Phantom of
+# OAUTH_BENCH_WORKERS workers (max_requests 0: the CPU counted is that of
+# live processes) behind an nginx of its own, none on the configuration
+# without its auth section, oauth on the token; OAUTH_PAIRS groups of
+# slices of none, oauth, oauth, none of OAUTH_PAIR_SECONDS each, so that a
+# drift of the machine over a group cancels to first order (one slice of
+# each, unpaired and after a restart, spread from 0.44 to 1.10 on this
+# hypervisor's steal). CPU a request: Phantom's and nginx's, from
+# schedstat (bench_lib.sh), the figure the machine's load moves least.
+GROUPS_N=${OAUTH_PAIRS:-12} PAIR_SECS=${OAUTH_PAIR_SECONDS:-2} SLICE_CPU=cpu_ns
+sed -i 's/^workers: .*/&\nmax_requests: 0/' "$T_DIR/oauth.yaml"
 NONE_CONF=$(conf none)
-for g in $(seq 1 "$PAIRS"); do
-	warm "$NONE_CONF"
-	a=($(slice))
-	warm "$T_DIR/oauth.yaml" "$TOK"
-	b=($(slice "$TOK"))
-	c=($(slice "$TOK"))
-	warm "$NONE_CONF"
-	d=($(slice))
-	[ "$g" = 1 ] && { R_NONE=("${a[@]}"); R_JWT=("${b[@]}"); }
-	GROUPS_R+=("$(ratio "$(awk -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print x + y }')" \
-		"$(awk -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print x + y }')")")
-	SUM_NONE=$(awk -v s="$SUM_NONE" -v x="${a[0]}" -v y="${d[0]}" 'BEGIN { print s + x + y }')
-	SUM_JWT=$(awk -v s="$SUM_JWT" -v x="${b[0]}" -v y="${c[0]}" 'BEGIN { print s + x + y }')
-done
+restart "$T_DIR/oauth.yaml"
+JWT_PIDS="$PH_PID $(cat "$NGINX_DIR/nginx.pid")" JWT_URL=$OAUTH_RESOURCE
+NONE_PORT=$(free_port) || die "no free port"
+"$PHANTOM" -c "$NONE_CONF" --listen "127.0.0.1:$NONE_PORT" 2>>"$T_DIR/phantom-none.log" &
+NONE_PID=$!
+t_started phantom "$NONE_PID" "$T_DIR/phantom-none.log" port_open "$NONE_PORT"
+nginx_start "127.0.0.1:$NONE_PORT" || die "the second nginx did not start"
+NONE_PIDS="$NONE_PID $(cat "$NGINX_DIR/nginx.pid")" NONE_URL=$NGINX_URL
+SECS=1 tool "$CONNS" "$TOK" >/dev/null
+GROUP_A=none GROUP_B=oauth GROUP_B_H="Authorization: Bearer $TOK" groups oauth/none "$NONE_URL" "$NONE_PIDS" "$JWT_URL" "$JWT_PIDS" \
+	>"$T_DIR/paired.txt"
+kill "$NONE_PID"
+wait "$NONE_PID" 2>/dev/null
 restart "$(conf exec auth: '  mode: exec' "  command: [$top_srcdir/tests/oauth/jwt_auth.py, --jwks, $T_DIR/jwks.json, --issuer, \"$AS_URL\", --audience, \"$OAUTH_RESOURCE\"]")"
 R_EXEC=($(tool "$CONNS" "$TOK"))
 
@@ -137,13 +135,15 @@ R_FLOOD=($(MCP_TOKENS=$T_DIR/flood.tokens tool "$CONNS"))
 FETCHES=$(( $(grep -c 'GET /jwks ' "$AS_LOG") - N0 ))
 
 echo "oauth bench: $OAUTH_WORKERS workers, $CONNS connections, $SECS s per measurement, $(nproc) CPUs"
-printf '  none   %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_NONE[0]}" "${R_NONE[1]}" "${R_NONE[2]}" "${R_NONE[3]}"
-printf '  oauth  %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_JWT[0]}" "${R_JWT[1]}" "${R_JWT[2]}" "${R_JWT[3]}"
+R_NONE=$(awk -v t="$GROUPS_TA" -v n="$GROUPS_N" 'BEGIN { printf "%.1f", t / (2 * n) }')
+R_JWT=$(awk -v t="$GROUPS_TB" -v n="$GROUPS_N" 'BEGIN { printf "%.1f", t / (2 * n) }')
+printf '  none   %8s req/s  (mean of the paired slices)\n' "$R_NONE"
+printf '  oauth  %8s req/s  (mean of the paired slices)\n' "$R_JWT"
 printf '  exec   %8s req/s  p50 %6s ms  p99 %6s ms  non-2xx %s\n' "${R_EXEC[0]}" "${R_EXEC[1]}" "${R_EXEC[2]}" "${R_EXEC[3]}"
-echo "  oauth/none, paired ($PAIRS groups of none oauth oauth none): $(ratio "$SUM_JWT" "$SUM_NONE") (target >= 0.9;" \
-	"groups: median $(printf '%s\n' "${GROUPS_R[@]}" | sort -n | awk '{v[NR] = $1} END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')," \
-	"$(printf '%s\n' "${GROUPS_R[@]}" | sort -n | head -1) to $(printf '%s\n' "${GROUPS_R[@]}" | sort -n | tail -1))"
-echo "  oauth/exec (python3-jwt): $(ratio "${R_JWT[0]}" "${R_EXEC[0]}")"
+echo "  oauth/none, paired: $GROUPS_N groups of none oauth oauth none, ${PAIR_SECS}s a slice (target >= 0.9):"
+sed -n 's/^oauth\/none: /    /p' "$T_DIR/paired.txt"
+sed -n 's/^  oauth\/none /      /p' "$T_DIR/paired.txt"
+echo "  oauth/exec (python3-jwt): $(ratio "$R_JWT" "${R_EXEC[0]}")"
 for alg in RS256 ES256 EdDSA; do
 	read -r a us n <<<"${VERIFY[$alg]}"
 	echo "  first-time verification $alg: $us us (decode and signature, mean of $n; $a)"
