@@ -17,6 +17,9 @@
 #              token costs an argon2 check (the behaviour before the limits)
 # Prints the valid user's median and p99 with and without attackers, the
 # ratio loaded/idle for each configuration, and what the attackers got.
+# Then, unless AUTH_OAUTH=0, tests/bench/oauth_bench.sh: auth.mode oauth
+# against no auth and against a python3-jwt exec authenticator, a
+# first-time verification per algorithm, and a flood of unknown kids.
 if [ -z "${top_builddir:-}" ]; then top_builddir=$PWD; fi
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/lib.sh"
 set +u
@@ -89,3 +92,6 @@ echo "auth bench: $W workers, $SECS s per measurement, $ATT attackers, $(nproc) 
 report guarded
 report unguarded
 echo "unguarded/guarded valid-user p50 under attack: $(awk -v a="${LOAD_unguarded[1]}" -v b="${LOAD_guarded[1]}" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')"
+if [ "${AUTH_OAUTH:-1}" != 0 ]; then
+	top_srcdir=$top_srcdir top_builddir=$top_builddir PHANTOM=$PHANTOM bash "$top_srcdir/tests/bench/oauth_bench.sh"
+fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/bench/oauth_bench.sh: what auth.mode oauth costs (not part of make
-# check; make bench-auth runs it after auth_bench.sh).
+# check; auth_bench.sh, or make bench-auth, runs it after its own figures).
 #
 #   cd build && bash ../tests/bench/oauth_bench.sh      # or: make bench-auth
 #
