@@ -60,8 +60,10 @@ bool ph_oauth_has_scopes(struct json_object *scopes, char *const *need, size_t n
  * fetches the keys on schedule and when a worker asks (ph_oauth_tick);
  * workers never fetch. */
 void ph_oauth_master_mode(void);
-/* The master's tick: when the key cache of the configuration c (NULL: no
- * oauth) is due, a child process fetches it (one at a time). Returns the
+/* The master's tick: reads the key file of the configuration c (NULL: no
+ * oauth) as a worker does, so that the workers it forks next start with
+ * the keys parsed; when the key cache is due, a child process fetches it
+ * (one at a time). Returns the
  * time (µs, ph_now_us) by which it wants to be called again. */
 int64_t ph_oauth_tick(struct ph_oauth_conf *c, int64_t now);
 /* The master reaped pid: true when it was the fetching child. */

@@ -571,7 +571,17 @@ ph_oauth_keys_tick(struct ph_oauth_keys *k, int64_t now)
 	long long wall = (long long)ph_wall_ms(), start, end;
 	bool asked;
 	pid_t pid;
-	if (k == NULL || k->lock_path == NULL)
+	if (k == NULL)
+		return now + 3600 * (int64_t)1000000;
+	/* the master reads the keys too, as a worker does: a worker it forks
+	 * starts with them parsed and libcrypto's key types fetched (some 5
+	 * million instructions a worker would otherwise spend on its first
+	 * request) */
+	if (!k->loaded || now - k->checked_us >= STAT_EVERY_US) {
+		k->checked_us = now;
+		(void)reload(k);
+	}
+	if (k->lock_path == NULL)
 		return now + 3600 * (int64_t)1000000;
 	if (fetcher > 0)
 		return now + 1000000; /* SIGCHLD wakes us before */

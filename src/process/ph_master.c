@@ -649,6 +649,9 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	 * reap() takes every child, known or not */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		ph_log("warning", "the master cannot be the subreaper of its processes: %s", strerror(errno));
+	/* the keys read (and a fetch started if they are due) before the
+	 * first fork: the workers start with them */
+	(void)ph_oauth_tick(ph_auth_oauth(m.srv), ph_now_us());
 	spawn_hub(&m);
 	for (long long i = 0; i < m.pool.c.start; i++)
 		spawn(&m, (size_t)i);
