@@ -155,15 +155,21 @@ cgi_drain(void)
 	}
 }
 
-int
-ph_cgi_once(struct ph_server *srv)
+void
+ph_front_alone(void)
 {
-	struct ph_exchange ex;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	ph_exec_subreaper();
+}
+
+int
+ph_cgi_once(struct ph_server *srv)
+{
+	struct ph_exchange ex;
+	ph_front_alone();
 	memset(&ex, 0, sizeof ex);
 	ex.ops = &cgi_ops;
 	ex.http = true;

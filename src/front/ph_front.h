@@ -29,6 +29,11 @@ int ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reloa
 bool ph_fcgi_reader(bool say, char *err, size_t errsz);
 /* Serves one CGI request from the environment and stdin. Returns exit status. */
 int ph_cgi_once(struct ph_server *srv);
+/* Sets up a process that serves requests itself, without a master (CGI,
+ * stdio): SIGPIPE ignored (a client gone is a write error, not our end),
+ * and this process the subreaper of what its handlers leave behind, even
+ * after setsid, so that it can sweep them. */
+void ph_front_alone(void);
 struct ph_buf;
 /* Appends to b the head of a CGI response (a FastCGI responder's too):
  * the Status line, Content-Type unless ctype is NULL, and hdrs (ending with

@@ -1092,11 +1092,8 @@ ph_stdio_run(struct ph_server **srvp, const char *conf_path, bool reloadable, bo
 {
 	struct stdio_front f;
 	struct sigaction sa;
+	ph_front_alone();
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	/* what a handler leaves behind (even after setsid) becomes ours to kill */
-	ph_exec_subreaper();
 	if (reloadable) {
 		/* no SA_RESTART: a SIGHUP interrupts the wait for input */
 		sa.sa_handler = on_hup;
