@@ -185,9 +185,11 @@ unauthorized(const struct ph_auth_conf *a, bool invalid, const char *why, char *
 
 /* The token of an "Authorization: Bearer TOKEN" header (borrowed from the
  * request, *n bytes), or NULL with *why set to the 401 message and *invalid
- * saying whether it gets the invalid_token challenge. */
+ * saying whether it gets the invalid_token challenge. syntax: its bytes
+ * checked here (auth.mode oauth checks them itself, once a token: a token
+ * it remembers by digest is bytes it checked). */
 static const char *
-bearer_token(struct ph_req *r, size_t max, size_t *n, const char **why, bool *invalid)
+bearer_token(struct ph_req *r, size_t max, bool syntax, size_t *n, const char **why, bool *invalid)
 {
 	const char *h = param(r, "HTTP_AUTHORIZATION"), *tok;
 	*invalid = false;
@@ -210,7 +212,7 @@ bearer_token(struct ph_req *r, size_t max, size_t *n, const char **why, bool *in
 	}
 	*why = "Unauthorized: invalid token";
 	*invalid = true;
-	if (*n == 0 || *n > max || !ph_auth_token68(tok, *n))
+	if (*n == 0 || *n > max || (syntax && !ph_auth_token68(tok, *n)))
 		return NULL;
 	return tok;
 }
@@ -304,7 +306,7 @@ check_bearer(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	long idx;
 	bool invalid;
 	enum ph_err e = PH_OK;
-	if ((tok = bearer_token(r, PH_AUTH_TOKEN_MAX, &n, &why, &invalid)) == NULL)
+	if ((tok = bearer_token(r, PH_AUTH_TOKEN_MAX, true, &n, &why, &invalid)) == NULL)
 		return unauthorized(a, invalid, why, msg, msz, hdrs);
 	crypto_hash_sha256(digest, (const unsigned char *)tok, n);
 	crypto_generichash(kd, sizeof kd, (const unsigned char *)tok, n, a->cache_key, sizeof a->cache_key);
@@ -410,7 +412,7 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 	bool invalid;
 	enum ph_err e;
 	/* longer than any max_token_bytes: the size is ph_oauth.c's check */
-	if ((tok = bearer_token(r, 65536 + 1, &n, &why, &invalid)) == NULL)
+	if ((tok = bearer_token(r, 65536 + 1, false, &n, &why, &invalid)) == NULL)
 		return unauthorized(a, invalid, why, msg, msz, hdrs);
 	e = ph_oauth_check(a->oauth, tok, n, &g, &why);
 	if ((e == PH_OK || e == PH_E_FORBIDDEN) && !ph_auth_principal_ok(g.principal)) {

@@ -111,6 +111,12 @@ hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims "\"pad\":\"$(head -c 5000 /de
 	"a token over max_token_bytes"
 hostile "${GOOD%%.*}x.${GOOD#*.}" "bad base64url"
 hostile "${GOOD}AAAA" "trailing garbage"
+# the b64token syntax is checked on a token not remembered, here a
+# remembered one with a byte more
+hostile "${GOOD}!" "a byte outside RFC 6750's b64token after a remembered token"
+hostile "${GOOD%%.*}~!.${GOOD#*.}" "a byte outside RFC 6750's b64token"
+is "$(grep -c 'invalid OAuth token: the token is not an RFC 6750 b64token' "$PH_LOG")" 2 \
+	"the log says why, for each of the two"
 hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims "\"exp\":$((NOW - 3600))")")" "an expired token"
 hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims "\"nbf\":$((NOW + 3600))")")" "nbf in the future"
 hostile "$(sign rsa RS256 '{"kid":"r1"}' "{\"iss\":\"$ISS\",\"aud\":\"$RES\",\"sub\":\"alice\",\"scope\":\"mcp:read\"}")" "no exp"
