@@ -9,8 +9,9 @@
 # are; a flood of 1,000 tokens naming unknown kids fetches at most once per
 # auth.oauth.min_refresh_s for the whole host and ends in 401; with the
 # authorization server stopped, tokens (even ones never seen before) keep
-# working on the cached keys and an unknown kid is 401. Each refusal is
-# followed by a request that is served.
+# working on the cached keys and an unknown kid is 401; with
+# refresh_wait_ms 0 a token of a new key gets 503 at once, then is served.
+# Each refusal is followed by a request that is served.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/oauth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -89,6 +90,22 @@ settled "$(forge one-more)"
 is "$STATUS" 401 "an unknown kid, once the refresh it asked for ended: 401"
 like "$(header WWW-Authenticate)" 'error="invalid_token"' "... invalid_token"
 served "the flood"
+
+# ---- refresh_wait_ms 0: a worker never waits; 503 at once, then served
+# once the master's fetch ended
+kill "$PH_PID"
+wait "$PH_PID" 2>/dev/null
+OAUTH_WORKERS=3 oauth_yaml "$T_DIR/nowait.yaml" "refresh_s: 3600" "min_refresh_s: $MIN_REFRESH" "refresh_wait_ms: 0"
+oauth_phantom "$T_DIR/nowait.yaml" || { echo "not ok - phantom restarts with refresh_wait_ms 0"; exit 1; }
+sleep "$MIN_REFRESH"
+N0=$(fetches)
+KID=$(as_rotate)
+T4=$(as_token mcp:read)
+call "$T4"
+is "$STATUS/$(header Retry-After)" 503/1 "refresh_wait_ms 0: a token of a new key gets 503 at once"
+settled "$T4"
+is "$STATUS/$(( $(fetches) - N0 ))" 200/1 "... and is served once the master's one fetch ended"
+served "a 503 without a wait"
 
 # ---- the authorization server stopped
 T3=$(as_token mcp:read)
