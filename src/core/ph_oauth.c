@@ -59,11 +59,20 @@ struct implies {
 	char **implied; /* NULL-terminated */
 };
 
+/* A remembered token is known by its SipHash-2-4 with a 128-bit output
+ * (libsodium's siphashx24) under a key drawn at each load, never by its
+ * bytes. A keyed PRF is what the look-up needs: to be taken for a token
+ * remembered, another token would need the same 128 bits under a key that
+ * never leaves the worker, and no output of it leaves either. It costs
+ * 0.35 us on a 716-byte JWT, where BLAKE2b cost 1.15 us, on every request. */
+#define TOKEN_DIGEST_BYTES crypto_shorthash_siphashx24_BYTES
+#define TOKEN_KEY_BYTES crypto_shorthash_siphashx24_KEYBYTES
+
 /* One verified token this worker remembers: its keyed digest, until when,
  * and what it grants; or an opaque token the introspection endpoint said
  * is not active (inactive, no grant). */
 struct tok_entry {
-	unsigned char digest[crypto_generichash_BYTES];
+	unsigned char digest[TOKEN_DIGEST_BYTES];
 	long long until;
 	bool inactive;
 	char *principal;
@@ -88,7 +97,7 @@ struct ph_oauth_conf {
 	long long intro_cache_s, intro_neg_s;
 	/* per worker (each has its copy after fork) */
 	struct tok_entry *cache;
-	unsigned char cache_key[crypto_generichash_KEYBYTES];
+	unsigned char cache_key[TOKEN_KEY_BYTES];
 };
 
 /* ---- configuration ------------------------------------------------------------ */
@@ -647,7 +656,7 @@ looks_like_jwt(const char *tok, size_t n)
 enum ph_err
 ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oauth_grant *g, const char **why)
 {
-	unsigned char digest[crypto_generichash_BYTES];
+	unsigned char digest[TOKEN_DIGEST_BYTES];
 	long long now = (long long)(ph_wall_ms() / 1000);
 	struct tok_entry *e;
 	enum ph_err err;
@@ -656,7 +665,7 @@ ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oau
 		*why = "the token is larger than auth.oauth.max_token_bytes";
 		return PH_E_UNAUTHORIZED;
 	}
-	crypto_generichash(digest, sizeof digest, (const unsigned char *)tok, n, c->cache_key, sizeof c->cache_key);
+	crypto_shorthash_siphashx24(digest, (const unsigned char *)tok, n, c->cache_key);
 	if ((e = cache_find(c, digest, now)) == NULL && !ph_auth_token68(tok, n)) {
 		/* checked here rather than before the digest: a token remembered
 		 * is one whose bytes were checked, and this check costs more than
