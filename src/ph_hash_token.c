@@ -2,7 +2,7 @@
 #include "first.h"
 #include "ph_hash_token.h"
 #include "ph_auth.h"
-#include "ph_auth_int.h"
+#include "ph_util.h"
 #include <errno.h>
 #include <sodium.h>
 #include <stdbool.h>
@@ -53,7 +53,7 @@ ph_hash_token(const char *kind, FILE *in, FILE *out)
 		n--;
 	if (n == 0) {
 		fprintf(stderr, "phantom-fcgi: no token on standard input\n");
-	} else if (n > PH_AUTH_TOKEN_MAX || !ph_auth_token68(buf, n)) {
+	} else if (n > PH_AUTH_TOKEN_MAX || !ph_token68(buf, n)) {
 		fprintf(stderr, "phantom-fcgi: a bearer token is 1 to %d characters of A-Z a-z 0-9 - . _ "
 			"~ + / with optional trailing '=' (RFC 6750)\n", PH_AUTH_TOKEN_MAX);
 	} else if (strcmp(kind, "sha256") == 0) {

@@ -212,7 +212,7 @@ bearer_token(struct ph_req *r, size_t max, bool syntax, size_t *n, const char **
 	}
 	*why = "Unauthorized: invalid token";
 	*invalid = true;
-	if (*n == 0 || *n > max || (syntax && !ph_auth_token68(tok, *n)))
+	if (*n == 0 || *n > max || (syntax && !ph_token68(tok, *n)))
 		return NULL;
 	return tok;
 }

@@ -75,39 +75,6 @@ ph_auth_principal_ok(const char *s)
 	return n > 0 && n <= PH_AUTH_PRINCIPAL_MAX;
 }
 
-/* The bytes of an RFC 6750 b64token before its '=' padding: A-Z a-z 0-9
- * and "-._~+/". A table, as a JWT is some 700 of them on every request of
- * auth.mode oauth: the chained range tests and strchr cost 10 instructions
- * a byte there, the look-up 3. */
-#define T68_ROW(a) a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a
-static const unsigned char token68_byte[256] = {
-	T68_ROW(0), T68_ROW(0),                                         /* 0x00-0x1f */
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1,                   /* 0x20-0x2f: + - . / */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,                   /* 0x30-0x3f: 0-9 */
-	0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                   /* 0x40-0x4f: A-O */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,                   /* 0x50-0x5f: P-Z _ */
-	0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                   /* 0x60-0x6f: a-o */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0,                   /* 0x70-0x7f: p-z ~ */
-	T68_ROW(0), T68_ROW(0), T68_ROW(0), T68_ROW(0),                 /* 0x80-0xbf */
-	T68_ROW(0), T68_ROW(0), T68_ROW(0), T68_ROW(0),                 /* 0xc0-0xff */
-};
-#undef T68_ROW
-
-/* RFC 6750 b64token (token68): the only bearer token syntax accepted. */
-bool
-ph_auth_token68(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < n && token68_byte[u[i]])
-		i++;
-	if (i == 0)
-		return false;
-	while (i < n && s[i] == '=')
-		i++;
-	return i == n;
-}
-
 /* A skill allow-list entry without trailing slashes; NULL (with *why) when
  * it cannot name a skill path. Caller frees. */
 static char *

@@ -8,8 +8,6 @@
 /* A principal name: 1..PH_AUTH_PRINCIPAL_MAX bytes, no control characters
  * (it is printed in the log and handed to templates and programs). */
 bool ph_auth_principal_ok(const char *s);
-/* RFC 6750 b64token (token68): the only bearer token syntax accepted. */
-bool ph_auth_token68(const char *s, size_t n);
 /* Appends s (taken) to the allow-list l. */
 void ph_auth_list_push(struct ph_allow_list *l, char *s);
 /* Frees every list of acc and zeroes it. */

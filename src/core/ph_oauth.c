@@ -30,7 +30,6 @@
  * kept or passed on: only its keyed digest is. */
 #include "first.h"
 #include "ph_oauth.h"
-#include "ph_auth_int.h"
 #include "ph_json.h"
 #include "ph_jwt.h"
 #include "ph_log.h"
@@ -666,7 +665,7 @@ ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oau
 		return PH_E_UNAUTHORIZED;
 	}
 	crypto_shorthash_siphashx24(digest, (const unsigned char *)tok, n, c->cache_key);
-	if ((e = cache_find(c, digest, now)) == NULL && !ph_auth_token68(tok, n)) {
+	if ((e = cache_find(c, digest, now)) == NULL && !ph_token68(tok, n)) {
 		/* checked here rather than before the digest: a token remembered
 		 * is one whose bytes were checked, and this check costs more than
 		 * the look-up (some 6 instructions a byte of a 700-byte JWT) */

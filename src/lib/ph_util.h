@@ -87,6 +87,10 @@ int ph_strtonum(const char *s, long long min, long long max, long long *out,
 
 /* Case-insensitive ASCII comparison of header names. */
 bool ph_strcaseeq(const char *a, const char *b);
+/* Whether the n bytes at s are an RFC 6750 b64token (token68): A-Z a-z
+ * 0-9 - . _ ~ + / then '=' padding only, at least one byte before it. The
+ * only bearer token syntax accepted. */
+bool ph_token68(const char *s, size_t n);
 /* Returns a pointer into s past leading blanks, and sets *len to the length
  * without trailing blanks (RFC 9110 OWS: space and tab). */
 const char *ph_trim(const char *s, size_t *len);

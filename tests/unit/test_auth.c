@@ -4,7 +4,6 @@
 #include "first.h"
 #include "fake_front.h"
 #include "ph_auth.h"
-#include "ph_auth_int.h"
 #include "ph_features.h"
 #include "ph_build.h"
 #include "ph_core.h"
@@ -583,34 +582,12 @@ test_module(void)
 	ph_server_free(s);
 }
 
-/* The RFC 6750 b64token syntax, byte by byte against the RFC's list. */
-static void
-test_token68(void)
-{
-	static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/";
-	int wrong = 0;
-	for (int b = 0; b < 256; b++) {
-		char t[3] = {'a', (char)b, 'a'};
-		bool want = b != 0 && memchr(allowed, b, sizeof allowed - 1) != NULL;
-		if (ph_auth_token68(t, 3) != want) {
-			printf("# byte 0x%02x: %s\n", b, want ? "refused" : "accepted");
-			wrong++;
-		}
-	}
-	is_int(wrong, 0, "token68: each of the 256 bytes inside a token as RFC 6750 says");
-	ok(ph_auth_token68("abc==", 5) && ph_auth_token68("a=", 2), "token68: trailing '=' padding");
-	ok(!ph_auth_token68("=abc", 4) && !ph_auth_token68("ab=c", 4) && !ph_auth_token68("==", 2),
-	   "token68: '=' only at the end, after one other byte");
-	ok(!ph_auth_token68("", 0) && !ph_auth_token68("ab\0cd", 5), "token68: empty, or with a NUL inside");
-}
-
 int
 main(void)
 {
 	if (mkdtemp(dir) == NULL || sodium_init() < 0)
 		return 1;
 	test_compare_helper();
-	test_token68();
 	test_config_problems();
 	test_bearer();
 	test_remote_user_and_stdio();

@@ -70,6 +70,27 @@ test_kept(void)
 	ph_buf_free(&k.b);
 }
 
+/* The RFC 6750 b64token syntax, byte by byte against the RFC's list. */
+static void
+test_token68(void)
+{
+	static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/";
+	int wrong = 0;
+	for (int b = 0; b < 256; b++) {
+		char t[3] = {'a', (char)b, 'a'};
+		bool want = b != 0 && memchr(allowed, b, sizeof allowed - 1) != NULL;
+		if (ph_token68(t, 3) != want) {
+			printf("# byte 0x%02x: %s\n", b, want ? "refused" : "accepted");
+			wrong++;
+		}
+	}
+	is_int(wrong, 0, "token68: each of the 256 bytes inside a token as RFC 6750 says");
+	ok(ph_token68("abc==", 5) && ph_token68("a=", 2), "token68: trailing '=' padding");
+	ok(!ph_token68("=abc", 4) && !ph_token68("ab=c", 4) && !ph_token68("==", 2),
+	   "token68: '=' only at the end, after one other byte");
+	ok(!ph_token68("", 0) && !ph_token68("ab\0cd", 5), "token68: empty, or with a NUL inside");
+}
+
 int
 main(void)
 {
@@ -80,6 +101,7 @@ main(void)
 	const char *t;
 	char *p;
 
+	test_token68();
 	ok(ph_strtonum("42", 0, 100, &v, &err) == 0 && v == 42, "strtonum parses 42");
 	ok(ph_strtonum("101", 0, 100, &v, &err) != 0, "strtonum refuses above max");
 	is_str(err, "is too large", "strtonum says why");
