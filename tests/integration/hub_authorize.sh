@@ -10,7 +10,8 @@
 # names the timeout, the hub serves another stream meanwhile, and the
 # handler is killed and reaped (no zombie, nothing left running); after a
 # reload, a persistent handler answers as a one-shot, and a module in the
-# hub itself.
+# hub itself; a reload that drops the template while a check runs: its
+# allow is not told to the listen stream.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -169,12 +170,29 @@ wait_for 5 got_is "4 4"
 sleep 0.5
 is "$(got)" "4 4" "a module answers in the hub: items 2 and 4 told"
 
-# ---- the listen stream saw the same
+# ---- a reload that narrows what the streams may read while a check runs:
+# its answer, an allow, is not told for what the streams no longer watch
+# (the template is gone)
+sed -i 's|^  authorize: .*|  authorize: { exec: [./authz.sh], timeout_ms: 2500 }|' "$T_DIR/phantom.yaml"
+kill -HUP "$PH_PID"
+wait_for 10 test_reloads 3; ok "the hub reloads to the exec handler"
+: >"$T_DIR/calls"
+touch "$T_DIR/slow"
+echo narrowed >>"$T_DIR/items/2"
+wait_for 5 calls_are 1
+sed -i '/^resource_templates:/,$d' "$T_DIR/phantom.yaml"
+kill -HUP "$PH_PID"
+wait_for 10 test_reloads 4; ok "  a reload drops the template while the slow check runs"
+rm -f "$T_DIR/slow"
+sleep 2.5 # both owners' checks (one at a time, 1 s each) answered
+is "$(got)" "4 4" "  the GET stream is not told of the URI the reload took away"
+
+# ---- the listen stream saw the same, and nothing of the narrowed check
 sleep 0.5
 kill -TERM "$PH_PID"; wait "$LP"; wait_gone "$PH_PID" 10
 is "$(jq -c 'select(.i == 0) | .ack_uris' "$T_DIR/listen.json")" '["item://2","item://4"]' \
 	"the listen acknowledged the two granted URIs"
 is "$(jq -c 'select(.i == 0) | [(.updated | map(select(. == "item://2")) | length), (.updated | map(select(. == "item://4")) | length)]' "$T_DIR/listen.json")" \
-	"[4,4]" "the listen stream was told exactly what the GET stream was"
+	"[4,4]" "the listen stream was told what the GET stream was before the narrowing reload, nothing after"
 is "$(jq -c 'select(.i == 1) | .tools' "$T_DIR/listen.json")" 1 "the tools stream got its list_changed"
 done_testing
