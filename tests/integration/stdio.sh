@@ -60,6 +60,17 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$ms" -lt 1000 ]; ok "it exits promptly on EOF (${ms} ms)"
 wait "$pid"; is "$?" 0 "exit status 0 on EOF"
 
+# a module's progress: every notification on the wire, in order, before
+# the result (the SDK clients may drop some of them: sdk-v2-features.mjs)
+test_conf "$T_DIR/progress.yaml" stdio-progress "tools:" \
+	"  - { name: count_to, input: {n: integer, delay_ms: integer}, module: $top_builddir/examples/module/.libs/phantom_example.so, symbol: count_to }"
+req 1 tools/call '{"name":"count_to","arguments":{"n":3,"delay_ms":10}}' |
+	jq -c '.params._meta.progressToken = "p1"' >"$T_DIR/progress.in"
+"$PHANTOM" -c "$T_DIR/progress.yaml" --stdio <"$T_DIR/progress.in" >"$T_DIR/progress.out" 2>"$T_DIR/progress.err"
+is "$(jq -r 'if .method == "notifications/progress" then "\(.params.progressToken):\(.params.progress)"
+	else "\(.id):\(.result.content[0].text)" end' "$T_DIR/progress.out" | tr '\n' ' ')" \
+	"p1:1 p1:2 p1:3 1:counted to 3 " "a module's three progress notifications, in order, then its result"
+
 # a closed stdout is not a crash
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' '{"jsonrpc":"2.0","id":2,"method":"ping"}' |
 	"$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>"$err" >&-
