@@ -421,11 +421,16 @@ ph_jwt_free(struct ph_jwt *t)
 static int
 es256_der(const unsigned char *sig, size_t len, unsigned char **der)
 {
-	ECDSA_SIG *es = ECDSA_SIG_new();
-	BIGNUM *r = BN_bin2bn(sig, 32, NULL), *s = BN_bin2bn(sig + 32, 32, NULL);
+	ECDSA_SIG *es;
+	BIGNUM *r, *s;
 	int n = -1;
 	*der = NULL;
-	if (len == 64 && es != NULL && r != NULL && s != NULL && ECDSA_SIG_set0(es, r, s) == 1) {
+	if (len != 64) /* before any read: sig holds len bytes, no more */
+		return -1;
+	es = ECDSA_SIG_new();
+	r = BN_bin2bn(sig, 32, NULL);
+	s = BN_bin2bn(sig + 32, 32, NULL);
+	if (es != NULL && r != NULL && s != NULL && ECDSA_SIG_set0(es, r, s) == 1) {
 		r = s = NULL; /* es owns them now */
 		n = i2d_ECDSA_SIG(es, der);
 	}
