@@ -683,7 +683,7 @@ static const char *
 exec_allow(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, struct auth_state *st,
 	   char *msg, size_t msz, enum ph_err *e)
 {
-	const char *p = ph_jstr(ans, "principal"), *why;
+	const char *p = ph_jtext(ans, "principal"), *why; /* not cut at a NUL */
 	struct json_object *al = ph_jget(ans, "allow"), *as = ph_jget(ans, "assigns");
 	if (p == NULL || !ph_auth_principal_ok(p))
 		return "allow without a usable \"principal\"";
@@ -749,7 +749,7 @@ static const char *
 exec_decide(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, char *msg, size_t msz,
 	    const struct ph_header **hdrs, enum ph_err *e)
 {
-	const char *decision = ph_jstr(ans, "decision");
+	const char *decision = ph_jtext(ans, "decision");
 	struct auth_state *st;
 	if (decision == NULL)
 		return "the answer is not a JSON object with a \"decision\"";

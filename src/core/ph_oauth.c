@@ -436,11 +436,13 @@ token_scopes(const struct ph_oauth_conf *c, struct json_object *claims)
 	bool grew = true;
 	for (size_t i = 0; i < c->nscope_claims; i++) {
 		struct json_object *v = ph_jget(claims, c->scope_claims[i]);
-		if (json_object_is_type(v, json_type_string))
+		if (ph_jtext(claims, c->scope_claims[i]) != NULL) /* a NUL would hide the words after it */
 			add_words(arr, json_object_get_string(v));
 		for (size_t j = 0; json_object_is_type(v, json_type_array) && j < json_object_array_length(v); j++) {
 			struct json_object *e = json_object_array_get_idx(v, j);
-			if (json_object_is_type(e, json_type_string) && scope_ok(json_object_get_string(e)))
+			if (json_object_is_type(e, json_type_string) &&
+			    ph_text_plain(json_object_get_string(e), (size_t)json_object_get_string_len(e)) &&
+			    scope_ok(json_object_get_string(e)))
 				add_scope(arr, json_object_get_string(e));
 		}
 	}
@@ -539,10 +541,13 @@ static enum ph_err
 grant_claims(struct ph_oauth_conf *c, const unsigned char *digest, struct json_object *claims,
 	     long long until, struct ph_oauth_grant *g, const char **why)
 {
-	const char *p = ph_jstr(claims, c->principal_claim);
+	const char *p = ph_jtext(claims, c->principal_claim);
 	struct tok_entry *e;
 	if (p == NULL || *p == '\0' || strlen(p) > 4096) {
-		*why = "the token has no principal claim";
+		/* "alice\u0000-attacker" must not pass for alice */
+		*why = ph_jhas(claims, c->principal_claim) ? "the token's principal claim is not a string of 1 to 4096 "
+							     "bytes without control characters"
+							   : "the token has no principal claim";
 		return PH_E_UNAUTHORIZED;
 	}
 	e = cache_put(c, digest, until, p, token_scopes(c, claims), token_assigns(c, claims));
@@ -619,11 +624,11 @@ check_opaque(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned 
 				why) != 0)
 		return PH_E_BUSY;
 	act = ph_jget(ans, "active");
-	iss = ph_jstr(ans, "iss");
+	iss = ph_jtext(ans, "iss");
 	if (!json_object_is_type(act, json_type_boolean) || !json_object_get_boolean(act)) {
 		*why = "the introspection endpoint says the token is not active";
 		cache_put_inactive(c, digest, now);
-	} else if (iss != NULL && strcmp(iss, c->keys.issuer) != 0) {
+	} else if (ph_jhas(ans, "iss") && (iss == NULL || strcmp(iss, c->keys.issuer) != 0)) {
 		*why = "the introspected token's iss is not the configured issuer";
 	} else {
 		/* exp and aud are checked as a JWT's would be, when present */

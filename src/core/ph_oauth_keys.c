@@ -291,9 +291,9 @@ discover(const struct ph_oauth_keys *k, char *err, size_t esz)
 			continue;
 		if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, &doc) || !json_object_is_type(doc, json_type_object))
 			snprintf(err, esz, "%s: not a JSON object", urls[i]);
-		else if ((iss = ph_jstr(doc, "issuer")) == NULL || strcmp(iss, k->issuer) != 0)
+		else if ((iss = ph_jtext(doc, "issuer")) == NULL || strcmp(iss, k->issuer) != 0)
 			snprintf(err, esz, "%s: its issuer is not auth.oauth.issuer", urls[i]);
-		else if ((ju = ph_jstr(doc, "jwks_uri")) == NULL || !ph_oauth_url_ok(ju))
+		else if ((ju = ph_jtext(doc, "jwks_uri")) == NULL || !ph_oauth_url_ok(ju))
 			snprintf(err, esz, "%s: no https jwks_uri", urls[i]);
 		else
 			found = ph_xstrdup(ju);
@@ -529,6 +529,7 @@ ph_oauth_introspect(const struct ph_oauth_keys *k, const char *endpoint, const c
 	char *esc = curl_easy_escape(NULL, tok, (int)n), *form;
 	struct ph_buf b;
 	int rc = -1;
+	bool key_nul = false;
 	*ans = NULL;
 	if (esc == NULL) {
 		*why = "cannot escape the token";
@@ -539,7 +540,7 @@ ph_oauth_introspect(const struct ph_oauth_keys *k, const char *endpoint, const c
 	curl_free(esc);
 	if (http_do(k, endpoint, form, client, secret, &b, err, sizeof err) != 0) {
 		*why = err;
-	} else if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, ans) ||
+	} else if (!ph_json_parse_ex(b.data, b.len, DISCOVERY_DEPTH, ans, &key_nul) || key_nul ||
 		   !json_object_is_type(*ans, json_type_object)) {
 		json_object_put(*ans);
 		*ans = NULL;

@@ -954,6 +954,25 @@ ph_jstr(struct json_object *o, const char *key)
 }
 
 bool
+ph_text_plain(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return false;
+	return true;
+}
+
+const char *
+ph_jtext(struct json_object *o, const char *key)
+{
+	struct json_object *v = ph_jget(o, key);
+	if (v == NULL || !json_object_is_type(v, json_type_string) ||
+	    !ph_text_plain(json_object_get_string(v), (size_t)json_object_get_string_len(v)))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+bool
 ph_jstr_nul(struct json_object *v)
 {
 	return json_object_is_type(v, json_type_string) &&

@@ -92,6 +92,13 @@ bool ph_jget_ex(struct json_object *o, const char *key, struct json_object **v);
 /* Borrowed string member, or NULL when absent or not a string. */
 const char *ph_jstr(struct json_object *o, const char *key);
 
+/* The string member key of o when it holds no control character (C0 or
+ * DEL, U+0000 among them), else NULL (also when absent or not a string).
+ * For a value that is compared or used as a name: a C string reading cannot
+ * cut it short, nor can it carry a line into a log. */
+const char *ph_jtext(struct json_object *o, const char *key);
+/* True when v is a string of n bytes without a control character. */
+bool ph_text_plain(const char *v, size_t n);
 /* True when v is a string holding U+0000 (json-c keeps the length, but a
  * C string reading of it stops at the NUL). */
 bool ph_jstr_nul(struct json_object *v);

@@ -186,7 +186,7 @@ rsa_key(struct json_object *k, const char **why)
 static EVP_PKEY *
 ec_key(struct json_object *k, const char **why)
 {
-	const char *crv = ph_jstr(k, "crv");
+	const char *crv = ph_jtext(k, "crv");
 	unsigned char pub[65];
 	struct key_parts p;
 	EVP_PKEY *pkey;
@@ -217,7 +217,7 @@ static EVP_PKEY *
 okp_key(struct json_object *k, const char **why)
 {
 	size_t xl = 0;
-	const char *crv = ph_jstr(k, "crv");
+	const char *crv = ph_jtext(k, "crv");
 	unsigned char *x = b64_member(k, "x", 32, &xl);
 	EVP_PKEY *pkey = NULL;
 	*why = "an OKP key that is not Ed25519";
@@ -231,7 +231,7 @@ okp_key(struct json_object *k, const char **why)
 static bool
 jwk_parse(struct json_object *k, struct ph_jwk *key, const char **why)
 {
-	const char *kty = ph_jstr(k, "kty"), *use = ph_jstr(k, "use"), *alg = ph_jstr(k, "alg");
+	const char *kty = ph_jtext(k, "kty"), *use = ph_jtext(k, "use"), *alg = ph_jtext(k, "alg");
 	struct json_object *kid = ph_jget(k, "kid");
 	EVP_PKEY *pkey = NULL;
 	memset(key, 0, sizeof *key);
@@ -249,8 +249,8 @@ jwk_parse(struct json_object *k, struct ph_jwk *key, const char **why)
 	}
 	if (kid != NULL) {
 		if (!json_object_is_type(kid, json_type_string) ||
-		    json_object_get_string_len(kid) > PH_JWT_KID_MAX) {
-			*why = "a key with a kid that is not a short string";
+		    json_object_get_string_len(kid) > PH_JWT_KID_MAX || ph_jtext(k, "kid") == NULL) {
+			*why = "a key with a kid that is not a short string without control characters";
 			return false;
 		}
 		snprintf(key->kid, sizeof key->kid, "%s", json_object_get_string(kid));
@@ -317,14 +317,15 @@ ph_jwks_free(struct ph_jwks *s)
 /* ---- tokens ---------------------------------------------------------------- */
 
 /* Decodes segment in (n bytes) and parses it as one JSON object of at most
- * depth levels. Returns NULL when it is not one. */
+ * depth levels. Returns NULL when it is not one, or when a member name
+ * holds U+0000 (*key_nul): cut at the NUL, "iss\u0000" would pass for iss. */
 static struct json_object *
-segment_json(const char *in, size_t n, int depth)
+segment_json(const char *in, size_t n, int depth, bool *key_nul)
 {
 	unsigned char *buf = ph_xmalloc(n * 3 / 4 + 1);
 	struct json_object *o = NULL;
 	long got = ph_b64url_decode(in, n, buf);
-	if (got <= 0 || !ph_json_parse((const char *)buf, (size_t)got, depth, &o) ||
+	if (got <= 0 || !ph_json_parse_ex((const char *)buf, (size_t)got, depth, &o, key_nul) || *key_nul ||
 	    !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		o = NULL;
@@ -339,11 +340,11 @@ segment_json(const char *in, size_t n, int depth)
 static const char *
 header_ok(struct ph_jwt *t, unsigned algs)
 {
-	const char *alg = ph_jstr(t->header, "alg");
+	const char *alg = ph_jtext(t->header, "alg");
 	struct json_object *kid = ph_jget(t->header, "kid"), *typ = ph_jget(t->header, "typ");
 	int a;
 	if (alg == NULL)
-		return "the header has no alg";
+		return ph_jhas(t->header, "alg") ? "the header's alg is not an accepted algorithm" : "the header has no alg";
 	if ((a = ph_jwt_alg_parse(alg)) < 0 || !(algs & (1u << a)))
 		return "the header's alg is not an accepted algorithm";
 	t->alg = (enum ph_jwt_alg)a;
@@ -355,14 +356,13 @@ header_ok(struct ph_jwt *t, unsigned algs)
 		return "the header has b64, zip or enc";
 	if (kid != NULL) {
 		if (!json_object_is_type(kid, json_type_string) ||
-		    json_object_get_string_len(kid) > PH_JWT_KID_MAX)
-			return "the header's kid is not a short string";
+		    json_object_get_string_len(kid) > PH_JWT_KID_MAX || ph_jtext(t->header, "kid") == NULL)
+			return "the header's kid is not a short string without control characters";
 		snprintf(t->kid, sizeof t->kid, "%s", json_object_get_string(kid));
 		t->has_kid = true;
 	}
-	if (typ != NULL && !json_object_is_type(typ, json_type_string))
-		return "the header's typ is not a string";
-	t->typ = typ ? json_object_get_string(typ) : NULL;
+	if (typ != NULL && (t->typ = ph_jtext(t->header, "typ")) == NULL)
+		return "the header's typ is not a string without control characters";
 	return NULL;
 }
 
@@ -371,6 +371,7 @@ ph_jwt_decode(const char *tok, size_t n, size_t max, unsigned algs, struct ph_jw
 {
 	const char *d1, *d2;
 	long got;
+	bool key_nul = false;
 	memset(t, 0, sizeof *t);
 	if (n > max) {
 		*why = "the token is larger than auth.oauth.max_token_bytes";
@@ -382,14 +383,14 @@ ph_jwt_decode(const char *tok, size_t n, size_t max, unsigned algs, struct ph_jw
 		*why = "the token is not three segments (a JWE or not a JWT)";
 		return -1;
 	}
-	if ((t->header = segment_json(tok, (size_t)(d1 - tok), PH_JWT_HEADER_DEPTH)) == NULL) {
-		*why = "the header is not base64url of a JSON object";
+	if ((t->header = segment_json(tok, (size_t)(d1 - tok), PH_JWT_HEADER_DEPTH, &key_nul)) == NULL) {
+		*why = key_nul ? "a member name of the header holds U+0000" : "the header is not base64url of a JSON object";
 		goto fail;
 	}
 	if ((*why = header_ok(t, algs)) != NULL)
 		goto fail;
-	if ((t->claims = segment_json(d1 + 1, (size_t)(d2 - d1 - 1), PH_JWT_CLAIMS_DEPTH)) == NULL) {
-		*why = "the payload is not base64url of a JSON object";
+	if ((t->claims = segment_json(d1 + 1, (size_t)(d2 - d1 - 1), PH_JWT_CLAIMS_DEPTH, &key_nul)) == NULL) {
+		*why = key_nul ? "a member name of the payload holds U+0000" : "the payload is not base64url of a JSON object";
 		goto fail;
 	}
 	t->sig = ph_xmalloc((n - (size_t)(d2 + 1 - tok)) * 3 / 4 + 1);
@@ -520,11 +521,12 @@ numeric_date(struct json_object *claims, const char *key, long long *v)
 	return -1;
 }
 
-/* a equals b, or with slash also when they differ only by one trailing '/'. */
+/* a (la bytes) equals b, or with slash also when they differ only by one
+ * trailing '/'. */
 static bool
-aud_equal(const char *a, const char *b, bool slash)
+aud_equal(const char *a, size_t la, const char *b, bool slash)
 {
-	size_t la = strlen(a), lb = strlen(b);
+	size_t lb = strlen(b);
 	if (la == lb && memcmp(a, b, la) == 0)
 		return true;
 	if (!slash)
@@ -536,11 +538,17 @@ aud_equal(const char *a, const char *b, bool slash)
 	return la == lb && memcmp(a, b, la) == 0;
 }
 
+/* Whether the string v is an accepted audience: compared with its length,
+ * so that "https://mcp.example.com/mcp\u0000x" is not the server's. */
 static bool
-aud_accepted(const struct ph_jwt_rules *r, const char *aud)
+aud_accepted(const struct ph_jwt_rules *r, struct json_object *v)
 {
+	const char *aud = json_object_get_string(v);
+	size_t n = (size_t)json_object_get_string_len(v);
+	if (!json_object_is_type(v, json_type_string))
+		return false;
 	for (size_t i = 0; i < r->naudiences; i++)
-		if (aud_equal(aud, r->audiences[i], r->aud_slash))
+		if (aud_equal(aud, n, r->audiences[i], r->aud_slash))
 			return true;
 	return false;
 }
@@ -551,10 +559,9 @@ aud_accepted(const struct ph_jwt_rules *r, const char *aud)
 static const char *
 client_id_ok(struct json_object *claims, const struct ph_jwt_rules *r, bool has_aud)
 {
-	struct json_object *use = ph_jget(claims, "token_use");
-	const char *cid = ph_jstr(claims, "client_id");
-	if (use != NULL && !(json_object_is_type(use, json_type_string) &&
-			     strcmp(json_object_get_string(use), "access") == 0))
+	const char *use = ph_jtext(claims, "token_use");
+	struct json_object *cid = ph_jget(claims, "client_id");
+	if (ph_jhas(claims, "token_use") && (use == NULL || strcmp(use, "access") != 0))
 		return "the token's token_use is not access";
 	if (has_aud)
 		return NULL;
@@ -574,12 +581,12 @@ aud_ok(struct json_object *claims, const struct ph_jwt_rules *r)
 	if (aud == NULL)
 		return r->aud_client_id ? NULL : "the token has no aud";
 	if (json_object_is_type(aud, json_type_string))
-		return aud_accepted(r, json_object_get_string(aud)) ? NULL : "the token's aud is not this server";
+		return aud_accepted(r, aud) ? NULL : "the token's aud is not this server";
 	if (!json_object_is_type(aud, json_type_array))
 		return "the token's aud is not a string or an array";
 	for (size_t i = 0; i < json_object_array_length(aud); i++) {
 		struct json_object *a = json_object_array_get_idx(aud, i);
-		if (json_object_is_type(a, json_type_string) && aud_accepted(r, json_object_get_string(a)))
+		if (aud_accepted(r, a))
 			return NULL;
 	}
 	return "the token's aud is not this server";
@@ -608,7 +615,7 @@ times_ok(struct json_object *claims, const struct ph_jwt_rules *r, long long *ex
 bool
 ph_jwt_claims_ok(const struct ph_jwt *t, const struct ph_jwt_rules *r, long long *exp, const char **why)
 {
-	const char *iss = ph_jstr(t->claims, "iss");
+	const char *iss = ph_jtext(t->claims, "iss");
 	if (t->typ != NULL && strcasecmp(t->typ, "at+jwt") != 0 && strcasecmp(t->typ, "application/at+jwt") != 0 &&
 	    (r->typ_at || strcasecmp(t->typ, "JWT") != 0)) {
 		*why = "the token's typ is not at+jwt";

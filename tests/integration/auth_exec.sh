@@ -18,6 +18,8 @@ case "\$(printf '%s' "\$in" | jq -r '.headers.authorization // ""')" in
 "Bearer slow") sleep 9.87; echo '{"decision":"allow","principal":"late"}';;
 "Bearer crash") exit 1;;
 "Bearer chatty") echo 'I echo the Bearer chatty token';;
+"Bearer nul-alice") echo '{"decision":"allow","principal":"alice\\u0000-bob"}';;
+"Bearer nul-allow") echo '{"decision":"allow\\u0000no","principal":"bob"}';;
 "") echo '{"decision":"unauthorized"}';;
 *) echo '{"decision":"unauthorized","error":"invalid_token"}';;
 esac
@@ -92,6 +94,13 @@ grep -q 'the answer is not a JSON object' "$PH_LOG"; ok "... logged"
 grep -q 'chatty' "$PH_LOG"
 [ $? -ne 0 ]; ok "... without its output (which may echo the credentials)"
 still_serving "a broken authenticator"
+# a principal cut at a NUL would be alice, with her allow-list
+mpost "$U" 8 server/discover '{}' -H 'Authorization: Bearer nul-alice'
+is "$STATUS" 500 "a principal holding U+0000 is not taken for the name before it: 500"
+grep -q 'allow without a usable "principal"' "$PH_LOG"; ok "... logged as an unusable principal"
+mpost "$U" 9 server/discover '{}' -H 'Authorization: Bearer nul-allow'
+is "$STATUS" 500 "a decision of allow, U+0000 and more is not allow: 500"
+still_serving "an answer cut by a NUL"
 
 # stdio: no headers, no authenticator; the principal is auth.stdio_principal
 rm -f "$T_DIR/last-input.json"

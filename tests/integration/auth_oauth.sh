@@ -130,6 +130,20 @@ JKU_PORT=$(free_port)
 hostile "$(sign new RS256 "{\"kid\":\"r1\",\"jku\":\"http://127.0.0.1:$JKU_PORT/k\",\"x5u\":\"http://127.0.0.1:$JKU_PORT/c\",\"jwk\":$($JT jwk "$K/new.pem" r1)}" "$(claims)")" \
 	"jku/x5u/jwk headers (ignored, never fetched)"
 hostile "not-a-jwt-at-all" "an opaque token without introspection"
+# U+0000 or a control character in a compared claim: refused, never cut
+hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims '"sub":"alice\u0000-attacker"')")" "a sub of alice, a NUL and more"
+hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims '"sub":"alice\nmethod=forged"')")" "a sub holding a line feed"
+hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims "\"iss\":\"$ISS\\u0000x\"")")" "an iss with a NUL after the issuer"
+hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims "\"aud\":\"$RES\\u0000x\"")")" "an aud with a NUL after the resource"
+hostile "$(sign rsa RS256 '{"kid":"r1\u0000x"}' "$(claims)")" "a kid with a NUL after a known kid"
+hostile "$(sign rsa RS256 '{"kid":"r1"}' "$(claims '"sub":"mallory","sub\u0000":"alice"')")" "a member name cut at a NUL"
+is "$(grep -c "invalid OAuth token: the token's principal claim is not a string of 1 to 4096 bytes without control characters" "$PH_LOG")" 2 \
+	"the log says why the two subs were refused"
+ES=$(sign ec ES256 '{"kid":"e1"}' "$(claims)")
+for n in 1 3 62; do
+	hostile "${ES%.*}.$(head -c "$n" /dev/zero | tr '\0' Z | base64 -w0 | tr '+/' '-_' | tr -d '=')" \
+		"an ES256 token with a $n-byte signature"
+done
 grep -q "invalid OAuth token: the token's aud is not this server" "$PH_LOG"
 ok "the log says why a token was refused"
 ! grep -qF "$GOOD" "$PH_LOG" && ! grep -qF "${GOOD#*.}" "$PH_LOG"

@@ -227,6 +227,15 @@ test_json_nul(void)
 	ok(ph_json_parse("\"ab\"", 4, 4, &o) && !ph_jstr_nul(o), "jstr NUL: one without");
 	json_object_put(o);
 	ok(!ph_jstr_nul(NULL), "jstr NUL: no value");
+	{
+		static const char doc[] = "{\"a\":\"x\\u0000y\",\"b\":\"x\\ty\",\"c\":\"x\x7fy\",\"d\":\"caf\xc3\xa9\",\"e\":1}";
+		ok(ph_json_parse(doc, sizeof doc - 1, 4, &o), "jtext: an object parses");
+	}
+	ok(ph_jtext(o, "a") == NULL, "jtext: a value holding U+0000 is no text");
+	ok(ph_jtext(o, "b") == NULL && ph_jtext(o, "c") == NULL, "jtext: nor one holding a tab or DEL");
+	is_str(ph_jtext(o, "d"), "caf\xc3\xa9", "jtext: UTF-8 text is text");
+	ok(ph_jtext(o, "e") == NULL && ph_jtext(o, "f") == NULL, "jtext: a number or no member is no text");
+	json_object_put(o);
 	ok(!ph_utf8_valid("\xc0\xae", 2) && !ph_utf8_valid("\xe0\x80\xaf", 3), "utf8: overlong forms refused");
 	ok(!ph_utf8_valid("\xed\xa0\x80", 3) && !ph_utf8_valid("\xf4\x90\x80\x80", 4),
 	   "utf8: surrogates and code points past U+10FFFF refused");

@@ -371,6 +371,31 @@ test_sig_lengths(void)
 	munmap(map, 2 * pg);
 }
 
+/* U+0000 or another control character in a compared claim or header
+ * member: refused, not cut at the NUL (issue 37). */
+static void
+test_nul(void)
+{
+	static const struct {
+		const char *hdr, *extra, *why, *what;
+	} bad[] = {
+		{"\"kid\":\"e1\"", "\"iss\":\"https://as.example.com/\\u0000x\"", "iss", "an iss with a NUL after the issuer"},
+		{"\"kid\":\"e1\"", "\"iss\":\"https://as.example.com/\\n\"", "iss", "an iss with a line feed after the issuer"},
+		{"\"kid\":\"e1\"", "\"aud\":\"https://mcp.example.com/mcp\\u0000x\"", "aud", "an aud with a NUL after the audience"},
+		{"\"kid\":\"e1\"", "\"aud\":[\"https://mcp.example.com/mcp\\u0000\"]", "aud", "an aud array item with a NUL"},
+		{"\"kid\":\"e1\\u0000x\"", "", "kid", "a kid with a NUL after a known kid"},
+		{"\"kid\":\"e1\",\"typ\":\"at+jwt\\u0000x\"", "", "typ", "a typ with a NUL"},
+		{"\"kid\":\"e1\",\"alg\":\"ES256\\u0000\"", "", "alg", "an alg with a NUL"},
+		{"\"kid\":\"e1\"", "\"iss\":\"https://evil.example.com/\",\"iss\\u0000\":\"https://as.example.com/\"",
+		 "payload", "a member name cut at a NUL (iss\\u0000 beside iss)"},
+	};
+	for (size_t i = 0; i < PH_ARRAY_LEN(bad); i++) {
+		char *t = token("ec", "ES256", bad[i].hdr, claims(bad[i].extra));
+		refused(t, bad[i].why, bad[i].what);
+		free(t);
+	}
+}
+
 int
 main(void)
 {
@@ -389,6 +414,7 @@ main(void)
 	test_hostile();
 	test_claims();
 	test_sig_lengths();
+	test_nul();
 	ph_jwks_free(&keys);
 	free(run("rm -rf '%s'", dir));
 	free(t);
