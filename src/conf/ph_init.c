@@ -18,12 +18,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* One file to write: its name below the application (or web) directory. */
+/* The directories --init writes into, each opened once: every file is
+ * created relative to one, so no link on the way is followed after the
+ * checks. */
+enum init_dir { IN_APP, IN_TOOLS, IN_WEB, IN_N };
+
+/* One file to write: its name in one of those directories. */
 struct init_file {
 	const char *name;
 	const char *text;
 	mode_t mode;
-	bool web; /* goes into the web directory */
+	enum init_dir dir;
+};
+
+/* The opened directories and their real paths (for messages). */
+struct init_dirs {
+	int fd[IN_N];
+	char path[IN_N][PATH_MAX];
+	bool made_tools; /* tools/ was made by this run: removed on a failure */
 };
 
 /* A directory outside the web directory: should it be in the web space
@@ -90,33 +102,126 @@ quotable(const char *path)
 	return false;
 }
 
-/* Makes dir unless it is a directory already (its parent must exist); its
- * real path into real. Returns 0, or -1 after a message. */
+/* Whether the directory of st (path, for the message) is safe to hold
+ * what --init writes, as sshd's StrictModes asks of ~/.ssh: owned by root
+ * or by this user, and writable by nobody else. Above the target a
+ * root-owned sticky directory (/tmp) is safe too: nobody else can rename
+ * or remove what is in it. false after a message. */
+static bool
+dir_safe(const char *path, const struct stat *st, bool above)
+{
+	uid_t me = geteuid();
+	if (!S_ISDIR(st->st_mode)) {
+		fprintf(stderr, "phantom-fcgi --init: %s is not a directory\n", path);
+		return false;
+	}
+	if (st->st_uid != me && st->st_uid != 0) {
+		fprintf(stderr, "phantom-fcgi --init: %s belongs to another user (uid %u): they could replace "
+			"phantom.yaml or a tool, which would then run as you; use a directory of your own\n",
+			path, (unsigned)st->st_uid);
+		return false;
+	}
+	if ((st->st_mode & 022) != 0 && !(above && st->st_uid == 0 && (st->st_mode & S_ISVTX))) {
+		fprintf(stderr, "phantom-fcgi --init: %s is writable by %s (mode %04o): they could replace "
+			"phantom.yaml or a tool, which would then run as you; chmod go-w it first\n",
+			path, (st->st_mode & 002) ? "every user" : "its group", (unsigned)(st->st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/* Every directory above real (a path without links) is safe. */
+static bool
+parents_safe(const char *real)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	snprintf(p, sizeof p, "%s", real);
+	for (;;) {
+		char *slash = strrchr(p, '/');
+		if (slash == NULL || slash == p) {
+			if (strcmp(p, "/") == 0)
+				return true;
+			p[1] = '\0'; /* then "/" itself */
+		} else {
+			*slash = '\0';
+		}
+		if (lstat(p, &st) != 0) {
+			fprintf(stderr, "phantom-fcgi --init: cannot check %s: %s\n", p, strerror(errno));
+			return false;
+		}
+		if (!dir_safe(p, &st, true))
+			return false;
+	}
+}
+
+/* Makes dir unless it is a directory already (its parent must exist),
+ * opens it (its real path into real) and checks it and every directory
+ * above it. Returns the descriptor, or -1 after a message. */
 static int
-ensure_dir(const char *dir, char real[PATH_MAX])
+open_dir(const char *dir, char real[PATH_MAX])
 {
 	struct stat st;
+	int fd;
 	if (!quotable(dir))
 		return -1;
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "phantom-fcgi --init: cannot make %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
-	if (realpath(dir, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (realpath(dir, real) == NULL) {
 		fprintf(stderr, "phantom-fcgi --init: %s is not a directory\n", dir);
 		return -1;
 	}
 	/* again: a symbolic link on the way may have brought one */
-	return quotable(real) ? 0 : -1;
+	if (!quotable(real))
+		return -1;
+	if ((fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "phantom-fcgi --init: %s is not a directory: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !dir_safe(real, &st, false) || !parents_safe(real)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
-/* Creates path with exactly mode (not the umask's) and text; never an
- * existing file or a symbolic link. Returns 0, or -1 after a message. */
+/* Opens (making it when missing) the tools directory below the
+ * application's, never through a link, and checks it. Returns 0 or -1
+ * after a message. */
 static int
-write_new(const char *path, const char *text, mode_t mode)
+open_tools(struct init_dirs *d)
+{
+	struct stat st;
+	if ((size_t)snprintf(d->path[IN_TOOLS], sizeof d->path[IN_TOOLS], "%s/tools", d->path[IN_APP]) >=
+	    sizeof d->path[IN_TOOLS]) {
+		fprintf(stderr, "phantom-fcgi --init: %s: the path is too long\n", d->path[IN_APP]);
+		return -1;
+	}
+	if (mkdirat(d->fd[IN_APP], "tools", 0755) == 0)
+		d->made_tools = true;
+	else if (errno != EEXIST) {
+		fprintf(stderr, "phantom-fcgi --init: cannot make %s: %s\n", d->path[IN_TOOLS], strerror(errno));
+		return -1;
+	}
+	d->fd[IN_TOOLS] = openat(d->fd[IN_APP], "tools", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d->fd[IN_TOOLS] < 0) {
+		fprintf(stderr, "phantom-fcgi --init: %s is not a directory%s\n", d->path[IN_TOOLS],
+			errno == ELOOP || errno == ENOTDIR ? " (a symbolic link or a file): not followed" : "");
+		return -1;
+	}
+	return fstat(d->fd[IN_TOOLS], &st) == 0 && dir_safe(d->path[IN_TOOLS], &st, false) ? 0 : -1;
+}
+
+/* Creates name in directory dfd with exactly mode (not the umask's) and
+ * text; never an existing file or a symbolic link. Returns 0, or -1 after
+ * a message naming path. */
+static int
+write_new(int dfd, const char *name, const char *path, const char *text, mode_t mode)
 {
 	size_t len = strlen(text), done = 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0600);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0600);
 	if (fd < 0) {
 		fprintf(stderr, "phantom-fcgi --init: cannot create %s: %s\n", path, strerror(errno));
 		return -1;
@@ -136,27 +241,27 @@ write_new(const char *path, const char *text, mode_t mode)
 	return 0;
 }
 
-/* Where a file goes, below the real web or application directory. */
+/* Where a file goes, for messages. Caller frees. */
 static char *
-target(const struct init_file *f, const char *web, const char *app)
+target(const struct init_file *f, const struct init_dirs *d)
 {
-	return ph_path_join(f->web ? web : app, f->name);
+	return ph_path_join(d->path[f->dir], f->name);
 }
 
 /* None of the files may exist (nor a link in their place). Returns 0, or
  * -1 after naming each one that does. */
 static int
-check_free(const struct init_file *fs, size_t n, const char *web, const char *app)
+check_free(const struct init_file *fs, size_t n, const struct init_dirs *d)
 {
 	int rc = 0;
 	struct stat st;
 	for (size_t i = 0; i < n; i++) {
-		char *p = target(&fs[i], web, app);
-		if (lstat(p, &st) == 0) {
+		if (fstatat(d->fd[fs[i].dir], fs[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			char *p = target(&fs[i], d);
 			fprintf(stderr, "phantom-fcgi --init: %s exists: not overwritten\n", p);
+			free(p);
 			rc = -1;
 		}
-		free(p);
 	}
 	if (rc != 0)
 		fprintf(stderr, "phantom-fcgi --init: nothing written (move those files away first)\n");
@@ -165,30 +270,22 @@ check_free(const struct init_file *fs, size_t n, const char *web, const char *ap
 
 /* Writes every file; on a failure removes the ones it wrote. Returns 0 or -1. */
 static int
-write_all(const struct init_file *fs, size_t n, const char *web, const char *app)
+write_all(const struct init_file *fs, size_t n, struct init_dirs *d)
 {
 	size_t i;
-	char *tools = ph_path_join(app, "tools");
-	if (mkdir(tools, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "phantom-fcgi --init: cannot make %s: %s\n", tools, strerror(errno));
-		free(tools);
-		return -1;
-	}
-	free(tools);
 	for (i = 0; i < n; i++) {
-		char *p = target(&fs[i], web, app);
-		int rc = write_new(p, fs[i].text, fs[i].mode);
+		char *p = target(&fs[i], d);
+		int rc = write_new(d->fd[fs[i].dir], fs[i].name, p, fs[i].text, fs[i].mode);
 		free(p);
 		if (rc != 0)
 			break;
 	}
 	if (i == n)
 		return 0;
-	while (i-- > 0) {
-		char *p = target(&fs[i], web, app);
-		unlink(p);
-		free(p);
-	}
+	while (i-- > 0)
+		unlinkat(d->fd[fs[i].dir], fs[i].name, 0);
+	if (d->made_tools)
+		unlinkat(d->fd[IN_APP], "tools", AT_REMOVEDIR);
 	return -1;
 }
 
@@ -238,42 +335,48 @@ print_done(FILE *out, const char *web, const char *app)
 int
 ph_init_app(const char *webdir, const char *appdir, const char *self, FILE *out, char **conf_path)
 {
-	char web[PATH_MAX], app[PATH_MAX];
-	char *fcgi, *conf, *secret;
+	struct init_dirs d = {{-1, -1, -1}, {{0}}, false};
+	char *fcgi = NULL, *conf = NULL, *secret = NULL;
 	int rc = 1;
 	if (sodium_init() < 0) {
 		fprintf(stderr, "phantom-fcgi --init: libsodium cannot start\n");
 		return 1;
 	}
-	if (ensure_dir(webdir, web) != 0 || ensure_dir(appdir ? appdir : webdir, app) != 0)
-		return 1;
-	if (!quotable(self))
-		return 1;
-	conf = ph_path_join(app, "phantom.yaml");
+	if ((d.fd[IN_WEB] = open_dir(webdir, d.path[IN_WEB])) < 0 ||
+	    (d.fd[IN_APP] = open_dir(appdir ? appdir : webdir, d.path[IN_APP])) < 0 || !quotable(self))
+		goto out;
+	conf = ph_path_join(d.path[IN_APP], "phantom.yaml");
 	fcgi = mcp_fcgi_text(self, conf);
 	secret = secret_text();
 	{
 		const struct init_file fs[] = {
-			{"phantom.yaml", ph_init_examples_hosting_phantom_yaml, 0644, false},
-			{SECRET_NAME, secret, 0600, false},
-			{"tools/hello.sh", ph_init_examples_hosting_tools_hello_sh, 0755, false},
-			{"tools/reverse.php", ph_init_examples_hosting_tools_reverse_php, 0644, false},
-			{"tools/stats.py", ph_init_examples_hosting_tools_stats_py, 0644, false},
-			{"tools/counter.py", ph_init_examples_hosting_tools_counter_py, 0644, false},
-			{".htaccess", ph_init_conf_htaccess, 0644, true},
-			{"mcp.fcgi", fcgi, 0755, true},
+			{"phantom.yaml", ph_init_examples_hosting_phantom_yaml, 0644, IN_APP},
+			{SECRET_NAME, secret, 0600, IN_APP},
+			{"hello.sh", ph_init_examples_hosting_tools_hello_sh, 0755, IN_TOOLS},
+			{"reverse.php", ph_init_examples_hosting_tools_reverse_php, 0644, IN_TOOLS},
+			{"stats.py", ph_init_examples_hosting_tools_stats_py, 0644, IN_TOOLS},
+			{"counter.py", ph_init_examples_hosting_tools_counter_py, 0644, IN_TOOLS},
+			{".htaccess", ph_init_conf_htaccess, 0644, IN_WEB},
+			{"mcp.fcgi", fcgi, 0755, IN_WEB},
 			/* last: only where the application has a directory of its own */
-			{".htaccess", deny_all, 0644, false},
+			{".htaccess", deny_all, 0644, IN_APP},
 		};
-		size_t n = PH_ARRAY_LEN(fs) - (strcmp(web, app) == 0);
-		if (check_free(fs, n, web, app) == 0 && write_all(fs, n, web, app) == 0) {
-			print_done(out, web, app);
+		size_t n = PH_ARRAY_LEN(fs) - (strcmp(d.path[IN_WEB], d.path[IN_APP]) == 0);
+		if (open_tools(&d) == 0 && check_free(fs, n, &d) == 0 && write_all(fs, n, &d) == 0) {
+			print_done(out, d.path[IN_WEB], d.path[IN_APP]);
 			*conf_path = conf;
 			conf = NULL;
 			rc = 0;
+		} else if (d.made_tools) {
+			unlinkat(d.fd[IN_APP], "tools", AT_REMOVEDIR);
 		}
 	}
-	sodium_memzero(secret, strlen(secret));
+out:
+	for (int i = 0; i < IN_N; i++)
+		if (d.fd[i] >= 0)
+			close(d.fd[i]);
+	if (secret != NULL)
+		sodium_memzero(secret, strlen(secret));
 	free(secret);
 	free(fcgi);
 	free(conf);
