@@ -367,7 +367,7 @@ app_resource(struct ph_config *c, struct ph_conf_problems *probs, struct ph_app 
 	int at;
 	if (ph_read_file(a->file, (size_t)c->limits.resource_bytes, &data, &len) != 0) {
 		ph_conf_problem(probs, c->file, a->file_line, "apps.%s: file: cannot read '%s': %s", a->name, a->file,
-				errno == EFBIG ? "larger than limits.resource_bytes" : strerror(errno));
+				errno == EFBIG ? "larger than limits.resource_bytes" : ph_strerror(errno));
 		return -1;
 	}
 	if ((at = ph_app_relative_ref(data, len, what, sizeof what)) != 0) {

@@ -817,7 +817,7 @@ ph_conf_load(const char *path, struct ph_conf_problems *probs)
 	if (path == NULL)
 		return ph_conf_load_buf(NULL, ".", NULL, 0, probs);
 	if (ph_read_file(path, 16 << 20, &buf, &len) != 0) {
-		ph_conf_problem(probs, path, 0, "cannot read configuration: %s", strerror(errno));
+		ph_conf_problem(probs, path, 0, "cannot read configuration: %s", ph_strerror(errno));
 		return NULL;
 	}
 	dir = ph_dirname(path);

@@ -1016,7 +1016,7 @@ ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs)
 			continue;
 		if (ph_read_file(r->file, max, &r->data, &r->len) != 0) {
 			ph_conf_problem(probs, c->file, r->line, "resource %s: cannot read '%s': %s", r->uri,
-					r->file, errno == EFBIG ? "larger than limits.resource_bytes" : strerror(errno));
+					r->file, errno == EFBIG ? "larger than limits.resource_bytes" : ph_strerror(errno));
 			rc = -1;
 			continue;
 		}
@@ -1038,7 +1038,7 @@ ph_registry_prepare(struct ph_config *c, struct ph_conf_problems *probs)
 			if (ph_read_file(m->file, max, &buf, &len) != 0) {
 				ph_conf_problem(probs, c->file, m->line, "prompt %s: cannot read '%s': %s", p->name,
 						m->file, errno == EFBIG ? "larger than limits.resource_bytes"
-								       : strerror(errno));
+								       : ph_strerror(errno));
 				rc = -1;
 				continue;
 			}

@@ -728,7 +728,7 @@ load_manifest(struct lctx *L)
 	if (ph_read_file(sc->manifest, 16 << 20, &buf, &len) != 0) {
 		/* blamed on the line that names it: the manifest has no line yet */
 		ph_conf_problem(L->probs, L->cfile, L->cline, "skills.manifest: cannot read %s: %s",
-				sc->manifest, strerror(errno));
+				sc->manifest, ph_strerror(errno));
 		return;
 	}
 	root = ph_yaml_parse(buf, len, L->yaml_depth, &err);

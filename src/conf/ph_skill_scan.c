@@ -270,7 +270,7 @@ check_files(struct scan *s)
 			continue;
 		if (ph_read_file(f->disk, (size_t)s->L->sc->max_bytes, &src, &len) != 0) {
 			PROB(s->L, k->line, "skill '%s': cannot read %s: %s", k->path, f->disk,
-			     strerror(errno));
+			     ph_strerror(errno));
 			s->failed = true;
 			continue;
 		}

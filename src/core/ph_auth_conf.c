@@ -396,7 +396,7 @@ parse_tokens_file(struct pctx *p, struct ph_auth_conf *a, const char *s, int lin
 	a->tokens_file = ph_path_join(p->dir, s);
 	if (ph_read_file(a->tokens_file, TOKENS_FILE_MAX, &buf, &len) != 0) {
 		ph_yread_problem(&p->s, line, "auth.tokens_file: cannot read %s: %s", a->tokens_file,
-			errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
+			errno == EFBIG ? "larger than 1 MiB" : ph_strerror(errno));
 		return;
 	}
 	fp.s.file = a->tokens_file;
@@ -499,7 +499,7 @@ parse_metadata(struct pctx *p, struct ph_auth_conf *a, const struct ph_ynode *n)
 		full = ph_path_join(p->dir, f);
 		if (ph_read_file(full, METADATA_MAX, &buf, &len) != 0) {
 			ph_yread_problem(&p->s, fn->line, "auth.metadata.file: cannot read %s: %s", full,
-				errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
+				errno == EFBIG ? "larger than 64 KiB" : ph_strerror(errno));
 		} else {
 			if (!ph_json_parse(buf, len, PH_JSON_DEPTH_METADATA, &doc) || doc == NULL) {
 				json_object_put(doc);

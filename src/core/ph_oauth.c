@@ -229,7 +229,7 @@ parse_introspection(struct ph_ysink *s, struct ph_oauth_conf *c, const struct ph
 	path = ph_path_join(dir, o->introspection.secret_file);
 	if (ph_read_file(path, 4096, &buf, &len) != 0) {
 		ph_yread_problem(s, line, "auth.oauth.introspection.secret_file: cannot read %s: %s", path,
-				 errno == EFBIG ? "larger than 4 KiB" : strerror(errno));
+				 errno == EFBIG ? "larger than 4 KiB" : ph_strerror(errno));
 	} else {
 		while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
 			len--;

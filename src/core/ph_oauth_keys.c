@@ -94,7 +94,7 @@ reload(struct ph_oauth_keys *k)
 		return 0;
 	if (ph_read_file(k->path, (size_t)k->max_fetch, &buf, &len) != 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "cannot read %s: %s", k->path,
-			 errno == EFBIG ? "larger than auth.oauth.max_fetch_bytes" : strerror(errno));
+			 errno == EFBIG ? "larger than auth.oauth.max_fetch_bytes" : ph_strerror(errno));
 		k->last_error = k->errbuf;
 		return -1;
 	}

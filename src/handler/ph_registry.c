@@ -335,7 +335,7 @@ ph_resource_refresh(struct ph_resource *r, size_t max)
 	/* never through a link planted since the start (fs_beneath.sh) */
 	if (ph_read_file_flags(r->file, r->file_link ? 0 : O_NOFOLLOW, max, &data, &len) != 0) {
 		ph_log("warning", "resource %s: cannot read '%s' again (%s); the old bytes are served",
-		       r->uri, r->file, errno == ELOOP ? "it is now a symbolic link" : strerror(errno));
+		       r->uri, r->file, errno == ELOOP ? "it is now a symbolic link" : ph_strerror(errno));
 		return;
 	}
 	free(r->data);
@@ -597,9 +597,18 @@ phantom_handler_fn
 ph_registry_module(struct ph_registry *reg, const char *module, const char *symbol, const char *dir)
 {
 	char *path = module_path(module, dir);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	struct stat st;
+	void *h;
 	const unsigned *abi;
 	void *fn;
+	/* dlopen(3) would block on a FIFO, in -t or in a reload */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		ph_registry_fail(reg, "module '%s': %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR)
+										 : ph_strerror(PH_ENOTREG));
+		free(path);
+		return NULL;
+	}
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		ph_registry_fail(reg, "module '%s': %s", path, dlerror());
 		free(path);

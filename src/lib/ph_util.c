@@ -415,14 +415,34 @@ ph_read_file(const char *path, size_t max, char **out, size_t *len)
 	return ph_read_file_flags(path, 0, max, out, len);
 }
 
+const char *
+ph_strerror(int err)
+{
+	return err == PH_ENOTREG ? "not a regular file (a FIFO, socket or device)" : strerror(err);
+}
+
 int
 ph_read_file_flags(const char *path, int flags, size_t max, char **out, size_t *len)
 {
-	struct ph_buf b;
-	char chunk[8192];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
+	struct stat st;
+	/* O_NONBLOCK: the open of a FIFO returns at once, and is refused */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags), e;
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		e = S_ISDIR(st.st_mode) ? EISDIR : PH_ENOTREG;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return ph_read_fd(fd, max, out, len);
+}
+
+int
+ph_read_fd(int fd, size_t max, char **out, size_t *len)
+{
+	struct ph_buf b;
+	char chunk[8192];
 	ph_buf_init(&b);
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof chunk);

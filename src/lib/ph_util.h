@@ -2,6 +2,7 @@
 #ifndef PH_UTIL_H
 #define PH_UTIL_H
 #include "first.h"
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -116,12 +117,24 @@ char *ph_path_join(const char *dir, const char *path) PH_NONNULL_RET;
 /* Directory part of a path ("." when it has none). Caller frees. */
 char *ph_dirname(const char *path) PH_NONNULL_RET;
 
+/* errno when a path that must be a file is something else (a FIFO, a
+ * socket, a device): opened without blocking, then refused. A directory
+ * gives EISDIR. ph_strerror says so in words. */
+#define PH_ENOTREG EMEDIUMTYPE
+/* strerror(err), but PH_ENOTREG reads "not a regular file (a FIFO, socket
+ * or device)". Static string. */
+const char *ph_strerror(int err);
 /* Reads a whole file up to max bytes. Returns 0, or -1 with errno set
- * (EFBIG when larger than max). *out is NUL-terminated; caller frees. */
+ * (EFBIG when larger than max, PH_ENOTREG or EISDIR when not a regular
+ * file: a FIFO never blocks the open). *out is NUL-terminated; caller
+ * frees. */
 int ph_read_file(const char *path, size_t max, char **out, size_t *len) PH_WUR;
 /* The same, opened with these extra open(2) flags (O_NOFOLLOW: never
  * through a symbolic link). */
 int ph_read_file_flags(const char *path, int flags, size_t max, char **out, size_t *len) PH_WUR;
+/* Reads fd (a regular file) to its end, up to max bytes, and closes it.
+ * As ph_read_file otherwise. */
+int ph_read_fd(int fd, size_t max, char **out, size_t *len) PH_WUR;
 
 /* Whether the fast paths of docs/internals.md run (the default), or each
  * takes its plain path so that tests cover that too: false after

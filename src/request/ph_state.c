@@ -117,7 +117,7 @@ read_secret(struct ph_conf_ctx *x, int line, const char *path, unsigned char **o
 	size_t n = 0;
 	if (ph_read_file(full, MAX_SECRET, &buf, &n) != 0) {
 		ph_conf_problem(x->probs, x->file, line, "request_state: cannot read secret file %s: %s",
-				full, strerror(errno));
+				full, ph_strerror(errno));
 		free(full);
 		return -1;
 	}
