@@ -73,9 +73,77 @@ ph_oauth_url_ok(const char *url)
 	return false;
 }
 
+/* Why the directory or file of st, in the key cache, cannot be trusted:
+ * another user owns it or may write it, and could plant keys. NULL when
+ * it is Phantom's own. */
+static const char *
+cache_distrust(const struct stat *st)
+{
+	if (st->st_uid != geteuid())
+		return "belongs to another user";
+	if ((st->st_mode & 022) != 0)
+		return "is writable by its group or by every user";
+	return NULL;
+}
+
+/* The cache directory (made mode 0700 when missing) is Phantom's own and
+ * no link. Returns 0, or -1 with k->last_error. */
+static int
+cache_dir_ok(struct ph_oauth_keys *k)
+{
+	struct stat st;
+	const char *why;
+	if (mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(k->errbuf, sizeof k->errbuf, "cannot create auth.oauth.cache_dir %s: %s", k->cache_dir,
+			 strerror(errno));
+	} else if (lstat(k->cache_dir, &st) != 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "auth.oauth.cache_dir %s: %s", k->cache_dir, strerror(errno));
+	} else if (!S_ISDIR(st.st_mode)) {
+		snprintf(k->errbuf, sizeof k->errbuf, "auth.oauth.cache_dir %s is not a directory (a symbolic link "
+			 "is not followed)", k->cache_dir);
+	} else if ((why = cache_distrust(&st)) != NULL) {
+		snprintf(k->errbuf, sizeof k->errbuf, "auth.oauth.cache_dir %s %s (mode %04o): keys planted there "
+			 "would be trusted; give a directory of Phantom's own, mode 0700", k->cache_dir, why,
+			 (unsigned)(st.st_mode & 07777));
+	} else {
+		return 0;
+	}
+	k->last_error = k->errbuf;
+	return -1;
+}
+
+/* Opens the cache file: no link, a regular file of Phantom's own that
+ * nobody else may write. Returns the descriptor, or -1 with k->errbuf. */
+static int
+cache_open(struct ph_oauth_keys *k)
+{
+	struct stat st;
+	const char *why = NULL;
+	int fd;
+	if (cache_dir_ok(k) != 0)
+		return -1;
+	if ((fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
+		snprintf(k->errbuf, sizeof k->errbuf, "cannot read %s: %s", k->path,
+			 errno == ELOOP ? "a symbolic link (not followed)" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		why = ph_strerror(PH_ENOTREG);
+	else if ((why = cache_distrust(&st)) != NULL)
+		why = st.st_uid != geteuid() ? "it belongs to another user: keys planted there are not trusted"
+					     : "it is writable by its group or by every user: not trusted";
+	if (why != NULL) {
+		snprintf(k->errbuf, sizeof k->errbuf, "cannot read %s: %s", k->path, why);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Re-reads the key file when it changed since it was loaded. Returns 0
  * when the keys are those of the file, -1 (last_error set) when it cannot
- * be read or parsed: the keys held before stay. */
+ * be read or parsed: the keys held before stay. The cache file (not a
+ * configured jwks_file) is trusted only as cache_open checks it. */
 static int
 reload(struct ph_oauth_keys *k)
 {
@@ -84,7 +152,8 @@ reload(struct ph_oauth_keys *k)
 	char *buf = NULL;
 	size_t len = 0;
 	const char *why;
-	if (stat(k->path, &st) != 0) {
+	int fd;
+	if ((k->cache_dir ? lstat(k->path, &st) : stat(k->path, &st)) != 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "no key file %s yet: %s", k->path, strerror(errno));
 		k->last_error = k->errbuf;
 		return -1;
@@ -92,7 +161,12 @@ reload(struct ph_oauth_keys *k)
 	if (k->loaded && st.st_ino == k->ino && st.st_dev == k->dev && st.st_size == k->size &&
 	    st.st_mtim.tv_sec == k->mtime.tv_sec && st.st_mtim.tv_nsec == k->mtime.tv_nsec)
 		return 0;
-	if (ph_read_file(k->path, (size_t)k->max_fetch, &buf, &len) != 0) {
+	if (k->cache_dir != NULL && (fd = cache_open(k)) < 0) {
+		k->last_error = k->errbuf;
+		return -1;
+	}
+	if (k->cache_dir != NULL ? ph_read_fd(fd, (size_t)k->max_fetch, &buf, &len) != 0
+				 : ph_read_file(k->path, (size_t)k->max_fetch, &buf, &len) != 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "cannot read %s: %s", k->path,
 			 errno == EFBIG ? "larger than auth.oauth.max_fetch_bytes" : ph_strerror(errno));
 		k->last_error = k->errbuf;
@@ -323,8 +397,16 @@ fetch_and_store(const struct ph_oauth_keys *k, char *err, size_t esz)
 		goto out;
 	}
 	tmp = ph_xasprintf("%s.%d.tmp", k->path, (int)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
-	    ph_write_all(fd, b.data, b.len) != 0 || close(fd) != 0 || rename(tmp, k->path) != 0) {
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 && errno == EEXIST &&
+	    unlink(tmp) == 0) /* a fetcher of this pid that died: ours alone */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0 && (ph_write_all(fd, b.data, b.len) != 0 || fsync(fd) != 0)) {
+		int e = errno;
+		close(fd); /* never left open by a failed write */
+		fd = -1;
+		errno = e;
+	}
+	if (fd < 0 || close(fd) != 0 || rename(tmp, k->path) != 0) {
 		snprintf(err, esz, "writing %s: %s", k->path, strerror(errno));
 		unlink(tmp);
 		goto out;
@@ -397,12 +479,8 @@ try_fetch(struct ph_oauth_keys *k, long long now)
 	long long start, end;
 	enum fetch rc = FETCH_RECENT;
 	int fd;
-	if (mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(k->errbuf, sizeof k->errbuf, "cannot create auth.oauth.cache_dir %s: %s", k->cache_dir,
-			 strerror(errno));
-		k->last_error = k->errbuf;
+	if (cache_dir_ok(k) != 0)
 		return FETCH_FAILED;
-	}
 	if ((fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
 	    flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		if (fd >= 0)
