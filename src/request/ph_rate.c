@@ -1,10 +1,10 @@
-/* ph_rate.c: token buckets in the shared mapping. One spin lock guards the
+/* ph_rate.c: token buckets in the shared mapping. One lock guards the
  * table: a take is a hash, a short scan and a few additions, far shorter
  * than anything else a request does. */
 #include "first.h"
 #include "ph_rate.h"
+#include "ph_log.h"
 #include "ph_shm.h"
-#include <sched.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -20,17 +20,21 @@ key_digest(const char *k, unsigned char d[PH_RATE_DIGEST])
 	return h ? h : 1;
 }
 
+/* Takes the table's lock; a holder that died may have left a slot
+ * half-written, so the buckets start full again. */
 static void
 lock(struct ph_shm_rate *t)
 {
-	while (__atomic_test_and_set(&t->lock, __ATOMIC_ACQUIRE))
-		sched_yield();
+	if (ph_shm_lock_take(&t->lock)) {
+		memset(t->slot, 0, sizeof t->slot);
+		ph_log("warning", "a process died holding the lock of the rate buckets: they start full again");
+	}
 }
 
 static void
 unlock(struct ph_shm_rate *t)
 {
-	__atomic_clear(&t->lock, __ATOMIC_RELEASE);
+	ph_shm_lock_give(&t->lock);
 }
 
 /* The slot of the key of digest d (hash h): its own, else an empty one,

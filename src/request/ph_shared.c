@@ -12,12 +12,14 @@
 #include "ph_shared.h"
 #include "ph_hubmsg.h"
 #include "ph_json.h"
+#include "ph_log.h"
 #include "ph_shm.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -45,14 +47,7 @@ struct shared {
 		int woken;      /* a worker has woken it since it last looked */
 		struct pool_cell cell[PH_SHARED_OWNERS];
 	} pool;
-	struct {
-		char lock;
-		struct shared_auth {
-			unsigned char digest[PH_SHARED_DIGEST];
-			long token; /* the entry of the configuration that keyed digest */
-			bool used;  /* false: empty (the mapping starts zeroed) */
-		} slot[PH_SHARED_AUTH_SLOTS];
-	} auth;
+	struct ph_shm_auth auth;
 };
 
 /* A digest may sit in AUTH_PROBE slots from the one its first bytes name
@@ -77,6 +72,8 @@ ph_shared_init(void)
 		return;
 	p = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sh = p == MAP_FAILED ? &local_fallback : p;
+	ph_shm_lock_init(&sh->rate.lock);
+	ph_shm_lock_init(&sh->auth.lock);
 	if (host_tag[0] == '\0') {
 		unsigned char rnd[4] = {0};
 		if (sodium_init() >= 0)
@@ -110,6 +107,47 @@ struct ph_shm_rate *
 ph_shm_rate(void)
 {
 	return &get()->rate;
+}
+
+struct ph_shm_auth *
+ph_shm_auth(void)
+{
+	return &get()->auth;
+}
+
+void
+ph_shm_lock_init(struct ph_shm_lock *l)
+{
+	pthread_mutexattr_t a;
+	if (pthread_mutexattr_init(&a) != 0 || pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) != 0 ||
+	    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) != 0 || pthread_mutex_init(&l->m, &a) != 0) {
+		ph_log("error", "cannot set up a process-shared robust mutex");
+		abort(); /* nothing can share counters without it */
+	}
+	pthread_mutexattr_destroy(&a);
+}
+
+bool
+ph_shm_lock_take(struct ph_shm_lock *l)
+{
+	int rc = pthread_mutex_lock(&l->m);
+	if (rc == EOWNERDEAD) {
+		/* the holder died inside: the taker resets the table, so the
+		 * state is consistent again once it gives the lock back */
+		pthread_mutex_consistent(&l->m);
+		return true;
+	}
+	if (rc != 0) { /* ENOTRECOVERABLE cannot happen: every taker makes it consistent */
+		ph_log("error", "a shared lock failed: %s", strerror(rc));
+		abort();
+	}
+	return false;
+}
+
+void
+ph_shm_lock_give(struct ph_shm_lock *l)
+{
+	pthread_mutex_unlock(&l->m);
 }
 
 int
@@ -213,17 +251,24 @@ ph_shared_verify_leave(int slot)
 		__atomic_store_n(&get()->verify[slot], 0, __ATOMIC_SEQ_CST);
 }
 
+/* Takes the lock of the token cache; a holder that died may have left a
+ * slot half-written (a digest with another entry's number), so the cache
+ * starts empty again: the next requests verify their tokens anew. */
 static void
 auth_lock(void)
 {
-	while (__atomic_test_and_set(&get()->auth.lock, __ATOMIC_ACQUIRE))
-		sched_yield();
+	struct ph_shm_auth *a = &get()->auth;
+	if (ph_shm_lock_take(&a->lock)) {
+		memset(a->slot, 0, sizeof a->slot);
+		ph_log("warning", "a process died holding the lock of the verified-token cache: the cache "
+		       "is emptied");
+	}
 }
 
 static void
 auth_unlock(void)
 {
-	__atomic_clear(&get()->auth.lock, __ATOMIC_RELEASE);
+	ph_shm_lock_give(&get()->auth.lock);
 }
 
 static size_t
@@ -238,7 +283,7 @@ ph_shared_auth_put(const unsigned char *digest, size_t token)
 	size_t home = auth_home(digest), pick = (home + digest[2] % AUTH_PROBE) % PH_SHARED_AUTH_SLOTS;
 	auth_lock();
 	for (size_t i = 0; i < AUTH_PROBE; i++) {
-		struct shared_auth *s = &get()->auth.slot[(home + i) % PH_SHARED_AUTH_SLOTS];
+		struct ph_shm_auth_slot *s = &get()->auth.slot[(home + i) % PH_SHARED_AUTH_SLOTS];
 		if (!s->used || memcmp(s->digest, digest, PH_SHARED_DIGEST) == 0) {
 			pick = (home + i) % PH_SHARED_AUTH_SLOTS;
 			break;
@@ -257,7 +302,7 @@ ph_shared_auth_get(const unsigned char *digest)
 	long found = -1;
 	auth_lock();
 	for (size_t i = 0; i < AUTH_PROBE; i++) {
-		struct shared_auth *s = &get()->auth.slot[(home + i) % PH_SHARED_AUTH_SLOTS];
+		struct ph_shm_auth_slot *s = &get()->auth.slot[(home + i) % PH_SHARED_AUTH_SLOTS];
 		/* as ph_auth_sha256_find: eq is 1 or 0, selected without a branch */
 		long eq = (long)(sodium_memcmp(s->digest, digest, PH_SHARED_DIGEST) + 1) & (long)s->used;
 		long mask = -eq;

@@ -1,13 +1,30 @@
-/* ph_shm.h: the layout of the metrics and the rate buckets inside the
- * shared mapping (ph_shared.c owns it; ph_metrics.c and ph_rate.c use it).
- * Everything is changed with atomic operations, the buckets under one
- * spin lock. */
+/* ph_shm.h: the layout of the metrics, the rate buckets and the cache of
+ * verified bearer tokens inside the shared mapping (ph_shared.c owns it;
+ * ph_metrics.c and ph_rate.c use it). Everything is changed with atomic
+ * operations, the tables under a lock each that survives its holder. */
 #ifndef PH_SHM_H
 #define PH_SHM_H
 #include "first.h"
 #include "ph_method.h"
 #include "ph_metrics.h"
 #include "ph_rate.h"
+#include "ph_shared.h"
+#include <pthread.h>
+
+/* A lock in the shared mapping that survives the death of its holder: a
+ * robust, process-shared mutex. A worker killed while it holds one (the
+ * OOM killer, SIGKILL, a crashing module) hands it to the next taker, who
+ * is told so and resets what it guards, which may be half-written: every
+ * table under one is a cache or a count that may start again. */
+struct ph_shm_lock {
+	pthread_mutex_t m;
+};
+/* Sets up l in memory shared before the fork (or private to a process). */
+void ph_shm_lock_init(struct ph_shm_lock *l);
+/* Takes l. Returns true when its last holder died holding it: the caller
+ * resets what l guards before using it. */
+bool ph_shm_lock_take(struct ph_shm_lock *l) PH_WUR;
+void ph_shm_lock_give(struct ph_shm_lock *l);
 
 #define PH_M_METHODS (PH_METHOD__COUNT + 3) /* known methods, then "notification", "other", "none" */
 #define PH_M_STATUSES 16
@@ -32,10 +49,21 @@ struct ph_rate_slot {
 };
 
 struct ph_shm_rate {
-	char lock;
+	struct ph_shm_lock lock;
 	struct ph_rate_slot slot[PH_RATE_SLOTS];
+};
+
+/* The cache of verified bearer tokens (ph_shared_auth_put/get). */
+struct ph_shm_auth {
+	struct ph_shm_lock lock;
+	struct ph_shm_auth_slot {
+		unsigned char digest[PH_SHARED_DIGEST];
+		long token; /* the entry of the configuration that keyed digest */
+		bool used;  /* false: empty (the mapping starts zeroed) */
+	} slot[PH_SHARED_AUTH_SLOTS];
 };
 
 struct ph_shm_metrics *ph_shm_metrics(void);
 struct ph_shm_rate *ph_shm_rate(void);
+struct ph_shm_auth *ph_shm_auth(void);
 #endif

@@ -4,8 +4,10 @@
 #include "first.h"
 #include "ph_rate.h"
 #include "ph_shared.h"
+#include "ph_shm.h"
 #include "ph_util.h"
 #include "tap.h"
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -76,10 +78,48 @@ test_shared(void)
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "auth cache: another process sees it");
 }
 
+/* A child killed (SIGKILL) while it holds a table's lock: the next taker
+ * is not stuck (before, it spun forever) and finds the table emptied,
+ * since the dead holder may have left it half-written. alarm() turns a
+ * hang into a failure. */
+static void
+test_dead_holder(void)
+{
+	struct ph_rate_conf rc = {1, 60, 1};
+	unsigned char d[PH_SHARED_DIGEST];
+	int64_t t = 1000000000;
+	int st;
+	pid_t pid;
+	memset(d, 9, sizeof d);
+	ph_shared_auth_put(d, 4);
+	is_int(ph_rate_take("p:dead", &rc, t), 0, "dead holder: a bucket's one token is spent");
+	is_int(ph_rate_take("p:dead", &rc, t), 60, "dead holder: ... then it waits");
+	for (int which = 0; which < 2; which++) {
+		struct ph_shm_lock *l = which ? &ph_shm_auth()->lock : &ph_shm_rate()->lock;
+		if ((pid = fork()) == 0) {
+			if (ph_shm_lock_take(l))
+				_exit(2);
+			raise(SIGKILL); /* dies holding it */
+			_exit(1);
+		}
+		waitpid(pid, &st, 0);
+		ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "dead holder: a child took the %s lock and was killed",
+		   which ? "token cache's" : "rate buckets'");
+	}
+	alarm(10);
+	is_int(ph_rate_take("p:dead", &rc, t), 0, "dead holder: the rate lock is taken over, the buckets start full");
+	is_int(ph_rate_take("p:dead", &rc, t), 60, "dead holder: ... and count again");
+	is_int(ph_shared_auth_get(d), -1, "dead holder: the token cache's lock is taken over, the cache emptied");
+	ph_shared_auth_put(d, 4);
+	is_int(ph_shared_auth_get(d), 4, "dead holder: ... and it caches again");
+	alarm(0);
+}
+
 int
 main(void)
 {
 	test_rate();
 	test_shared();
+	test_dead_holder();
 	return tap_done();
 }
