@@ -32,9 +32,51 @@ struct stdio_front {
 	struct ph_buf in; /* bytes read, not yet served */
 	size_t max_line;
 	bool eof;
+	int64_t end_us;   /* when the client closed stdin, 0: not yet (shutdown_timeout counts from it) */
 	bool reload;      /* SIGHUP reloads: a wait for input ends on it */
 	bool kid;         /* a call process: the file watches are the main process's */
 };
+
+/* Stdin has ended (or broken): the client is done. */
+static void
+set_eof(struct stdio_front *f)
+{
+	if (f->end_us == 0)
+		f->end_us = ph_now_us();
+	f->eof = true;
+}
+
+/* Notes when the client closed stdin, though lines it sent before may
+ * still wait in the pipe (a pipe polls POLLHUP then): one poll, no read. */
+static void
+note_hangup(struct stdio_front *f)
+{
+	struct pollfd p = {0, POLLIN, 0};
+	if (f->end_us == 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)))
+		f->end_us = ph_now_us();
+}
+
+/* Whether shutdown_s has passed since the client closed stdin: what has
+ * not started by then is answered with an error, not served. */
+static bool
+past_shutdown(const struct stdio_front *f, long long shutdown_s)
+{
+	return f->end_us != 0 && ph_now_us() - f->end_us >= (int64_t)shutdown_s * 1000000;
+}
+
+static int send_line(void *ctx, const char *json, size_t len);
+
+/* Answers the call whose id is the JSON text id with an error: the input
+ * ended and shutdown_timeout passed before it finished (or started). */
+static void
+answer_stopped(const char *id, long long shutdown_s)
+{
+	char *line = ph_xasprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":"
+				  "\"Server stopping: the input ended and shutdown_timeout (%lld s) passed before "
+				  "this call finished; it was not completed\"}}", id, shutdown_s);
+	send_line(NULL, line, strlen(line));
+	free(line);
+}
 
 static const char *
 stdio_param(struct ph_exchange *ex, const char *name)
@@ -91,7 +133,6 @@ stdio_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 
 /* Reads whatever is available (blocking when wait is set). Returns the bytes
  * read, 0 at EOF, -1 on error or when nothing was available. */
-static int send_line(void *ctx, const char *json, size_t len);
 
 /* poll(2) that a SIGHUP asking for a reload always ends: the signal is
  * held from the last look at the flag until ppoll waits, since one that
@@ -161,7 +202,7 @@ fill(struct stdio_front *f, bool wait)
 		break;
 	}
 	if (n == 0)
-		f->eof = true;
+		set_eof(f);
 	if (n > 0)
 		ph_buf_add(&f->in, chunk, (size_t)n);
 	return (long)n;
@@ -288,7 +329,7 @@ next_line(struct stdio_front *f, char **out, bool *too_long, bool wait)
 				if (n < 0 && errno == EINTR)
 					continue;
 				if (n <= 0) {
-					f->eof = true;
+					set_eof(f);
 					break;
 				}
 				e = memchr(chunk, '\n', (size_t)n);
@@ -417,6 +458,17 @@ run_serial(struct stdio_front *f, struct ph_server **srvp, const char *conf_path
 			continue;
 		if (n < 0)
 			break; /* EOF: the client is done */
+		note_hangup(f);
+		if (past_shutdown(f, (*srvp)->conf->shutdown_timeout) && !too_long) {
+			char *id = NULL;
+			if (ph_line_kind(*srvp, line, (size_t)n, &id) == PH_LINE_CALL) {
+				answer_stopped(id, (*srvp)->conf->shutdown_timeout);
+				free(id);
+				free(line);
+				continue;
+			}
+			free(id);
+		}
 		serve_here(f, *srvp, line, (size_t)n, too_long);
 		free(line);
 		ph_persist_tick();
@@ -959,12 +1011,10 @@ take_lines(struct stdio_front *f, struct pool *p, struct ph_server *srv)
 
 /* The client is done and every call has its process (the queued ones went
  * to the warm call processes, whose stdin stayed open for them): their
- * stdin is closed. Returns the time by which the calls in flight must end
- * (shutdown_s from now). */
-static int64_t
-end_input(struct pool *p, long long shutdown_s)
+ * stdin is closed. */
+static void
+end_input(struct pool *p)
 {
-	int64_t deadline = ph_now_us() + shutdown_s * 1000000;
 	p->eof_sent = true;
 	for (size_t i = 0; i < p->max; i++) {
 		if (p->kids[i].pid != 0 && p->kids[i].to >= 0) {
@@ -973,7 +1023,55 @@ end_input(struct pool *p, long long shutdown_s)
 			p->kids[i].to = -1;
 		}
 	}
-	return deadline;
+}
+
+/* shutdown_s after the end of input: every call still running is killed
+ * and, unless it wrote its answer before, answered with an error; every
+ * call waiting, and every call in the input not yet read, is answered so
+ * too. Nothing the client sent goes unanswered. */
+static void
+stop_late(struct stdio_front *f, struct pool *p, struct ph_server *srv, long long shutdown_s)
+{
+	size_t stopped = 0;
+	char *line, *id;
+	bool too_long;
+	long n;
+	for (size_t i = 0; i < p->max; i++) {
+		struct kid *k = &p->kids[i];
+		if (k->pid == 0)
+			continue;
+		kid_kill(k);
+		kid_reap(k, true);
+		kid_read(p, k); /* its answer may be there, unread */
+		if (k->id != NULL) {
+			answer_stopped(k->id, shutdown_s);
+			stopped++;
+		}
+		kid_done(p, k);
+	}
+	for (size_t i = 0; i < p->nq; i++) {
+		answer_stopped(p->q[i].id, shutdown_s);
+		stopped++;
+		free(p->q[i].line);
+		free(p->q[i].id);
+	}
+	p->nq = 0;
+	/* the client closed stdin: what it sent before is all there, and the
+	 * reads end at its end */
+	while ((n = take_line(f, &line, &too_long, true)) >= 0) {
+		id = NULL;
+		if (!too_long && ph_line_kind(srv, line, (size_t)n, &id) == PH_LINE_CALL) {
+			answer_stopped(id, shutdown_s);
+			stopped++;
+		} else {
+			serve_here(f, srv, line, (size_t)n, too_long); /* needs no handler */
+		}
+		free(id);
+		free(line);
+	}
+	if (stopped > 0)
+		ph_log("warning", "stdio: %zu call%s not done %llds after the end of input; answered with an "
+		       "error (shutdown_timeout)", stopped, stopped == 1 ? "" : "s", shutdown_s);
 }
 
 /* Kills the calls that did not stop within the grace after their cancel. */
@@ -1029,7 +1127,7 @@ poll_done(struct stdio_front *f, struct pool *p, const struct pollfd *pf, int st
 	if (stdin_at >= 0 && (pf[stdin_at].revents & (POLLIN | POLLHUP | POLLERR))) {
 		errno = 0;
 		if (fill(f, false) < 0 && errno != 0 && errno != EINTR && errno != EAGAIN)
-			f->eof = true; /* stdin is broken: as good as ended */
+			set_eof(f); /* stdin is broken: as good as ended */
 	}
 	if (watch_at >= 0 && (pf[watch_at].revents & POLLIN))
 		ph_subscriptions_watch_read(send_line, NULL);
@@ -1049,7 +1147,6 @@ static void
 run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_path)
 {
 	struct pool p;
-	int64_t deadline = 0;
 	long long shutdown_s = (*srvp)->conf->shutdown_timeout;
 	struct pollfd *pf;
 	pool_init(&p, *srvp);
@@ -1067,18 +1164,18 @@ run_concurrent(struct stdio_front *f, struct ph_server **srvp, const char *conf_
 		p.grace_us = srv->conf->limits.exec_grace_ms * 1000;
 		take_lines(f, &p, srv);
 		if (f->eof && f->in.len == 0 && p.nq == 0 && !p.eof_sent)
-			deadline = end_input(&p, shutdown_s);
+			end_input(&p);
 		if (p.gone || (p.eof_sent && p.running == 0 && p.nq == 0))
 			break;
 		now = ph_now_us();
-		if (deadline > 0 && now >= deadline) {
-			ph_log("warning", "stdio: %zu call%s still running %llds after the end of input; killed",
-			       p.running + p.nq, p.running + p.nq == 1 ? "" : "s", shutdown_s);
+		note_hangup(f);
+		if (past_shutdown(f, shutdown_s)) {
+			stop_late(f, &p, srv, shutdown_s);
 			break;
 		}
 		kill_late(&p, now);
 		npf = poll_set(f, &p, pf, &stdin_at, &watch_at);
-		ms = next_timeout(&p, deadline);
+		ms = next_timeout(&p, f->end_us ? f->end_us + shutdown_s * 1000000 : 0);
 		if (poll_or_reload(f, pf, (nfds_t)npf, ms) < 0 && errno != EINTR)
 			break;
 		poll_done(f, &p, pf, stdin_at, watch_at);

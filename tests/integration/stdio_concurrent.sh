@@ -111,9 +111,35 @@ t0=$(date +%s%N)
 ms=$(ms_since "$t0")
 [ "$ms" -ge 1000 ] && [ "$ms" -lt 4000 ]; ok "a call over shutdown_timeout after EOF: the process exits after it ($ms ms)"
 is "$(jq -r 'select(.result) | .id' "$T_DIR/out" | sort | tr '\n' ' ')" "2 i " "the call that finished in time is answered"
-grep -q "still running 1s after the end of input; killed" "$T_DIR/err"; ok "the kill is logged"
+is "$(jq -r 'select(.id == 1) | .error.message' "$T_DIR/out")" \
+	"Server stopping: the input ended and shutdown_timeout (1 s) passed before this call finished; it was not completed" \
+	"the killed call is answered with an error saying why"
+grep -q "1 call not done 1s after the end of input; answered with an error (shutdown_timeout)" "$T_DIR/err"
+ok "the kill is logged"
 pid=$(cat "$T_DIR/sleeper.pid" 2>/dev/null)
 [ -n "$pid" ] && wait_gone "$pid" 3; ok "the killed call's exec process is gone"
+
+# shutdown_timeout counts from the end of input, calls still waiting included:
+# 40 one-second calls at 4 at once with shutdown_timeout 2 cannot all run;
+# each is answered once, those that did not finish with the error
+conf "$T_DIR/forty.yaml" "shutdown_timeout: 2" "stdio: { concurrency: 4 }"
+{ echo "$init"; for i in $(seq 1 40); do call "$i" nap '{"s":1}'; done; } |
+	"$PHANTOM" -c "$T_DIR/forty.yaml" --stdio >"$T_DIR/out" 2>"$T_DIR/err"
+is "$(jq -r 'select((.id | type) == "number") | .id' "$T_DIR/out" | sort -n | uniq | wc -l):$(grep -c '"id":[0-9]' "$T_DIR/out")" \
+	40:40 "40 calls queued at EOF, shutdown_timeout 2: each answered once"
+done_n=$(jq -r 'select(.result.content[0].text == "napped") | .id' "$T_DIR/out" | wc -l)
+stopped=$(jq -r 'select(.error.message // "" | test("shutdown_timeout \\(2 s\\)")) | .id' "$T_DIR/out" | wc -l)
+is "$((done_n + stopped))" 40 "... each with its result or the shutdown error ($done_n done, $stopped stopped)"
+[ "$stopped" -gt 0 ]; ok "the bound holds: the calls that could not finish in it are answered with the error"
+# the same, one call at a time in the process (stdio.concurrency 1): the
+# call running is not interrupted, those after the bound are answered so
+conf "$T_DIR/serial.yaml" "shutdown_timeout: 1" "stdio: { concurrency: 1 }"
+{ echo "$init"; for i in $(seq 1 6); do call "$i" nap '{"s":0.5}'; done; } |
+	"$PHANTOM" -c "$T_DIR/serial.yaml" --stdio >"$T_DIR/out" 2>"$T_DIR/err"
+done_n=$(jq -r 'select(.result.content[0].text == "napped") | .id' "$T_DIR/out" | wc -l)
+stopped=$(jq -r 'select(.error.message // "" | test("shutdown_timeout \\(1 s\\)")) | .id' "$T_DIR/out" | wc -l)
+is "$((done_n + stopped))" 6 "stdio.concurrency 1: six calls, each answered ($done_n done, $stopped stopped)"
+[ "$stopped" -gt 0 ] && [ "$done_n" -gt 0 ]; ok "... the first served, those past the bound answered with the error"
 
 # a cancel: the running call stops, a waiting one is dropped, the others go on
 conf "$T_DIR/one.yaml" "stdio: { concurrency: 2 }"
