@@ -311,6 +311,14 @@ test_problems(void)
 		ok(strncmp(probs.v[4], "t.yaml:8: log.json:", 19) == 0, "fifth: log.json on line 8");
 	}
 
+	/* a quoted value stays on the problem's line, whatever it holds */
+	problem_is("\"a\\nb\\r\\tc\\x7f\\x85\\u2028\\u2029\\u00e9\": 1\n",
+		   "t.yaml:1: unknown key 'a\\x0ab\\x0d\\x09c\\x7f\\u0085\\u2028\\u2029\xc3\xa9'",
+		   "control characters, NEL, U+2028 and U+2029 are escaped, other UTF-8 kept");
+	ph_conf_problems_free(&probs);
+	ph_conf_problem(&probs, "x\ny.yaml", 3, "v: '%s'", "1\n2");
+	is_str(probs.v[0], "x\\x0ay.yaml:3: v: '1\\x0a2'", "the file name is escaped too");
+
 	/* problems accumulate after those already in the list */
 	ph_conf_problems_free(&probs);
 	ph_conf_problem(&probs, NULL, 0, "earlier %s", "problem");
