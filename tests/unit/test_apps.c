@@ -11,24 +11,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define LABEL63 "abcdefghij0123456789abcdefghij0123456789abcdefghij0123456789abc"
+
 static void
 origins(void)
 {
 	static const char *const good[] = {"https://api.example.com", "http://localhost:8080", "wss://live.example.com:8443",
-					   "ws://127.0.0.1", "https://*.cdn.example.com", "HTTPS://Example.COM"};
+					   "ws://127.0.0.1", "https://*.cdn.example.com", "HTTPS://Example.COM",
+					   "https://xn--bcher-kva.example", "http://a-1.b2:1", "https://x.example:65535",
+					   "https://" LABEL63 ".example"};
 	static const struct { const char *o, *why; } bad[] = {
 		{"api.example.com", "starts with"}, {"ftp://x.example", "starts with"}, {"https://", "names a host"},
 		{"https://:443", "names a host"}, {"https://x.example/", "no path"}, {"https://x.example?q=1", "no path"},
 		{"https://x.example#f", "no path"}, {"'self'", "starts with"}, {"https://x.example'", "no quote"},
 		{"https://\"x\"", "no quote"}, {"https://a.example b.example", "no space"},
 		{"https://a.example;", "no space, ';'"}, {"https://a.example,https://b", "no space"},
-		{"https://a*.example", "first label"}, {"https://*", "first label"}, {"https://x.example\t", "no space"}};
+		{"https://a*.example", "first label"}, {"https://*", "first label"},
+		{"https://x.example\t", "no control character"}, {"https://x.example\x7f", "no control"},
+		{"https://a\xe2\x80\xa8" "b.example", "punycode A-label"}, {"https://b\xc3\xbc" "cher.example", "punycode"},
+		{"https://a\\b.example", "labels of letters"}, {"https://a%0ab.example", "labels of letters"},
+		{"https://a<b>.example", "labels of letters"}, {"https://[::1]:80", "labels of letters"},
+		{"https://user@x.example", "no user name"}, {"https://user:pw@x.example", "no user name"},
+		{"https://x.example:99999", "1 to 65535"}, {"https://x.example:0", "1 to 65535"},
+		{"https://x.example:", "1 to 65535"}, {"https://x.example:8o", "1 to 65535"},
+		{"https://x.example:+80", "1 to 65535"}, {"https://x.example:*", "1 to 65535"},
+		{"https://a..b", "no empty label"}, {"https://.a.example", "no empty label"},
+		{"https://a.example.", "no empty label"}, {"https://*..a", "no empty label"},
+		{"https://-a.example", "start or end with '-'"}, {"https://a-.example", "start or end with '-'"},
+		{"https://" LABEL63 "x.example", "at most 63"}, {"https://*.:443", "names a host"}};
 	for (size_t i = 0; i < PH_ARRAY_LEN(good); i++)
 		ok(origin_problem(good[i]) == NULL, "origin %s is allowed", good[i]);
 	for (size_t i = 0; i < PH_ARRAY_LEN(bad); i++) {
 		const char *why = origin_problem(bad[i].o);
 		ok(why != NULL && strstr(why, bad[i].why) != NULL, "origin %s is refused (%s)", bad[i].o,
 		   why ? why : "allowed");
+	}
+	{
+		char o[8 + 4 * 64 + 1] = "https://";
+		for (int i = 0; i < 4; i++)
+			strcat(o, i ? "." LABEL63 : LABEL63);
+		ok(origin_problem(o) != NULL && strstr(origin_problem(o), "at most 253") != NULL,
+		   "a host of 255 characters is refused");
 	}
 }
 
