@@ -137,6 +137,8 @@ is "$STATUS/$(jqr '.result.contents[0]|"\(.uri) \(.mimeType) \(.text|test("versi
 	"versioned: the old uri still resolves, under its own uri, to the file as it is now"
 mcall "$U" 10 resources/read '{"uri":"ui://custom/stamped?v=zz"}'
 is "$(jqr .error.code)" -32602 "versioned: a uri that is no digest of this form is not found"
+mcall "$U" 10 resources/read "{\"uri\":\"ui://custom/stamped&v=${STAMP2##*v=}\"}"
+is "$(jqr .error.code)" -32602 "versioned: &v= in a uri without a query is not found (only ?v= is)"
 
 # a reload whose app file is gone fails and the running apps stay
 sed -i 's/file: stamped.html/file: gone.html/' "$D/apps.yaml"

@@ -119,6 +119,7 @@ loaded(void)
 			   "apps:\n"
 			   "  a: { file: a.html, permissions: [camera], prefers_border: false }\n"
 			   "  b: { file: b.html, uri: \"ui://x/b?lang=en\", versioned: true }\n"
+			   "  c: { file: b.html, uri: \"ui://x/c\", versioned: true }\n"
 			   "tools:\n"
 			   "  - { name: t, exec: [./t.sh], app: a, visibility: app, _meta: { k: 1 } }\n");
 	conf = ph_path_join(dir, "p.yaml");
@@ -127,7 +128,7 @@ loaded(void)
 	if (s == NULL)
 		goto out;
 	reg = s->conf->registry;
-	is_int(reg->nresources, 2, "each app is a resource");
+	is_int(reg->nresources, 3, "each app is a resource");
 	is_str(reg->resources[0]->uri, "ui://My-Server-1/a", "the default uri: ui://<server.name>/<app>, made a host");
 	is_str(reg->resources[0]->mime, APP_MIME, "its MIME type");
 	is_str(json_object_to_json_string_ext(reg->resources[0]->meta, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -143,6 +144,11 @@ loaded(void)
 	   ph_registry_app_version(reg, "ui://x/b?lang=en&v=0123456789ABCDEF") == NULL &&
 	   ph_registry_app_version(reg, "ui://My-Server-1/a?v=0123456789abcdef") == NULL,
 	   "a digest of another length or case, or an app that is not versioned, finds nothing");
+	ok(ph_registry_app_version(reg, "ui://x/c?v=0123456789abcdef") == reg->resources[2],
+	   "without a query, ?v= and another digest finds the app");
+	ok(ph_registry_app_version(reg, "ui://x/c&v=0123456789abcdef") == NULL &&
+	   ph_registry_app_version(reg, "ui://x/b?lang=en?v=0123456789abcdef") == NULL,
+	   "only the separator its own uri has: no &v= without a query, no ?v= after one");
 	is_str(json_object_to_json_string_ext(reg->tools[0]->ui_meta, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
 	       "{\"k\":1,\"ui\":{\"resourceUri\":\"ui://My-Server-1/a\",\"visibility\":[\"app\"]},"
 	       "\"ui/resourceUri\":\"ui://My-Server-1/a\"}", "the tool's _meta: its own, ui and the flat key");
