@@ -218,14 +218,49 @@ static const struct key pool_keys[] = {
 	 "\"pool reached its maximum\" is logged at most once in this many seconds"},
 };
 
-/* Reports workers.A above workers.B. */
-static void
+/* Reports workers.A above workers.B; true when it did. */
+static bool
 pool_order(struct ph_conf_ctx *x, const struct ph_ynode *n, const char *a, long long va, const char *b,
 	   long long vb)
 {
-	if (va > vb)
-		ph_conf_problem(x->probs, x->file, n->line, "workers.%s (%lld) may not exceed workers.%s (%lld)",
-				a, va, b, vb);
+	if (va <= vb)
+		return false;
+	ph_conf_problem(x->probs, x->file, n->line, "workers.%s (%lld) may not exceed workers.%s (%lld)", a, va,
+			b, vb);
+	return true;
+}
+
+/* Whether the workers mapping n gives key a value. */
+static bool
+pool_given(const struct ph_ynode *n, const char *key)
+{
+	const struct ph_ynode *v = ph_yaml_get(n, key);
+	return v != NULL && !ph_yaml_is_null(v);
+}
+
+/* Fits the settings of p that the mapping n leaves at their defaults to
+ * those it gives: a default is lowered to the bound above it (start and
+ * max_idle to max, min_idle to max_idle, spawn_rate to max_spawn_rate)
+ * and raised to a value given below it (max_idle to min_idle, within
+ * max; max_spawn_rate to spawn_rate), so that {max: 3} needs no other
+ * key. What n gives is left as it is, for pool_order. */
+static void
+pool_fit(const struct ph_ynode *n, struct ph_pool_conf *p)
+{
+	if (!pool_given(n, "max_idle")) {
+		if (pool_given(n, "min_idle") && p->max_idle < p->min_idle)
+			p->max_idle = p->min_idle;
+		if (p->max_idle > p->max)
+			p->max_idle = p->max;
+	}
+	if (!pool_given(n, "min_idle") && p->min_idle > p->max_idle)
+		p->min_idle = p->max_idle;
+	if (!pool_given(n, "start") && p->start > p->max)
+		p->start = p->max;
+	if (!pool_given(n, "max_spawn_rate") && p->max_spawn_rate < p->spawn_rate)
+		p->max_spawn_rate = p->spawn_rate;
+	if (!pool_given(n, "spawn_rate") && p->spawn_rate > p->max_spawn_rate)
+		p->spawn_rate = p->max_spawn_rate;
 }
 
 /* workers: an integer (static, that many; 0 or 1 a single process) or a
@@ -265,10 +300,17 @@ parse_workers(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 	p->memory_percent = o->memory_percent;
 	p->full_log_s = o->full_log_s;
 	x->c->workers = o->max;
-	pool_order(x, n, "start", p->start, "max", p->max);
-	pool_order(x, n, "min_idle", p->min_idle, "max_idle", p->max_idle);
-	pool_order(x, n, "max_idle", p->max_idle, "max", p->max);
-	pool_order(x, n, "spawn_rate", p->spawn_rate, "max_spawn_rate", p->max_spawn_rate);
+	pool_fit(n, p);
+	/* only what the mode uses: static forks max workers and keeps them */
+	if (p->mode == PH_POOL_DYNAMIC) {
+		pool_order(x, n, "start", p->start, "max", p->max);
+		if (!pool_order(x, n, "min_idle", p->min_idle, "max", p->max))
+			pool_order(x, n, "min_idle", p->min_idle, "max_idle", p->max_idle);
+	}
+	if (p->mode != PH_POOL_STATIC) {
+		pool_order(x, n, "max_idle", p->max_idle, "max", p->max);
+		pool_order(x, n, "spawn_rate", p->spawn_rate, "max_spawn_rate", p->max_spawn_rate);
+	}
 	if (x->probs->n != x->before)
 		return -1;
 	return 0;

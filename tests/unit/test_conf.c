@@ -56,8 +56,40 @@ test_pool(void)
 	ok(c && c->pool.mode == PH_POOL_STATIC && c->pool.start == 5 && c->workers == 5,
 	   "mode static: max workers always");
 	ph_conf_free(c);
-	problem_is("workers: {max: 3, max_idle: 2}\n", "t.yaml:1: workers.start (4) may not exceed workers.max (3)",
+	/* defaults fit what is given; only the settings a mode uses are checked */
+	c = load("workers: {mode: ondemand, max: 3}\n");
+	ok(c && c->pool.mode == PH_POOL_ONDEMAND && c->pool.max == 3 && c->pool.max_idle == 3,
+	   "ondemand with max 3: max_idle's default 4 becomes 3 (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {mode: static, max: 2}\n");
+	ok(c && c->pool.mode == PH_POOL_STATIC && c->pool.max == 2 && c->pool.start == 2,
+	   "static with max 2 loads (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {mode: static, max: 2, max_idle: 9, min_idle: 7, spawn_rate: 9, max_spawn_rate: 8}\n");
+	ok(c != NULL, "static: settings it does not use are not checked (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {max: 3, max_idle: 2}\n");
+	ok(c && c->pool.start == 3 && c->pool.min_idle == 2 && c->pool.max_idle == 2,
+	   "dynamic with max 3: start's default 4 becomes 3 (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {max: 1}\n");
+	ok(c && c->pool.start == 1 && c->pool.min_idle == 1 && c->pool.max_idle == 1,
+	   "dynamic with max 1: start, min_idle and max_idle become 1 (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {min_idle: 6, spawn_rate: 100}\n");
+	ok(c && c->pool.max_idle == 6 && c->pool.max_spawn_rate == 100,
+	   "a default under a value given is raised to it (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {mode: ondemand, max_spawn_rate: 8}\n");
+	ok(c && c->pool.spawn_rate == 8, "a default over a value given is lowered to it (%s)",
+	   probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	problem_is("workers: {max: 3, start: 4}\n", "t.yaml:1: workers.start (4) may not exceed workers.max (3)",
 		   "start above max");
+	problem_is("workers: {mode: ondemand, max: 3, max_idle: 4}\n",
+		   "t.yaml:1: workers.max_idle (4) may not exceed workers.max (3)", "ondemand: max_idle above max");
+	problem_is("workers: {max: 3, min_idle: 5}\n",
+		   "t.yaml:1: workers.min_idle (5) may not exceed workers.max (3)", "min_idle above max");
 	problem_is("workers: {min_idle: 5, max_idle: 4}\n",
 		   "t.yaml:1: workers.min_idle (5) may not exceed workers.max_idle (4)", "min_idle above max_idle");
 	problem_is("workers: {spawn_rate: 100, max_spawn_rate: 50}\n",
