@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_cidr.h"
+#include "ph_listen_addr.h"
 #include "ph_sections.h"
 #include "ph_util.h"
 #include "ph_yread.h"
@@ -786,25 +787,23 @@ custom_default(struct ph_config *c, const struct key *k)
 	ph_yaml_free(n);
 }
 
-#ifdef PH_STATIC_BUILD
-/* The static build binds numeric addresses only: listen's host, when it
- * has one, must be an IPv4 or IPv6 address (the port is checked at bind). */
+/* listen: what a start refuses before it binds (ph_listen_addr_parse: the
+ * form, the port, and in the static build a host name), reported at the
+ * line of the key in root. */
 static void
-check_listen(const struct ph_config *c, struct ph_conf_problems *probs, const char *name)
+check_listen(const struct ph_config *c, const struct ph_ynode *root, struct ph_conf_problems *probs,
+	     const char *name)
 {
-	const char *l = c->listen, *colon;
-	char host[256];
-	struct ph_cidr n;
-	if (l == NULL || strncmp(l, "unix:", 5) == 0 || (colon = strrchr(l, ':')) == NULL)
+	struct ph_listen_addr a;
+	char err[512];
+	int line = 0;
+	if (c->listen == NULL || ph_listen_addr_parse(c->listen, &a, err, sizeof err) == 0)
 		return;
-	if (l[0] == '[' && colon > l && colon[-1] == ']')
-		snprintf(host, sizeof host, "%.*s", (int)(colon - l - 2), l + 1);
-	else
-		snprintf(host, sizeof host, "%.*s", (int)(colon - l), l);
-	if (host[0] != '\0' && (strchr(host, '/') != NULL || ph_cidr_parse(host, &n) != 0))
-		ph_conf_problem(probs, name, 0, "listen: '%s': " PH_STATIC_NUMERIC, l);
+	for (size_t i = 0; root->kind == PH_Y_MAP && i < root->n; i++)
+		if (strcmp(root->keys[i], "listen") == 0)
+			line = root->key_lines[i];
+	ph_conf_problem(probs, name, line, "listen: %s", err);
 }
-#endif
 
 static void
 apply_defaults(struct ph_config *c)
@@ -835,13 +834,11 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 			free(err);
 		} else {
 			walk(&x, root, "");
+			check_listen(c, root, probs, name);
 			ph_yaml_free(root);
 		}
 		check_http(c, probs, name);
 		check_tasks(c, probs, name);
-#ifdef PH_STATIC_BUILD
-		check_listen(c, probs, name);
-#endif
 	}
 	if (probs->n != before) {
 		ph_conf_free(c);

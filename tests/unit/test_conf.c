@@ -343,6 +343,16 @@ test_problems(void)
 		ok(strncmp(probs.v[4], "t.yaml:8: log.json:", 19) == 0, "fifth: log.json on line 8");
 	}
 
+	/* listen: what a start would refuse before binding, at the key's line */
+	problem_is("server: {name: x}\n\nlisten: nonsense\n",
+		   "t.yaml:3: listen: bad listen address 'nonsense': expected HOST:PORT or unix:PATH",
+		   "listen without a port");
+	problem_is("listen:\n  \"[::1]:0\"\n", "t.yaml:1: listen: bad port '0' in '[::1]:0': is too small",
+		   "listen with port 0, named at the key's line");
+	c = load("listen: \"[::1]:9000\"\n");
+	ok(c != NULL, "listen: [::1]:9000 loads");
+	ph_conf_free(c);
+
 	/* a quoted value stays on the problem's line, whatever it holds */
 	problem_is("\"a\\nb\\r\\tc\\x7f\\x85\\u2028\\u2029\\u00e9\": 1\n",
 		   "t.yaml:1: unknown key 'a\\x0ab\\x0d\\x09c\\x7f\\u0085\\u2028\\u2029\xc3\xa9'",
