@@ -7,6 +7,7 @@
 #include "ph_front.h"
 #include "ph_hub_ctl.h"
 #include "ph_init.h"
+#include "ph_listen_addr.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <getopt.h>
@@ -69,15 +70,24 @@ bad_usage(const char *what, const char *arg)
 #define BUILD_KIND ""
 #endif
 
+/* -t: loads the configuration at path and prints its problems; with
+ * listen_spec (--listen, or NULL), also what a start would refuse in it
+ * before binding. Returns the exit status. */
 static int
-check_config(const char *path)
+check_config(const char *path, const char *listen_spec)
 {
 	struct ph_conf_problems probs = {0};
 	struct ph_server *s = ph_server_build(path, NULL, &probs);
+	struct ph_listen_addr a;
+	char err[512];
 	int rc;
 	for (size_t i = 0; i < probs.n; i++)
 		fprintf(stderr, "%s\n", probs.v[i]);
 	rc = (s != NULL && probs.n == 0) ? 0 : 1;
+	if (listen_spec != NULL && ph_listen_addr_parse(listen_spec, &a, err, sizeof err) != 0) {
+		fprintf(stderr, "phantom-fcgi: --listen: %s\n", err);
+		rc = 1;
+	}
 	if (rc == 0)
 		fprintf(stderr, "%s: configuration OK\n", path ? path : "(built-in defaults)");
 	ph_conf_problems_free(&probs);
@@ -118,7 +128,7 @@ init_app(const char *webdir, const char *appdir)
 	if (ph_init_app(webdir, appdir, self, stdout, &conf) != 0)
 		return 1;
 	fflush(stdout);
-	rc = check_config(conf);
+	rc = check_config(conf, NULL);
 	if (rc != 0)
 		fprintf(stderr, "phantom-fcgi --init: the files are written, but the configuration does "
 			"not check on this machine: edit %s\n", conf);
@@ -353,7 +363,7 @@ main(int argc, char **argv)
 	/* read and removed before anything can fork */
 	act_fd = ph_listen_activated(act_err, sizeof act_err);
 	if (o.test)
-		return check_config(o.conf_path);
+		return check_config(o.conf_path, o.listen_spec);
 	if (o.notify)
 		return notify(o.conf_path, argc - optind, argv + optind);
 	if (act_fd == -2 && !o.stdio_mode) {

@@ -22,6 +22,7 @@
 
 #define APP_MIME "text/html;profile=mcp-app"
 #define APP_NAME_MAX 64
+#define LDH "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
 
 static const char *const app_keys[] = {"file", "uri", "csp", "permissions", "domain", "prefers_border",
 				       "versioned", NULL};
@@ -39,34 +40,77 @@ app_name_ok(const char *s)
 	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") == n;
 }
 
+/* Why the host h (up to end) is not one a CSP source names: LDH labels
+ * (letters, digits, '-', 1-63 each, not starting or ending with '-')
+ * joined by dots, at most 253 bytes; NULL when it is one. */
+static const char *
+host_problem(const char *h, const char *end)
+{
+	const char *label = h;
+	if (h == end)
+		return "an origin names a host";
+	if (end - h > 253)
+		return "a host name is at most 253 characters";
+	for (const char *p = h; p <= end; p++) {
+		if (p < end && *p != '.') {
+			if (*p == '*')
+				return "a wildcard is only allowed as the first label (*.example.com)";
+			if (strchr(LDH, *p) == NULL)
+				return "a host is labels of letters, digits and '-' joined by dots";
+			continue;
+		}
+		if (p == label)
+			return "a host has no empty label (a..b, a leading or trailing dot)";
+		if (p - label > 63)
+			return "a label of a host is at most 63 characters";
+		if (*label == '-' || p[-1] == '-')
+			return "a label of a host does not start or end with '-'";
+		label = p + 1;
+	}
+	return NULL;
+}
+
 /* Why o is not an origin as the extension's CSP lists take them
  * (scheme://host[:port], scheme http, https, ws or wss, host optionally
- * starting with "*."), or NULL when it is one. The host ends up in a
- * Content-Security-Policy header the host builds, where a path, a quote,
- * a space or a ';' would change the policy's meaning. */
+ * starting with "*.", port 1-65535), or NULL when it is one. The host
+ * ends up in a Content-Security-Policy header the host builds, where a
+ * path, a quote, a space or a ';' would change the policy's meaning, and
+ * where a source holds no user name and no host but an ASCII one. */
 static const char *
 origin_problem(const char *o)
 {
 	static const char *const schemes[] = {"https://", "http://", "wss://", "ws://"};
-	const char *h = NULL;
+	const char *h = NULL, *colon, *why;
 	for (size_t i = 0; i < PH_ARRAY_LEN(schemes) && h == NULL; i++)
 		if (strncasecmp(o, schemes[i], strlen(schemes[i])) == 0)
 			h = o + strlen(schemes[i]);
 	if (h == NULL)
 		return "an origin starts with https://, http://, wss:// or ws://";
-	if (strncmp(h, "*.", 2) == 0)
-		h += 2;
-	if (*h == '\0' || *h == ':')
-		return "an origin names a host";
 	for (const char *p = h; *p; p++) {
 		if (*p == '/' || *p == '?' || *p == '#')
 			return "an origin has no path, query or fragment (scheme://host[:port])";
 		if (*p == '\'' || *p == '"')
 			return "an origin holds no quote";
-		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == ';' || *p == ',')
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			return "an origin holds no control character";
+		if (*p == ' ' || *p == ';' || *p == ',')
 			return "an origin holds no space, ';' or ',' (one origin per list item)";
-		if (*p == '*')
-			return "a wildcard is only allowed as the first label (*.example.com)";
+		if ((unsigned char)*p >= 0x80)
+			return "an origin is ASCII: write a host name in its punycode A-label form (xn--...)";
+		if (*p == '@')
+			return "an origin has no user name or password (user@, user:password@)";
+	}
+	if (strncmp(h, "*.", 2) == 0)
+		h += 2;
+	colon = strchr(h, ':');
+	if ((why = host_problem(h, colon ? colon : h + strlen(h))) != NULL)
+		return why;
+	if (colon != NULL) {
+		long long port;
+		const char *err;
+		if (strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+		    ph_strtonum(colon + 1, 1, 65535, &port, &err) != 0)
+			return "a port is a number from 1 to 65535, digits only";
 	}
 	return NULL;
 }

@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_conf.h"
 #include "ph_cidr.h"
+#include "ph_listen_addr.h"
 #include "ph_sections.h"
 #include "ph_util.h"
 #include "ph_yread.h"
@@ -218,14 +219,49 @@ static const struct key pool_keys[] = {
 	 "\"pool reached its maximum\" is logged at most once in this many seconds"},
 };
 
-/* Reports workers.A above workers.B. */
-static void
+/* Reports workers.A above workers.B; true when it did. */
+static bool
 pool_order(struct ph_conf_ctx *x, const struct ph_ynode *n, const char *a, long long va, const char *b,
 	   long long vb)
 {
-	if (va > vb)
-		ph_conf_problem(x->probs, x->file, n->line, "workers.%s (%lld) may not exceed workers.%s (%lld)",
-				a, va, b, vb);
+	if (va <= vb)
+		return false;
+	ph_conf_problem(x->probs, x->file, n->line, "workers.%s (%lld) may not exceed workers.%s (%lld)", a, va,
+			b, vb);
+	return true;
+}
+
+/* Whether the workers mapping n gives key a value. */
+static bool
+pool_given(const struct ph_ynode *n, const char *key)
+{
+	const struct ph_ynode *v = ph_yaml_get(n, key);
+	return v != NULL && !ph_yaml_is_null(v);
+}
+
+/* Fits the settings of p that the mapping n leaves at their defaults to
+ * those it gives: a default is lowered to the bound above it (start and
+ * max_idle to max, min_idle to max_idle, spawn_rate to max_spawn_rate)
+ * and raised to a value given below it (max_idle to min_idle, within
+ * max; max_spawn_rate to spawn_rate), so that {max: 3} needs no other
+ * key. What n gives is left as it is, for pool_order. */
+static void
+pool_fit(const struct ph_ynode *n, struct ph_pool_conf *p)
+{
+	if (!pool_given(n, "max_idle")) {
+		if (pool_given(n, "min_idle") && p->max_idle < p->min_idle)
+			p->max_idle = p->min_idle;
+		if (p->max_idle > p->max)
+			p->max_idle = p->max;
+	}
+	if (!pool_given(n, "min_idle") && p->min_idle > p->max_idle)
+		p->min_idle = p->max_idle;
+	if (!pool_given(n, "start") && p->start > p->max)
+		p->start = p->max;
+	if (!pool_given(n, "max_spawn_rate") && p->max_spawn_rate < p->spawn_rate)
+		p->max_spawn_rate = p->spawn_rate;
+	if (!pool_given(n, "spawn_rate") && p->spawn_rate > p->max_spawn_rate)
+		p->spawn_rate = p->max_spawn_rate;
 }
 
 /* workers: an integer (static, that many; 0 or 1 a single process) or a
@@ -265,10 +301,17 @@ parse_workers(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n)
 	p->memory_percent = o->memory_percent;
 	p->full_log_s = o->full_log_s;
 	x->c->workers = o->max;
-	pool_order(x, n, "start", p->start, "max", p->max);
-	pool_order(x, n, "min_idle", p->min_idle, "max_idle", p->max_idle);
-	pool_order(x, n, "max_idle", p->max_idle, "max", p->max);
-	pool_order(x, n, "spawn_rate", p->spawn_rate, "max_spawn_rate", p->max_spawn_rate);
+	pool_fit(n, p);
+	/* only what the mode uses: static forks max workers and keeps them */
+	if (p->mode == PH_POOL_DYNAMIC) {
+		pool_order(x, n, "start", p->start, "max", p->max);
+		if (!pool_order(x, n, "min_idle", p->min_idle, "max", p->max))
+			pool_order(x, n, "min_idle", p->min_idle, "max_idle", p->max_idle);
+	}
+	if (p->mode != PH_POOL_STATIC) {
+		pool_order(x, n, "max_idle", p->max_idle, "max", p->max);
+		pool_order(x, n, "spawn_rate", p->spawn_rate, "max_spawn_rate", p->max_spawn_rate);
+	}
 	if (x->probs->n != x->before)
 		return -1;
 	return 0;
@@ -744,25 +787,23 @@ custom_default(struct ph_config *c, const struct key *k)
 	ph_yaml_free(n);
 }
 
-#ifdef PH_STATIC_BUILD
-/* The static build binds numeric addresses only: listen's host, when it
- * has one, must be an IPv4 or IPv6 address (the port is checked at bind). */
+/* listen: what a start refuses before it binds (ph_listen_addr_parse: the
+ * form, the port, and in the static build a host name), reported at the
+ * line of the key in root. */
 static void
-check_listen(const struct ph_config *c, struct ph_conf_problems *probs, const char *name)
+check_listen(const struct ph_config *c, const struct ph_ynode *root, struct ph_conf_problems *probs,
+	     const char *name)
 {
-	const char *l = c->listen, *colon;
-	char host[256];
-	struct ph_cidr n;
-	if (l == NULL || strncmp(l, "unix:", 5) == 0 || (colon = strrchr(l, ':')) == NULL)
+	struct ph_listen_addr a;
+	char err[512];
+	int line = 0;
+	if (c->listen == NULL || ph_listen_addr_parse(c->listen, &a, err, sizeof err) == 0)
 		return;
-	if (l[0] == '[' && colon > l && colon[-1] == ']')
-		snprintf(host, sizeof host, "%.*s", (int)(colon - l - 2), l + 1);
-	else
-		snprintf(host, sizeof host, "%.*s", (int)(colon - l), l);
-	if (host[0] != '\0' && (strchr(host, '/') != NULL || ph_cidr_parse(host, &n) != 0))
-		ph_conf_problem(probs, name, 0, "listen: '%s': " PH_STATIC_NUMERIC, l);
+	for (size_t i = 0; root->kind == PH_Y_MAP && i < root->n; i++)
+		if (strcmp(root->keys[i], "listen") == 0)
+			line = root->key_lines[i];
+	ph_conf_problem(probs, name, line, "listen: %s", err);
 }
-#endif
 
 static void
 apply_defaults(struct ph_config *c)
@@ -793,13 +834,11 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 			free(err);
 		} else {
 			walk(&x, root, "");
+			check_listen(c, root, probs, name);
 			ph_yaml_free(root);
 		}
 		check_http(c, probs, name);
 		check_tasks(c, probs, name);
-#ifdef PH_STATIC_BUILD
-		check_listen(c, probs, name);
-#endif
 	}
 	if (probs->n != before) {
 		ph_conf_free(c);

@@ -3,6 +3,7 @@
  * instead of exiting inside a library. */
 #include "first.h"
 #include "ph_front.h"
+#include "ph_listen_addr.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -35,16 +36,14 @@ ph_fd_is_listener(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v != 0;
 }
 
+/* Binds the unix socket path (its length checked by ph_listen_addr_parse).
+ * Returns the listening descriptor, or -1 with errbuf set. */
 static int
 listen_unix(const char *path, char *errbuf, size_t errsz)
 {
 	struct sockaddr_un sun;
 	struct stat st;
 	int fd;
-	if (strlen(path) >= sizeof sun.sun_path) {
-		snprintf(errbuf, errsz, "unix socket path too long: %s", path);
-		return -1;
-	}
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	memcpy(sun.sun_path, path, strlen(path));
@@ -80,39 +79,13 @@ listen_unix(const char *path, char *errbuf, size_t errsz)
 	return fd;
 }
 
+/* Binds a's host and port (spec is what it was read from, for messages).
+ * Returns the listening descriptor, or -1 with errbuf set. */
 static int
-listen_tcp(const char *spec, char *errbuf, size_t errsz)
+listen_tcp(const char *spec, const struct ph_listen_addr *a, char *errbuf, size_t errsz)
 {
-	char host[256];
-	const char *port, *colon;
 	struct addrinfo hints, *res = NULL, *ai;
 	int fd = -1, rc, one = 1;
-	if (spec[0] == '[') {
-		const char *close_b = strchr(spec, ']');
-		if (close_b == NULL || close_b[1] != ':') {
-			snprintf(errbuf, errsz, "bad listen address '%s': expected [ADDR]:PORT", spec);
-			return -1;
-		}
-		snprintf(host, sizeof host, "%.*s", (int)(close_b - spec - 1), spec + 1);
-		port = close_b + 2;
-	} else {
-		colon = strrchr(spec, ':');
-		if (colon == NULL) {
-			snprintf(errbuf, errsz, "bad listen address '%s': expected HOST:PORT or unix:PATH",
-				 spec);
-			return -1;
-		}
-		snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
-		port = colon + 1;
-	}
-	{
-		long long p;
-		const char *e;
-		if (ph_strtonum(port, 1, 65535, &p, &e) != 0) {
-			snprintf(errbuf, errsz, "bad port '%s' in '%s': %s", port, spec, e);
-			return -1;
-		}
-	}
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -121,15 +94,9 @@ listen_tcp(const char *spec, char *errbuf, size_t errsz)
 	/* a static glibc cannot load the NSS modules that look names up */
 	hints.ai_flags |= AI_NUMERICHOST;
 #endif
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-#ifdef PH_STATIC_BUILD
-	if (rc == EAI_NONAME) {
-		snprintf(errbuf, errsz, "cannot listen on '%s': " PH_STATIC_NUMERIC, spec);
-		return -1;
-	}
-#endif
+	rc = getaddrinfo(a->host[0] ? a->host : NULL, a->port, &hints, &res);
 	if (rc != 0) {
-		snprintf(errbuf, errsz, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		snprintf(errbuf, errsz, "cannot resolve '%s': %s", a->host, gai_strerror(rc));
 		return -1;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -150,10 +117,13 @@ listen_tcp(const char *spec, char *errbuf, size_t errsz)
 int
 ph_listen_open(const char *spec, char *errbuf, size_t errsz)
 {
+	struct ph_listen_addr a;
 	snprintf(errbuf, errsz, "cannot listen on %s", spec);
-	if (strncmp(spec, "unix:", 5) == 0)
-		return listen_unix(spec + 5, errbuf, errsz);
-	return listen_tcp(spec, errbuf, errsz);
+	if (ph_listen_addr_parse(spec, &a, errbuf, errsz) != 0)
+		return -1;
+	if (a.path != NULL)
+		return listen_unix(a.path, errbuf, errsz);
+	return listen_tcp(spec, &a, errbuf, errsz);
 }
 
 /* The socket activation protocol of sd_listen_fds(3), read without

@@ -277,7 +277,8 @@ ph_registry_app_version(const struct ph_registry *reg, const char *uri)
 		if (base == NULL || strncmp(uri, base, n) != 0)
 			continue;
 		v = uri + n;
-		if ((v[0] == '?' || v[0] == '&') && strncmp(v + 1, "v=", 2) == 0 &&
+		/* the separator app_uri put there: '&' after a query, else '?' */
+		if (v[0] == (strchr(base, '?') ? '&' : '?') && strncmp(v + 1, "v=", 2) == 0 &&
 		    strspn(v + 3, "0123456789abcdef") == 16 && v[19] == '\0')
 			return reg->resources[i];
 	}

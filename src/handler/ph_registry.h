@@ -228,8 +228,8 @@ struct ph_app *ph_registry_add_app(struct ph_registry *reg, struct ph_app *a);
 struct ph_app *ph_registry_app(const struct ph_registry *reg, const char *name);
 void ph_app_free(struct ph_app *a);
 /* The resource of a versioned app that uri names with another digest
- * (BASE?v=HEX or BASE&v=HEX, 16 hex digits): an earlier version of the
- * file, which hosts may still hold. NULL when none. */
+ * (BASE?v=HEX, or BASE&v=HEX when BASE has a query; 16 hex digits): an
+ * earlier version of the file, which hosts may still hold. NULL when none. */
 struct ph_resource *ph_registry_app_version(const struct ph_registry *reg, const char *uri);
 void ph_handler_clear(struct ph_handler *h);
 /* Calls fn for every handler of reg (tools, prompts and their argument

@@ -137,6 +137,8 @@ is "$STATUS/$(jqr '.result.contents[0]|"\(.uri) \(.mimeType) \(.text|test("versi
 	"versioned: the old uri still resolves, under its own uri, to the file as it is now"
 mcall "$U" 10 resources/read '{"uri":"ui://custom/stamped?v=zz"}'
 is "$(jqr .error.code)" -32602 "versioned: a uri that is no digest of this form is not found"
+mcall "$U" 10 resources/read "{\"uri\":\"ui://custom/stamped&v=${STAMP2##*v=}\"}"
+is "$(jqr .error.code)" -32602 "versioned: &v= in a uri without a query is not found (only ?v= is)"
 
 # a reload whose app file is gone fails and the running apps stay
 sed -i 's/file: stamped.html/file: gone.html/' "$D/apps.yaml"
@@ -243,6 +245,22 @@ bad csp-space "apps\.v: csp\.frame: 'https://a\.example https://b\.example' is n
 	"apps: { v: { file: clock.html, csp: { frame: ['https://a.example https://b.example'] } } }"
 bad csp-semicolon "apps\.v: csp\.base_uri: 'https://a\.example;script-src \*' is not an origin: an origin holds no space, ';'" \
 	"apps: { v: { file: clock.html, csp: { base_uri: ['https://a.example;script-src *'] } } }"
+bad csp-port "apps\.v: csp\.connect: 'https://api\.example\.com:99999' is not an origin: a port is a number from 1 to 65535" \
+	"apps: { v: { file: clock.html, csp: { connect: ['https://api.example.com:99999'] } } }"
+bad csp-port-letter "apps\.v: csp\.connect: 'wss://api\.example\.com:8o' is not an origin: a port is a number" \
+	"apps: { v: { file: clock.html, csp: { connect: ['wss://api.example.com:8o'] } } }"
+bad csp-userinfo "apps\.v: csp\.connect: 'https://user:pw@api\.example\.com' is not an origin: an origin has no user name" \
+	"apps: { v: { file: clock.html, csp: { connect: ['https://user:pw@api.example.com'] } } }"
+bad csp-empty-label "apps\.v: csp\.resource: 'https://a\.\.b' is not an origin: a host has no empty label" \
+	"apps: { v: { file: clock.html, csp: { resource: ['https://a..b'] } } }"
+bad csp-percent "apps\.v: csp\.resource: 'https://a%0ab\.example' is not an origin: a host is labels of letters" \
+	"apps: { v: { file: clock.html, csp: { resource: ['https://a%0ab.example'] } } }"
+bad csp-idn "apps\.v: csp\.frame: 'https://b.*cher\.example' is not an origin: .*punycode A-label form \(xn--\.\.\.\)" \
+	"apps: { v: { file: clock.html, csp: { frame: ['https://b"$'\xc3\xbc'"cher.example'] } } }"
+# a value with CR LF is refused in one line, the characters written out
+bad csp-crlf "apps\.v: csp\.connect: 'https://a\.example\\\\x0d\\\\x0aX: y' is not an origin: an origin holds no control character" \
+	"apps: { v: { file: clock.html, csp: { connect: [\"https://a.example\\r\\nX: y\"] } } }"
+is "$("$PHANTOM" -c "$D/csp-crlf.yaml" -t 2>&1 | wc -l)" 1 "-t: csp-crlf: one problem is one line"
 bad visibility "tools\[0\] \(t\): visibility: expected one of model\|app" \
 	"apps: { v: { file: clock.html } }
 tools: [ { name: t, exec: [./now.sh], app: v, visibility: [model, user] } ]"

@@ -9,7 +9,9 @@
 # larger than the maximum waits and is answered whole, with one "pool
 # reached its maximum" line; ondemand starts with no worker; SIGUSR2 logs
 # the pool's state; SIGTERM waits for the calls in flight; a maximum too
-# large for the host's memory is warned about at start.
+# large for the host's memory is warned about at start. A maximum under
+# the defaults of start and max_idle (ondemand max 3, static max 2) passes
+# -t and runs.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
@@ -118,19 +120,22 @@ wait_for 3 sh -c "grep 'pool: 0 busy, 2 idle, 2 workers of at most 24; the maxim
 ok "SIGUSR2 logs busy, idle, total, maximum, times reached and the listen queue"
 
 # ---- a burst larger than the maximum (ondemand, TCP) ---------------------------------------
-pool_conf "$T_DIR/ondemand.yaml" '{ mode: ondemand, max: 4, idle_timeout_ms: 1000 }'
+# max 3, under max_idle's default (4), which the pool then takes as 3
+pool_conf "$T_DIR/ondemand.yaml" '{ mode: ondemand, max: 3, idle_timeout_ms: 1000 }'
+OUT=$("$PHANTOM" -c "$T_DIR/ondemand.yaml" -t 2>&1)
+is "$?/$(tail -1 <<<"$OUT")" "0/$T_DIR/ondemand.yaml: configuration OK" "ondemand with max 3: -t passes"
 serve phantom_listen "$T_DIR/ondemand.yaml"
-grep -q 'started 0 workers (ondemand pool, at most 4)' "$LOG"; ok "ondemand: no worker at start"
+grep -q 'started 0 workers (ondemand pool, at most 3)' "$LOG"; ok "ondemand: no worker at start"
 # the start check's probe connection got one: it ends after the idle timeout
 wait_for 4 count -eq 0 workers
 is "$(nworkers "$M")" 0 "ondemand: no worker while no request comes"
 python3 "$LOAD" "$U" 6 4 >"$T_DIR/full.json" &
 lp=$!
-wait_for 5 count -eq 4 workers
+wait_for 5 count -eq 3 workers
 sleep 0.5
 # the master says it: a scrape would wait in that queue itself
 kill -USR2 "$M"
-wait_for 2 grep -q 'pool: 4 busy' "$LOG"
+wait_for 2 grep -q 'pool: 3 busy' "$LOG"
 queued=$(grep -o 'listen queue [0-9]*' "$LOG" | tail -1 | grep -o '[0-9]*$')
 wait "$lp"
 R=$T_DIR/full.json
@@ -138,7 +143,7 @@ is "$(field "$R" slow_ok)/$(field "$R" fast_ok)" 6/4 "over the maximum: the requ
 awk -v s="$(field "$R" slow_max_s)" 'BEGIN { exit !(s >= 3.5) }'
 ok "over the maximum: the extra slow calls waited for a worker ($(field "$R" slow_max_s) s)"
 [ "${queued:-0}" -ge 2 ]; ok "over the maximum: SIGUSR2 showed $queued connections in the TCP listen queue"
-is "$(grep -c 'pool reached its maximum of 4 workers' "$LOG")" 1 "over the maximum: one \"pool reached its maximum\" line"
+is "$(grep -c 'pool reached its maximum of 3 workers' "$LOG")" 1 "over the maximum: one \"pool reached its maximum\" line"
 [ "$(gauge phantom_pool_max_reached_total)" -ge 1 ]; ok "over the maximum: counted in phantom_pool_max_reached_total"
 wait_for 6 count -eq 0 workers
 is "$(nworkers "$M")" 0 "ondemand: every worker ended after the idle timeout"
@@ -148,15 +153,24 @@ is "$(gauge phantom_pool_workers)/$(gauge 'phantom_workers{state="busy"}')" 1/1 
 	"ondemand: /metrics counts the one worker, answering it"
 
 # ---- SIGTERM waits for the calls in flight ------------------------------------------------
-python3 "$LOAD" "$U" 4 0 >"$T_DIR/stop.json" &
+python3 "$LOAD" "$U" 3 0 >"$T_DIR/stop.json" &
 lp=$!
-wait_for 5 count -eq 4 workers
+wait_for 5 count -eq 3 workers
 sleep 0.5
 kill -TERM "$M"
 wait "$lp"
-is "$(field "$T_DIR/stop.json" slow_ok)" 4 "SIGTERM: the 4 slow calls in flight are answered"
+is "$(field "$T_DIR/stop.json" slow_ok)" 3 "SIGTERM: the 3 slow calls in flight are answered"
 wait_gone "$M" 5; ok "SIGTERM: then the master exits"
-! grep -q 'workers.memory_percent' "$LOG"; ok "memory: no warning for max 4 workers"
+! grep -q 'workers.memory_percent' "$LOG"; ok "memory: no warning for max 3 workers"
+
+# ---- static with max 2, under the defaults of start and max_idle ---------------------------
+pool_conf "$T_DIR/static.yaml" '{ mode: static, max: 2 }'
+OUT=$("$PHANTOM" -c "$T_DIR/static.yaml" -t 2>&1)
+is "$?/$(tail -1 <<<"$OUT")" "0/$T_DIR/static.yaml: configuration OK" "static with max 2: -t passes"
+serve phantom_unix "$T_DIR/static.yaml"
+workers_are "$M" 2 "static with max 2: two workers"
+mpost "$U" 1 tools/call '{"name":"echo","arguments":{"text":"static"}}'
+is "$(jqr '.result.content[0].text')" static "static with max 2: a request is answered"
 
 # ---- the maximum checked against the host's memory -------------------------------------------
 printf '%s

@@ -2,8 +2,9 @@
 # The static phantom-fcgi (make static): one file that needs no shared
 # library. It passes the dynamic build's smoke checks (stdio with the SDK
 # client; FastCGI behind nginx with every HTTP rule), refuses what a static
-# program cannot do at -t and at start (C modules, host names), and `make
-# dist-static` packs it with what a hosting user needs.
+# program cannot do at -t and at start (C modules, host names in listen:
+# and --listen), and `make dist-static` packs it with what a hosting user
+# needs.
 . "${top_srcdir:-.}/tests/lib.sh"
 # bail WHAT: a failed step the rest needs: one "not ok", then the end
 bail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $1"; done_testing; exit 1; }
@@ -35,13 +36,25 @@ like "$out" "cannot start" "start says it cannot"
 test_conf "$T_DIR/named.yaml" static-test "listen: localhost:$port"
 out=$("$STATIC" -t -c "$T_DIR/named.yaml" 2>&1); rc=$?
 is "$rc" 1 "-t refuses a host name in listen:"
-like "$out" "listen: 'localhost:$port': the static build does not look names up.*127\\.0\\.0\\.1" \
-	"-t says why and what to give instead"
+like "$out" "named\\.yaml:3: listen: cannot listen on 'localhost:$port': the static build does not look names up.*127\\.0\\.0\\.1" \
+	"-t says why and what to give instead, at the line of listen: (3)"
 "$PHANTOM" -t -c "$T_DIR/named.yaml" >/dev/null 2>&1; ok "the dynamic build takes the same file"
 test_conf "$T_DIR/plain.yaml" static-test
 out=$(timeout 5 "$STATIC" -c "$T_DIR/plain.yaml" --listen "localhost:$port" 2>&1); rc=$?
 is "$rc" 1 "--listen localhost:PORT: start refused"
 like "$out" "cannot listen on 'localhost:$port': the static build does not look names up" "and says why"
+# -t with --listen checks it as the start does
+out=$("$STATIC" -t -c "$T_DIR/plain.yaml" --listen "localhost:$port" 2>&1); rc=$?
+is "$rc" 1 "-t --listen localhost:PORT: refused as the start refuses it"
+like "$out" "^phantom-fcgi: --listen: cannot listen on 'localhost:$port': the static build does not look names up" \
+	"-t says why"
+! grep -q "configuration OK" <<<"$out"; ok "-t does not say the configuration is OK"
+"$STATIC" -t -c "$T_DIR/plain.yaml" --listen "127.0.0.1:$port" >/dev/null 2>&1; ok "-t --listen 127.0.0.1:PORT passes"
+"$PHANTOM" -t -c "$T_DIR/plain.yaml" --listen "localhost:$port" >/dev/null 2>&1
+ok "the dynamic build's -t takes --listen localhost:PORT"
+out=$("$PHANTOM" -t -c "$T_DIR/plain.yaml" --listen "localhost" 2>&1); rc=$?
+is "$rc/$(grep -c 'phantom-fcgi: --listen: bad listen address' <<<"$out")" 1/1 \
+	"the dynamic build's -t refuses --listen without a port, as its start does"
 test_conf "$T_DIR/numeric.yaml" static-test "listen: \"[::1]:$port\""
 "$STATIC" -t -c "$T_DIR/numeric.yaml" >/dev/null 2>&1; ok "-t takes a numeric address ([::1]:PORT)"
 

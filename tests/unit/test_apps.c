@@ -11,24 +11,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define LABEL63 "abcdefghij0123456789abcdefghij0123456789abcdefghij0123456789abc"
+
 static void
 origins(void)
 {
 	static const char *const good[] = {"https://api.example.com", "http://localhost:8080", "wss://live.example.com:8443",
-					   "ws://127.0.0.1", "https://*.cdn.example.com", "HTTPS://Example.COM"};
+					   "ws://127.0.0.1", "https://*.cdn.example.com", "HTTPS://Example.COM",
+					   "https://xn--bcher-kva.example", "http://a-1.b2:1", "https://x.example:65535",
+					   "https://" LABEL63 ".example"};
 	static const struct { const char *o, *why; } bad[] = {
 		{"api.example.com", "starts with"}, {"ftp://x.example", "starts with"}, {"https://", "names a host"},
 		{"https://:443", "names a host"}, {"https://x.example/", "no path"}, {"https://x.example?q=1", "no path"},
 		{"https://x.example#f", "no path"}, {"'self'", "starts with"}, {"https://x.example'", "no quote"},
 		{"https://\"x\"", "no quote"}, {"https://a.example b.example", "no space"},
 		{"https://a.example;", "no space, ';'"}, {"https://a.example,https://b", "no space"},
-		{"https://a*.example", "first label"}, {"https://*", "first label"}, {"https://x.example\t", "no space"}};
+		{"https://a*.example", "first label"}, {"https://*", "first label"},
+		{"https://x.example\t", "no control character"}, {"https://x.example\x7f", "no control"},
+		{"https://a\xe2\x80\xa8" "b.example", "punycode A-label"}, {"https://b\xc3\xbc" "cher.example", "punycode"},
+		{"https://a\\b.example", "labels of letters"}, {"https://a%0ab.example", "labels of letters"},
+		{"https://a<b>.example", "labels of letters"}, {"https://[::1]:80", "labels of letters"},
+		{"https://user@x.example", "no user name"}, {"https://user:pw@x.example", "no user name"},
+		{"https://x.example:99999", "1 to 65535"}, {"https://x.example:0", "1 to 65535"},
+		{"https://x.example:", "1 to 65535"}, {"https://x.example:8o", "1 to 65535"},
+		{"https://x.example:+80", "1 to 65535"}, {"https://x.example:*", "1 to 65535"},
+		{"https://a..b", "no empty label"}, {"https://.a.example", "no empty label"},
+		{"https://a.example.", "no empty label"}, {"https://*..a", "no empty label"},
+		{"https://-a.example", "start or end with '-'"}, {"https://a-.example", "start or end with '-'"},
+		{"https://" LABEL63 "x.example", "at most 63"}, {"https://*.:443", "names a host"}};
 	for (size_t i = 0; i < PH_ARRAY_LEN(good); i++)
 		ok(origin_problem(good[i]) == NULL, "origin %s is allowed", good[i]);
 	for (size_t i = 0; i < PH_ARRAY_LEN(bad); i++) {
 		const char *why = origin_problem(bad[i].o);
 		ok(why != NULL && strstr(why, bad[i].why) != NULL, "origin %s is refused (%s)", bad[i].o,
 		   why ? why : "allowed");
+	}
+	{
+		char o[8 + 4 * 64 + 1] = "https://";
+		for (int i = 0; i < 4; i++)
+			strcat(o, i ? "." LABEL63 : LABEL63);
+		ok(origin_problem(o) != NULL && strstr(origin_problem(o), "at most 253") != NULL,
+		   "a host of 255 characters is refused");
 	}
 }
 
@@ -96,6 +119,7 @@ loaded(void)
 			   "apps:\n"
 			   "  a: { file: a.html, permissions: [camera], prefers_border: false }\n"
 			   "  b: { file: b.html, uri: \"ui://x/b?lang=en\", versioned: true }\n"
+			   "  c: { file: b.html, uri: \"ui://x/c\", versioned: true }\n"
 			   "tools:\n"
 			   "  - { name: t, exec: [./t.sh], app: a, visibility: app, _meta: { k: 1 } }\n");
 	conf = ph_path_join(dir, "p.yaml");
@@ -104,7 +128,7 @@ loaded(void)
 	if (s == NULL)
 		goto out;
 	reg = s->conf->registry;
-	is_int(reg->nresources, 2, "each app is a resource");
+	is_int(reg->nresources, 3, "each app is a resource");
 	is_str(reg->resources[0]->uri, "ui://My-Server-1/a", "the default uri: ui://<server.name>/<app>, made a host");
 	is_str(reg->resources[0]->mime, APP_MIME, "its MIME type");
 	is_str(json_object_to_json_string_ext(reg->resources[0]->meta, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -120,6 +144,11 @@ loaded(void)
 	   ph_registry_app_version(reg, "ui://x/b?lang=en&v=0123456789ABCDEF") == NULL &&
 	   ph_registry_app_version(reg, "ui://My-Server-1/a?v=0123456789abcdef") == NULL,
 	   "a digest of another length or case, or an app that is not versioned, finds nothing");
+	ok(ph_registry_app_version(reg, "ui://x/c?v=0123456789abcdef") == reg->resources[2],
+	   "without a query, ?v= and another digest finds the app");
+	ok(ph_registry_app_version(reg, "ui://x/c&v=0123456789abcdef") == NULL &&
+	   ph_registry_app_version(reg, "ui://x/b?lang=en?v=0123456789abcdef") == NULL,
+	   "only the separator its own uri has: no &v= without a query, no ?v= after one");
 	is_str(json_object_to_json_string_ext(reg->tools[0]->ui_meta, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
 	       "{\"k\":1,\"ui\":{\"resourceUri\":\"ui://My-Server-1/a\",\"visibility\":[\"app\"]},"
 	       "\"ui/resourceUri\":\"ui://My-Server-1/a\"}", "the tool's _meta: its own, ui and the flat key");

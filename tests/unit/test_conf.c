@@ -56,8 +56,40 @@ test_pool(void)
 	ok(c && c->pool.mode == PH_POOL_STATIC && c->pool.start == 5 && c->workers == 5,
 	   "mode static: max workers always");
 	ph_conf_free(c);
-	problem_is("workers: {max: 3, max_idle: 2}\n", "t.yaml:1: workers.start (4) may not exceed workers.max (3)",
+	/* defaults fit what is given; only the settings a mode uses are checked */
+	c = load("workers: {mode: ondemand, max: 3}\n");
+	ok(c && c->pool.mode == PH_POOL_ONDEMAND && c->pool.max == 3 && c->pool.max_idle == 3,
+	   "ondemand with max 3: max_idle's default 4 becomes 3 (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {mode: static, max: 2}\n");
+	ok(c && c->pool.mode == PH_POOL_STATIC && c->pool.max == 2 && c->pool.start == 2,
+	   "static with max 2 loads (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {mode: static, max: 2, max_idle: 9, min_idle: 7, spawn_rate: 9, max_spawn_rate: 8}\n");
+	ok(c != NULL, "static: settings it does not use are not checked (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {max: 3, max_idle: 2}\n");
+	ok(c && c->pool.start == 3 && c->pool.min_idle == 2 && c->pool.max_idle == 2,
+	   "dynamic with max 3: start's default 4 becomes 3 (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {max: 1}\n");
+	ok(c && c->pool.start == 1 && c->pool.min_idle == 1 && c->pool.max_idle == 1,
+	   "dynamic with max 1: start, min_idle and max_idle become 1 (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {min_idle: 6, spawn_rate: 100}\n");
+	ok(c && c->pool.max_idle == 6 && c->pool.max_spawn_rate == 100,
+	   "a default under a value given is raised to it (%s)", probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	c = load("workers: {mode: ondemand, max_spawn_rate: 8}\n");
+	ok(c && c->pool.spawn_rate == 8, "a default over a value given is lowered to it (%s)",
+	   probs.n ? probs.v[0] : "");
+	ph_conf_free(c);
+	problem_is("workers: {max: 3, start: 4}\n", "t.yaml:1: workers.start (4) may not exceed workers.max (3)",
 		   "start above max");
+	problem_is("workers: {mode: ondemand, max: 3, max_idle: 4}\n",
+		   "t.yaml:1: workers.max_idle (4) may not exceed workers.max (3)", "ondemand: max_idle above max");
+	problem_is("workers: {max: 3, min_idle: 5}\n",
+		   "t.yaml:1: workers.min_idle (5) may not exceed workers.max (3)", "min_idle above max");
 	problem_is("workers: {min_idle: 5, max_idle: 4}\n",
 		   "t.yaml:1: workers.min_idle (5) may not exceed workers.max_idle (4)", "min_idle above max_idle");
 	problem_is("workers: {spawn_rate: 100, max_spawn_rate: 50}\n",
@@ -310,6 +342,24 @@ test_problems(void)
 		ok(strncmp(probs.v[3], "t.yaml:6: http.max_body:", 24) == 0, "fourth: max_body on line 6");
 		ok(strncmp(probs.v[4], "t.yaml:8: log.json:", 19) == 0, "fifth: log.json on line 8");
 	}
+
+	/* listen: what a start would refuse before binding, at the key's line */
+	problem_is("server: {name: x}\n\nlisten: nonsense\n",
+		   "t.yaml:3: listen: bad listen address 'nonsense': expected HOST:PORT or unix:PATH",
+		   "listen without a port");
+	problem_is("listen:\n  \"[::1]:0\"\n", "t.yaml:1: listen: bad port '0' in '[::1]:0': is too small",
+		   "listen with port 0, named at the key's line");
+	c = load("listen: \"[::1]:9000\"\n");
+	ok(c != NULL, "listen: [::1]:9000 loads");
+	ph_conf_free(c);
+
+	/* a quoted value stays on the problem's line, whatever it holds */
+	problem_is("\"a\\nb\\r\\tc\\x7f\\x85\\u2028\\u2029\\u00e9\": 1\n",
+		   "t.yaml:1: unknown key 'a\\x0ab\\x0d\\x09c\\x7f\\u0085\\u2028\\u2029\xc3\xa9'",
+		   "control characters, NEL, U+2028 and U+2029 are escaped, other UTF-8 kept");
+	ph_conf_problems_free(&probs);
+	ph_conf_problem(&probs, "x\ny.yaml", 3, "v: '%s'", "1\n2");
+	is_str(probs.v[0], "x\\x0ay.yaml:3: v: '1\\x0a2'", "the file name is escaped too");
 
 	/* problems accumulate after those already in the list */
 	ph_conf_problems_free(&probs);

@@ -1,10 +1,12 @@
 /* test_util.c: bounded number parsing, buffers, the log timestamp, paths,
- * trimming, labels, address networks and memory kept between uses. The
+ * trimming, labels, address networks, listen specs and memory kept
+ * between uses. The
  * FastCGI wire, the JSON parser and what processes share have their own
  * tests (test_fcgi_wire.c, test_json.c, test_shared.c). */
 #include "first.h"
 #include "ph_cidr.h"
 #include "ph_json.h"
+#include "ph_listen_addr.h"
 #include "ph_log.h"
 #include "ph_mime.h"
 #include "ph_rate.h"
@@ -39,6 +41,46 @@ test_cidr(void)
 	ok(ph_cidr_parse("10.0.0/8", &n) != 0, "cidr: a short address is refused");
 	ok(ph_cidr_parse("", &n) != 0, "cidr: empty is refused");
 	ok(ph_cidr_parse("::/-1", &n) != 0, "cidr: a negative prefix is refused");
+}
+
+/* ph_listen_addr.c: the listen specs a start binds and -t checks (a host
+ * name is refused in the static build only: static.sh). */
+static void
+test_listen_addr(void)
+{
+	static const struct { const char *spec, *why; } bad[] = {
+		{"nonsense", "bad listen address 'nonsense': expected HOST:PORT or unix:PATH"},
+		{"[::1]9000", "bad listen address '[::1]9000': expected [ADDR]:PORT"},
+		{"[::1", "bad listen address '[::1': expected [ADDR]:PORT"},
+		{"x:", "bad port '' in 'x:': is empty"},
+		{"x:8o", "bad port '8o' in 'x:8o': is not an integer"},
+		{"x:+80", "bad port '+80' in 'x:+80': is not an integer"},
+		{"x:0", "bad port '0' in 'x:0': is too small"},
+		{"x:65536", "bad port '65536' in 'x:65536': is too large"},
+	};
+	struct ph_listen_addr a;
+	char err[512], spec[400];
+	ok(ph_listen_addr_parse("127.0.0.1:9000", &a, err, sizeof err) == 0 && a.path == NULL &&
+	   strcmp(a.host, "127.0.0.1") == 0 && strcmp(a.port, "9000") == 0, "listen: HOST:PORT");
+	ok(ph_listen_addr_parse("[::1]:080", &a, err, sizeof err) == 0 && strcmp(a.host, "::1") == 0 &&
+	   strcmp(a.port, "80") == 0, "listen: [ADDR]:PORT, the port as a number");
+	ok(ph_listen_addr_parse(":65535", &a, err, sizeof err) == 0 && a.host[0] == '\0' &&
+	   strcmp(a.port, "65535") == 0, "listen: :PORT, every address");
+	ok(ph_listen_addr_parse("unix:/run/p.sock", &a, err, sizeof err) == 0 && a.path != NULL &&
+	   strcmp(a.path, "/run/p.sock") == 0, "listen: unix:PATH");
+	for (size_t i = 0; i < PH_ARRAY_LEN(bad); i++) {
+		err[0] = '\0';
+		ok(ph_listen_addr_parse(bad[i].spec, &a, err, sizeof err) != 0, "listen: '%s' is refused", bad[i].spec);
+		is_str(err, bad[i].why, "listen: '%s': why", bad[i].spec);
+	}
+	memset(spec, 'h', sizeof spec);
+	memcpy(spec + 256, ":80", 4);
+	ok(ph_listen_addr_parse(spec, &a, err, sizeof err) != 0 && strstr(err, "longer than 255 bytes"),
+	   "listen: a host of 256 bytes is refused, not cut");
+	memcpy(spec, "unix:", 5);
+	spec[5 + 108] = '\0';
+	ok(ph_listen_addr_parse(spec, &a, err, sizeof err) != 0 && strstr(err, "unix socket path too long"),
+	   "listen: a unix path of 108 bytes is refused");
 }
 
 /* ph_kept: the memory of one use is handed to the next, a use within a use
@@ -196,6 +238,7 @@ main(void)
 		ph_label(lab, 3, "tool", "x");
 		is_str(lab, "to", "label: cut inside the kind");
 	}
+	test_listen_addr();
 	test_kept();
 	return tap_done();
 }
