@@ -88,17 +88,26 @@ as_token() {
 		--data-urlencode "resource=${2:-$OAUTH_RESOURCE}" --data-urlencode "scope=$1" \
 		"$AS_URL/token" | jq -r '.access_token // empty'
 }
-# jwts_with_kids TOKEN PREFIX N: N copies of TOKEN, one a line, each with a
-# header (RS256, at+jwt) naming a kid of its own (PREFIX-i-random): their
-# signatures no longer match, but the key is looked up first
+# jwts_with_kids TOKEN PREFIX N [AGE]: N copies of TOKEN, one a line, each
+# with a header (RS256, at+jwt) naming a kid of its own (PREFIX-i-random):
+# their signatures no longer match, but the key is looked up first. With
+# AGE, the payload's iat is AGE seconds ago (a token issued long before the
+# last fetch of the keys: its unknown kid is 401 at once)
 jwts_with_kids() {
 	/usr/bin/python3 -c '
-import base64, json, os, sys
+import base64, json, os, sys, time
 tok, prefix, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+body = tok.split(".", 1)[1]
+if len(sys.argv) > 4:
+    head, sig = body.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    claims["iat"] = int(time.time()) - int(sys.argv[4])
+    enc = json.dumps(claims, separators=(",", ":")).encode()
+    body = base64.urlsafe_b64encode(enc).decode().rstrip("=") + "." + sig
 for i in range(n):
     kid = "%s-%d-%s" % (prefix, i, os.urandom(6).hex())
     h = json.dumps({"alg": "RS256", "typ": "at+jwt", "kid": kid}, separators=(",", ":"))
-    print(base64.urlsafe_b64encode(h.encode()).decode().rstrip("=") + "." + tok.split(".", 1)[1])
+    print(base64.urlsafe_b64encode(h.encode()).decode().rstrip("=") + "." + body)
 ' "$@"
 }
 # jwt_field TOKEN PART FILTER: a jq FILTER on the JWT's header (0) or payload (1)

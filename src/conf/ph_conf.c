@@ -137,7 +137,7 @@ static const struct key auth_keys[] = {
 	 "scopes every request needs (default: none)"},
 	{"auth.oauth.scope_implies", K_NODE, 0, 0, NULL, true, AOFF(oauth.scope_implies), NULL,
 	 "{scope: [scopes it implies]}: scope hierarchies"},
-	{"auth.oauth.refresh_s", K_INT, 10, 604800, "3600", true, AOFF(oauth.refresh_s), NULL,
+	{"auth.oauth.refresh_s", K_INT, 10, 604800, "600", true, AOFF(oauth.refresh_s), NULL,
 	 "the keys are fetched again after this many seconds"},
 	{"auth.oauth.min_refresh_s", K_INT, 1, 86400, "30", true, AOFF(oauth.min_refresh_s), NULL,
 	 "at most one fetch per this many seconds for the host, whatever asks for it"},

@@ -74,6 +74,7 @@ struct tok_entry {
 	unsigned char digest[TOKEN_DIGEST_BYTES];
 	long long until;
 	bool inactive;
+	bool jwt; /* verified with the keys: forgotten when they change */
 	char *principal;
 	struct json_object *scopes, *assigns;
 };
@@ -96,6 +97,7 @@ struct ph_oauth_conf {
 	long long intro_cache_s, intro_neg_s;
 	/* per worker (each has its copy after fork) */
 	struct tok_entry *cache;
+	unsigned keys_gen; /* the key set the remembered JWTs were verified with */
 	unsigned char cache_key[TOKEN_KEY_BYTES];
 };
 
@@ -539,7 +541,7 @@ cache_put_inactive(struct ph_oauth_conf *c, const unsigned char *digest, long lo
  * checks that the name is usable). */
 static enum ph_err
 grant_claims(struct ph_oauth_conf *c, const unsigned char *digest, struct json_object *claims,
-	     long long until, struct ph_oauth_grant *g, const char **why)
+	     long long until, bool jwt, struct ph_oauth_grant *g, const char **why)
 {
 	const char *p = ph_jtext(claims, c->principal_claim);
 	struct tok_entry *e;
@@ -551,19 +553,36 @@ grant_claims(struct ph_oauth_conf *c, const unsigned char *digest, struct json_o
 		return PH_E_UNAUTHORIZED;
 	}
 	e = cache_put(c, digest, until, p, token_scopes(c, claims), token_assigns(c, claims));
+	e->jwt = jwt;
 	g->principal = e->principal;
 	g->scopes = e->scopes;
 	g->assigns = e->assigns;
 	return PH_OK;
 }
 
+/* The token's iat (unverified: it only chooses between 401 and 503 for a
+ * kid the keys lack), 0 when it has none. */
+static long long
+issued_at(const struct ph_jwt *t)
+{
+	struct json_object *v = ph_jget(t->claims, "iat");
+	if (json_object_is_type(v, json_type_int))
+		return (long long)json_object_get_int64(v);
+	if (json_object_is_type(v, json_type_double) && json_object_get_double(v) > 0 &&
+	    json_object_get_double(v) < 9.0e15)
+		return (long long)json_object_get_double(v);
+	return 0;
+}
+
 /* The keys this worker has, refreshed as ph_oauth_keys.c decides; a token
  * naming a kid they lack asks for a refresh. Returns 1 verified, 0 not,
- * -2 no keys at all (503), -3 a refresh of the keys is under way (503 with
- * Retry-After: the token may be good). */
+ * -2 no keys at all (503), -3 a refresh of the keys is under way or may
+ * bring the key (503 with Retry-After *retry: the token may be good). */
 static int
-verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now, const char **why)
+verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now, int *retry, const char **why)
 {
+	static char later[200];
+	enum ph_keys_next next;
 	const struct ph_jwks *ks = ph_oauth_keys_get(&c->keys, now);
 	int v;
 	if (ks == NULL || ks->n == 0) {
@@ -572,8 +591,21 @@ verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now,
 	}
 	if ((v = ph_jwt_verify_set(t, ks, why)) >= 0)
 		return v > 0;
-	if (ph_oauth_keys_unknown(&c->keys) == PH_KEYS_WAIT) {
+	/* a fetch may have published the kid since this worker last looked */
+	if (ph_oauth_keys_reread(&c->keys) && (v = ph_jwt_verify_set(t, &c->keys.set, why)) >= 0)
+		return v > 0;
+	next = ph_oauth_keys_unknown(&c->keys, issued_at(t), c->skew);
+	if (next == PH_KEYS_WAIT) {
 		*why = "a token names a kid the keys lack: waiting for a refresh of the key set";
+		*retry = 1;
+		return -3;
+	}
+	if (next == PH_KEYS_LATER) {
+		snprintf(later, sizeof later, "a token issued after the last fetch of the key set names a kid it "
+			 "lacks: the next fetch is allowed in %d s (auth.oauth.min_refresh_s is %lld)",
+			 c->keys.retry_s, c->keys.min_refresh_s);
+		*why = later;
+		*retry = c->keys.retry_s;
 		return -3;
 	}
 	if ((ks = ph_oauth_keys_get(&c->keys, now)) != NULL)
@@ -590,16 +622,16 @@ check_jwt(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned cha
 				     c->skew, now, c->aud_client_id};
 	long long exp = 0;
 	enum ph_err e = PH_E_UNAUTHORIZED;
-	int v;
+	int v, retry = 0;
 	if (ph_jwt_decode(tok, n, (size_t)c->max_token, c->algs, &t, why) != 0)
 		return PH_E_UNAUTHORIZED;
-	v = verify_with_keys(c, &t, now, why);
+	v = verify_with_keys(c, &t, now, &retry, why);
 	if (v < -1)
 		e = PH_E_BUSY;
 	if (v == -3)
-		g->retry_after = 1;
+		g->retry_after = retry;
 	else if (v == 1 && ph_jwt_claims_ok(&t, &rules, &exp, why))
-		e = grant_claims(c, digest, t.claims, exp, g, why);
+		e = grant_claims(c, digest, t.claims, exp, true, g, why);
 	ph_jwt_free(&t);
 	return e;
 }
@@ -640,11 +672,28 @@ check_opaque(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned 
 			ph_jset(ans, "aud", json_object_new_string(c->audiences[0]));
 		if (ph_jwt_claims_ok(&fake, &rules, &exp, why)) {
 			until = exp < now + c->intro_cache_s ? exp : now + c->intro_cache_s;
-			e = grant_claims(c, digest, ans, until, g, why);
+			e = grant_claims(c, digest, ans, until, false, g, why);
 		}
 	}
 	json_object_put(ans);
 	return e;
+}
+
+/* When this worker has read another key set than the one its remembered
+ * JWTs were verified with, it forgets them: a token whose key left the set
+ * is refused once the new set is read (a second after a fetch publishes
+ * it; fetches come at least every refresh_s). Opaque tokens' answers
+ * stay. */
+static void
+keys_changed(struct ph_oauth_conf *c, long long now)
+{
+	(void)ph_oauth_keys_get(&c->keys, now); /* a stat at most once a second */
+	if (c->keys.generation == c->keys_gen)
+		return;
+	c->keys_gen = c->keys.generation;
+	for (long long i = 0; c->cache && i < c->token_cache; i++)
+		if (c->cache[i].jwt)
+			entry_clear(&c->cache[i]);
 }
 
 /* A JWS compact token has exactly two dots. */
@@ -670,6 +719,7 @@ ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oau
 		return PH_E_UNAUTHORIZED;
 	}
 	crypto_shorthash_siphashx24(digest, (const unsigned char *)tok, n, c->cache_key);
+	keys_changed(c, now);
 	if ((e = cache_find(c, digest, now)) == NULL && !ph_token68(tok, n)) {
 		/* checked here rather than before the digest: a token remembered
 		 * is one whose bytes were checked, and this check costs more than

@@ -27,9 +27,15 @@
  * retry a 503 while they connect), then reads the new file; past that bound
  * it answers 503 with Retry-After: 1 (the token may well be valid: a 401
  * would send the client through a new authorization). Once an attempt that
- * started within min_refresh_s has ended without the kid, the token is 401
- * invalid_token at once: a flood of random kids costs one fetch, and the
- * wait, per interval. */
+ * started within min_refresh_s has ended without the kid, a token issued
+ * before that attempt started (its iat, give or take clock_skew_s) is 401
+ * invalid_token at once: the authorization server had not published its
+ * key, and a flood of forged kids costs one fetch per interval and no wait.
+ * A token issued since may be of a key published after the fetch (a
+ * rotation): it waits for the interval's end when that is within
+ * refresh_wait_ms, then for the fetch it asks for; otherwise it gets 503
+ * with Retry-After the seconds left, never a 401 that would send its
+ * client through a new authorization. */
 #include "first.h"
 #include "ph_oauth_keys.h"
 #include "ph_json.h"
@@ -182,6 +188,7 @@ reload(struct ph_oauth_keys *k)
 	ph_jwks_free(&k->set);
 	k->set = set;
 	k->loaded = true;
+	k->generation++;
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
 	k->size = st.st_size;
@@ -238,6 +245,7 @@ ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph
 	k->path = cache_name(k);
 	k->lock_path = ph_xasprintf("%s.lock", k->path);
 	k->want_path = ph_xasprintf("%s.want", k->path);
+	k->wait_path = ph_xasprintf("%s.wait", k->path);
 }
 
 void
@@ -249,6 +257,7 @@ ph_oauth_keys_free(struct ph_oauth_keys *k)
 	free(k->path);
 	free(k->lock_path);
 	free(k->want_path);
+	free(k->wait_path);
 	free(k->cache_dir);
 	memset(k, 0, sizeof *k);
 }
@@ -559,12 +568,11 @@ attempt_pending(const struct ph_oauth_keys *k, long long now, long long start, l
 	       (start > 0 && end == 0 && now - start < attempt_ms(k));
 }
 
-/* Waits for the pending attempt to end, at most refresh_wait_ms (polling
- * the stamp every 10 ms). True when it ended. */
+/* Waits for the pending attempt to end, until (us, polling the stamp every
+ * 10 ms). True when it ended. */
 static bool
-wait_attempt(const struct ph_oauth_keys *k)
+wait_attempt(const struct ph_oauth_keys *k, int64_t until)
 {
-	int64_t until = ph_now_us() + k->wait_ms * 1000;
 	long long start, end;
 	for (;;) {
 		stamp_peek(k, &start, &end);
@@ -576,21 +584,66 @@ wait_attempt(const struct ph_oauth_keys *k)
 	}
 }
 
-enum ph_keys_next
-ph_oauth_keys_unknown(struct ph_oauth_keys *k)
+bool
+ph_oauth_keys_reread(struct ph_oauth_keys *k)
 {
-	long long now = (long long)ph_wall_ms(), start, end;
+	unsigned gen = k->generation;
+	k->checked_us = ph_now_us();
+	(void)reload(k);
+	return k->generation != gen;
+}
+
+/* Takes, without waiting, the right to wait for the end of min_refresh_s:
+ * one process of the host at a time, so that a flood of tokens replaying a
+ * fresh payload under forged kids holds one worker, not all. Returns the
+ * descriptor holding it (the caller closes it), or -1. */
+static int
+take_wait(const struct ph_oauth_keys *k)
+{
+	int fd = open(k->wait_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+enum ph_keys_next
+ph_oauth_keys_unknown(struct ph_oauth_keys *k, long long issued, long long skew_s)
+{
+	long long now = (long long)ph_wall_ms(), start, end, left;
+	int64_t until = ph_now_us() + k->wait_ms * 1000;
+	int waiting = -1;
+	bool ended = true;
 	if (k->lock_path != NULL) {
 		stamp_peek(k, &start, &end);
+		left = start + k->min_refresh_s * 1000 - now;
+		if (!attempt_pending(k, now, start, end) && left > 0) {
+			/* the last fetch ended within the interval; a token issued
+			 * before it started names a kid that was not published */
+			if (issued <= 0 || (issued + skew_s) * 1000 < start)
+				goto reread;
+			if (left > k->wait_ms || (waiting = take_wait(k)) < 0) {
+				k->retry_s = (int)((left + 999) / 1000);
+				return PH_KEYS_LATER;
+			}
+			usleep((useconds_t)left * 1000); /* the interval's end is near */
+			now = (long long)ph_wall_ms();
+			until = ph_now_us() + k->wait_ms * 1000; /* and the fetch its own wait */
+		}
 		if (!attempt_pending(k, now, start, end) && now - start >= k->min_refresh_s * 1000) {
 			if (master_fetches)
 				ask_master(k);
 			else
 				(void)try_fetch(k, now); /* another process's: waited for below */
 		}
-		if (!wait_attempt(k))
+		ended = wait_attempt(k, until);
+		if (waiting >= 0)
+			close(waiting);
+		if (!ended)
 			return PH_KEYS_WAIT;
 	}
+reread:
 	/* an attempt ended within min_refresh_s: what it published is final */
 	k->checked_us = ph_now_us();
 	(void)reload(k);

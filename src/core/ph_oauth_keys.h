@@ -15,6 +15,7 @@ struct ph_oauth_keys {
 	char *path;      /* the key file every worker reads: jwks_file or the cache file */
 	char *lock_path; /* the cache's lock and last-attempt stamp; NULL with jwks_file */
 	char *want_path; /* a worker's request for a fetch, to the master */
+	char *wait_path; /* held by the one process waiting for min_refresh_s to end */
 	char *cache_dir;
 	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch, wait_ms;
 	/* per process */
@@ -25,6 +26,8 @@ struct ph_oauth_keys {
 	off_t size;
 	struct timespec mtime;
 	int64_t checked_us;
+	unsigned generation; /* bumped each time another key set is loaded */
+	int retry_s;         /* PH_KEYS_LATER: the seconds to say in Retry-After */
 	const char *last_error;
 	char errbuf[320];
 };
@@ -43,13 +46,23 @@ void ph_oauth_keys_free(struct ph_oauth_keys *k);
  * there is no key set at all; k->last_error then says why. now: seconds. */
 const struct ph_jwks *ph_oauth_keys_get(struct ph_oauth_keys *k, long long now);
 
+/* Reads the key file again now (not a second later): true when it held
+ * another key set, which may have the kid a token named. */
+bool ph_oauth_keys_reread(struct ph_oauth_keys *k);
+
 /* A token named a kid the keys lack: asks for a fetch (of the master, or
- * makes it without one) unless one ended within min_refresh_s, and waits
- * at most refresh_wait_ms for it. PH_KEYS_AGAIN: the keys were re-read
- * after it: verify again, a kid still missing is unknown. PH_KEYS_WAIT:
+ * makes it without one) and waits at most refresh_wait_ms for it. When a
+ * fetch ended within min_refresh_s, a token issued (issued: its iat in
+ * seconds, 0 when it has none) after that fetch started, give or take
+ * skew_s, may be of a key published since: it waits for the interval to
+ * end when that fits in refresh_wait_ms, then for a fetch; else it is told
+ * to come back (PH_KEYS_LATER, k->retry_s the seconds left). A token
+ * issued before that fetch names a kid the authorization server did not
+ * publish then, and is unknown at once. PH_KEYS_AGAIN: the keys were
+ * re-read: verify again, a kid still missing is unknown. PH_KEYS_WAIT:
  * the fetch has not ended yet. */
-enum ph_keys_next { PH_KEYS_AGAIN, PH_KEYS_WAIT };
-enum ph_keys_next ph_oauth_keys_unknown(struct ph_oauth_keys *k);
+enum ph_keys_next { PH_KEYS_AGAIN, PH_KEYS_WAIT, PH_KEYS_LATER };
+enum ph_keys_next ph_oauth_keys_unknown(struct ph_oauth_keys *k, long long issued, long long skew_s);
 
 /* An https URL, or http to a loopback address (tests, a local AS). */
 bool ph_oauth_url_ok(const char *url);

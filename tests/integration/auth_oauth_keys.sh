@@ -118,6 +118,18 @@ printf '{"active":true,"sub":"bob","iss":"https://evil.example.com/"}' >"$AS/int
 call "opaque-token-3"
 is "$STATUS" 401 "an introspected token of another issuer: 401"
 
+# ---- a remembered token whose key left the set: refused once the keys are
+# fetched again (refresh_s 10), not served until it expires
+call "$T1"
+is "$STATUS" 200 "a remembered token of k1"
+oauth_jwks "$K" k2:k2 >"$AS/jwks.json"
+refused_t1() { call "$T1"; [ "$STATUS" = 401 ]; }
+wait_for 25 refused_t1
+ok "k1 left the published set: its remembered token is refused after the next fetch"
+call "$T2"
+is "$STATUS" 200 "a token of k2 is served"
+oauth_jwks "$K" k1:k1 >"$AS/jwks.json"
+
 # ---- without a master (CGI): the worker fetches under the lock itself
 conf "$T_DIR/cgi.yaml" 0 4 cgicache
 BODY1=$(req 1 server/discover)

@@ -69,7 +69,8 @@ is "$STATUS/$(( $(fetches) - N0 ))" 200/1 \
 	"another rotation, the master running: the first request waits for the master's fetch and is served"
 
 # ---- a flood of unknown kids: at most one fetch per min_refresh_s
-forge() { jwts_with_kids "$T2" "$1" 1; }
+# forge PREFIX: a token naming an unknown kid, issued an hour ago
+forge() { jwts_with_kids "$T2" "$1" 1 3600; }
 jwts_with_kids "$T2" flood 1000 | while read -r t; do
 	printf '%s\n' "url = \"$U\"" 'header = "Content-Type: application/json"' \
 		'header = "Accept: application/json, text/event-stream"' "header = \"MCP-Protocol-Version: $MODERN\"" \
@@ -106,6 +107,18 @@ is "$STATUS/$(header Retry-After)" 503/1 "refresh_wait_ms 0: a token of a new ke
 settled "$T4"
 is "$STATUS/$(( $(fetches) - N0 ))" 200/1 "... and is served once the master's one fetch ended"
 served "a 503 without a wait"
+# a second rotation within min_refresh_s of that fetch: the new token was
+# issued after it, so it is not refused (before: 401 at once) but told when
+# the next fetch may come
+KID=$(as_rotate)
+T5=$(as_token mcp:read)
+call "$T5"
+like "$STATUS/$(header Retry-After)" "^503/[12]$" \
+	"a second rotation within min_refresh_s: 503 with Retry-After the seconds left ($(header Retry-After))"
+grep -q "a token issued after the last fetch of the key set names a kid it lacks: the next fetch is allowed in [12] s (auth.oauth.min_refresh_s is $MIN_REFRESH)" "$PH_LOG"
+ok "... and the log names the interval"
+settled "$T5"
+is "$STATUS" 200 "... then it is served"
 
 # ---- the authorization server stopped
 T3=$(as_token mcp:read)
