@@ -332,6 +332,8 @@ ph_hub_authz_tick(struct ph_hub_authz *a)
 {
 	size_t n, max = (size_t)a->srv->conf->subscriptions.max_authorize;
 	uint64_t *s = running(a, &n);
+	/* a killed handler that died late when no SIGCHLD said so */
+	ph_exec_reap_dying();
 	/* deadlines, and exits where there is no pidfd to tell them */
 	for (size_t i = 0; i < n; i++)
 		step(a, s[i]);
@@ -361,6 +363,7 @@ ph_hub_authz_reap(struct ph_hub_authz *a)
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i]->run != NULL)
 			ph_exec_nb_reap(a->v[i]->run);
+	ph_exec_reap_dying(); /* handlers killed that were not dead at once */
 }
 
 void
