@@ -715,6 +715,21 @@ serve_connection(struct ph_server *srv, FCGX_Request *req, bool fresh, bool tcp)
 	return true;
 }
 
+/* Counts this worker busy while it holds a connection (*held says whether
+ * it is counted so), from the accept until the connection is closed or
+ * handed to the hub: one still sending its parameters keeps the worker from
+ * every other as much as a request running does, and the master forks past
+ * workers that hold one (ph_shared_cell_mark wakes it). A connection kept
+ * for the next request (FCGI_KEEP_CONN) is held too. */
+static void
+hold(bool *held, bool now)
+{
+	if (*held == now)
+		return;
+	ph_metrics_busy(now ? 1 : -1);
+	*held = now;
+}
+
 int
 ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 {
@@ -722,7 +737,7 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	long long served = 0;
 	int64_t drain_end = 0;
 	sigset_t open_mask;
-	bool tcp, fresh;
+	bool tcp, fresh, held = false, served_one;
 	unsigned burst = 0;
 	int rc;
 
@@ -744,9 +759,12 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 		}
 		fresh = req.ipcFd < 0;
 		rc = next_connection(&req, r->listen_fd, &open_mask, drain_end, tcp, &burst);
+		hold(&held, req.ipcFd >= 0);
 		if (rc < 0)
 			return 1;
-		if (rc == 0 || !serve_connection(*srv, &req, fresh, tcp))
+		served_one = rc > 0 && serve_connection(*srv, &req, fresh, tcp);
+		hold(&held, req.ipcFd >= 0);
+		if (!served_one)
 			continue;
 		served++;
 		if (ph_served_counter)

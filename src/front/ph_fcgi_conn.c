@@ -7,7 +7,6 @@
 #include "ph_core.h"
 #include "ph_hubmsg.h"
 #include "ph_log.h"
-#include "ph_metrics.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -63,12 +62,10 @@ ph_fcgi_serve_exchange(struct ph_server *srv, const struct ph_front_ops *ops, vo
 	ex.ops = ops;
 	ex.front = front;
 	ex.http = true;
-	ph_metrics_busy(1);
 	if (srv)
 		ph_serve(srv, &ex);
 	else
 		ph_serve_unconfigured(&ex);
-	ph_metrics_busy(-1);
 }
 
 /* As libfcgi does on TCP for the requests it reads: the peer answers

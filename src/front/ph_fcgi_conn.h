@@ -11,9 +11,9 @@
 bool ph_fcgi_peer_allowed(int fd);
 struct ph_front_ops;
 struct ph_server;
-/* Serves the request of a FastCGI exchange (ops, with front as its state),
- * counted busy; srv NULL: the configuration did not load, and the request
- * is told so. */
+/* Serves the request of a FastCGI exchange (ops, with front as its state);
+ * srv NULL: the configuration did not load, and the request is told so.
+ * The worker counts as busy already: it holds the connection (ph_fcgi.c). */
 void ph_fcgi_serve_exchange(struct ph_server *srv, const struct ph_front_ops *ops, void *front);
 /* Sets TCP_NODELAY on fd when tcp (a unix socket refuses it). */
 void ph_fcgi_nodelay(int fd, bool tcp);

@@ -578,38 +578,105 @@ ph_run_wait_exit(pid_t pid, int ms)
 	}
 }
 
+/* ---- leaders killed, not dead yet -------------------------------------------
+ * A caller that must never wait (the hub: a run's nowait) does not block in
+ * waitpid for a leader it has SIGKILLed: one stuck in the kernel (a hung
+ * mount), or held by a tracer, dies when it can. Such a leader stays owned
+ * (the sweep leaves its group alone) and waits here for
+ * ph_exec_reap_dying. */
+static pid_t *dying;
+static size_t ndying, dying_cap;
+
+static void
+dying_add(pid_t pid)
+{
+	if (ndying == dying_cap) {
+		dying_cap = dying_cap ? dying_cap * 2 : 8;
+		dying = ph_xrealloc(dying, dying_cap * sizeof *dying);
+	}
+	dying[ndying++] = pid;
+}
+
+size_t
+ph_exec_reap_dying(void)
+{
+	size_t was = ndying;
+	for (size_t i = 0; i < ndying;) {
+		pid_t pid = dying[i], got;
+		int st;
+		while ((got = waitpid(pid, &st, WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (got == 0) {
+			/* its group id stays its own until it is reaped: what the
+			 * group started since the first SIGKILL goes too */
+			kill(-pid, SIGKILL);
+			i++;
+			continue;
+		}
+		owned_del(pid); /* reaped now, or elsewhere (ECHILD) */
+		dying[i] = dying[--ndying];
+	}
+	if (ndying < was)
+		ph_exec_sweep(); /* a subreaper: its group, ours now, left alone until then */
+	return ndying;
+}
+
 /* SIGKILL to whatever is left of the group, and to the leader itself in
  * case it left the group, while the leader is still unreaped; then reaps the
- * leader (its status in *wstatus). A leader reaped elsewhere (LEADER_GONE)
- * is not signalled: its group id may already belong to someone else. */
-void
-ph_run_kill_and_reap(pid_t pid, int *wstatus, bool *reaped)
+ * leader (its status in *wstatus), waiting for it unless nowait. With
+ * nowait a leader not dead yet goes to the dying (ph_exec_reap_dying): it
+ * counts as reaped here, *wstatus saying SIGKILL ended it. A leader reaped
+ * elsewhere (LEADER_GONE) is not signalled: its group id may already
+ * belong to someone else. */
+static void
+kill_leader(pid_t pid, int *wstatus, bool *reaped, bool nowait)
 {
 	enum leader st = ph_run_leader_state(pid);
 	if (st != LEADER_GONE) {
+		pid_t got;
 		kill(-pid, SIGKILL);
 		if (st == LEADER_RUNNING)
 			kill(pid, SIGKILL);
-		while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+		while ((got = waitpid(pid, wstatus, nowait ? WNOHANG : 0)) < 0 && errno == EINTR)
 			;
+		if (got == 0) {
+			dying_add(pid);
+			*wstatus = SIGKILL; /* as waitpid will say */
+			*reaped = true;
+			return;
+		}
 	}
 	owned_del(pid);
 	*reaped = true;
 }
 
-/* SIGTERM to the group, then SIGKILL after the grace period (at once when
- * the leader has already exited); the leader is reaped after the last
- * signal. A leader reaped before had its group killed then: nothing to do. */
-static void
-terminate(pid_t pid, int *wstatus, bool *reaped, long long grace_ms)
+void
+ph_run_kill_and_reap(pid_t pid, int *wstatus, bool *reaped)
 {
-	if (*reaped)
+	kill_leader(pid, wstatus, reaped, false);
+}
+
+void
+ph_run_kill_nowait(pid_t pid, int *wstatus, bool *reaped)
+{
+	kill_leader(pid, wstatus, reaped, true);
+}
+
+/* SIGTERM to r's group, then SIGKILL after the grace period (at once when
+ * the leader has already exited, or when r may not wait); the leader is
+ * reaped after the last signal. A leader reaped before had its group
+ * killed then: nothing to do. */
+static void
+terminate(struct run *r, long long grace_ms)
+{
+	if (r->reaped)
 		return;
-	if (ph_run_leader_state(pid) == LEADER_RUNNING) {
-		kill(-pid, SIGTERM);
-		ph_run_wait_exit(pid, (int)(grace_ms > 0 ? grace_ms : 1));
+	if (ph_run_leader_state(r->pid) == LEADER_RUNNING) {
+		kill(-r->pid, SIGTERM);
+		if (!r->nowait)
+			ph_run_wait_exit(r->pid, (int)(grace_ms > 0 ? grace_ms : 1));
 	}
-	ph_run_kill_and_reap(pid, wstatus, reaped);
+	kill_leader(r->pid, &r->wstatus, &r->reaped, r->nowait);
 }
 
 /* write() to the command's stdin without dying of SIGPIPE when it has
@@ -723,8 +790,9 @@ exec_failed(struct run *r, int *e)
 	ph_run_close_fd(&r->pst[0]);
 	if (n != (ssize_t)sizeof *e)
 		return false;
-	ph_run_wait_exit(r->pid, 1000); /* it is on its way to _exit(127) */
-	ph_run_kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+	if (!r->nowait)
+		ph_run_wait_exit(r->pid, 1000); /* it is on its way to _exit(127) */
+	kill_leader(r->pid, &r->wstatus, &r->reaped, r->nowait);
 	return true;
 }
 
@@ -848,7 +916,7 @@ ph_run_stop(struct run *r, enum ph_exec_status status, long long grace_ms)
 {
 	r->res->status = status;
 	r->killed = true;
-	terminate(r->pid, &r->wstatus, &r->reaped, grace_ms);
+	terminate(r, grace_ms);
 }
 
 /* Writes what stdin can take of the input; closes it when all is written
@@ -997,7 +1065,7 @@ static void
 run_status(struct run *r)
 {
 	if (!r->reaped) /* poll failed: do not leave anything behind */
-		terminate(r->pid, &r->wstatus, &r->reaped, 0);
+		terminate(r, 0);
 	ph_exec_sweep();
 	ph_run_drain(r);
 	if (r->killed)

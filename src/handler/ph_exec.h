@@ -150,6 +150,11 @@ void ph_exec_sweep(void);
  * ph_exec_disown once it is reaped. */
 void ph_exec_own(pid_t pid);
 void ph_exec_disown(pid_t pid);
+/* Reaps, without waiting, the leaders a run that may not wait killed when
+ * they could not be reaped at once (ph_exec_nb: one stuck in the kernel or
+ * held by a tracer), SIGKILLing their groups again. Returns how many are
+ * still there; call it on SIGCHLD and now and then while it is not 0. */
+size_t ph_exec_reap_dying(void);
 
 /* ---- a run driven by the caller's event loop (ph_exec_nb.c) --------------
  * For a process that must never wait (the hub): the same start, limits,
@@ -166,15 +171,18 @@ struct ph_exec_nb;
 struct ph_exec_nb *ph_exec_nb_start(const struct ph_exec_spec *spec, const struct ph_exec_limits *lim,
 				    const char *input, size_t len, const char *label, int ep, uint64_t tag);
 /* Does what can be done without waiting; past spec's timeout, SIGTERM to
- * the group and SIGKILL once lim's grace_ms has passed too. Returns true
- * when the run is over (call ph_exec_nb_finish). */
+ * the group and SIGKILL once lim's grace_ms has passed too (the run is
+ * then over, its leader reaped later by ph_exec_reap_dying when it is not
+ * dead at once). Returns true when the run is over (call
+ * ph_exec_nb_finish). */
 bool ph_exec_nb_step(struct ph_exec_nb *x);
 /* SIGCHLD: reaps the leader now if it has exited (its group killed
  * first), before a waitpid(-1) elsewhere takes its status. */
 void ph_exec_nb_reap(struct ph_exec_nb *x);
 /* Fills res as ph_exec_run does (free it with ph_exec_result_free) and
- * frees x; a run not over yet is killed and reaped first
- * (PH_EXEC_CANCELLED). Returns 0 on PH_EXEC_OK, else -1. */
+ * frees x; a run not over yet is killed first (PH_EXEC_CANCELLED), its
+ * leader reaped now if it is dead at once, else by ph_exec_reap_dying.
+ * Returns 0 on PH_EXEC_OK, else -1. */
 int ph_exec_nb_finish(struct ph_exec_nb *x, struct ph_exec_result *res);
 
 /* Resolves a command name at load: a name with '/' is taken relative to dir,

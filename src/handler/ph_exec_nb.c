@@ -5,7 +5,9 @@
  * its group killed before the leader is reaped), but nothing here blocks:
  * the descriptors are armed one-shot in the caller's epoll set, a timeout
  * sends SIGTERM to the group and SIGKILL once limits.exec_grace_ms has
- * passed, at a later step rather than after a sleep. */
+ * passed, at a later step rather than after a sleep, and a leader that is
+ * not dead at once when killed is reaped later (ph_exec_reap_dying), never
+ * waited for. */
 #include "first.h"
 #include "ph_exec.h"
 #include "ph_log.h"
@@ -73,6 +75,7 @@ ph_exec_nb_start(const struct ph_exec_spec *spec, const struct ph_exec_limits *l
 	x->ep = ep;
 	x->tag = tag;
 	ph_run_init(&x->r, spec, &x->lim, x->input, len, &x->hooks, &x->res);
+	x->r.nowait = true;
 	if (!ph_run_start(&x->r)) {
 		x->done = true;
 		return x;
@@ -94,13 +97,15 @@ reap_exited(struct ph_exec_nb *x)
 	if (r->reaped || (st = ph_run_leader_state(r->pid)) == LEADER_RUNNING)
 		return;
 	x->lost = st == LEADER_GONE;
-	ph_run_kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+	ph_run_kill_nowait(r->pid, &r->wstatus, &r->reaped);
 	if (!r->exited)
 		r->exited = ph_now_us();
 }
 
 /* Past the deadline: SIGTERM to the group; past the grace too, SIGKILL
- * and the leader reaped (at once: it cannot outlive SIGKILL for long). */
+ * and the leader reaped, or left to ph_exec_reap_dying when it is not dead
+ * at once (stuck in the kernel, held by a tracer): the run is over all the
+ * same. */
 static void
 enforce_deadline(struct ph_exec_nb *x, int64_t now)
 {
@@ -114,7 +119,7 @@ enforce_deadline(struct ph_exec_nb *x, int64_t now)
 		kill(r->pid, SIGTERM);
 		x->kill_at = now + (x->lim.grace_ms > 0 ? x->lim.grace_ms : 1) * 1000;
 	} else if (x->kill_at != 0 && now >= x->kill_at) {
-		ph_run_kill_and_reap(r->pid, &r->wstatus, &r->reaped);
+		ph_run_kill_nowait(r->pid, &r->wstatus, &r->reaped);
 	}
 }
 
@@ -183,7 +188,7 @@ ph_exec_nb_finish(struct ph_exec_nb *x, struct ph_exec_result *res)
 	if (!x->r.reaped && x->r.pid > 0) { /* abandoned while it runs */
 		x->r.killed = true;
 		x->r.res->status = PH_EXEC_CANCELLED;
-		ph_run_kill_and_reap(x->r.pid, &x->r.wstatus, &x->r.reaped);
+		ph_run_kill_nowait(x->r.pid, &x->r.wstatus, &x->r.reaped);
 		ph_exec_sweep();
 	}
 	rc = ph_run_finish(&x->r);

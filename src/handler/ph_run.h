@@ -48,6 +48,10 @@ struct run {
 	int pidfd, wstatus;
 	pid_t pid;
 	bool reaped, killed;
+	/* never wait for the leader (the hub's loop): a stop sends SIGKILL
+	 * without a grace (the caller runs its own, by steps) and a leader
+	 * not dead at once is reaped later (ph_exec_reap_dying) */
+	bool nowait;
 	long long cap, exit_grace_ms;
 	int64_t t0, deadline, next_alive;
 	int64_t exited; /* when the loop reaped the leader, 0 before */
@@ -74,6 +78,9 @@ void ph_run_free_env(char **env);
  * leader (its status in *wstatus). A leader reaped elsewhere (LEADER_GONE)
  * is not signalled: its group id may already belong to someone else. */
 void ph_run_kill_and_reap(pid_t pid, int *wstatus, bool *reaped);
+/* The same without waiting: a leader not dead at once is reaped later by
+ * ph_exec_reap_dying (and counts as reaped, *wstatus saying SIGKILL). */
+void ph_run_kill_nowait(pid_t pid, int *wstatus, bool *reaped);
 /* The leader's state, read without reaping it (WNOWAIT). */
 enum leader ph_run_leader_state(pid_t pid);
 int ph_run_pidfd(pid_t pid);

@@ -22,6 +22,7 @@
 #include "ph_persist.h"
 #include "ph_registry.h"
 #include "ph_util.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -30,6 +31,15 @@
 #define LABEL "subscriptions.authorize"
 /* The call id a persistent handler gets in its one line. */
 #define ONE_SHOT_ID 1
+
+struct owner;
+
+/* Owners in the order they wait in: a doubly linked list, so that taking
+ * one out anywhere costs nothing. */
+struct queue {
+	struct owner *head, *tail;
+	size_t n;
+};
 
 struct owner {
 	void *owner;
@@ -41,14 +51,30 @@ struct owner {
 	struct json_object *pending;  /* URIs for the next check, each once */
 	struct json_object *batch;    /* URIs of the check in flight, NULL: none */
 	struct ph_exec_nb *run;       /* that check's process, NULL: none */
+	struct owner *next_owner;     /* the next in its by_owner bucket */
+	struct owner *next_serial;    /* the next in its by_serial bucket */
+	struct queue *in;             /* &waiting, &running, or NULL: neither */
+	struct owner *prev, *next;    /* in that queue */
+	uint64_t queued;              /* the tick it joined waiting in */
 };
 
+/* Every owner is in both indexes (chained hash tables of nb buckets, a
+ * power of two, at least as many as owners), by the pointer the hub names
+ * it with and by the serial its process's events carry: an update that
+ * reaches every stream costs one lookup each, not a scan of all owners
+ * (10,000 streams made that 10^8 comparisons). Between ticks an owner
+ * waits (pending URIs and no check) or runs (its handler's process). */
 struct ph_hub_authz {
 	struct ph_server *srv;
 	int ep;
-	struct owner **v;
-	size_t n;
-	uint64_t next_serial;
+	struct owner **by_owner, **by_serial;
+	size_t nb, n;
+	struct queue waiting;         /* who waited longest first */
+	struct queue running;
+	uint64_t next_serial, ticks;
+	/* owners looked at by lookups and removals, for the tests: what one
+	 * update costs (tests/unit/test_hub_authz.c) */
+	unsigned long long compared;
 };
 
 struct ph_hub_authz *
@@ -73,25 +99,165 @@ handler(const struct ph_hub_authz *a)
 	return a->srv->conf->registry ? a->srv->conf->registry->sub_authorize : NULL;
 }
 
-static struct owner *
-find(const struct ph_hub_authz *a, void *owner)
+/* ---- the indexes ------------------------------------------------------------ */
+
+/* The bucket of key k among nb (a power of two): Fibonacci hashing, which
+ * spreads aligned pointers and consecutive serials alike. */
+static size_t
+bucket(uint64_t k, size_t nb)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i]->owner == owner)
-			return a->v[i];
+	return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (nb - 1);
+}
+
+static uint64_t
+key_of(const void *owner)
+{
+	return (uint64_t)(uintptr_t)owner;
+}
+
+/* Doubles the buckets (64 at first) and files every owner again. */
+static void
+grow(struct ph_hub_authz *a)
+{
+	size_t nb = a->nb ? a->nb * 2 : 64;
+	struct owner **bo = ph_xcalloc(nb, sizeof *bo), **bs = ph_xcalloc(nb, sizeof *bs);
+	for (size_t i = 0; i < a->nb; i++) {
+		struct owner *o, *next;
+		for (o = a->by_owner[i]; o != NULL; o = next) {
+			size_t b = bucket(key_of(o->owner), nb);
+			next = o->next_owner;
+			o->next_owner = bo[b];
+			bo[b] = o;
+		}
+		for (o = a->by_serial[i]; o != NULL; o = next) {
+			size_t b = bucket(o->serial, nb);
+			next = o->next_serial;
+			o->next_serial = bs[b];
+			bs[b] = o;
+		}
+	}
+	free(a->by_owner);
+	free(a->by_serial);
+	a->by_owner = bo;
+	a->by_serial = bs;
+	a->nb = nb;
+}
+
+static void
+index_add(struct ph_hub_authz *a, struct owner *o)
+{
+	size_t b;
+	if (a->n >= a->nb)
+		grow(a);
+	b = bucket(key_of(o->owner), a->nb);
+	o->next_owner = a->by_owner[b];
+	a->by_owner[b] = o;
+	b = bucket(o->serial, a->nb);
+	o->next_serial = a->by_serial[b];
+	a->by_serial[b] = o;
+	a->n++;
+}
+
+static void
+index_del(struct ph_hub_authz *a, struct owner *o)
+{
+	struct owner **p;
+	for (p = &a->by_owner[bucket(key_of(o->owner), a->nb)]; *p != o; p = &(*p)->next_owner)
+		a->compared++;
+	*p = o->next_owner;
+	for (p = &a->by_serial[bucket(o->serial, a->nb)]; *p != o; p = &(*p)->next_serial)
+		a->compared++;
+	*p = o->next_serial;
+	a->n--;
+}
+
+/* The owner the hub names owner, or NULL. */
+static struct owner *
+find(struct ph_hub_authz *a, void *owner)
+{
+	if (a->n == 0)
+		return NULL;
+	for (struct owner *o = a->by_owner[bucket(key_of(owner), a->nb)]; o != NULL; o = o->next_owner) {
+		a->compared++;
+		if (o->owner == owner)
+			return o;
+	}
 	return NULL;
 }
 
+/* The owner whose check is named serial, or NULL when it is gone. */
 static struct owner *
-by_serial(const struct ph_hub_authz *a, uint64_t serial)
+by_serial(struct ph_hub_authz *a, uint64_t serial)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i]->serial == serial)
-			return a->v[i];
+	if (a->n == 0)
+		return NULL;
+	for (struct owner *o = a->by_serial[bucket(serial, a->nb)]; o != NULL; o = o->next_serial) {
+		a->compared++;
+		if (o->serial == serial)
+			return o;
+	}
 	return NULL;
 }
 
-/* Stops o's check, if any (killed and reaped, its answer dropped). */
+/* ---- the queues ------------------------------------------------------------- */
+
+/* Takes o out of the queue it is in, if any. */
+static void
+dequeue(struct owner *o)
+{
+	struct queue *q = o->in;
+	if (q == NULL)
+		return;
+	if (o->prev)
+		o->prev->next = o->next;
+	else
+		q->head = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	else
+		q->tail = o->prev;
+	o->prev = o->next = NULL;
+	o->in = NULL;
+	q->n--;
+}
+
+/* Puts o at the end of q, or at its front (out of the queue it was in). */
+static void
+enqueue(struct queue *q, struct owner *o, bool front)
+{
+	dequeue(o);
+	if (front) {
+		o->next = q->head;
+		if (q->head)
+			q->head->prev = o;
+		else
+			q->tail = o;
+		q->head = o;
+	} else {
+		o->prev = q->tail;
+		if (q->tail)
+			q->tail->next = o;
+		else
+			q->head = o;
+		q->tail = o;
+	}
+	o->in = q;
+	q->n++;
+}
+
+/* o waits for a check from now, behind those that wait already, or before
+ * them (front). */
+static void
+wait_turn(struct ph_hub_authz *a, struct owner *o, bool front)
+{
+	enqueue(&a->waiting, o, front);
+	o->queued = a->ticks;
+}
+
+/* ---- owners ------------------------------------------------------------------ */
+
+/* Stops o's check, if any (killed, its answer dropped; reaped without
+ * waiting). */
 static void
 stop_run(struct owner *o)
 {
@@ -103,17 +269,12 @@ stop_run(struct owner *o)
 	o->run = NULL;
 }
 
-/* Takes o out of a (the others keep their order: who waits longest for a
- * slot goes first) and frees it. */
+/* Takes o out of a and frees it. */
 static void
 remove_owner(struct ph_hub_authz *a, struct owner *o)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i] == o) {
-			memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof *a->v);
-			a->n--;
-			break;
-		}
+	dequeue(o);
+	index_del(a, o);
 	stop_run(o);
 	json_object_put(o->pending);
 	json_object_put(o->batch);
@@ -127,9 +288,11 @@ ph_hub_authz_free(struct ph_hub_authz *a)
 {
 	if (a == NULL)
 		return;
-	while (a->n > 0)
-		remove_owner(a, a->v[a->n - 1]);
-	free(a->v);
+	for (size_t i = 0; i < a->nb; i++)
+		while (a->by_owner[i] != NULL)
+			remove_owner(a, a->by_owner[i]);
+	free(a->by_owner);
+	free(a->by_serial);
 	if (a->ep >= 0)
 		close(a->ep);
 	free(a);
@@ -167,8 +330,8 @@ ph_hub_authz_updated(struct ph_hub_authz *a, void *owner, const char *principal,
 		o->assigns = json_object_get(assigns);
 		o->fn = fn;
 		o->ctx = ctx;
-		a->v = ph_xrealloc(a->v, (a->n + 1) * sizeof *a->v);
-		a->v[a->n++] = o;
+		index_add(a, o);
+		wait_turn(a, o, false);
 	}
 	add_once(&o->pending, uri);
 }
@@ -181,22 +344,10 @@ ph_hub_authz_forget(struct ph_hub_authz *a, void *owner)
 		remove_owner(a, o);
 }
 
-/* Moves o after every other owner: one that was just answered waits its
- * turn behind those that waited for a free slot (max_authorize). */
-static void
-to_the_end(struct ph_hub_authz *a, struct owner *o)
-{
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i] == o) {
-			memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof *a->v);
-			a->v[a->n - 1] = o;
-			return;
-		}
-}
-
 /* o's check is over with allowed (taken): o is forgotten when nothing is
- * pending for it, then its owner is told (which may end the owner, and so
- * forget o: o is not used after fn). */
+ * pending for it, else it waits its turn behind those that waited for a
+ * free slot (max_authorize); then its owner is told (which may end the
+ * owner, and so forget o: o is not used after fn). */
 static void
 deliver(struct ph_hub_authz *a, struct owner *o, struct json_object *allowed)
 {
@@ -207,7 +358,7 @@ deliver(struct ph_hub_authz *a, struct owner *o, struct json_object *allowed)
 	if (o->pending == NULL)
 		remove_owner(a, o);
 	else
-		to_the_end(a, o);
+		wait_turn(a, o, false);
 	fn(ctx, owner, allowed);
 	json_object_put(allowed);
 }
@@ -236,6 +387,7 @@ complete(struct ph_hub_authz *a, struct owner *o)
 	char why[200];
 	bool ran = ph_exec_nb_finish(o->run, &res) == 0;
 	o->run = NULL;
+	dequeue(o); /* from running */
 	if (!ran) {
 		ph_exec_describe(&res, why, sizeof why);
 		allowed = ph_subscriptions_allowed_in(NULL, o->batch, o->principal, why);
@@ -248,8 +400,9 @@ complete(struct ph_hub_authz *a, struct owner *o)
 	deliver(a, o, allowed);
 }
 
-/* Starts o's check of its pending URIs: a module answers at once; an exec
- * or persistent handler is started and answers later (ph_hub_authz_events). */
+/* Starts o's check of its pending URIs (o leaves waiting): a module
+ * answers at once; an exec or persistent handler is started, o runs, and
+ * it answers later (ph_hub_authz_events). */
 static void
 start(struct ph_hub_authz *a, struct owner *o)
 {
@@ -259,6 +412,7 @@ start(struct ph_hub_authz *a, struct owner *o)
 	const char *text;
 	struct ph_buf line;
 	size_t len;
+	dequeue(o);
 	o->batch = o->pending;
 	o->pending = NULL;
 	if (c == NULL || c->h.kind != PH_HANDLER_EXEC) {
@@ -281,6 +435,7 @@ start(struct ph_hub_authz *a, struct owner *o)
 		ph_buf_addc(&line, '\n');
 	ph_exec_limits_of(a->srv->conf, &lim);
 	o->run = ph_exec_nb_start(&c->h.exec, &lim, line.data, line.len, LABEL, a->ep, o->serial);
+	enqueue(&a->running, o, false);
 	ph_buf_free(&line);
 	json_object_put(in);
 }
@@ -295,27 +450,16 @@ step(struct ph_hub_authz *a, uint64_t serial)
 		complete(a, o);
 }
 
-/* The serials of the owners with a check in flight (caller frees): a
- * completion may end owners, so loops go by serial, not by index. */
+/* The serials of the owners whose handler runs (caller frees): a
+ * completion may end owners, so loops go by serial, not by link. */
 static uint64_t *
 running(const struct ph_hub_authz *a, size_t *n)
 {
-	uint64_t *s = ph_xcalloc(a->n ? a->n : 1, sizeof *s);
+	uint64_t *s = ph_xcalloc(a->running.n ? a->running.n : 1, sizeof *s);
 	*n = 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i]->run != NULL)
-			s[(*n)++] = a->v[i]->serial;
+	for (const struct owner *o = a->running.head; o != NULL; o = o->next)
+		s[(*n)++] = o->serial;
 	return s;
-}
-
-/* The checks whose process runs now. */
-static size_t
-running_now(const struct ph_hub_authz *a)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < a->n; i++)
-		n += a->v[i]->run != NULL;
-	return n;
 }
 
 void
@@ -332,50 +476,44 @@ ph_hub_authz_tick(struct ph_hub_authz *a)
 {
 	size_t n, max = (size_t)a->srv->conf->subscriptions.max_authorize;
 	uint64_t *s = running(a, &n);
+	struct owner *o;
+	/* a killed handler that died late when no SIGCHLD said so */
+	ph_exec_reap_dying();
 	/* deadlines, and exits where there is no pidfd to tell them */
 	for (size_t i = 0; i < n; i++)
 		step(a, s[i]);
 	free(s);
-	/* pending URIs of owners without a check, while fewer than
-	 * subscriptions.max_authorize run: by serial again, a module's answer
-	 * is delivered at once */
-	s = ph_xcalloc(a->n ? a->n : 1, sizeof *s);
-	n = 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i]->run == NULL && a->v[i]->batch == NULL && a->v[i]->pending != NULL)
-			s[n++] = a->v[i]->serial;
-	for (size_t i = 0, busy = running_now(a); i < n && busy < max; i++) {
-		struct owner *o = by_serial(a, s[i]);
-		if (o != NULL && o->run == NULL && o->batch == NULL && o->pending != NULL) {
-			start(a, o); /* a module's answer may have ended o */
-			if ((o = by_serial(a, s[i])) != NULL && o->run != NULL)
-				busy++;
-		}
-	}
-	free(s);
+	/* the owners that wait, who waited longest first, while fewer than
+	 * subscriptions.max_authorize run; a module's answer is delivered at
+	 * once, and an owner that waits again since (more came meanwhile)
+	 * waits for the next tick */
+	a->ticks++;
+	while ((o = a->waiting.head) != NULL && o->queued < a->ticks && a->running.n < max)
+		start(a, o);
 }
 
 void
 ph_hub_authz_reap(struct ph_hub_authz *a)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i]->run != NULL)
-			ph_exec_nb_reap(a->v[i]->run);
+	for (struct owner *o = a->running.head; o != NULL; o = o->next)
+		ph_exec_nb_reap(o->run);
+	ph_exec_reap_dying(); /* handlers killed that were not dead at once */
 }
 
 void
 ph_hub_authz_reconf(struct ph_hub_authz *a, struct ph_server *srv)
 {
+	struct owner *o;
 	a->srv = srv;
-	for (size_t i = 0; i < a->n; i++) {
-		struct owner *o = a->v[i];
-		if (o->run == NULL)
-			continue;
+	/* from the last: each goes before the others, so they keep their order */
+	while ((o = a->running.tail) != NULL) {
 		stop_run(o);
 		/* asked again, under the new configuration, with what came since */
 		for (size_t j = 0; j < json_object_array_length(o->batch); j++)
 			add_once(&o->pending, json_object_get_string(json_object_array_get_idx(o->batch, j)));
 		json_object_put(o->batch);
 		o->batch = NULL;
+		/* they had their turn before those that wait: first again */
+		wait_turn(a, o, true);
 	}
 }

@@ -34,10 +34,11 @@ void ph_hub_authz_forget(struct ph_hub_authz *a, void *owner);
 /* The checks whose descriptors are ready go on; those done call fn. */
 void ph_hub_authz_events(struct ph_hub_authz *a);
 /* Called every loop: starts the checks of owners with pending URIs (one
- * per owner at a time) and enforces the handler's timeout_ms. */
+ * per owner at a time), enforces the handler's timeout_ms and reaps the
+ * handlers killed that have died since. */
 void ph_hub_authz_tick(struct ph_hub_authz *a);
-/* SIGCHLD: reaps the handlers that exited, before anything else in the
- * hub reaps children. */
+/* SIGCHLD: reaps the handlers that exited, and those killed that were not
+ * dead at once, before anything else in the hub reaps children. */
 void ph_hub_authz_reap(struct ph_hub_authz *a);
 /* After a reload: checks in flight are stopped and their URIs asked again
  * under srv (whose handler may differ, or be gone). */

@@ -25,7 +25,7 @@ enum ph_metric_exec {
 void ph_metrics_request(const char *method, int status, int64_t us);
 void ph_metrics_exec(enum ph_metric_exec what);
 void ph_metrics_rate_limited(void);
-/* A worker starts (+1) or ends (-1) serving a request. */
+/* A worker takes (+1) or lets go of (-1) a connection (ph_fcgi.c). */
 void ph_metrics_busy(int delta);
 /* Published by the master (or the single process): live workers of the
  * current generation, the generation, one more reload, stopping. */

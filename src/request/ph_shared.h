@@ -103,14 +103,14 @@ void ph_shared_local_announce(int (*fn)(const char *uri));
 /* ---- the pool's scoreboard: a cell per worker, by owner number ----
  * The master opens a worker's cell when it starts it in the current
  * generation (idle from then) and closes it when it retires or loses it;
- * the worker marks it busy and idle around each request. */
+ * the worker marks it busy while it holds a connection, from the accept. */
 void ph_shared_cell_open(int n);
 void ph_shared_cell_close(int n);
 /* True when worker n is busy; *since_us (may be NULL): since when it has
  * been busy or idle (ph_now_us). */
 bool ph_shared_cell_busy(int n, int64_t *since_us);
 /* The master: its workers are owners 1..cells; a worker that takes a
- * request leaving fewer than below workers idle sends it SIGURG, once until
+ * connection leaving fewer than below workers idle sends it SIGURG, once until
  * ph_shared_pool_rearm (below 0: never). */
 void ph_shared_pool_watch(int cells, int below);
 void ph_shared_pool_rearm(void);

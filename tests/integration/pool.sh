@@ -7,15 +7,17 @@
 # /metrics), the persistent processes of the ended workers with it; no
 # request is lost across a SIGHUP in the middle of such a burst; a burst
 # larger than the maximum waits and is answered whole, with one "pool
-# reached its maximum" line; ondemand starts with no worker; SIGUSR2 logs
-# the pool's state; SIGTERM waits for the calls in flight; a maximum too
-# large for the host's memory is warned about at start. A maximum under
-# the defaults of start and max_idle (ondemand max 3, static max 2) passes
-# -t and runs.
+# reached its maximum" line; connections that stall half-way through their
+# parameters hold workers, which count as busy, so the pool grows past them;
+# ondemand starts with no worker; SIGUSR2 logs the pool's state; SIGTERM
+# waits for the calls in flight; a maximum too large for the host's memory
+# is warned about at start. A maximum under the defaults of start and
+# max_idle (ondemand max 3, static max 2) passes -t and runs.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
 LOAD=$top_srcdir/tests/integration/pool_load.py
+STALL=$top_srcdir/tests/integration/pool_stall.py
 
 B=$T_DIR/bin
 mkdir -p "$B"
@@ -24,12 +26,13 @@ printf '#!/bin/sh\ncat >/dev/null\nsleep 2\nprintf %s\n' \
 # the persistent example, copied so that its processes are this test's own
 cp "$top_srcdir/examples/scripts/echo_persistent.sh" "$B/kept.sh"
 chmod 0755 "$B" "$B/slow.sh" "$B/kept.sh"
-# pool_conf FILE WORKERS: the test's configuration with that workers mapping
+# pool_conf FILE WORKERS [HTTP]: the test's configuration with that workers
+# mapping (and those more members of the http section)
 pool_conf() {
 	cat >"$1" <<YAML
 server: { name: pool-test, version: "1.0" }
 workers: $2
-http: { health: /healthz, metrics: { path: /metrics } }
+http: { health: /healthz, metrics: { path: /metrics }${3:+, $3} }
 tools:
   - { name: slow, description: sleeps 2 s, exec: [$B/slow.sh], timeout_ms: 20000 }
   - { name: echo, module: phantom_example.so, symbol: echo, input: {text: string} }
@@ -118,6 +121,38 @@ is "$(nworkers "$M")" 2 "SIGHUP: the new generation is back to its minimum after
 kill -USR2 "$M"
 wait_for 3 sh -c "grep 'pool: 0 busy, 2 idle, 2 workers of at most 24; the maximum reached 0 times; listen queue 0 of [0-9]*' '$LOG' | grep -q ."
 ok "SIGUSR2 logs busy, idle, total, maximum, times reached and the listen queue"
+
+# ---- connections stalled in their parameters --------------------------------------
+# Six connections straight to the socket send half their parameters and
+# stall; a worker reading one holds it until http.params_timeout_ms (20 s
+# here), so it counts as busy from the accept and the pool grows past them.
+# Measured: answered in under 10 ms with the pool at 8 workers; while a
+# worker counted as busy only once it had read a request, the pool stayed
+# at 2 and the discover had no answer within the client's 15 s.
+pool_conf "$T_DIR/stall.yaml" '{ mode: dynamic, max: 16, start: 2, min_idle: 2, max_idle: 2, idle_timeout_ms: 1500 }' \
+	'params_timeout_ms: 20000'
+phantom_unix "$T_DIR/stall.yaml" || { echo "not ok $((T_N + 1)) - phantom starts"; exit 1; }
+M=$PH_PID LOG=$PH_LOG
+wait_for 3 count -eq 2 workers
+python3 "$STALL" "$PH_SOCK" 6 "$T_DIR/release" >"$T_DIR/stall.out" &
+lp=$!
+wait_for 20 test -s "$T_DIR/stall.out"
+read -r st secs <"$T_DIR/stall.out"
+is "${st:-0}" 200 "stalled: a discover is answered while 6 connections stall in their parameters"
+awk -v s="${secs:-99}" 'BEGIN { exit !(s < 8) }'
+ok "stalled: it did not wait for their timeout (${secs:-none} s; params_timeout_ms is 20 s)"
+n=$(nworkers "$M")
+[ "$n" -ge 7 ]; ok "stalled: the pool grew past the 6 workers they hold ($n workers)"
+kill -USR2 "$M"
+wait_for 3 grep -q 'pool: [0-9]* busy' "$LOG"
+busy=$(grep -o 'pool: [0-9]* busy' "$LOG" | tail -1 | grep -o '[0-9][0-9]*')
+[ "${busy:-0}" -ge 6 ]; ok "stalled: the master counts the workers holding them busy ($busy)"
+touch "$T_DIR/release"
+wait "$lp"
+fcgi_post "$PH_SOCK" "$(req 1 server/discover)" $(mhdr server/discover)
+is "$STATUS" 200 "stalled: the next request after they went away is served"
+wait_for 8 count -le 2 workers
+ok "stalled: the pool shrank back once they went away ($(nworkers "$M") workers)"
 
 # ---- a burst larger than the maximum (ondemand, TCP) ---------------------------------------
 # max 3, under max_idle's default (4), which the pool then takes as 3

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -363,6 +364,83 @@ run_nb(const char *path, const char *input, long long timeout, int *steps)
 	return res;
 }
 
+/* Forks a tracer that holds pid (PTRACE_SEIZE) and never waits for it,
+ * so that pid, once killed, cannot be reaped by us until the tracer goes
+ * (as a process stuck in the kernel): it goes when killed, or after 20 s.
+ * Returns the tracer (owned: ph_exec_disown it once reaped) once it holds
+ * pid, -1 when ptrace is refused here. */
+static pid_t
+hold(pid_t pid)
+{
+	int p[2];
+	char held = 0;
+	pid_t t;
+	if (pipe(p) != 0)
+		return -1;
+	if ((t = fork()) == 0) {
+		held = ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0;
+		if (write(p[1], &held, 1) == 1 && held) {
+			alarm(20);
+			for (;;)
+				pause(); /* SIGCHLD, when pid dies, may end a pause */
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	if (t < 0 || read(p[0], &held, 1) != 1 || !held) {
+		if (t > 0)
+			waitpid(t, NULL, 0);
+		t = -1;
+	}
+	close(p[0]);
+	if (t > 0)
+		ph_exec_own(t); /* not something a command left behind: the sweep leaves it */
+	return t;
+}
+
+/* Reaps what ph_exec_reap_dying has, for up to 2 s; returns what is left. */
+static size_t
+reap_dying_for_a_while(void)
+{
+	size_t left;
+	for (int i = 0; (left = ph_exec_reap_dying()) > 0 && i < 200; i++)
+		usleep(10000);
+	return left;
+}
+
+/* A run abandoned while its leader cannot be reaped (held by a tracer):
+ * ph_exec_nb_finish returns without waiting for it, and the leader is
+ * reaped later, once it can be. */
+static void
+nb_held_test(void)
+{
+	char *p = script("nb-held.sh", "sleep 30"), *argv[] = {p, NULL};
+	struct ph_exec_spec spec = {argv, NULL, dir, 0, 0};
+	struct ph_exec_result r;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct ph_exec_nb *x = ph_exec_nb_start(&spec, &lim, "", 0, "nb", ep, 7);
+	pid_t tracer = hold(x->r.pid);
+	if (tracer < 0) {
+		ok(1, "# SKIP ptrace refused here: a leader that cannot be reaped at once");
+		ok(1, "# SKIP ptrace refused here: reaped later");
+	} else {
+		ph_exec_nb_finish(x, &r);
+		x = NULL;
+		is_int(ph_exec_reap_dying(), 1,
+		       "nb: abandoned while a tracer holds its leader, the run ends without waiting for it");
+		kill(tracer, SIGKILL);
+		waitpid(tracer, NULL, 0);
+		ph_exec_disown(tracer);
+		is_int(reap_dying_for_a_while(), 0, "nb: the leader is reaped once the tracer lets go");
+	}
+	if (x != NULL)
+		ph_exec_nb_finish(x, &r);
+	ph_exec_result_free(&r);
+	reap_dying_for_a_while();
+	close(ep);
+	free(p);
+}
+
 /* The event-loop runner (ph_exec_nb.c): an answer, a timeout with SIGKILL
  * after the grace period, the output cap, and no child left behind. */
 static void
@@ -395,6 +473,9 @@ nb_tests(void)
 	ph_exec_result_free(&r);
 	free(p);
 
+	/* the leaders killed were not waited for: reaped now */
+	is_int(reap_dying_for_a_while(), 0, "nb: the leaders it killed are reaped later, without waiting");
+	nb_held_test();
 	usleep(50000);
 	is_int(children(), 0, "nb: no child process left, zombie or alive");
 }
