@@ -825,8 +825,12 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	if (run_command(a, text, len, &res, err, sizeof err) != 0) {
 		why = err;
 	} else {
-		if (!ph_json_parse(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans))
+		bool key_nul = false;
+		/* a member name cut at a NUL ("principal\u0000") would pass for another */
+		if (!ph_json_parse_ex(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans, &key_nul) || key_nul) {
+			json_object_put(ans);
 			ans = NULL;
+		}
 		why = exec_decide(r, a, ans, msg, msz, hdrs, &e);
 	}
 	e = answer_failed(r, a->command[0], why, msg, msz, hdrs, e);
