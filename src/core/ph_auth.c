@@ -359,8 +359,10 @@ scope_access(struct ph_req *r, const struct ph_auth_conf *a, struct json_object 
 	for (size_t i = 0; scopes != NULL && i < json_object_array_length(scopes); i++) {
 		char key[PH_AUTH_PRINCIPAL_MAX + 1];
 		const struct ph_allow_entry *e;
-		snprintf(key, sizeof key, "scope:%s", json_object_get_string(json_object_array_get_idx(scopes, i)));
-		if ((e = ph_auth_find_allow(a, key)) == NULL)
+		/* a scope too long for the key is no entry's, not a shorter one's */
+		if ((size_t)snprintf(key, sizeof key, "scope:%s",
+				     json_object_get_string(json_object_array_get_idx(scopes, i))) >= sizeof key ||
+		    (e = ph_auth_find_allow(a, key)) == NULL)
 			continue;
 		if (one == NULL) {
 			one = e;
