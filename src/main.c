@@ -12,6 +12,7 @@
 #include "ph_util.h"
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,10 @@ main(int argc, char **argv)
 
 	if (!parse_options(argc, argv, &o, &rc))
 		return rc;
+	/* a SIGCHLD ignored by whoever started us would be inherited: the
+	 * kernel would then reap handlers itself, and a handler that failed
+	 * would look as if it had exited 0 */
+	signal(SIGCHLD, SIG_DFL);
 	if (o.init_dir)
 		return init_app(o.init_dir, optind < argc ? argv[optind] : NULL);
 	/* read and removed before anything can fork */

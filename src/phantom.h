@@ -171,7 +171,8 @@ struct json_object *phantom_call_assigns(const phantom_call *c) PHANTOM_NONNULL(
  * borrowed; [] in other modes). The token itself is never passed on. */
 struct json_object *phantom_call_scopes(const phantom_call *c) PHANTOM_NONNULL(1);
 /* A value of the assigns as a string (strings as they are, numbers and
- * booleans in JSON), or def when absent or an object or array. */
+ * booleans in JSON), or def when absent, an object or array, or a string
+ * holding U+0000 (which a C string would cut short). */
 const char *phantom_call_assign(const phantom_call *c, const char *name, const char *def) PHANTOM_NONNULL(1);
 /* Resource lists (resource_lists: in phantom.yaml): the handler's own cursor
  * of the page asked for (NULL: the first page) and the most entries to

@@ -359,8 +359,10 @@ scope_access(struct ph_req *r, const struct ph_auth_conf *a, struct json_object 
 	for (size_t i = 0; scopes != NULL && i < json_object_array_length(scopes); i++) {
 		char key[PH_AUTH_PRINCIPAL_MAX + 1];
 		const struct ph_allow_entry *e;
-		snprintf(key, sizeof key, "scope:%s", json_object_get_string(json_object_array_get_idx(scopes, i)));
-		if ((e = ph_auth_find_allow(a, key)) == NULL)
+		/* a scope too long for the key is no entry's, not a shorter one's */
+		if ((size_t)snprintf(key, sizeof key, "scope:%s",
+				     json_object_get_string(json_object_array_get_idx(scopes, i))) >= sizeof key ||
+		    (e = ph_auth_find_allow(a, key)) == NULL)
 			continue;
 		if (one == NULL) {
 			one = e;
@@ -825,8 +827,12 @@ check_exec(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	if (run_command(a, text, len, &res, err, sizeof err) != 0) {
 		why = err;
 	} else {
-		if (!ph_json_parse(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans))
+		bool key_nul = false;
+		/* a member name cut at a NUL ("principal\u0000") would pass for another */
+		if (!ph_json_parse_ex(res.out, res.out_len, PH_JSON_DEPTH_AUTH_ANSWER, &ans, &key_nul) || key_nul) {
+			json_object_put(ans);
 			ans = NULL;
+		}
 		why = exec_decide(r, a, ans, msg, msz, hdrs, &e);
 	}
 	e = answer_failed(r, a->command[0], why, msg, msz, hdrs, e);

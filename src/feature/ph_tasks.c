@@ -236,6 +236,7 @@ ph_tasks_call(struct ph_req *r, const struct ph_tool *t, struct json_object *arg
 	long long inline_ms = t->task_inline_ms >= 0 ? t->task_inline_ms : c->tasks.inline_ms;
 	char id[PH_TASK_ID_MAX], why[300], what[REPLY_MAX];
 	char *dir;
+	const char *bad = NULL;
 	struct json_object *rec;
 	int sock;
 	if (t->task == PH_TASK_OFF || !declared(r))
@@ -245,8 +246,8 @@ ph_tasks_call(struct ph_req *r, const struct ph_tool *t, struct json_object *arg
 	dir = store_of(r);
 	rec = new_record(r, t, args, label, id);
 	/* durable before returned: the record is there before the hub hears of it */
-	if (ph_task_dir_ready(dir) != 0 || ph_task_save(dir, rec) != 0) {
-		ph_log("error", "%s: cannot write a task record in %s: %s", label, dir, strerror(errno));
+	if (ph_task_dir_ready(dir, &bad) != 0 || ph_task_save(dir, rec) != 0) {
+		ph_log("error", "%s: cannot write a task record in %s: %s", label, dir, bad ? bad : strerror(errno));
 		ph_outcome_error(o, PH_E_HANDLER, NULL, "The task could not be created: its record "
 				 "could not be written");
 		goto out;

@@ -117,28 +117,45 @@ ph_fcgi_close_answered(int fd)
 		ph_fcgi_close_drain(fd);
 }
 
-/* libfcgi's FCGI_WEB_SERVER_ADDRS (IPv4 addresses, comma-separated), kept
- * now that Phantom accepts itself: when it is set, a TCP peer whose address
- * is not in it is refused. Returns true when the peer of fd may send. The
- * variable is read once: the environment a process started with. */
+/* libfcgi's FCGI_WEB_SERVER_ADDRS (addresses, comma-separated), kept now
+ * that Phantom accepts itself: when it is set, a peer over TCP whose
+ * address is not in it is refused. An IPv4 peer reaching an IPv6 socket
+ * (::ffff:a.b.c.d) is compared as IPv4; an IPv6 peer by its text form;
+ * a unix socket's peer is the local web server. Anything else, or a peer
+ * that cannot be read, is refused: the list is a guard, it fails closed.
+ * Returns true when the peer of fd may send. The variable is read once:
+ * the environment a process started with. */
 bool
 ph_fcgi_peer_allowed(int fd)
 {
 	static const char *addrs;
 	static bool looked;
 	const char *p;
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
-	char ip[INET_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char ip[INET6_ADDRSTRLEN];
 	size_t n;
 	if (!looked) {
 		addrs = getenv("FCGI_WEB_SERVER_ADDRS");
 		looked = true;
 	}
-	p = addrs;
-	if (p == NULL || getpeername(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET ||
-	    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip) == NULL)
+	if ((p = addrs) == NULL)
 		return true;
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return false;
+	if (ss.ss_family == AF_UNIX)
+		return true;
+	if (ss.ss_family == AF_INET) {
+		if (inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof ip) == NULL)
+			return false;
+	} else if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a6) ? inet_ntop(AF_INET, &a6->s6_addr[12], ip, sizeof ip) == NULL
+					     : inet_ntop(AF_INET6, a6, ip, sizeof ip) == NULL)
+			return false;
+	} else {
+		return false;
+	}
 	n = strlen(ip);
 	while (*p) {
 		size_t l = strcspn(p, ",");

@@ -163,7 +163,19 @@ ph_log(const char *level, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	ph_buf_init(&b);
-	ph_buf_printf(&b, "%s phantom[%d] %s: %s\n", ts, ph_pid(), level, msg);
+	ph_buf_printf(&b, "%s phantom[%d] %s: ", ts, ph_pid(), level);
+	/* one event, one line: a control character in what a client, a
+	 * handler or an authorization server said (an id, an error message,
+	 * a URI) is written out, so it cannot forge a line or a terminal's
+	 * escape sequence */
+	for (const char *m = msg; *m; m++) {
+		unsigned char c = (unsigned char)*m;
+		if (c < 0x20 || c == 0x7f)
+			ph_buf_printf(&b, "\\x%02x", c);
+		else
+			ph_buf_addc(&b, (char)c);
+	}
+	ph_buf_addc(&b, '\n');
 	ph_log_flush(); /* the request lines before it first */
 	(void)ph_write_all(2, b.data, b.len);
 	ph_buf_free(&b);

@@ -786,11 +786,12 @@ ph_hub_tasks_new(struct ph_server *srv, ph_hub_task_fn fn, void *ctx)
 {
 	struct ph_hub_tasks *t = ph_xcalloc(1, sizeof *t);
 	char *dir = store_dir(srv);
+	const char *why;
 	t->srv = srv;
 	t->changed = fn;
 	t->ctx = ctx;
-	if (ph_tasks_available(srv) && ph_task_dir_ready(dir) != 0)
-		ph_log("error", "hub: the task store %s: %s; tasks cannot be created", dir, strerror(errno));
+	if (ph_tasks_available(srv) && ph_task_dir_ready(dir, &why) != 0)
+		ph_log("error", "hub: the task store %s: %s; tasks cannot be created", dir, why);
 	free(dir);
 	return t; /* the first pass starts at the first tick */
 }

@@ -67,6 +67,11 @@ ph_assign_text(struct json_object *assigns, const char *name, size_t len)
 	if (v == NULL || json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array) ||
 	    json_object_is_type(v, json_type_null))
 		return NULL;
+	/* a string holding U+0000 would read as the text before it: "acme\u0000x"
+	 * must not pass a module's strcmp for acme */
+	if (json_object_is_type(v, json_type_string) &&
+	    memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)) != NULL)
+		return NULL;
 	return json_object_get_string(v);
 }
 

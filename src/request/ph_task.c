@@ -69,18 +69,24 @@ ph_task_id_host(const char *id, char *out, size_t n)
 }
 
 int
-ph_task_dir_ready(const char *dir)
+ph_task_dir_ready(const char *dir, const char **why)
 {
 	struct stat st;
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -1;
-	if (stat(dir, &st) != 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
+	*why = NULL;
+	if ((mkdir(dir, 0700) != 0 && errno != EEXIST) || lstat(dir, &st) != 0) {
+		*why = strerror(errno);
 		return -1;
 	}
-	return 0;
+	/* records carry owners, principals and inputs a task runs with:
+	 * another user who could write or replace them could run a tool as
+	 * anyone, or hold the lock and stop every worker */
+	if (!S_ISDIR(st.st_mode))
+		*why = "not a directory (a symbolic link is not followed)";
+	else if (st.st_uid != geteuid())
+		*why = "it belongs to another user; give a directory of Phantom's own";
+	else if ((st.st_mode & 022) != 0)
+		*why = "it is writable by its group or by every user; give a directory of Phantom's own, mode 0700";
+	return *why ? -1 : 0;
 }
 
 static char *
@@ -98,7 +104,7 @@ ph_task_load(const char *dir, const char *id)
 	if (!ph_task_id_ok(id))
 		return NULL;
 	path = record_path(dir, id);
-	if (ph_read_file(path, RECORD_MAX, &text, &len) == 0 &&
+	if (ph_read_file_flags(path, O_NOFOLLOW, RECORD_MAX, &text, &len) == 0 &&
 	    (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT * 2, &rec) ||
 	     !json_object_is_type(rec, json_type_object))) {
 		json_object_put(rec);

@@ -27,8 +27,10 @@ bool ph_task_id_ok(const char *id);
 /* The host tag of id ("" when it has none), into out. */
 void ph_task_id_host(const char *id, char *out, size_t n);
 
-/* Creates dir (mode 0700) when it is missing. Returns 0, or -1 with errno. */
-int ph_task_dir_ready(const char *dir);
+/* Creates dir (mode 0700) when it is missing and checks that it is
+ * Phantom's own: a directory, no link, of this user, writable by nobody
+ * else. Returns 0, or -1 with why. */
+int ph_task_dir_ready(const char *dir, const char **why);
 /* The record of id, or NULL when there is none (or it does not parse).
  * Caller puts. */
 struct json_object *ph_task_load(const char *dir, const char *id);

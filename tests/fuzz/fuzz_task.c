@@ -85,7 +85,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sodium_init() < 0)
 			abort();
 		snprintf(dir, sizeof dir, "/tmp/fuzz-task-%d", (int)getpid());
-		if (ph_task_dir_ready(dir) != 0)
+		const char *why;
+		if (ph_task_dir_ready(dir, &why) != 0)
 			abort();
 		atexit(cleanup);
 	}

@@ -46,6 +46,7 @@ auth:
   allow:
     "scope:plan:basic": { tools: [whoami] }
     "scope:plan:pro": { tools: [whoami, wipe], prompts: [] }
+    "scope:$(printf 'x%.0s' $(seq 1 250))": { tools: [whoami] }
 tools:
   - { name: whoami, description: Who is calling, exec: [./tool.sh] }
   - { name: wipe, description: Needs more, exec: [./tool.sh], auth_scopes: ["mcp:write", "files:delete"] }
@@ -224,12 +225,17 @@ mpost "$U" 23 prompts/list '{}' -H "Authorization: Bearer $BOTH"
 is "$(jqr '[.result.prompts[].name] | join(",")')" "secret" "a kind one of the scopes leaves unlisted is not restricted"
 mpost "$U" 24 prompts/list '{}' -H "Authorization: Bearer $(sign ec ES256 '{"kid":"e1"}' "$(claims '"scope":"mcp:read plan:pro"')")"
 is "$(jqr '.result.prompts | length')" 0 "plan:pro alone: its empty prompts list hides every prompt"
+# a 256-byte scope does not fit "scope:" and 250 bytes: it is no entry's,
+# not the entry of its first 250 bytes (before, cut to fit, it was)
+LONG=$(printf 'x%.0s' $(seq 1 256))
+mpost "$U" 25 tools/list '{}' -H "Authorization: Bearer $(sign ec ES256 '{"kid":"e1"}' "$(claims "\"scope\":\"mcp:read $LONG\"")")"
+is "$(jqr '[.result.tools[].name] | join(",")')" "whoami,wipe" "a scope longer than an allow key holds is not cut to match one"
 
 # ---- the RFC 9728 document from the OAuth settings
 prm() { printf '' | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET REQUEST_URI=/.well-known/oauth-protected-resource/mcp \
 	SERVER_PROTOCOL=HTTP/1.1 HTTP_HOST=localhost "$PHANTOM" -c "$1" 2>/dev/null | tr -d '\r' | sed '1,/^$/d'; }
 out=$(prm "$T_DIR/phantom.yaml")
-SUPPORTED='"mcp:read","mcp:admin","mcp:write","mcp:all","plan:basic","plan:pro","files:delete","prompts:read","docs:read","billing:read","skills:billing","skills:partial"'
+SUPPORTED='"mcp:read","mcp:admin","mcp:write","mcp:all","plan:basic","plan:pro","'$(printf 'x%.0s' $(seq 1 250))'","files:delete","prompts:read","docs:read","billing:read","skills:billing","skills:partial"'
 is "$(jq -c . <<<"$out")" "{\"resource\":\"$RES\",\"authorization_servers\":[\"$ISS\"],\"scopes_supported\":[$SUPPORTED],\"bearer_methods_supported\":[\"header\"]}" \
 	"the metadata document at the path derived from the resource, filled from auth.oauth"
 # (scopes_supported: required_scopes, scope_implies, the scope: allow-lists and

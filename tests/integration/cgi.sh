@@ -41,6 +41,25 @@ wait "$bg" 2>/dev/null
 cgi_parse "$T_DIR/big"
 is "$(jqr .error.code)" -32000 "CGI: the 413 body is a JSON-RPC error"
 
+# A parent that ignores SIGCHLD (inherited across exec): a tool that exits 3
+# after printing a result is still a failed run (before, the kernel reaped
+# it, its status was lost, and the half-done result was served)
+if command -v perl >/dev/null; then
+	printf '%s\n' '#!/bin/sh' 'cat >/dev/null' \
+		'echo "{\"content\":[{\"type\":\"text\",\"text\":\"half done\"}]}"' 'exit 3' >"$T_DIR/fail.sh"
+	chmod +x "$T_DIR/fail.sh"
+	printf '%s\n' 'server: { name: cgi-sigchld, version: "1" }' 'tools:' \
+		"  - { name: fail, exec: [\"$T_DIR/fail.sh\"] }" >"$T_DIR/sigchld.yaml"
+	body=$(req 5 tools/call '{"name":"fail","arguments":{}}')
+	printf '%s' "$body" | env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+		CONTENT_LENGTH=${#body} "HTTP_ACCEPT=application/json, text/event-stream" \
+		HTTP_MCP_PROTOCOL_VERSION=$MODERN HTTP_MCP_METHOD=tools/call HTTP_MCP_NAME=fail \
+		perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV' "$PHANTOM" -c "$T_DIR/sigchld.yaml" >"$T_DIR/sigchld.out" 2>/dev/null
+	cgi_parse "$T_DIR/sigchld.out"
+	is "$(jqr '[.result.isError, .result.content[0].text] | join(" ")')" "true Tool execution failed" \
+		"CGI started with SIGCHLD ignored: a tool that exits 3 is still a failed run"
+fi
+
 # ---- through Apache: conf/htaccess falls back to cgi-script ---------------------
 if ! command -v apache2 >/dev/null || [ ! -e /usr/lib/apache2/modules/mod_cgid.so ]; then
 	diag "apache2 with mod_cgid not installed: web-server CGI checks skipped"

@@ -39,4 +39,30 @@ like "$(cat "$PH_LOG")" 'outside FCGI_WEB_SERVER_ADDRS; closed' "the refusal is 
 FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.1 phantom_listen "$T_DIR/phantom.yaml"
 fcgi_post "$PH_ADDR" "$(req 1 server/discover)" $(mhdr server/discover)
 is "$STATUS/$(jqr .result.resultType)" "200/complete" "a peer in FCGI_WEB_SERVER_ADDRS is served"
+# over IPv6 the list is checked too (before, any peer that was not IPv4
+# was let through): ::1 is refused unless listed, an IPv4 peer of a
+# dual-stack socket is compared as IPv4
+v6() { # v6 ADDRS LISTEN HOST: the status of a discover sent from HOST, or none
+	local port pid; port=$(free_port)
+	FCGI_WEB_SERVER_ADDRS=$1 "$PHANTOM" -c "$T_DIR/phantom.yaml" --listen "${2/PORT/$port}" 2>>"$T_DIR/v6.log" &
+	pid=$!
+	T_PIDS+=("$pid")
+	wait_for 5 python3 -c "import socket; socket.create_connection(('$3', $port), 1)"
+	python3 - "$top_srcdir/tests" "$3:$port" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import fcgi
+try:
+    print(fcgi.discover(sys.argv[2], timeout=3)[0] or "none")
+except Exception:
+    print("none")
+PY
+	kill "$pid" 2>/dev/null
+}
+if python3 -c "import socket; s=socket.socket(socket.AF_INET6); s.bind(('::1', 0))" 2>/dev/null; then
+	is "$(v6 10.9.9.9,127.0.0.1 '[::1]:PORT' ::1)" none "an IPv6 peer (::1) not in FCGI_WEB_SERVER_ADDRS gets no answer"
+	is "$(v6 10.9.9.9,::1 '[::1]:PORT' ::1)" 200 "::1 listed: served"
+	is "$(v6 10.9.9.9 '[::]:PORT' 127.0.0.1)" none "an IPv4 peer of a dual-stack socket not listed: no answer"
+	is "$(v6 10.9.9.9,127.0.0.1 '[::]:PORT' 127.0.0.1)" 200 "... listed as IPv4: served"
+fi
 done_testing

@@ -398,6 +398,29 @@ like "$(jqr .result.statusMessage)" "stopped|restarted" "its statusMessage says 
 is "$(status alice "$quick")" completed "a finished task is kept across the restart"
 tpost alice 53 server/discover '{}'
 is "$STATUS/$(jqr .result.resultType)" 200/complete "the restarted server serves"
+# ---- a record planted as a symbolic link is not read
+tpost alice 54 tasks/get "{\"taskId\":\"$quick\"}"
+jq -c . <<<"$BODY" >/dev/null
+cp "$STORE/$quick.json" "$T_DIR/planted.json"
+fake=alpha.$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+sed "s/$quick/$fake/g" "$T_DIR/planted.json" >"$T_DIR/fake.json"
+ln -s "$T_DIR/fake.json" "$STORE/$fake.json"
+tpost alice 55 tasks/get "{\"taskId\":\"$fake\"}"
+is "$(jqr .error.code)" -32602 "a task record that is a symbolic link is not read (an unknown task)"
+
+# ---- a task store another user could write: no task is created in it
+mkdir -m 0777 "$T_DIR/open-store" && chmod 0777 "$T_DIR/open-store"
+sed "s#dir: $STORE,#dir: $T_DIR/open-store,#" "$T_DIR/phantom.yaml" >"$T_DIR/open.yaml"
+kill -TERM "$PH_PID"
+wait_gone "$PH_PID" 10
+phantom_listen "$T_DIR/open.yaml" || { echo "not ok - phantom starts on the open store"; exit 1; }
+nginx_start "$PH_ADDR"
+U=$NGINX_URL
+tpost alice 56 tools/call '{"name":"must","arguments":{}}'
+is "$(jqr '.error.message // .result.content[0].text')" "The task could not be created: its record could not be written" \
+	"a task store writable by every user: no task is created"
+grep -q "it is writable by its group or by every user" "$PH_LOG"; ok "... and the log says why"
+is "$(ls -A "$T_DIR/open-store" | wc -l)" 0 "nothing was written there"
 grep -q 'ERROR: AddressSanitizer\|runtime error' "$PH_LOG" && fail=1 || fail=0
 is "$fail" 0 "no sanitizer report in the server log"
 done_testing

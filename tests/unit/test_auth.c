@@ -7,6 +7,7 @@
 #include "ph_features.h"
 #include "ph_build.h"
 #include "ph_core.h"
+#include "ph_json.h"
 #include "ph_server.h"
 #include "ph_util.h"
 #include "tap.h"
@@ -582,12 +583,27 @@ test_module(void)
 	ph_server_free(s);
 }
 
+/* An assign holding U+0000 is no value: a module's strcmp would read the
+ * text before the NUL. */
+static void
+test_assign_nul(void)
+{
+	static const char doc[] = "{\"tenant\":\"acme\\u0000x\",\"plan\":\"pro\",\"n\":5}";
+	struct json_object *as = NULL;
+	ok(ph_json_parse(doc, sizeof doc - 1, 4, &as), "assigns with a NUL in a value parse");
+	ok(ph_assign_text(as, "tenant", 6) == NULL, "an assign holding U+0000 is not read as the text before it");
+	is_str(ph_assign_text(as, "plan", 4), "pro", "... the others are read");
+	is_str(ph_assign_text(as, "n", 1), "5", "... numbers in JSON");
+	json_object_put(as);
+}
+
 int
 main(void)
 {
 	if (mkdtemp(dir) == NULL || sodium_init() < 0)
 		return 1;
 	test_compare_helper();
+	test_assign_nul();
 	test_config_problems();
 	test_bearer();
 	test_remote_user_and_stdio();

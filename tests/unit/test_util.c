@@ -133,6 +133,27 @@ test_token68(void)
 	ok(!ph_token68("", 0) && !ph_token68("ab\0cd", 5), "token68: empty, or with a NUL inside");
 }
 
+/* ph_log: a message holding control characters (a client's id, an error
+ * message it sent) is one line, its control characters written out. */
+static void
+test_log_escape(void)
+{
+	char path[] = "/tmp/phantom-log-XXXXXX", *text = NULL;
+	int fd = mkstemp(path), saved = dup(2);
+	size_t len = 0;
+	ok(fd >= 0 && saved >= 0 && dup2(fd, 2) == 2, "log: stderr goes to a file");
+	ph_log("info", "id %s ended", "x\n2026-12-06T00:00:00.000Z phantom[1] error: forged\x1b[31m\x7f");
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	ok(ph_read_file(path, 4096, &text, &len) == 0, "log: the file is read");
+	ok(text != NULL && memchr(text, '\n', len) == text + len - 1, "log: one line for one message");
+	ok(text != NULL && strstr(text, "info: id x\\x0a2026-12-06T00:00:00.000Z phantom[1] error: forged\\x1b[31m\\x7f ended\n") != NULL,
+	   "log: the line feed, ESC and DEL are written out (%s)", text ? text : "");
+	free(text);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -144,6 +165,7 @@ main(void)
 	char *p;
 
 	test_token68();
+	test_log_escape();
 	ok(ph_strtonum("42", 0, 100, &v, &err) == 0 && v == 42, "strtonum parses 42");
 	ok(ph_strtonum("101", 0, 100, &v, &err) != 0, "strtonum refuses above max");
 	is_str(err, "is too large", "strtonum says why");
