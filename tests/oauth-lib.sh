@@ -47,6 +47,16 @@ oauth_jwks() {
 	printf '{"keys":[%s]}' "$out"
 }
 
+# tiny_as DIR: tests/integration/oauth_as.py (RFC 8414 metadata, DIR/jwks.json,
+# introspection from DIR/introspect.json) on a free port; sets ASPORT and ISS
+tiny_as() {
+	ASPORT=$(free_port) || return 1
+	ISS=http://127.0.0.1:$ASPORT/
+	python3 "$top_srcdir/tests/integration/oauth_as.py" "$ASPORT" "$1" &
+	T_PIDS+=("$!")
+	wait_port "$ASPORT"
+}
+
 # as_start ALG RESOURCE...: starts the authorization server signing access
 # tokens with ALG (RS256, ES256, EdDSA) for the RESOURCEs; keeps its keys in
 # $T_DIR/as-keys.json (a restart with another ALG keeps the older keys

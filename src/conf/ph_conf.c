@@ -417,6 +417,9 @@ static const struct key keys[] = {
 	 "a listen stream ends with a result after this long; the client listens again"},
 	{"subscriptions.keepalive_ms", K_INT, 100, 3600000, "15000", true,
 	 OFF(subscriptions.keepalive_ms), NULL, "keep-alive comment interval on listen streams"},
+	{"subscriptions.alone_max_ms", K_INT, 100, 86400000, "2000", true, OFF(subscriptions.alone_max_ms), NULL,
+	 "without a hub (CGI, mod_fcgid, one process) a listen stream holds a process: it ends with a "
+	 "result after this long (or max_ms, the shorter)"},
 	{"subscriptions.max_streams", K_INT, 0, 1000000, "0", true, OFF(subscriptions.max_streams), NULL,
 	 "listen streams open at once on this host (0: 10000 with a hub, bounded by the open-file "
 	 "limit; half the workers, at least 1, without one)"},

@@ -515,16 +515,21 @@ grant_filter(struct ph_req *r, struct json_object *want, bool on[], uint64_t see
 	return granted;
 }
 
-/* Holds the HTTP stream open: a list_changed notification for each granted
- * kind whose counter moves past seen[], a liveness check every
- * keepalive_ms, until the server stops or max_ms has passed since t0 (when
- * the request began, in microseconds). Returns true for that graceful end,
- * false when the client went away. */
+/* Holds the HTTP stream open in this process (there is no hub to take
+ * it): a list_changed notification for each granted kind whose counter
+ * moves past seen[], a liveness check every keepalive_ms, until the server
+ * stops or max_ms, or the shorter alone_max_ms, has passed since t0 (when
+ * the request began, in microseconds): the stream holds one of the few
+ * processes a host such as mod_fcgid allows, and a web server that buffers
+ * the answer never lets a keep-alive fail when the client has gone.
+ * Returns true for that graceful end, false when the client went away. */
 static bool
 hold_open(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 {
 	const struct ph_config *c = r->srv->conf;
 	int64_t last_ping = t0;
+	long long bound_ms = c->subscriptions.max_ms < c->subscriptions.alone_max_ms ? c->subscriptions.max_ms
+										       : c->subscriptions.alone_max_ms;
 	for (;;) {
 		int64_t now;
 		poll(NULL, 0, 200);
@@ -541,7 +546,7 @@ hold_open(struct ph_req *r, const bool on[], uint64_t seen[], int64_t t0)
 		if (ph_stop_pending())
 			return true;
 		now = ph_now_us();
-		if (now - t0 >= c->subscriptions.max_ms * 1000)
+		if (now - t0 >= bound_ms * 1000)
 			return true;
 		if (now - last_ping >= c->subscriptions.keepalive_ms * 1000 || !r->ex->http) {
 			last_ping = now;

@@ -966,9 +966,11 @@ pool_init(struct pool *p, const struct ph_server *srv)
 	p->q = ph_xcalloc(p->qmax, sizeof *p->q);
 }
 
-/* The end: what still runs is killed, everything reaped and freed. */
+/* Kills and reaps every call process. With stopped, a call one was in the
+ * middle of, and had not answered, is answered with the shutdown error
+ * and counted in *stopped. */
 static void
-pool_end(struct pool *p)
+kids_end(struct pool *p, long long shutdown_s, size_t *stopped)
 {
 	for (size_t i = 0; i < p->max; i++) {
 		struct kid *k = &p->kids[i];
@@ -976,8 +978,22 @@ pool_end(struct pool *p)
 			continue;
 		kid_kill(k);
 		kid_reap(k, true);
+		if (stopped != NULL) {
+			kid_read(p, k); /* its answer may be there, unread */
+			if (k->id != NULL) {
+				answer_stopped(k->id, shutdown_s);
+				(*stopped)++;
+			}
+		}
 		kid_done(p, k);
 	}
+}
+
+/* The end: what still runs is killed, everything reaped and freed. */
+static void
+pool_end(struct pool *p)
+{
+	kids_end(p, 0, NULL);
 	for (size_t i = 0; i < p->nq; i++) {
 		free(p->q[i].line);
 		free(p->q[i].id);
@@ -1036,19 +1052,7 @@ stop_late(struct stdio_front *f, struct pool *p, struct ph_server *srv, long lon
 	char *line, *id;
 	bool too_long;
 	long n;
-	for (size_t i = 0; i < p->max; i++) {
-		struct kid *k = &p->kids[i];
-		if (k->pid == 0)
-			continue;
-		kid_kill(k);
-		kid_reap(k, true);
-		kid_read(p, k); /* its answer may be there, unread */
-		if (k->id != NULL) {
-			answer_stopped(k->id, shutdown_s);
-			stopped++;
-		}
-		kid_done(p, k);
-	}
+	kids_end(p, shutdown_s, &stopped);
 	for (size_t i = 0; i < p->nq; i++) {
 		answer_stopped(p->q[i].id, shutdown_s);
 		stopped++;

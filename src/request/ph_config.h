@@ -78,6 +78,7 @@ struct ph_config {
 	} log;
 	struct {
 		long long max_ms, keepalive_ms, max_streams, max_per_principal, max_queue, max_task_ids;
+		long long alone_max_ms; /* max_ms of a stream held by a process without a hub */
 		long long max_resource_subscriptions, max_watches;
 		long long max_authorize; /* subscriptions.authorize processes the hub runs at once */
 		char *control_socket; /* '' or NULL: none */

@@ -2,7 +2,8 @@
 # subscriptions/listen through nginx and over stdio: the acknowledgement comes
 # first and carries the subscription id, the filter is narrowed to what the
 # server offers, keep-alives flow, the stream ends with a tagged result when
-# it reaches subscriptions.max_ms or the server reloads, a stream that
+# it reaches subscriptions.max_ms or the server reloads (without a hub:
+# subscriptions.alone_max_ms), a stream that
 # would exceed subscriptions.max_streams is refused while others are served,
 # and a listen may name as many resourceSubscriptions as
 # subscriptions.max_resource_subscriptions allows (100,000).
@@ -82,6 +83,23 @@ out=$( (printf '%s\n' "$listen_body"; printf '%s\n' "$(req 2 server/discover)") 
 	timeout 5 "$PHANTOM" -c "$T_DIR/phantom.yaml" --stdio 2>/dev/null)
 is "$(sed -n 1p <<<"$out" | jq -r .method)" notifications/subscriptions/acknowledged "stdio: the ack comes first"
 is "$(sed -n 2p <<<"$out" | jq -r .id)" 2 "stdio: requests after a listen are answered"
+# ---- without a hub (one process, as under mod_fcgid) a stream ends after
+# subscriptions.alone_max_ms, well before max_ms, and frees its process
+cat >"$T_DIR/alone.yaml" <<YAML
+server: { name: listen-alone, version: "1.0" }
+workers: 1
+subscriptions: { max_ms: 60000, keepalive_ms: 60000, alone_max_ms: 1000 }
+YAML
+kill -TERM "$PH_PID"; wait_gone "$PH_PID" 10
+behind_nginx phantom_listen "$T_DIR/alone.yaml"
+curl -sN -m 20 -o "$T_DIR/alone" "$U" -H 'Content-Type: application/json' \
+	-H "MCP-Protocol-Version: $MODERN" -H 'Mcp-Method: subscriptions/listen' -d "$listen_body"
+is "$(events "$T_DIR/alone" | head -1 | jq -r .method)" notifications/subscriptions/acknowledged "no hub: the stream is acknowledged"
+is "$(events "$T_DIR/alone" | tail -1 | jq -r .id)" L1 \
+	"... and ends with its result after alone_max_ms (max_ms is 60 s; the process is not held)"
+mpost "$U" 7 server/discover '{}'
+is "$STATUS" 200 "the one process serves the next request"
+
 # ---- 100,000 resourceSubscriptions: the documented limit is the real one -----------
 kill -TERM "$PH_PID"; wait_gone "$PH_PID" 10
 mkdir -p "$T_DIR/data"

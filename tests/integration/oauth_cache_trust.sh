@@ -19,12 +19,8 @@ mkdir -p "$AS"
 oauth_keygen "$K" good:ec evil:ec
 oauth_jwks "$K" good:g1 >"$AS/jwks.json"
 oauth_jwks "$K" evil:g1 evil:e1 >"$T_DIR/planted.json"
-ASPORT=$(free_port)
-ISS=http://127.0.0.1:$ASPORT/
 RES=https://mcp.example.com/mcp
-python3 "$top_srcdir/tests/integration/oauth_as.py" "$ASPORT" "$AS" &
-T_PIDS+=("$!")
-wait_port "$ASPORT" || { echo "not ok - the authorization server starts"; exit 1; }
+tiny_as "$AS" || { echo "not ok - the authorization server starts"; exit 1; }
 conf() { # conf FILE CACHE [WORKERS]
 	cat >"$1" <<YAML
 server: { name: oauth-cache, version: "1.0" }

@@ -37,12 +37,8 @@ oauth_keygen "$K" rsa:rsa ec:ec ed:ed25519
 oauth_jwks "$K" rsa:r1 ec:e1 ed:d1 >"$AS/jwks.json"
 echo s3cret >"$AS/secret"
 echo s3cret >"$T_DIR/intro.secret"
-ASPORT=$(free_port)
-ISS=http://127.0.0.1:$ASPORT/
 RES=https://mcp.example.com/mcp
-python3 "$top_srcdir/tests/integration/oauth_as.py" "$ASPORT" "$AS" &
-T_PIDS+=("$!")
-wait_port "$ASPORT" || { echo "not ok - the authorization server starts"; exit 1; }
+tiny_as "$AS" || { echo "not ok - the authorization server starts"; exit 1; }
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: oauth-valgrind, version: "1.0" }
 workers: 2

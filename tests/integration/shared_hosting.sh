@@ -154,6 +154,32 @@ body=$(eval "${curl_line//https:\/\/example.com\//$BASE\/}")
 is "$(jq -r '[.result.tools[].name] | sort | join(",")' <<<"$body" 2>/dev/null)" "counter,hello,reverse,stats" \
 	"--init's curl line, with the site's address, lists the tools"
 not_served "mod_fcgid"
+# ten Inspector CLI runs in a row: each (2026-07-28) opens a listen stream by
+# itself and leaves. With no hub such a stream held a process about 30 s
+# (mod_fcgid's buffer hid the client's leaving) and the fifth run waited
+# for one of the four; now each stream ends after alone_max_ms (2 s), as
+# Phantom's own request log shows
+INSPECTOR=$NODE_DIR/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+if [ -f "$INSPECTOR" ] &&
+   [ "$("$NODE" -p 'const [a,b]=process.versions.node.split(".").map(Number); a>22||(a==22&&b>=19)?1:0')" = 1 ]; then
+	mkdir -p "$T_DIR/ihome"
+	runs_ok=0 times=""
+	for i in $(seq 1 10); do
+		t0=$(date +%s%N)
+		out=$(cd "$T_DIR" && HOME=$T_DIR/ihome timeout 90 "$NODE" "$INSPECTOR" --cli "$BASE/mcp/mcp" \
+			--transport http --protocol-era modern --method tools/list --format json -q 2>>"$T_DIR/inspector.err")
+		times="$times $(( ($(date +%s%N) - t0) / 1000000 ))"
+		[ "$(jq -r '[.result.tools[].name] | sort | join(",")' <<<"$out" 2>/dev/null)" = counter,hello,reverse,stats ] &&
+			runs_ok=$((runs_ok + 1))
+	done
+	diag "ten Inspector CLI runs through mod_fcgid, ms each:$times"
+	is "$runs_ok" 10 "ten Inspector CLI runs in a row through mod_fcgid (4 processes) all list the tools"
+	held=$(grep -o 'method=subscriptions/listen [^ ]* status=[0-9]* code=[^ ]* us=[0-9]*' "$APACHE_DIR/apache-error.log" |
+		sed 's/.*us=//' | sort -n | tail -1)
+	diag "the longest listen stream lasted ${held:-?} us"
+	[ -n "$held" ] && [ "$held" -lt 7000000 ]
+	ok "no listen stream held its process much past subscriptions.alone_max_ms (2 s; before: about 30 s)"
+fi
 mpost "$BASE/outside/mcp" 1 tools/call '{"name":"stats","arguments":{"text":"a b"}}'
 is "$STATUS/$(jqr .result.structuredContent.words)" 200/2 "the application outside the web root is served"
 # a changed configuration: mod_fcgid keeps the process (touching mcp.fcgi
