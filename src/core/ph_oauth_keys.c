@@ -158,7 +158,7 @@ reload(struct ph_oauth_keys *k)
 	char *buf = NULL;
 	size_t len = 0;
 	const char *why;
-	int fd;
+	int fd = -1;
 	if ((k->cache_dir ? lstat(k->path, &st) : stat(k->path, &st)) != 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "no key file %s yet: %s", k->path, strerror(errno));
 		k->last_error = k->errbuf;
