@@ -40,6 +40,15 @@ url=http://127.0.0.1:$port/mcp
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 
+# is_phantom PID: PID is Phantom: its master (phantom-master), or the
+# program before it names itself (phantom-fcgi, also an older build's master)
+is_phantom() {
+	case $(cat "/proc/$1/comm" 2>/dev/null) in
+	phantom-master | phantom-fcgi) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 # stop_all: stops what a previous run started (checked by pid and name)
 stop_all() {
 	local pid n
@@ -49,7 +58,7 @@ stop_all() {
 	fi
 	if [ -f "$run/phantom.pid" ]; then
 		pid=$(cat "$run/phantom.pid")
-		if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = phantom-fcgi ]; then
+		if is_phantom "$pid"; then
 			# SIGTERM: requests in flight finish (shutdown_timeout bounds it)
 			kill "$pid"
 			for n in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -156,7 +165,7 @@ setsid spawn-fcgi -n -s "$sock" "${ids[@]}" -- "$bin" -c "$conf" --workers 4 \
 pid=$!
 echo "$pid" >"$run/phantom.pid"
 for _ in $(seq 1 100); do
-	[ -S "$sock" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = phantom-fcgi ] && break
+	[ -S "$sock" ] && is_phantom "$pid" && break
 	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done

@@ -39,8 +39,8 @@ stop() {
 
 spawn_fcgi_unix "$T_DIR/phantom.yaml" --workers 3 || { echo "not ok 1 - spawn-fcgi starts"; exit 1; }
 nginx_start "$PH_BACKEND" || { echo "not ok 1 - nginx starts"; exit 1; }
-wait_for 3 test "$(ps -o comm= -p "$PH_PID")" = phantom-fcgi
-ok "unix, --workers 3: spawn-fcgi -n execs Phantom in place"
+wait_for 3 test "$(ps -o comm= -p "$PH_PID")" = phantom-master
+ok "unix, --workers 3: spawn-fcgi -n execs Phantom in place (its master, phantom-master)"
 workers_are "$PH_PID" 3 "unix, --workers 3: the master runs 3 workers"
 like "$(stat -c %a "$PH_SOCK")" '^666$' "unix: the socket has the mode given with -M"
 round "unix, --workers 3"
