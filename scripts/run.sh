@@ -11,12 +11,13 @@
 # secret made once beside it, the delete_file sandbox /var/local/phantom;
 # else build-run/ in the checkout; never where the Debian package puts its
 # files)
-# and runs under `spawn-fcgi -n` (its own master supervises 4 workers) on a
-# unix socket in the run directory, with the bundled configuration, example
-# app and skills; nginx runs the shipped conf/nginx.conf with its paths
-# pointed at the run directory. As root Phantom runs as the system user
-# "phantom". At the end it prints a desktop client's stdio snippet with the
-# installed paths.
+# and runs under `spawn-fcgi -n` on a unix socket in the run directory, its
+# own master supervising the pool the configuration's workers: describes
+# (--pool; the bundled one grows by demand from 4 workers up to 32), with the
+# bundled configuration, example app and skills; nginx runs the shipped
+# conf/nginx.conf with its paths pointed at the run directory. As root
+# Phantom runs as the system user "phantom". At the end it prints a desktop
+# client's stdio snippet with the installed paths.
 #   PHANTOM_PORT (8080), PHANTOM_RUN_DIR (/run/phantom as root, else build-run/run)
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -40,6 +41,15 @@ url=http://127.0.0.1:$port/mcp
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 
+# is_phantom PID: PID is Phantom: its master (phantom-master), or the
+# program before it names itself (phantom-fcgi, also an older build's master)
+is_phantom() {
+	case $(cat "/proc/$1/comm" 2>/dev/null) in
+	phantom-master | phantom-fcgi) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 # stop_all: stops what a previous run started (checked by pid and name)
 stop_all() {
 	local pid n
@@ -49,7 +59,7 @@ stop_all() {
 	fi
 	if [ -f "$run/phantom.pid" ]; then
 		pid=$(cat "$run/phantom.pid")
-		if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = phantom-fcgi ]; then
+		if is_phantom "$pid"; then
 			# SIGTERM: requests in flight finish (shutdown_timeout bounds it)
 			kill "$pid"
 			for n in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -151,12 +161,13 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 	die "port $port is in use by another program (set PHANTOM_PORT)"
 fi
 # setsid: no controlling terminal, so closing it cannot send SIGHUP (a reload)
-setsid spawn-fcgi -n -s "$sock" "${ids[@]}" -- "$bin" -c "$conf" --workers 4 \
+# --pool: the configuration's pool (--workers N would make it a static N)
+setsid spawn-fcgi -n -s "$sock" "${ids[@]}" -- "$bin" -c "$conf" --pool \
 	</dev/null >>"$run/phantom.log" 2>&1 &
 pid=$!
 echo "$pid" >"$run/phantom.pid"
 for _ in $(seq 1 100); do
-	[ -S "$sock" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = phantom-fcgi ] && break
+	[ -S "$sock" ] && is_phantom "$pid" && break
 	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.1
 done
@@ -186,7 +197,7 @@ done
 cat <<EOF
 
 Phantom is running behind nginx on $url
-  Phantom  $bin, master pid $pid (4 workers) on $sock, log $run/phantom.log
+  Phantom  $bin, master pid $pid (workers: as $conf says) on $sock, log $run/phantom.log
   config   $conf (edit it, then: kill -HUP $pid; run.sh writes it again)
   secret   $secret (request_state, 0600)
   nginx    $run/nginx.conf, errors in $run/nginx-error.log

@@ -233,6 +233,19 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 	return true;
 }
 
+/* Logs that the configuration's listen_mode, listen_owner and listen_group
+ * are not used on the socket served (which is where), when any is set:
+ * they apply to a unix socket this program binds itself. */
+static void
+perm_unused(const struct ph_config *c, const char *where, const char *instead)
+{
+	if (!ph_listen_perm_any(&c->listen_perm))
+		return;
+	ph_log("warning", "listen_mode, listen_owner and listen_group are not used on %s: they apply to "
+	       "a unix socket phantom-fcgi binds (listen: unix:PATH or --listen unix:PATH)%s", where,
+	       instead);
+}
+
 /* Finds the FastCGI socket, first of: --listen (opened here), the socket
  * passed by systemd (act_fd, or -1), the configured listen (opened here),
  * one inherited on fd 0; and the worker count that goes with it, into
@@ -254,18 +267,22 @@ choose_socket(struct ph_server *srv, const struct opts *o, int act_fd, struct ph
 		/* our own socket, as with --listen: the configuration decides
 		 * how many workers (systemd starts one process, Accept=no) */
 		ph_log("notice", "serving FastCGI on the socket passed by systemd (fd %d)", act_fd);
+		perm_unused(srv->conf, "the socket passed by systemd",
+			    "; the .socket unit's SocketMode=, SocketUser= and SocketGroup= set those");
 		run->listen_fd = act_fd;
 		run->workers = o->workers ? o->workers : srv->conf->workers;
 		return true;
 	}
 	if (listen_spec != NULL) {
 		char err[512];
-		run->listen_fd = ph_listen_open(listen_spec, err, sizeof err);
+		run->listen_fd = ph_listen_open(listen_spec, &srv->conf->listen_perm, err, sizeof err);
 		if (run->listen_fd < 0) {
 			ph_log("error", "%s", err);
 			*rc = 1;
 			return false;
 		}
+		if (strncmp(listen_spec, "unix:", 5) != 0)
+			perm_unused(srv->conf, listen_spec, "");
 		/* our own socket: the configuration decides how many workers */
 		run->workers = o->workers ? o->workers : srv->conf->workers;
 	} else if (ph_fd_is_listener(0)) {
@@ -274,6 +291,8 @@ choose_socket(struct ph_server *srv, const struct opts *o, int act_fd, struct ph
 		 * or --pool under spawn-fcgi, which starts one) */
 		run->listen_fd = 0;
 		run->workers = o->workers ? o->workers : o->pool ? srv->conf->workers : 1;
+		perm_unused(srv->conf, "the socket inherited on fd 0",
+			    "; spawn-fcgi's -M, -U and -G set those");
 	} else if (getenv("GATEWAY_INTERFACE") != NULL) {
 		/* CGI: stdin is a pipe (mod_cgi, lighttpd) or a connected
 		 * socket (Apache mod_cgid), never a listening one */

@@ -346,6 +346,12 @@ static const struct key keys[] = {
 	 "seconds in-flight requests get to finish on SIGTERM or reload"},
 	{"listen", K_STR, 1, 4096, NULL, false, OFF(listen), NULL,
 	 "HOST:PORT or unix:PATH to bind; unset: the socket inherited on fd 0"},
+	{"listen_mode", K_STR, 1, 64, NULL, false, OFF(listen_mode), NULL,
+	 "a unix socket's mode, octal 0 to 0777 (\"0660\"); unset: 0777 less the umask"},
+	{"listen_owner", K_STR, 1, 256, NULL, false, OFF(listen_owner), NULL,
+	 "a unix socket's owner, a user name or number (needs root); unset: the server's user"},
+	{"listen_group", K_STR, 1, 256, NULL, false, OFF(listen_group), NULL,
+	 "a unix socket's group, a name or number (root, or a group of the server's user)"},
 	{"http", K_SECTION, 0, 0, NULL, true, 0, NULL, "Rules every HTTP request passes."},
 	{"http.origins", K_LIST, 0, 0, "[]", true, OFF(http.origins), NULL,
 	 "allowed Origin values (scheme://host[:port]) or \"*\"; a request without Origin is allowed"},
@@ -790,22 +796,57 @@ custom_default(struct ph_config *c, const struct key *k)
 	ph_yaml_free(n);
 }
 
+/* The line of the top-level key in root, or 0. */
+static int
+top_line(const struct ph_ynode *root, const char *key)
+{
+	for (size_t i = 0; root->kind == PH_Y_MAP && i < root->n; i++)
+		if (strcmp(root->keys[i], key) == 0)
+			return root->key_lines[i];
+	return 0;
+}
+
 /* listen: what a start refuses before it binds (ph_listen_addr_parse: the
- * form, the port, and in the static build a host name), reported at the
- * line of the key in root. */
+ * form, the port, and in the static build a host name); listen_mode,
+ * listen_owner and listen_group read into c->listen_perm (a user or group
+ * that does not exist is refused here, not at the start), and refused
+ * beside a listen that is not unix:PATH. Each reported at the line of its
+ * key in root. */
 static void
-check_listen(const struct ph_config *c, const struct ph_ynode *root, struct ph_conf_problems *probs,
+check_listen(struct ph_config *c, const struct ph_ynode *root, struct ph_conf_problems *probs,
 	     const char *name)
 {
 	struct ph_listen_addr a;
+	struct ph_listen_perm *p = &c->listen_perm;
+	const struct {
+		const char *key, *value;
+	} perm[] = {{"listen_mode", c->listen_mode}, {"listen_owner", c->listen_owner},
+		    {"listen_group", c->listen_group}};
 	char err[512];
-	int line = 0;
-	if (c->listen == NULL || ph_listen_addr_parse(c->listen, &a, err, sizeof err) == 0)
-		return;
-	for (size_t i = 0; root->kind == PH_Y_MAP && i < root->n; i++)
-		if (strcmp(root->keys[i], "listen") == 0)
-			line = root->key_lines[i];
-	ph_conf_problem(probs, name, line, "listen: %s", err);
+	bool tcp = false;
+	if (c->listen != NULL) {
+		if (ph_listen_addr_parse(c->listen, &a, err, sizeof err) != 0)
+			ph_conf_problem(probs, name, top_line(root, "listen"), "listen: %s", err);
+		else
+			tcp = a.path == NULL;
+	}
+	for (size_t i = 0; i < PH_ARRAY_LEN(perm); i++) {
+		int rc;
+		if (perm[i].value == NULL)
+			continue;
+		if (i == 0)
+			rc = ph_listen_mode_parse(perm[i].value, &p->mode, err, sizeof err);
+		else
+			rc = ph_listen_id_parse(perm[i].value, i == 2, i == 2 ? &p->gid : &p->uid, err,
+						sizeof err);
+		if (rc == 0 && tcp) {
+			snprintf(err, sizeof err, "applies to a unix socket, and listen is %s (a TCP port "
+				 "has no mode or owner): remove it, or listen on unix:PATH", c->listen);
+			rc = -1;
+		}
+		if (rc != 0)
+			ph_conf_problem(probs, name, top_line(root, perm[i].key), "%s: %s", perm[i].key, err);
+	}
 }
 
 static void
@@ -826,6 +867,7 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 	size_t before = probs->n;
 	char *err = NULL;
 	apply_defaults(c);
+	c->listen_perm = (struct ph_listen_perm){-1, -1, -1};
 	c->file = name ? ph_xstrdup(name) : NULL;
 	c->dir = ph_xstrdup(dir ? dir : ".");
 	if (buf != NULL) {

@@ -5,6 +5,7 @@
 #include "phantom.h"
 #include "ph_front.h"
 #include "ph_registry.h"
+#include "ph_server.h"
 #include "ph_util.h"
 #include <stdio.h>
 #include <string.h>
@@ -65,7 +66,7 @@ phantom_serve_fcgi(phantom_server *srv, const char *listen_spec)
 	run.listen_fd = 0;
 	if (listen_spec != NULL) {
 		char e[512];
-		run.listen_fd = ph_listen_open(listen_spec, e, sizeof e);
+		run.listen_fd = ph_listen_open(listen_spec, &srv->conf->listen_perm, e, sizeof e);
 		if (run.listen_fd < 0) {
 			ph_log("error", "%s", e);
 			return 1;

@@ -53,9 +53,11 @@ int ph_stdio_run(struct ph_server **srv, const char *conf_path, bool reload, boo
 /* The prefork master: forks r->workers workers, supervises, reloads, stops. */
 int ph_master_run(struct ph_server *srv, const struct ph_run *r);
 
-/* Opens a listening socket for "HOST:PORT", "[V6]:PORT" or "unix:PATH".
- * Returns the fd or -1 with *err (static or caller-freed message in errbuf). */
-int ph_listen_open(const char *spec, char *errbuf, size_t errsz);
+/* Opens a listening socket for "HOST:PORT", "[V6]:PORT" or "unix:PATH";
+ * a unix socket gets the mode, owner and group perm asks for (borrowed; NULL
+ * or a TCP spec: none). Returns the fd or -1 with the reason in errbuf. */
+struct ph_listen_perm;
+int ph_listen_open(const char *spec, const struct ph_listen_perm *perm, char *errbuf, size_t errsz);
 /* The first socket that systemd passes (SD_LISTEN_FDS_START). */
 #define PH_LISTEN_FDS_START 3
 /* systemd socket activation without libsystemd: when LISTEN_PID is this

@@ -36,14 +36,48 @@ ph_fd_is_listener(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v != 0;
 }
 
-/* Binds the unix socket path (its length checked by ph_listen_addr_parse).
- * Returns the listening descriptor, or -1 with errbuf set. */
+/* Gives the socket just bound at path the owner and group perm asks for.
+ * The path is opened without following a link and must still be a socket,
+ * so that whoever can write its directory cannot turn the change onto
+ * another file. Returns 0, or -1 with errbuf set. */
 static int
-listen_unix(const char *path, char *errbuf, size_t errsz)
+own_socket(const char *path, const struct ph_listen_perm *perm, char *errbuf, size_t errsz)
+{
+	struct stat st;
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), e;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+		snprintf(errbuf, errsz, "cannot set the owner of %s: %s", path,
+			 fd < 0 ? strerror(errno) : "it is no longer the socket just bound");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fchownat(fd, "", (uid_t)perm->uid, (gid_t)perm->gid, AT_EMPTY_PATH) == 0) {
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	close(fd);
+	if (e == EPERM && perm->uid >= 0 && (uid_t)perm->uid != st.st_uid)
+		snprintf(errbuf, errsz, "cannot give %s to user %lld (listen_owner): %s; changing "
+			 "the owner needs root", path, perm->uid, strerror(e));
+	else if (e == EPERM)
+		snprintf(errbuf, errsz, "cannot give %s to group %lld (listen_group): %s; without root "
+			 "the group must be one of the server's user's", path, perm->gid, strerror(e));
+	else
+		snprintf(errbuf, errsz, "cannot set the owner of %s: %s", path, strerror(e));
+	return -1;
+}
+
+/* Binds the unix socket path (its length checked by ph_listen_addr_parse)
+ * with perm's mode, owner and group (perm may be NULL). Returns the
+ * listening descriptor, or -1 with errbuf set. */
+static int
+listen_unix(const char *path, const struct ph_listen_perm *perm, char *errbuf, size_t errsz)
 {
 	struct sockaddr_un sun;
 	struct stat st;
-	int fd;
+	int fd, rc;
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	memcpy(sun.sun_path, path, strlen(path));
@@ -71,8 +105,25 @@ listen_unix(const char *path, char *errbuf, size_t errsz)
 		snprintf(errbuf, errsz, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) != 0 || listen(fd, BACKLOG) != 0) {
+	if (perm != NULL && perm->mode >= 0) {
+		/* bind creates the file 0777 less the umask: made with the mode
+		 * asked for, the socket is never open wider, as it would be for a
+		 * moment between bind and a chmod (the umask is the process's;
+		 * phantom-fcgi runs no other thread that could create a file) */
+		mode_t old = umask((mode_t)(0777 & ~perm->mode));
+		rc = bind(fd, (struct sockaddr *)&sun, sizeof sun);
+		umask(old);
+	} else {
+		rc = bind(fd, (struct sockaddr *)&sun, sizeof sun);
+	}
+	if (rc != 0 || listen(fd, BACKLOG) != 0) {
 		snprintf(errbuf, errsz, "cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (perm != NULL && (perm->uid >= 0 || perm->gid >= 0) &&
+	    own_socket(path, perm, errbuf, errsz) != 0) {
+		unlink(path);
 		close(fd);
 		return -1;
 	}
@@ -115,14 +166,14 @@ listen_tcp(const char *spec, const struct ph_listen_addr *a, char *errbuf, size_
 }
 
 int
-ph_listen_open(const char *spec, char *errbuf, size_t errsz)
+ph_listen_open(const char *spec, const struct ph_listen_perm *perm, char *errbuf, size_t errsz)
 {
 	struct ph_listen_addr a;
 	snprintf(errbuf, errsz, "cannot listen on %s", spec);
 	if (ph_listen_addr_parse(spec, &a, errbuf, errsz) != 0)
 		return -1;
 	if (a.path != NULL)
-		return listen_unix(a.path, errbuf, errsz);
+		return listen_unix(a.path, perm, errbuf, errsz);
 	return listen_tcp(spec, &a, errbuf, errsz);
 }
 

@@ -2,7 +2,10 @@
 #include "first.h"
 #include "ph_listen_addr.h"
 #include "ph_util.h"
+#include <errno.h>
+#include <grp.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,4 +76,63 @@ ph_listen_addr_parse(const char *spec, struct ph_listen_addr *a, char *errbuf, s
 	}
 #endif
 	return 0;
+}
+
+bool
+ph_listen_perm_any(const struct ph_listen_perm *p)
+{
+	return p->mode >= 0 || p->uid >= 0 || p->gid >= 0;
+}
+
+int
+ph_listen_mode_parse(const char *s, int *mode, char *errbuf, size_t errsz)
+{
+	int v = 0;
+	const char *p = s;
+	/* the value is checked digit by digit, so no run of digits overflows */
+	while (*p >= '0' && *p <= '7' && (v = v * 8 + (*p - '0')) <= 0777)
+		p++;
+	if (p == s || *p != '\0') {
+		snprintf(errbuf, errsz, "'%s' is not an octal mode from 0 to 0777 (such as 0660)", s);
+		return -1;
+	}
+	*mode = v;
+	return 0;
+}
+
+int
+ph_listen_id_parse(const char *s, bool group, long long *id, char *errbuf, size_t errsz)
+{
+	const char *what = group ? "group" : "user", *e;
+	if (*s != '\0' && strspn(s, "0123456789") == strlen(s)) {
+		/* (uid_t)-1 tells chown(2) to leave it: not an id */
+		if (ph_strtonum(s, 0, 4294967294LL, id, &e) == 0)
+			return 0;
+		snprintf(errbuf, errsz, "%s id '%s' %s (0 to 4294967294)", what, s, e);
+		return -1;
+	}
+#ifdef PH_STATIC_BUILD
+	snprintf(errbuf, errsz, "%s '%s': " PH_STATIC_NUMERIC_ID, what, s);
+	return -1;
+#else
+	{
+		struct passwd *pw = NULL;
+		struct group *gr = NULL;
+		errno = 0;
+		if (group)
+			gr = getgrnam(s);
+		else
+			pw = getpwnam(s);
+		if (gr != NULL || pw != NULL) {
+			*id = gr ? (long long)gr->gr_gid : (long long)pw->pw_uid;
+			return 0;
+		}
+		/* getpwnam(3): these say "not found" as 0 does */
+		if (errno == 0 || errno == ENOENT || errno == ESRCH || errno == EBADF || errno == EPERM)
+			snprintf(errbuf, errsz, "no %s '%s' on this system", what, s);
+		else
+			snprintf(errbuf, errsz, "cannot look up %s '%s': %s", what, s, strerror(errno));
+		return -1;
+	}
+#endif
 }

@@ -109,6 +109,9 @@ int ph_pid(void);
  * name where an address is wanted. */
 #define PH_STATIC_NUMERIC "the static build does not look names up (a static program has no NSS): " \
 	"give a numeric address such as 127.0.0.1 or [::1], or unix:PATH"
+/* Why it refuses a user or group name where an id will do. */
+#define PH_STATIC_NUMERIC_ID "the static build does not look names up (a static program has no NSS): " \
+	"give the number (id -u NAME, getent group NAME)"
 #endif
 
 /* Joins dir and a relative path (absolute paths are returned as they are).

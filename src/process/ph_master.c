@@ -45,6 +45,12 @@
 #endif
 
 
+/* The process names (comm, at most 15 bytes) of a master's processes, as
+ * ps, top and pgrep -x see them; phantom-fcgi(8) lists them. */
+#define PH_MASTER_NAME "phantom-master"
+#define PH_WORKER_NAME "phantom-worker"
+#define PH_HUB_NAME "phantom-hub"
+
 struct slot {
 	pid_t pid;            /* 0 = empty */
 	unsigned gen;         /* generation the worker belongs to */
@@ -115,6 +121,7 @@ spawn(struct master *m, size_t i)
 		struct ph_server *srv = m->srv;
 		int rc;
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		prctl(PR_SET_NAME, PH_WORKER_NAME); /* ps and pgrep tell it from the master */
 		if (getppid() == 1)
 			_exit(0); /* the master died before we got here */
 		close(m->sfd);
@@ -141,7 +148,7 @@ spawn_hub(struct master *m)
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		prctl(PR_SET_NAME, "phantom-hub"); /* ps and pgrep tell it from the workers */
+		prctl(PR_SET_NAME, PH_HUB_NAME); /* ps and pgrep tell it from the workers */
 		ph_shared_set_owner(PH_SHARED_OWNER_HUB);
 		if (getppid() == 1)
 			_exit(0);
@@ -641,6 +648,10 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 
 	if (master_init(&m, srv, run) != 0 || (m.sfd = master_signals()) < 0)
 		return 1;
+	/* the program's name stays with a single process; a master names
+	 * itself, so ps, top and pgrep -x tell it from its hub and workers
+	 * (whose names they set as they start) */
+	prctl(PR_SET_NAME, PH_MASTER_NAME);
 	/* the keys of auth.mode oauth are fetched on schedule from here */
 	ph_oauth_master_mode();
 	/* what our children leave behind (task supervisors of a hub that

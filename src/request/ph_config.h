@@ -4,6 +4,7 @@
 #ifndef PH_CONFIG_H
 #define PH_CONFIG_H
 #include "first.h"
+#include "ph_listen_addr.h"
 #include "ph_problems.h"
 #include "ph_yaml.h"
 
@@ -45,6 +46,8 @@ struct ph_config {
 	long long workers, max_requests, shutdown_timeout;
 	struct ph_pool_conf pool; /* workers as a mapping; workers: N is static N */
 	char *listen;
+	char *listen_mode, *listen_owner, *listen_group; /* as written */
+	struct ph_listen_perm listen_perm; /* the three read, at load */
 	struct {
 		struct ph_strlist origins, hosts;
 		long long max_body;

@@ -4,7 +4,8 @@
 # load fails nothing; a broken configuration on SIGHUP leaves the old one
 # serving; SIGTERM lets a slow request finish; max_requests recycles
 # workers; workers that die before serving are restarted with back-off.
-# Also the request log line.
+# Also the request log line, and the names ps shows: phantom-master,
+# phantom-hub, phantom-worker, and phantom-fcgi for a single process.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v wrk >/dev/null || skip_all "wrk not installed"
@@ -19,6 +20,19 @@ U=$NGINX_URL
 name() { mpost "$U" 1 server/discover '{}'; jqr '.result._meta["io.modelcontextprotocol/serverInfo"].name'; }
 
 workers_are "$M" 4 "the master runs 4 workers"
+
+# ---- process names (comm: ps, top, pgrep -x) ------------------------------------------
+# named_workers PID NAME: every worker of master PID is named NAME (a
+# worker renames itself as it starts, just after its fork)
+named_workers() {
+	local w
+	for w in $(workers_of "$1"); do [ "$(cat "/proc/$w/comm" 2>/dev/null)" = "$2" ] || return 1; done
+}
+is "$(cat "/proc/$M/comm")" phantom-master "ps: the master is named phantom-master"
+is "$(cat "/proc/$(hub_of "$M")/comm")" phantom-hub "ps: the hub is named phantom-hub"
+wait_for 3 named_workers "$M" phantom-worker
+named_workers "$M" phantom-worker; ok "ps: each of the 4 workers is named phantom-worker"
+is "$(pgrep -x phantom-master | grep -cx "$M")" 1 "pgrep -x phantom-master finds the master"
 
 # ---- the request log line ---------------------------------------------------------
 tp=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
@@ -114,6 +128,7 @@ grep -q 'stopping: letting' "$LOG"; ok "SIGTERM: the stop is logged"
 # the same without a master (one process)
 test_conf "$T_DIR/single.yaml" single
 phantom_unix "$T_DIR/single.yaml" --workers 1 || { echo "not ok $((T_N + 1)) - single starts"; exit 1; }
+is "$(cat "/proc/$PH_PID/comm")" phantom-fcgi "ps: a single process keeps the program's name"
 slow "$PH_SOCK" "$T_DIR/slow2" &
 sp=$!
 sleep 0.4

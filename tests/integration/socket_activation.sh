@@ -57,8 +57,8 @@ fcgi_post "$PH_BACKEND" "$(req 1 tools/call "$call")" $(mhdr tools/call) HTTP_MC
 is "$STATUS" 200 "cgi-fcgi: tools/call over the passed socket answers 200"
 is "$(jqr '.result.content[0].text')" "pid=unset fds=unset names=unset" \
 	"an exec handler sees no LISTEN_PID, LISTEN_FDS or LISTEN_FDNAMES"
-wait_for 3 test "$(ps -o comm= -p "$PH_PID")" = phantom-fcgi
-ok "Phantom runs in place of systemd-socket-activate (the pid LISTEN_PID named)"
+wait_for 3 test "$(ps -o comm= -p "$PH_PID")" = phantom-master
+ok "Phantom's master runs in place of systemd-socket-activate (the pid LISTEN_PID named)"
 workers_are "$PH_PID" 3 "the master runs the configured 3 workers on the passed socket"
 grep -q 'serving FastCGI on the socket passed by systemd (fd 3)' "$PH_LOG"
 ok "the log says it serves on the socket passed by systemd"

@@ -3,8 +3,8 @@
 # library. It passes the dynamic build's smoke checks (stdio with the SDK
 # client; FastCGI behind nginx with every HTTP rule), refuses what a static
 # program cannot do at -t and at start (C modules, host names in listen:
-# and --listen), and `make dist-static` packs it with what a hosting user
-# needs.
+# and --listen, user and group names in listen_owner and listen_group), and
+# `make dist-static` packs it with what a hosting user needs.
 . "${top_srcdir:-.}/tests/lib.sh"
 # bail WHAT: a failed step the rest needs: one "not ok", then the end
 bail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $1"; done_testing; exit 1; }
@@ -57,6 +57,15 @@ is "$rc/$(grep -c 'phantom-fcgi: --listen: bad listen address' <<<"$out")" 1/1 \
 	"the dynamic build's -t refuses --listen without a port, as its start does"
 test_conf "$T_DIR/numeric.yaml" static-test "listen: \"[::1]:$port\""
 "$STATIC" -t -c "$T_DIR/numeric.yaml" >/dev/null 2>&1; ok "-t takes a numeric address ([::1]:PORT)"
+# the socket's owner and group: numbers only, the static build has no NSS
+test_conf "$T_DIR/group.yaml" static-test "listen: unix:$T_DIR/g.sock" 'listen_group: root'
+out=$("$STATIC" -t -c "$T_DIR/group.yaml" 2>&1); rc=$?
+is "$rc" 1 "-t refuses a group name in listen_group"
+like "$out" "group\\.yaml:4: listen_group: group 'root': the static build does not look names up.*give the number" \
+	"-t says why and what to give instead, at the line of the key (4)"
+"$PHANTOM" -t -c "$T_DIR/group.yaml" >/dev/null 2>&1; ok "the dynamic build takes the same file"
+test_conf "$T_DIR/gid.yaml" static-test "listen: unix:$T_DIR/g.sock" 'listen_group: "0"' 'listen_owner: 0'
+"$STATIC" -t -c "$T_DIR/gid.yaml" >/dev/null 2>&1; ok "-t takes listen_owner and listen_group as numbers"
 
 # ---- the smoke checks of the dynamic build ------------------------------------
 test_conf "$T_DIR/phantom.yaml" static-test 'workers: 2' 'tools:' \

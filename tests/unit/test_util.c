@@ -83,6 +83,37 @@ test_listen_addr(void)
 	   "listen: a unix path of 108 bytes is refused");
 }
 
+/* listen_mode is octal 0 to 0777, leading zeros or not, and nothing else;
+ * listen_owner and listen_group take any number below (uid_t)-1. */
+static void
+test_listen_perm(void)
+{
+	static const struct { const char *s; int mode; } good[] = {
+		{"0660", 0660}, {"660", 0660}, {"0", 0}, {"0777", 0777}, {"000000600", 0600},
+	};
+	static const char *const bad[] = {"", "0778", "01000", "777777777777777777777", "-1", "+660",
+					  " 660", "0o660", "rw-rw----"};
+	struct ph_listen_perm none = {-1, -1, -1}, zero = {0, -1, -1};
+	char err[256];
+	long long id;
+	int mode;
+	for (size_t i = 0; i < PH_ARRAY_LEN(good); i++)
+		ok(ph_listen_mode_parse(good[i].s, &mode, err, sizeof err) == 0 && mode == good[i].mode,
+		   "listen_mode '%s' is %o", good[i].s, good[i].mode);
+	for (size_t i = 0; i < PH_ARRAY_LEN(bad); i++) {
+		mode = -7;
+		ok(ph_listen_mode_parse(bad[i], &mode, err, sizeof err) != 0 && mode == -7 &&
+		   strstr(err, "is not an octal mode from 0 to 0777"), "listen_mode '%s' is refused", bad[i]);
+	}
+	ok(ph_listen_id_parse("4294967294", false, &id, err, sizeof err) == 0 && id == 4294967294LL,
+	   "listen_owner: the largest id");
+	ok(ph_listen_id_parse("4294967295", true, &id, err, sizeof err) != 0 &&
+	   strcmp(err, "group id '4294967295' is too large (0 to 4294967294)") == 0,
+	   "listen_group: (gid_t)-1 is not an id");
+	ok(ph_listen_id_parse("0", true, &id, err, sizeof err) == 0 && id == 0, "listen_group: 0");
+	ok(!ph_listen_perm_any(&none) && ph_listen_perm_any(&zero), "a mode of 0 is asked for, -1 is not");
+}
+
 /* ph_kept: the memory of one use is handed to the next, a use within a use
  * gets its own, and memory grown past the limit is not kept. */
 static void
@@ -261,6 +292,7 @@ main(void)
 		is_str(lab, "to", "label: cut inside the kind");
 	}
 	test_listen_addr();
+	test_listen_perm();
 	test_kept();
 	return tap_done();
 }
