@@ -405,11 +405,12 @@ wait_fds(struct pollfd *pf, nfds_t n, int ms, const struct timespec *tsp, const 
  * delayed until then; idle: no connection was waiting (else poll looks
  * without waiting first). Before it waits, the request log lines held are
  * written. A TCP socket is waited on through listen_epoll (see
- * ph_fcgi_close_answered for why only TCP). Returns 1 when a connection is
- * waiting, 0 to look again (a signal, a handler's turn, stopping), -1 when
- * the socket failed. */
+ * ph_fcgi_close_answered for why only TCP). kept: listen_fd is a connection
+ * kept for its next request instead, whose failure is its own, not the
+ * listener's. Returns 1 when a connection is waiting, 0 to look again (a
+ * signal, a handler's turn, stopping), -1 when the socket failed. */
 static int
-wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool idle, bool tcp)
+wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool idle, bool tcp, bool kept)
 {
 	struct pollfd pf[1 + PH_FCGI_PERSIST_FDS];
 	struct timespec ts, *tsp = NULL;
@@ -448,6 +449,8 @@ wait_listener(int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool 
 	if (rc == 0 || pf[0].revents == 0 || (ph_stop_requested && drain_end == 0))
 		return 0; /* a handler's turn (ph_persist_tick), or stopping */
 	if (pf[0].revents & (POLLERR | POLLNVAL)) {
+		if (kept)
+			return 1; /* the kept connection broke: serving it finds it gone */
 		ph_log("error", "the listening socket failed");
 		return -1;
 	}
@@ -660,9 +663,10 @@ worker_setup(const struct ph_run *r, FCGX_Request *req, bool *tcp)
  * a connection is already waiting and is taken without asking poll first;
  * poll (wait_listener), the only place stop and reload signals come in,
  * runs when none waits and at least every ACCEPT_BURST connections (*burst
- * counts those taken without it). A kept connection waits for poll as
- * before. Returns 1 with a connection, 0 to look again (a signal, a
- * handler's turn, stopping, none to take), -1 when the socket failed. */
+ * counts those taken without it). A kept connection is waited on itself,
+ * signals let in as on the listener. Returns 1 with a connection, 0 to look
+ * again (a signal, a handler's turn, stopping, none to take), -1 when the
+ * socket failed. */
 static int
 next_connection(FCGX_Request *req, int listen_fd, const sigset_t *open_mask, int64_t drain_end, bool tcp,
 		unsigned *burst)
@@ -678,7 +682,11 @@ next_connection(FCGX_Request *req, int listen_fd, const sigset_t *open_mask, int
 	}
 	idle = *burst < ACCEPT_BURST;
 	*burst = 0;
-	rc = wait_listener(listen_fd, open_mask, drain_end, idle, tcp);
+	if (req->ipcFd >= 0)
+		/* kept for its next request (FCGI_KEEP_CONN): that request comes
+		 * on it, not on the listener, which may stay quiet meanwhile */
+		return wait_listener(req->ipcFd, open_mask, drain_end, true, false, true);
+	rc = wait_listener(listen_fd, open_mask, drain_end, idle, tcp, false);
 	if (rc <= 0)
 		return rc;
 	return take_connection(req, listen_fd);

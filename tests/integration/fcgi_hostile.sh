@@ -30,6 +30,22 @@ while IFS=$'\t' read -r desc got want; do
 done < <(python3 "$top_srcdir/tests/integration/fcgi_hostile.py" "$PH_ADDR" closing 2>"$T_DIR/py.err")
 is "$(cat "$T_DIR/py.err")" "" "the closing checks over TCP ran to their end"
 
+# FCGI_KEEP_CONN: the web server sends the next request on the connection
+# it kept; it is answered at once (before, the worker waited on the
+# listener until some other connection came)
+is "$(python3 - "$top_srcdir/tests" "$PH_ADDR" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import fcgi
+s = fcgi.connect(sys.argv[2], timeout=5)
+out = []
+for rid in (1, 2, 3):
+    s.sendall(fcgi.request_bytes(fcgi.discover_body(rid), rid=rid, keep=True))
+    out.append(str(fcgi.response(fcgi.read_records(s))[0]))
+print(" ".join(out))
+PY
+)" "200 200 200" "three requests on one kept connection (FCGI_KEEP_CONN) are each answered"
+
 # libfcgi's FCGI_WEB_SERVER_ADDRS still applies now that Phantom accepts itself
 FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2 phantom_listen "$T_DIR/phantom.yaml"
 ok "phantom-fcgi started on TCP with FCGI_WEB_SERVER_ADDRS=10.9.9.9,127.0.0.2"
