@@ -329,6 +329,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		ph_hub_drop(&h, h.v[h.n - 1], "the hub stopped");
 	ph_hub_ctl_close(&h);
 	free(h.v);
+	json_object_put(h.per_principal);
 	ph_hub_tasks_free(h.tasks);
 	ph_watch_free(h.watch);
 	ph_hub_sessions_free(h.sessions);

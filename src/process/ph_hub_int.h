@@ -42,6 +42,7 @@ struct stream {
 	size_t nwsubs;
 	struct json_object *tasks; /* taskIds granted by the worker (an array), or NULL */
 	bool get;                 /* a legacy session's GET stream */
+	bool counted;             /* in per_principal (a listen stream with a principal) */
 	struct ph_hstate *sess;   /* its session's state, NULL once that is gone */
 };
 
@@ -56,6 +57,7 @@ struct hub {
 	size_t ncc;
 	struct stream **v;
 	size_t n, cap;
+	struct json_object *per_principal; /* listen streams held, by principal (a hash) */
 	struct ph_watch *watch;   /* resource subscriptions, NULL without inotify */
 	bool stopping, want_stop, want_reload;
 	int64_t stop_deadline_us;

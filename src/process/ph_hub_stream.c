@@ -47,6 +47,14 @@ ph_hub_drop(struct hub *h, struct stream *s, const char *why)
 	h->v[s->idx] = last;
 	h->n--;
 	ph_shared_listener_leave();
+	if (s->counted) {
+		struct json_object *n;
+		int64_t left = json_object_object_get_ex(h->per_principal, s->principal, &n) ? json_object_get_int64(n) - 1 : 0;
+		if (left > 0)
+			json_object_object_add(h->per_principal, s->principal, json_object_new_int64(left));
+		else
+			json_object_object_del(h->per_principal, s->principal);
+	}
 	if (s->sess)
 		ph_hub_states_detach(ph_hub_sessions_states(h->sessions), s->sess, s);
 	ph_hub_unwatch(h, s);
