@@ -52,8 +52,9 @@ phantom_call_kind(const phantom_call *c)
 enum phantom_kind
 phantom_call_kind_id(const phantom_call *c)
 {
-	static const char *const words[] = {NULL,           "tool", "prompt",        "resource", "completion",
-					    "auth",         "resource_list", "skill", "skill_list"};
+	static const char *const words[] = {NULL,       "tool",          "prompt", "resource",   "completion",
+					    "auth",     "resource_list", "skill",  "skill_list", "subscription",
+					    "session_end"};
 	for (size_t i = 1; i < PH_ARRAY_LEN(words); i++)
 		if (strcmp(c->inv->kind, words[i]) == 0)
 			return (enum phantom_kind)i;
