@@ -215,15 +215,19 @@ ph_fcgi_serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *s
 
 /* Whether a simple request waiting whole is split out of the connection
  * here (the default), or every request is read by libfcgi
- * (PHANTOM_FCGI_READER=libfcgi: ph_fcgi_reader). */
+ * (PHANTOM_FCGI_READER=libfcgi, or PHANTOM_FAST_PATHS=off without
+ * PHANTOM_FCGI_READER=split: ph_fcgi_reader). */
 static bool split_reader = true;
 
 bool
 ph_fcgi_reader(bool say, char *err, size_t errsz)
 {
 	const char *v = getenv("PHANTOM_FCGI_READER");
-	if (v == NULL || *v == '\0' || strcmp(v, "split") == 0) {
-		split_reader = true;
+	if (v == NULL || *v == '\0') {
+		/* the split reader is a fast path (docs/internals.md): off with the rest */
+		split_reader = ph_fast_paths;
+	} else if (strcmp(v, "split") == 0) {
+		split_reader = true; /* even with the fast paths off: its plain by_len path */
 	} else if (strcmp(v, "libfcgi") == 0) {
 		split_reader = false;
 		if (say)
