@@ -51,13 +51,15 @@ split_read(struct ph_exchange *ex, char *buf, size_t len)
 	return (long)len;
 }
 
-/* The body as the split holds it, unless some was read already. */
+/* The body as the split holds it, lent to the core instead of copied
+ * (a fast path of docs/internals.md), unless some was read already or
+ * ph_fast_paths is off: then NULL, and the core reads it (split_read). */
 static const char *
 split_held_body(struct ph_exchange *ex, size_t *len)
 {
 	struct split_front *f = ex->front;
-	if (f->body_off != 0)
-		return NULL; /* some was read already: the rest through split_read */
+	if (f->body_off != 0 || !ph_fast_paths)
+		return NULL; /* the rest, or all of it, through split_read */
 	*len = f->sp->body_len;
 	return f->sp->body ? f->sp->body : "";
 }

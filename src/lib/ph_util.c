@@ -124,7 +124,8 @@ ph_buf_reset(struct ph_buf *b)
 bool
 ph_kept_take(struct ph_kept *k, struct ph_buf *b)
 {
-	if (k->busy) {
+	/* ph_fast_paths off (docs/internals.md): every use its own buffer */
+	if (k->busy || !ph_fast_paths) {
 		ph_buf_init(b);
 		return false;
 	}
