@@ -38,12 +38,6 @@ ph_xcalloc(size_t n, size_t sz)
 	void *p;
 	n = n ? n : 1;
 	sz = sz ? sz : 1;
-	/* small blocks come from malloc's per-thread cache, which glibc's
-	 * calloc passes by: malloc and clear them */
-	if (n <= 1024 && sz <= 1024) {
-		p = ph_xmalloc(n * sz);
-		return memset(p, 0, n * sz);
-	}
 	p = calloc(n, sz);
 	if (p == NULL)
 		oom(n * sz);
