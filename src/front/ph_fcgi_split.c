@@ -4,7 +4,9 @@
  * (ph_fcgi_request_split) is taken off the connection in one read and
  * answered with records written here, one write for a plain response:
  * libfcgi would allocate three 8 KiB streams and a string a parameter for
- * it. Everything else goes to libfcgi. */
+ * it. Everything else goes to libfcgi. A fast path: docs/internals.md says
+ * what it saves and relies on; PHANTOM_FAST_PATHS=off turns it off, as
+ * does PHANTOM_FCGI_READER=libfcgi (ph_fcgi_reader). */
 #include "first.h"
 #include "ph_fcgi_split.h"
 #include "ph_fcgi_conn.h"
