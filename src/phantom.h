@@ -74,6 +74,8 @@ enum phantom_kind {
 	PHANTOM_KIND_RESOURCE_LIST, /* a page of resources/list (resource_lists) */
 	PHANTOM_KIND_SKILL,         /* a dynamic skill's file */
 	PHANTOM_KIND_SKILL_LIST,    /* a dynamic skill list */
+	PHANTOM_KIND_SUBSCRIPTION,  /* subscriptions.authorize */
+	PHANTOM_KIND_SESSION_END,   /* sessions.on_end */
 };
 
 /* Returns the library version string ("0.1.0"). */
@@ -134,7 +136,8 @@ int phantom_template_complete(phantom_template *t, const char *variable, phantom
 /* ---- inside a handler --------------------------------------------------- */
 
 /* The kind as a word: "tool", "prompt", "resource", "completion", "auth",
- * "resource_list", "skill" or "skill_list" (enum phantom_kind, in order). */
+ * "resource_list", "skill", "skill_list", "subscription" or "session_end"
+ * (enum phantom_kind, in order). */
 const char *phantom_call_kind(const phantom_call *c) PHANTOM_NONNULL(1);
 /* The kind as the enum; 0 for a kind this header does not name. */
 enum phantom_kind phantom_call_kind_id(const phantom_call *c) PHANTOM_NONNULL(1);

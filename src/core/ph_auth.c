@@ -800,7 +800,7 @@ check_module(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz,
 	const char *why;
 	enum ph_err e = PH_E_INTERNAL;
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "auth";
+	inv.kind = PHANTOM_KIND_AUTH;
 	inv.label = "auth";
 	inv.arguments = in;
 	ans = ph_call_handler(r, a->module, &inv);

@@ -574,11 +574,19 @@ issued_at(const struct ph_jwt *t)
 	return 0;
 }
 
+/* What verify_with_keys found of a token's signature. */
+enum key_verdict {
+	KEY_REFUSED,  /* it does not verify with the keys (401) */
+	KEY_VERIFIED,
+	KEY_NONE,     /* there are no keys at all (503) */
+	KEY_PENDING,  /* a refresh of the keys is under way or may bring its key:
+		       * 503 with Retry-After, the token may be good */
+};
+
 /* The keys this worker has, refreshed as ph_oauth_keys.c decides; a token
- * naming a kid they lack asks for a refresh. Returns 1 verified, 0 not,
- * -2 no keys at all (503), -3 a refresh of the keys is under way or may
- * bring the key (503 with Retry-After *retry: the token may be good). */
-static int
+ * naming a kid they lack asks for a refresh. Returns the verdict on t's
+ * signature, with *retry (seconds) for KEY_PENDING. */
+static enum key_verdict
 verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now, int *retry, const char **why)
 {
 	static char later[200];
@@ -587,18 +595,18 @@ verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now,
 	int v;
 	if (ks == NULL || ks->n == 0) {
 		*why = c->keys.last_error;
-		return -2;
+		return KEY_NONE;
 	}
 	if ((v = ph_jwt_verify_set(t, ks, why)) >= 0)
-		return v > 0;
+		return v > 0 ? KEY_VERIFIED : KEY_REFUSED;
 	/* a fetch may have published the kid since this worker last looked */
 	if (ph_oauth_keys_reread(&c->keys) && (v = ph_jwt_verify_set(t, &c->keys.set, why)) >= 0)
-		return v > 0;
+		return v > 0 ? KEY_VERIFIED : KEY_REFUSED;
 	next = ph_oauth_keys_unknown(&c->keys, issued_at(t), c->skew);
 	if (next == PH_KEYS_WAIT) {
 		*why = "a token names a kid the keys lack: waiting for a refresh of the key set";
 		*retry = 1;
-		return -3;
+		return KEY_PENDING;
 	}
 	if (next == PH_KEYS_LATER) {
 		snprintf(later, sizeof later, "a token issued after the last fetch of the key set names a kid it "
@@ -606,11 +614,11 @@ verify_with_keys(struct ph_oauth_conf *c, const struct ph_jwt *t, long long now,
 			 c->keys.retry_s, c->keys.min_refresh_s);
 		*why = later;
 		*retry = c->keys.retry_s;
-		return -3;
+		return KEY_PENDING;
 	}
 	if ((ks = ph_oauth_keys_get(&c->keys, now)) != NULL)
 		v = ph_jwt_verify_set(t, ks, why); /* after the refresh the unknown kid asked for */
-	return v > 0;
+	return v > 0 ? KEY_VERIFIED : KEY_REFUSED;
 }
 
 static enum ph_err
@@ -622,15 +630,16 @@ check_jwt(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned cha
 				     c->skew, now, c->aud_client_id};
 	long long exp = 0;
 	enum ph_err e = PH_E_UNAUTHORIZED;
-	int v, retry = 0;
+	enum key_verdict v;
+	int retry = 0;
 	if (ph_jwt_decode(tok, n, (size_t)c->max_token, c->algs, &t, why) != 0)
 		return PH_E_UNAUTHORIZED;
 	v = verify_with_keys(c, &t, now, &retry, why);
-	if (v < -1)
+	if (v == KEY_NONE || v == KEY_PENDING)
 		e = PH_E_BUSY;
-	if (v == -3)
+	if (v == KEY_PENDING)
 		g->retry_after = retry;
-	else if (v == 1 && ph_jwt_claims_ok(&t, &rules, &exp, why))
+	else if (v == KEY_VERIFIED && ph_jwt_claims_ok(&t, &rules, &exp, why))
 		e = grant_claims(c, digest, t.claims, exp, true, g, why);
 	ph_jwt_free(&t);
 	return e;

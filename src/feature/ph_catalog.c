@@ -131,10 +131,10 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
  * principal and assigns with args, out of any client's request. */
 static void
 hook_call(struct ph_req *r, struct ph_exchange *ex, struct ph_invocation *inv, struct ph_server *srv,
-	  const char *kind, const char *label, const char *principal, struct json_object *assigns,
+	  enum phantom_kind kind, const char *label, const char *principal, struct json_object *assigns,
 	  struct json_object *args, struct json_object *params)
 {
-	quiet_req(r, ex, srv, kind, principal, NULL, params);
+	quiet_req(r, ex, srv, ph_call_kind_name(kind), principal, NULL, params);
 	r->assigns = assigns;
 	r->legacy = true;
 	memset(inv, 0, sizeof *inv);
@@ -145,7 +145,7 @@ hook_call(struct ph_req *r, struct ph_exchange *ex, struct ph_invocation *inv, s
 }
 
 struct json_object *
-ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind, const char *label,
+ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, enum phantom_kind kind, const char *label,
 		const char *principal, struct json_object *assigns, struct json_object *args)
 {
 	struct ph_exchange ex;
@@ -159,7 +159,7 @@ ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *k
 }
 
 struct json_object *
-ph_catalog_hook_input(struct ph_server *srv, const char *kind, const char *label, const char *principal,
+ph_catalog_hook_input(struct ph_server *srv, enum phantom_kind kind, const char *label, const char *principal,
 		      struct json_object *assigns, struct json_object *args)
 {
 	struct ph_exchange ex;

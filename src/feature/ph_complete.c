@@ -70,7 +70,7 @@ from_handler(struct ph_req *r, const struct ph_completion *comp, const char *nam
 	if (ctx == NULL || !json_object_is_type(ctx, json_type_object))
 		ctx = empty = json_object_new_object();
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "completion";
+	inv.kind = PHANTOM_KIND_COMPLETION;
 	inv.label = label;
 	inv.name = name;
 	inv.uri = uri;

@@ -4,6 +4,7 @@
 #ifndef PH_FEATURES_H
 #define PH_FEATURES_H
 #include "first.h"
+#include "phantom.h"
 #include "ph_server.h"
 
 
@@ -251,12 +252,12 @@ char *ph_catalog_text(struct ph_server *srv, enum ph_kind kind);
  * anonymous) with its assigns (borrowed, may be NULL). Returns the
  * handler's answer (caller puts) or NULL when it failed (logged, label). */
 struct ph_handler;
-struct json_object *ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, const char *kind,
+struct json_object *ph_catalog_hook(struct ph_server *srv, const struct ph_handler *h, enum phantom_kind kind,
 				    const char *label, const char *principal, struct json_object *assigns,
 				    struct json_object *args);
 /* The exec protocol's stdin document of that same call (caller puts): for
  * a process that runs the handler without waiting for it (the hub). */
-struct json_object *ph_catalog_hook_input(struct ph_server *srv, const char *kind, const char *label,
+struct json_object *ph_catalog_hook_input(struct ph_server *srv, enum phantom_kind kind, const char *label,
 					  const char *principal, struct json_object *assigns,
 					  struct json_object *args);
 /* True when a kind's catalogue differs between two configurations: what a

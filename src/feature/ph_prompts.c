@@ -280,7 +280,7 @@ handler_result(struct ph_req *r, const struct ph_prompt *p, struct json_object *
 	char label[200];
 	ph_label(label, sizeof label, "prompt", p->name);
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "prompt";
+	inv.kind = PHANTOM_KIND_PROMPT;
 	inv.label = label;
 	inv.name = p->name;
 	inv.arguments = args ? args : empty;

@@ -305,7 +305,7 @@ catalog_page(struct ph_req *r, struct ph_outcome *o, size_t idx, const char *hcu
 	json_object_object_add(extra, "cursor", hcursor ? json_object_new_string(hcursor) : NULL);
 	json_object_object_add(extra, "limit", json_object_new_int64((int64_t)limit));
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "resource_list";
+	inv.kind = PHANTOM_KIND_RESOURCE_LIST;
 	inv.label = label;
 	inv.arguments = args;
 	inv.extra = extra;
@@ -594,7 +594,7 @@ read_by_handler(struct ph_req *r, const struct ph_handler *h, const char *uri, s
 	enum read_rc rc;
 	ph_label(label, sizeof label, "resource", uri);
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "resource";
+	inv.kind = PHANTOM_KIND_RESOURCE;
 	inv.label = label;
 	inv.uri = uri;
 	inv.arguments = args;

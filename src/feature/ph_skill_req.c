@@ -257,7 +257,7 @@ dyn_run(struct rq *q, size_t k, char *const *vals)
 	ph_buf_adds(&uri, "/SKILL.md");
 	label = ph_xasprintf("skill %s", s->path);
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "skill";
+	inv.kind = PHANTOM_KIND_SKILL;
 	inv.label = label;
 	inv.uri = uri.data;
 	inv.arguments = args;

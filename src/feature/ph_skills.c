@@ -79,7 +79,7 @@ list_run(struct rq *q, size_t k, struct line **ls, size_t *n)
 	bool ok = false;
 	snprintf(label, sizeof label, "skill %s: list", s->path);
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "skill_list";
+	inv.kind = PHANTOM_KIND_SKILL_LIST;
 	inv.label = label;
 	inv.name = s->path;
 	inv.arguments = args;

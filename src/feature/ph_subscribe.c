@@ -112,7 +112,8 @@ ph_subscriptions_authorize_input(struct ph_server *srv, const char *principal, s
 	who.principal = principal;
 	who.assigns = assigns;
 	args = authorize_args(&who, uris);
-	in = ph_catalog_hook_input(srv, "subscription", "subscriptions.authorize", principal, assigns, args);
+	in = ph_catalog_hook_input(srv, PHANTOM_KIND_SUBSCRIPTION, "subscriptions.authorize", principal, assigns,
+				   args);
 	json_object_put(args);
 	return in;
 }
@@ -130,8 +131,8 @@ ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
 		return out;
 	}
 	args = authorize_args(r, uris);
-	res = ph_catalog_hook(r->srv, &reg->sub_authorize->h, "subscription", "subscriptions.authorize",
-			      r->principal, r->assigns, args);
+	res = ph_catalog_hook(r->srv, &reg->sub_authorize->h, PHANTOM_KIND_SUBSCRIPTION,
+			      "subscriptions.authorize", r->principal, r->assigns, args);
 	json_object_put(args);
 	out = ph_subscriptions_allowed_in(res, uris, r->principal, NULL);
 	json_object_put(res);

@@ -171,7 +171,7 @@ new_record(struct ph_req *r, const struct ph_tool *t, struct json_object *args, 
 	rec = ph_task_record_new(id, r->principal, t->task_ttl_ms > 0 ? t->task_ttl_ms : c->tasks.ttl_ms,
 				 c->tasks.poll_ms);
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "tool";
+	inv.kind = PHANTOM_KIND_TOOL;
 	inv.label = label;
 	inv.name = t->name;
 	inv.arguments = args;

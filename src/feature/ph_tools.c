@@ -460,7 +460,7 @@ ph_tools_call(struct ph_req *r, struct ph_outcome *o)
 		return;
 	}
 	memset(&inv, 0, sizeof inv);
-	inv.kind = "tool";
+	inv.kind = PHANTOM_KIND_TOOL;
 	inv.label = label;
 	inv.name = t->name;
 	inv.arguments = args;

@@ -4,7 +4,9 @@
  * (ph_fcgi_request_split) is taken off the connection in one read and
  * answered with records written here, one write for a plain response:
  * libfcgi would allocate three 8 KiB streams and a string a parameter for
- * it. Everything else goes to libfcgi. */
+ * it. Everything else goes to libfcgi. A fast path: docs/internals.md says
+ * what it saves and relies on; PHANTOM_FAST_PATHS=off turns it off, as
+ * does PHANTOM_FCGI_READER=libfcgi (ph_fcgi_reader). */
 #include "first.h"
 #include "ph_fcgi_split.h"
 #include "ph_fcgi_conn.h"
@@ -51,13 +53,15 @@ split_read(struct ph_exchange *ex, char *buf, size_t len)
 	return (long)len;
 }
 
-/* The body as the split holds it, unless some was read already. */
+/* The body as the split holds it, lent to the core instead of copied
+ * (a fast path of docs/internals.md), unless some was read already or
+ * ph_fast_paths is off: then NULL, and the core reads it (split_read). */
 static const char *
 split_held_body(struct ph_exchange *ex, size_t *len)
 {
 	struct split_front *f = ex->front;
-	if (f->body_off != 0)
-		return NULL; /* some was read already: the rest through split_read */
+	if (f->body_off != 0 || !ph_fast_paths)
+		return NULL; /* the rest, or all of it, through split_read */
 	*len = f->sp->body_len;
 	return f->sp->body ? f->sp->body : "";
 }
@@ -215,15 +219,19 @@ ph_fcgi_serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *s
 
 /* Whether a simple request waiting whole is split out of the connection
  * here (the default), or every request is read by libfcgi
- * (PHANTOM_FCGI_READER=libfcgi: ph_fcgi_reader). */
+ * (PHANTOM_FCGI_READER=libfcgi, or PHANTOM_FAST_PATHS=off without
+ * PHANTOM_FCGI_READER=split: ph_fcgi_reader). */
 static bool split_reader = true;
 
 bool
 ph_fcgi_reader(bool say, char *err, size_t errsz)
 {
 	const char *v = getenv("PHANTOM_FCGI_READER");
-	if (v == NULL || *v == '\0' || strcmp(v, "split") == 0) {
-		split_reader = true;
+	if (v == NULL || *v == '\0') {
+		/* the split reader is a fast path (docs/internals.md): off with the rest */
+		split_reader = ph_fast_paths;
+	} else if (strcmp(v, "split") == 0) {
+		split_reader = true; /* even with the fast paths off: its plain by_len path */
 	} else if (strcmp(v, "libfcgi") == 0) {
 		split_reader = false;
 		if (say)

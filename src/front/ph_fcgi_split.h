@@ -1,6 +1,7 @@
 /* ph_fcgi_split.h: the FastCGI front's own reader (ph_fcgi_split.c):
  * what waits on a connection, and a simple request split out of it and
- * served without libfcgi. PHANTOM_FCGI_READER=libfcgi turns the split off
+ * served without libfcgi. PHANTOM_FCGI_READER=libfcgi turns the split off,
+ * and so does PHANTOM_FAST_PATHS=off unless PHANTOM_FCGI_READER=split
  * (ph_fcgi_reader, ph_front.h). */
 #ifndef PH_FCGI_SPLIT_H
 #define PH_FCGI_SPLIT_H

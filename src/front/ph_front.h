@@ -21,11 +21,13 @@ struct ph_run {
  * own_reload: handle SIGHUP in this process (single-process mode).
  * *srv may be replaced by a reload. Returns the process exit status. */
 int ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload);
-/* Reads PHANTOM_FCGI_READER: unset or "split", simple requests waiting
- * whole are split out of the connection by Phantom's own reader;
- * "libfcgi", libfcgi reads every request (the path the split declines,
- * forced so tests cover it whole), said in the log when say. false with a
- * message in err for any other value. ph_fcgi_serve reads it itself. */
+/* Reads PHANTOM_FCGI_READER: "split", simple requests waiting whole are
+ * split out of the connection by Phantom's own reader; "libfcgi", libfcgi
+ * reads every request (the path the split declines, forced so tests cover
+ * it whole), said in the log when say; unset or empty, the split as long
+ * as ph_fast_paths is on (read it first: PHANTOM_FAST_PATHS=off turns the
+ * split off with the other fast paths). false with a message in err for
+ * any other value. ph_fcgi_serve reads it itself. */
 bool ph_fcgi_reader(bool say, char *err, size_t errsz);
 /* Serves one CGI request from the environment and stdin. Returns exit status. */
 int ph_cgi_once(struct ph_server *srv);

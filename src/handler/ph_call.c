@@ -43,21 +43,37 @@ struct phantom_result {
 
 /* ---- the call context --------------------------------------------------------- */
 
+/* The kinds as words (phantom.yaml(5)), the one place the code spells them. */
+static const char *const kind_words[] = {
+	[PHANTOM_KIND_TOOL] = "tool",
+	[PHANTOM_KIND_PROMPT] = "prompt",
+	[PHANTOM_KIND_RESOURCE] = "resource",
+	[PHANTOM_KIND_COMPLETION] = "completion",
+	[PHANTOM_KIND_AUTH] = "auth",
+	[PHANTOM_KIND_RESOURCE_LIST] = "resource_list",
+	[PHANTOM_KIND_SKILL] = "skill",
+	[PHANTOM_KIND_SKILL_LIST] = "skill_list",
+	[PHANTOM_KIND_SUBSCRIPTION] = "subscription",
+	[PHANTOM_KIND_SESSION_END] = "session_end",
+};
+
+const char *
+ph_call_kind_name(enum phantom_kind kind)
+{
+	const char *w = (size_t)kind < PH_ARRAY_LEN(kind_words) ? kind_words[kind] : NULL;
+	return w ? w : "";
+}
+
 const char *
 phantom_call_kind(const phantom_call *c)
 {
-	return c->inv->kind;
+	return ph_call_kind_name(c->inv->kind);
 }
 
 enum phantom_kind
 phantom_call_kind_id(const phantom_call *c)
 {
-	static const char *const words[] = {NULL,           "tool", "prompt",        "resource", "completion",
-					    "auth",         "resource_list", "skill", "skill_list"};
-	for (size_t i = 1; i < PH_ARRAY_LEN(words); i++)
-		if (strcmp(c->inv->kind, words[i]) == 0)
-			return (enum phantom_kind)i;
-	return 0;
+	return c->inv->kind;
 }
 
 const char *
@@ -628,7 +644,7 @@ phantom_call_header(const phantom_call *c, const char *name)
 {
 	char low[128];
 	size_t n = strlen(name);
-	if (strcmp(c->inv->kind, "auth") != 0 || n >= sizeof low)
+	if (c->inv->kind != PHANTOM_KIND_AUTH || n >= sizeof low)
 		return NULL;
 	for (size_t i = 0; i <= n; i++)
 		low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
@@ -674,12 +690,42 @@ phantom_result_assigns_take(phantom_result *res, struct json_object *assigns)
 	return 0;
 }
 
+/* The contents of a resources/read answered by a C handler: its blocks as
+ * the exec protocol's contents (a link is not content). Caller puts. */
+static struct json_object *
+resource_contents(const phantom_result *res, const struct ph_invocation *inv)
+{
+	struct json_object *contents = json_object_new_array();
+	size_t n = json_object_array_length(res->content);
+	for (size_t i = 0; i < n && !res->not_found; i++) {
+		struct json_object *b = json_object_array_get_idx(res->content, i), *c;
+		const char *type = ph_jstr(b, "type");
+		if (strcmp(type, "resource") == 0) {
+			json_object_array_add(contents, json_object_get(ph_jget(b, "resource")));
+			continue;
+		}
+		c = json_object_new_object();
+		ph_jset(c, "uri", json_object_new_string(inv->uri));
+		if (strcmp(type, "text") == 0) {
+			ph_jset(c, "mimeType", json_object_new_string(inv->default_mime ? inv->default_mime : "text/plain"));
+			ph_jset(c, "text", json_object_get(ph_jget(b, "text")));
+		} else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
+			ph_jset(c, "mimeType", json_object_get(ph_jget(b, "mimeType")));
+			ph_jset(c, "blob", json_object_get(ph_jget(b, "data")));
+		} else {
+			json_object_put(c);
+			continue; /* a link is not content */
+		}
+		json_object_array_add(contents, c);
+	}
+	return contents;
+}
+
 /* A C handler's result in the exec protocol's shape for the kind. */
 static struct json_object *
 result_to_json(phantom_result *res, const struct ph_invocation *inv)
 {
-	struct json_object *o = json_object_new_object();
-	size_t n = json_object_array_length(res->content);
+	struct json_object *o = json_object_new_object(), *msgs;
 	if (res->requests || res->has_state) {
 		/* the exec protocol's shape: ph_call_input_required takes it from here */
 		struct json_object *ir = json_object_new_object();
@@ -690,23 +736,25 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		ph_jset(o, "inputRequired", ir);
 		return o;
 	}
-	if (strcmp(inv->kind, "resource_list") == 0 || strcmp(inv->kind, "auth") == 0 ||
-	    strcmp(inv->kind, "subscription") == 0) {
+	switch (inv->kind) {
+	case PHANTOM_KIND_RESOURCE_LIST:
+	case PHANTOM_KIND_AUTH:
+	case PHANTOM_KIND_SUBSCRIPTION:
 		/* a page, an authenticator's or subscriptions.authorize's answer,
 		 * is the structuredContent object itself */
 		json_object_put(o);
 		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
 									       : json_object_new_object();
-	}
-	if (strcmp(inv->kind, "tool") == 0) {
+	case PHANTOM_KIND_TOOL:
 		ph_jset(o, "content", json_object_get(res->content));
 		if (res->structured)
 			ph_jset(o, "structuredContent", json_object_get(res->structured));
 		if (res->is_error)
 			ph_jset(o, "isError", json_object_new_boolean(true));
-	} else if (strcmp(inv->kind, "prompt") == 0) {
-		struct json_object *msgs = json_object_new_array();
-		for (size_t i = 0; i < n; i++) {
+		break;
+	case PHANTOM_KIND_PROMPT:
+		msgs = json_object_new_array();
+		for (size_t i = 0; i < json_object_array_length(res->content); i++) {
 			struct json_object *m = json_object_new_object();
 			ph_jset(m, "role", res->roles ? json_object_get(json_object_array_get_idx(res->roles, i))
 						      : json_object_new_string("user"));
@@ -716,36 +764,17 @@ result_to_json(phantom_result *res, const struct ph_invocation *inv)
 		ph_jset(o, "messages", msgs);
 		if (res->description)
 			ph_jset(o, "description", json_object_new_string(res->description));
-	} else if (strcmp(inv->kind, "resource") == 0) {
-		struct json_object *contents = json_object_new_array();
-		for (size_t i = 0; i < n && !res->not_found; i++) {
-			struct json_object *b = json_object_array_get_idx(res->content, i), *c;
-			const char *type = ph_jstr(b, "type");
-			if (strcmp(type, "resource") == 0) {
-				json_object_array_add(contents, json_object_get(ph_jget(b, "resource")));
-				continue;
-			}
-			c = json_object_new_object();
-			ph_jset(c, "uri", json_object_new_string(inv->uri));
-			if (strcmp(type, "text") == 0) {
-				ph_jset(c, "mimeType",
-						       json_object_new_string(inv->default_mime ? inv->default_mime
-											: "text/plain"));
-				ph_jset(c, "text", json_object_get(ph_jget(b, "text")));
-			} else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
-				ph_jset(c, "mimeType", json_object_get(ph_jget(b, "mimeType")));
-				ph_jset(c, "blob", json_object_get(ph_jget(b, "data")));
-			} else {
-				json_object_put(c);
-				continue; /* a link is not content */
-			}
-			json_object_array_add(contents, c);
-		}
-		ph_jset(o, "contents", contents);
-	} else {
+		break;
+	case PHANTOM_KIND_RESOURCE:
+		ph_jset(o, "contents", resource_contents(res, inv));
+		break;
+	default:
+		/* a completion (a skill's handlers are exec only; sessions.on_end's
+		 * answer is not read) */
 		ph_jset(o, "values", res->values ? json_object_get(res->values) : json_object_new_array());
 		if (res->total >= 0)
 			ph_jset(o, "total", json_object_new_int64(res->total));
+		break;
 	}
 	/* phantom_result_cache: the exec protocol's members */
 	if (res->ttl_ms >= 0)
@@ -846,7 +875,7 @@ struct json_object *
 ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 {
 	struct json_object *in = json_object_new_object(), *meta;
-	ph_jset(in, "kind", json_object_new_string(inv->kind));
+	ph_jset(in, "kind", json_object_new_string(ph_call_kind_name(inv->kind)));
 	if (inv->name)
 		ph_jset(in, "name", json_object_new_string(inv->name));
 	if (inv->uri)
@@ -980,7 +1009,7 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 	out = res->bad_text ? NULL : result_to_json(res, inv);
 	/* a tool's result of text blocks alone holds no string but those
 	 * phantom_result_text checked (and the words it sets itself) */
-	checked = strcmp(inv->kind, "tool") == 0 && res->texts == json_object_array_length(res->content) &&
+	checked = inv->kind == PHANTOM_KIND_TOOL && res->texts == json_object_array_length(res->content) &&
 		  res->structured == NULL && res->requests == NULL && !res->has_state;
 	phantom_result_free(res);
 	if (out == NULL || (!checked && !ph_json_utf8_valid(out))) {

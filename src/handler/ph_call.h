@@ -10,7 +10,7 @@
 
 /* What is being asked of a handler. Everything is borrowed. */
 struct ph_invocation {
-	const char *kind;               /* "tool", "prompt", "resource", "completion" */
+	enum phantom_kind kind;         /* what the handler is called for */
 	const char *label;              /* "tool deploy", for log lines */
 	const char *name;               /* tool/prompt name (NULL for resources) */
 	const char *uri;                /* resources: the uri read */
@@ -21,6 +21,10 @@ struct ph_invocation {
 	bool embedded;                  /* read for another item (a prompt's resource):
 					 * it gets no state or inputResponses */
 };
+
+/* The word for kind ("tool", "resource_list", ...): the exec input's
+ * "kind" and phantom_call_kind. Static string; "" for no kind. */
+const char *ph_call_kind_name(enum phantom_kind kind);
 
 /* Runs h. Returns the handler's result object (caller puts), or NULL when
  * the handler failed; the details are in the server log, never in the

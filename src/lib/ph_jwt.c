@@ -4,6 +4,7 @@
 #include "first.h"
 #include "ph_jwt.h"
 #include "ph_json.h"
+#include "ph_mime.h"
 #include "ph_util.h"
 #include <stdlib.h>
 #include <string.h>
@@ -36,68 +37,25 @@ ph_jwt_alg_parse(const char *s)
 
 /* ---- base64url ------------------------------------------------------------ */
 
-static int
-b64val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
-long
-ph_b64url_decode(const char *in, size_t n, unsigned char *out)
-{
-	unsigned long acc = 0;
-	int bits = 0;
-	size_t o = 0;
-	if (n % 4 == 1)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		int v = b64val((unsigned char)in[i]);
-		if (v < 0)
-			return -1;
-		acc = (acc << 6) | (unsigned long)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	/* the bits left over must be zero: one spelling per byte string */
-	if (bits > 0 && (acc & ((1UL << bits) - 1)) != 0)
-		return -1;
-	return (long)o;
-}
-
-/* Decodes the base64url member key of o into a new buffer (*len bytes; at
- * most max). Returns NULL when absent, not a string, too long or bad. */
+/* Decodes the base64url member key of o (strict: ph_base64url_decode) into
+ * a new buffer (*len bytes; at most max). Returns NULL when absent, not a
+ * string, empty, too long or bad. */
 static unsigned char *
 b64_member(struct json_object *o, const char *key, size_t max, size_t *len)
 {
 	struct json_object *v = ph_jget(o, key);
 	unsigned char *buf;
-	long got;
-	size_t n;
+	size_t n, got;
 	if (v == NULL || !json_object_is_type(v, json_type_string))
 		return NULL;
 	n = (size_t)json_object_get_string_len(v);
-	if (n == 0 || n > max * 4 / 3 + 4)
+	if (n == 0 || n > max * 4 / 3 + 4 || ph_base64url_decode(json_object_get_string(v), n, &buf, &got) != 0)
 		return NULL;
-	buf = ph_xmalloc(n * 3 / 4 + 1);
-	got = ph_b64url_decode(json_object_get_string(v), n, buf);
-	if (got <= 0 || (size_t)got > max) {
+	if (got == 0 || got > max) {
 		free(buf);
 		return NULL;
 	}
-	*len = (size_t)got;
+	*len = got;
 	return buf;
 }
 
@@ -322,10 +280,12 @@ ph_jwks_free(struct ph_jwks *s)
 static struct json_object *
 segment_json(const char *in, size_t n, int depth, bool *key_nul)
 {
-	unsigned char *buf = ph_xmalloc(n * 3 / 4 + 1);
+	unsigned char *buf;
 	struct json_object *o = NULL;
-	long got = ph_b64url_decode(in, n, buf);
-	if (got <= 0 || !ph_json_parse_ex((const char *)buf, (size_t)got, depth, &o, key_nul) || *key_nul ||
+	size_t got;
+	if (ph_base64url_decode(in, n, &buf, &got) != 0)
+		return NULL;
+	if (got == 0 || !ph_json_parse_ex((const char *)buf, got, depth, &o, key_nul) || *key_nul ||
 	    !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		o = NULL;
@@ -370,7 +330,6 @@ int
 ph_jwt_decode(const char *tok, size_t n, size_t max, unsigned algs, struct ph_jwt *t, const char **why)
 {
 	const char *d1, *d2;
-	long got;
 	bool key_nul = false;
 	memset(t, 0, sizeof *t);
 	if (n > max) {
@@ -393,13 +352,10 @@ ph_jwt_decode(const char *tok, size_t n, size_t max, unsigned algs, struct ph_jw
 		*why = key_nul ? "a member name of the payload holds U+0000" : "the payload is not base64url of a JSON object";
 		goto fail;
 	}
-	t->sig = ph_xmalloc((n - (size_t)(d2 + 1 - tok)) * 3 / 4 + 1);
-	got = ph_b64url_decode(d2 + 1, n - (size_t)(d2 + 1 - tok), t->sig);
-	if (got <= 0) {
+	if (ph_base64url_decode(d2 + 1, n - (size_t)(d2 + 1 - tok), &t->sig, &t->sig_len) != 0 || t->sig_len == 0) {
 		*why = "the signature is not base64url";
 		goto fail;
 	}
-	t->sig_len = (size_t)got;
 	t->input = tok;
 	t->input_len = (size_t)(d2 - tok);
 	return 0;

@@ -102,10 +102,4 @@ struct ph_jwt_rules {
  * Returns true, or false with why. *exp gets the expiry. */
 bool ph_jwt_claims_ok(const struct ph_jwt *t, const struct ph_jwt_rules *r, long long *exp,
 		      const char **why) PH_WUR;
-
-/* Strict base64url without padding (RFC 7515 section 2): in (n bytes)
- * decoded into out (room for n * 3 / 4 + 1). Returns the decoded length,
- * or -1 for a byte outside the alphabet, a length of 4k+1, or unused bits
- * that are not zero (a second spelling of the same bytes). */
-long ph_b64url_decode(const char *in, size_t n, unsigned char *out);
 #endif

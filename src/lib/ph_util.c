@@ -38,12 +38,6 @@ ph_xcalloc(size_t n, size_t sz)
 	void *p;
 	n = n ? n : 1;
 	sz = sz ? sz : 1;
-	/* small blocks come from malloc's per-thread cache, which glibc's
-	 * calloc passes by: malloc and clear them */
-	if (n <= 1024 && sz <= 1024) {
-		p = ph_xmalloc(n * sz);
-		return memset(p, 0, n * sz);
-	}
 	p = calloc(n, sz);
 	if (p == NULL)
 		oom(n * sz);
@@ -124,7 +118,8 @@ ph_buf_reset(struct ph_buf *b)
 bool
 ph_kept_take(struct ph_kept *k, struct ph_buf *b)
 {
-	if (k->busy) {
+	/* ph_fast_paths off (docs/internals.md): every use its own buffer */
+	if (k->busy || !ph_fast_paths) {
 		ph_buf_init(b);
 		return false;
 	}

@@ -59,8 +59,10 @@ char *ph_buf_steal(struct ph_buf *b);
 /* A buffer whose memory is kept from one use to the next (a process serves
  * one request at a time, so most uses find it free). ph_kept_take hands out
  * the kept memory emptied, or a new buffer while the kept one is in use (a
- * use within a use), and says which; ph_kept_give takes the buffer back,
- * keeping its memory for the next use unless it grew past max bytes. */
+ * use within a use) or ph_fast_paths is off, and says which; ph_kept_give
+ * takes the buffer back, keeping its memory for the next use unless it
+ * grew past max bytes. A fast path (docs/internals.md): a use keeps no
+ * pointer into the buffer after giving it back. */
 struct ph_kept {
 	struct ph_buf b;
 	bool busy;

@@ -561,7 +561,8 @@ call_end_hook(struct ph_hub_sessions *t, const char *principal, struct json_obje
 	args = json_object_new_object();
 	json_object_object_add(args, "reason", json_object_new_string(how));
 	json_object_object_add(args, "age_s", json_object_new_int64(age < 0 ? 0 : age));
-	res = ph_catalog_hook(t->srv, &c->h, "session_end", "sessions.on_end", principal, assigns, args);
+	res = ph_catalog_hook(t->srv, &c->h, PHANTOM_KIND_SESSION_END, "sessions.on_end", principal, assigns,
+			      args);
 	if (res == NULL)
 		ph_log("warning", "hub: sessions.on_end failed for a session of %s (%s); see above",
 		       principal ? principal : "(anonymous)", how);

@@ -1,15 +1,20 @@
 /* ph_hub_state.c: what the hub keeps for each legacy session that has
- * state. Workers stay stateless: they ask here (the session messages of
- * ph_hub_session.c, over the master's channel with a reply socket):
- *   {"session":"level","sid":HEX,"exp":S,"who":W,"principal":P,"level":L} -> "ok" | "no <reason>"
- *   {"session":"sub",...,"uri":U,"path":F}    (F: the file behind U, or absent) -> "ok" | "no <reason>"
- *   {"session":"unsub",...,"uri":U}           -> "ok"
- *   {"session":"open",...}                    -> "ok" | "no <reason>" (a GET stream is coming)
- * and every request of a session asks "check", whose answer carries the
- * level. The events of a session (resources/updated, list_changed) get
- * ids 1, 2, 3... in the session; the last sessions.replay of them are
- * held, sent to every GET stream open on the session, and replayed to a
- * GET stream that names the last one it saw in Last-Event-ID. */
+ * state. Workers stay stateless: they send the session messages of
+ * request/ph_hubmsg.h over the master's channel with a reply socket, each
+ * naming the session (its sid, expiry, binding, principal, allow-lists and
+ * assigns: ph_hubmsg_session_state), and ph_hub_session.c passes those of
+ * a session not ended to ph_hub_states_message, whose one line answers:
+ *   SESSION_LEVEL (level)          -> "ok" | "no <reason>"
+ *   SESSION_SUB (uri, path: the file behind uri, or none)
+ *                                  -> "ok" | "no <reason>"
+ *   SESSION_UNSUB (uri)            -> "ok" | "no <reason>"
+ *   SESSION_OPEN (a GET stream is coming) -> "ok" | "no <reason>"
+ * Every request of a session sends SESSION_CHECK, whose answer carries the
+ * level ("live LEVEL": ph_hub_states_check). The events of a session
+ * (resources/updated, list_changed) get ids 1, 2, 3... in the session; the
+ * last sessions.replay of them are held, sent to every GET stream open on
+ * the session, and replayed to a GET stream that names the last one it saw
+ * in Last-Event-ID. */
 #include "first.h"
 #include "ph_hub_state.h"
 #include "ph_hub_authz.h"

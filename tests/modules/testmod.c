@@ -1,6 +1,7 @@
 /* testmod.c: handlers for the integration tests: every content type, every
  * way a module handler can fail, a slow handler that watches the cancelled
- * flag, prompt, resource and completion handlers, and one that leaks (for
+ * flag, prompt, resource and completion handlers, the hooks
+ * subscriptions.authorize and sessions.on_end, and one that leaks (for
  * the test that a worker's leaks are reported, tests/integration/worker_leaks.sh)
  * and one that crashes its process (tests/integration/request_log.sh). */
 #include <phantom.h>
@@ -26,6 +27,7 @@ phantom_result *many_values(phantom_call *c, void *u);
 phantom_result *args_echo(phantom_call *c, void *u);
 phantom_result *catalog(phantom_call *c, void *u);
 phantom_result *even_items(phantom_call *c, void *u);
+phantom_result *session_ended(phantom_call *c, void *u);
 phantom_result *bad_utf8(phantom_call *c, void *u);
 phantom_result *leak(phantom_call *c, void *u);
 phantom_result *authenticate(phantom_call *c, void *u);
@@ -216,13 +218,18 @@ catalog(phantom_call *c, void *u)
 }
 
 /* subscriptions.authorize: of the URIs asked about, those item://N with N
- * even. */
+ * even. Another kind than subscription fails, as phantom.h says. */
 phantom_result *
 even_items(phantom_call *c, void *u)
 {
-	struct json_object *uris = NULL, *ok = json_object_new_array(), *out = json_object_new_object();
-	phantom_result *res = phantom_result_new();
+	struct json_object *uris = NULL, *ok, *out;
+	phantom_result *res;
 	(void)u;
+	if (phantom_call_kind_id(c) != PHANTOM_KIND_SUBSCRIPTION)
+		return NULL;
+	ok = json_object_new_array();
+	out = json_object_new_object();
+	res = phantom_result_new();
 	json_object_object_get_ex(phantom_call_arguments(c), "uris", &uris);
 	for (size_t i = 0; i < json_object_array_length(uris); i++) {
 		struct json_object *e = json_object_array_get_idx(uris, i), *uri = NULL;
@@ -235,6 +242,23 @@ even_items(phantom_call *c, void *u)
 	json_object_object_add(out, "allowed", ok);
 	phantom_result_structured_take(res, out);
 	return res;
+}
+
+/* sessions.on_end: appends "KIND/ID PRINCIPAL REASON" to the file
+ * ENDED_FILE names. Another kind than session_end fails, as phantom.h
+ * says. */
+phantom_result *
+session_ended(phantom_call *c, void *u)
+{
+	const char *path = getenv("ENDED_FILE"), *who = phantom_call_principal(c);
+	FILE *f;
+	(void)u;
+	if (phantom_call_kind_id(c) != PHANTOM_KIND_SESSION_END || path == NULL || (f = fopen(path, "a")) == NULL)
+		return NULL;
+	fprintf(f, "%s/%d %s %s\n", phantom_call_kind(c), (int)phantom_call_kind_id(c), who ? who : "none",
+		phantom_arg_string(c, "reason", "none"));
+	fclose(f);
+	return phantom_result_new();
 }
 
 /* Output that is not UTF-8, chosen by the "how" argument: an overlong '.'

@@ -1,12 +1,17 @@
 /* test_fcgi_wire.c: the FastCGI wire (lib/ph_fcgi_wire.c): whether a
  * connection's bytes hold a whole request, the split of a simple one in
- * place, and a record written before its length is known. */
+ * place, and a record written before its length is known; and which
+ * reader takes a request as the switches say (front/ph_fcgi_split.c). */
 #include "first.h"
 #include "ph_fcgi_wire.h"
+#include "ph_fcgi_split.h"
+#include "ph_front.h"
 #include "ph_util.h"
 #include "tap.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* Appends a FastCGI record (version 1) of type for request id with len
  * bytes of content (zeros) and pad bytes of padding. */
@@ -275,6 +280,58 @@ test_fcgi_record_close(void)
 	free(big);
 }
 
+/* front/ph_fcgi_split.c: who reads a simple request waiting whole on a
+ * fresh connection, as PHANTOM_FCGI_READER and PHANTOM_FAST_PATHS say:
+ * the split reader takes it (PH_FCGI_WAIT_SPLIT), or it is left whole for
+ * libfcgi (PH_FCGI_WAIT_WHOLE). */
+static void
+test_fcgi_reader(void)
+{
+	static const char begin[8] = {0, 1, 0, 0, 0, 0, 0, 0}, pairs[] = "\x0e\x04REQUEST_METHODPOST";
+	static const struct {
+		const char *reader; /* PHANTOM_FCGI_READER, NULL: unset */
+		bool fast;          /* PHANTOM_FAST_PATHS on */
+		enum ph_fcgi_wait want;
+		const char *what;
+	} cases[] = {
+		{NULL, true, PH_FCGI_WAIT_SPLIT, "unset, fast paths on: the split reader"},
+		{NULL, false, PH_FCGI_WAIT_WHOLE, "unset, PHANTOM_FAST_PATHS=off: libfcgi"},
+		{"", false, PH_FCGI_WAIT_WHOLE, "empty, PHANTOM_FAST_PATHS=off: libfcgi"},
+		{"split", false, PH_FCGI_WAIT_SPLIT, "split, PHANTOM_FAST_PATHS=off: the split reader still"},
+		{"libfcgi", true, PH_FCGI_WAIT_WHOLE, "libfcgi, fast paths on: libfcgi"},
+	};
+	struct ph_fcgi_split sp = {0};
+	struct ph_buf b;
+	char err[128];
+	ph_buf_init(&b);
+	rec_data(&b, 1, begin, 8);
+	rec_data(&b, 4, pairs, sizeof pairs - 1);
+	rec_data(&b, 4, NULL, 0);
+	rec_data(&b, 5, "{}", 2);
+	rec_data(&b, 5, NULL, 0);
+	for (size_t i = 0; i < PH_ARRAY_LEN(cases); i++) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 || ph_write_all(sv[1], b.data, b.len) != 0) {
+			ok(false, "reader: a socket pair holding a request");
+			continue;
+		}
+		if (cases[i].reader)
+			setenv("PHANTOM_FCGI_READER", cases[i].reader, 1);
+		else
+			unsetenv("PHANTOM_FCGI_READER");
+		ph_fast_paths = cases[i].fast;
+		ok(ph_fcgi_reader(false, err, sizeof err) && ph_fcgi_waiting(sv[0], true, 100, &sp) == cases[i].want,
+		   "reader: %s", cases[i].what);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	unsetenv("PHANTOM_FCGI_READER");
+	ph_fast_paths = true;
+	ok(ph_fcgi_reader(false, err, sizeof err), "reader: back to the default");
+	ph_fcgi_split_free(&sp);
+	ph_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -282,5 +339,6 @@ main(void)
 	test_fcgi_split();
 	test_fcgi_split_plain();
 	test_fcgi_record_close();
+	test_fcgi_reader();
 	return tap_done();
 }

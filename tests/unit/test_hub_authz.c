@@ -1,8 +1,8 @@
 /* test_hub_authz.c: subscriptions.authorize asked by the hub
  * (ph_hub_authz.c) without a hub. An update reaching 10,000 owners (the
  * listen streams the hub is built for), answered by a C handler in the
- * hub: each owner is told exactly what the handler allows of what changed
- * for it, once; owners forgotten before (and one while another is told)
+ * hub (which sees the call's kind as PHANTOM_KIND_SUBSCRIPTION): each
+ * owner is told exactly what the handler allows of what changed for it, once; owners forgotten before (and one while another is told)
  * are told nothing; and what it cost, counted in owners compared by the
  * lookups: a few per owner, where a scan of every owner for each made it
  * grow with their number (about 10^8 for 10,000). Then an exec handler
@@ -42,14 +42,25 @@ told(void *ctx, void *owner, struct json_object *allowed)
 		ph_hub_authz_forget(A, s->forget);
 }
 
+/* Calls of even_items that saw another kind than PHANTOM_KIND_SUBSCRIPTION. */
+static size_t other_kinds;
+
 /* The handler: allows item://N for an even N (tests/modules/testmod.c's
- * even_items, linked in). */
+ * even_items, linked in); fails a kind other than subscription, as
+ * phantom.h tells a handler to fail a kind it does not know. */
 static phantom_result *
 even_items(phantom_call *c, void *u)
 {
-	struct json_object *uris = NULL, *ok = json_object_new_array(), *out = json_object_new_object();
-	phantom_result *res = phantom_result_new();
+	struct json_object *uris = NULL, *ok, *out;
+	phantom_result *res;
 	(void)u;
+	if (phantom_call_kind_id(c) != PHANTOM_KIND_SUBSCRIPTION) {
+		other_kinds++;
+		return NULL;
+	}
+	ok = json_object_new_array();
+	out = json_object_new_object();
+	res = phantom_result_new();
 	json_object_object_get_ex(phantom_call_arguments(c), "uris", &uris);
 	for (size_t i = 0; i < json_object_array_length(uris); i++) {
 		struct json_object *uri = NULL;
@@ -140,6 +151,7 @@ module_tests(void)
 	is_int(silent, forgotten, "the %llu owners forgotten (10 of them while another was told) told nothing",
 	       forgotten);
 	is_int(A->n, 0, "every owner answered is gone");
+	is_int(other_kinds, 0, "the handler saw PHANTOM_KIND_SUBSCRIPTION on every call");
 	printf("# one update reaching %d owners (3 changes each): %llu owners compared, %.2f per owner\n", OWNERS,
 	       cost, (double)cost / OWNERS);
 	/* a scan per lookup compared about 10^8; hashed, a few per owner */

@@ -246,6 +246,42 @@ test_json_nul(void)
 #undef KN
 }
 
+/* ph_base64url_decode of the C string s into buf (16 bytes): the decoded
+ * length, or -1. */
+static long
+b64url(const char *s, unsigned char buf[16])
+{
+	unsigned char *out;
+	size_t len;
+	if (ph_base64url_decode(s, strlen(s), &out, &len) != 0)
+		return -1;
+	memcpy(buf, out, len < 16 ? len : 16);
+	free(out);
+	return (long)len;
+}
+
+/* ph_mime.c: base64url as RFC 7515 section 2 has it (cursors, sealed
+ * state, JWS segments): no padding, and one spelling per byte string. */
+static void
+test_base64url(void)
+{
+	unsigned char buf[16];
+	char *enc;
+	is_int(b64url("aGk", buf), 2, "base64url without padding decodes");
+	ok(memcmp(buf, "hi", 2) == 0, "... to the right bytes");
+	is_int(b64url("-_8", buf), 2, "'-' and '_' are 62 and 63");
+	ok(memcmp(buf, "\xfb\xff", 2) == 0, "... to the right bytes");
+	is_int(b64url("aGk=", buf), -1, "padding is refused");
+	is_int(b64url("a+k", buf), -1, "'+' (base64, not base64url) is refused");
+	is_int(b64url("aGk ", buf), -1, "a byte outside the alphabet at the end is refused");
+	is_int(b64url("aGkha", buf), -1, "a length of 4k+1 is refused");
+	is_int(b64url("aGl", buf), -1, "non-zero unused bits (a second spelling) are refused");
+	is_int(b64url("", buf), 0, "empty is empty");
+	enc = ph_base64url("\xfb\xff", 2);
+	is_str(enc, "-_8", "encoding: the URL-safe alphabet, no padding");
+	free(enc);
+}
+
 /* ph_jset and ph_jget: json-c's add and lookup, for small objects without
  * hashing and for larger ones with it. */
 static void
@@ -346,6 +382,7 @@ main(void)
 	test_json_memo_changed();
 	test_json_members();
 	test_json_nul();
+	test_base64url();
 	test_json_plain();
 	return tap_done();
 }

@@ -139,7 +139,17 @@ test_kept(void)
 	ka = ph_kept_take(&k, &a);
 	ok(ka && a.cap == 0, "kept: memory grown past the limit is not kept");
 	ph_buf_adds(&a, "x");
+	first = a.data;
 	ph_kept_give(&k, &a, ka, 4096);
+	/* the plain path (PHANTOM_FAST_PATHS=off): every use its own buffer */
+	ph_fast_paths = false;
+	ka = ph_kept_take(&k, &a);
+	ok(!ka && a.data == NULL && !k.busy && k.b.data == first,
+	   "kept, fast paths off: a buffer of its own, the kept memory left aside");
+	ph_buf_adds(&a, "plain");
+	ph_kept_give(&k, &a, ka, 4096);
+	ok(a.data == NULL && k.b.data == first, "kept, fast paths off: that buffer is freed, the kept one stays");
+	ph_fast_paths = true;
 	ph_buf_free(&k.b);
 }
 
