@@ -400,18 +400,20 @@ discover(const struct ph_oauth_keys *k, char *err, size_t esz)
 		struct ph_buf b;
 		struct json_object *doc = NULL;
 		const char *iss, *ju;
+		char what[260];
 		/* the second attempt's reason goes after the first's */
 		size_t at = i == 0 ? 0 : strlen(err);
 		if (i > 0 && at + 2 < esz)
 			memcpy(err + at, "; ", 3), at += 2;
 		err += at;
 		esz -= at;
+		snprintf(what, sizeof what, "%.240s: its issuer", urls[i]);
 		if (http_do(k, urls[i], NULL, NULL, NULL, &b, err, esz) != 0)
 			continue;
 		if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, &doc) || !json_object_is_type(doc, json_type_object))
 			snprintf(err, esz, "%s: not a JSON object", urls[i]);
 		else if ((iss = ph_jtext(doc, "issuer")) == NULL || strcmp(iss, k->issuer) != 0)
-			snprintf(err, esz, "%s: its issuer is not auth.oauth.issuer", urls[i]);
+			ph_jwt_iss_why(err, esz, what, iss, k->issuer);
 		else if ((ju = ph_jtext(doc, "jwks_uri")) == NULL || !ph_oauth_url_ok(ju))
 			snprintf(err, esz, "%s: no https jwks_uri", urls[i]);
 		else
