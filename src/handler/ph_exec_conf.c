@@ -24,7 +24,6 @@ const struct ph_exec_bounds ph_exec_handler_bounds = {
 	.output_def = 0,
 	.env_cwd = true,
 	.cwd_dir = true,
-	.bare_relative = false,
 	.persistent = true,
 };
 
@@ -77,21 +76,10 @@ resolve(struct ph_ysink *s, const struct ph_exec_bounds *b, const struct ph_ynod
 {
 	char nb[64], *full;
 	const char *name = qual(b, b->argv_key, nb, sizeof nb);
-	if (b->bare_relative && strchr(argv0, '/') == NULL) {
-		char *rel = ph_xasprintf("./%s", argv0);
-		full = ph_exec_resolve(rel, dir, NULL);
-		free(rel);
-		/* keep the path as the configuration writes it: DIR/NAME */
-		if (full != NULL) {
-			free(full);
-			full = ph_path_join(dir, argv0);
-		}
-	} else {
-		full = ph_exec_resolve(argv0, dir, path);
-	}
+	full = ph_exec_resolve(argv0, dir, path);
 	if (full != NULL)
 		return full;
-	if (strchr(argv0, '/') != NULL || b->bare_relative) {
+	if (strchr(argv0, '/') != NULL) {
 		char *tried = ph_path_join(dir, argv0);
 		ph_yread_problem(s, v->line, "%s: cannot run '%s': %s is not executable (%s)", name, argv0,
 				 tried, strerror(errno));
