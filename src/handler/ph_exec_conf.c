@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const struct ph_exec_bounds ph_exec_handler_bounds = {
 	.argv_key = "exec",
@@ -85,8 +86,12 @@ resolve(struct ph_ysink *s, const struct ph_exec_bounds *b, const struct ph_ynod
 				 tried, strerror(errno));
 		free(tried);
 	} else {
-		ph_yread_problem(s, v->line, "%s: cannot run '%s': not found in PATH (%s)", name, argv0,
-				 path);
+		/* a program beside the file, named as a shell would not find it */
+		char *here = ph_path_join(dir, argv0);
+		bool beside = access(here, X_OK) == 0;
+		free(here);
+		ph_yread_problem(s, v->line, "%s: cannot run '%s': not found in PATH (%s)%s%s", name, argv0,
+				 path, beside ? "; for the one beside this file write ./" : "", beside ? argv0 : "");
 	}
 	return NULL;
 }

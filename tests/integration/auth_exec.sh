@@ -113,6 +113,10 @@ auth:
 YAML
 "$PHANTOM" -c "$T_DIR/path.yaml" -t >"$T_DIR/path-t.out" 2>&1
 ok "-t accepts an authenticator given by a bare name found in PATH"
+sed 's|command: \[.*|command: [authenticator]|' "$T_DIR/phantom.yaml" >"$T_DIR/bare.yaml"
+"$PHANTOM" -c "$T_DIR/bare.yaml" -t >"$T_DIR/bare-t.out" 2>&1
+like "$(cat "$T_DIR/bare-t.out")" "auth.command: cannot run 'authenticator': not found in PATH \(/usr/local/bin:/usr/bin:/bin\); for the one beside this file write ./authenticator" \
+	"a bare name that is not in PATH but beside the file: -t says to write ./NAME"
 CGI_ARGS="-c $T_DIR/path.yaml" cgi_post "$(req 1 server/discover)" $(mhdr server/discover)
 is "$STATUS" 200 "... which runs: 200"
 like "$(cat "$T_DIR"/cgi.*.err)" "principal=from-path" "... and names the principal"
