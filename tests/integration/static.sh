@@ -91,7 +91,10 @@ tgz=$(flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 like "$tgz" '^phantom-[0-9.]+-static-[a-z0-9_]+\.tar\.gz$' "make dist-static makes the archive"
 mkdir -p "$T_DIR/x"
 tar -xzf "$top_builddir/$tgz" -C "$T_DIR/x"; ok "the archive unpacks"
-d=$T_DIR/x/${tgz%.tar.gz}
+is "$(ls -A "$T_DIR/x")" phantom "... as phantom/, one directory"
+d=$T_DIR/x/phantom
+grep -q "so that it is ~/phantom" "$d/README" && grep -q "unpacks as the directory phantom/" "$d/README"
+ok "... which its README names (~/phantom)"
 for f in bin/phantom-fcgi man/phantom-fcgi.8 man/phantom.yaml.5 man/phantom-skills.5 conf/htaccess \
 	conf/mcp.fcgi starter/phantom.yaml starter/tools/hello.sh starter/tools/reverse.php \
 	starter/tools/stats.py starter/tools/counter.py README; do
