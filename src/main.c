@@ -71,13 +71,14 @@ bad_usage(const char *what, const char *arg)
 #define BUILD_KIND ""
 #endif
 
-/* -t: loads the configuration at path and prints its problems; with
- * listen_spec (--listen, or NULL), also what a start would refuse in it
- * before binding. Returns the exit status. */
+/* -t: loads the configuration at path and prints its problems, with what
+ * the server would meet on this host as this user (probs.host), changing
+ * nothing; with listen_spec (--listen, or NULL), also what a start would
+ * refuse in it before binding. Returns the exit status. */
 static int
 check_config(const char *path, const char *listen_spec)
 {
-	struct ph_conf_problems probs = {0};
+	struct ph_conf_problems probs = {.host = true};
 	struct ph_server *s = ph_server_build(path, NULL, &probs);
 	struct ph_listen_addr a;
 	char err[512];

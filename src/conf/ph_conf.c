@@ -88,7 +88,7 @@ static const struct key auth_keys[] = {
 	{"auth.assigns_depth", K_INT, 1, 16, "4", true, AOFF(assigns_depth), NULL,
 	 "exec, module: deepest nesting of that object (1: flat values only)"},
 	{"auth.command", K_NODE, 0, 0, NULL, true, AOFF(command), NULL,
-	 "exec: the authenticator as an argument list (1 to 64), relative to this file"},
+	 "exec: the authenticator as an argument list (1 to 64), found as a handler's exec is"},
 	{"auth.timeout_ms", K_NODE, 0, 0, NULL, true, AOFF(timeout_ms), NULL,
 	 "exec: 1 to 60000 ms, default 2000"},
 	{"auth.max_output", K_NODE, 0, 0, NULL, true, AOFF(max_output), NULL,

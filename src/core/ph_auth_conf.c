@@ -596,9 +596,10 @@ ph_auth_conf_free(struct ph_config *c)
 	c->auth = NULL;
 }
 
-/* The authenticator's exec keys: command (relative to this file, never
- * looked up in PATH), timeout_ms and max_output, with bounds of its own: it
- * runs before every request, so it gets less time and output than a handler
+/* The authenticator's exec keys: command (found as a handler's exec is: a
+ * program holding '/' relative to this file, a bare name in the PATH it
+ * gets), timeout_ms and max_output, with bounds of its own: it runs before
+ * every request, so it gets less time and output than a handler
  * (phantom.yaml(5), auth). */
 static const struct ph_exec_bounds auth_exec_bounds = {
 	.argv_key = "command",
@@ -610,7 +611,6 @@ static const struct ph_exec_bounds auth_exec_bounds = {
 	.output_min = 64,
 	.output_max = 1 << 20,
 	.output_def = 65536,
-	.bare_relative = true,
 };
 
 /* A string of the section checked for WWW-Authenticate, copied; NULL when

@@ -271,6 +271,22 @@ accepts_sse(const char *accept)
 	return false;
 }
 
+/* The request's path as its target in the log (r->path): what a client
+ * probed (a well-known document, a health check) also when it gets 405. */
+static void
+path_target(struct ph_req *r)
+{
+	const char *uri = ph_param(r, "REQUEST_URI");
+	size_t n;
+	if (uri == NULL || (n = strcspn(uri, "?#")) == 0)
+		return;
+	if (n >= sizeof r->path)
+		n = sizeof r->path - 1;
+	memcpy(r->path, uri, n);
+	r->path[n] = '\0';
+	r->target = r->path;
+}
+
 /* The routes that are not an MCP POST: the metadata document, health and
  * metrics (GET), a CORS preflight (OPTIONS). Returns PH_OK with *route (and
  * *doc for the metadata), or the error to send. */
@@ -278,6 +294,7 @@ static enum ph_err
 other_route(struct ph_req *r, const char *m, const char *origin, enum route *route, const char **doc)
 {
 	const struct ph_config *c = r->srv->conf;
+	path_target(r);
 	if (m != NULL && strcmp(m, "OPTIONS") == 0 && cors_on(c) && origin != NULL && *origin) {
 		if (!cors_allowed(c, origin))
 			return PH_E_ORIGIN;

@@ -657,6 +657,7 @@ check_opaque(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned 
 	enum ph_err e = PH_E_UNAUTHORIZED;
 	struct ph_jwt_rules rules = {c->keys.issuer, c->audiences, c->naudiences, c->aud_slash, false, c->skew, now};
 	struct ph_jwt fake;
+	static char iss_why[600]; /* one request at a time in a process */
 	if (c->intro_endpoint == NULL) {
 		*why = "the token is not a JWT (and no introspection endpoint is configured)";
 		return PH_E_UNAUTHORIZED;
@@ -670,7 +671,7 @@ check_opaque(struct ph_oauth_conf *c, const char *tok, size_t n, const unsigned 
 		*why = "the introspection endpoint says the token is not active";
 		cache_put_inactive(c, digest, now);
 	} else if (ph_jhas(ans, "iss") && (iss == NULL || strcmp(iss, c->keys.issuer) != 0)) {
-		*why = "the introspected token's iss is not the configured issuer";
+		*why = ph_jwt_iss_why(iss_why, sizeof iss_why, "the introspected token's iss", iss, c->keys.issuer);
 	} else {
 		/* exp and aud are checked as a JWT's would be, when present */
 		memset(&fake, 0, sizeof fake);

@@ -43,6 +43,7 @@
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -92,16 +93,46 @@ cache_distrust(const struct stat *st)
 	return NULL;
 }
 
-/* The cache directory (made mode 0700 when missing) is Phantom's own and
- * no link. Returns 0, or -1 with k->last_error. */
+/* 0 when mkdir(dir) could make dir (its parent a directory this user may
+ * write and search), else -1 with errno as mkdir would set it; makes
+ * nothing. */
 static int
-cache_dir_ok(struct ph_oauth_keys *k)
+mkdir_could(const char *dir)
+{
+	char *copy = ph_xstrdup(dir);
+	const char *parent = dirname(copy);
+	struct stat st;
+	int rc = -1;
+	if (stat(parent, &st) != 0)
+		goto done;
+	if (!S_ISDIR(st.st_mode))
+		errno = ENOTDIR;
+	else if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) == 0)
+		rc = 0;
+done:
+	free(copy);
+	return rc;
+}
+
+/* The cache directory is Phantom's own and no link. make: made mode 0700
+ * when missing (the runtime); otherwise only whether it could be (-t: a
+ * check changes nothing). Returns 0, or -1 with k->last_error. */
+static int
+cache_dir_check(struct ph_oauth_keys *k, bool make)
 {
 	struct stat st;
 	const char *why;
-	if (mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST) {
+	int cannot = 0; /* why it cannot be made */
+	if (!make && lstat(k->cache_dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+		if (mkdir_could(k->cache_dir) == 0)
+			return 0; /* the first fetch makes it */
+		cannot = errno;
+	} else if (make && mkdir(k->cache_dir, 0700) != 0 && errno != EEXIST) {
+		cannot = errno;
+	}
+	if (cannot != 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "cannot create auth.oauth.cache_dir %s: %s", k->cache_dir,
-			 strerror(errno));
+			 strerror(cannot));
 	} else if (lstat(k->cache_dir, &st) != 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "auth.oauth.cache_dir %s: %s", k->cache_dir, strerror(errno));
 	} else if (!S_ISDIR(st.st_mode)) {
@@ -126,7 +157,7 @@ cache_open(struct ph_oauth_keys *k)
 	struct stat st;
 	const char *why = NULL;
 	int fd;
-	if (cache_dir_ok(k) != 0)
+	if (cache_dir_check(k, true) != 0)
 		return -1;
 	if ((fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) < 0) {
 		snprintf(k->errbuf, sizeof k->errbuf, "cannot read %s: %s", k->path,
@@ -246,6 +277,11 @@ ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph
 	k->lock_path = ph_xasprintf("%s.lock", k->path);
 	k->want_path = ph_xasprintf("%s.want", k->path);
 	k->wait_path = ph_xasprintf("%s.wait", k->path);
+	/* -t: the directory as the first fetch would find it, as this user;
+	 * not made here, a check changes nothing */
+	if (s->probs->host && cache_dir_check(k, false) != 0)
+		ph_yread_problem(s, on ? ph_yread_key_line(on, "cache_dir") : line, "%s (checked as uid %u: run -t "
+				 "as the user Phantom runs as)", k->last_error, (unsigned)geteuid());
 }
 
 void
@@ -364,18 +400,20 @@ discover(const struct ph_oauth_keys *k, char *err, size_t esz)
 		struct ph_buf b;
 		struct json_object *doc = NULL;
 		const char *iss, *ju;
+		char what[260];
 		/* the second attempt's reason goes after the first's */
 		size_t at = i == 0 ? 0 : strlen(err);
 		if (i > 0 && at + 2 < esz)
 			memcpy(err + at, "; ", 3), at += 2;
 		err += at;
 		esz -= at;
+		snprintf(what, sizeof what, "%.240s: its issuer", urls[i]);
 		if (http_do(k, urls[i], NULL, NULL, NULL, &b, err, esz) != 0)
 			continue;
 		if (!ph_json_parse(b.data, b.len, DISCOVERY_DEPTH, &doc) || !json_object_is_type(doc, json_type_object))
 			snprintf(err, esz, "%s: not a JSON object", urls[i]);
 		else if ((iss = ph_jtext(doc, "issuer")) == NULL || strcmp(iss, k->issuer) != 0)
-			snprintf(err, esz, "%s: its issuer is not auth.oauth.issuer", urls[i]);
+			ph_jwt_iss_why(err, esz, what, iss, k->issuer);
 		else if ((ju = ph_jtext(doc, "jwks_uri")) == NULL || !ph_oauth_url_ok(ju))
 			snprintf(err, esz, "%s: no https jwks_uri", urls[i]);
 		else
@@ -488,7 +526,7 @@ try_fetch(struct ph_oauth_keys *k, long long now)
 	long long start, end;
 	enum fetch rc = FETCH_RECENT;
 	int fd;
-	if (cache_dir_ok(k) != 0)
+	if (cache_dir_check(k, true) != 0)
 		return FETCH_FAILED;
 	if ((fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
 	    flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -35,7 +35,9 @@ struct ph_oauth_keys {
 /* The keys' settings of auth.oauth (issuer, jwks_uri, jwks_file, cache_dir,
  * refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch_bytes) into k;
  * problems go to s (lines of on, the auth.oauth node, may be NULL). A
- * jwks_file is read once here, so -t reports a bad one. */
+ * jwks_file is read once here, so -t reports a bad one; with
+ * s->probs->host (-t), a cache_dir that is not Phantom's own or that this
+ * user could not create is a problem too (it is not created). */
 void ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph_oauth_opts *o,
 			 const struct ph_ynode *on, const char *dir);
 void ph_oauth_keys_free(struct ph_oauth_keys *k);

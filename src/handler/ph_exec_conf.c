@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const struct ph_exec_bounds ph_exec_handler_bounds = {
 	.argv_key = "exec",
@@ -24,7 +25,6 @@ const struct ph_exec_bounds ph_exec_handler_bounds = {
 	.output_def = 0,
 	.env_cwd = true,
 	.cwd_dir = true,
-	.bare_relative = false,
 	.persistent = true,
 };
 
@@ -77,28 +77,21 @@ resolve(struct ph_ysink *s, const struct ph_exec_bounds *b, const struct ph_ynod
 {
 	char nb[64], *full;
 	const char *name = qual(b, b->argv_key, nb, sizeof nb);
-	if (b->bare_relative && strchr(argv0, '/') == NULL) {
-		char *rel = ph_xasprintf("./%s", argv0);
-		full = ph_exec_resolve(rel, dir, NULL);
-		free(rel);
-		/* keep the path as the configuration writes it: DIR/NAME */
-		if (full != NULL) {
-			free(full);
-			full = ph_path_join(dir, argv0);
-		}
-	} else {
-		full = ph_exec_resolve(argv0, dir, path);
-	}
+	full = ph_exec_resolve(argv0, dir, path);
 	if (full != NULL)
 		return full;
-	if (strchr(argv0, '/') != NULL || b->bare_relative) {
+	if (strchr(argv0, '/') != NULL) {
 		char *tried = ph_path_join(dir, argv0);
 		ph_yread_problem(s, v->line, "%s: cannot run '%s': %s is not executable (%s)", name, argv0,
 				 tried, strerror(errno));
 		free(tried);
 	} else {
-		ph_yread_problem(s, v->line, "%s: cannot run '%s': not found in PATH (%s)", name, argv0,
-				 path);
+		/* a program beside the file, named as a shell would not find it */
+		char *here = ph_path_join(dir, argv0);
+		bool beside = access(here, X_OK) == 0;
+		free(here);
+		ph_yread_problem(s, v->line, "%s: cannot run '%s': not found in PATH (%s)%s%s", name, argv0,
+				 path, beside ? "; for the one beside this file write ./" : "", beside ? argv0 : "");
 	}
 	return NULL;
 }

@@ -21,7 +21,6 @@ struct ph_exec_bounds {
 	long long output_min, output_max, output_def;    /* max_output; def 0: limits.exec_max_output */
 	bool env_cwd;           /* env and cwd are read (otherwise the caller refuses them) */
 	bool cwd_dir;           /* without cwd, the command runs in dir (otherwise in the server's) */
-	bool bare_relative;     /* a program without '/' is relative to dir too, not looked up in PATH */
 	bool persistent;        /* the persistent key is read (otherwise the caller refuses it) */
 };
 

@@ -6,6 +6,7 @@
 #include "ph_json.h"
 #include "ph_mime.h"
 #include "ph_util.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -568,9 +569,38 @@ times_ok(struct json_object *claims, const struct ph_jwt_rules *r, long long *ex
 	return NULL;
 }
 
+/* want with one more '/' at its end than got. */
+static bool
+slash_more(const char *want, size_t wn, const char *got, size_t gn)
+{
+	return wn == gn + 1 && want[gn] == '/' && memcmp(want, got, gn) == 0;
+}
+
+const char *
+ph_jwt_iss_why(char *buf, size_t n, const char *what, const char *iss, const char *want)
+{
+	size_t in, wn;
+	if (want == NULL)
+		want = "";
+	if (iss == NULL) {
+		snprintf(buf, n, "%s is missing, not a string or not plain text (auth.oauth.issuer is \"%.200s\")",
+			 what, want);
+		return buf;
+	}
+	in = strlen(iss);
+	wn = strlen(want);
+	snprintf(buf, n, "%s \"%.200s\" is not auth.oauth.issuer \"%.200s\"%s", what, iss, want,
+		 slash_more(want, wn, iss, in) || slash_more(iss, in, want, wn)
+			 ? " (only a trailing '/' differs: auth.oauth.issuer must be the issuer exactly as its "
+			   "metadata says it)"
+			 : "");
+	return buf;
+}
+
 bool
 ph_jwt_claims_ok(const struct ph_jwt *t, const struct ph_jwt_rules *r, long long *exp, const char **why)
 {
+	static char iss_why[600]; /* one request at a time in a process */
 	const char *iss = ph_jtext(t->claims, "iss");
 	if (t->typ != NULL && strcasecmp(t->typ, "at+jwt") != 0 && strcasecmp(t->typ, "application/at+jwt") != 0 &&
 	    (r->typ_at || strcasecmp(t->typ, "JWT") != 0)) {
@@ -582,7 +612,7 @@ ph_jwt_claims_ok(const struct ph_jwt *t, const struct ph_jwt_rules *r, long long
 		return false;
 	}
 	if (iss == NULL || r->issuer == NULL || strcmp(iss, r->issuer) != 0) {
-		*why = "the token's iss is not the configured issuer";
+		*why = ph_jwt_iss_why(iss_why, sizeof iss_why, "the token's iss", iss, r->issuer);
 		return false;
 	}
 	if ((*why = aud_ok(t->claims, r)) != NULL || (*why = times_ok(t->claims, r, exp)) != NULL)

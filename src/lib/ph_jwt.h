@@ -102,4 +102,11 @@ struct ph_jwt_rules {
  * Returns true, or false with why. *exp gets the expiry. */
 bool ph_jwt_claims_ok(const struct ph_jwt *t, const struct ph_jwt_rules *r, long long *exp,
 		      const char **why) PH_WUR;
+
+/* Why an issuer iss (NULL: absent, not a string or not plain text) is not
+ * want, auth.oauth.issuer, for the log: "WHAT \"ISS\" is not
+ * auth.oauth.issuer \"WANT\"", each value cut at 200 bytes, with a hint
+ * when only a trailing '/' differs. Written into buf (n bytes); returns
+ * buf. iss is a claim or a metadata value, never the token. */
+const char *ph_jwt_iss_why(char *buf, size_t n, const char *what, const char *iss, const char *want);
 #endif

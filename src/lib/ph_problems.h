@@ -9,6 +9,9 @@
 struct ph_conf_problems {
 	char **v;
 	size_t n;
+	/* set by -t: also check, changing nothing, what the server would meet
+	 * only when it runs (a directory it would create on first use) */
+	bool host;
 };
 
 void ph_conf_problems_free(struct ph_conf_problems *p);

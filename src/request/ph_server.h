@@ -55,6 +55,9 @@ struct ph_req {
 	const char *hdr_version, *hdr_method;
 	bool counted;                   /* an MCP request for the metrics (not health, scrapes) */
 	const char *target;             /* tool name, prompt name or uri, for the log */
+	/* a request that is not an MCP POST: its path, REQUEST_URI without the
+	 * query (which may carry a token), cut at 200 bytes, as its target */
+	char path[201];
 	const char *principal;          /* authenticated principal, NULL when none */
 	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
 					 * principal (an object), NULL when none (ph_auth.c) */

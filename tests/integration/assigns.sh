@@ -32,7 +32,7 @@ cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: assigns-test, version: "1.0" }
 workers: 2
 request_state: { secret_env: ASSIGNS_SECRET }
-auth: { mode: exec, command: [authenticator], timeout_ms: 2000 }
+auth: { mode: exec, command: [./authenticator], timeout_ms: 2000 }
 tools:
   - { name: whoami, description: The assigns, exec: [./tool.sh] }
   - { name: twice, description: Two rounds, exec: [./tool.sh] }

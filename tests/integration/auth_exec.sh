@@ -2,7 +2,8 @@
 # auth.mode exec behind nginx: an authenticator script gets the request
 # headers as JSON and answers allow / unauthorized / forbidden; a slow,
 # crashing or babbling authenticator gives 500 and the next request is
-# served; on stdio the authenticator does not run (auth.stdio_principal).
+# served; on stdio the authenticator does not run (auth.stdio_principal); a
+# command given by a bare name is found in PATH, as a handler's exec is.
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
 
@@ -30,7 +31,7 @@ server: { name: exec-test, version: "1.0", scope: public }
 workers: 2
 auth:
   mode: exec
-  command: [authenticator]
+  command: [./authenticator]
   timeout_ms: 1000
   realm: exec-realm
   scope: "mcp:read"
@@ -101,6 +102,24 @@ grep -q 'allow without a usable "principal"' "$PH_LOG"; ok "... logged as an unu
 mpost "$U" 9 server/discover '{}' -H 'Authorization: Bearer nul-allow'
 is "$STATUS" 500 "a decision of allow, U+0000 and more is not allow: 500"
 still_serving "an answer cut by a NUL"
+
+# a bare name is looked up in the PATH the authenticator gets, as a
+# handler's exec is (sh, in /usr/bin or /bin)
+cat >"$T_DIR/path.yaml" <<'YAML'
+server: { name: exec-path, version: "1.0" }
+auth:
+  mode: exec
+  command: [sh, -c, "cat >/dev/null; echo '{\"decision\":\"allow\",\"principal\":\"from-path\"}'"]
+YAML
+"$PHANTOM" -c "$T_DIR/path.yaml" -t >"$T_DIR/path-t.out" 2>&1
+ok "-t accepts an authenticator given by a bare name found in PATH"
+sed 's|command: \[.*|command: [authenticator]|' "$T_DIR/phantom.yaml" >"$T_DIR/bare.yaml"
+"$PHANTOM" -c "$T_DIR/bare.yaml" -t >"$T_DIR/bare-t.out" 2>&1
+like "$(cat "$T_DIR/bare-t.out")" "auth.command: cannot run 'authenticator': not found in PATH \(/usr/local/bin:/usr/bin:/bin\); for the one beside this file write ./authenticator" \
+	"a bare name that is not in PATH but beside the file: -t says to write ./NAME"
+CGI_ARGS="-c $T_DIR/path.yaml" cgi_post "$(req 1 server/discover)" $(mhdr server/discover)
+is "$STATUS" 200 "... which runs: 200"
+like "$(cat "$T_DIR"/cgi.*.err)" "principal=from-path" "... and names the principal"
 
 # stdio: no headers, no authenticator; the principal is auth.stdio_principal
 rm -f "$T_DIR/last-input.json"

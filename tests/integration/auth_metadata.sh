@@ -4,6 +4,7 @@
 # (mod_proxy_fcgi) and shared-hosting (.htaccess) configurations with exactly
 # the lines docs/auth.md tells users to add. The document needs no
 # credentials; the endpoint still does, and its 401 points to the document.
+# A probe answered 405 is logged with its path (not its query) as target.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/auth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -55,6 +56,19 @@ nginx_start_auth "$PH_BACKEND" "" 'location = /.well-known/oauth-protected-resou
     fastcgi_pass phantom;
 }' || { echo "not ok - nginx starts"; exit 1; }
 checks "$NGINX_BASE" nginx
+
+# ---- a probe answered 405 is logged with its path as the target, never
+# with its query (RFC 6750 lets a client put a token there)
+get -X PUT "$NGINX_BASE$WK?access_token=s3cret-probe"
+is "$STATUS" 405 "PUT on the metadata path: 405"
+like "$(grep 'status=405' "$PH_LOG" | tail -1)" "method=- target=$WK status=405 " \
+	"... logged with the path as its target"
+! grep -q 's3cret-probe' "$PH_LOG"; ok "... and without its query"
+CGI_ARGS="-c $T_DIR/phantom.yaml" cgi_post "" REQUEST_METHOD=GET \
+	REQUEST_URI=/.well-known/oauth-authorization-server
+is "$STATUS" 405 "GET of a path Phantom does not serve (a client's probe): 405"
+like "$(cat "$T_DIR"/cgi.*.err)" "method=- target=/.well-known/oauth-authorization-server status=405 " \
+	"... logged with that path as its target"
 
 # ---- lighttpd: its own url conditional
 if command -v lighttpd >/dev/null; then

@@ -117,6 +117,8 @@ is "$STATUS" 200 "after negative_cache_s the endpoint is asked again (now it say
 printf '{"active":true,"sub":"bob","iss":"https://evil.example.com/"}' >"$AS/introspect.json"
 call "opaque-token-3"
 is "$STATUS" 401 "an introspected token of another issuer: 401"
+grep -qF "invalid OAuth token: the introspected token's iss \"https://evil.example.com/\" is not auth.oauth.issuer \"$ISS\"" "$PH_LOG"
+ok "the log names the introspection's iss and the configured issuer"
 
 # ---- a remembered token whose key left the set: refused once the keys are
 # fetched again (refresh_s 10), not served until it expires

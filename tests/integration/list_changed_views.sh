@@ -32,7 +32,7 @@ request_state: { secret_file: secret }
 subscriptions: { keepalive_ms: 1000 }
 auth:
   mode: exec
-  command: [authenticator]
+  command: [./authenticator]
   allow:
     alice: { tools: [$1] }
 tools:

@@ -36,7 +36,7 @@ request_state: { secret_file: secret }
 sessions:
   max_age: 3
   on_end: { exec: [./hook], timeout_ms: 5000 }
-auth: { mode: exec, command: [authenticator] }
+auth: { mode: exec, command: [./authenticator] }
 tools:
   - { name: t, description: a tool, exec: [/bin/true] }
 YAML

@@ -4,7 +4,8 @@
 # client; FastCGI behind nginx with every HTTP rule), refuses what a static
 # program cannot do at -t and at start (C modules, host names in listen:
 # and --listen, user and group names in listen_owner and listen_group), and
-# `make dist-static` packs it with what a hosting user needs.
+# `make dist-static` packs it with what a hosting user needs, also in a tree
+# configured in the sources (./configure; make dist-static).
 . "${top_srcdir:-.}/tests/lib.sh"
 # bail WHAT: a failed step the rest needs: one "not ok", then the end
 bail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $1"; done_testing; exit 1; }
@@ -90,7 +91,10 @@ tgz=$(flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 like "$tgz" '^phantom-[0-9.]+-static-[a-z0-9_]+\.tar\.gz$' "make dist-static makes the archive"
 mkdir -p "$T_DIR/x"
 tar -xzf "$top_builddir/$tgz" -C "$T_DIR/x"; ok "the archive unpacks"
-d=$T_DIR/x/${tgz%.tar.gz}
+is "$(ls -A "$T_DIR/x")" phantom "... as phantom/, one directory"
+d=$T_DIR/x/phantom
+grep -q "so that it is ~/phantom" "$d/README" && grep -q "unpacks as the directory phantom/" "$d/README"
+ok "... which its README names (~/phantom)"
 for f in bin/phantom-fcgi man/phantom-fcgi.8 man/phantom.yaml.5 man/phantom-skills.5 conf/htaccess \
 	conf/mcp.fcgi starter/phantom.yaml starter/tools/hello.sh starter/tools/reverse.php \
 	starter/tools/stats.py starter/tools/counter.py README; do
@@ -105,4 +109,20 @@ grep -q "od -An -vtx1" "$d/README"; ok "the README says how to make the secret"
 out=$("$d/bin/phantom-fcgi" -t -c "$d/starter/phantom.yaml" 2>&1)
 like "$out" "configuration OK" "the archive's starter configuration checks"
 rm -f "$top_builddir/$tgz"
+
+# ---- in the sources: ./configure there, then make dist-static -----------------
+# (a clean copy of the sources, as make distdir gives them: one more static
+# build, some 20 s on 2 cores)
+src=$T_DIR/intree
+flock "$top_builddir/.static.lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" \
+	distdir distdir="$src" top_distdir="$src" >"$T_DIR/distdir.log" 2>&1 || bail "make distdir copies the sources"
+(cd "$src" && ./configure -q >"$T_DIR/intree-configure.log" 2>&1) || bail "./configure in the sources"
+tgz=$(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory dist-static \
+	2>"$T_DIR/intree.err" | tail -1)
+like "$tgz" '^phantom-[0-9.]+-static-[a-z0-9_]+\.tar\.gz$' "configured in the sources, make dist-static makes the archive"
+[ -s "$src/$tgz" ]; ok "... there"
+is "$(ldd "$src/static/phantom-fcgi" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "... of a static binary"
+n=$(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make dist-static 2>&1 | grep -c '^ *CC ')
+is "$n" 0 "a second make dist-static compiles nothing again"
+rm -rf "$src" # its tests name the sanitizers' reports, which done_testing looks for
 done_testing

@@ -393,7 +393,7 @@ test_exec(void)
 		   "*) echo '{\"decision\":\"unauthorized\"}';;\n"
 		   "esac\n",
 		   0755);
-	s = load("auth:\n  mode: exec\n  command: [authn.sh]\n  timeout_ms: 500\n  max_output: 4096\n"
+	s = load("auth:\n  mode: exec\n  command: [./authn.sh]\n  timeout_ms: 500\n  max_output: 4096\n"
 		 "  realm: r\n  allow:\n    gina: { prompts: [p] }\n",
 		 probs, sizeof probs);
 	if (!ok(s != NULL, "exec configuration loads"))
@@ -473,7 +473,7 @@ test_exec(void)
 
 	/* an authenticator that answers without reading 300 KB of input */
 	write_file("noread.sh", "#!/bin/sh\necho '{\"decision\":\"allow\",\"principal\":\"quick\"}'\n", 0755);
-	s = load("auth: { mode: exec, command: [noread.sh], headers: [cookie] }\n", probs, sizeof probs);
+	s = load("auth: { mode: exec, command: [./noread.sh], headers: [cookie] }\n", probs, sizeof probs);
 	if (!ok(s != NULL, "exec configuration with a non-reading command loads"))
 		show(probs);
 	if (s != NULL) {
