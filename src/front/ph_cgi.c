@@ -105,9 +105,7 @@ cgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	int rc;
 	(void)ex;
 	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, json, len);
-	ph_buf_adds(&b, "\n\n");
+	ph_sse_event(&b, 0, json, len);
 	rc = ph_write_all(1, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;

@@ -254,13 +254,15 @@ static int
 fcgi_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 {
 	struct fcgi_front *f = ex->front;
-	static const char pre[] = "event: message\ndata: ";
-	if (FCGX_PutStr(pre, (int)sizeof pre - 1, f->req->out) < 0 ||
-	    FCGX_PutStr(json, (int)len, f->req->out) < 0 ||
-	    FCGX_PutStr("\n\n", 2, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0 ||
+	struct ph_buf b;
+	int rc = 0;
+	ph_buf_init(&b);
+	ph_sse_event(&b, 0, json, len);
+	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 || FCGX_FFlush(f->req->out) < 0 ||
 	    FCGX_GetError(f->req->out) != 0)
-		return -1;
-	return 0;
+		rc = -1;
+	ph_buf_free(&b);
+	return rc;
 }
 
 static int

@@ -131,9 +131,7 @@ split_stream_send(struct ph_exchange *ex, const char *json, size_t len)
 	struct split_front *f = ex->front;
 	struct ph_buf b;
 	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, json, len);
-	ph_buf_adds(&b, "\n\n");
+	ph_sse_event(&b, 0, json, len);
 	split_stdout(f, b.data, b.len);
 	ph_buf_free(&b);
 	return split_flush(f);

@@ -410,6 +410,16 @@ ph_read_file(const char *path, size_t max, char **out, size_t *len)
 	return ph_read_file_flags(path, 0, max, out, len);
 }
 
+void
+ph_sse_event(struct ph_buf *b, unsigned long long id, const char *json, size_t len)
+{
+	if (id > 0)
+		ph_buf_printf(b, "id: %llu\n", id);
+	ph_buf_adds(b, "event: message\ndata: ");
+	ph_buf_add(b, json, len);
+	ph_buf_adds(b, "\n\n");
+}
+
 const char *
 ph_strerror(int err)
 {

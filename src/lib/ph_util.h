@@ -116,6 +116,12 @@ int ph_pid(void);
 	"give the number (id -u NAME, getent group NAME)"
 #endif
 
+/* Appends one event of an MCP SSE stream to b: "event: message", the JSON
+ * text (len bytes, one line) as its data, a blank line; with id > 0 an
+ * "id:" line first (a legacy session's event, for Last-Event-ID). The one
+ * place the frame is written. */
+void ph_sse_event(struct ph_buf *b, unsigned long long id, const char *json, size_t len);
+
 /* Joins dir and a relative path (absolute paths are returned as they are).
  * Caller frees. */
 char *ph_path_join(const char *dir, const char *path) PH_NONNULL_RET;

@@ -19,9 +19,11 @@
 #include "ph_exec_conf.h"
 #include "ph_call.h"
 #include "ph_features.h"
+#include "ph_log.h"
 #include "ph_persist.h"
 #include "ph_registry.h"
 #include "ph_util.h"
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +84,11 @@ ph_hub_authz_new(struct ph_server *srv)
 {
 	struct ph_hub_authz *a = ph_xcalloc(1, sizeof *a);
 	a->srv = srv;
-	a->ep = epoll_create1(EPOLL_CLOEXEC);
+	/* without it no check is ever stepped: each ends at its timeout,
+	 * allowing nothing; say so once rather than fail unseen */
+	if ((a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		ph_log("error", "hub: cannot watch subscriptions.authorize checks (epoll: %s): each times out "
+		       "and allows nothing", strerror(errno));
 	a->next_serial = 1;
 	return a;
 }

@@ -184,9 +184,7 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	}
 	j = ph_json_text(m, &len);
 	ph_buf_init(&ev);
-	ph_buf_adds(&ev, "event: message\ndata: ");
-	ph_buf_add(&ev, j, len);
-	ph_buf_adds(&ev, "\n\n");
+	ph_sse_event(&ev, 0, j, len);
 	ph_buf_init(&b);
 	/* what is left of the pushed requests first: the stream stays whole */
 	if (p->off < p->out.len)
@@ -268,9 +266,7 @@ park_call(struct ph_hub_sessions *t, const struct ph_hubmsg_call *c, int fd)
 		size_t len;
 		const char *j = ph_json_text(json_object_array_get_idx(push, i), &len);
 		ph_buf_init(&e);
-		ph_buf_adds(&e, "event: message\ndata: ");
-		ph_buf_add(&e, j, len);
-		ph_buf_adds(&e, "\n\n");
+		ph_sse_event(&e, 0, j, len);
 		ph_fcgi_records(&p->out, PH_FCGI_STDOUT, p->rid, e.data, e.len);
 		ph_buf_free(&e);
 	}

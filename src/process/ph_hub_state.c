@@ -277,9 +277,7 @@ emit(struct ph_hub_states *t, struct ph_hstate *st, const char *method, struct j
 	j = ph_json_text(n, &len);
 	ph_buf_init(&b);
 	ev.id = st->next_id++;
-	ph_buf_printf(&b, "id: %llu\nevent: message\ndata: ", ev.id);
-	ph_buf_add(&b, j, len);
-	ph_buf_adds(&b, "\n\n");
+	ph_sse_event(&b, ev.id, j, len);
 	json_object_put(n);
 	ev.len = b.len;
 	ev.text = ph_buf_steal(&b);

@@ -118,9 +118,7 @@ send_event(struct hub *h, struct stream *s, struct json_object *msg)
 	const char *j = ph_json_text(msg, &len);
 	bool alive;
 	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, j, len);
-	ph_buf_adds(&b, "\n\n");
+	ph_sse_event(&b, 0, j, len);
 	json_object_put(msg);
 	s->events++;
 	alive = ph_hub_send_text(h, s, b.data, b.len);

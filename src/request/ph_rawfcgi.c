@@ -81,9 +81,7 @@ raw_event(struct ph_exchange *ex, const char *json, size_t len)
 	struct ph_buf b;
 	int rc;
 	ph_buf_init(&b);
-	ph_buf_adds(&b, "event: message\ndata: ");
-	ph_buf_add(&b, json, len);
-	ph_buf_adds(&b, "\n\n");
+	ph_sse_event(&b, 0, json, len);
 	rc = put(w, PH_FCGI_STDOUT, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;

@@ -207,6 +207,12 @@ main(void)
 
 	test_token68();
 	test_log_escape();
+	ph_buf_init(&b);
+	ph_sse_event(&b, 0, "{\"a\":1}", 7);
+	ph_sse_event(&b, 42, "{}", 2);
+	is_str(b.data, "event: message\ndata: {\"a\":1}\n\nid: 42\nevent: message\ndata: {}\n\n",
+	       "sse: an event, and one with an id");
+	ph_buf_free(&b);
 	ok(ph_strtonum("42", 0, 100, &v, &err) == 0 && v == 42, "strtonum parses 42");
 	ok(ph_strtonum("101", 0, 100, &v, &err) != 0, "strtonum refuses above max");
 	is_str(err, "is too large", "strtonum says why");
