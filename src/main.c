@@ -66,7 +66,7 @@ bad_usage(const char *what, const char *arg)
 
 /* What -V says about how this program was built. */
 #ifdef PH_STATIC_BUILD
-#define BUILD_KIND ", static build: no C modules, numeric addresses only"
+#define BUILD_KIND ", static build: no C modules, numeric addresses and user and group ids only"
 #else
 #define BUILD_KIND ""
 #endif

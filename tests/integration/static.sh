@@ -16,6 +16,7 @@ is "$(ldd "$STATIC" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "ldd: not a
 ! readelf -lW "$STATIC" | grep -q 'INTERP\|DYNAMIC'
 ok "no program interpreter and no dynamic section"
 like "$("$STATIC" -V)" '^phantom-fcgi [0-9.]+ .*static build' "-V says it is the static build"
+like "$("$STATIC" -V)" 'numeric addresses and user and group ids only' "... and that it takes numbers for addresses, users and groups"
 unlike_dyn=$("$PHANTOM" -V)
 case $unlike_dyn in *static*) false ;; esac; ok "the dynamic build's -V does not"
 
