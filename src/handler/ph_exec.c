@@ -358,36 +358,53 @@ ph_run_pidfd(pid_t pid)
  * start to the reaping; any other child of ours is an orphan a command left
  * behind (a subreaper inherits them). A worker runs one call at a time, so a
  * plain array does. */
-static pid_t *owned;
-static size_t nowned, owned_cap;
-static bool subreaper_on;
+/* A few pids, in no order. */
+struct pids {
+	pid_t *v;
+	size_t n, cap;
+};
 
 static void
-owned_add(pid_t pid)
+pids_add(struct pids *s, pid_t pid)
 {
-	if (nowned == owned_cap) {
-		owned_cap = owned_cap ? owned_cap * 2 : 8;
-		owned = ph_xrealloc(owned, owned_cap * sizeof *owned);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = ph_xrealloc(s->v, s->cap * sizeof *s->v);
 	}
-	owned[nowned++] = pid;
+	s->v[s->n++] = pid;
 }
 
 static void
-owned_del(pid_t pid)
+pids_del(struct pids *s, pid_t pid)
 {
-	for (size_t i = 0; i < nowned; i++) {
-		if (owned[i] == pid) {
-			owned[i] = owned[--nowned];
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i] == pid) {
+			s->v[i] = s->v[--s->n];
 			return;
 		}
 	}
 }
 
+static struct pids owned;
+static bool subreaper_on;
+
+static void
+owned_add(pid_t pid)
+{
+	pids_add(&owned, pid);
+}
+
+static void
+owned_del(pid_t pid)
+{
+	pids_del(&owned, pid);
+}
+
 static bool
 is_owned(pid_t pid)
 {
-	for (size_t i = 0; i < nowned; i++)
-		if (owned[i] == pid)
+	for (size_t i = 0; i < owned.n; i++)
+		if (owned.v[i] == pid)
 			return true;
 	return false;
 }
@@ -584,25 +601,14 @@ ph_run_wait_exit(pid_t pid, int ms)
  * mount), or held by a tracer, dies when it can. Such a leader stays owned
  * (the sweep leaves its group alone) and waits here for
  * ph_exec_reap_dying. */
-static pid_t *dying;
-static size_t ndying, dying_cap;
-
-static void
-dying_add(pid_t pid)
-{
-	if (ndying == dying_cap) {
-		dying_cap = dying_cap ? dying_cap * 2 : 8;
-		dying = ph_xrealloc(dying, dying_cap * sizeof *dying);
-	}
-	dying[ndying++] = pid;
-}
+static struct pids dying;
 
 size_t
 ph_exec_reap_dying(void)
 {
-	size_t was = ndying;
-	for (size_t i = 0; i < ndying;) {
-		pid_t pid = dying[i], got;
+	size_t was = dying.n;
+	for (size_t i = 0; i < dying.n;) {
+		pid_t pid = dying.v[i], got;
 		int st;
 		while ((got = waitpid(pid, &st, WNOHANG)) < 0 && errno == EINTR)
 			;
@@ -614,11 +620,11 @@ ph_exec_reap_dying(void)
 			continue;
 		}
 		owned_del(pid); /* reaped now, or elsewhere (ECHILD) */
-		dying[i] = dying[--ndying];
+		dying.v[i] = dying.v[--dying.n];
 	}
-	if (ndying < was)
+	if (dying.n < was)
 		ph_exec_sweep(); /* a subreaper: its group, ours now, left alone until then */
-	return ndying;
+	return dying.n;
 }
 
 /* SIGKILL to whatever is left of the group, and to the leader itself in
@@ -640,7 +646,7 @@ kill_leader(pid_t pid, int *wstatus, bool *reaped, bool nowait)
 		while ((got = waitpid(pid, wstatus, nowait ? WNOHANG : 0)) < 0 && errno == EINTR)
 			;
 		if (got == 0) {
-			dying_add(pid);
+			pids_add(&dying, pid);
 			*wstatus = SIGKILL; /* as waitpid will say */
 			*reaped = true;
 			return;
