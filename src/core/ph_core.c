@@ -80,6 +80,8 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	if (ph_take_body(&r, &body, &blen, &own))
 		serve_body(&r, body, blen);
 	ph_log_request(&r, r.method ? r.method : "-");
+	if (ph_otel_on)
+		ph_otel_req_end(&r);
 	/* what an MCP client sent, not the health checks and scrapes */
 	if (r.counted && r.ex->http)
 		ph_metrics_request(r.method, r.status, (int64_t)(ph_now_us() - r.t0));

@@ -16,6 +16,8 @@
 static void
 finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 {
+	if (ph_otel_on) /* a tool's error result is an error of the span */
+		r->otel.tool_error = json_object_get_boolean(ph_jget(res, "isError"));
 	if (!r->legacy) {
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;

@@ -496,12 +496,15 @@ parse_traceparent(struct ph_req *r, const char *tp)
 static void
 read_trace(struct ph_req *r, const struct meta_view *mv)
 {
+	const char *other = NULL;
 	if (json_object_is_type(mv->traceparent, json_type_string))
 		r->traceparent = json_object_get_string(mv->traceparent);
 	if (json_object_is_type(mv->tracestate, json_type_string))
 		r->tracestate = json_object_get_string(mv->tracestate);
 	if (json_object_is_type(mv->baggage, json_type_string))
 		r->baggage = json_object_get_string(mv->baggage);
+	if (r->traceparent != NULL && ph_otel_on && r->ex->http)
+		other = ph_param(r, "HTTP_TRACEPARENT"); /* a link when both are there */
 	if (r->traceparent == NULL && r->ex->http)
 		r->traceparent = ph_param(r, "HTTP_TRACEPARENT");
 	if (r->tracestate == NULL && r->ex->http)
@@ -509,6 +512,8 @@ read_trace(struct ph_req *r, const struct meta_view *mv)
 	if (r->baggage == NULL && r->ex->http)
 		r->baggage = ph_param(r, "HTTP_BAGGAGE");
 	parse_traceparent(r, r->traceparent);
+	if (ph_otel_on)
+		ph_otel_req_begin(r, other);
 }
 
 /* Steps 3-11 for a well-formed JSON-RPC message. */

@@ -112,6 +112,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.last_progress = -1;
 	r.legacy = true;
 	r.streaming = true; /* the stream's headers went out in the first round */
+	r.counted = true;    /* an MCP operation (ph_core.c's metrics do not see it) */
 	r.principal = top->principal;
 	r.assigns = top->assigns;
 	r.access = top->access;
@@ -133,6 +134,8 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	else
 		ph_dispatch(&r, m);
 	ph_log_request(&r, r.method ? r.method : "-");
+	if (ph_otel_on)
+		ph_otel_req_end(&r);
 	ph_rawfcgi_end(r.ex);
 	ph_mrtr_end(&r);
 	json_object_put(r.park);

@@ -10,6 +10,7 @@
 #include "ph_exchange.h"
 #include "ph_json.h"
 #include "ph_log.h"
+#include "ph_otel.h"
 #include <json-c/json.h>
 
 #define PH_MODERN_VERSION "2026-07-28"
@@ -93,6 +94,7 @@ struct ph_req {
 	double last_progress;
 	int64_t t0;
 	const char *exec_how;           /* "warm" or "fresh": a persistent exec served it (log line) */
+	struct ph_otel_req otel;        /* telemetry (ph_otel_req.c); untouched when off */
 };
 
 /* What a method handler returns: a result object (transferred to the core) or
