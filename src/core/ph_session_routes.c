@@ -35,6 +35,8 @@ ph_serve_session_end(struct ph_req *r)
 		return;
 	}
 	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->session, "sid"));
+	if (ph_otel_on)
+		ph_otel_session_ended(r);
 	ph_respond(r, 204, NULL, NULL, NULL, 0);
 }
 
@@ -126,6 +128,8 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.mrtr_state = pr->state;
 	r.input_responses = pr->answers;
 	r.resumed = true;
+	if (ph_otel_on)
+		ph_otel_park_resumed(&r); /* the wait's span; the run joins the first one's trace */
 	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && ph_valid_id(tok))
 		r.progress_token = tok;
 	m = r.method ? ph_find_method(r.method, true, r.srv) : NULL;

@@ -176,6 +176,8 @@ new_record(struct ph_req *r, const struct ph_tool *t, struct json_object *args, 
 	inv.name = t->name;
 	inv.arguments = args;
 	json_object_object_add(rec, "_tool", json_object_new_string(t->name));
+	if (ph_otel_on)
+		ph_otel_task_mark(r, rec); /* the run's span links to this request's */
 	json_object_object_add(rec, "_input", ph_call_exec_input(r, &inv));
 	return rec;
 }

@@ -691,6 +691,18 @@ ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd)
 		close(fd);
 }
 
+/* The run of task id, ended, as a span (ph_otel_task_ended). */
+static void
+task_span(struct ph_hub_tasks *t, const char *id)
+{
+	char *dir = store_dir(t->srv);
+	struct json_object *rec = ph_task_load(dir, id);
+	if (rec != NULL)
+		ph_otel_task_ended(rec);
+	json_object_put(rec);
+	free(dir);
+}
+
 void
 ph_hub_tasks_reap(struct ph_hub_tasks *t)
 {
@@ -708,6 +720,8 @@ ph_hub_tasks_reap(struct ph_hub_tasks *t)
 				       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 			/* a supervisor that died before it wrote the end */
 			mark_failed(t, run.id, "The task's process was lost");
+			if (ph_otel_on)
+				task_span(t, run.id);
 			free(run.owner);
 			break;
 		}

@@ -13,6 +13,7 @@
 
 struct ph_config;
 struct ph_req;
+struct json_object;
 
 /* the sampler of OTEL_TRACES_SAMPLER */
 enum ph_otel_sampler {
@@ -141,4 +142,23 @@ struct ph_otel_child {
 void ph_otel_child_begin(struct ph_req *r, struct ph_otel_child *c);
 void ph_otel_child_end(struct ph_req *r, struct ph_otel_child *c, const char *name,
 		       const struct ph_otel_attr *attrs, size_t n, bool error);
+/* A legacy call parked in the hub: mark puts this request's span and the
+ * time into r->msg (which the hub hands back with the answers); resumed,
+ * on the request made of that message, sends the wait as a span and makes
+ * the resumed run a child of the first request's span in the same trace. */
+void ph_otel_park_mark(struct ph_req *r);
+void ph_otel_park_resumed(struct ph_req *r);
+
+/* Tasks: mark puts the creating request's span into the task's record
+ * (rec); ended, once the record says how the task ended, sends its run as a
+ * span of a trace of its own, linked to the request that created it. */
+void ph_otel_task_mark(const struct ph_req *r, struct json_object *rec);
+void ph_otel_task_ended(struct json_object *rec);
+
+/* A legacy session ended by DELETE: mcp.server.session.duration, from its
+ * issue time (the session doc's iat, seconds). */
+void ph_otel_session_ended(struct ph_req *r);
+
+/* Abandons c: nothing is sent, r->child_traceparent is restored. */
+void ph_otel_child_drop(struct ph_req *r, struct ph_otel_child *c);
 #endif

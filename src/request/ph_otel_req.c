@@ -5,6 +5,7 @@
 #include "ph_otel.h"
 #include "ph_server.h"
 #include "ph_exchange.h"
+#include "ph_json.h"
 #include "ph_util.h"
 #include <json-c/json.h>
 #include <stdio.h>
@@ -225,4 +226,122 @@ ph_otel_child_end(struct ph_req *r, struct ph_otel_child *c, const char *name,
 	sp.nattrs = n;
 	sp.error = error;
 	ph_otel_send_span(&sp);
+}
+
+void
+ph_otel_child_drop(struct ph_req *r, struct ph_otel_child *c)
+{
+	if (!c->live)
+		return;
+	c->live = false;
+	memcpy(r->child_traceparent, c->saved, sizeof c->saved);
+}
+
+#define PARK_KEY "_phantom_otel" /* a member of the parked message, ours */
+
+void
+ph_otel_park_mark(struct ph_req *r)
+{
+	char v[96];
+	if (!r->otel.started || !r->otel.sampled || !json_object_is_type(r->msg, json_type_object))
+		return;
+	snprintf(v, sizeof v, "%s %s %lld", r->trace_id, r->span_id, (long long)ph_otel_now_ns());
+	json_object_object_add(r->msg, PARK_KEY, json_object_new_string(v));
+}
+
+void
+ph_otel_park_resumed(struct ph_req *r)
+{
+	struct json_object *m;
+	char trace[33], span[17], wait_span[17];
+	long long t0;
+	struct ph_otel_span sp;
+	struct ph_otel_attr a[] = {{"mcp.method.name", r->method, 0}};
+	if (!json_object_object_get_ex(r->msg, PARK_KEY, &m))
+		return;
+	if (sscanf(json_object_get_string(m), "%32[0-9a-f] %16[0-9a-f] %lld", trace, span, &t0) != 3 ||
+	    strlen(trace) != 32 || strlen(span) != 16) {
+		json_object_object_del(r->msg, PARK_KEY);
+		return;
+	}
+	json_object_object_del(r->msg, PARK_KEY);
+	ph_otel_new_id(wait_span, 16);
+	memset(&sp, 0, sizeof sp);
+	sp.trace = trace;
+	sp.span = wait_span;
+	sp.parent = span;
+	sp.name = "parked: waiting for the client";
+	sp.kind = PH_OTEL_INTERNAL;
+	sp.start_ns = t0;
+	sp.end_ns = ph_otel_now_ns();
+	sp.attrs = a;
+	sp.nattrs = r->method ? 1 : 0;
+	ph_otel_send_span(&sp);
+	/* the resumed run continues the first request's trace, sampled as it was */
+	memcpy(r->trace_id, trace, sizeof trace);
+	memcpy(r->parent_span_id, span, sizeof span);
+	ph_otel_new_id(r->span_id, 16);
+	snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-01", trace, r->span_id);
+	ph_otel_req_begin(r, NULL);
+}
+
+#define TASK_KEY "_otel" /* a member of a task record, ours */
+
+void
+ph_otel_task_mark(const struct ph_req *r, struct json_object *rec)
+{
+	char v[64];
+	if (!r->otel.started || !r->otel.sampled)
+		return;
+	snprintf(v, sizeof v, "%s %s", r->trace_id, r->span_id);
+	json_object_object_add(rec, TASK_KEY, json_object_new_string(v));
+}
+
+void
+ph_otel_task_ended(struct json_object *rec)
+{
+	struct json_object *m, *c, *e;
+	char trace[33], span[17], own_trace[33], own_span[17];
+	const char *status;
+	struct ph_otel_span sp;
+	struct attrs x = {.n = 0};
+	if (!json_object_object_get_ex(rec, TASK_KEY, &m) ||
+	    sscanf(json_object_get_string(m), "%32[0-9a-f] %16[0-9a-f]", trace, span) != 2 ||
+	    strlen(trace) != 32 || strlen(span) != 16 || !json_object_object_get_ex(rec, "_created_ms", &c))
+		return;
+	status = json_object_get_string(ph_jget(rec, "status"));
+	put(&x, "gen_ai.tool.name", json_object_get_string(ph_jget(rec, "_tool")));
+	put(&x, "gen_ai.operation.name", "execute_tool");
+	put(&x, "phantom.task.id", json_object_get_string(ph_jget(rec, "taskId")));
+	put(&x, "phantom.task.status", status);
+	ph_otel_new_id(own_trace, 32);
+	ph_otel_new_id(own_span, 16);
+	memset(&sp, 0, sizeof sp);
+	sp.trace = own_trace;
+	sp.span = own_span;
+	sp.link_trace = trace;
+	sp.link_span = span;
+	sp.name = "task run";
+	sp.kind = PH_OTEL_INTERNAL;
+	sp.start_ns = json_object_get_int64(c) * 1000000;
+	sp.end_ns = json_object_object_get_ex(rec, "_ended_ms", &e) ? json_object_get_int64(e) * 1000000
+								   : ph_otel_now_ns();
+	sp.attrs = x.a;
+	sp.nattrs = x.n;
+	sp.error = status != NULL && strcmp(status, "completed") != 0 && strcmp(status, "cancelled") != 0;
+	sp.message = json_object_get_string(ph_jget(rec, "statusMessage"));
+	ph_otel_send_span(&sp);
+}
+
+void
+ph_otel_session_ended(struct ph_req *r)
+{
+	struct attrs x = {.n = 0};
+	struct json_object *iat;
+	int64_t now_ms = ph_wall_ms();
+	if (!json_object_object_get_ex(r->session, "iat", &iat))
+		return;
+	put(&x, "mcp.protocol.version", json_object_get_string(ph_jget(r->session, "v")));
+	put(&x, "network.protocol.name", "http");
+	ph_otel_send_point(1, (now_ms - json_object_get_int64(iat) * 1000) * 1000000, x.a, x.n);
 }
