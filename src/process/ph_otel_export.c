@@ -5,12 +5,14 @@
  * counted. */
 #include "first.h"
 #include "ph_otel_export.h"
+#include "ph_exec.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_otel.h"
 #include "ph_otlp_http.h"
 #include "ph_pb.h"
 #include "ph_util.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -308,7 +310,7 @@ wait_taking(struct exporter *e, int64_t until)
 	for (;;) {
 		int64_t now = ph_now_us();
 		struct pollfd pf = {e->fd, POLLIN, 0};
-		if (now >= until || e->eof)
+		if (now >= until || e->eof || stop_asked)
 			return;
 		if (poll(&pf, 1, (int)((until - now + 999) / 1000)) > 0)
 			drain(e);
@@ -453,6 +455,27 @@ ph_otel_export_run(int fd, bool supervised)
 
 /* ---- starting and stopping --------------------------------------------------------- */
 
+/* The exporter keeps stdio's descriptors and fd, nothing else its parent
+ * had (the listening socket, a master's signalfd, the hub's channel), and
+ * none of the signals its parent blocked. */
+static void
+keep_only(int fd)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int f = atoi(de->d_name);
+		if (de->d_name[0] != '.' && f > 2 && f != fd && f != dirfd(d))
+			close(f);
+	}
+	closedir(d);
+}
+
 pid_t
 ph_otel_spawn(bool supervised, int close_fd)
 {
@@ -471,8 +494,8 @@ ph_otel_spawn(bool supervised, int close_fd)
 		else
 			setsid(); /* it finishes its last export after its starter has gone */
 		prctl(PR_SET_NAME, PH_OTEL_NAME);
-		if (close_fd >= 0)
-			close(close_fd);
+		(void)close_fd;
+		keep_only(rfd);
 		/* stdin and stdout belong to the protocol (stdio) or the web
 		 * server (CGI): never held open by the exporter */
 		if (null >= 0) {
@@ -485,8 +508,10 @@ ph_otel_spawn(bool supervised, int close_fd)
 	}
 	exporter_pid = pid;
 	exporter_termed = false;
-	if (!supervised)
+	if (!supervised) {
 		ph_otel_reader_close();
+		ph_exec_own(pid); /* ours, not a handler's leftover for the sweep */
+	}
 	return pid;
 }
 
