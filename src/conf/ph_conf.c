@@ -529,7 +529,8 @@ static const struct key keys[] = {
 	{"telemetry.otlp.headers_file", K_STR, 1, 4096, NULL, false, OFF(telemetry.headers_file), NULL,
 	 "a file holding the headers in the same form, relative to this file"},
 	{"telemetry.otlp.protocol", K_ENUM, 0, 0, "http/protobuf", false, OFF(telemetry.protocol),
-	 "http/protobuf|http/json", "the OTLP encoding (OTEL_EXPORTER_OTLP_PROTOCOL)"},
+	 "http/protobuf", "the OTLP encoding (OTEL_EXPORTER_OTLP_PROTOCOL); http/protobuf, the "
+	 "specification's default, is the one built in"},
 	{"telemetry.otlp.compression", K_ENUM, 0, 0, "gzip", false, OFF(telemetry.compression),
 	 "gzip|none", "request bodies gzipped when the build has zlib (OTEL_EXPORTER_OTLP_COMPRESSION)"},
 	{"telemetry.otlp.timeout_ms", K_INT, 1, 3600000, "10000", false, OFF(telemetry.timeout_ms), NULL,

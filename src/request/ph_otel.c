@@ -189,11 +189,9 @@ load_export(const struct ph_config *c, struct ph_otel_settings *s, char *err, si
 		proto = env("OTEL_EXPORTER_OTLP_PROTOCOL");
 	if (proto == NULL && c != NULL)
 		proto = c->telemetry.protocol;
-	if (proto != NULL && strcmp(proto, "http/json") == 0)
-		s->json = true;
-	else if (proto != NULL && strcmp(proto, "http/protobuf") != 0) {
-		snprintf(err, errsz, "OTLP protocol %s: Phantom exports http/protobuf or http/json "
-			 "(grpc is not built in)", proto);
+	if (proto != NULL && strcmp(proto, "http/protobuf") != 0) {
+		snprintf(err, errsz, "OTLP protocol %s: Phantom exports http/protobuf only (http/json "
+			 "and grpc are not built in)", proto);
 		return -1;
 	}
 	if (comp == NULL && c != NULL)

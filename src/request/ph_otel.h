@@ -39,7 +39,6 @@ struct ph_otel_settings {
 	char *traces_url, *metrics_url;
 	struct ph_otel_header *headers;
 	size_t nheaders;
-	bool json;               /* http/json, else http/protobuf */
 	bool gzip;               /* OTEL_EXPORTER_OTLP_COMPRESSION gzip */
 	long long timeout_ms;    /* one export request */
 	char *service_name;
