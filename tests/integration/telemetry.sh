@@ -304,6 +304,15 @@ like "$scrape" 'phantom_otel_records_total\{event="export_failed"\} [1-9]' "the 
 like "$(cat "$PH_LOG")" "telemetry: http://127.0.0.1:$PORT_DOWN/v1/traces: " "the log says the collector cannot be reached"
 t_stop
 
+# ======== CGI: the exporter it leaves behind sends the request's span ====================
+coll_start cgi
+conf "$T_DIR/cgi.yaml" "$C_URL"
+CGI_ARGS="-c $T_DIR/cgi.yaml" cgi_post "$(req 71 tools/call '{"name":"mod","arguments":{}}')" \
+	$(mhdr tools/call) HTTP_MCP_NAME=mod "PHANTOM_MODULE_PATH=$PHANTOM_MODULE_PATH"
+is "$STATUS/$CGI_RC" 200/0 "CGI: the request is answered and the process exits"
+wait_span '.attributes["jsonrpc.request.id"] == "71"'
+ok "CGI: its span is sent by the exporter it started, after it exited"
+
 # ======== -t says why telemetry cannot export ==========================================
 conf "$T_DIR/bad.yaml" "ftp://127.0.0.1:1"
 "$PHANTOM" -c "$T_DIR/bad.yaml" -t >"$T_DIR/bad.out" 2>&1
