@@ -50,7 +50,8 @@ on_header(char *p, size_t sz, size_t n, void *u)
 		if (vl < sizeof v) {
 			memcpy(v, t, vl);
 			v[vl] = '\0';
-			if (ph_strtonum(v, 0, 86400, &s, NULL) == 0)
+			const char *why;
+			if (ph_strtonum(v, 0, 86400, &s, &why) == 0)
 				a->retry_after_ms = s * 1000;
 		}
 	}

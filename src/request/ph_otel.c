@@ -45,7 +45,8 @@ env_num(const char *name, long long min, long long max, long long def, long long
 	*out = def;
 	if (v == NULL)
 		return 0;
-	if (ph_strtonum(v, min, max, out, NULL) != 0) {
+	const char *why;
+	if (ph_strtonum(v, min, max, out, &why) != 0) {
 		snprintf(err, errsz, "%s: not a number from %lld to %lld", name, min, max);
 		return -1;
 	}
