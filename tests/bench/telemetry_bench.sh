@@ -26,7 +26,7 @@ server: { name: bench, version: "1.0" }
 workers: 2
 tools:
   - { name: mod, module: testmod.so, symbol: all_content }
-$2
+${2:-}
 YAML
 }
 conf "$T_DIR/off.yaml"
