@@ -183,8 +183,9 @@ ph_otel_req_end(struct ph_req *r)
 	const char *et;
 	int64_t end = ph_otel_now_ns();
 	int64_t dur = (ph_now_us() - r->t0) * 1000;
-	if (!r->counted)
-		return; /* health checks and scrapes are not MCP operations */
+	if (!r->counted || json_object_is_type(r->msg, json_type_array))
+		return; /* health checks and scrapes are not MCP operations; a batch's
+			 * messages have a span each */
 	if (!r->otel.started)
 		late_begin(r);
 	common(r, &x, code, sizeof code, &et);
