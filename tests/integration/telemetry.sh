@@ -206,6 +206,20 @@ is "$(sj "$s" '.traceId + " " + .parentSpanId + " " + (.links | map(.traceId + "
 is "$(sj "$s" '.resource["service.name"] + " " + .attributes["network.transport"] + " " + .attributes["client.address"]')" \
 	"from-env tcp 127.0.0.1" "OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_ENDPOINT win over telemetry:"
 
+# the SDK v2 client with a trace context in _meta: one trace from it to the handler's own span
+if node_setup; then
+	TP_SDK=00-5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e-00f067aa0ba902b7-01
+	node_client sdk-v2-trace.mjs --url "$U" --call ex --traceparent "$TP_SDK"
+	wait_span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "child work"'
+	s=$(span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "tools/call ex"')
+	h=$(span ".parentSpanId == \"$(sj "$s" .spanId)\"")
+	c=$(span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "child work"')
+	is "$(sj "$s" .parentSpanId)/$(sj "$c" .parentSpanId)" "00f067aa0ba902b7/$(sj "$h" .spanId)" \
+		"SDK v2 client: its span, Phantom's SERVER span, the handler's run and the handler's own span are one trace"
+else
+	diag "SDK v2 client check skipped: the npm packages are not installed"
+fi
+
 # a legacy session's call that asks the client (elicitation) and is parked in the hub
 V=(-H "MCP-Protocol-Version: 2025-11-25")
 post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"sh","version":"1"}}}'
