@@ -270,8 +270,10 @@ ph_otel_settings_load(const struct ph_config *c, struct ph_otel_settings *s, cha
 	memset(s, 0, sizeof *s);
 	*err = '\0';
 	if (load_export(c, s, err, errsz) != 0 || load_sampler(c, s, err, errsz) != 0 ||
-	    load_limits(c, s, err, errsz) != 0)
+	    load_limits(c, s, err, errsz) != 0) {
+		ph_otel_settings_free(s);
 		return -1;
+	}
 	v = env("OTEL_SERVICE_NAME");
 	s->service_name = ph_xstrdup(v ? v : c != NULL && c->telemetry.service_name ? c->telemetry.service_name
 										: "phantom");

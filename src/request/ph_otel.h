@@ -57,9 +57,10 @@ extern bool ph_otel_on;
 /* The settings in force (read by the exporter); borrowed. */
 extern struct ph_otel_settings ph_otel;
 
-/* Resolves the settings from c (may be NULL) and the environment into s.
- * Returns 0, or -1 with why in err (a variable or key that cannot be used;
- * never a header's value). */
+/* Resolves the settings from c (may be NULL) and the environment into s
+ * (freed with ph_otel_settings_free). Returns 0, or -1 with why in err (a
+ * variable or key that cannot be used; never a header's value) and s
+ * emptied. */
 int ph_otel_settings_load(const struct ph_config *c, struct ph_otel_settings *s, char *err,
 			  size_t errsz);
 void ph_otel_settings_free(struct ph_otel_settings *s);
