@@ -1,7 +1,7 @@
 /* ph_otlp_http.h: the HTTP client the exporter posts OTLP with, behind one
  * small interface so another client can back it: libcurl when the build
- * has it (--with-oauth links it), else none (ph_otlp_http_missing says
- * why, for -t and the log). */
+ * has it (--with-oauth links it), else a plain http:// client of its own
+ * (https:// then needs libcurl: ph_otlp_http_missing says so, for -t). */
 #ifndef PH_OTLP_HTTP_H
 #define PH_OTLP_HTTP_H
 #include "first.h"
@@ -23,6 +23,15 @@ struct ph_otlp_answer {
 	long long retry_after_ms;   /* Retry-After in seconds, as ms; -1: none */
 	char err[200];
 };
+
+/* The longest answer head read (status line and headers). */
+#define PH_OTLP_HEAD_MAX 16384
+
+/* Parses the head of an HTTP/1.x answer in buf[0, len): 1 with *status
+ * (and *retry_after_ms from Retry-After in seconds, -1 without one) when
+ * the head is whole, 0 when more is needed, -1 when it is not HTTP/1.x or
+ * longer than PH_OTLP_HEAD_MAX. The plain client's parser (fuzz_otlp_head). */
+int ph_otlp_http_head(const char *buf, size_t len, int *status, long long *retry_after_ms);
 
 /* NULL when url can be posted to by this build, else why not (static). */
 const char *ph_otlp_http_missing(const char *url);

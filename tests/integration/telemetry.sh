@@ -42,9 +42,11 @@ coll_start() {
 }
 # spans FILTER: the spans received, through a jq select filter
 spans() { jq -c "select(.kind == \"span\") | select($1)" "$C_OUT"; }
-span() { spans "$1" | tail -1; }
 # wait_span FILTER: waits (up to 15 s) for a span matching FILTER
 wait_span() { wait_for 15 sh -c "[ -n \"\$(jq -c 'select(.kind == \"span\") | select($1)' '$C_OUT')\" ]"; }
+# span FILTER: the last span matching FILTER, once there is one (batches
+# come when they come)
+span() { wait_span "$1"; spans "$1" | tail -1; }
 sj() { printf '%s' "$1" | jq -r "$2"; }
 
 # ---- handlers -------------------------------------------------------------------
@@ -211,6 +213,7 @@ if node_setup; then
 	TP_SDK=00-5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e-00f067aa0ba902b7-01
 	node_client sdk-v2-trace.mjs --url "$U" --call ex --traceparent "$TP_SDK"
 	wait_span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "child work"'
+	wait_span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "tools/call ex"'
 	s=$(span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "tools/call ex"')
 	h=$(span ".parentSpanId == \"$(sj "$s" .spanId)\"")
 	c=$(span '.traceId == "5dcdb1c2a3b4c5d6e7f8091a2b3c4d5e" and .name == "child work"')

@@ -6,6 +6,7 @@
 #include "first.h"
 #include "ph_config.h"
 #include "ph_otel.h"
+#include "ph_otlp_http.h"
 #include "ph_pb.h"
 #include "ph_util.h"
 #include "tap.h"
@@ -196,9 +197,37 @@ test_sampling(void)
 	}
 }
 
+/* the plain client's reading of a collector's answer */
+static void
+test_head(void)
+{
+	int st;
+	long long ra;
+	const char *a = "HTTP/1.1 503 Busy\r\nretry-after:  7 \r\nX: y\r\n\r\nbody";
+	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == 1 && st == 503 && ra == 7000,
+	   "head: status and Retry-After in seconds");
+	ok(ph_otlp_http_head(a, 20, &st, &ra) == 0, "head: a part of it asks for more");
+	a = "HTTP/1.0 200\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n";
+	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == 1 && st == 200 && ra == -1,
+	   "head: a status without a reason; an HTTP-date Retry-After counts as none");
+	a = "HTTP/2 200 OK\r\n\r\n";
+	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == -1, "head: not HTTP/1.x is refused");
+	a = "HTTP/1.1 999 X\r\n\r\n";
+	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == -1, "head: a status over 599 is refused");
+	a = "HTTP/1.1 429 X\r\nRetry-After: 9999999\r\n\r\n";
+	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == 1 && st == 429 && ra == -1,
+	   "head: a Retry-After past a day is not followed");
+	{
+		static char big[PH_OTLP_HEAD_MAX + 10];
+		memset(big, 'x', sizeof big);
+		ok(ph_otlp_http_head(big, sizeof big, &st, &ra) == -1, "head: longer than PH_OTLP_HEAD_MAX is refused");
+	}
+}
+
 int
 main(void)
 {
+	test_head();
 	test_pb();
 	test_settings();
 	test_sampling();
