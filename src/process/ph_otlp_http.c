@@ -7,6 +7,7 @@
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -62,6 +63,49 @@ ph_otlp_http_head(const char *buf, size_t len, int *status, long long *retry_aft
 	return 1;
 }
 
+#ifndef PH_HAVE_OAUTH
+/* http://HOST[:PORT][/PATH] into its parts; false when it is not one */
+static bool
+split_url(const char *url, char *host, size_t hn, char *port, size_t pn, const char **path)
+{
+	const char *h = url + 7, *e, *colon;
+	size_t len;
+	if (strncmp(url, "http://", 7) != 0)
+		return false;
+	e = h + strcspn(h, "/?#");
+	*path = *e == '/' ? e : "/";
+	if (*h == '[') { /* [v6]:port */
+		const char *rb = memchr(h, ']', (size_t)(e - h));
+		if (rb == NULL)
+			return false;
+		len = (size_t)(rb - h - 1);
+		if (len == 0 || len >= hn)
+			return false;
+		memcpy(host, h + 1, len);
+		host[len] = '\0';
+		colon = rb + 1 < e && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(h, ':', (size_t)(e - h));
+		len = (size_t)((colon ? colon : e) - h);
+		if (len == 0 || len >= hn)
+			return false;
+		memcpy(host, h, len);
+		host[len] = '\0';
+	}
+	len = colon ? (size_t)(e - colon - 1) : 2;
+	if (len == 0 || len >= pn)
+		return false;
+	if (colon) {
+		memcpy(port, colon + 1, len);
+		port[len] = '\0';
+	} else {
+		memcpy(port, "80", 3);
+	}
+	return true;
+}
+
+#endif
+
 const char *
 ph_otlp_http_missing(const char *url)
 {
@@ -75,6 +119,19 @@ ph_otlp_http_missing(const char *url)
 	if (strncmp(url, "https://", 8) == 0)
 		return "https:// needs libcurl, which this build leaves out (configure --with-oauth; the "
 		       "static build posts to http:// only: a collector on the host or the network)";
+#ifdef PH_STATIC_BUILD
+	{
+		/* a static glibc cannot look names up (NSS) */
+		char host[256], port[8];
+		const char *path;
+		unsigned char addr[16];
+		if (!split_url(url, host, sizeof host, port, sizeof port, &path))
+			return "the OTLP endpoint is not an http://HOST[:PORT]/ URL";
+		if (inet_pton(AF_INET, host, addr) != 1 && inet_pton(AF_INET6, host, addr) != 1)
+			return "the static build posts to numeric addresses only (http://127.0.0.1:4318, "
+			       "http://[::1]:4318): it cannot look names up";
+	}
+#endif
 	return NULL;
 #endif
 }
@@ -160,46 +217,6 @@ ph_otlp_http_post(const struct ph_otlp_post *p, struct ph_otlp_answer *a)
 	curl_easy_cleanup(c);
 }
 #else
-/* http://HOST[:PORT][/PATH] into its parts; false when it is not one */
-static bool
-split_url(const char *url, char *host, size_t hn, char *port, size_t pn, const char **path)
-{
-	const char *h = url + 7, *e, *colon;
-	size_t len;
-	if (strncmp(url, "http://", 7) != 0)
-		return false;
-	e = h + strcspn(h, "/?#");
-	*path = *e == '/' ? e : "/";
-	if (*h == '[') { /* [v6]:port */
-		const char *rb = memchr(h, ']', (size_t)(e - h));
-		if (rb == NULL)
-			return false;
-		len = (size_t)(rb - h - 1);
-		if (len == 0 || len >= hn)
-			return false;
-		memcpy(host, h + 1, len);
-		host[len] = '\0';
-		colon = rb + 1 < e && rb[1] == ':' ? rb + 1 : NULL;
-	} else {
-		colon = memchr(h, ':', (size_t)(e - h));
-		len = (size_t)((colon ? colon : e) - h);
-		if (len == 0 || len >= hn)
-			return false;
-		memcpy(host, h, len);
-		host[len] = '\0';
-	}
-	len = colon ? (size_t)(e - colon - 1) : 2;
-	if (len == 0 || len >= pn)
-		return false;
-	if (colon) {
-		memcpy(port, colon + 1, len);
-		port[len] = '\0';
-	} else {
-		memcpy(port, "80", 3);
-	}
-	return true;
-}
-
 /* ms left until deadline (monotonic us), at least 0 */
 static int
 left_ms(int64_t deadline)
@@ -216,6 +233,9 @@ dial(const char *host, const char *port, int64_t deadline, struct ph_otlp_answer
 	int fd = -1, rc;
 	memset(&hints, 0, sizeof hints);
 	hints.ai_socktype = SOCK_STREAM;
+#ifdef PH_STATIC_BUILD
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV; /* no NSS (ph_otlp_http_missing) */
+#endif
 	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
 		snprintf(a->err, sizeof a->err, "%.100s: %s", host, gai_strerror(rc));
 		return -1;

@@ -31,19 +31,24 @@ YAML
 }
 conf "$T_DIR/off.yaml"
 conf "$T_DIR/on.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\" }, sample: 1.0 }"
+conf "$T_DIR/down.yaml" "telemetry: { otlp: { endpoint: \"http://127.0.0.1:$(free_port)\" }, sample: 1.0 }"
 phantom_listen "$T_DIR/off.yaml" || exit 1
 nginx_start "$PH_ADDR" || exit 1
 OFF_URL=$NGINX_URL
 phantom_listen "$T_DIR/on.yaml" || exit 1
 nginx_start "$PH_ADDR" || exit 1
 ON_URL=$NGINX_URL
+phantom_listen "$T_DIR/down.yaml" || exit 1
+DOWN_LOG=$PH_LOG
+nginx_start "$PH_ADDR" || exit 1
+DOWN_URL=$NGINX_URL
 
 # run URL: wrk for D seconds; prints req/s and the requests made
 run() {
 	MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d"${D}s" -s "$top_srcdir/tests/bench/mcp.lua" "$1" |
 		awk '/^RESULT/{print $2, $7, $5}'
 }
-for u in "$OFF_URL" "$ON_URL"; do MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/mcp.lua" "$u" >/dev/null; done
+for u in "$OFF_URL" "$ON_URL" "$DOWN_URL"; do MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/mcp.lua" "$u" >/dev/null; done
 sleep 6 # the warm-up's spans exported
 bytes0=$(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests")
 read -r a1 n1 bad1 <<<"$(run "$OFF_URL")"
@@ -58,6 +63,13 @@ diag "tools/call of a module tool through nginx, 2 workers, ${D} s each, ABBA"
 diag "  off: $a1 and $a2 req/s; on (sample 1.0): $b1 and $b2 req/s"
 diag "  on / off: $ratio (target >= 0.95)"
 diag "  exported: $bytes bytes (gzipped OTLP bodies) for $((m1 + m2)) requests: $(awk -v b="$bytes" -v n="$((m1 + m2))" 'BEGIN{printf "%.1f", b / n}') bytes a request"
+# the collector down: what the workers pay while the exporter retries and drops
+read -r a3 _ bad5 <<<"$(run "$OFF_URL")"
+read -r d1 _ bad6 <<<"$(run "$DOWN_URL")"
+read -r d2 _ bad7 <<<"$(run "$DOWN_URL")"
+read -r a4 _ bad8 <<<"$(run "$OFF_URL")"
+is "$bad5$bad6$bad7$bad8" 0000 "with the collector down every answer was a 2xx"
+diag "  collector down: off $a3 and $a4 req/s; down $d1 and $d2 req/s: down / off $(awk -v a="$a3" -v b="$a4" -v c="$d1" -v d="$d2" 'BEGIN{printf "%.3f", (c + d) / (a + b)}')"
 scrape_drop=$(grep -c . "$T_DIR/coll/out.errors" 2>/dev/null || echo 0)
 is "$scrape_drop" 0 "the collector decoded every export"
 done_testing
