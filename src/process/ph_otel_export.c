@@ -112,6 +112,31 @@ add_point(struct exporter *e, int which, const unsigned char *p, size_t n)
 	x->sum += s;
 }
 
+/* The records of one datagram: each a 2-byte little-endian length, then
+ * its type ('S' a Span message, 'M' or 'N' a metric point) and payload. */
+static void
+take_records(struct exporter *e, const unsigned char *p, size_t n)
+{
+	while (n >= 3) {
+		size_t len = (size_t)p[0] | (size_t)p[1] << 8;
+		const unsigned char *r = p + 2;
+		if (len == 0 || len > n - 2)
+			return; /* the senders are ours: cannot be, and nothing is read past it */
+		if (r[0] == 'S') {
+			if (e->nspans >= (size_t)ph_otel.max_queue) {
+				ph_metrics_otel(PH_MO_DROP_QUEUE, 1);
+			} else {
+				ph_buf_init(&e->spans[e->nspans]);
+				ph_buf_add(&e->spans[e->nspans++], r + 1, len - 1);
+			}
+		} else if (r[0] == 'M' || r[0] == 'N') {
+			add_point(e, r[0] == 'M' ? 0 : 1, r + 1, len - 1);
+		}
+		p += 2 + len;
+		n -= 2 + len;
+	}
+}
+
 /* Takes every record waiting on the channel. */
 static void
 drain(struct exporter *e)
@@ -128,16 +153,7 @@ drain(struct exporter *e)
 				continue;
 			return;
 		}
-		if (buf[0] == 'S') {
-			if (e->nspans >= (size_t)ph_otel.max_queue) {
-				ph_metrics_otel(PH_MO_DROP_QUEUE, 1);
-				continue;
-			}
-			ph_buf_init(&e->spans[e->nspans]);
-			ph_buf_add(&e->spans[e->nspans++], buf + 1, (size_t)n - 1);
-		} else if (buf[0] == 'M' || buf[0] == 'N') {
-			add_point(e, buf[0] == 'M' ? 0 : 1, buf + 1, (size_t)n - 1);
-		}
+		take_records(e, buf, (size_t)n);
 	}
 }
 

@@ -345,16 +345,56 @@ ph_otel_reader_close(void)
 	chan[1] = -1;
 }
 
-/* Hands a record over: one datagram, or dropped and counted. */
+/* Records wait here while a request runs (ph_otel_hold) and go in one
+ * datagram when it ends: one send a request, not one a record. */
+static struct ph_buf held;
+static unsigned nheld;
+static bool holding;
+
+/* Sends the records in b (n of them) as one datagram, or drops and counts them. */
 static void
-hand_over(const struct ph_buf *b)
+send_records(const struct ph_buf *b, unsigned n)
 {
-	if (chan[0] < 0)
+	if (chan[0] < 0 || n == 0)
 		return;
 	if (send(chan[0], b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
-		ph_metrics_otel(PH_MO_HANDED, 1);
+		ph_metrics_otel(PH_MO_HANDED, n);
 	else
-		ph_metrics_otel(PH_MO_DROP_CHANNEL, 1);
+		ph_metrics_otel(PH_MO_DROP_CHANNEL, n);
+}
+
+/* Hands over the record in b (from offset 2: its type and payload; the
+ * first two bytes are room for its length): held while a request runs,
+ * else sent at once. */
+static void
+hand_over(struct ph_buf *b)
+{
+	size_t n = b->len - 2;
+	if (n > PH_OTEL_RECORD_MAX) {
+		ph_metrics_otel(PH_MO_DROP_CHANNEL, 1); /* many long attributes: too large to hand over */
+		return;
+	}
+	b->data[0] = (char)(n & 0xff);
+	b->data[1] = (char)(n >> 8);
+	if (holding && held.len + b->len <= PH_OTEL_RECORD_MAX) {
+		ph_buf_add(&held, b->data, b->len);
+		nheld++;
+		return;
+	}
+	send_records(b, 1);
+}
+
+void
+ph_otel_hold(bool on)
+{
+	if (!ph_otel_on)
+		return;
+	if (!on) {
+		send_records(&held, nheld);
+		ph_buf_reset(&held);
+		nheld = 0;
+	}
+	holding = on;
 }
 
 /* ---- ids, clock, sampling ------------------------------------------------------------ */
@@ -367,13 +407,34 @@ ph_otel_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Random bytes for ids from a ChaCha20 stream keyed once per process
+ * (randombytes_buf reads the kernel's generator each time: a system call an
+ * id); a forked process keys its own, so no two share a stream. */
+static void
+id_bytes(unsigned char *out, size_t n)
+{
+	static unsigned char key[crypto_stream_chacha20_KEYBYTES];
+	static int keyed_pid;
+	static uint64_t counter;
+	unsigned char nonce[crypto_stream_chacha20_NONCEBYTES];
+	if (keyed_pid != ph_pid()) {
+		randombytes_buf(key, sizeof key);
+		keyed_pid = ph_pid();
+		counter = 0;
+	}
+	counter++;
+	for (size_t i = 0; i < sizeof nonce; i++)
+		nonce[i] = (unsigned char)(counter >> (8 * i));
+	crypto_stream_chacha20(out, n, nonce, key);
+}
+
 void
 ph_otel_new_id(char *hex, size_t digits)
 {
 	unsigned char rnd[16];
 	bool zero;
 	do {
-		randombytes_buf(rnd, digits / 2);
+		id_bytes(rnd, digits / 2);
 		zero = true;
 		for (size_t i = 0; i < digits / 2; i++)
 			zero = zero && rnd[i] == 0;
@@ -455,7 +516,7 @@ ph_otel_send_span(const struct ph_otel_span *sp)
 	if (!ph_otel_on || !ph_otel.traces)
 		return;
 	k = ph_kept_take(&kept, &b);
-	ph_buf_addc(&b, 'S');
+	ph_buf_add(&b, "\0\0S", 3);
 	id_field(&b, 1, sp->trace, 16);
 	id_field(&b, 2, sp->span, 8);
 	if (sp->parent != NULL && *sp->parent)
@@ -496,6 +557,7 @@ ph_otel_send_point(int which, int64_t ns, const struct ph_otel_attr *attrs, size
 	if (!ph_otel_on || !ph_otel.metrics)
 		return;
 	k = ph_kept_take(&kept, &b);
+	ph_buf_add(&b, "\0\0", 2);
 	ph_buf_addc(&b, which == 0 ? 'M' : 'N');
 	for (int i = 0; i < 8; i++)
 		t[i] = (unsigned char)((uint64_t)ns >> (8 * i));

@@ -98,6 +98,11 @@ struct ph_otel_span {
 	bool error;                        /* status ERROR (else unset) */
 	const char *message;               /* its description, may be NULL */
 };
+/* The largest datagram: the records of one request together. */
+#define PH_OTEL_RECORD_MAX 65000
+/* While a request runs (on), the records it makes are held and then handed
+ * over together when it ends (off): one system call a request. */
+void ph_otel_hold(bool on);
 /* Encodes sp and hands it over without waiting. */
 void ph_otel_send_span(const struct ph_otel_span *sp);
 /* Metric points: which (0 mcp.server.operation.duration, 1

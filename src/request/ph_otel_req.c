@@ -34,6 +34,7 @@ ph_otel_req_begin(struct ph_req *r, const char *other)
 	bool parent = r->trace_id[0] != '\0', parent_sampled = false;
 	char lt[33], ls[17];
 	r->otel.started = true;
+	ph_otel_hold(true);
 	if (parent) {
 		char f[3] = {r->child_traceparent[53], r->child_traceparent[54], 0};
 		parent_sampled = (strtol(f, NULL, 16) & 1) != 0;
@@ -183,15 +184,18 @@ ph_otel_req_end(struct ph_req *r)
 	const char *et;
 	int64_t end = ph_otel_now_ns();
 	int64_t dur = (ph_now_us() - r->t0) * 1000;
-	if (!r->counted || json_object_is_type(r->msg, json_type_array))
+	if (!r->counted || json_object_is_type(r->msg, json_type_array)) {
+		ph_otel_hold(false); /* what is held goes (nothing, as a rule) */
 		return; /* health checks and scrapes are not MCP operations; a batch's
 			 * messages have a span each */
+	}
 	if (!r->otel.started)
 		late_begin(r);
 	common(r, &x, code, sizeof code, &et);
 	ph_otel_send_point(0, dur, x.a, x.n);
 	if (r->otel.sampled)
 		server_span(r, &x, end - dur, end);
+	ph_otel_hold(false);
 }
 
 void

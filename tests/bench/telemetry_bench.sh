@@ -2,8 +2,10 @@
 # telemetry_bench.sh: what OpenTelemetry export costs a tools/call (a module
 # tool through nginx, 2 workers): the same configuration with telemetry off
 # and on (sample 1.0, every span and metric point exported to a collector
-# stand-in decoding with the official definitions), measured ABBA in one
-# run, and the bytes exported per request. Not part of make check.
+# stand-in that counts the bytes without decoding, as a collector on another
+# host costs this one nothing), measured ABBA in one run, the bytes exported
+# per request, and the same with the collector down. Not part of make
+# check; the machine's other load shows in the spread of the pairs.
 #   top_srcdir=... top_builddir=... bash tests/bench/telemetry_bench.sh [SECONDS]
 . "${top_srcdir:-.}/tests/lib.sh"
 command -v wrk >/dev/null || skip_all "wrk not installed"
@@ -15,7 +17,7 @@ export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.l
 D=${1:-5}
 
 mkdir -p "$T_DIR/coll"
-OUT=$T_DIR/coll/out PORT_FILE=$T_DIR/coll/port PHANTOM_NPM_DIR=$NPM \
+OUT=$T_DIR/coll/out PORT_FILE=$T_DIR/coll/port PHANTOM_NPM_DIR=$NPM COUNT_ONLY=1 \
 	"$NODE" "$top_srcdir/tests/integration/otel_collector.cjs" 2>"$T_DIR/coll/err" &
 T_PIDS+=("$!")
 wait_for 10 test -s "$T_DIR/coll/port" || { echo "not ok - the collector starts"; exit 1; }
@@ -70,6 +72,4 @@ read -r d2 _ bad7 <<<"$(run "$DOWN_URL")"
 read -r a4 _ bad8 <<<"$(run "$OFF_URL")"
 is "$bad5$bad6$bad7$bad8" 0000 "with the collector down every answer was a 2xx"
 diag "  collector down: off $a3 and $a4 req/s; down $d1 and $d2 req/s: down / off $(awk -v a="$a3" -v b="$a4" -v c="$d1" -v d="$d2" 'BEGIN{printf "%.3f", (c + d) / (a + b)}')"
-scrape_drop=$(grep -c . "$T_DIR/coll/out.errors" 2>/dev/null || echo 0)
-is "$scrape_drop" 0 "the collector decoded every export"
 done_testing
