@@ -376,7 +376,7 @@ hand_over(struct ph_buf *b)
 	}
 	b->data[0] = (char)(n & 0xff);
 	b->data[1] = (char)(n >> 8);
-	if (holding && held.len + b->len <= PH_OTEL_RECORD_MAX) {
+	if (holding && ph_fast_paths && held.len + b->len <= PH_OTEL_RECORD_MAX) {
 		ph_buf_add(&held, b->data, b->len);
 		nheld++;
 		return;
@@ -417,6 +417,10 @@ id_bytes(unsigned char *out, size_t n)
 	static int keyed_pid;
 	static uint64_t counter;
 	unsigned char nonce[crypto_stream_chacha20_NONCEBYTES];
+	if (!ph_fast_paths) {
+		randombytes_buf(out, n); /* the plain path: the kernel's generator each time */
+		return;
+	}
 	if (keyed_pid != ph_pid()) {
 		randombytes_buf(key, sizeof key);
 		keyed_pid = ph_pid();
