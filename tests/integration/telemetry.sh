@@ -238,6 +238,7 @@ post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"action\":\"accept\",\"c
 wait_for 10 sh -c "! kill -0 $CPID 2>/dev/null"
 test ! -e "$T_DIR/sb/x.txt"; ok "the legacy call completes after its elicitation"
 wait_span '.name == "parked: waiting for the client"'
+wait_for 15 sh -c "[ \$(jq -c 'select(.name == \"tools/call delete_file\")' '$C_OUT' | wc -l) -ge 2 ]"
 first=$(spans '.name == "tools/call delete_file"' | head -1)
 w=$(span '.name == "parked: waiting for the client"')
 second=$(spans '.name == "tools/call delete_file"' | tail -1)
