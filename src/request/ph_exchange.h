@@ -60,6 +60,12 @@ struct ph_front_ops {
 	 * (borrowed until the exchange ends), its length in *len; the core
 	 * then reads nothing. May be NULL, or return NULL: read it is. */
 	const char *(*held_body)(struct ph_exchange *ex, size_t *len);
+	/* Ends the response now, as the front ends one once the core returns:
+	 * what was written goes out with the end of the request and the
+	 * connection is let go; nothing more may be written to ex. The core
+	 * calls it before work the response must not wait for (the call an
+	 * answer resumed). NULL: the front ends it when the core returns. */
+	void (*finish)(struct ph_exchange *ex);
 };
 
 struct ph_exchange {
