@@ -143,14 +143,15 @@ ph_park_check(struct json_object *msg, const char **host)
 	return NULL;
 }
 
-/* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
- * connection) as out, its exchange made by the request layer from fd
- * (then taken) and the call's request id. Returns 1, or -1 with why. */
+/* The hub's "take {rid, msg, state, answers}" (text, len bytes, nested
+ * at most depth deep; fd the connection) as out, its exchange made by the
+ * request layer from fd (then taken) and the call's request id. Returns
+ * 1, or -1 with why. */
 static int
-take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char *why, size_t n)
+take_call(const char *text, size_t len, int depth, int fd, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct ph_hubmsg_take t;
-	if (fd < 0 || !ph_hubmsg_take_read(text, len, &t)) {
+	if (fd < 0 || !ph_hubmsg_take_read(text, len, depth, &t)) {
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
 		return -1;
 	}
@@ -199,7 +200,8 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
 	} else if (strncmp(reply.data, "take ", 5) == 0) {
-		rc = take_call(reply.data + 5, (size_t)got - 5, fd, out, why, n);
+		rc = take_call(reply.data + 5, (size_t)got - 5, ph_hubmsg_depth(r->srv->conf->limits.json_depth),
+			       fd, out, why, n);
 		if (rc > 0)
 			fd = -1;
 	} else if (strncmp(reply.data, "no large: ", 10) == 0) {

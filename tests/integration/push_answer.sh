@@ -6,7 +6,11 @@
 #    resumes runs on: a handler that runs long after it holds no POST open,
 #    and a client that waits for that 202 before reading the call's stream
 #    gets the whole result (before, the result of 1 MiB stalled behind the
-#    202 and was cut when the write on the stream gave up).
+#    202 and was cut when the write on the stream gave up);
+#  - an answer or a call nested as deep as limits.json_depth lets a body
+#    be is carried through the hub (before, the hub's messages, which nest
+#    it one level deeper, could not be read: the answer got 500 and the
+#    call was dropped, the parked call was dropped at once).
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -99,5 +103,24 @@ out=$(timeout 120 python3 "$top_srcdir/tests/integration/push_answer.py" "$PH_SO
 like "$out" '^answer 202' "a client that waits for its answer's 202: it comes"
 like "$out" 'result 1048576 ended$' "then the call's result, all 1 MiB of it, and the end of the request"
 
+# ---- depth: what a body may nest (limits.json_depth, 64) is carried
+nest() { printf "%${1}s" | sed 's/ /[/g'; printf 1; printf "%${1}s" | sed 's/ /]/g'; }
+start sizer
+post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$(pushed_id),\"result\":{\"action\":\"accept\",\"content\":{\"blob\":$(nest 61)}}}" \
+	"${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS/$(jqr .error.code)" 400/-32700 "an answer nested deeper than limits.json_depth: refused as any body is"
+post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$(pushed_id),\"result\":{\"action\":\"accept\",\"content\":{\"blob\":$(nest 60)}}}" \
+	"${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS" 202 "an answer nested as deep as a body may be: 202"
+finished
+is "$(final | jq -r '.result.content[0].text')" "got 1" "and the call gets it"
+start sizer "{\"x\":$(nest 60)}"
+grep -q '"method":"elicitation/create"' "$CALL"
+ok "a call whose arguments nest as deep as a body may: parked, its request pushed"
+post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$(pushed_id),\"result\":{\"action\":\"accept\",\"content\":{\"blob\":\"b\"}}}" \
+	"${V[@]}" -H "Mcp-Session-Id: $SID"
+is "$STATUS" 202 "its answer: 202"
+finished
+is "$(final | jq -r '.result.content[0].text')" "got 1" "and the call completes"
 still_serving "$U" "the answers"
 done_testing
