@@ -166,7 +166,7 @@ int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct json_object *q;
-	long long max = r->srv->conf->sessions.max_answer;
+	long long max = r->srv->conf->sessions.max_answer, wait = r->srv->conf->sessions.answer_wait_ms;
 	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	struct ph_buf reply;
 	size_t len;
@@ -193,10 +193,11 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	text = json_object_to_json_string_length(q, JSON_C_TO_STRING_PLAIN, &len);
 	ph_buf_init(&reply);
 	/* the call comes back with every answer of its round */
-	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, &fd);
+	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, (int)wait, &fd);
 	json_object_put(q);
 	if (got < 0) {
-		snprintf(why, n, "Internal error: the hub did not take the answer");
+		snprintf(why, n, "Internal error: the hub did not take the answer within "
+			 "sessions.answer_wait_ms (%lld ms); the call still waits for it: send it again", wait);
 	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
 	} else if (strncmp(reply.data, "take ", 5) == 0) {

@@ -10,7 +10,12 @@
 #  - an answer or a call nested as deep as limits.json_depth lets a body
 #    be is carried through the hub (before, the hub's messages, which nest
 #    it one level deeper, could not be read: the answer got 500 and the
-#    call was dropped, the parked call was dropped at once).
+#    call was dropped, the parked call was dropped at once);
+#  - an answer the hub is slow to take (busy for 3 s) is waited for
+#    (before, the worker gave up after 500 ms and answered 500 while the
+#    hub went on to take it; the call then ended with an error); past
+#    sessions.answer_wait_ms the POST gets 500 and the answer counts as
+#    not given, so sending it again completes the call.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -41,6 +46,19 @@ SH
 cat >"$T_DIR/sizer.resumed" <<'SH'
 printf '%s' "$req" | jq -c '{content: [{type: "text", text: "got \(.inputResponses.big.content.blob | length)"}]}'
 SH
+# pair: asks for two blobs at once (messages A and B), then says both lengths
+cat >"$T_DIR/pair.sh" <<'SH'
+#!/bin/sh
+IFS= read -r req
+case $req in
+*'"inputResponses":'*)
+	printf '%s' "$req" | jq -c '{content: [{type: "text", text: "got \(.inputResponses.a.content.blob | length) \(.inputResponses.b.content.blob | length)"}]}' ;;
+*)
+	q='"method":"elicitation/create","params":{"mode":"form","requestedSchema":{"type":"object","properties":{"blob":{"type":"string"}}},"message"'
+	printf '{"inputRequired":{"inputRequests":{"a":{%s:"A"}},"b":{%s:"B"}}},"state":{"n":1}}}\n' "$q" "$q" ;;
+esac
+SH
+chmod +x "$T_DIR/pair.sh"
 cat >"$T_DIR/phantom.yaml" <<YAML
 server: { name: push-answer, version: "1.0" }
 workers: 3
@@ -50,6 +68,8 @@ tools:
     exec: [$T_DIR/gate.sh]
   - name: echoer
     exec: [$T_DIR/echoer.sh]
+  - name: pair
+    exec: [$T_DIR/pair.sh]
   - name: sizer
     input: { x: {type: array} }
     exec: [$T_DIR/sizer.sh]
@@ -122,5 +142,66 @@ post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$(pushed_id),\"result\":{\"action\":\"acc
 is "$STATUS" 202 "its answer: 202"
 finished
 is "$(final | jq -r '.result.content[0].text')" "got 1" "and the call completes"
+# ---- a hub slow to take an answer (stopped for 3 s, as one busy
+# with other streams may be): the worker waits for it, and the call resumes
+HUB=$(hub_of "$PH_PID")
+like "$HUB" '^[0-9]+$' "the hub runs"
+T_CLEANUP+=("kill -CONT $HUB")
+for n in 100 1048576; do
+	start sizer
+	ID=$(pushed_id)
+	kill -STOP "$HUB"
+	(sleep 3; kill -CONT "$HUB") &
+	big_answer "$ID" "$n"
+	wait $!
+	is "$STATUS" 202 "an answer of $n bytes while the hub stalls for 3 s: 202"
+	finished
+	is "$(final | jq -r '.result.content[0].text')" "got $n" "and the call gets it"
+done
 still_serving "$U" "the answers"
+
+# ---- a worker that gives up waiting for the hub (sessions.answer_wait_ms):
+# 500 naming the key, and the answer counts as not given: the call waits
+# on, and the same answer sent again completes it
+sed 's/park_timeout_ms: 60000 }/park_timeout_ms: 60000, answer_wait_ms: 300 }/' "$T_DIR/phantom.yaml" >"$T_DIR/short.yaml"
+phantom_unix "$T_DIR/short.yaml" || { echo "not ok $((T_N + 1)) - phantom starts"; done_testing; exit 1; }
+nginx_start "$PH_BACKEND" || { echo "not ok $((T_N + 1)) - nginx starts"; done_testing; exit 1; }
+U=$NGINX_URL
+post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"sh","version":"1"}}}'
+SID=$(header Mcp-Session-Id)
+HUB=$(hub_of "$PH_PID")
+T_CLEANUP+=("kill -CONT $HUB")
+start sizer
+ID=$(pushed_id)
+kill -STOP "$HUB"
+big_answer "$ID" 1048576
+kill -CONT "$HUB"
+is "$STATUS/$(jq -r .error.code "$T_DIR/big.out")" 500/-32603 "an answer the hub does not take in time: 500 -32603"
+like "$(jq -r .error.message "$T_DIR/big.out")" "sessions.answer_wait_ms \(300 ms\).*send it again" \
+	"naming the key and saying the call still waits for it"
+wait_for 10 grep -q "gave up waiting" "$PH_LOG"
+ok "the hub, going on, finds that worker gone and keeps the call waiting"
+kill -0 "$PID" 2>/dev/null
+ok "the call's stream is still open"
+big_answer "$ID" 1048576
+is "$STATUS" 202 "the same answer again: 202"
+finished
+is "$(final | jq -r '.result.content[0].text')" "got 1048576" "and the call gets it"
+# the same with one answer of two: it is not counted either
+start pair
+wait_for 10 sh -c "grep -c '\"method\":\"elicitation/create\"' '$CALL' | grep -qx 2"
+ID_A=$(grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.params.message == "A") | .id')
+ID_B=$(grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.params.message == "B") | .id')
+kill -STOP "$HUB"
+big_answer "$ID_A" 1000
+kill -CONT "$HUB"
+is "$STATUS" 500 "the first of two answers, not taken in time: 500"
+big_answer "$ID_B" 2000
+is "$STATUS" 202 "the second: 202"
+kill -0 "$PID" 2>/dev/null
+ok "the call still waits for the first"
+big_answer "$ID_A" 1000
+is "$STATUS" 202 "the first again: 202"
+finished
+is "$(final | jq -r '.result.content[0].text')" "got 1000 2000" "and the call gets both"
 done_testing
