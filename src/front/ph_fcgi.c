@@ -233,7 +233,7 @@ fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	ph_buf_init(&b);
 	ph_cgi_response_head(&b, status, ctype, hdrs, len);
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
-	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
+	    (len && body && FCGX_PutStr(body, (int)len, f->req->out) < 0))
 		rc = -1;
 	ph_buf_free(&b);
 	return rc;

@@ -99,7 +99,7 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	ph_buf_reserve(&f->out, 8 + 256 + len + 32);
 	at = ph_fcgi_record_open(&f->out);
 	ph_cgi_response_head(&f->out, status, ctype, hdrs, len);
-	if (len)
+	if (len && body) /* NULL: the answer to a HEAD */
 		ph_buf_add(&f->out, body, len);
 	ph_fcgi_record_close(&f->out, at, PH_FCGI_STDOUT, f->sp->rid);
 	return f->failed ? -1 : 0;

@@ -23,8 +23,10 @@ struct ph_front_ops {
 	 * error (the body was cut short), PH_READ_TIMEOUT when the body did not
 	 * arrive by the front's deadline (http.body_timeout_ms). */
 	long (*read)(struct ph_exchange *ex, char *buf, size_t len);
-	/* Sends a complete response. body may be NULL (len 0) for 202. hdrs ends
-	 * with a {NULL, NULL} entry. Returns -1 when the client is gone. */
+	/* Sends a complete response. body may be NULL (len 0) for 202; NULL
+	 * with len > 0 answers a HEAD: the head says Content-Length len and no
+	 * body follows. hdrs ends with a {NULL, NULL} entry. Returns -1 when
+	 * the client is gone. */
 	int (*respond)(struct ph_exchange *ex, int status, const char *content_type,
 		       const struct ph_header *hdrs, const char *body, size_t len);
 	/* Starts a streamed (SSE) response with status 200. */
