@@ -99,6 +99,7 @@ struct ph_config {
 		long long park_timeout_ms; /* a parked call waits this long for its answers */
 		long long max_parked;     /* calls parked in the hub at once */
 		long long max_answer;     /* bytes of a client's answers to one round of pushed requests */
+		long long answer_wait_ms; /* a worker waits this long for the hub to take an answer */
 		long long max_state;      /* sessions holding state in the hub */
 		long long max_subscriptions; /* resources/subscribe per session */
 		long long state_idle;     /* seconds a session's state outlives its last use */
