@@ -3,11 +3,11 @@
  * ph_http_ossl.c. */
 #include "first.h"
 #include "ph_http.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef PH_HAVE_HTTP
 const char *
 ph_http_ca_default(const char **how)
 {
@@ -55,4 +55,3 @@ ph_http_form_escape(const char *s, size_t n)
 	*o = '\0';
 	return out;
 }
-#endif

@@ -6,7 +6,8 @@
  * where both link statically and no NSS is needed. The callers see no
  * difference: one request at a time, bounded in time and size, https
  * verified against a CA bundle and the URL's host name, no redirect.
- * Available when configure found an engine (PH_HAVE_HTTP). */
+ * ph_http_do and ph_http_engine exist when configure found an engine
+ * (PH_HAVE_HTTP); the rest always. */
 #ifndef PH_HTTP_H
 #define PH_HTTP_H
 #include "first.h"

@@ -330,6 +330,13 @@ wait_io(BIO *io, int fd, int64_t until)
 	return wait_fd(fd, BIO_should_write(io) ? POLLOUT : POLLIN, until);
 }
 
+/* Waits for what the request on w and r should retry. */
+static int
+wait_rw(BIO *w, BIO *r, int fd, int64_t until)
+{
+	return wait_io(BIO_should_retry(w) ? w : r, fd, until);
+}
+
 /* The body after the headers: to the Content-Length (resp_len, 0: none
  * given) or the end of the connection, at most max bytes. */
 static int
@@ -364,25 +371,25 @@ read_body(BIO *io, int fd, size_t resp_len, size_t max, int64_t until, struct ph
 }
 
 int
-ph_http_ossl_exchange(BIO *io, int fd, const struct ph_http_req *rq, const char *hostport, const char *path,
+ph_http_ossl_exchange(BIO *w, BIO *r, int fd, const struct ph_http_req *rq, const char *hostport, const char *path,
 		      int64_t until, struct ph_buf *out, char *err, size_t esz)
 {
-	OSSL_HTTP_REQ_CTX *rctx = OSSL_HTTP_REQ_CTX_new(io, io, 0);
+	OSSL_HTTP_REQ_CTX *rctx = OSSL_HTTP_REQ_CTX_new(w, r, 0);
 	STACK_OF(CONF_VALUE) *h = headers(rq, hostport);
 	BIO *req = rq->body ? BIO_new_mem_buf(rq->body, (int)rq->body_len) : NULL;
-	int rc = -1, r;
+	int rc = -1, st;
 	if (rctx == NULL || h == NULL || (rq->body != NULL && req == NULL) ||
 	    OSSL_HTTP_set1_request(rctx, path, h, rq->body ? rq->content_type : NULL, req, NULL, 0, rq->max_bytes, 0,
 				   0) != 1) {
 		ossl_why(err, esz, "cannot make the request");
 		goto out;
 	}
-	while ((r = OSSL_HTTP_REQ_CTX_nbio(rctx)) == -1)
-		if (wait_io(io, fd, until) == 0)
+	while ((st = OSSL_HTTP_REQ_CTX_nbio(rctx)) == -1)
+		if (wait_rw(w, r, fd, until) == 0)
 			break;
-	if (r == 1)
-		rc = read_body(io, fd, OSSL_HTTP_REQ_CTX_get_resp_len(rctx), rq->max_bytes, until, out, err, esz);
-	else if (r == -1)
+	if (st == 1)
+		rc = read_body(r, fd, OSSL_HTTP_REQ_CTX_get_resp_len(rctx), rq->max_bytes, until, out, err, esz);
+	else if (st == -1)
 		snprintf(err, esz, "no answer in time");
 	else
 		ossl_why(err, esz, "the connection ended without an answer");
@@ -461,11 +468,11 @@ ph_http_ossl_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, siz
 	path = u.query && *u.query ? ph_xasprintf("%s?%s", u.path, u.query) : ph_xstrdup(u.path);
 	hostport = ph_xasprintf(strchr(u.host, ':') ? "[%s]:%s" : "%s:%s", u.host, u.portstr);
 	if ((fd = open_conn(&u, rq->ca_file, until, &ssl, &io, why, sizeof why)) >= 0 &&
-	    ph_http_ossl_exchange(io, fd, rq, hostport, path, until, out, why, sizeof why) == 0)
+	    ph_http_ossl_exchange(io, io, fd, rq, hostport, path, until, out, why, sizeof why) == 0)
 		rc = 0;
 	if (ssl != NULL && rc == 0)
 		(void)SSL_shutdown(ssl); /* one try: the answer is in */
-	BIO_free(io);
+	BIO_free_all(io); /* drops the reference the TLS BIO took on the socket BIO */
 	SSL_free(ssl);
 	if (fd >= 0)
 		close(fd);
