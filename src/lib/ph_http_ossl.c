@@ -12,7 +12,10 @@
  * line and headers, which must say 200 and a Content-Length within
  * max_bytes when they give one; the body, read here, ends at that length
  * or when the server closes, and is cut off at max_bytes. Errors name the
- * URL and what failed, never a credential. */
+ * URL and what failed, never a credential. SIGPIPE is blocked meanwhile
+ * (a process without a master, under mod_fcgid or CGI, does not ignore
+ * it, and OpenSSL writes to the socket with write()); one raised is taken
+ * back before the mask is restored. */
 #include "first.h"
 #include "ph_http.h"
 #include <stdio.h>
@@ -30,7 +33,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -445,6 +450,8 @@ open_conn(const struct url *u, const char *ca_file, int64_t until, SSL **ssl, BI
 	return fd;
 }
 
+static int request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *err, size_t esz);
+
 #ifdef PH_HTTP_OSSL
 int
 ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
@@ -454,12 +461,31 @@ ph_http_ossl_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, siz
 #endif
 {
 	int64_t until = ph_now_us() + rq->timeout_ms * 1000;
+	int rc;
+	sigset_t pipe_set, old_mask;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+	ph_buf_init(out);
+	rc = request(rq, until, out, err, esz);
+	if (!sigismember(&old_mask, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+			; /* ours: taken back */
+	}
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	return rc;
+}
+
+/* ph_http_do's request, SIGPIPE blocked. */
+static int
+request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *err, size_t esz)
+{
 	struct url u = {0};
 	char why[300], *path = NULL, *hostport = NULL;
 	SSL *ssl = NULL;
 	BIO *io = NULL;
 	int fd = -1, rc = -1;
-	ph_buf_init(out);
 	if (OSSL_HTTP_parse_url(rq->url, &u.tls, NULL, &u.host, &u.portstr, &u.port, &u.path, &u.query, NULL) != 1) {
 		ERR_clear_error();
 		snprintf(err, esz, "%s: not an http or https URL", rq->url);
