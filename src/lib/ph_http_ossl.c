@@ -139,7 +139,10 @@ ares_run(ares_channel ch, struct addrs *f, int64_t until)
 	while (!f->done) {
 		ares_socket_t s[ARES_GETSOCK_MAXNUM];
 		struct pollfd p[ARES_GETSOCK_MAXNUM];
-		int bits = ares_getsock(ch, s, ARES_GETSOCK_MAXNUM), n = 0, r;
+		/* the bits as c-ares's ARES_GETSOCK_* macros read them, unsigned:
+		 * theirs shift an int into its sign bit */
+		unsigned bits = (unsigned)ares_getsock(ch, s, ARES_GETSOCK_MAXNUM);
+		int n = 0, r;
 		struct timeval max, tv, *t;
 		int64_t left = until - ph_now_us();
 		if (left <= 0)
@@ -147,11 +150,12 @@ ares_run(ares_channel ch, struct addrs *f, int64_t until)
 		max.tv_sec = (time_t)(left / 1000000);
 		max.tv_usec = (suseconds_t)(left % 1000000);
 		t = ares_timeout(ch, &max, &tv);
-		for (int i = 0; i < ARES_GETSOCK_MAXNUM; i++)
-			if (ARES_GETSOCK_READABLE(bits, i) || ARES_GETSOCK_WRITABLE(bits, i))
-				p[n++] = (struct pollfd){.fd = s[i],
-							 .events = (short)((ARES_GETSOCK_READABLE(bits, i) ? POLLIN : 0) |
-									   (ARES_GETSOCK_WRITABLE(bits, i) ? POLLOUT : 0))};
+		for (int i = 0; i < ARES_GETSOCK_MAXNUM; i++) {
+			short ev = (short)(((bits >> i) & 1u ? POLLIN : 0) |
+					   ((bits >> (i + ARES_GETSOCK_MAXNUM)) & 1u ? POLLOUT : 0));
+			if (ev != 0)
+				p[n++] = (struct pollfd){.fd = s[i], .events = ev};
+		}
 		r = poll(p, (nfds_t)n, (int)(t->tv_sec * 1000 + (t->tv_usec + 999) / 1000));
 		if (r < 0 && errno != EINTR)
 			return;
