@@ -192,7 +192,9 @@ resolve(const char *host, int port, struct addrs *f, int64_t until, char *err, s
 	ares_destroy(ch); /* a lookup still running ends here, in on_addrinfo */
 	if (f->n == 0) {
 		snprintf(err, esz, "cannot look up %s: %s", host,
-			 f->status == ARES_EDESTRUCTION ? "no answer in time" : ares_strerror(f->status));
+			 f->status == ARES_EDESTRUCTION ? "no answer in time"
+			 : f->status == ARES_SUCCESS ? "no address"
+						     : ares_strerror(f->status));
 		return -1;
 	}
 	for (int i = 0; i < f->n; i++) {
