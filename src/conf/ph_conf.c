@@ -151,6 +151,9 @@ static const struct key auth_keys[] = {
 	 "longest fetch of metadata, keys or an introspection"},
 	{"auth.oauth.max_fetch_bytes", K_INT, 1024, 16777216, "1048576", true, AOFF(oauth.max_fetch_bytes),
 	 NULL, "largest metadata, key set or introspection answer accepted"},
+	{"auth.oauth.ca_file", K_STR, 1, 4096, NULL, true, AOFF(oauth.ca_file), NULL,
+	 "PEM file of the CA certificates the fetches trust (default: SSL_CERT_FILE, else the system's "
+	 "bundle); relative to this file"},
 	{"auth.oauth.token_cache", K_INT, 0, 1000000, "1024", true, AOFF(oauth.token_cache), NULL,
 	 "verified tokens a worker remembers until they expire"},
 	{"auth.oauth.introspection", K_SECTION, 0, 0, NULL, true, 0, NULL,

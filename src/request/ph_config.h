@@ -139,7 +139,7 @@ struct ph_state_opts { /* request_state */
 	const struct ph_ynode *previous_secret_files;
 };
 struct ph_oauth_opts { /* auth.oauth: lists and maps are read by ph_oauth.c */
-	char *issuer, *jwks_uri, *jwks_file, *audience_match, *typ, *principal_claim, *cache_dir;
+	char *issuer, *jwks_uri, *jwks_file, *audience_match, *typ, *principal_claim, *cache_dir, *ca_file;
 	long long clock_skew_s, refresh_s, min_refresh_s, max_token_bytes, fetch_timeout_ms;
 	long long max_fetch_bytes, token_cache, refresh_wait_ms;
 	bool client_id_audience;
