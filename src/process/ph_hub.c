@@ -17,6 +17,7 @@
 #include "ph_hub.h"
 #include "ph_hub_int.h"
 #include "ph_hub_authz.h"
+#include "ph_hub_cluster.h"
 #include "ph_hub_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
@@ -137,6 +138,7 @@ reload(struct hub *h)
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
 	ph_hub_authz_reconf(h->authz, n);
+	ph_hub_cluster_reconf(h->cluster);
 	ph_hub_rewatch(h);
 	cache = json_object_new_object();
 	ph_hub_sessions_reconf(h->sessions, n);
@@ -273,6 +275,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		ev.data.ptr = &ctlc_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl_ep, &ev);
 	}
+	h->cluster = ph_hub_cluster_new(h);
 	return 0;
 }
 
@@ -299,13 +302,15 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			else if (p == &ctlc_tag)
 				ph_hub_ctl_events(&h);
 			else if (p == &watch_tag)
-				ph_watch_read(h.watch, ph_hub_updated, &h);
+				ph_hub_cluster_watch_read(&h);
 			else if (p == &park_tag)
 				ph_hub_sessions_events(h.sessions);
 			else if (p == &state_tag)
-				ph_hub_states_watch_read(ph_hub_sessions_states(h.sessions));
+				ph_hub_cluster_states_watch_read(&h);
 			else if (p == &authz_tag)
 				ph_hub_authz_events(h.authz);
+			else if (ph_hub_cluster_event(h.cluster, p, evs[i].events))
+				;
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (ph_hub_readable(&h, p) && (evs[i].events & EPOLLOUT))
 					ph_hub_flush(&h, p);
@@ -323,6 +328,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
 		ph_hub_authz_tick(h.authz);
+		ph_hub_cluster_tick(h.cluster);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
@@ -334,6 +340,7 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	ph_watch_free(h.watch);
 	ph_hub_sessions_free(h.sessions);
 	ph_hub_authz_free(h.authz);
+	ph_hub_cluster_free(h.cluster);
 	ph_server_free(h.srv);
 	return 0;
 }

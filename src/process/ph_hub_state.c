@@ -77,6 +77,8 @@ struct ph_hub_states {
 	void *ctx;
 	int64_t next_purge_us;
 	struct ph_hub_authz *authz; /* asked before resources/updated; NULL: none */
+	void (*note)(void *, const char *); /* told of each URI the watcher saw change */
+	void *note_ctx;
 };
 
 struct ph_hub_states *
@@ -333,6 +335,8 @@ updated(void *ctx, void *owner, const char *uri)
 	struct ph_hub_states *t = ctx;
 	struct ph_hstate *st = owner;
 	struct json_object *one;
+	if (t->note != NULL)
+		t->note(t->note_ctx, uri);
 	if (t->authz != NULL) {
 		ph_hub_authz_updated(t->authz, st, st->principal, st->assigns, uri, allowed_updates, t);
 		return;
@@ -344,10 +348,13 @@ updated(void *ctx, void *owner, const char *uri)
 }
 
 void
-ph_hub_states_watch_read(struct ph_hub_states *t)
+ph_hub_states_watch_read(struct ph_hub_states *t, void (*note)(void *ctx, const char *uri), void *ctx)
 {
+	t->note = note;
+	t->note_ctx = ctx;
 	if (t->watch)
 		ph_watch_read(t->watch, updated, t);
+	t->note = NULL;
 }
 
 size_t

@@ -1,0 +1,409 @@
+/* ph_hub_cluster.c: the hub's asynchronous Redis connections (cluster:).
+ *
+ * Two connections, both in the hub's epoll loop through the small hiredis
+ * adapter below (never a worker's): one subscribed to the announcement
+ * channel, one for commands (PUBLISH, and a PING heartbeat). hiredis 0.14
+ * has no timeouts of its own in its asynchronous API, so the loop keeps
+ * them: a connection that does not connect, or a command that gets no
+ * reply, within cluster.timeout_ms ends both connections (a stopped Redis
+ * still accepts connections into its backlog); they are made again after
+ * a backoff that doubles from BACKOFF_MIN_MS to BACKOFF_MAX_MS, and the
+ * subscription with them. Each change between reachable and unreachable
+ * is logged once.
+ *
+ * An announcement is one sealed document (ph_state_seal_doc, purpose
+ * "cluster", under the request_state secret every host shares) published
+ * on "<prefix>a": {"o": the origin host's tag, "x": expiry, "k": list kind
+ * | "u": [URIs], "w": from a watched file}. Nothing of it is readable on
+ * the wire or forgeable without the secret; a hub drops its own (its
+ * streams were told when it happened), expired ones and those it cannot
+ * open, and tells its streams the rest through the same paths as
+ * --notify, so each stream's filter and subscriptions.authorize apply.
+ *
+ * A watched file's change is published too: an NFS or similar volume tells
+ * only the host that wrote it. When the hosts share one disk each hub's
+ * own watcher also sees it, so a remote announcement from a watcher is
+ * dropped when this hub's watcher told the same URI within ECHO_MS. */
+#include "first.h"
+#include "ph_hub_cluster.h"
+#include "ph_hub_int.h"
+#include "ph_hub_session.h"
+#include "ph_hub_state.h"
+#include "ph_shared.h"
+#include "ph_cluster.h"
+#include "ph_watch.h"
+#include "ph_json.h"
+#include "ph_util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How long a watcher's announcement from here keeps an echo of it from
+ * another host's watcher (the same file seen on a shared disk) away. */
+#define ECHO_MS 1000
+#define ECHO_SLOTS 64
+/* URIs one batch of watch events publishes at most (the rest are told
+ * here only, and logged). */
+#define BATCH_MAX 256
+/* How long an announcement may take to arrive: an older one (replayed by
+ * someone who can publish on the Redis) is dropped. */
+#define MSG_TTL_S 60
+/* The depth of an announcement's JSON. */
+#define MSG_DEPTH 4
+
+struct ph_hub_cluster;
+
+/* Which URIs a watcher told here, and when (milliseconds). */
+struct echo {
+	uint64_t hash;
+	int64_t at_ms;
+};
+
+/* URIs changed in one batch of watch events, published once each. */
+struct batch {
+	char *uri[BATCH_MAX];
+	size_t n;
+	size_t dropped;
+};
+
+#ifdef PH_HAVE_HIREDIS
+#include "ph_hub_cluster_conn.h"
+#endif
+
+struct ph_hub_cluster {
+	struct hub *h;
+	struct echo echo[ECHO_SLOTS];
+	struct batch batch;
+	char ann[PH_CLUSTER_KEY_MAX]; /* the announcement channel */
+#ifdef PH_HAVE_HIREDIS
+	struct ph_hcl *conn;
+#endif
+};
+
+static uint64_t
+uri_hash(const char *s)
+{
+	uint64_t x = 1469598103934665603ULL;
+	for (; *s; s++)
+		x = (x ^ (unsigned char)*s) * 1099511628211ULL;
+	return x;
+}
+
+static void
+echo_note(struct ph_hub_cluster *c, const char *uri)
+{
+	struct echo *oldest = &c->echo[0];
+	uint64_t x = uri_hash(uri);
+	int64_t now = ph_now_us() / 1000;
+	for (size_t i = 0; i < ECHO_SLOTS; i++) {
+		if (c->echo[i].hash == x) {
+			c->echo[i].at_ms = now;
+			return;
+		}
+		if (c->echo[i].at_ms < oldest->at_ms)
+			oldest = &c->echo[i];
+	}
+	oldest->hash = x;
+	oldest->at_ms = now;
+}
+
+/* True when this hub's watcher told uri within ECHO_MS. */
+static bool
+echo_recent(const struct ph_hub_cluster *c, const char *uri)
+{
+	uint64_t x = uri_hash(uri);
+	int64_t now = ph_now_us() / 1000;
+	for (size_t i = 0; i < ECHO_SLOTS; i++)
+		if (c->echo[i].hash == x && c->echo[i].at_ms > 0 && now - c->echo[i].at_ms < ECHO_MS)
+			return true;
+	return false;
+}
+
+/* ---- telling this host's streams ------------------------------------------- */
+
+/* list_changed of kind k to this hub's streams and sessions that asked for
+ * it. Returns how many were told. */
+static long
+tell_list(struct hub *h, size_t k)
+{
+	long told = 0;
+	for (size_t i = h->n; i-- > 0;) {
+		struct stream *s = h->v[i];
+		if (s->on[k] && !s->ending && ph_hub_notify_stream(h, s, ph_hub_kinds[k].method))
+			told++;
+	}
+	told += (long)ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k, NULL, NULL);
+	return told;
+}
+
+/* resources/updated for uri to this hub's subscribers. Returns how many. */
+static long
+tell_updated(struct hub *h, const char *uri)
+{
+	return (long)ph_watch_announce(h->watch, uri, ph_hub_updated, h) +
+	       (long)ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
+}
+
+/* An announcement from another host (doc, borrowed, opened). */
+static void
+received(struct ph_hub_cluster *c, struct json_object *doc)
+{
+	struct json_object *k = ph_jget(doc, "k"), *u = ph_jget(doc, "u"), *w = ph_jget(doc, "w");
+	const char *origin = ph_jstr(doc, "o");
+	bool watched = json_object_is_type(w, json_type_boolean) && json_object_get_boolean(w);
+	long told = 0;
+	if (origin == NULL || strcmp(origin, ph_shared_host_tag()) == 0)
+		return; /* ours: told when it happened */
+	if (!json_object_is_type(ph_jget(doc, "x"), json_type_int) ||
+	    json_object_get_int64(ph_jget(doc, "x")) < ph_now_us() / 1000000) {
+		ph_log("warning", "hub: cluster: an expired announcement (replayed?) was dropped");
+		return;
+	}
+	if (json_object_is_type(k, json_type_int)) {
+		int64_t kind = json_object_get_int64(k);
+		if (kind < 0 || kind >= NKINDS)
+			return;
+		told = tell_list(c->h, (size_t)kind);
+		ph_log("info", "hub: cluster: %s from another host told %ld streams",
+		       ph_hub_kinds[kind].method + strlen("notifications/"), told);
+		return;
+	}
+	if (!json_object_is_type(u, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(u); i++) {
+		const char *uri = json_object_get_string(json_object_array_get_idx(u, i));
+		if (!json_object_is_type(json_object_array_get_idx(u, i), json_type_string) ||
+		    (watched && echo_recent(c, uri)))
+			continue;
+		told += tell_updated(c->h, uri);
+	}
+	ph_log("info", "hub: cluster: resources/updated from another host told %ld streams", told);
+}
+
+/* Seals doc (taken) for the announcement channel and publishes it; while
+ * Redis is unreachable it is told here only (the outage was logged). */
+static void
+publish(struct ph_hub_cluster *c, struct json_object *doc)
+{
+	unsigned char *box;
+	const char *plain;
+	size_t plen, blen;
+	json_object_object_add(doc, "o", json_object_new_string(ph_shared_host_tag()));
+	json_object_object_add(doc, "x", json_object_new_int64(ph_now_us() / 1000000 + MSG_TTL_S));
+	plain = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &plen);
+	box = ph_cluster_seal(c->ann, plain, plen, &blen);
+	json_object_put(doc);
+#ifdef PH_HAVE_HIREDIS
+	{
+		const char *argv[3] = {"PUBLISH", c->ann, (const char *)box};
+		size_t len[3] = {7, strlen(c->ann), blen};
+		ph_hcl_cmd(c->conn, 3, argv, len, NULL, NULL, NULL);
+	}
+#endif
+	free(box);
+}
+
+void
+ph_hub_cluster_list_changed(struct ph_hub_cluster *c, size_t k)
+{
+	struct json_object *doc;
+	if (c == NULL || k >= NKINDS)
+		return;
+	doc = json_object_new_object();
+	json_object_object_add(doc, "k", json_object_new_int64((int64_t)k));
+	publish(c, doc);
+}
+
+void
+ph_hub_cluster_updated(struct ph_hub_cluster *c, const char *uri, bool watched)
+{
+	struct json_object *doc, *u;
+	if (c == NULL)
+		return;
+	doc = json_object_new_object();
+	u = json_object_new_array();
+	json_object_array_add(u, json_object_new_string(uri));
+	json_object_object_add(doc, "u", u);
+	if (watched)
+		json_object_object_add(doc, "w", json_object_new_boolean(true));
+	publish(c, doc);
+}
+
+/* ---- the watchers ------------------------------------------------------------ */
+
+/* Notes uri in the batch being read (once). */
+static void
+batch_note(struct ph_hub_cluster *c, const char *uri)
+{
+	struct batch *b = &c->batch;
+	echo_note(c, uri);
+	for (size_t i = 0; i < b->n; i++)
+		if (strcmp(b->uri[i], uri) == 0)
+			return;
+	if (b->n == BATCH_MAX) {
+		b->dropped++;
+		return;
+	}
+	b->uri[b->n++] = ph_xstrdup(uri);
+}
+
+/* Publishes the batch's URIs, one message, and empties it. */
+static void
+batch_flush(struct ph_hub_cluster *c)
+{
+	struct batch *b = &c->batch;
+	struct json_object *doc, *u;
+	if (b->n == 0)
+		return;
+	doc = json_object_new_object();
+	u = json_object_new_array();
+	for (size_t i = 0; i < b->n; i++) {
+		json_object_array_add(u, json_object_new_string(b->uri[i]));
+		free(b->uri[i]);
+	}
+	json_object_object_add(doc, "u", u);
+	json_object_object_add(doc, "w", json_object_new_boolean(true));
+	publish(c, doc);
+	if (b->dropped > 0)
+		ph_log("warning", "hub: cluster: %zu changed resources were told on this host only "
+		       "(more than %d in one batch)", b->dropped, BATCH_MAX);
+	b->n = b->dropped = 0;
+}
+
+/* ph_watch_fn for the streams' watcher: tells the stream, notes the URI. */
+static void
+watched(void *ctx, void *owner, const char *uri)
+{
+	struct hub *h = ctx;
+	ph_hub_updated(h, owner, uri);
+	if (h->cluster != NULL)
+		batch_note(h->cluster, uri);
+}
+
+/* The sessions' watcher noted uri. */
+static void
+states_noted(void *ctx, const char *uri)
+{
+	struct hub *h = ctx;
+	if (h->cluster != NULL)
+		batch_note(h->cluster, uri);
+}
+
+void
+ph_hub_cluster_watch_read(struct hub *h)
+{
+	ph_watch_read(h->watch, watched, h);
+	if (h->cluster != NULL)
+		batch_flush(h->cluster);
+}
+
+void
+ph_hub_cluster_states_watch_read(struct hub *h)
+{
+	ph_hub_states_watch_read(ph_hub_sessions_states(h->sessions), states_noted, h);
+	if (h->cluster != NULL)
+		batch_flush(h->cluster);
+}
+
+/* ---- the connections ---------------------------------------------------------- */
+
+#ifdef PH_HAVE_HIREDIS
+/* ph_hcl_msg_fn: a message (len bytes) on channel. */
+static void
+on_message(void *ctx, const char *channel, const char *text, size_t len)
+{
+	struct ph_hub_cluster *c = ctx;
+	struct json_object *doc;
+	if (strcmp(channel, c->ann) != 0)
+		return;
+	doc = len <= PH_HCL_MSG_MAX ? ph_cluster_open_json(c->ann, text, len, MSG_DEPTH) : NULL;
+	if (doc == NULL)
+		ph_log("warning", "hub: cluster: a message that does not open with this server's "
+		       "request_state secret was dropped (another server on the same prefix?)");
+	else
+		received(c, doc);
+	json_object_put(doc);
+}
+#endif
+
+struct ph_hub_cluster *
+ph_hub_cluster_new(struct hub *h)
+{
+#ifdef PH_HAVE_HIREDIS
+	const struct ph_cluster_conf *cc = ph_cluster_conf();
+	struct ph_hub_cluster *c;
+	const char *chan[1];
+	if (cc == NULL)
+		return NULL;
+	c = ph_xcalloc(1, sizeof *c);
+	c->h = h;
+	snprintf(c->ann, sizeof c->ann, "%sa", cc->prefix ? cc->prefix : "");
+	chan[0] = c->ann;
+	c->conn = ph_hcl_new(h->ep, chan, 1, on_message, c);
+	if (c->conn == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+#else
+	(void)h;
+	return NULL;
+#endif
+}
+
+void
+ph_hub_cluster_free(struct ph_hub_cluster *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->batch.n; i++)
+		free(c->batch.uri[i]);
+#ifdef PH_HAVE_HIREDIS
+	ph_hcl_free(c->conn);
+#endif
+	free(c);
+}
+
+void
+ph_hub_cluster_reconf(struct ph_hub_cluster *c)
+{
+#ifdef PH_HAVE_HIREDIS
+	if (c != NULL)
+		ph_hcl_reconf(c->conn);
+#else
+	(void)c;
+#endif
+}
+
+bool
+ph_hub_cluster_event(struct ph_hub_cluster *c, void *tag, uint32_t events)
+{
+#ifdef PH_HAVE_HIREDIS
+	return c != NULL && ph_hcl_event(c->conn, tag, events);
+#else
+	(void)c, (void)tag, (void)events;
+	return false;
+#endif
+}
+
+void
+ph_hub_cluster_tick(struct ph_hub_cluster *c)
+{
+#ifdef PH_HAVE_HIREDIS
+	if (c != NULL)
+		ph_hcl_tick(c->conn);
+#else
+	(void)c;
+#endif
+}
+
+bool
+ph_hub_cluster_up(const struct ph_hub_cluster *c)
+{
+#ifdef PH_HAVE_HIREDIS
+	return c != NULL && ph_hcl_up(c->conn);
+#else
+	(void)c;
+	return false;
+#endif
+}
