@@ -1,0 +1,153 @@
+#!/bin/bash
+# cluster: the hubs of three Phantom hosts (each its own master, hub and
+# control socket, one request_state secret) share a real redis-server
+# (unix socket, append-only file), behind one nginx upstream with plain
+# round-robin and no affinity:
+#  - --notify tools/list_changed given to one host reaches the listen
+#    streams held by all three, once each (the originating hub does not
+#    hear its own announcement back);
+#  - a handler's resources/updated and --notify resources/updated reach
+#    streams subscribed on the other hosts;
+#  - nothing readable crosses Redis (the channel carries sealed bytes);
+#  - Redis stopped (SIGSTOP): tools/call keeps answering, --notify still
+#    tells this host's streams, the hubs log the outage once; restarted on
+#    its append-only file, they subscribe again by themselves and
+#    announcements flow again.
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+command -v redis-server >/dev/null || skip_all "redis-server not installed"
+command -v jq >/dev/null || skip_all "jq not installed"
+command -v python3 >/dev/null || skip_all "python3 not installed"
+CLIENTS=$top_srcdir/tests/integration/listen_clients.py
+
+# ---- Redis on a unix socket, append-only ---------------------------------------------------
+RS=$T_DIR/redis.sock
+redis_start() {
+	redis-server --port 0 --unixsocket "$RS" --unixsocketperm 700 --dir "$T_DIR" \
+		--appendonly yes --save '' --daemonize no >>"$T_DIR/redis.log" 2>&1 &
+	REDIS_PID=$!
+	T_PIDS+=("$REDIS_PID")
+	wait_for 10 test -S "$RS"
+}
+redis_start || { echo "not ok 1 - redis-server starts"; exit 1; }
+
+head -c 48 /dev/urandom | base64 >"$T_DIR/secret"
+printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text":"done"}],"resourcesUpdated":["app://counter"]}\\n'"'"'\n' \
+	>"$T_DIR/bump.sh"
+printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"contents":[{"uri":"app://counter","text":"7"}]}\\n'"'"'\n' >"$T_DIR/counter.sh"
+chmod 0755 "$T_DIR/bump.sh" "$T_DIR/counter.sh"
+# host_conf NAME: the configuration of host NAME (its own control socket)
+host_conf() {
+	cat >"$T_DIR/$1.yaml" <<YAML
+server: { name: cluster-test, version: "1.0" }
+workers: 2
+shutdown_timeout: 3
+request_state: { secret_file: secret }
+subscriptions: { max_ms: 600000, keepalive_ms: 300, control_socket: $T_DIR/$1.ctl }
+cluster: { redis: "unix:$RS", host: $1, timeout_ms: 400, backoff_max_ms: 500 }
+tools:
+  - { name: bump, description: announces a change of app://counter, exec: [./bump.sh] }
+resources:
+  - { uri: "app://counter", name: counter, exec: [./counter.sh] }
+YAML
+}
+ADDRS=() LOGS=()
+for h in a b c; do
+	host_conf $h
+	phantom_listen "$T_DIR/$h.yaml" || { echo "not ok 1 - host $h starts"; exit 1; }
+	ADDRS+=("$PH_ADDR") LOGS+=("$PH_LOG")
+done
+NGINX_WORKERS=1
+nginx_start "${ADDRS[0]}; server ${ADDRS[1]}; server ${ADDRS[2]}" || { echo "not ok 1 - nginx starts"; exit 1; }
+U=$NGINX_URL
+notify() { local h=$1; shift; "$PHANTOM" -c "$T_DIR/$h.yaml" --notify "$@"; }
+# subscribed N: every hub logged that Redis is reachable N times
+subscribed() {
+	local n
+	for l in "${LOGS[@]}"; do
+		n=$(grep -c 'cluster: Redis at .* reachable' "$l")
+		[ "$n" -ge "$1" ] || return 1
+	done
+}
+wait_for 20 subscribed 1
+ok "the three hubs connect to Redis and subscribe"
+
+# ---- --notify on one host reaches the streams held by all three ---------------------------
+# six streams (two a host), read for 20 s; LISTEN_PROGRESS counts what they got meanwhile
+LISTEN_PROGRESS=$T_DIR/progress python3 "$CLIENTS" "$U" 6 20 "$T_DIR/ready" \
+	'{"toolsListChanged":true,"resourceSubscriptions":["app://counter"]}' >"$T_DIR/streams.json" & LP=$!
+wait_for 30 test -e "$T_DIR/ready"
+is "$(cat "$T_DIR/ready")" 6 "six listen streams are acknowledged through round-robin nginx"
+is "$(notify a tools/list_changed)" "ok 2" "--notify tools/list_changed on host a tells its own two streams"
+wait_for 10 sh -c "[ \"\$(cut -d' ' -f3 '$T_DIR/progress')\" = 6 ]"
+ok "all six streams, on the three hosts, get notifications/tools/list_changed"
+for i in 1 2; do
+	wait_for 5 grep -q 'tools/list_changed from another host told 2 streams' "${LOGS[$i]}"
+	ok "host $((i + 1))'s hub told its own two streams"
+done
+! grep -q 'from another host' "${LOGS[0]}"
+ok "host a's hub does not hear its own announcement back"
+mpost "$U" 1 tools/call '{"name":"bump","arguments":{}}'
+is "$(jqr '.result.content[0].text')" done "a handler on one host announces resourcesUpdated"
+is "$(notify b resources/updated app://counter)" "ok 2" "--notify resources/updated on host b tells its own two"
+wait "$LP"
+is "$(jq -c '.tools' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" " 6 1" \
+	"each of the six streams got tools/list_changed exactly once"
+is "$(jq -c '.updated' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" ' 6 ["app://counter","app://counter"]' \
+	"each got both resources/updated (the handler's, --notify's), on whichever host it was"
+
+# ---- nothing readable in Redis --------------------------------------------------------------
+redis-cli -s "$RS" PSUBSCRIBE '*' >"$T_DIR/sniff" 2>&1 & SN=$!
+T_PIDS+=("$SN")
+sleep 0.5
+notify c resources/updated app://secret-name-of-a-resource >/dev/null
+notify c tools/list_changed >/dev/null
+wait_for 5 sh -c "[ \$(grep -c '^phantom:a\$' '$T_DIR/sniff') -ge 2 ]"
+ok "the announcements cross Redis on the prefix's channel"
+! grep -q 'secret-name\|list_changed\|app://' "$T_DIR/sniff"
+ok "and carry no URI, method or origin in clear"
+kill "$SN" 2>/dev/null
+
+# ---- Redis stopped, then restarted on its append-only file ----------------------------------
+rm -f "$T_DIR/ready"
+LISTEN_PROGRESS=$T_DIR/progress2 python3 "$CLIENTS" "$U" 3 60 "$T_DIR/ready" '{"toolsListChanged":true}' \
+	>"$T_DIR/streams2.json" & LP=$!
+wait_for 30 test -e "$T_DIR/ready"
+is "$(cat "$T_DIR/ready")" 3 "three more listen streams, one a host"
+kill -STOP "$REDIS_PID"
+good=0
+for i in $(seq 1 6); do
+	mpost "$U" $((10 + i)) tools/call '{"name":"bump","arguments":{}}'
+	[ "$STATUS" = 200 ] && [ "$(jqr '.result.content[0].text')" = done ] && good=$((good + 1))
+done
+is "$good" 6 "Redis stopped: tools/call keeps answering on the three hosts"
+down() { for l in "${LOGS[@]}"; do grep -q 'cluster: Redis at .* unreachable' "$l" || return 1; done; }
+wait_for 10 down
+ok "each hub notices that Redis does not answer and logs it"
+is "$(notify a tools/list_changed)" "ok 1" "--notify still tells host a's own stream at once"
+sleep 2
+for l in "${LOGS[@]}"; do
+	is "$(grep -c 'cluster: Redis at .* unreachable' "$l")" 1 "the outage is logged once by $(basename "$l")"
+done
+kill -CONT "$REDIS_PID"
+wait_for 20 subscribed 2
+ok "Redis continued: the hubs subscribe again by themselves"
+redis-cli -s "$RS" SHUTDOWN NOSAVE >/dev/null 2>&1
+wait_gone "$REDIS_PID" 10
+redis_start || echo "# redis-server did not start again"
+wait_for 30 subscribed 3
+ok "Redis restarted on its append-only file: the hubs subscribe again"
+wait_for 5 sh -c "[ \"\$(cut -d' ' -f3 '$T_DIR/progress2')\" = 1 ]"
+ok "(until then one stream had been told: host a's)"
+is "$(notify b tools/list_changed)" "ok 1" "--notify on host b"
+wait_for 10 sh -c "[ \"\$(cut -d' ' -f3 '$T_DIR/progress2')\" = 3 ]"
+ok "notifications flow between the hosts again: the three streams have been told"
+mpost "$U" 99 tools/list
+is "$STATUS" 200 "the hosts keep serving"
+kill "$LP" 2>/dev/null
+t_stop
+for l in "${LOGS[@]}"; do
+	! grep -qi 'password\|AddressSanitizer\|runtime error' "$l"
+	ok "$(basename "$l"): no secret and no sanitizer report"
+done
+done_testing
