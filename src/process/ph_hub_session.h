@@ -23,6 +23,11 @@ void ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv);
  * PARK_ANSWER; borrowed); fd (the reply socket, or the parked call's
  * connection; -1: none came) is taken. */
 void ph_hub_sessions_message(struct ph_hub_sessions *t, const struct ph_hubmsg *m, int fd);
+/* An answer to a request pushed by a call parked here that another host
+ * took (cluster:; text, len bytes: its PARK_ANSWER message, opened). Its
+ * client was told 202 there: a refusal is logged; the round's last answer
+ * resumes the call here. */
+void ph_hub_sessions_remote_answer(struct ph_hub_sessions *t, const char *text, size_t len);
 /* Called every loop: forgets ended ids past their expiry now and then. */
 void ph_hub_sessions_tick(struct ph_hub_sessions *t);
 /* The epoll fd of the parked calls' connections, for the hub's loop; when
