@@ -15,6 +15,7 @@
  * control socket ph_hub_ctl.c's (what they share: ph_hub_int.h). */
 #include "first.h"
 #include "ph_hub.h"
+#include "ph_cluster.h"
 #include "ph_hub_int.h"
 #include "ph_hub_authz.h"
 #include "ph_hub_cluster.h"
@@ -325,6 +326,9 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		tick(&h);
 		if (h.ncc > 0)
 			ph_hub_ctl_tick(&h);
+		/* with cluster: this host's lease, renewed by a short command
+		 * (bounded by cluster.timeout_ms; none while Redis is in backoff) */
+		ph_cluster_lease_tick(ph_now_us());
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
 		ph_hub_authz_tick(h.authz);

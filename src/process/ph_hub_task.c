@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_hub_task.h"
 #include "ph_call.h"
+#include "ph_cluster.h"
 #include "ph_exec.h"
 #include "ph_exec_conf.h"
 #include "ph_features.h"
@@ -54,6 +55,8 @@ struct ph_hub_tasks {
 	long long records;       /* in the store, as of the last pass plus those started since */
 	long long pass_records;  /* counted by the pass in progress */
 	DIR *pass;               /* the pass in progress, NULL between passes */
+	bool scanning;           /* with cluster: a pass over Redis is in progress */
+	char cursor[32];         /* its SCAN cursor */
 	int64_t next_pass_us;
 };
 
@@ -90,7 +93,7 @@ proc_start(pid_t pid)
 static struct json_object *
 edit_record(const char *dir, const char *id, bool (*edit)(struct json_object *, void *), void *arg)
 {
-	int lk = ph_task_lock(dir);
+	int lk = ph_task_lock(dir, id);
 	struct json_object *rec;
 	if (lk < 0)
 		return NULL;
@@ -716,33 +719,80 @@ ph_hub_tasks_reap(struct ph_hub_tasks *t)
 
 /* ---- passes over the store ----------------------------------------------------- */
 
-/* One record of a pass: removed when it expired, failed when its process
- * is gone (a server that stopped or restarted while it ran). */
+/* A working record of this host without a running supervisor: failed
+ * when its process is gone (a server that stopped or restarted while it
+ * ran), or never started after a grace. */
 static void
-pass_one(struct ph_hub_tasks *t, const char *dir, const char *id)
+check_own(struct ph_hub_tasks *t, struct json_object *rec, const char *id, int64_t now)
 {
-	struct json_object *rec = ph_task_load(dir, id), *sup, *ttl;
-	int64_t now = ph_wall_ms(), ended;
-	if (rec == NULL)
+	struct json_object *sup = ph_jget(rec, "_sup");
+	int pid = json_object_get_int(ph_jget(sup, "pid"));
+	int64_t made = json_object_get_int64(ph_jget(rec, "_created_ms"));
+	bool alive = sup && pid > 0 &&
+		     proc_start(pid) == (unsigned long long)json_object_get_int64(ph_jget(sup, "start"));
+	if (!alive && (sup || now - made > UNSTARTED_GRACE_MS))
+		mark_failed(t, id, "The task's process was lost: the server stopped or restarted while "
+			    "it ran");
+}
+
+/* One record of a pass: removed when it expired, failed when its process
+ * is gone; with cluster:, failed when the host running it lost its lease
+ * (a finished record expires in Redis by itself). */
+static void
+pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
+{
+	const char *id = ph_jstr(rec, "taskId"), *host = ph_jstr(rec, "_host");
+	struct json_object *ttl = ph_jget(rec, "ttlMs");
+	int64_t now = ph_wall_ms(), ended = ph_task_ended_ms(rec);
+	if (id == NULL || !ph_task_id_ok(id))
 		return;
 	t->pass_records++;
-	ended = ph_task_ended_ms(rec);
-	ttl = ph_jget(rec, "ttlMs");
 	if (ended > 0) {
-		if (ttl && json_object_is_type(ttl, json_type_int) && now > ended + json_object_get_int64(ttl) &&
-		    ph_task_remove(dir, id) == 0)
+		if (!ph_cluster_on() && ttl && json_object_is_type(ttl, json_type_int) &&
+		    now > ended + json_object_get_int64(ttl) && ph_task_remove(dir, id) == 0)
 			t->pass_records--;
+	} else if (ph_cluster_on() && host && strcmp(host, ph_cluster_host()) != 0) {
+		if (ph_cluster_host_alive(host) == 0)
+			mark_failed(t, id, "The task's process was lost: the host running it stopped "
+				    "renewing its lease (cluster.lease_ms)");
 	} else if (find(t, id) == NULL) {
-		sup = ph_jget(rec, "_sup");
-		int pid = json_object_get_int(ph_jget(sup, "pid"));
-		int64_t made = json_object_get_int64(ph_jget(rec, "_created_ms"));
-		bool alive = sup && pid > 0 &&
-			     proc_start(pid) == (unsigned long long)json_object_get_int64(ph_jget(sup, "start"));
-		if (!alive && (sup || now - made > UNSTARTED_GRACE_MS))
-			mark_failed(t, id, "The task's process was lost: the server stopped or restarted while "
-				    "it ran");
+		check_own(t, rec, id, now);
 	}
-	json_object_put(rec);
+}
+
+/* A step of a pass over the records in Redis (SCAN, a few hundred keys). */
+static void
+redis_pass(struct ph_hub_tasks *t)
+{
+	char **keys, *dir;
+	size_t n;
+	if (!t->scanning) {
+		if (ph_now_us() < t->next_pass_us)
+			return;
+		snprintf(t->cursor, sizeof t->cursor, "0");
+		t->scanning = true;
+		t->pass_records = 0;
+	}
+	if (ph_task_redis_scan(t->cursor, sizeof t->cursor, &keys, &n) != 0) {
+		t->scanning = false; /* Redis is away: the next pass starts again */
+		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
+		return;
+	}
+	dir = store_dir(t->srv);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *rec = ph_task_redis_load_key(keys[i]);
+		if (rec)
+			pass_rec(t, dir, rec);
+		json_object_put(rec);
+		free(keys[i]);
+	}
+	free(keys);
+	free(dir);
+	if (strcmp(t->cursor, "0") == 0) {
+		t->scanning = false;
+		t->records = t->pass_records;
+		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
+	}
 }
 
 void
@@ -751,6 +801,10 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t)
 	struct dirent *de;
 	char *dir;
 	int n = 0;
+	if (ph_cluster_on()) {
+		redis_pass(t);
+		return;
+	}
 	if (t->pass == NULL) {
 		if (ph_now_us() < t->next_pass_us)
 			return;
@@ -767,10 +821,13 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t)
 	while (n++ < PASS_STEP && (de = readdir(t->pass)) != NULL) {
 		size_t l = strlen(de->d_name);
 		char id[PH_TASK_ID_MAX];
+		struct json_object *rec;
 		if (de->d_name[0] == '.' || l < 6 || l - 5 >= sizeof id || strcmp(de->d_name + l - 5, ".json") != 0)
 			continue;
 		snprintf(id, sizeof id, "%.*s", (int)(l - 5), de->d_name);
-		pass_one(t, dir, id);
+		if ((rec = ph_task_load(dir, id)) != NULL)
+			pass_rec(t, dir, rec);
+		json_object_put(rec);
 	}
 	if (de == NULL && n <= PASS_STEP) {
 		closedir(t->pass);
@@ -800,6 +857,7 @@ void
 ph_hub_tasks_reconf(struct ph_hub_tasks *t, struct ph_server *srv)
 {
 	t->srv = srv;
+	t->scanning = false;
 	if (t->pass) {
 		closedir(t->pass); /* the store may have moved: start again */
 		t->pass = NULL;
