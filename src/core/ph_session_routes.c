@@ -7,6 +7,7 @@
 #include "first.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
+#include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"

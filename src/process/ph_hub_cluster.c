@@ -31,6 +31,7 @@
 #include "ph_hub_state.h"
 #include "ph_shared.h"
 #include "ph_cluster.h"
+#include "ph_park.h"
 #include "ph_watch.h"
 #include "ph_json.h"
 #include "ph_util.h"
@@ -50,6 +51,8 @@
 #define MSG_TTL_S 60
 /* The depth of an announcement's JSON. */
 #define MSG_DEPTH 4
+/* The announcement channel's kind (ph_cluster_key). */
+#define PH_CK_ANNOUNCE "a"
 
 struct ph_hub_cluster;
 
@@ -68,6 +71,7 @@ struct batch {
 
 #ifdef PH_HAVE_HIREDIS
 #include "ph_hub_cluster_conn.h"
+#include <hiredis/hiredis.h>
 #endif
 
 struct ph_hub_cluster {
@@ -75,6 +79,9 @@ struct ph_hub_cluster {
 	struct echo echo[ECHO_SLOTS];
 	struct batch batch;
 	char ann[PH_CLUSTER_KEY_MAX]; /* the announcement channel */
+	char wake[PH_CLUSTER_KEY_MAX]; /* this host's wake-up channel */
+	char mbox[PH_CLUSTER_KEY_MAX]; /* this host's mailbox of answers (ph_park.c) */
+	bool draining, again;
 #ifdef PH_HAVE_HIREDIS
 	struct ph_hcl *conn;
 #endif
@@ -308,12 +315,66 @@ ph_hub_cluster_states_watch_read(struct hub *h)
 /* ---- the connections ---------------------------------------------------------- */
 
 #ifdef PH_HAVE_HIREDIS
+static void drain(struct ph_hub_cluster *c);
+
+/* ph_hcl_reply_fn of LPOP on the mailbox: an answer another host took for
+ * a call parked here, opened and given to the sessions; then the next. */
+static void
+popped(void *ctx, void *priv, struct redisReply *r)
+{
+	struct ph_hub_cluster *c = ctx;
+	char *plain;
+	size_t plen;
+	(void)priv;
+	if (r == NULL || r->type != REDIS_REPLY_STRING) {
+		c->draining = false;
+		if (r != NULL && c->again) {
+			c->again = false;
+			drain(c);
+		}
+		return;
+	}
+	if ((plain = ph_cluster_open(c->mbox, r->str, r->len, &plen)) == NULL)
+		ph_log("warning", "hub: cluster: an answer in this host's mailbox does not open with this "
+		       "server's request_state secret; dropped");
+	else
+		ph_hub_sessions_remote_answer(c->h->sessions, plain, plen);
+	free(plain);
+	c->draining = false;
+	drain(c);
+}
+
+/* Takes the answers in this host's mailbox, one LPOP at a time. */
+static void
+drain(struct ph_hub_cluster *c)
+{
+	const char *argv[2] = {"LPOP", c->mbox};
+	size_t len[2] = {4, strlen(c->mbox)};
+	if (c->draining) {
+		c->again = true;
+		return;
+	}
+	c->draining = true;
+	ph_hcl_cmd(c->conn, 2, argv, len, popped, c, NULL);
+}
+
+/* Connected again: what came in the mailbox meanwhile. */
+static void
+on_up(void *ctx)
+{
+	drain(ctx);
+}
+
 /* ph_hcl_msg_fn: a message (len bytes) on channel. */
 static void
 on_message(void *ctx, const char *channel, const char *text, size_t len)
 {
 	struct ph_hub_cluster *c = ctx;
 	struct json_object *doc;
+	if (strcmp(channel, c->wake) == 0) {
+		drain(c);
+		return;
+	}
 	if (strcmp(channel, c->ann) != 0)
 		return;
 	doc = len <= PH_HCL_MSG_MAX ? ph_cluster_open_json(c->ann, text, len, MSG_DEPTH) : NULL;
@@ -332,18 +393,22 @@ ph_hub_cluster_new(struct hub *h)
 #ifdef PH_HAVE_HIREDIS
 	const struct ph_cluster_conf *cc = ph_cluster_conf();
 	struct ph_hub_cluster *c;
-	const char *chan[1];
+	const char *chan[2];
 	if (cc == NULL)
 		return NULL;
 	c = ph_xcalloc(1, sizeof *c);
 	c->h = h;
-	snprintf(c->ann, sizeof c->ann, "%sa", cc->prefix ? cc->prefix : "");
+	ph_cluster_key(PH_CK_ANNOUNCE, "announce", 8, c->ann);
+	ph_park_mailbox(PH_PARK_WAKE, ph_shared_host_tag(), c->wake);
+	ph_park_mailbox(PH_PARK_MAILBOX, ph_shared_host_tag(), c->mbox);
 	chan[0] = c->ann;
-	c->conn = ph_hcl_new(h->ep, chan, 1, on_message, c);
+	chan[1] = c->wake;
+	c->conn = ph_hcl_new(h->ep, chan, 2, on_message, c);
 	if (c->conn == NULL) {
 		free(c);
 		return NULL;
 	}
+	ph_hcl_on_up(c->conn, on_up);
 	return c;
 #else
 	(void)h;

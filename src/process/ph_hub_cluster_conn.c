@@ -48,6 +48,7 @@ struct ph_hcl {
 	size_t chanlen[CHAN_MAX], nchan;
 	ph_hcl_msg_fn fn;
 	void *ctx;
+	void (*up)(void *ctx);
 	struct ph_redis_addr addr;
 	char addr_name[300];
 	char *password;
@@ -170,6 +171,8 @@ maybe_up(struct ph_hcl *o)
 	if (o->state != ST_UP)
 		ph_log("notice", "hub: cluster: Redis at %s reachable; announcements shared", o->addr_name);
 	o->state = ST_UP;
+	if (o->up != NULL)
+		o->up(o->ctx);
 }
 
 /* A reply came on a (or the connection went: r NULL). */
@@ -496,6 +499,12 @@ ph_hcl_new(int ep, const char *const *chan, size_t nchan, ph_hcl_msg_fn fn, void
 	take_conf(o, cc);
 	o->backoff_ms = BACKOFF_MIN_MS;
 	return o;
+}
+
+void
+ph_hcl_on_up(struct ph_hcl *o, void (*up)(void *ctx))
+{
+	o->up = up;
 }
 
 void

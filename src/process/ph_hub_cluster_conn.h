@@ -26,6 +26,8 @@ typedef void (*ph_hcl_reply_fn)(void *ctx, void *priv, struct redisReply *r);
  * with (ph_cluster_conf); NULL when none is. Messages go to fn(ctx). The
  * first connection is made by the first ph_hcl_tick. */
 struct ph_hcl *ph_hcl_new(int ep, const char *const *chan, size_t nchan, ph_hcl_msg_fn fn, void *ctx);
+/* up(ctx) is called each time both connections are (again) up. */
+void ph_hcl_on_up(struct ph_hcl *o, void (*up)(void *ctx));
 void ph_hcl_free(struct ph_hcl *o);
 /* After a reload: connects again when the address or password changed. */
 void ph_hcl_reconf(struct ph_hcl *o);
