@@ -338,13 +338,13 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	while (h.n > 0)
 		ph_hub_drop(&h, h.v[h.n - 1], "the hub stopped");
 	ph_hub_ctl_close(&h);
+	ph_hub_cluster_free(h.cluster); /* before the sessions it answers for */
 	free(h.v);
 	json_object_put(h.per_principal);
 	ph_hub_tasks_free(h.tasks);
 	ph_watch_free(h.watch);
 	ph_hub_sessions_free(h.sessions);
 	ph_hub_authz_free(h.authz);
-	ph_hub_cluster_free(h.cluster);
 	ph_server_free(h.srv);
 	return 0;
 }

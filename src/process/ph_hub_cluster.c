@@ -35,6 +35,7 @@
 #include "ph_watch.h"
 #include "ph_json.h"
 #include "ph_util.h"
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,13 @@
 #define MSG_DEPTH 4
 /* The announcement channel's kind (ph_cluster_key). */
 #define PH_CK_ANNOUNCE "a"
+/* A legacy session's shared record: a hash whose fields ("d" ended, "l"
+ * its log level) are sealed each for the key and the field. */
+#define PH_CK_SESSION "s"
+/* How long a worker's session question waits for Redis at most before the
+ * hub answers from what it knows itself (the worker waits 500 ms for the
+ * hub: core/ph_session.c HUB_ASK_MS). */
+#define DEFER_MAX_MS 300
 
 struct ph_hub_cluster;
 
@@ -82,6 +90,9 @@ struct ph_hub_cluster {
 	char wake[PH_CLUSTER_KEY_MAX]; /* this host's wake-up channel */
 	char mbox[PH_CLUSTER_KEY_MAX]; /* this host's mailbox of answers (ph_park.c) */
 	bool draining, again;
+	long long timeout_ms;
+	struct defer **dv;            /* session answers waiting for Redis */
+	size_t nd;
 #ifdef PH_HAVE_HIREDIS
 	struct ph_hcl *conn;
 #endif
@@ -164,6 +175,15 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 	if (!json_object_is_type(ph_jget(doc, "x"), json_type_int) ||
 	    json_object_get_int64(ph_jget(doc, "x")) < ph_now_us() / 1000000) {
 		ph_log("warning", "hub: cluster: an expired announcement (replayed?) was dropped");
+		return;
+	}
+	if (json_object_is_type(ph_jget(doc, "d"), json_type_string)) {
+		unsigned char sid[PH_HUBMSG_SID_BYTES];
+		const char *hex = ph_jstr(doc, "d");
+		if (strlen(hex) == 2 * sizeof sid &&
+		    sodium_hex2bin(sid, sizeof sid, hex, strlen(hex), NULL, NULL, NULL) == 0)
+			ph_hub_sessions_ended_elsewhere(c->h->sessions, sid,
+							json_object_get_int64(ph_jget(doc, "e")));
 		return;
 	}
 	if (json_object_is_type(k, json_type_int)) {
@@ -312,6 +332,192 @@ ph_hub_cluster_states_watch_read(struct hub *h)
 		batch_flush(h->cluster);
 }
 
+/* ---- legacy sessions ----------------------------------------------------------- */
+
+#ifdef PH_HAVE_HIREDIS
+/* A worker's session question, answered once Redis has replied (or at
+ * deadline_us from what this hub knows: out). */
+struct defer {
+	struct ph_hub_cluster *c;
+	int fd;                   /* the worker's reply socket, -1 once answered */
+	enum ph_hubmsg_type type;
+	unsigned char sid[PH_HUBMSG_SID_BYTES];
+	int64_t exp, deadline_us;
+	char key[PH_CLUSTER_KEY_MAX];
+	char out[300];
+};
+
+/* The associated data of field f of the session record key. */
+static void
+field_ad(const char *key, const char *f, char *out, size_t n)
+{
+	snprintf(out, n, "%s#%s", key, f);
+}
+
+/* Answers d's worker with text (once) and forgets d when done (its
+ * command's reply came). */
+static void
+defer_answer(struct defer *d, const char *text)
+{
+	if (d->fd < 0)
+		return;
+	ph_hub_sessions_answer(d->fd, text);
+	d->fd = -1;
+}
+
+static void
+defer_drop(struct defer *d)
+{
+	struct ph_hub_cluster *c = d->c;
+	for (size_t i = 0; i < c->nd; i++)
+		if (c->dv[i] == d) {
+			c->dv[i] = c->dv[--c->nd];
+			break;
+		}
+	defer_answer(d, d->out);
+	free(d);
+}
+
+/* The reply to HGETALL of a session record: ended elsewhere, or the level
+ * another host set. */
+static void
+checked(void *ctx, void *priv, struct redisReply *r)
+{
+	struct defer *d = priv;
+	char ad[PH_CLUSTER_KEY_MAX + 4], out[300];
+	(void)ctx;
+	for (size_t i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+		const char *f = r->element[i]->str;
+		char *v;
+		size_t vlen;
+		if (r->element[i]->type != REDIS_REPLY_STRING || r->element[i + 1]->type != REDIS_REPLY_STRING ||
+		    strlen(f) != 1)
+			continue;
+		field_ad(d->key, f, ad, sizeof ad);
+		if ((v = ph_cluster_open(ad, r->element[i + 1]->str, r->element[i + 1]->len, &vlen)) == NULL)
+			continue;
+		if (*f == 'd') {
+			ph_hub_sessions_ended_elsewhere(d->c->h->sessions, d->sid, strtoll(v, NULL, 10));
+			snprintf(d->out, sizeof d->out, "ended");
+		} else if (*f == 'l' && strncmp(d->out, "live", 4) == 0 && ph_log_level_parse(v) != PH_LOG_NONE) {
+			snprintf(out, sizeof out, "live %s", v);
+			memcpy(d->out, out, sizeof out);
+		}
+		free(v);
+		if (strcmp(d->out, "ended") == 0)
+			break;
+	}
+	defer_drop(d);
+}
+
+/* The reply to HSET of a session's field: the worker is told once it is
+ * stored for every host (an END that Redis did not store is refused). */
+static void
+stored(void *ctx, void *priv, struct redisReply *r)
+{
+	struct defer *d = priv;
+	bool ok = r != NULL && r->type != REDIS_REPLY_ERROR;
+	(void)ctx;
+	if (d->type == PH_HUBMSG_SESSION_END && ok) {
+		struct json_object *doc = json_object_new_object();
+		char hex[2 * PH_HUBMSG_SID_BYTES + 1];
+		sodium_bin2hex(hex, sizeof hex, d->sid, sizeof d->sid);
+		json_object_object_add(doc, "d", json_object_new_string(hex));
+		json_object_object_add(doc, "e", json_object_new_int64(d->exp));
+		publish(d->c, doc);
+	} else if (d->type == PH_HUBMSG_SESSION_END) {
+		snprintf(d->out, sizeof d->out, "no the cluster's Redis did not record it within "
+			 "cluster.timeout_ms, so the other hosts still take the session; try again");
+	} else if (!ok) {
+		ph_log("warning", "hub: cluster: a session's log level is kept on this host only (Redis "
+		       "did not store it)");
+	}
+	defer_drop(d);
+}
+
+/* Sends HSET key field value(sealed) and PEXPIREAT at the session's
+ * expiry; stored() answers d. */
+static void
+store_field(struct defer *d, const char *field, const char *value)
+{
+	char ad[PH_CLUSTER_KEY_MAX + 4], at[24], key[PH_CLUSTER_KEY_MAX];
+	struct ph_hcl *conn = d->c->conn;
+	size_t blen;
+	unsigned char *box;
+	/* d may be answered and freed within the first command (Redis down) */
+	memcpy(key, d->key, sizeof key);
+	field_ad(key, field, ad, sizeof ad);
+	box = ph_cluster_seal(ad, value, strlen(value), &blen);
+	snprintf(at, sizeof at, "%lld", (long long)(d->exp + 60) * 1000);
+	{
+		const char *hset[4] = {"HSET", key, field, (const char *)box};
+		size_t hlen[4] = {4, strlen(key), strlen(field), blen};
+		const char *exp[3] = {"PEXPIREAT", key, at};
+		size_t elen[3] = {9, strlen(key), strlen(at)};
+		/* one connection: PEXPIREAT runs after HSET made the key */
+		ph_hcl_cmd(conn, 4, hset, hlen, stored, d->c, d);
+		ph_hcl_cmd(conn, 3, exp, elen, NULL, NULL, NULL);
+	}
+	free(box);
+}
+
+/* ph_hub_sessions_defer_fn: CHECK asks the session's record (unless this
+ * hub knows it ended); END and LEVEL store theirs; the worker is answered
+ * after Redis, within DEFER_MAX_MS. */
+static bool
+defer_session(void *ctx, const struct ph_hubmsg *m, const char *out, int fd)
+{
+	struct ph_hub_cluster *c = ctx;
+	const struct ph_hubmsg_session *s = &m->u.session;
+	struct defer *d;
+	char hex[2 * PH_HUBMSG_SID_BYTES + 1], num[24];
+	bool check = m->type == PH_HUBMSG_SESSION_CHECK && strcmp(out, "ended") != 0;
+	bool end = m->type == PH_HUBMSG_SESSION_END && strcmp(out, "ok") == 0 && s->has_exp;
+	bool level = m->type == PH_HUBMSG_SESSION_LEVEL && strcmp(out, "ok") == 0 && s->has_exp && s->level;
+	if (!check && !end && !level)
+		return false;
+	d = ph_xcalloc(1, sizeof *d);
+	d->c = c;
+	d->fd = fd;
+	d->type = m->type;
+	memcpy(d->sid, s->sid, sizeof d->sid);
+	d->exp = s->exp;
+	d->deadline_us = ph_now_us() + (c->timeout_ms < DEFER_MAX_MS ? c->timeout_ms : DEFER_MAX_MS) * 1000;
+	snprintf(d->out, sizeof d->out, "%s", out);
+	sodium_bin2hex(hex, sizeof hex, s->sid, sizeof s->sid);
+	ph_cluster_key(PH_CK_SESSION, hex, strlen(hex), d->key);
+	c->dv = ph_xrealloc(c->dv, (c->nd + 1) * sizeof *c->dv);
+	c->dv[c->nd++] = d;
+	if (check) {
+		const char *argv[2] = {"HGETALL", d->key};
+		size_t len[2] = {7, strlen(d->key)};
+		ph_hcl_cmd(c->conn, 2, argv, len, checked, c, d);
+	} else if (end) {
+		snprintf(num, sizeof num, "%lld", (long long)s->exp);
+		store_field(d, "d", num);
+	} else {
+		store_field(d, "l", s->level);
+	}
+	return true;
+}
+
+/* Questions past their deadline are answered from what this hub knows
+ * (their commands' replies, when they come, are dropped). */
+static void
+defer_tick(struct ph_hub_cluster *c)
+{
+	int64_t now = ph_now_us();
+	for (size_t i = 0; i < c->nd; i++)
+		if (c->dv[i]->fd >= 0 && now >= c->dv[i]->deadline_us) {
+			if (c->dv[i]->type == PH_HUBMSG_SESSION_END)
+				snprintf(c->dv[i]->out, sizeof c->dv[i]->out, "no the cluster's Redis did not "
+					 "record it within cluster.timeout_ms, so the other hosts still take "
+					 "the session; try again");
+			defer_answer(c->dv[i], c->dv[i]->out);
+		}
+}
+#endif
+
 /* ---- the connections ---------------------------------------------------------- */
 
 #ifdef PH_HAVE_HIREDIS
@@ -409,6 +615,8 @@ ph_hub_cluster_new(struct hub *h)
 		return NULL;
 	}
 	ph_hcl_on_up(c->conn, on_up);
+	c->timeout_ms = cc->timeout_ms;
+	ph_hub_sessions_defer(h->sessions, defer_session, c);
 	return c;
 #else
 	(void)h;
@@ -424,7 +632,9 @@ ph_hub_cluster_free(struct ph_hub_cluster *c)
 	for (size_t i = 0; i < c->batch.n; i++)
 		free(c->batch.uri[i]);
 #ifdef PH_HAVE_HIREDIS
-	ph_hcl_free(c->conn);
+	ph_hub_sessions_defer(c->h->sessions, NULL, NULL);
+	ph_hcl_free(c->conn); /* the questions' replies come (NULL): each answered, freed */
+	free(c->dv);
 #endif
 	free(c);
 }
@@ -455,8 +665,10 @@ void
 ph_hub_cluster_tick(struct ph_hub_cluster *c)
 {
 #ifdef PH_HAVE_HIREDIS
-	if (c != NULL)
+	if (c != NULL) {
 		ph_hcl_tick(c->conn);
+		defer_tick(c);
+	}
 #else
 	(void)c;
 #endif

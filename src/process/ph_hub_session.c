@@ -99,6 +99,8 @@ struct ph_hub_sessions {
 	struct ended *tab;     /* open addressing, linear probing; cap a power of two */
 	size_t n, cap;
 	int64_t next_purge_us;
+	ph_hub_sessions_defer_fn defer; /* cluster: (NULL: none) */
+	void *defer_ctx;
 };
 
 struct ph_hub_sessions *
@@ -754,9 +756,37 @@ ph_hub_sessions_message(struct ph_hub_sessions *t, const struct ph_hubmsg *m, in
 		break;
 	default:
 		session_message(t, m, out, sizeof out);
+		if (fd >= 0 && t->defer != NULL && t->defer(t->defer_ctx, m, out, fd))
+			return; /* the cluster answers and closes fd */
 		reply(fd, out);
 		break;
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+void
+ph_hub_sessions_defer(struct ph_hub_sessions *t, ph_hub_sessions_defer_fn fn, void *ctx)
+{
+	t->defer = fn;
+	t->defer_ctx = ctx;
+}
+
+void
+ph_hub_sessions_ended_elsewhere(struct ph_hub_sessions *t, const unsigned char *sid, int64_t exp)
+{
+	int64_t now_s = (int64_t)time(NULL);
+	const char *why;
+	if (is_ended(t, sid, now_s))
+		return;
+	if ((why = remember(t, sid, exp, now_s)) != NULL)
+		ph_log("warning", "hub: a session ended on another host is not remembered here: %s", why);
+	ph_hub_states_end(t->states, sid);
+}
+
+void
+ph_hub_sessions_answer(int fd, const char *out)
+{
+	reply(fd, out);
+	close(fd);
 }

@@ -155,6 +155,29 @@ n=$(cat "${LOGS[@]}" | grep -c 'park: an answer for a call parked on another hos
 is "$(cat "${LOGS[@]}" | grep -c 'resumed here with an answer taken by another host')" "$n" \
 	"and each resumed its call on the host that held it"
 
+# ---- a legacy session's DELETE and log level, on every host -----------------------------
+post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+SID2=$(header Mcp-Session-Id)
+S2=(-H "Mcp-Session-Id: $SID2")
+post "$U" '{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}' "${V[@]}" "${S2[@]}"
+is "$STATUS" 200 "logging/setLevel on one host"
+keys=$(redis-cli -s "$RS" --scan --pattern 'phantom:s:*' | wc -l)
+[ "$keys" -ge 1 ]; ok "the session's record is in Redis under an opaque key ($keys)"
+good=0
+for i in 1 2 3; do
+	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$((2 + i)),\"method\":\"tools/list\"}" "${V[@]}" "${S2[@]}"
+	[ "$STATUS" = 200 ] && good=$((good + 1))
+done
+is "$good" 3 "the session's requests succeed on the three hosts"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "${V[@]}" "${S2[@]}" "$U")
+is "$code" 204 "DELETE on one host: 204"
+gone=0
+for i in 1 2 3; do
+	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$((10 + i)),\"method\":\"tools/list\"}" "${V[@]}" "${S2[@]}"
+	[ "$STATUS" = 404 ] && gone=$((gone + 1))
+done
+is "$gone" 3 "right after, the ended session is 404 on the three hosts"
+
 # ---- nothing readable in Redis --------------------------------------------------------------
 redis-cli -s "$RS" PSUBSCRIBE '*' >"$T_DIR/sniff" 2>&1 & SN=$!
 T_PIDS+=("$SN")
@@ -165,6 +188,17 @@ wait_for 5 sh -c "[ \$(grep -Ec '^phantom:a:[0-9a-f]{32}\$' '$T_DIR/sniff') -ge 
 ok "the announcements cross Redis on the prefix's channel"
 ! grep -q 'secret-name\|list_changed\|app://' "$T_DIR/sniff"
 ok "and carry no URI, method or origin in clear"
+# every value Redis holds, whatever its type
+for k in $(redis-cli -s "$RS" --scan); do
+	echo "$k"
+	case $(redis-cli -s "$RS" TYPE "$k") in
+	hash) redis-cli -s "$RS" HGETALL "$k" ;;
+	list) redis-cli -s "$RS" LRANGE "$k" 0 -1 ;;
+	string) redis-cli -s "$RS" GET "$k" ;;
+	esac
+done >"$T_DIR/dump" 2>&1
+! grep -aq 'warning\|confirm\|delete_file\|f\.txt\|app://\|"sid"\|host a\|tools/' "$T_DIR/dump"
+ok "a dump of every key and value in Redis shows no level, answer, tool, file, URI or session in clear"
 kill "$SN" 2>/dev/null
 
 # ---- Redis stopped, then restarted on its append-only file ----------------------------------
