@@ -162,6 +162,10 @@ tell_updated(struct hub *h, const char *uri)
 	       (long)ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
 }
 
+#ifdef PH_HAVE_HIREDIS
+static void session_note(struct ph_hub_cluster *c, struct json_object *doc);
+#endif
+
 /* An announcement from another host (doc, borrowed, opened). */
 static void
 received(struct ph_hub_cluster *c, struct json_object *doc)
@@ -175,6 +179,12 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 	if (!json_object_is_type(ph_jget(doc, "x"), json_type_int) ||
 	    json_object_get_int64(ph_jget(doc, "x")) < ph_now_us() / 1000000) {
 		ph_log("warning", "hub: cluster: an expired announcement (replayed?) was dropped");
+		return;
+	}
+	if (ph_jget(doc, "ss") != NULL || ph_jget(doc, "sh") != NULL) {
+#ifdef PH_HAVE_HIREDIS
+		session_note(c, doc);
+#endif
 		return;
 	}
 	if (json_object_is_type(ph_jget(doc, "d"), json_type_string)) {
@@ -345,6 +355,7 @@ struct defer {
 	int64_t exp, deadline_us;
 	char key[PH_CLUSTER_KEY_MAX];
 	char out[300];
+	struct json_object *rec;  /* SESSION_OPEN: the record read, before its events */
 };
 
 /* The associated data of field f of the session record key. */
@@ -461,6 +472,227 @@ store_field(struct defer *d, const char *field, const char *value)
 	free(box);
 }
 
+/* The field of the subscription to uri: "u" and a keyed hash of it. */
+static void
+sub_field(const char *uri, char *out, size_t n)
+{
+	char k[PH_CLUSTER_KEY_MAX];
+	const char *colon;
+	ph_cluster_key("u", uri, strlen(uri), k);
+	colon = strrchr(k, ':');
+	colon = colon ? colon + 1 : k;
+	if (n < 2)
+		return;
+	out[0] = 'u';
+	memcpy(out + 1, colon, strlen(colon) + 1 < n - 1 ? strlen(colon) + 1 : n - 1);
+	out[n - 1] = '\0';
+}
+
+/* What HGETALL r of the session record key holds: {"subs": [{u, p}...],
+ * "level"}, its fields opened (caller puts). */
+static struct json_object *
+read_record(const char *key, struct redisReply *r)
+{
+	struct json_object *rec = json_object_new_object(), *subs = json_object_new_array();
+	char ad[PH_CLUSTER_KEY_MAX + 40];
+	json_object_object_add(rec, "subs", subs);
+	for (size_t i = 0; r != NULL && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+		struct redisReply *f = r->element[i], *v = r->element[i + 1];
+		char *plain;
+		size_t plen;
+		if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || f->len > 40)
+			continue;
+		field_ad(key, f->str, ad, sizeof ad);
+		if ((plain = ph_cluster_open(ad, v->str, v->len, &plen)) == NULL)
+			continue;
+		if (strcmp(f->str, "l") == 0) {
+			json_object_object_add(rec, "level", json_object_new_string(plain));
+		} else if (f->str[0] == 'u') {
+			struct json_object *s = NULL;
+			if (ph_json_parse(plain, plen, 4, &s) && json_object_is_type(s, json_type_object))
+				json_object_array_add(subs, s);
+			else
+				json_object_put(s);
+		}
+		free(plain);
+	}
+	return rec;
+}
+
+/* The events key of the session record key. */
+static void
+events_key(const char *key, char *out)
+{
+	const char *colon = strrchr(key, ':');
+	ph_cluster_key("e", colon ? colon + 1 : key, strlen(colon ? colon + 1 : key), out);
+}
+
+/* SESSION_OPEN, 1: the session's record. */
+static void
+open_record(void *ctx, void *priv, struct redisReply *r)
+{
+	struct defer *d = priv;
+	(void)ctx;
+	if (r != NULL)
+		d->rec = read_record(d->key, r);
+}
+
+/* SESSION_OPEN, 2: its last events (oldest first); all of it merged into
+ * this hub's state, which holds the session's GET stream from now on. */
+static void
+open_events(void *ctx, void *priv, struct redisReply *r)
+{
+	struct defer *d = priv;
+	struct json_object *ev = NULL, *doc;
+	char hex[2 * PH_HUBMSG_SID_BYTES + 1], ek[PH_CLUSTER_KEY_MAX];
+	(void)ctx;
+	sodium_bin2hex(hex, sizeof hex, d->sid, sizeof d->sid);
+	events_key(d->key, ek);
+	if (r != NULL && r->type == REDIS_REPLY_ARRAY) {
+		ev = json_object_new_array();
+		for (size_t i = 0; i < r->elements; i++) {
+			char *plain;
+			size_t plen;
+			if (r->element[i]->type == REDIS_REPLY_STRING &&
+			    (plain = ph_cluster_open(ek, r->element[i]->str, r->element[i]->len, &plen)) != NULL) {
+				json_object_array_add(ev, json_object_new_string_len(plain, (int)plen));
+				free(plain);
+			}
+		}
+	}
+	if (d->rec != NULL)
+		ph_hub_states_merge(ph_hub_sessions_states(d->c->h->sessions), hex, ph_jget(d->rec, "subs"),
+				    ph_jstr(d->rec, "level"), ev);
+	json_object_put(ev);
+	json_object_put(d->rec);
+	d->rec = NULL;
+	doc = json_object_new_object();
+	json_object_object_add(doc, "sh", json_object_new_string(hex));
+	publish(d->c, doc); /* the other hubs stop recording its events */
+	defer_drop(d);
+}
+
+/* A note from another host: the session hex's subscriptions changed
+ * (sh: its GET stream opened there). */
+static void
+refreshed(void *ctx, void *priv, struct redisReply *r)
+{
+	struct ph_hub_cluster *c = ctx;
+	char *hex = priv, key[PH_CLUSTER_KEY_MAX];
+	struct json_object *rec;
+	if (r != NULL) {
+		ph_cluster_key(PH_CK_SESSION, hex, strlen(hex), key);
+		rec = read_record(key, r);
+		ph_hub_states_merge(ph_hub_sessions_states(c->h->sessions), hex, ph_jget(rec, "subs"),
+				    ph_jstr(rec, "level"), NULL);
+		json_object_put(rec);
+	}
+	free(hex);
+}
+
+static void
+session_note(struct ph_hub_cluster *c, struct json_object *doc)
+{
+	struct ph_hub_states *st = ph_hub_sessions_states(c->h->sessions);
+	const char *ss = ph_jstr(doc, "ss"), *sh = ph_jstr(doc, "sh");
+	char key[PH_CLUSTER_KEY_MAX];
+	if (sh != NULL) {
+		ph_hub_states_not_holder(st, sh);
+	} else if (ss != NULL && strlen(ss) == 2 * PH_HUBMSG_SID_BYTES && ph_hub_states_has(st, ss)) {
+		const char *argv[2] = {"HGETALL", key};
+		size_t len[2] = {7, 0};
+		ph_cluster_key(PH_CK_SESSION, ss, strlen(ss), key);
+		len[1] = strlen(key);
+		ph_hcl_cmd(c->conn, 2, argv, len, refreshed, c, ph_xstrdup(ss));
+	}
+}
+
+/* ph_hstate_event_fn: an event of a session whose GET stream is held
+ * here, kept in Redis for a GET stream resumed on another host. */
+static void
+on_event(void *ctx, const char *sid, int64_t exp, const char *text, size_t len)
+{
+	struct ph_hub_cluster *c = ctx;
+	char key[PH_CLUSTER_KEY_MAX], ek[PH_CLUSTER_KEY_MAX], keep[24], at[24];
+	unsigned char *box;
+	size_t blen;
+	ph_cluster_key(PH_CK_SESSION, sid, strlen(sid), key);
+	events_key(key, ek);
+	box = ph_cluster_seal(ek, text, len, &blen);
+	snprintf(keep, sizeof keep, "-%lld", c->h->srv->conf->sessions.replay);
+	snprintf(at, sizeof at, "%lld", (long long)(exp + 60) * 1000);
+	{
+		const char *push[3] = {"RPUSH", ek, (const char *)box};
+		size_t plen[3] = {5, strlen(ek), blen};
+		const char *trim[4] = {"LTRIM", ek, keep, "-1"};
+		size_t tlen[4] = {5, strlen(ek), strlen(keep), 2};
+		const char *exp_[3] = {"PEXPIREAT", ek, at};
+		size_t elen[3] = {9, strlen(ek), strlen(at)};
+		ph_hcl_cmd(c->conn, 3, push, plen, NULL, NULL, NULL);
+		ph_hcl_cmd(c->conn, 4, trim, tlen, NULL, NULL, NULL);
+		ph_hcl_cmd(c->conn, 3, exp_, elen, NULL, NULL, NULL);
+	}
+	free(box);
+}
+
+/* The reply to HSET or HDEL of a subscription: the hubs that hold state
+ * for the session read its subscriptions again, then the worker is told. */
+static void
+subs_stored(void *ctx, void *priv, struct redisReply *r)
+{
+	struct defer *d = priv;
+	(void)ctx;
+	if (r != NULL && r->type != REDIS_REPLY_ERROR) {
+		struct json_object *doc = json_object_new_object();
+		char hex[2 * PH_HUBMSG_SID_BYTES + 1];
+		sodium_bin2hex(hex, sizeof hex, d->sid, sizeof d->sid);
+		json_object_object_add(doc, "ss", json_object_new_string(hex));
+		publish(d->c, doc);
+	} else {
+		ph_log("warning", "hub: cluster: a session's resource subscription is kept on this host only "
+		       "(Redis did not store it)");
+	}
+	defer_drop(d);
+}
+
+/* Stores (add) or removes the subscription of d's session to uri (path:
+ * its file, NULL: none); subs_stored answers d. */
+static void
+sub_subscription(struct defer *d, bool add, const char *uri, const char *path)
+{
+	char field[PH_CLUSTER_KEY_MAX], ad[PH_CLUSTER_KEY_MAX + 40], key[PH_CLUSTER_KEY_MAX], at[24];
+	struct ph_hcl *conn = d->c->conn;
+	memcpy(key, d->key, sizeof key);
+	sub_field(uri, field, sizeof field);
+	snprintf(at, sizeof at, "%lld", (long long)(d->exp + 60) * 1000);
+	if (add) {
+		struct json_object *v = json_object_new_object();
+		const char *plain;
+		unsigned char *box;
+		size_t plen, blen;
+		json_object_object_add(v, "u", json_object_new_string(uri));
+		if (path)
+			json_object_object_add(v, "p", json_object_new_string(path));
+		plain = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &plen);
+		field_ad(key, field, ad, sizeof ad);
+		box = ph_cluster_seal(ad, plain, plen, &blen);
+		json_object_put(v);
+		{
+			const char *hset[4] = {"HSET", key, field, (const char *)box};
+			size_t hlen[4] = {4, strlen(key), strlen(field), blen};
+			const char *exp[3] = {"PEXPIREAT", key, at};
+			size_t elen[3] = {9, strlen(key), strlen(at)};
+			ph_hcl_cmd(conn, 4, hset, hlen, subs_stored, d->c, d);
+			ph_hcl_cmd(conn, 3, exp, elen, NULL, NULL, NULL);
+		}
+		free(box);
+	} else {
+		const char *hdel[3] = {"HDEL", key, field};
+		size_t hlen[3] = {4, strlen(key), strlen(field)};
+		ph_hcl_cmd(conn, 3, hdel, hlen, subs_stored, d->c, d);
+	}
+}
+
 /* ph_hub_sessions_defer_fn: CHECK asks the session's record (unless this
  * hub knows it ended); END and LEVEL store theirs; the worker is answered
  * after Redis, within DEFER_MAX_MS. */
@@ -474,7 +706,10 @@ defer_session(void *ctx, const struct ph_hubmsg *m, const char *out, int fd)
 	bool check = m->type == PH_HUBMSG_SESSION_CHECK && strcmp(out, "ended") != 0;
 	bool end = m->type == PH_HUBMSG_SESSION_END && strcmp(out, "ok") == 0 && s->has_exp;
 	bool level = m->type == PH_HUBMSG_SESSION_LEVEL && strcmp(out, "ok") == 0 && s->has_exp && s->level;
-	if (!check && !end && !level)
+	bool subs = (m->type == PH_HUBMSG_SESSION_SUB || m->type == PH_HUBMSG_SESSION_UNSUB) &&
+		    strcmp(out, "ok") == 0 && s->has_exp && s->uri != NULL;
+	bool open = m->type == PH_HUBMSG_SESSION_OPEN && strcmp(out, "ok") == 0;
+	if (!check && !end && !level && !subs && !open)
 		return false;
 	d = ph_xcalloc(1, sizeof *d);
 	d->c = c;
@@ -495,8 +730,18 @@ defer_session(void *ctx, const struct ph_hubmsg *m, const char *out, int fd)
 	} else if (end) {
 		snprintf(num, sizeof num, "%lld", (long long)s->exp);
 		store_field(d, "d", num);
-	} else {
+	} else if (level) {
 		store_field(d, "l", s->level);
+	} else if (open) {
+		char ek[PH_CLUSTER_KEY_MAX];
+		const char *hget[2] = {"HGETALL", d->key}, *lr[4] = {"LRANGE", ek, "0", "-1"};
+		size_t hlen[2] = {7, strlen(d->key)}, llen[4] = {6, 0, 1, 2};
+		events_key(d->key, ek);
+		llen[1] = strlen(ek);
+		ph_hcl_cmd(c->conn, 2, hget, hlen, open_record, c, d);
+		ph_hcl_cmd(c->conn, 4, lr, llen, open_events, c, d); /* answers d */
+	} else {
+		sub_subscription(d, m->type == PH_HUBMSG_SESSION_SUB, s->uri, s->path);
 	}
 	return true;
 }
@@ -617,6 +862,7 @@ ph_hub_cluster_new(struct hub *h)
 	ph_hcl_on_up(c->conn, on_up);
 	c->timeout_ms = cc->timeout_ms;
 	ph_hub_sessions_defer(h->sessions, defer_session, c);
+	ph_hub_states_on_event(ph_hub_sessions_states(h->sessions), on_event, c);
 	return c;
 #else
 	(void)h;
@@ -633,6 +879,7 @@ ph_hub_cluster_free(struct ph_hub_cluster *c)
 		free(c->batch.uri[i]);
 #ifdef PH_HAVE_HIREDIS
 	ph_hub_sessions_defer(c->h->sessions, NULL, NULL);
+	ph_hub_states_on_event(ph_hub_sessions_states(c->h->sessions), NULL, NULL);
 	ph_hcl_free(c->conn); /* the questions' replies come (NULL): each answered, freed */
 	free(c->dv);
 #endif
