@@ -106,6 +106,7 @@ section(const char *dir)
 	ph_conf_problems_free(&p);
 }
 
+#ifdef PH_HAVE_HIREDIS
 /* A configuration with a cluster at unix:/nonexistent, secret file name. */
 static struct ph_config *
 cluster_conf(const char *dir, const char *secret, const char *prev)
@@ -227,6 +228,7 @@ unreachable(const char *dir)
 	ok(!ph_cluster_on() && ph_cluster_cmd(1, argv, len) == NULL, "without cluster: nothing is tried");
 	ph_conf_free(c);
 }
+#endif
 
 int
 main(void)
