@@ -18,6 +18,8 @@
 #     -32603 rather than hanging; Redis restarted on its append-only file:
 #     the records are still there;
 #   - a host whose Redis is not there at start serves stateless calls.
+# the hosts' addresses, URLs, pids and logs are set with eval (ADDR_a...)
+# shellcheck disable=SC2154
 . "${top_srcdir:-.}/tests/lib.sh"
 HERE=$top_srcdir/tests/conformance
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -266,6 +268,7 @@ victims="$PID_c $(descendants "$PID_c")"
 kill -STOP $victims
 # shellcheck disable=SC2086
 kill -9 $victims
+{ wait "$PID_c"; } 2>/dev/null # no "Killed" from the shell
 lost_failed() { status_on "$URL_a" "$LOST" failed; }
 wait_for 60 lost_failed
 ok "host a reports host c's task failed once c's lease lapsed"
