@@ -43,17 +43,21 @@ HOSTS="a b c"
 RDIR=$T_DIR/redis
 mkdir -p "$RDIR"
 RSOCK=$T_DIR/redis.sock
-rcli() { redis-cli -s "$RSOCK" "$@"; }
+# a password (AUTH from cluster.password_file) and database 3 (SELECT)
+RPASS=redispass$(head -c 12 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+printf '%s\n' "$RPASS" >"$T_DIR/redis.pass"
+printf 'requirepass %s\n' "$RPASS" >"$RDIR/redis.conf"
+rcli() { REDISCLI_AUTH=$RPASS redis-cli -s "$RSOCK" -n 3 "$@"; }
 redis_start() {
-	redis-server --port 0 --unixsocket "$RSOCK" --unixsocketperm 700 --dir "$RDIR" \
-		--appendonly yes --save '' --maxmemory-policy noeviction --daemonize no \
-		>>"$RDIR/log" 2>&1 &
+	redis-server "$RDIR/redis.conf" --port 0 --unixsocket "$RSOCK" --unixsocketperm 700 \
+		--dir "$RDIR" --appendonly yes --save '' --maxmemory-policy noeviction \
+		--daemonize no >>"$RDIR/log" 2>&1 &
 	REDIS_PID=$!
 	T_PIDS+=("$REDIS_PID")
-	wait_for 10 sh -c "redis-cli -s '$RSOCK' ping 2>/dev/null | grep -q PONG"
+	wait_for 10 sh -c "REDISCLI_AUTH='$RPASS' redis-cli -s '$RSOCK' ping 2>/dev/null | grep -q PONG"
 }
 redis_start
-ok "redis-server starts on a unix socket with appendonly yes"
+ok "redis-server starts on a unix socket with appendonly yes and a password"
 
 # ---- the three hosts ----------------------------------------------------------------
 cat >"$T_DIR/slow.sh" <<SH
@@ -89,7 +93,8 @@ host_conf() {
 	    "$HERE/phantom.yaml"
 	cat <<YAML
 cluster:
-  redis: "unix:$RSOCK"
+  redis: "unix:$RSOCK?db=3"
+  password_file: $T_DIR/redis.pass
   host: host-$h
   prefix: "cl-test:"
   timeout_ms: 300
@@ -322,8 +327,12 @@ for h in a b; do
 	ok "host $h still running"
 done
 
+cat "$T_DIR"/phantom-*.log >"$T_DIR/all.log"
+! grep -qF "$RPASS" "$T_DIR/all.log"
+ok "the Redis password is in no log"
+
 # ---- a host whose Redis is not there at start ---------------------------------------
-host_conf d | sed "s#redis: \"unix:$RSOCK\"#redis: \"unix:$T_DIR/none.sock\"#" >"$T_DIR/d.yaml"
+host_conf d | sed "s#redis: \"unix:$RSOCK?db=3\"#redis: \"unix:$T_DIR/none.sock\"#" >"$T_DIR/d.yaml"
 grep -q none.sock "$T_DIR/d.yaml"
 ok "host d names a Redis that is not there"
 phantom_listen "$T_DIR/d.yaml" && nginx_start "$PH_ADDR"
