@@ -208,12 +208,14 @@ ph_redis_cmd(struct ph_redis *r, int argc, const char **argv, const size_t *len,
 	rep = redisCommandArgv(r->c, argc, argv, len);
 	if (rep == NULL) {
 		/* a timeout shows as an I/O error with EAGAIN */
-		if (r->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
+		bool timeout = r->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+		if (timeout)
 			snprintf(err, n, "no answer within the timeout");
 		else
 			snprintf(err, n, "%s", r->c->err ? r->c->errstr : "no reply");
 		if (!r->c->err)
 			r->c->err = REDIS_ERR_IO; /* never reused */
+		errno = timeout ? ETIMEDOUT : ECONNRESET;
 	}
 	return rep;
 }

@@ -40,8 +40,9 @@ void ph_redis_free(struct ph_redis *r);
 /* Runs one command of argc arguments (argv[i] of len[i] bytes, borrowed)
  * and waits for its reply at most the timeout. Returns the reply (caller
  * frees with ph_redis_reply_free; an error reply is a reply, type 6), or
- * NULL with the reason in err after a timeout, an I/O error or a protocol
- * error: the connection is then unusable (ph_redis_free it). */
+ * NULL with the reason in err after a timeout (errno ETIMEDOUT), an I/O
+ * error or a protocol error (ECONNRESET): the connection is then unusable
+ * (ph_redis_free it). */
 struct redisReply *ph_redis_cmd(struct ph_redis *r, int argc, const char **argv, const size_t *len,
 				char *err, size_t n);
 void ph_redis_reply_free(struct redisReply *rep);

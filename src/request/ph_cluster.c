@@ -272,6 +272,26 @@ succeeded(void)
 		       "through it", cl.cc->addr_name, cl.cc->host);
 }
 
+/* A new connection into cl.r, unless the host is in its backoff. Returns
+ * 0, or -1 with errno EAGAIN (the failure recorded). */
+static int
+connect_now(char *err, size_t n)
+{
+	int64_t at = ph_shared_cluster_retry_at();
+	if (at != 0 && ph_now_us() < at) {
+		cl.down = true;
+		errno = EAGAIN;
+		return -1;
+	}
+	if ((cl.r = ph_redis_connect(&cl.cc->addr, cl.cc->password, cl.cc->timeout_ms, err, n)) == NULL) {
+		failed(err);
+		errno = EAGAIN;
+		return -1;
+	}
+	cl.pid = getpid();
+	return 0;
+}
+
 struct redisReply *
 ph_cluster_cmd(int argc, const char **argv, const size_t *len)
 {
@@ -283,22 +303,18 @@ ph_cluster_cmd(int argc, const char **argv, const size_t *len)
 	}
 	if (cl.r && cl.pid != getpid())
 		drop_connection();
-	if (cl.r == NULL) {
-		int64_t at = ph_shared_cluster_retry_at();
-		if (at != 0 && ph_now_us() < at) {
-			cl.down = true;
-			errno = EAGAIN;
+	if (cl.r == NULL && connect_now(err, sizeof err) != 0)
+		return NULL;
+	if ((rep = ph_redis_cmd(cl.r, argc, argv, len, err, sizeof err)) == NULL && errno != ETIMEDOUT) {
+		/* a connection kept from before: Redis may have restarted since
+		 * (the command is tried once on a new one; never after a timeout,
+		 * so no command waits longer than timeout_ms twice) */
+		drop_connection();
+		if (connect_now(err, sizeof err) != 0)
 			return NULL;
-		}
-		if ((cl.r = ph_redis_connect(&cl.cc->addr, cl.cc->password, cl.cc->timeout_ms, err,
-					     sizeof err)) == NULL) {
-			failed(err);
-			errno = EAGAIN;
-			return NULL;
-		}
-		cl.pid = getpid();
+		rep = ph_redis_cmd(cl.r, argc, argv, len, err, sizeof err);
 	}
-	if ((rep = ph_redis_cmd(cl.r, argc, argv, len, err, sizeof err)) == NULL) {
+	if (rep == NULL) {
 		failed(err);
 		errno = EAGAIN;
 		return NULL;
