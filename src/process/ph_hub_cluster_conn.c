@@ -326,6 +326,10 @@ open_conn(struct ph_hcl *o, struct aconn *a, bool subscriber)
 		redisAsyncCommandArgv(ac, on_setup, (void *)"the password", 2, argv, len);
 		sent(a);
 	}
+	/* named, so that CLIENT LIST tells the hub's two from the others */
+	redisAsyncCommand(ac, on_setup, (void *)"CLIENT SETNAME", "CLIENT SETNAME %s",
+			  subscriber ? "phantom-hub-sub" : "phantom-hub-cmd");
+	sent(a);
 	if (subscriber) {
 		const char *argv[1 + CHAN_MAX];
 		size_t len[1 + CHAN_MAX];

@@ -132,7 +132,8 @@ tcall() {
 status_on() { tcall "$1" 90 tasks/get "{\"taskId\":\"$2\"}"; [ "$(jqr .result.status)" = "$3" ]; }
 
 # ---- a stateless call never touches Redis: only the three hubs connect -----------
-conns() { rcli client list | grep -vc 'cmd=client'; }
+# (each hub's own two asynchronous connections, named phantom-hub-*, not counted)
+conns() { rcli client list | grep -v 'cmd=client' | grep -vc 'name=phantom-hub-'; }
 hubs_only() { [ "$(conns)" = 3 ]; }
 wait_for 20 hubs_only
 ok "the three hubs hold a connection to Redis (their leases)"
