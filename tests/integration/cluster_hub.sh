@@ -121,7 +121,7 @@ curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/jso
 	--data-binary '{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"f.txt"}}}' \
 	"$U" >"$CALL" 2>/dev/null &
 PID=$!
-wait_for 10 grep -q '"method":"elicitation/create"' "$CALL"
+wait_for 10 grep -qs '"method":"elicitation/create"' "$CALL"
 ok "a legacy call's stream carries elicitation/create"
 ID=$(grep '^data: ' "$CALL" | sed 's/^data: //' | jq -c 'select(.method != null) | .id' | head -1)
 HOLD=
@@ -143,7 +143,7 @@ for round in 1 2 3; do
 		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":$((60 + round)),\"method\":\"tools/call\",\"params\":{\"name\":\"delete_file\",\"arguments\":{\"path\":\"f.txt\"}}}" \
 		"$U" >"$CALL.$round" 2>/dev/null &
 	PID=$!
-	wait_for 10 grep -q '"method":"elicitation/create"' "$CALL.$round"
+	wait_for 10 grep -qs '"method":"elicitation/create"' "$CALL.$round"
 	ID=$(grep '^data: ' "$CALL.$round" | sed 's/^data: //' | jq -c 'select(.method != null) | .id' | head -1)
 	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":\"yes\"}}}" "${V[@]}" "${S[@]}"
 	[ "$STATUS" = 202 ] || echo "# round $round: $STATUS $BODY"
@@ -258,6 +258,15 @@ LISTEN_PROGRESS=$T_DIR/progress2 python3 "$CLIENTS" "$U" 3 60 "$T_DIR/ready" '{"
 	>"$T_DIR/streams2.json" & LP=$!
 wait_for 30 test -e "$T_DIR/ready"
 is "$(cat "$T_DIR/ready")" 3 "three more listen streams, one a host"
+# a call parked before Redis stops
+echo y >"$SB/f.txt"
+curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	"${V[@]}" "${S[@]}" \
+	--data-binary '{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"f.txt"}}}' \
+	"$U" >"$CALL.stop" 2>/dev/null &
+PARKED=$!
+wait_for 10 grep -qs '"method":"elicitation/create"' "$CALL.stop"
+ID=$(grep '^data: ' "$CALL.stop" | sed 's/^data: //' | jq -c 'select(.method != null) | .id' | head -1)
 kill -STOP "$REDIS_PID"
 good=0
 for i in $(seq 1 6); do
@@ -265,6 +274,30 @@ for i in $(seq 1 6); do
 	[ "$STATUS" = 200 ] && [ "$(jqr '.result.content[0].text')" = done ] && good=$((good + 1))
 done
 is "$good" 6 "Redis stopped: tools/call keeps answering on the three hosts"
+good=0
+for i in 1 2 3; do
+	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$((80 + i)),\"method\":\"tools/list\"}" "${V[@]}" "${S[@]}" --max-time 10
+	[ "$STATUS" = 200 ] && good=$((good + 1))
+done
+is "$good" 3 "a legacy session's requests keep answering on the three hosts"
+# the answer to the parked call, sent to each host in turn: the one that holds the call
+# takes it; another cannot store it and says so at once (no hang)
+answers=
+for i in 1 2 3; do
+	post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":\"yes\"}}}" \
+		"${V[@]}" "${S[@]}" --max-time 10
+	case $STATUS/$(jqr .error.code) in
+	202/*) answers="$answers 202" ;;
+	*/-32603) like "$(jqr .error.message)" "cluster's Redis did not answer within cluster.timeout_ms" \
+		"an answer that needs another host's mailbox: -32603 saying Redis did not answer" ;;
+	*/-32600) answers="$answers taken" ;; # answered already by the holder
+	*) answers="$answers $STATUS" ;;
+	esac
+done
+like "$answers" "202" "the host that holds the call takes the answer with 202 ($answers)"
+wait_for 10 sh -c "! kill -0 $PARKED 2>/dev/null"
+is "$(grep '^data: ' "$CALL.stop" | sed 's/^data: //' | jq -r 'select(.id == 70) | .result.content[0].text')" \
+	"Deleted f.txt." "and the call completes on its stream"
 down() { for l in "${LOGS[@]}"; do grep -q 'hub: cluster: Redis at .* unreachable' "$l" || return 1; done; }
 wait_for 10 down
 ok "each hub notices that Redis does not answer and logs it"
