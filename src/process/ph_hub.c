@@ -257,7 +257,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_watch_fd(h->watch), &ev);
 	}
 	ph_hub_ctl_open(h);
-	h->tasks = ph_hub_tasks_new(srv, ph_hub_task_changed, h);
+	h->tasks = ph_hub_tasks_new(srv, ph_hub_cluster_task_changed, h);
 	h->sessions = ph_hub_sessions_new(srv);
 	ev.data.ptr = &park_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);

@@ -51,7 +51,7 @@
  * someone who can publish on the Redis) is dropped. */
 #define MSG_TTL_S 60
 /* The depth of an announcement's JSON. */
-#define MSG_DEPTH 4
+#define MSG_DEPTH PH_JSON_DEPTH_DOCUMENT
 /* The announcement channel's kind (ph_cluster_key). */
 #define PH_CK_ANNOUNCE "a"
 /* A legacy session's shared record: a hash whose fields ("d" ended, "l"
@@ -181,6 +181,11 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 		ph_log("warning", "hub: cluster: an expired announcement (replayed?) was dropped");
 		return;
 	}
+	if (json_object_is_type(ph_jget(doc, "t"), json_type_string) &&
+	    json_object_is_type(ph_jget(doc, "r"), json_type_object)) {
+		ph_hub_task_changed(c->h, ph_jstr(doc, "t"), ph_jget(doc, "r"));
+		return;
+	}
 	if (ph_jget(doc, "ss") != NULL || ph_jget(doc, "sh") != NULL) {
 #ifdef PH_HAVE_HIREDIS
 		session_note(c, doc);
@@ -264,6 +269,31 @@ ph_hub_cluster_updated(struct ph_hub_cluster *c, const char *uri, bool watched)
 	if (watched)
 		json_object_object_add(doc, "w", json_object_new_boolean(true));
 	publish(c, doc);
+}
+
+/* The largest task record an announcement carries: the others' streams
+ * hear of a larger one's change only through tasks/get. */
+#define TASK_MSG_MAX (256 * 1024)
+
+void
+ph_hub_cluster_task_changed(void *ctx, const char *id, struct json_object *rec)
+{
+	struct hub *h = ctx;
+	struct json_object *doc;
+	size_t len = 0;
+	ph_hub_task_changed(h, id, rec);
+	if (h->cluster == NULL || rec == NULL)
+		return;
+	json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN, &len);
+	if (len > TASK_MSG_MAX) {
+		ph_log("info", "hub: cluster: task %.8s... changed; its record (%zu bytes) is too large to "
+		       "announce to the other hosts' streams", id, len);
+		return;
+	}
+	doc = json_object_new_object();
+	json_object_object_add(doc, "t", json_object_new_string(id));
+	json_object_object_add(doc, "r", json_object_get(rec));
+	publish(h->cluster, doc);
 }
 
 /* ---- the watchers ------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include "first.h"
 #include <stddef.h>
 #include <stdint.h>
+#include <json-c/json.h>
 
 struct hub;
 struct ph_hub_cluster;
@@ -35,6 +36,11 @@ void ph_hub_cluster_list_changed(struct ph_hub_cluster *c, size_t k);
  * comes from a watched file's change (another host that watches the same
  * file tells its own streams, see ph_hub_cluster.c). */
 void ph_hub_cluster_updated(struct ph_hub_cluster *c, const char *uri, bool watched);
+/* ph_hub_task_fn: a task's record changed here: notifications/tasks to
+ * this hub's streams (ph_hub_task_changed) and, with cluster:, to the
+ * other hosts' (the record travels sealed in the announcement). ctx is
+ * the hub. */
+void ph_hub_cluster_task_changed(void *ctx, const char *id, struct json_object *rec);
 /* Reads the hub's file watches (streams' and sessions'), tells the
  * subscribers here and publishes each URI that changed, once. */
 void ph_hub_cluster_watch_read(struct hub *h);

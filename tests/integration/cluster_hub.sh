@@ -39,7 +39,8 @@ echo one >"$T_DIR/data/watched.txt"
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text":"done"}],"resourcesUpdated":["app://counter"]}\\n'"'"'\n' \
 	>"$T_DIR/bump.sh"
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"contents":[{"uri":"app://counter","text":"7"}]}\\n'"'"'\n' >"$T_DIR/counter.sh"
-chmod 0755 "$T_DIR/bump.sh" "$T_DIR/counter.sh"
+printf '#!/bin/sh\ncat >/dev/null\nsleep 3\nprintf '"'"'{"content":[{"type":"text","text":"napped"}]}\\n'"'"'\n' >"$T_DIR/nap.sh"
+chmod 0755 "$T_DIR/bump.sh" "$T_DIR/counter.sh" "$T_DIR/nap.sh"
 # host_conf NAME: the configuration of host NAME (its own control socket)
 host_conf() {
 	cat >"$T_DIR/$1.yaml" <<YAML
@@ -52,6 +53,7 @@ cluster: { redis: "unix:$RS", host: $1, timeout_ms: 400, backoff_max_ms: 500 }
 sessions: { park_timeout_ms: 20000 }
 tools:
   - { name: bump, description: announces a change of app://counter, exec: [./bump.sh] }
+  - { name: nap, description: a task of three seconds, task: required, exec: [./nap.sh] }
 $(delete_file_yaml "$SB")
 resources:
   - { uri: "app://counter", name: counter, exec: [./counter.sh] }
@@ -108,6 +110,44 @@ is "$(jq -c '.tools' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" " 6 1"
 	"each of the six streams got tools/list_changed exactly once"
 is "$(jq -c '.updated' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" ' 6 ["app://counter","app://counter"]' \
 	"each got both resources/updated (the handler's, --notify's), on whichever host it was"
+
+# ---- a task's changes reach listen streams with its id on every host -----------------------
+EXT='{"extensions":{"io.modelcontextprotocol/tasks":{}}}'
+tpost() { post "$U" "$(jq -nc --argjson id "$1" --arg m "$2" --argjson p "$3" --arg v "$MODERN" --argjson caps "$EXT" \
+	'{jsonrpc:"2.0",id:$id,method:$m,params:($p + {_meta:{"io.modelcontextprotocol/protocolVersion":$v,
+	"io.modelcontextprotocol/clientCapabilities":$caps}})}')" -H "MCP-Protocol-Version: $MODERN" -H "Mcp-Method: $2" \
+	${4:+-H "Mcp-Name: $4"}; }
+tpost 30 tools/call '{"name":"nap","arguments":{}}' nap
+TASK=$(jqr .result.taskId)
+like "$TASK" '.{16,}' "a task starts on one host"
+# three listen streams for it, one a host
+tlisten() {
+	python3 - "$U" "$MODERN" "$TASK" "$EXT" >"$1" <<'PY' &
+import json, sys, urllib.request
+url, ver, task, caps = sys.argv[1:5]
+body = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen",
+        "params": {"notifications": {"taskIds": [task]},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": ver,
+                             "io.modelcontextprotocol/clientCapabilities": json.loads(caps)}}}
+req = urllib.request.Request(url, json.dumps(body).encode(), {
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": ver, "Mcp-Method": "subscriptions/listen"})
+try:
+    with urllib.request.urlopen(req, timeout=10) as r:
+        for line in r:
+            if line.startswith(b"data: "):
+                print(line[6:].decode().strip(), flush=True)
+except Exception:
+    pass
+PY
+}
+TL=()
+for i in 1 2 3; do tlisten "$T_DIR/tl$i"; TL+=($!); wait_for 10 grep -qs acknowledged "$T_DIR/tl$i"; done
+for i in 1 2 3; do
+	wait_for 15 grep -qs '"status":"completed"' "$T_DIR/tl$i"
+	ok "listen stream $i (each on its host) hears the task completed"
+done
+kill "${TL[@]}" 2>/dev/null
 
 # ---- an answer to a pushed request that reaches another host ------------------------------
 V=(-H "MCP-Protocol-Version: 2025-11-25")
