@@ -139,7 +139,7 @@ reload(struct hub *h)
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
 	ph_hub_authz_reconf(h->authz, n);
-	ph_hub_cluster_reconf(h->cluster);
+	ph_hub_cluster_reconf(h);
 	ph_hub_rewatch(h);
 	cache = json_object_new_object();
 	ph_hub_sessions_reconf(h->sessions, n);

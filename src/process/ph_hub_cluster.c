@@ -22,8 +22,12 @@
  *
  * A watched file's change is published too: an NFS or similar volume tells
  * only the host that wrote it. When the hosts share one disk each hub's
- * own watcher also sees it, so a remote announcement from a watcher is
- * dropped when this hub's watcher told the same URI within ECHO_MS. */
+ * own watcher also sees it, so it is told once: a remote announcement from
+ * a watcher is dropped when this hub's watcher told the same URI within
+ * ECHO_MS, and this hub's watcher keeps quiet about a URI another host's
+ * watcher told here within ECHO_MS (two changes of one file within ECHO_MS
+ * may then be told as one: resources/updated asks the client to read the
+ * resource again, which reads the second). */
 #include "first.h"
 #include "ph_hub_cluster.h"
 #include "ph_hub_int.h"
@@ -84,7 +88,8 @@ struct batch {
 
 struct ph_hub_cluster {
 	struct hub *h;
-	struct echo echo[ECHO_SLOTS];
+	struct echo echo[ECHO_SLOTS];   /* URIs this hub's watchers told */
+	struct echo remote[ECHO_SLOTS]; /* URIs another host's watcher told here */
 	struct batch batch;
 	char ann[PH_CLUSTER_KEY_MAX]; /* the announcement channel */
 	char wake[PH_CLUSTER_KEY_MAX]; /* this host's wake-up channel */
@@ -107,32 +112,33 @@ uri_hash(const char *s)
 	return x;
 }
 
+/* Notes that uri was told now in tab (ECHO_SLOTS, the oldest replaced). */
 static void
-echo_note(struct ph_hub_cluster *c, const char *uri)
+echo_note(struct echo *tab, const char *uri)
 {
-	struct echo *oldest = &c->echo[0];
+	struct echo *oldest = &tab[0];
 	uint64_t x = uri_hash(uri);
 	int64_t now = ph_now_us() / 1000;
 	for (size_t i = 0; i < ECHO_SLOTS; i++) {
-		if (c->echo[i].hash == x) {
-			c->echo[i].at_ms = now;
+		if (tab[i].hash == x) {
+			tab[i].at_ms = now;
 			return;
 		}
-		if (c->echo[i].at_ms < oldest->at_ms)
-			oldest = &c->echo[i];
+		if (tab[i].at_ms < oldest->at_ms)
+			oldest = &tab[i];
 	}
 	oldest->hash = x;
 	oldest->at_ms = now;
 }
 
-/* True when this hub's watcher told uri within ECHO_MS. */
+/* True when tab says uri was told within ECHO_MS. */
 static bool
-echo_recent(const struct ph_hub_cluster *c, const char *uri)
+echo_recent(const struct echo *tab, const char *uri)
 {
 	uint64_t x = uri_hash(uri);
 	int64_t now = ph_now_us() / 1000;
 	for (size_t i = 0; i < ECHO_SLOTS; i++)
-		if (c->echo[i].hash == x && c->echo[i].at_ms > 0 && now - c->echo[i].at_ms < ECHO_MS)
+		if (tab[i].hash == x && tab[i].at_ms > 0 && now - tab[i].at_ms < ECHO_MS)
 			return true;
 	return false;
 }
@@ -215,8 +221,10 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 	for (size_t i = 0; i < json_object_array_length(u); i++) {
 		const char *uri = json_object_get_string(json_object_array_get_idx(u, i));
 		if (!json_object_is_type(json_object_array_get_idx(u, i), json_type_string) ||
-		    (watched && echo_recent(c, uri)))
+		    (watched && echo_recent(c->echo, uri)))
 			continue;
+		if (watched)
+			echo_note(c->remote, uri);
 		told += tell_updated(c->h, uri);
 	}
 	ph_log("info", "hub: cluster: resources/updated from another host told %ld streams", told);
@@ -303,7 +311,7 @@ static void
 batch_note(struct ph_hub_cluster *c, const char *uri)
 {
 	struct batch *b = &c->batch;
-	echo_note(c, uri);
+	echo_note(c->echo, uri);
 	for (size_t i = 0; i < b->n; i++)
 		if (strcmp(b->uri[i], uri) == 0)
 			return;
@@ -337,23 +345,32 @@ batch_flush(struct ph_hub_cluster *c)
 	b->n = b->dropped = 0;
 }
 
-/* ph_watch_fn for the streams' watcher: tells the stream, notes the URI. */
+/* ph_watch_fn for the streams' watcher: tells the stream and notes the
+ * URI, unless another host's watcher told it here within ECHO_MS (the
+ * same change of a file on a disk both see, announced there first). */
 static void
 watched(void *ctx, void *owner, const char *uri)
 {
 	struct hub *h = ctx;
+	if (h->cluster != NULL && echo_recent(h->cluster->remote, uri))
+		return;
 	ph_hub_updated(h, owner, uri);
 	if (h->cluster != NULL)
 		batch_note(h->cluster, uri);
 }
 
-/* The sessions' watcher noted uri. */
-static void
+/* The sessions' watcher saw uri change: the same, for sessions. Returns
+ * whether to tell them. */
+static bool
 states_noted(void *ctx, const char *uri)
 {
 	struct hub *h = ctx;
-	if (h->cluster != NULL)
-		batch_note(h->cluster, uri);
+	if (h->cluster == NULL)
+		return true;
+	if (echo_recent(h->cluster->remote, uri))
+		return false;
+	batch_note(h->cluster, uri);
+	return true;
 }
 
 void
@@ -917,13 +934,31 @@ ph_hub_cluster_free(struct ph_hub_cluster *c)
 }
 
 void
-ph_hub_cluster_reconf(struct ph_hub_cluster *c)
+ph_hub_cluster_reconf(struct hub *h)
 {
 #ifdef PH_HAVE_HIREDIS
-	if (c != NULL)
-		ph_hcl_reconf(c->conn);
+	const struct ph_cluster_conf *cc = ph_cluster_conf();
+	struct ph_hub_cluster *c = h->cluster;
+	char ann[PH_CLUSTER_KEY_MAX], mbox[PH_CLUSTER_KEY_MAX];
+	if (cc != NULL && c != NULL) {
+		/* the names follow the prefix and the secret */
+		ph_cluster_key(PH_CK_ANNOUNCE, "announce", 8, ann);
+		ph_park_mailbox(PH_PARK_MAILBOX, ph_shared_host_tag(), mbox);
+		if (strcmp(ann, c->ann) == 0 && strcmp(mbox, c->mbox) == 0) {
+			ph_hcl_reconf(c->conn);
+			return;
+		}
+	}
+	if (c != NULL) {
+		ph_log("notice", "hub: cluster: %s", cc ? "the prefix or the secret changed: connecting again"
+			: "no cluster: section any more; announcements stay on this host");
+		ph_hub_cluster_free(c);
+		h->cluster = NULL;
+	}
+	if (cc != NULL)
+		h->cluster = ph_hub_cluster_new(h);
 #else
-	(void)c;
+	(void)h;
 #endif
 }
 

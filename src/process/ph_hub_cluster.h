@@ -19,9 +19,10 @@ struct ph_hub_cluster;
  * else NULL. Connects in the background (the loop never waits). */
 struct ph_hub_cluster *ph_hub_cluster_new(struct hub *h);
 void ph_hub_cluster_free(struct ph_hub_cluster *c);
-/* After a reload: the new configuration's address, password and keys;
- * the connections are made again when the address or password changed. */
-void ph_hub_cluster_reconf(struct ph_hub_cluster *c);
+/* After a reload: the new configuration's address, password and keys
+ * (the connections are made again when one changed); a cluster: section
+ * added or removed starts or ends the sharing. */
+void ph_hub_cluster_reconf(struct hub *h);
 /* An epoll event for tag (the event's data.ptr). Returns false when tag
  * is not one of the cluster's connections. */
 bool ph_hub_cluster_event(struct ph_hub_cluster *c, void *tag, uint32_t events);

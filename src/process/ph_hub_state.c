@@ -78,7 +78,7 @@ struct ph_hub_states {
 	void *ctx;
 	int64_t next_purge_us;
 	struct ph_hub_authz *authz; /* asked before resources/updated; NULL: none */
-	void (*note)(void *, const char *); /* told of each URI the watcher saw change */
+	bool (*note)(void *, const char *); /* asked of each URI the watcher saw change */
 	void *note_ctx;
 	ph_hstate_event_fn on_event;  /* cluster: the events of the sessions held here */
 	void *event_ctx;
@@ -340,8 +340,8 @@ updated(void *ctx, void *owner, const char *uri)
 	struct ph_hub_states *t = ctx;
 	struct ph_hstate *st = owner;
 	struct json_object *one;
-	if (t->note != NULL)
-		t->note(t->note_ctx, uri);
+	if (t->note != NULL && !t->note(t->note_ctx, uri))
+		return;
 	if (t->authz != NULL) {
 		ph_hub_authz_updated(t->authz, st, st->principal, st->assigns, uri, allowed_updates, t);
 		return;
@@ -353,7 +353,7 @@ updated(void *ctx, void *owner, const char *uri)
 }
 
 void
-ph_hub_states_watch_read(struct ph_hub_states *t, void (*note)(void *ctx, const char *uri), void *ctx)
+ph_hub_states_watch_read(struct ph_hub_states *t, bool (*note)(void *ctx, const char *uri), void *ctx)
 {
 	t->note = note;
 	t->note_ctx = ctx;

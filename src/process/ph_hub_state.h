@@ -62,10 +62,10 @@ struct ph_hstate *ph_hub_states_attach(struct ph_hub_states *t, const char *sid,
 				       char *why, size_t n);
 void ph_hub_states_detach(struct ph_hub_states *t, struct ph_hstate *st, void *stream);
 /* The inotify descriptor of the subscribed files (-1: none); when it is
- * readable ph_hub_states_watch_read sends what changed, calling note
- * (NULL: none) with each URI it tells a session of. */
+ * readable ph_hub_states_watch_read sends what changed, asking note (NULL:
+ * none) first of each URI it would tell a session of (false: not told). */
 int ph_hub_states_watch_fd(const struct ph_hub_states *t);
-void ph_hub_states_watch_read(struct ph_hub_states *t, void (*note)(void *ctx, const char *uri), void *ctx);
+void ph_hub_states_watch_read(struct ph_hub_states *t, bool (*note)(void *ctx, const char *uri), void *ctx);
 /* resources/updated for uri to the sessions subscribed to it (an
  * application's announcement). Returns how many. */
 size_t ph_hub_states_announce(struct ph_hub_states *t, const char *uri);

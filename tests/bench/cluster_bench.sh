@@ -50,6 +50,7 @@ conf() {
 	cat <<YAML
 server: { name: cluster-bench, version: "1.0" }
 workers: $W
+max_requests: 0
 request_state: { secret_file: secret }
 subscriptions: { max_streams: 20000, max_ms: ${FANOUT_HOLD_MS:-45000}, keepalive_ms: 30000, control_socket: $T_DIR/$1.ctl }
 tools:

@@ -111,6 +111,17 @@ is "$(jq -c '.tools' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" " 6 1"
 is "$(jq -c '.updated' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" ' 6 ["app://counter","app://counter"]' \
 	"each got both resources/updated (the handler's, --notify's), on whichever host it was"
 
+# ---- a file on a disk the three hosts share: each stream told once -----------------------
+rm -f "$T_DIR/ready"
+python3 "$CLIENTS" "$U" 3 10 "$T_DIR/ready" '{"resourceSubscriptions":["file:///watched"]}' >"$T_DIR/files.json" & LP=$!
+wait_for 30 test -e "$T_DIR/ready"
+is "$(cat "$T_DIR/ready")" 3 "three listen streams subscribed to a file, one a host"
+sleep 0.5
+echo three >"$T_DIR/data/watched.txt"
+wait "$LP"
+is "$(jq -c '.updated' "$T_DIR/files.json" | sort | uniq -c | tr -s ' ')" ' 3 ["file:///watched"]' \
+	"one change of the file: each stream told once (its own hub's watcher, or another's announcement)"
+
 # ---- a task's changes reach listen streams with its id on every host -----------------------
 EXT='{"extensions":{"io.modelcontextprotocol/tasks":{}}}'
 tpost() { post "$U" "$(jq -nc --argjson id "$1" --arg m "$2" --argjson p "$3" --arg v "$MODERN" --argjson caps "$EXT" \
