@@ -41,7 +41,7 @@ printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text"
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"contents":[{"uri":"app://counter","text":"7"}]}\\n'"'"'\n' >"$T_DIR/counter.sh"
 printf '#!/bin/sh\ncat >/dev/null\nsleep 3\nprintf '"'"'{"content":[{"type":"text","text":"napped"}]}\\n'"'"'\n' >"$T_DIR/nap.sh"
 chmod 0755 "$T_DIR/bump.sh" "$T_DIR/counter.sh" "$T_DIR/nap.sh"
-# host_conf NAME: the configuration of host NAME (its own control socket)
+# host_conf NAME [TOOL-LINE]: the configuration of host NAME (its own control socket)
 host_conf() {
 	cat >"$T_DIR/$1.yaml" <<YAML
 server: { name: cluster-test, version: "1.0" }
@@ -54,17 +54,18 @@ sessions: { park_timeout_ms: 20000 }
 tools:
   - { name: bump, description: announces a change of app://counter, exec: [./bump.sh] }
   - { name: nap, description: a task of three seconds, task: required, exec: [./nap.sh] }
+${2:-}
 $(delete_file_yaml "$SB")
 resources:
   - { uri: "app://counter", name: counter, exec: [./counter.sh] }
   - { uri: "file:///watched", name: watched, file: data/watched.txt }
 YAML
 }
-ADDRS=() LOGS=()
+ADDRS=() LOGS=() MASTERS=()
 for h in a b c; do
 	host_conf $h
 	phantom_listen "$T_DIR/$h.yaml" || { echo "not ok 1 - host $h starts"; exit 1; }
-	ADDRS+=("$PH_ADDR") LOGS+=("$PH_LOG")
+	ADDRS+=("$PH_ADDR") LOGS+=("$PH_LOG") MASTERS+=("$PH_PID")
 done
 NGINX_WORKERS=1
 nginx_start "${ADDRS[0]}; server ${ADDRS[1]}; server ${ADDRS[2]}" || { echo "not ok 1 - nginx starts"; exit 1; }
@@ -110,6 +111,25 @@ is "$(jq -c '.tools' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" " 6 1"
 	"each of the six streams got tools/list_changed exactly once"
 is "$(jq -c '.updated' "$T_DIR/streams.json" | sort | uniq -c | tr -s ' ')" ' 6 ["app://counter","app://counter"]' \
 	"each got both resources/updated (the handler's, --notify's), on whichever host it was"
+
+# ---- a reload announces from the host that reloads; the sharing goes on ----------------
+rm -f "$T_DIR/ready"
+LISTEN_PROGRESS=$T_DIR/progress3 python3 "$CLIENTS" "$U" 3 12 "$T_DIR/ready" '{"toolsListChanged":true}' \
+	>"$T_DIR/reload.json" & LP=$!
+wait_for 30 test -e "$T_DIR/ready"
+is "$(cat "$T_DIR/ready")" 3 "three listen streams, one a host"
+host_conf a "  - { name: added, description: added by a reload, exec: [./bump.sh] }"
+kill -HUP "${MASTERS[0]}"
+wait_for 10 grep -q 'configuration reloaded; lists changed: tools' "${LOGS[0]}"
+ok "host a reloads with a new tool"
+wait_for 10 sh -c "[ \"\$(cut -d' ' -f3 '$T_DIR/progress3')\" = 1 ]"
+ok "its own stream hears tools/list_changed"
+wait_for 20 sh -c "[ \"\$(redis-cli -s '$RS' PUBSUB NUMSUB \$(redis-cli -s '$RS' PUBSUB CHANNELS 'phantom:a:*') | sed -n 2p)\" = 3 ]"
+ok "after the reload the three hubs are subscribed"
+notify b tools/list_changed >/dev/null
+wait "$LP"
+is "$(jq -c '.tools' "$T_DIR/reload.json" | sort | tr '\n' ' ')" "1 1 2 " \
+	"the reload told host a's stream only; --notify on b then told all three"
 
 # ---- a file on a disk the three hosts share: each stream told once -----------------------
 rm -f "$T_DIR/ready"
