@@ -5,7 +5,8 @@
 # behind one nginx upstream with plain round-robin and no affinity.
 #   - a stateless call never connects to Redis;
 #   - the ten tasks-* scenarios of the official conformance suite pass
-#     through the balancer;
+#     through the balancer, and so do its 2025-11-25 (legacy sessions,
+#     requests pushed mid-call) and 2026-07-28 scenarios;
 #   - a task made on one host is read on the other two and cancelled from
 #     the third (its process is gone);
 #   - limits.rate of 10 a second and auth.fail_limit count once for the
@@ -80,6 +81,8 @@ YAML
 SECRET=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
 printf '%s\n' "$SECRET" >"$T_DIR/secret"
 # host_conf HOST EXTRA-FILE: the conformance fixture app as one host of the cluster
+# (the extra tools go last in tools:, before prompts:, so the fixture's first tool
+# stays the first: http-header-validation calls it)
 host_conf() {
 	local h=$1
 	sed -e "s#\\./fixtures\\.pl#$HERE/fixtures.pl#g" \
@@ -89,7 +92,7 @@ host_conf() {
 	    -e "s#^workers: 8#workers: 4#" \
 	    -e "s#^subscriptions:#subscriptions:\\n  control_socket: $T_DIR/hub-$h.sock#" \
 	    -e "s#secret_env: PHANTOM_CONFORMANCE_SECRET#secret_file: $T_DIR/secret#" \
-	    -e "/^tools:/r $T_DIR/extra-tools.yaml" \
+	    -e "/^prompts:/e cat $T_DIR/extra-tools.yaml" \
 	    "$HERE/phantom.yaml"
 	cat <<YAML
 cluster:
@@ -148,6 +151,12 @@ is "$(conns)" 3 "and no worker connected to Redis for them"
 # ---- the tasks scenarios through the balancer --------------------------------------
 # shellcheck disable=SC2086
 run_each "cluster tasks" tasks warn "$U" $TASKS
+
+# ---- the 2025-11-25 and 2026-07-28 scenarios through the balancer ------------------
+# (a legacy session's requests, its DELETE and the answers to requests pushed
+# mid-call land on any host: the hubs share them through Redis)
+run_2025 "cluster 2025-11-25" "$U"
+run_2026 "cluster 2026-07-28" "$U"
 
 # ---- a task made on one host, read on the others, cancelled from the third -------
 tcall "$URL_a" 1 tools/call '{"name":"cl_quick","arguments":{"word":"'"$ARG_NEEDLE"'"}}'
