@@ -145,6 +145,8 @@ echo_recent(const struct echo *tab, const char *uri)
 
 /* ---- telling this host's streams ------------------------------------------- */
 
+#ifdef PH_HAVE_HIREDIS /* (what comes from the other hosts: none without hiredis) */
+
 /* list_changed of kind k to this hub's streams and sessions that asked for
  * it. Returns how many were told. */
 static long
@@ -168,9 +170,7 @@ tell_updated(struct hub *h, const char *uri)
 	       (long)ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
 }
 
-#ifdef PH_HAVE_HIREDIS
 static void session_note(struct ph_hub_cluster *c, struct json_object *doc);
-#endif
 
 /* An announcement from another host (doc, borrowed, opened). */
 static void
@@ -193,9 +193,7 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 		return;
 	}
 	if (ph_jget(doc, "ss") != NULL || ph_jget(doc, "sh") != NULL) {
-#ifdef PH_HAVE_HIREDIS
 		session_note(c, doc);
-#endif
 		return;
 	}
 	if (json_object_is_type(ph_jget(doc, "d"), json_type_string)) {
@@ -229,6 +227,7 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 	}
 	ph_log("info", "hub: cluster: resources/updated from another host told %ld streams", told);
 }
+#endif
 
 /* Seals doc (taken) for the announcement channel and publishes it; while
  * Redis is unreachable it is told here only (the outage was logged). */
