@@ -764,7 +764,8 @@ pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
 static void
 redis_pass(struct ph_hub_tasks *t)
 {
-	char **keys, *dir;
+	struct json_object **recs;
+	char *dir;
 	size_t n;
 	if (!t->scanning) {
 		if (ph_now_us() < t->next_pass_us)
@@ -773,20 +774,17 @@ redis_pass(struct ph_hub_tasks *t)
 		t->scanning = true;
 		t->pass_records = 0;
 	}
-	if (ph_task_redis_scan(t->cursor, sizeof t->cursor, &keys, &n) != 0) {
+	if (ph_task_redis_scan(t->cursor, sizeof t->cursor, &recs, &n) != 0) {
 		t->scanning = false; /* Redis is away: the next pass starts again */
 		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
 		return;
 	}
 	dir = store_dir(t->srv);
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *rec = ph_task_redis_load_key(keys[i]);
-		if (rec)
-			pass_rec(t, dir, rec);
-		json_object_put(rec);
-		free(keys[i]);
+		pass_rec(t, dir, recs[i]);
+		json_object_put(recs[i]);
 	}
-	free(keys);
+	free(recs);
 	free(dir);
 	if (strcmp(t->cursor, "0") == 0) {
 		t->scanning = false;
