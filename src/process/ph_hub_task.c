@@ -57,6 +57,11 @@ struct ph_hub_tasks {
 	DIR *pass;               /* the pass in progress, NULL between passes */
 	bool scanning;           /* with cluster: a pass over Redis is in progress */
 	char cursor[32];         /* its SCAN cursor */
+	struct {                 /* hosts whose lease a step of it looked up */
+		char host[65];
+		int alive;
+	} seen[16];
+	size_t nseen;
 	int64_t next_pass_us;
 };
 
@@ -735,6 +740,23 @@ check_own(struct ph_hub_tasks *t, struct json_object *rec, const char *id, int64
 			    "it ran");
 }
 
+/* Whether host holds its lease (ph_cluster_host_alive), asked once a step
+ * of a pass for the first hosts it meets. */
+static int
+host_alive(struct ph_hub_tasks *t, const char *host)
+{
+	int alive;
+	for (size_t i = 0; i < t->nseen; i++)
+		if (strcmp(t->seen[i].host, host) == 0)
+			return t->seen[i].alive;
+	alive = ph_cluster_host_alive(host);
+	if (t->nseen < PH_ARRAY_LEN(t->seen) && strlen(host) < sizeof t->seen[0].host) {
+		snprintf(t->seen[t->nseen].host, sizeof t->seen[0].host, "%s", host);
+		t->seen[t->nseen++].alive = alive;
+	}
+	return alive;
+}
+
 /* One record of a pass: removed when it expired, failed when its process
  * is gone; with cluster:, failed when the host running it lost its lease
  * (a finished record expires in Redis by itself). */
@@ -752,7 +774,7 @@ pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
 		    now > ended + json_object_get_int64(ttl) && ph_task_remove(dir, id) == 0)
 			t->pass_records--;
 	} else if (ph_cluster_on() && host && strcmp(host, ph_cluster_host()) != 0) {
-		if (ph_cluster_host_alive(host) == 0)
+		if (host_alive(t, host) == 0)
 			mark_failed(t, id, "The task's process was lost: the host running it stopped "
 				    "renewing its lease (cluster.lease_ms)");
 	} else if (find(t, id) == NULL) {
@@ -780,6 +802,7 @@ redis_pass(struct ph_hub_tasks *t)
 		return;
 	}
 	dir = store_dir(t->srv);
+	t->nseen = 0;
 	for (size_t i = 0; i < n; i++) {
 		pass_rec(t, dir, recs[i]);
 		json_object_put(recs[i]);
