@@ -185,11 +185,15 @@ take_signals(struct sup *s, int ms)
 	}
 }
 
-/* Reads the record: a cancel asked for. Returns the record (caller puts). */
+/* Reads the record: a cancel asked for. Returns the record (caller puts),
+ * NULL also while the store (the cluster's Redis) is unreachable: the task
+ * goes on and the record is read again at the next look. */
 static struct json_object *
 look(struct sup *s)
 {
 	struct json_object *rec = ph_task_load(s->dir, s->id);
+	if (rec == NULL && ph_task_store_down())
+		return NULL;
 	if (rec == NULL || json_object_get_boolean(ph_jget(rec, "_cancel")) ||
 	    ph_task_status_final(ph_jstr(rec, "status")))
 		s->cancel = true; /* cancelled, ended or removed: nothing more to do */
@@ -217,11 +221,15 @@ edit_take(struct json_object *rec, void *arg)
 static void
 deliver(struct sup *s, struct json_object *rec)
 {
-	struct json_object *ans = NULL, *line;
+	struct json_object *ans = NULL, *line, *taken;
 	const char *st = ph_jstr(rec, "status");
 	if (!s->awaiting || st == NULL || strcmp(st, "working") != 0)
 		return;
-	json_object_put(edit_record(s->dir, s->id, edit_take, &ans));
+	if ((taken = edit_record(s->dir, s->id, edit_take, &ans)) == NULL) {
+		json_object_put(ans); /* not taken out of the record: again at the next look */
+		return;
+	}
+	json_object_put(taken);
 	line = json_object_new_object();
 	json_object_object_add(line, "inputResponses", ans ? ans : json_object_new_object());
 	ph_buf_adds(&s->more, json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
@@ -435,12 +443,36 @@ wait_answers(struct sup *s, struct ending *e)
 	return NULL;
 }
 
+/* The end of a task that came while the task store (the cluster's Redis)
+ * is unreachable: written once it is back, tried every half second for at
+ * most cluster.lease_ms (after that the other hosts take this one for
+ * lost) or until the supervisor is stopped. Returns the record or NULL. */
+static struct json_object *
+finish_later(struct sup *s, struct ending *e)
+{
+	const struct ph_cluster_conf *cc = ph_cluster_conf();
+	int64_t until = ph_now_us() + (cc ? cc->lease_ms : 0) * 1000;
+	struct json_object *rec = NULL;
+	ph_log("warning", "%s: task %s ended while the task store is unreachable; its end is written "
+	       "once it is back", s->label, s->id);
+	while (rec == NULL && ph_task_store_down() && !s->stopping && ph_now_us() < until) {
+		take_signals(s, 500);
+		rec = edit_record(s->dir, s->id, edit_end, e);
+	}
+	if (rec == NULL)
+		ph_log("error", "%s: task %s: its end could not be written", s->label, s->id);
+	return rec;
+}
+
 /* Ends the task with e: the record written, the hub and the creating
  * worker told. */
 static void
 finish(struct sup *s, struct ending *e)
 {
-	json_object_put(edit_record(s->dir, s->id, edit_end, e));
+	struct json_object *rec = edit_record(s->dir, s->id, edit_end, e);
+	if (rec == NULL && ph_task_store_down())
+		rec = finish_later(s, e);
+	json_object_put(rec);
 	json_object_put(e->result);
 	e->result = NULL;
 	ph_task_changed(s->id);
