@@ -201,6 +201,7 @@ look(struct sup *s)
 }
 
 static const char *input_problem(struct sup *s, struct json_object *ir);
+static struct json_object *write_end(struct sup *s, struct ending *e);
 static struct json_object *edit_record(const char *dir, const char *id,
 				       bool (*edit)(struct json_object *, void *), void *arg);
 
@@ -269,7 +270,7 @@ sup_fd3(void *ctx, const char *line, size_t len)
 	if ((ir = ph_jget(o, "inputRequired")) != NULL) {
 		if ((s->bad = input_problem(s, ir)) == NULL) {
 			e = (struct ending){"input_required", NULL, NULL, NULL, ir};
-			json_object_put(edit_record(s->dir, s->id, edit_end, &e));
+			json_object_put(write_end(s, &e));
 			s->awaiting = true;
 			ph_task_changed(s->id);
 		}
@@ -443,24 +444,28 @@ wait_answers(struct sup *s, struct ending *e)
 	return NULL;
 }
 
-/* The end of a task that came while the task store (the cluster's Redis)
- * is unreachable: written once it is back, tried every half second for at
- * most cluster.lease_ms (after that the other hosts take this one for
- * lost) or until the supervisor is stopped. Returns the record or NULL. */
+/* Writes e (an end, or a round's input requests) into the record. While
+ * the task store (the cluster's Redis) is unreachable it is tried again
+ * every half second for at most cluster.lease_ms (after that the other
+ * hosts take this one for lost) or until the supervisor is stopped.
+ * Returns the record as written (caller puts) or NULL. */
 static struct json_object *
-finish_later(struct sup *s, struct ending *e)
+write_end(struct sup *s, struct ending *e)
 {
 	const struct ph_cluster_conf *cc = ph_cluster_conf();
-	int64_t until = ph_now_us() + (cc ? cc->lease_ms : 0) * 1000;
-	struct json_object *rec = NULL;
-	ph_log("warning", "%s: task %s ended while the task store is unreachable; its end is written "
-	       "once it is back", s->label, s->id);
+	struct json_object *rec = edit_record(s->dir, s->id, edit_end, e);
+	int64_t until;
+	if (rec != NULL || !ph_task_store_down())
+		return rec;
+	until = ph_now_us() + (cc ? cc->lease_ms : 0) * 1000;
+	ph_log("warning", "%s: task %s %s while the task store is unreachable; written once it is back",
+	       s->label, s->id, e->ir ? "asked for input" : "ended");
 	while (rec == NULL && ph_task_store_down() && !s->stopping && ph_now_us() < until) {
 		take_signals(s, 500);
 		rec = edit_record(s->dir, s->id, edit_end, e);
 	}
 	if (rec == NULL)
-		ph_log("error", "%s: task %s: its end could not be written", s->label, s->id);
+		ph_log("error", "%s: task %s: its record could not be written", s->label, s->id);
 	return rec;
 }
 
@@ -469,10 +474,7 @@ finish_later(struct sup *s, struct ending *e)
 static void
 finish(struct sup *s, struct ending *e)
 {
-	struct json_object *rec = edit_record(s->dir, s->id, edit_end, e);
-	if (rec == NULL && ph_task_store_down())
-		rec = finish_later(s, e);
-	json_object_put(rec);
+	json_object_put(write_end(s, e));
 	json_object_put(e->result);
 	e->result = NULL;
 	ph_task_changed(s->id);
@@ -500,7 +502,7 @@ supervise(struct sup *s, struct json_object *rec)
 			finish(s, &e);
 			return;
 		}
-		json_object_put(edit_record(s->dir, s->id, edit_end, &e));
+		json_object_put(write_end(s, &e));
 		json_object_put(asked);
 		if (round == 0 && worker_took(s))
 			return; /* answered inline: the record is the worker's to remove */
