@@ -3,7 +3,9 @@
  * aside, then renamed), so a reader on any worker sees either the old
  * record or the new one, never half of one. A change that reads, edits and
  * writes a record (an answer, a cancel, the end of the process) holds the
- * store's lock file meanwhile.
+ * store's lock file meanwhile. With cluster: the records are in the
+ * cluster's Redis instead, sealed, each with a lock of its own, so that
+ * every host reads and changes every task (ph_task_redis.c).
  *
  * A record is the task as tasks/get shows it (taskId, status, createdAt,
  * lastUpdatedAt, ttlMs, pollIntervalMs, statusMessage, result, error,
