@@ -202,6 +202,7 @@ ph_redis_cmd(struct ph_redis *r, int argc, const char **argv, const size_t *len,
 	struct redisReply *rep;
 	if (r->c->err) {
 		snprintf(err, n, "%s", r->c->errstr);
+		errno = ECONNRESET;
 		return NULL;
 	}
 	errno = 0;

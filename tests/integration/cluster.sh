@@ -72,9 +72,18 @@ cat >"$T_DIR/quick.sh" <<SH
 cat >/dev/null
 echo '{"content":[{"type":"text","text":"$RESULT_NEEDLE"}]}'
 SH
-chmod 0755 "$T_DIR/slow.sh" "$T_DIR/quick.sh"
+# mid: runs until the test creates mid.go (at most a minute), then answers
+cat >"$T_DIR/mid.sh" <<SH
+#!/bin/sh
+cat >/dev/null
+i=0
+while [ ! -e "$T_DIR/mid.go" ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+echo '{"content":[{"type":"text","text":"mid done"}]}'
+SH
+chmod 0755 "$T_DIR/slow.sh" "$T_DIR/quick.sh" "$T_DIR/mid.sh"
 cat >"$T_DIR/extra-tools.yaml" <<YAML
   - { name: cl_slow, description: runs until stopped, task: required, exec: [$T_DIR/slow.sh] }
+  - { name: cl_mid, description: runs until told, task: required, exec: [$T_DIR/mid.sh] }
   - { name: cl_quick, description: answers at once, task: required, exec: [$T_DIR/quick.sh],
       input: { word: { type: string } } }
 YAML
@@ -295,6 +304,9 @@ ok "host b too"
 # the balancer of the two hosts left
 nginx_start "$ADDR_a; server $ADDR_b" || { echo "not ok - nginx starts"; done_testing; exit 1; }
 U2=$NGINX_URL
+tcall "$U2" 19 tools/call '{"name":"cl_mid","arguments":{}}'
+MID=$(jqr .result.taskId)
+like "$MID" '^[0-9a-f]{32}$' "a task runs as Redis is stopped"
 kill -STOP "$REDIS_PID"
 good=0
 for i in $(seq 1 10); do
@@ -305,7 +317,16 @@ is "$good" 10 "Redis stopped: tools/call keeps answering"
 tcall "$U2" 40 tasks/get "{\"taskId\":\"$OWNED\"}" --max-time 30
 is "$STATUS:$(jqr .error.code)" "200:-32603" "Redis stopped: tasks/get answers -32603, not a hang"
 like "$(jqr .error.message)" 'unreachable' "saying the task store is unreachable"
+# the task ends while Redis is stopped: it was not taken for cancelled
+# (its record could not be read), and its end waits for Redis
+touch "$T_DIR/mid.go"
+ended_unwritten() { cat "$T_DIR"/phantom-*.log | grep -q "task $MID ended while the task store is unreachable"; }
+wait_for 30 ended_unwritten
+ok "the task ends while Redis is stopped, its end waiting to be written"
 kill -CONT "$REDIS_PID"
+mid_done() { status_on "$U2" "$MID" completed && [ "$(jqr '.result.result.content[0].text')" = "mid done" ]; }
+wait_for 30 mid_done
+ok "once Redis answers again, its end is written: completed, with its result"
 # each host logged the change once, not once a request
 for h in a b; do
 	eval "log=\$LOG_$h"
