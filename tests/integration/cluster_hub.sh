@@ -58,6 +58,7 @@ sessions: { park_timeout_ms: 20000 }
 tools:
   - { name: bump, description: announces a change of app://counter, exec: [./bump.sh] }
   - { name: nap, description: a task of three seconds, task: required, exec: [./nap.sh] }
+  - { name: two_round, exec: [$top_srcdir/tests/handlers/mrtr_handler.sh] }
 ${2:-}
 $(delete_file_yaml "$SB")
 resources:
@@ -227,6 +228,24 @@ for round in 1 2 3; do
 		[ ! -e "$SB/f.txt" ] && forwarded=$((forwarded + 1))
 done
 is "$forwarded" 3 "three more calls: each answer taken by the host it reached completes its call"
+# two rounds: the call resumed by a host's hub after an answer taken elsewhere asks again
+curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	"${V[@]}" "${S[@]}" \
+	--data-binary '{"jsonrpc":"2.0","id":90,"method":"tools/call","params":{"name":"two_round","arguments":{}}}' \
+	"$U" >"$CALL.two" 2>/dev/null &
+PID=$!
+pushed() { grep '^data: ' "$CALL.two" | sed 's/^data: //' | jq -c "select(.method != null) | .id" | sed -n "${1}p"; }
+wait_for 10 sh -c "grep -qs 'Step 1' '$CALL.two'"
+ok "a two-round call asks its first question"
+post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$(pushed 1),\"result\":{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}}" "${V[@]}" "${S[@]}"
+is "$STATUS" 202 "its first answer: 202"
+wait_for 10 sh -c "grep -qs 'Step 2' '$CALL.two'"
+ok "the call resumed and asks its second question on the same stream"
+post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$(pushed 2),\"result\":{\"action\":\"accept\",\"content\":{\"color\":\"green\"}}}" "${V[@]}" "${S[@]}"
+is "$STATUS" 202 "its second answer: 202"
+wait_for 10 sh -c "! kill -0 $PID 2>/dev/null"
+is "$(grep '^data: ' "$CALL.two" | sed 's/^data: //' | jq -r 'select(.id == 90) | .result.content[0].text')" \
+	"Ada likes green" "the call completes with both answers"
 n=$(cat "${LOGS[@]}" | grep -c 'park: an answer for a call parked on another host is in its mailbox')
 [ "$n" -ge 1 ]; ok "at least one answer went through another host's mailbox ($n)"
 is "$(cat "${LOGS[@]}" | grep -c 'resumed here with an answer taken by another host')" "$n" \
