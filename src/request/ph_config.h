@@ -115,6 +115,7 @@ struct ph_config {
 	struct ph_skills_conf *skills;  /* skills.manifest and what it describes */
 	struct ph_auth_conf *auth;      /* auth */
 	struct ph_state_conf *request_state; /* request_state */
+	struct ph_cluster_conf *cluster;     /* cluster (NULL: one host, nothing shared) */
 };
 
 /* What a K_CUSTOM parser gets: the config being built, where problems go,
@@ -133,6 +134,10 @@ struct ph_conf_ctx {
 /* The keys of the feature sections, filled from the rows of the key table
  * (types, bounds and defaults checked there) for the section's parser
  * (ph_sections.h). Nodes are keys the parser reads itself; all borrowed. */
+struct ph_cluster_opts { /* cluster */
+	char *redis, *host, *prefix, *password_file;
+	long long timeout_ms, lease_ms, backoff_max_ms, lock_ms;
+};
 struct ph_state_opts { /* request_state */
 	char *secret_file, *secret_env, *salt;
 	long long max_age, max_size;

@@ -1,6 +1,7 @@
 /* ph_hubmsg.c: the hub's messages, built and read (ph_hubmsg.h). */
 #include "first.h"
 #include "ph_hubmsg.h"
+#include "ph_cluster.h"
 #include "ph_json.h"
 #include <sodium.h>
 #include <stdlib.h>
@@ -171,6 +172,17 @@ ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct js
 	json_object_object_add(d, "ids", ids);
 	json_object_object_add(d, "push", push);
 	free(who);
+	if (ph_cluster_on()) {
+		/* what another host's answer cannot say: who the call runs for,
+		 * for the hub that resumes it itself (ph_park_resume_held) */
+		struct json_object *a = json_object_new_object();
+		if (r->principal)
+			json_object_object_add(a, "principal", json_object_new_string(r->principal));
+		ph_access_describe(r, a);
+		json_object_object_add(a, "restricted", json_object_new_boolean(r->restricted));
+		json_object_object_add(a, "session", json_object_get(r->session));
+		json_object_object_add(d, "auth", a);
+	}
 	return d;
 }
 
@@ -321,6 +333,7 @@ read_call(struct ph_hubmsg *m)
 	c->state = ph_jget(d, "state");
 	c->sid = ph_jstr(d, "sid");
 	c->who = ph_jstr(d, "who");
+	c->auth = ph_jget(d, "auth");
 	return json_object_is_type(c->ids, json_type_object) && json_object_object_length(c->ids) > 0 &&
 	       json_object_is_type(c->push, json_type_array) &&
 	       json_object_array_length(c->push) == (size_t)json_object_object_length(c->ids) &&

@@ -83,6 +83,7 @@ struct ph_hubmsg_call {
 	struct json_object *state;    /* the handler's state, may be NULL */
 	struct json_object *ids;      /* pushed request id -> inputRequests key */
 	struct json_object *push;     /* the requests, as many as ids */
+	struct json_object *auth;     /* with cluster: its principal, allow-lists, assigns, session */
 };
 
 /* PARK_ANSWER: one answer to a pushed request. */
