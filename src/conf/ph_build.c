@@ -3,6 +3,7 @@
  * every problem. phantom-fcgi -t, the fronts and the embedding API use it. */
 #include "first.h"
 #include "ph_build.h"
+#include "ph_cluster.h"
 #include "ph_auth.h"
 #include "ph_persist.h"
 #include "ph_registry.h"
@@ -85,6 +86,7 @@ ph_server_new(struct ph_config *conf, struct ph_conf_problems *probs)
 		ph_auth_metadata_scopes(conf->auth, scopes);
 	json_object_put(scopes);
 	ph_state_conf_default(conf);
+	ph_cluster_configure(conf);
 	if (conf->request_state->ephemeral && !single_process)
 		ph_log("notice", "request_state has no secret: multi-round requests resume only on this "
 		       "host until the next start or reload");

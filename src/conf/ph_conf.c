@@ -63,6 +63,26 @@ static const struct key state_keys[] = {
 	 "older secrets (files) still accepted for opening during a key rotation, at most 8"},
 };
 
+#define COFF(f) offsetof(struct ph_cluster_opts, f)
+static const struct key cluster_keys[] = {
+	{"cluster.redis", K_STR, 1, 200, NULL, true, COFF(redis), NULL,
+	 "the Redis every host names: redis://HOST:PORT/DB or unix:PATH (one endpoint; no TLS)"},
+	{"cluster.host", K_STR, 0, 64, "''", true, COFF(host), NULL,
+	 "this host's name among the hosts ('': the system's host name); unique per host"},
+	{"cluster.prefix", K_STR, 0, 64, "'phantom:'", true, COFF(prefix), NULL,
+	 "the start of every key Phantom makes in Redis"},
+	{"cluster.password_file", K_STR, 1, 4096, NULL, true, COFF(password_file), NULL,
+	 "a file holding the password Phantom gives Redis (AUTH); relative to the configuration file"},
+	{"cluster.timeout_ms", K_INT, 10, 60000, "500", true, COFF(timeout_ms), NULL,
+	 "longest wait for Redis to connect or answer one command; past it what needs Redis fails"},
+	{"cluster.lease_ms", K_INT, 1000, 3600000, "15000", true, COFF(lease_ms), NULL,
+	 "a host renews its lease this often divided by 3; once it lapses the others fail its tasks"},
+	{"cluster.backoff_max_ms", K_INT, 100, 600000, "5000", true, COFF(backoff_max_ms), NULL,
+	 "after Redis failed, tries wait 100 ms doubling up to this before the next connect"},
+	{"cluster.lock_ms", K_INT, 100, 600000, "5000", true, COFF(lock_ms), NULL,
+	 "a task record's lock in Redis expires after this long (a holder that died)"},
+};
+
 #define AOFF(f) offsetof(struct ph_auth_opts, f)
 static const struct key auth_keys[] = {
 	{"auth.mode", K_ENUM, 0, 0, "none", true, AOFF(mode), "none|bearer|remote_user|exec|module|oauth",
@@ -151,6 +171,9 @@ static const struct key auth_keys[] = {
 	 "longest fetch of metadata, keys or an introspection"},
 	{"auth.oauth.max_fetch_bytes", K_INT, 1024, 16777216, "1048576", true, AOFF(oauth.max_fetch_bytes),
 	 NULL, "largest metadata, key set or introspection answer accepted"},
+	{"auth.oauth.ca_file", K_STR, 1, 4096, NULL, true, AOFF(oauth.ca_file), NULL,
+	 "PEM file of the CA certificates the fetches trust (default: SSL_CERT_FILE, else the system's "
+	 "bundle); relative to this file"},
 	{"auth.oauth.token_cache", K_INT, 0, 1000000, "1024", true, AOFF(oauth.token_cache), NULL,
 	 "verified tokens a worker remembers until they expire"},
 	{"auth.oauth.introspection", K_SECTION, 0, 0, NULL, true, 0, NULL,
@@ -493,6 +516,10 @@ static const struct key keys[] = {
 	{"sessions.max_answer", K_INT, 1024, 1073741824, "4194304", true, OFF(sessions.max_answer), NULL,
 	 "bytes of a client's answers (the JSON of their results) to the requests one parked call "
 	 "pushed; an answer over it gets 413 and ends the call with an error result"},
+	{"sessions.answer_wait_ms", K_INT, 100, 600000, "10000", true, OFF(sessions.answer_wait_ms), NULL,
+	 "a worker waits this long for the hub to take a client's answer to a pushed request (a hub "
+	 "busy with many streams, an answer of megabytes); past it the POST gets 500 -32603 and the "
+	 "call still waits for that answer"},
 	{"sessions.max_state", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_state), NULL,
 	 "sessions holding state in the hub at once on this host (a log level, resource "
 	 "subscriptions, GET streams); over it logging/setLevel and resources/subscribe get -32603 "
@@ -561,6 +588,11 @@ static const struct key keys[] = {
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "
 	 "previous_secret_files (accepted for opening only); without a secret a random key is made "
 	 "at each start", ph_state_conf_parse, ph_state_conf_free, ROWS(state_keys, ph_state_opts)},
+	{"cluster", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
+	 "several hosts sharing task records and rate counters through one Redis (needs "
+	 "request_state's secret, the same on every host): redis, host, prefix, password_file, "
+	 "timeout_ms, lease_ms, backoff_max_ms, lock_ms", ph_cluster_conf_parse, ph_cluster_conf_free,
+	 ROWS(cluster_keys, ph_cluster_opts)},
 	{"log", K_SECTION, 0, 0, NULL, true, 0, NULL, "Request log on stderr."},
 	{"log.format", K_ENUM, 0, 0, "text", true, OFF(log.format), "text|json",
 	 "request log lines as key=value text or as JSON objects with OpenTelemetry names"},
@@ -924,6 +956,7 @@ ph_conf_load_buf(const char *name, const char *dir, const char *buf, size_t len,
 		}
 		check_http(c, probs, name);
 		check_tasks(c, probs, name);
+		ph_cluster_conf_check(c, probs, name);
 	}
 	if (probs->n != before) {
 		ph_conf_free(c);

@@ -2,6 +2,7 @@
  * passing the client's answers to the hub (ph_park.h; the hub's side is
  * process/ph_hub_session.c). */
 #include "first.h"
+#include "ph_cluster.h"
 #include "ph_hubmsg.h"
 #include "ph_json.h"
 #include "ph_mime.h"
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef PH_HAVE_HIREDIS
+#include <hiredis/hiredis.h>
+#endif
 
 /* The JSON-RPC request for the input request req {method, params} under
  * id (caller puts). */
@@ -145,14 +149,15 @@ ph_park_check(struct json_object *msg, const char **host)
 	return NULL;
 }
 
-/* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
- * connection) as out, its exchange made by the request layer from fd
- * (then taken) and the call's request id. Returns 1, or -1 with why. */
+/* The hub's "take {rid, msg, state, answers}" (text, len bytes, nested
+ * at most depth deep; fd the connection) as out, its exchange made by the
+ * request layer from fd (then taken) and the call's request id. Returns
+ * 1, or -1 with why. */
 static int
-take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char *why, size_t n)
+take_call(const char *text, size_t len, int depth, int fd, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct ph_hubmsg_take t;
-	if (fd < 0 || !ph_hubmsg_take_read(text, len, &t)) {
+	if (fd < 0 || !ph_hubmsg_take_read(text, len, depth, &t)) {
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
 		return -1;
 	}
@@ -163,11 +168,79 @@ take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char
 	return 1;
 }
 
+void
+ph_park_mailbox(const char *kind, const char *tag, char *out)
+{
+	ph_cluster_key(kind, tag, 8, out);
+}
+
+/* Runs one command on the cluster's Redis. Returns false when it failed
+ * or Redis answered an error. */
+static bool
+cluster_do(int argc, const char **argv, const size_t *len)
+{
+#ifdef PH_HAVE_HIREDIS
+	redisReply *rep = ph_cluster_cmd(argc, argv, len);
+	bool ok = rep != NULL && rep->type != REDIS_REPLY_ERROR;
+	ph_redis_reply_free(rep);
+	return ok;
+#else
+	(void)argc, (void)argv, (void)len;
+	return false;
+#endif
+}
+
+/* With cluster:, the answer r->msg to a request the host tagged host (8
+ * hex digits) pushed: sealed into that host's mailbox, which expires with
+ * the longest wait for an answer, and that host's hub woken (it takes the
+ * mailbox again each time it connects, should it miss the wake). The
+ * client is told 202 once the answer is stored; the hub that holds the
+ * call checks it as it checks its own host's (a refusal is logged there).
+ * Returns 0, or -1 with the reason in why when Redis does not store it. */
+static int
+forward(struct ph_req *r, const char *host, long long max, char *why, size_t n)
+{
+	struct json_object *q = ph_hubmsg_park_answer(r, max);
+	char tag[9], box_key[PH_CLUSTER_KEY_MAX], wake[PH_CLUSTER_KEY_MAX], px[24];
+	const char *text;
+	unsigned char *box;
+	size_t len, blen;
+	bool stored;
+	memcpy(tag, host, 8);
+	tag[8] = '\0';
+	ph_park_mailbox(PH_PARK_MAILBOX, tag, box_key);
+	ph_park_mailbox(PH_PARK_WAKE, tag, wake);
+	text = json_object_to_json_string_length(q, JSON_C_TO_STRING_PLAIN, &len);
+	box = ph_cluster_seal(box_key, text, len, &blen);
+	json_object_put(q);
+	snprintf(px, sizeof px, "%lld", 2 * r->srv->conf->sessions.park_timeout_ms);
+	{
+		const char *push[3] = {"RPUSH", box_key, (const char *)box};
+		size_t plen[3] = {5, strlen(box_key), blen};
+		const char *exp[3] = {"PEXPIRE", box_key, px};
+		size_t elen[3] = {7, strlen(box_key), strlen(px)};
+		const char *pub[3] = {"PUBLISH", wake, "1"};
+		size_t qlen[3] = {7, strlen(wake), 1};
+		stored = cluster_do(3, push, plen);
+		if (stored && (!cluster_do(3, exp, elen) || !cluster_do(3, pub, qlen)))
+			ph_log("warning", "park: an answer for another host was stored, but its expiry or "
+			       "the wake-up failed (that host takes it when it connects again)");
+	}
+	free(box);
+	if (!stored) {
+		snprintf(why, n, "Internal error: the answer could not be passed to the host that sent the "
+			 "request (the cluster's Redis did not answer within cluster.timeout_ms); send it again");
+		return -1;
+	}
+	ph_log("info", "park: an answer for a call parked on another host is in its mailbox");
+	return 0;
+}
+
 int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct json_object *q;
-	long long max = r->srv->conf->sessions.max_answer;
+	long long max = r->srv->conf->sessions.max_answer, wait = r->srv->conf->sessions.answer_wait_ms;
 	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	struct ph_buf reply;
 	size_t len;
@@ -178,6 +251,8 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 		snprintf(why, n, "Invalid response: %s", bad);
 		return -1;
 	}
+	if (strncmp(host, ph_shared_host_tag(), 8) != 0 && ph_cluster_on())
+		return forward(r, host, max, why, n);
 	if (strncmp(host, ph_shared_host_tag(), 8) != 0) {
 		snprintf(why, n, "Invalid response: the request with this id was sent by another host of "
 			 "this server (or by this one before a restart) and only that host can take "
@@ -194,14 +269,16 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	text = json_object_to_json_string_length(q, JSON_C_TO_STRING_PLAIN, &len);
 	ph_buf_init(&reply);
 	/* the call comes back with every answer of its round */
-	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, &fd);
+	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, (int)wait, &fd);
 	json_object_put(q);
 	if (got < 0) {
-		snprintf(why, n, "Internal error: the hub did not take the answer");
+		snprintf(why, n, "Internal error: the hub did not take the answer within "
+			 "sessions.answer_wait_ms (%lld ms); the call still waits for it: send it again", wait);
 	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
 	} else if (strncmp(reply.data, "take ", 5) == 0) {
-		rc = take_call(reply.data + 5, (size_t)got - 5, fd, out, why, n);
+		rc = take_call(reply.data + 5, (size_t)got - 5, ph_hubmsg_depth(r->srv->conf->limits.json_depth),
+			       fd, out, why, n);
 		if (rc > 0)
 			fd = -1;
 	} else if (strncmp(reply.data, "no large: ", 10) == 0) {

@@ -46,6 +46,20 @@ const char *ph_park_check(struct json_object *msg, const char **host);
  * (the reason for the client in why), -2 when the answers are over
  * sessions.max_answer (the call was ended; why says so). */
 int ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n);
+/* With cluster:, the Redis names of a host's mailbox (a list of sealed
+ * answers that host's hub takes) and of the channel that wakes its hub,
+ * for the host whose tag (8 hex digits) is tag, in out
+ * (PH_CLUSTER_KEY_MAX). */
+#define PH_PARK_MAILBOX "q"
+#define PH_PARK_WAKE "w"
+void ph_park_mailbox(const char *kind, const char *tag, char *out);
+/* In a process of the hub's: resumes the call parked on the FastCGI
+ * connection fd (request rid) with the answers of its round, as a worker
+ * does when the answer that completes it reaches it, for whom auth (the
+ * PARK_CALL's: principal, allow-lists, assigns, session) names. All
+ * borrowed; fd is ended. */
+void ph_park_resume_held(struct ph_server *srv, int fd, unsigned rid, struct json_object *msg,
+			 struct json_object *state, struct json_object *answers, struct json_object *auth);
 /* stdio, where the one process talks to one client: the requests of
  * r->park go out on stdout under ids of the server's making (as
  * ph_park_call builds them) and the client's responses are taken from the

@@ -7,6 +7,7 @@
 #include "first.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
+#include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
@@ -98,8 +99,10 @@ ph_serve_session_stream(struct ph_req *r)
  * taken), resumed on its connection as the retry of a multi-round request:
  * the handler gets state and inputResponses as under 2026-07-28; what it
  * answers (a result, an error, the next round) goes out on the parked
- * stream. top is the request that brought the last answer: same session,
- * same principal (the hub checked), so its authentication is reused. */
+ * stream. top is the request that brought the last answer (or, when that
+ * reached another host, one made for it from the parked call's own): same
+ * session, same principal (the hub checked), so its authentication is
+ * reused. */
 static void
 resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 {
@@ -118,6 +121,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.principal = top->principal;
 	r.assigns = top->assigns;
 	r.access = top->access;
+	r.access_own = top->access_own;
 	r.restricted = top->restricted;
 	r.msg = pr->msg;
 	r.id = ph_jget(r.msg, "id");
@@ -148,11 +152,37 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	json_object_put(pr->answers);
 }
 
+void
+ph_park_resume_held(struct ph_server *srv, int fd, unsigned rid, struct json_object *msg,
+		    struct json_object *state, struct json_object *answers, struct json_object *auth)
+{
+	struct ph_park_resume pr;
+	struct ph_access *own = ph_access_read(ph_jget(auth, "access"));
+	struct json_object *restricted = ph_jget(auth, "restricted");
+	struct ph_req top;
+	bool denied = false;
+	memset(&top, 0, sizeof top);
+	top.srv = srv;
+	top.principal = ph_jstr(auth, "principal");
+	top.assigns = ph_jget(auth, "assigns");
+	top.access_own = own != NULL;
+	top.access = own ? own : ph_auth_configured_access(srv, top.principal, &denied);
+	top.restricted = json_object_is_type(restricted, json_type_boolean) && json_object_get_boolean(restricted);
+	top.session = ph_jget(auth, "session");
+	pr.ex = ph_rawfcgi_resume(fd, rid);
+	pr.msg = json_object_get(msg);
+	pr.state = json_object_get(state);
+	pr.answers = json_object_get(answers);
+	resume_parked(&top, &pr);
+	ph_access_free(own);
+}
+
 /* A JSON-RPC response POSTed on a legacy session: the client's answer to a
  * request the server pushed mid-call. Authenticated and its session opened
  * like any request, then given to the hub: 202, or 400 -32600 naming why
  * it is refused (no call waits for this id, another session's, answered
- * twice). The answer that completes a round resumes the call here. */
+ * twice). The answer that completes a round resumes the call here, once
+ * its own request has ended with the 202. */
 void
 ph_serve_response(struct ph_req *r)
 {
@@ -171,6 +201,14 @@ ph_serve_response(struct ph_req *r)
 		return;
 	}
 	ph_send_accepted(r);
-	if (rc > 0)
+	if (rc > 0) {
+		/* the 202 goes out, and the POST ends, before the call runs on:
+		 * held back until the call's end, it would keep a client that
+		 * waits for it from reading the call's stream, and a result
+		 * larger than what the sockets hold would stall behind it until
+		 * the write on the stream gave up (the call then lost) */
+		if (r->ex->ops->finish)
+			r->ex->ops->finish(r->ex);
 		resume_parked(r, &pr);
+	}
 }

@@ -322,6 +322,13 @@ task_of(struct ph_req *r, const char *method, struct ph_outcome *o, char **dir)
 			rec = NULL;
 		}
 	}
+	if (rec == NULL && ph_task_store_down()) {
+		free(*dir);
+		*dir = NULL;
+		ph_outcome_error(o, PH_E_HANDLER, NULL, "The task store is unreachable (the cluster's "
+				 "Redis did not answer); try again later");
+		return NULL;
+	}
 	/* another principal's task is as unknown as a missing one */
 	if (rec == NULL || !ph_task_owned(rec, r->principal)) {
 		json_object_put(rec);
@@ -372,7 +379,7 @@ take_answers(struct json_object *rec, struct json_object *responses)
 static int
 locked_edit(const char *dir, const char *id, bool (*edit)(struct json_object *rec, void *arg), void *arg)
 {
-	int lk = ph_task_lock(dir), rc = 0, e = 0;
+	int lk = ph_task_lock(dir, id), rc = 0, e = 0;
 	struct json_object *rec;
 	if (lk < 0) {
 		e = errno;

@@ -15,8 +15,10 @@
  * control socket ph_hub_ctl.c's (what they share: ph_hub_int.h). */
 #include "first.h"
 #include "ph_hub.h"
+#include "ph_cluster.h"
 #include "ph_hub_int.h"
 #include "ph_hub_authz.h"
+#include "ph_hub_cluster.h"
 #include "ph_hub_task.h"
 #include "ph_watch.h"
 #include "ph_auth.h"
@@ -137,6 +139,7 @@ reload(struct hub *h)
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
 	ph_hub_authz_reconf(h->authz, n);
+	ph_hub_cluster_reconf(h);
 	ph_hub_rewatch(h);
 	cache = json_object_new_object();
 	ph_hub_sessions_reconf(h->sessions, n);
@@ -254,7 +257,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_watch_fd(h->watch), &ev);
 	}
 	ph_hub_ctl_open(h);
-	h->tasks = ph_hub_tasks_new(srv, ph_hub_task_changed, h);
+	h->tasks = ph_hub_tasks_new(srv, ph_hub_cluster_task_changed, h);
 	h->sessions = ph_hub_sessions_new(srv);
 	ev.data.ptr = &park_tag;
 	epoll_ctl(h->ep, EPOLL_CTL_ADD, ph_hub_sessions_fd(h->sessions), &ev);
@@ -273,6 +276,7 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 		ev.data.ptr = &ctlc_tag;
 		epoll_ctl(h->ep, EPOLL_CTL_ADD, h->ctl_ep, &ev);
 	}
+	h->cluster = ph_hub_cluster_new(h);
 	return 0;
 }
 
@@ -299,13 +303,15 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 			else if (p == &ctlc_tag)
 				ph_hub_ctl_events(&h);
 			else if (p == &watch_tag)
-				ph_watch_read(h.watch, ph_hub_updated, &h);
+				ph_hub_cluster_watch_read(&h);
 			else if (p == &park_tag)
 				ph_hub_sessions_events(h.sessions);
 			else if (p == &state_tag)
-				ph_hub_states_watch_read(ph_hub_sessions_states(h.sessions));
+				ph_hub_cluster_states_watch_read(&h);
 			else if (p == &authz_tag)
 				ph_hub_authz_events(h.authz);
+			else if (ph_hub_cluster_event(h.cluster, p, evs[i].events))
+				;
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (ph_hub_readable(&h, p) && (evs[i].events & EPOLLOUT))
 					ph_hub_flush(&h, p);
@@ -320,14 +326,19 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		tick(&h);
 		if (h.ncc > 0)
 			ph_hub_ctl_tick(&h);
+		/* with cluster: this host's lease, renewed by a short command
+		 * (bounded by cluster.timeout_ms; none while Redis is in backoff) */
+		ph_cluster_lease_tick(ph_now_us());
 		ph_hub_tasks_tick(h.tasks);
 		ph_hub_sessions_tick(h.sessions);
 		ph_hub_authz_tick(h.authz);
+		ph_hub_cluster_tick(h.cluster);
 	}
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
 		ph_hub_drop(&h, h.v[h.n - 1], "the hub stopped");
 	ph_hub_ctl_close(&h);
+	ph_hub_cluster_free(h.cluster); /* before the sessions it answers for */
 	free(h.v);
 	json_object_put(h.per_principal);
 	ph_hub_tasks_free(h.tasks);

@@ -4,6 +4,7 @@
  * streams and sessions that listen for it. */
 #include "first.h"
 #include "ph_hub_ctl.h"
+#include "ph_hub_cluster.h"
 #include "ph_hub_int.h"
 #include "ph_hub_session.h"
 #include "ph_hub_state.h"
@@ -98,6 +99,7 @@ ctl_updated(struct hub *h, char *uris)
 	for (char *save = NULL, *u = strtok_r(uris, " \t", &save); u; u = strtok_r(NULL, " \t", &save)) {
 		told += (long)ph_watch_announce(h->watch, u, ph_hub_updated, h);
 		told += (long)ph_hub_states_announce(ph_hub_sessions_states(h->sessions), u);
+		ph_hub_cluster_updated(h->cluster, u, false);
 	}
 	return told;
 }
@@ -126,6 +128,7 @@ ctl_command(struct hub *h, char *line)
 			told++;
 	}
 	told += (long)ph_hub_states_list_changed(ph_hub_sessions_states(h->sessions), k, NULL, NULL);
+	ph_hub_cluster_list_changed(h->cluster, k);
 	ph_log("notice", "hub: --notify %s told %ld streams", line, told);
 	return told;
 }

@@ -64,6 +64,7 @@ struct hub {
 	struct ph_hub_tasks *tasks; /* the task processes (ph_hub_task.c) */
 	struct ph_hub_sessions *sessions; /* legacy sessions (ph_hub_session.c) */
 	struct ph_hub_authz *authz; /* subscriptions.authorize before resources/updated */
+	struct ph_hub_cluster *cluster; /* cluster: announcements shared (NULL: none) */
 };
 
 /* ---- ph_hub_stream.c: streams and their queues ----------------------------- */

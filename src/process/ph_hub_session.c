@@ -33,6 +33,8 @@
 #include "ph_shared.h"
 #include "ph_json.h"
 #include "ph_util.h"
+#include "ph_park.h"
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
@@ -41,6 +43,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +68,7 @@ struct parked {
 	struct json_object *state; /* the handler's state (owned, may be NULL) */
 	struct json_object *ids;   /* pushed request id -> inputRequests key (owned) */
 	struct json_object *answers; /* key -> the client's result (owned) */
+	struct json_object *auth;  /* with cluster: who it runs for (owned, may be NULL) */
 	size_t outstanding;
 	size_t answer_bytes;       /* of the answers so far (sessions.max_answer) */
 	int64_t deadline_us;
@@ -95,6 +99,8 @@ struct ph_hub_sessions {
 	struct ended *tab;     /* open addressing, linear probing; cap a power of two */
 	size_t n, cap;
 	int64_t next_purge_us;
+	ph_hub_sessions_defer_fn defer; /* cluster: (NULL: none) */
+	void *defer_ctx;
 };
 
 struct ph_hub_sessions *
@@ -126,11 +132,25 @@ ph_hub_sessions_parked(const struct ph_hub_sessions *t)
 	return t->npark;
 }
 
-static void
+/* Sends text to the worker waiting on fd. Returns false when it could not
+ * (the worker gave up waiting: it shuts its end for reading first, so
+ * what it did not get it is told it did not get). fd -1: the answer came
+ * from another host (cluster:), whose client was told 202 already: a
+ * refusal is logged, and the answer counts as told. */
+static bool
 reply(int fd, const char *text)
 {
-	if (fd >= 0 && send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (fd < 0) {
+		if (strncmp(text, "no ", 3) == 0)
+			ph_log("warning", "hub: an answer another host took for a call parked here is refused: %s",
+			       text + 3);
+		return true;
+	}
+	if (send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		ph_log("warning", "hub: a worker did not wait for the session answer: %s", strerror(errno));
+		return false;
+	}
+	return true;
 }
 
 /* ---- parked calls ---------------------------------------------------------- */
@@ -158,6 +178,7 @@ unpark(struct ph_hub_sessions *t, struct parked *p, bool keep_fd, const char *wh
 	json_object_put(p->state);
 	json_object_put(p->ids);
 	json_object_put(p->answers);
+	json_object_put(p->auth);
 	free(p);
 }
 
@@ -238,6 +259,7 @@ park_call(struct ph_hub_sessions *t, const struct ph_hubmsg_call *c, int fd)
 	p->state = json_object_get(c->state);
 	p->ids = json_object_get(c->ids);
 	p->answers = json_object_new_object();
+	p->auth = json_object_get(c->auth);
 	p->outstanding = (size_t)json_object_object_length(c->ids);
 	p->deadline_us = ph_now_us() + t->srv->conf->sessions.park_timeout_ms * 1000;
 	ph_buf_init(&p->out);
@@ -286,29 +308,92 @@ find_pushed(struct ph_hub_sessions *t, const char *id)
 }
 
 /* Sends "take {...}" with p's connection to the worker on fd, and forgets
- * p. Returns false when the worker could not be told (p then fails). */
-static bool
+ * p. Returns 1; 0 when the worker had given up waiting (it told its client
+ * that the answer was not taken: p waits on); -1 when it could not be told
+ * otherwise (p is then to fail). */
+static int
 hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 {
 	struct ph_hubmsg_take take = {p->rid, p->msg, p->state, p->answers};
 	struct ph_buf b;
-	bool sent;
+	int rc, e;
 	ph_buf_init(&b);
 	ph_hubmsg_take(&b, &take);
-	sent = ph_send_fd(fd, b.data, b.len, p->fd, 0) == 0;
+	rc = ph_send_fd(fd, b.data, b.len, p->fd, 0);
+	e = errno;
 	ph_buf_free(&b);
-	if (!sent) {
-		ph_log("warning", "hub: the worker did not take the parked call back: %s", strerror(errno));
-		return false;
+	if (rc != 0 && (e == EPIPE || e == ECONNREFUSED || e == ENOTCONN)) {
+		ph_log("warning", "hub: the worker with the last answer to call %s of session %.8s... gave "
+		       "up waiting (sessions.answer_wait_ms); the call waits for the answer again",
+		       ph_jstr(p->msg, "method"), p->sid);
+		return 0;
+	}
+	if (rc != 0) {
+		ph_log("warning", "hub: the worker did not take the parked call back: %s", strerror(e));
+		return -1;
 	}
 	unpark(t, p, false, "handed back with its answers");
+	return 1;
+}
+
+/* Closes every fd the hub had (its streams' connections above all: the
+ * web server must see them end when the hub ends them) except stdin,
+ * stdout, stderr, the hub's channel and keep. */
+static void
+close_others(int keep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int dfd = d ? dirfd(d) : -1;
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] != '.' && fd > 2 && fd != keep && fd != ph_hub_fd && fd != dfd)
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* The last answer of p's round came through another host (cluster:): no
+ * worker here waits to take the call, so a process of the hub's own
+ * resumes it on its connection, as the worker would have, for the
+ * principal the call was parked for (p->auth), and the hub forgets it.
+ * Returns false when that cannot be (p then fails). */
+static bool
+resume_here(struct ph_hub_sessions *t, struct parked *p)
+{
+	sigset_t none;
+	pid_t pid;
+	if (p->auth == NULL) {
+		ph_log("error", "hub: a call parked without cluster: got its answer through another host");
+		return false;
+	}
+	if ((pid = fork()) < 0) {
+		ph_log("error", "hub: the parked call cannot be resumed (fork: %s)", strerror(errno));
+		return false;
+	}
+	if (pid == 0) {
+		/* the child: the hub's signal handling is not its own */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		close_others(p->fd);
+		prctl(PR_SET_NAME, "phantom-resume");
+		fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) & ~O_NONBLOCK);
+		ph_park_resume_held(t->srv, p->fd, p->rid, p->msg, p->state, p->answers, p->auth);
+		_exit(0);
+	}
+	unpark(t, p, false, "resumed here with an answer taken by another host");
 	return true;
 }
 
 /* True when answer a (borrowed) takes p's answers over sessions.max_answer
- * (or its worker found it over on its own: too_large); why says so. */
+ * (or its worker found it over on its own: too_large); why says so. Else
+ * *len is what it adds to p->answer_bytes once taken. */
 static bool
-too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_answer *a, char *why, size_t n)
+too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_answer *a, size_t *alen,
+	  char *why, size_t n)
 {
 	long long max = t->srv->conf->sessions.max_answer;
 	size_t len = 0;
@@ -316,10 +401,9 @@ too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_an
 		len = (size_t)a->size;
 	else if (a->result != NULL)
 		json_object_to_json_string_length(a->result, JSON_C_TO_STRING_PLAIN, &len);
-	if (!a->too_large && (long long)(p->answer_bytes + len) <= max) {
-		p->answer_bytes += len;
+	*alen = len;
+	if (!a->too_large && (long long)(p->answer_bytes + len) <= max)
 		return false;
-	}
 	snprintf(why, n, "The client's answer to the request the server sent is too large (%zu bytes; "
 		 "sessions.max_answer is %lld for the answers of one call); the call was abandoned",
 		 p->answer_bytes + len, max);
@@ -334,6 +418,7 @@ park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 	struct json_object *res = a->result, *err = a->error;
 	struct parked *p = id ? find_pushed(t, id) : NULL;
 	char out[300];
+	size_t len;
 	if (p == NULL) {
 		reply(fd, "no unknown: no call of this host waits for an answer with this id (it was "
 		      "answered already, or its call ended: an error answer, sessions.park_timeout_ms, "
@@ -350,7 +435,7 @@ park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 		reply(fd, "no twice: this request was already answered");
 		return;
 	}
-	if (too_large(t, p, a, out, sizeof out)) {
+	if (too_large(t, p, a, &len, out, sizeof out)) {
 		char no[sizeof out + 16];
 		snprintf(no, sizeof no, "no large: %s", out);
 		reply(fd, no);
@@ -361,17 +446,48 @@ park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 		const char *em = ph_jstr(err, "message");
 		snprintf(out, sizeof out, "The client answered the request the server sent with an "
 			 "error: %.200s", em ? em : "(no message)");
-		reply(fd, "ok");
-		fail_parked(t, p, out);
+		if (reply(fd, "ok"))
+			fail_parked(t, p, out);
+		return;
+	}
+	/* an answer counts once its worker is told so: one that gave up
+	 * waiting told its client the answer was not taken */
+	if (p->outstanding > 1) {
+		if (reply(fd, "ok")) {
+			json_object_object_add(p->answers, key, json_object_get(res));
+			p->answer_bytes += len;
+			p->outstanding--;
+		}
 		return;
 	}
 	json_object_object_add(p->answers, key, json_object_get(res));
-	if (--p->outstanding > 0) {
-		reply(fd, "ok");
+	if (fd < 0) {
+		if (!resume_here(t, p))
+			fail_parked(t, p, "Internal error: the call could not be resumed");
 		return;
 	}
-	if (!hand_back(t, p, fd))
+	switch (hand_back(t, p, fd)) {
+	case 0:
+		json_object_object_del(p->answers, key);
+		break;
+	case -1:
 		fail_parked(t, p, "Internal error: the call could not be resumed");
+		break;
+	default:
+		break;
+	}
+}
+
+void
+ph_hub_sessions_remote_answer(struct ph_hub_sessions *t, const char *text, size_t len)
+{
+	struct ph_hubmsg m;
+	if (ph_hubmsg_parse(text, len, ph_hubmsg_depth(t->srv->conf->limits.json_depth), &m) &&
+	    m.type == PH_HUBMSG_PARK_ANSWER)
+		park_answer(t, &m.u.answer, -1);
+	else
+		ph_log("warning", "hub: an answer from another host that is no answer was dropped");
+	ph_hubmsg_free(&m);
 }
 
 void
@@ -680,9 +796,37 @@ ph_hub_sessions_message(struct ph_hub_sessions *t, const struct ph_hubmsg *m, in
 		break;
 	default:
 		session_message(t, m, out, sizeof out);
+		if (fd >= 0 && t->defer != NULL && t->defer(t->defer_ctx, m, out, fd))
+			return; /* the cluster answers and closes fd */
 		reply(fd, out);
 		break;
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+void
+ph_hub_sessions_defer(struct ph_hub_sessions *t, ph_hub_sessions_defer_fn fn, void *ctx)
+{
+	t->defer = fn;
+	t->defer_ctx = ctx;
+}
+
+void
+ph_hub_sessions_ended_elsewhere(struct ph_hub_sessions *t, const unsigned char *sid, int64_t exp)
+{
+	int64_t now_s = (int64_t)time(NULL);
+	const char *why;
+	if (is_ended(t, sid, now_s))
+		return;
+	if ((why = remember(t, sid, exp, now_s)) != NULL)
+		ph_log("warning", "hub: a session ended on another host is not remembered here: %s", why);
+	ph_hub_states_end(t->states, sid);
+}
+
+void
+ph_hub_sessions_answer(int fd, const char *out)
+{
+	reply(fd, out);
+	close(fd);
 }

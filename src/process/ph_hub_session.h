@@ -23,6 +23,21 @@ void ph_hub_sessions_reconf(struct ph_hub_sessions *t, struct ph_server *srv);
  * PARK_ANSWER; borrowed); fd (the reply socket, or the parked call's
  * connection; -1: none came) is taken. */
 void ph_hub_sessions_message(struct ph_hub_sessions *t, const struct ph_hubmsg *m, int fd);
+/* An answer to a request pushed by a call parked here that another host
+ * took (cluster:; text, len bytes: its PARK_ANSWER message, opened). Its
+ * client was told 202 there: a refusal is logged; the round's last answer
+ * resumes the call here. */
+void ph_hub_sessions_remote_answer(struct ph_hub_sessions *t, const char *text, size_t len);
+/* With cluster: asked before the answer out to a session message m
+ * (borrowed) goes to the worker waiting on fd; true when it takes fd and
+ * answers it later (ph_hub_sessions_answer), having asked Redis first. */
+typedef bool (*ph_hub_sessions_defer_fn)(void *ctx, const struct ph_hubmsg *m, const char *out, int fd);
+void ph_hub_sessions_defer(struct ph_hub_sessions *t, ph_hub_sessions_defer_fn fn, void *ctx);
+/* Sends out to the worker waiting on fd and closes fd. */
+void ph_hub_sessions_answer(int fd, const char *out);
+/* Another host ended the session sid (its expiry exp, seconds): refused
+ * here too until then, and its GET streams here end. */
+void ph_hub_sessions_ended_elsewhere(struct ph_hub_sessions *t, const unsigned char *sid, int64_t exp);
 /* Called every loop: forgets ended ids past their expiry now and then. */
 void ph_hub_sessions_tick(struct ph_hub_sessions *t);
 /* The epoll fd of the parked calls' connections, for the hub's loop; when

@@ -66,6 +66,7 @@ struct ph_hstate {
 	unsigned long long next_id;
 	void **streams;
 	size_t nstreams, capstreams;
+	bool holder;            /* a GET stream of it was opened here last (cluster:) */
 };
 
 struct ph_hub_states {
@@ -77,6 +78,10 @@ struct ph_hub_states {
 	void *ctx;
 	int64_t next_purge_us;
 	struct ph_hub_authz *authz; /* asked before resources/updated; NULL: none */
+	bool (*note)(void *, const char *); /* asked of each URI the watcher saw change */
+	void *note_ctx;
+	ph_hstate_event_fn on_event;  /* cluster: the events of the sessions held here */
+	void *event_ctx;
 };
 
 struct ph_hub_states *
@@ -281,6 +286,8 @@ emit(struct ph_hub_states *t, struct ph_hstate *st, const char *method, struct j
 	json_object_put(n);
 	ev.len = b.len;
 	ev.text = ph_buf_steal(&b);
+	if (st->holder && t->on_event != NULL)
+		t->on_event(t->event_ctx, st->sid, st->exp_s, ev.text, ev.len);
 	/* streams last to first: one that is dropped by the write leaves its
 	 * slot to the last, already written to */
 	for (size_t i = st->nstreams; i-- > 0;)
@@ -333,6 +340,8 @@ updated(void *ctx, void *owner, const char *uri)
 	struct ph_hub_states *t = ctx;
 	struct ph_hstate *st = owner;
 	struct json_object *one;
+	if (t->note != NULL && !t->note(t->note_ctx, uri))
+		return;
 	if (t->authz != NULL) {
 		ph_hub_authz_updated(t->authz, st, st->principal, st->assigns, uri, allowed_updates, t);
 		return;
@@ -344,10 +353,13 @@ updated(void *ctx, void *owner, const char *uri)
 }
 
 void
-ph_hub_states_watch_read(struct ph_hub_states *t)
+ph_hub_states_watch_read(struct ph_hub_states *t, bool (*note)(void *ctx, const char *uri), void *ctx)
 {
+	t->note = note;
+	t->note_ctx = ctx;
 	if (t->watch)
 		ph_watch_read(t->watch, updated, t);
+	t->note = NULL;
 }
 
 size_t
@@ -521,8 +533,87 @@ ph_hub_states_attach(struct ph_hub_states *t, const char *sid, const char *who, 
 	}
 	st->streams[st->nstreams++] = stream;
 	st->used_us = ph_now_us();
+	st->holder = true;
 	replay_after(t, st, last, replay);
 	return st;
+}
+
+void
+ph_hub_states_on_event(struct ph_hub_states *t, ph_hstate_event_fn fn, void *ctx)
+{
+	t->on_event = fn;
+	t->event_ctx = ctx;
+}
+
+void
+ph_hub_states_not_holder(struct ph_hub_states *t, const char *sid)
+{
+	struct ph_hstate *st = find(t, sid);
+	if (st != NULL)
+		st->holder = false;
+}
+
+bool
+ph_hub_states_has(struct ph_hub_states *t, const char *sid)
+{
+	return find(t, sid) != NULL;
+}
+
+/* Takes the events of texts (SSE events "id: N\n...", oldest first) as
+ * st's replay when they go further than its own. */
+static void
+merge_events(struct ph_hub_states *t, struct ph_hstate *st, struct json_object *texts)
+{
+	size_t n = json_object_array_length(texts);
+	unsigned long long last;
+	const char *lt;
+	if (n == 0 || (lt = json_object_get_string(json_object_array_get_idx(texts, n - 1))) == NULL ||
+	    strncmp(lt, "id: ", 4) != 0 || (last = strtoull(lt + 4, NULL, 10)) + 1 <= st->next_id)
+		return;
+	for (size_t i = 0; i < st->nev; i++)
+		free(st->ev[i].text);
+	st->nev = 0;
+	st->ev = ph_xrealloc(st->ev, n * sizeof *st->ev);
+	for (size_t i = 0; i < n && (long long)st->nev < t->srv->conf->sessions.replay; i++) {
+		const char *e = json_object_get_string(json_object_array_get_idx(texts, i));
+		if (e == NULL || strncmp(e, "id: ", 4) != 0)
+			continue;
+		st->ev[st->nev].id = strtoull(e + 4, NULL, 10);
+		st->ev[st->nev].text = ph_xstrdup(e);
+		st->ev[st->nev].len = strlen(e);
+		st->nev++;
+	}
+	st->next_id = last + 1;
+}
+
+void
+ph_hub_states_merge(struct ph_hub_states *t, const char *sid, struct json_object *subs, const char *level,
+		    struct json_object *events)
+{
+	struct ph_hstate *st = find(t, sid);
+	char out[200];
+	if (st == NULL)
+		return;
+	if (level != NULL && ph_log_level_parse(level) != PH_LOG_NONE)
+		st->level = ph_log_level_parse(level);
+	for (size_t i = st->nsubs; subs != NULL && i-- > 0;) {
+		bool kept = false;
+		for (size_t k = 0; k < json_object_array_length(subs) && !kept; k++) {
+			const char *u = ph_jstr(json_object_array_get_idx(subs, k), "u");
+			kept = u != NULL && strcmp(u, st->subs[i].uri) == 0;
+		}
+		if (!kept) {
+			drop_sub(t, &st->subs[i]);
+			st->subs[i] = st->subs[--st->nsubs];
+		}
+	}
+	for (size_t k = 0; subs != NULL && k < json_object_array_length(subs); k++) {
+		struct json_object *s = json_object_array_get_idx(subs, k);
+		if (ph_jstr(s, "u") != NULL)
+			subscribe(t, st, ph_jstr(s, "u"), ph_jstr(s, "p"), out, sizeof out);
+	}
+	if (events != NULL)
+		merge_events(t, st, events);
 }
 
 void

@@ -62,9 +62,10 @@ struct ph_hstate *ph_hub_states_attach(struct ph_hub_states *t, const char *sid,
 				       char *why, size_t n);
 void ph_hub_states_detach(struct ph_hub_states *t, struct ph_hstate *st, void *stream);
 /* The inotify descriptor of the subscribed files (-1: none); when it is
- * readable ph_hub_states_watch_read sends what changed. */
+ * readable ph_hub_states_watch_read sends what changed, asking note (NULL:
+ * none) first of each URI it would tell a session of (false: not told). */
 int ph_hub_states_watch_fd(const struct ph_hub_states *t);
-void ph_hub_states_watch_read(struct ph_hub_states *t);
+void ph_hub_states_watch_read(struct ph_hub_states *t, bool (*note)(void *ctx, const char *uri), void *ctx);
 /* resources/updated for uri to the sessions subscribed to it (an
  * application's announcement). Returns how many. */
 size_t ph_hub_states_announce(struct ph_hub_states *t, const char *uri);
@@ -73,6 +74,22 @@ size_t ph_hub_states_announce(struct ph_hub_states *t, const char *uri);
  * were told. */
 size_t ph_hub_states_list_changed(struct ph_hub_states *t, size_t k, ph_hstate_changed_fn changed,
 				  void *ctx);
+/* ---- cluster: (process/ph_hub_cluster.c) ---- */
+/* An event (len bytes of SSE, "id: N\n...") of the session sid (hex),
+ * expiring at exp (seconds), emitted while a GET stream of it was opened
+ * here last. */
+typedef void (*ph_hstate_event_fn)(void *ctx, const char *sid, int64_t exp, const char *text, size_t len);
+void ph_hub_states_on_event(struct ph_hub_states *t, ph_hstate_event_fn fn, void *ctx);
+/* A GET stream of sid was opened on another host since. */
+void ph_hub_states_not_holder(struct ph_hub_states *t, const char *sid);
+/* True when the session sid (hex) holds state here. */
+bool ph_hub_states_has(struct ph_hub_states *t, const char *sid);
+/* What the other hosts know of sid (hex): its subscriptions (subs, an
+ * array of {"u": uri, "p": path}; NULL: leave them), its level (NULL:
+ * none) and its last events (an array of SSE texts, oldest first; NULL:
+ * none), taken into its state here when it has one. All borrowed. */
+void ph_hub_states_merge(struct ph_hub_states *t, const char *sid, struct json_object *subs, const char *level,
+			 struct json_object *events);
 /* Called every loop: forgets idle and expired states now and then. */
 void ph_hub_states_tick(struct ph_hub_states *t);
 /* Sessions holding state now. */

@@ -6,6 +6,7 @@
 #include "first.h"
 #include "ph_hub_int.h"
 #include "ph_auth.h"
+#include "ph_hub_cluster.h"
 #include "ph_features.h"
 #include "ph_hub_session.h"
 #include "ph_hub_state.h"
@@ -96,10 +97,12 @@ ph_hub_rewatch(struct hub *h)
 }
 
 /* An announcement from a worker (no connection attached): UPDATED, from
- * phantom_resource_updated or an exec handler's resourcesUpdated. */
+ * phantom_resource_updated or an exec handler's resourcesUpdated; with
+ * cluster: the other hosts' hubs hear of it too. */
 void
 ph_hub_announce(struct hub *h, const char *uri)
 {
 	ph_watch_announce(h->watch, uri, ph_hub_updated, h);
 	ph_hub_states_announce(ph_hub_sessions_states(h->sessions), uri);
+	ph_hub_cluster_updated(h->cluster, uri, false);
 }

@@ -5,6 +5,7 @@
 #include "first.h"
 #include "ph_hub_task.h"
 #include "ph_call.h"
+#include "ph_cluster.h"
 #include "ph_exec.h"
 #include "ph_exec_conf.h"
 #include "ph_features.h"
@@ -54,6 +55,13 @@ struct ph_hub_tasks {
 	long long records;       /* in the store, as of the last pass plus those started since */
 	long long pass_records;  /* counted by the pass in progress */
 	DIR *pass;               /* the pass in progress, NULL between passes */
+	bool scanning;           /* with cluster: a pass over Redis is in progress */
+	char cursor[32];         /* its SCAN cursor */
+	struct {                 /* hosts whose lease a step of it looked up */
+		char host[65];
+		int alive;
+	} seen[16];
+	size_t nseen;
 	int64_t next_pass_us;
 };
 
@@ -90,7 +98,7 @@ proc_start(pid_t pid)
 static struct json_object *
 edit_record(const char *dir, const char *id, bool (*edit)(struct json_object *, void *), void *arg)
 {
-	int lk = ph_task_lock(dir);
+	int lk = ph_task_lock(dir, id);
 	struct json_object *rec;
 	if (lk < 0)
 		return NULL;
@@ -177,11 +185,15 @@ take_signals(struct sup *s, int ms)
 	}
 }
 
-/* Reads the record: a cancel asked for. Returns the record (caller puts). */
+/* Reads the record: a cancel asked for. Returns the record (caller puts),
+ * NULL also while the store (the cluster's Redis) is unreachable: the task
+ * goes on and the record is read again at the next look. */
 static struct json_object *
 look(struct sup *s)
 {
 	struct json_object *rec = ph_task_load(s->dir, s->id);
+	if (rec == NULL && ph_task_store_down())
+		return NULL;
 	if (rec == NULL || json_object_get_boolean(ph_jget(rec, "_cancel")) ||
 	    ph_task_status_final(ph_jstr(rec, "status")))
 		s->cancel = true; /* cancelled, ended or removed: nothing more to do */
@@ -189,6 +201,7 @@ look(struct sup *s)
 }
 
 static const char *input_problem(struct sup *s, struct json_object *ir);
+static struct json_object *write_end(struct sup *s, struct ending *e);
 static struct json_object *edit_record(const char *dir, const char *id,
 				       bool (*edit)(struct json_object *, void *), void *arg);
 
@@ -209,11 +222,15 @@ edit_take(struct json_object *rec, void *arg)
 static void
 deliver(struct sup *s, struct json_object *rec)
 {
-	struct json_object *ans = NULL, *line;
+	struct json_object *ans = NULL, *line, *taken;
 	const char *st = ph_jstr(rec, "status");
 	if (!s->awaiting || st == NULL || strcmp(st, "working") != 0)
 		return;
-	json_object_put(edit_record(s->dir, s->id, edit_take, &ans));
+	if ((taken = edit_record(s->dir, s->id, edit_take, &ans)) == NULL) {
+		json_object_put(ans); /* not taken out of the record: again at the next look */
+		return;
+	}
+	json_object_put(taken);
 	line = json_object_new_object();
 	json_object_object_add(line, "inputResponses", ans ? ans : json_object_new_object());
 	ph_buf_adds(&s->more, json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN));
@@ -253,7 +270,7 @@ sup_fd3(void *ctx, const char *line, size_t len)
 	if ((ir = ph_jget(o, "inputRequired")) != NULL) {
 		if ((s->bad = input_problem(s, ir)) == NULL) {
 			e = (struct ending){"input_required", NULL, NULL, NULL, ir};
-			json_object_put(edit_record(s->dir, s->id, edit_end, &e));
+			json_object_put(write_end(s, &e));
 			s->awaiting = true;
 			ph_task_changed(s->id);
 		}
@@ -427,12 +444,37 @@ wait_answers(struct sup *s, struct ending *e)
 	return NULL;
 }
 
+/* Writes e (an end, or a round's input requests) into the record. While
+ * the task store (the cluster's Redis) is unreachable it is tried again
+ * every half second for at most cluster.lease_ms (after that the other
+ * hosts take this one for lost) or until the supervisor is stopped.
+ * Returns the record as written (caller puts) or NULL. */
+static struct json_object *
+write_end(struct sup *s, struct ending *e)
+{
+	const struct ph_cluster_conf *cc = ph_cluster_conf();
+	struct json_object *rec = edit_record(s->dir, s->id, edit_end, e);
+	int64_t until;
+	if (rec != NULL || !ph_task_store_down())
+		return rec;
+	until = ph_now_us() + (cc ? cc->lease_ms : 0) * 1000;
+	ph_log("warning", "%s: task %s %s while the task store is unreachable; written once it is back",
+	       s->label, s->id, e->ir ? "asked for input" : "ended");
+	while (rec == NULL && ph_task_store_down() && !s->stopping && ph_now_us() < until) {
+		take_signals(s, 500);
+		rec = edit_record(s->dir, s->id, edit_end, e);
+	}
+	if (rec == NULL)
+		ph_log("error", "%s: task %s: its record could not be written", s->label, s->id);
+	return rec;
+}
+
 /* Ends the task with e: the record written, the hub and the creating
  * worker told. */
 static void
 finish(struct sup *s, struct ending *e)
 {
-	json_object_put(edit_record(s->dir, s->id, edit_end, e));
+	json_object_put(write_end(s, e));
 	json_object_put(e->result);
 	e->result = NULL;
 	ph_task_changed(s->id);
@@ -460,7 +502,7 @@ supervise(struct sup *s, struct json_object *rec)
 			finish(s, &e);
 			return;
 		}
-		json_object_put(edit_record(s->dir, s->id, edit_end, &e));
+		json_object_put(write_end(s, &e));
 		json_object_put(asked);
 		if (round == 0 && worker_took(s))
 			return; /* answered inline: the record is the worker's to remove */
@@ -730,33 +772,96 @@ ph_hub_tasks_reap(struct ph_hub_tasks *t)
 
 /* ---- passes over the store ----------------------------------------------------- */
 
-/* One record of a pass: removed when it expired, failed when its process
- * is gone (a server that stopped or restarted while it ran). */
+/* A working record of this host without a running supervisor: failed
+ * when its process is gone (a server that stopped or restarted while it
+ * ran), or never started after a grace. */
 static void
-pass_one(struct ph_hub_tasks *t, const char *dir, const char *id)
+check_own(struct ph_hub_tasks *t, struct json_object *rec, const char *id, int64_t now)
 {
-	struct json_object *rec = ph_task_load(dir, id), *sup, *ttl;
-	int64_t now = ph_wall_ms(), ended;
-	if (rec == NULL)
+	struct json_object *sup = ph_jget(rec, "_sup");
+	int pid = json_object_get_int(ph_jget(sup, "pid"));
+	int64_t made = json_object_get_int64(ph_jget(rec, "_created_ms"));
+	bool alive = sup && pid > 0 &&
+		     proc_start(pid) == (unsigned long long)json_object_get_int64(ph_jget(sup, "start"));
+	if (!alive && (sup || now - made > UNSTARTED_GRACE_MS))
+		mark_failed(t, id, "The task's process was lost: the server stopped or restarted while "
+			    "it ran");
+}
+
+/* Whether host holds its lease (ph_cluster_host_alive), asked once a step
+ * of a pass for the first hosts it meets. */
+static int
+host_alive(struct ph_hub_tasks *t, const char *host)
+{
+	int alive;
+	for (size_t i = 0; i < t->nseen; i++)
+		if (strcmp(t->seen[i].host, host) == 0)
+			return t->seen[i].alive;
+	alive = ph_cluster_host_alive(host);
+	if (t->nseen < PH_ARRAY_LEN(t->seen) && strlen(host) < sizeof t->seen[0].host) {
+		snprintf(t->seen[t->nseen].host, sizeof t->seen[0].host, "%s", host);
+		t->seen[t->nseen++].alive = alive;
+	}
+	return alive;
+}
+
+/* One record of a pass: removed when it expired, failed when its process
+ * is gone; with cluster:, failed when the host running it lost its lease
+ * (a finished record expires in Redis by itself). */
+static void
+pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
+{
+	const char *id = ph_jstr(rec, "taskId"), *host = ph_jstr(rec, "_host");
+	struct json_object *ttl = ph_jget(rec, "ttlMs");
+	int64_t now = ph_wall_ms(), ended = ph_task_ended_ms(rec);
+	if (id == NULL || !ph_task_id_ok(id))
 		return;
 	t->pass_records++;
-	ended = ph_task_ended_ms(rec);
-	ttl = ph_jget(rec, "ttlMs");
 	if (ended > 0) {
-		if (ttl && json_object_is_type(ttl, json_type_int) && now > ended + json_object_get_int64(ttl) &&
-		    ph_task_remove(dir, id) == 0)
+		if (!ph_cluster_on() && ttl && json_object_is_type(ttl, json_type_int) &&
+		    now > ended + json_object_get_int64(ttl) && ph_task_remove(dir, id) == 0)
 			t->pass_records--;
+	} else if (ph_cluster_on() && host && strcmp(host, ph_cluster_host()) != 0) {
+		if (host_alive(t, host) == 0)
+			mark_failed(t, id, "The task's process was lost: the host running it stopped "
+				    "renewing its lease (cluster.lease_ms)");
 	} else if (find(t, id) == NULL) {
-		sup = ph_jget(rec, "_sup");
-		int pid = json_object_get_int(ph_jget(sup, "pid"));
-		int64_t made = json_object_get_int64(ph_jget(rec, "_created_ms"));
-		bool alive = sup && pid > 0 &&
-			     proc_start(pid) == (unsigned long long)json_object_get_int64(ph_jget(sup, "start"));
-		if (!alive && (sup || now - made > UNSTARTED_GRACE_MS))
-			mark_failed(t, id, "The task's process was lost: the server stopped or restarted while "
-				    "it ran");
+		check_own(t, rec, id, now);
 	}
-	json_object_put(rec);
+}
+
+/* A step of a pass over the records in Redis (SCAN, a few hundred keys). */
+static void
+redis_pass(struct ph_hub_tasks *t)
+{
+	struct json_object **recs;
+	char *dir;
+	size_t n;
+	if (!t->scanning) {
+		if (ph_now_us() < t->next_pass_us)
+			return;
+		snprintf(t->cursor, sizeof t->cursor, "0");
+		t->scanning = true;
+		t->pass_records = 0;
+	}
+	if (ph_task_redis_scan(t->cursor, sizeof t->cursor, &recs, &n) != 0) {
+		t->scanning = false; /* Redis is away: the next pass starts again */
+		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
+		return;
+	}
+	dir = store_dir(t->srv);
+	t->nseen = 0;
+	for (size_t i = 0; i < n; i++) {
+		pass_rec(t, dir, recs[i]);
+		json_object_put(recs[i]);
+	}
+	free(recs);
+	free(dir);
+	if (strcmp(t->cursor, "0") == 0) {
+		t->scanning = false;
+		t->records = t->pass_records;
+		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
+	}
 }
 
 void
@@ -765,6 +870,10 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t)
 	struct dirent *de;
 	char *dir;
 	int n = 0;
+	if (ph_cluster_on()) {
+		redis_pass(t);
+		return;
+	}
 	if (t->pass == NULL) {
 		if (ph_now_us() < t->next_pass_us)
 			return;
@@ -781,10 +890,13 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t)
 	while (n++ < PASS_STEP && (de = readdir(t->pass)) != NULL) {
 		size_t l = strlen(de->d_name);
 		char id[PH_TASK_ID_MAX];
+		struct json_object *rec;
 		if (de->d_name[0] == '.' || l < 6 || l - 5 >= sizeof id || strcmp(de->d_name + l - 5, ".json") != 0)
 			continue;
 		snprintf(id, sizeof id, "%.*s", (int)(l - 5), de->d_name);
-		pass_one(t, dir, id);
+		if ((rec = ph_task_load(dir, id)) != NULL)
+			pass_rec(t, dir, rec);
+		json_object_put(rec);
 	}
 	if (de == NULL && n <= PASS_STEP) {
 		closedir(t->pass);
@@ -814,6 +926,7 @@ void
 ph_hub_tasks_reconf(struct ph_hub_tasks *t, struct ph_server *srv)
 {
 	t->srv = srv;
+	t->scanning = false;
 	if (t->pass) {
 		closedir(t->pass); /* the store may have moved: start again */
 		t->pass = NULL;

@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#ifdef PH_HAVE_OAUTH
+#ifdef PH_HTTP_CURL
 #include <curl/curl.h>
 #endif
 
@@ -63,7 +63,7 @@ ph_otlp_http_head(const char *buf, size_t len, int *status, long long *retry_aft
 	return 1;
 }
 
-#ifndef PH_HAVE_OAUTH
+#ifndef PH_HTTP_CURL
 /* http://HOST[:PORT][/PATH] into its parts; false when it is not one */
 static bool
 split_url(const char *url, char *host, size_t hn, char *port, size_t pn, const char **path)
@@ -113,12 +113,12 @@ ph_otlp_http_missing(const char *url)
 		return NULL;
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
 		return "the OTLP endpoint is not an http:// or https:// URL";
-#ifdef PH_HAVE_OAUTH
+#ifdef PH_HTTP_CURL
 	return NULL;
 #else
 	if (strncmp(url, "https://", 8) == 0)
-		return "https:// needs libcurl, which this build leaves out (configure --with-oauth; the "
-		       "static build posts to http:// only: a collector on the host or the network)";
+		return "https:// needs libcurl, which this build leaves out (--with-http-client=libcurl; "
+		       "the static build posts to http:// only: a collector on the host or the network)";
 #ifdef PH_STATIC_BUILD
 	{
 		/* a static glibc cannot look names up (NSS) */
@@ -136,7 +136,7 @@ ph_otlp_http_missing(const char *url)
 #endif
 }
 
-#ifdef PH_HAVE_OAUTH
+#ifdef PH_HTTP_CURL
 /* The answer's body is not needed: read and dropped. */
 static size_t
 drop_body(char *p, size_t sz, size_t n, void *u)

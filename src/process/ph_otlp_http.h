@@ -1,6 +1,6 @@
 /* ph_otlp_http.h: the HTTP client the exporter posts OTLP with, behind one
- * small interface so another client can back it: libcurl when the build
- * has it (--with-oauth links it), else a plain http:// client of its own
+ * small interface so another client can back it: libcurl when it is the
+ * build's HTTP client (PH_HTTP_CURL), else a plain http:// client of its own
  * (https:// then needs libcurl: ph_otlp_http_missing says so, for -t). */
 #ifndef PH_OTLP_HTTP_H
 #define PH_OTLP_HTTP_H

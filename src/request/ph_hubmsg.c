@@ -1,6 +1,7 @@
 /* ph_hubmsg.c: the hub's messages, built and read (ph_hubmsg.h). */
 #include "first.h"
 #include "ph_hubmsg.h"
+#include "ph_cluster.h"
 #include "ph_json.h"
 #include <sodium.h>
 #include <stdlib.h>
@@ -171,6 +172,17 @@ ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct js
 	json_object_object_add(d, "ids", ids);
 	json_object_object_add(d, "push", push);
 	free(who);
+	if (ph_cluster_on()) {
+		/* what another host's answer cannot say: who the call runs for,
+		 * for the hub that resumes it itself (ph_park_resume_held) */
+		struct json_object *a = json_object_new_object();
+		if (r->principal)
+			json_object_object_add(a, "principal", json_object_new_string(r->principal));
+		ph_access_describe(r, a);
+		json_object_object_add(a, "restricted", json_object_new_boolean(r->restricted));
+		json_object_object_add(a, "session", json_object_get(r->session));
+		json_object_object_add(d, "auth", a);
+	}
 	return d;
 }
 
@@ -321,6 +333,7 @@ read_call(struct ph_hubmsg *m)
 	c->state = ph_jget(d, "state");
 	c->sid = ph_jstr(d, "sid");
 	c->who = ph_jstr(d, "who");
+	c->auth = ph_jget(d, "auth");
 	return json_object_is_type(c->ids, json_type_object) && json_object_object_length(c->ids) > 0 &&
 	       json_object_is_type(c->push, json_type_array) &&
 	       json_object_array_length(c->push) == (size_t)json_object_object_length(c->ids) &&
@@ -369,13 +382,19 @@ type_of_head(const char *text, size_t len)
 	return type_named(name, (size_t)(q - name));
 }
 
+int
+ph_hubmsg_depth(long long json_depth)
+{
+	return json_depth + 1 > PH_JSON_DEPTH_DOCUMENT ? (int)json_depth + 1 : PH_JSON_DEPTH_DOCUMENT;
+}
+
 bool
-ph_hubmsg_parse(const char *text, size_t len, struct ph_hubmsg *m)
+ph_hubmsg_parse(const char *text, size_t len, int depth, struct ph_hubmsg *m)
 {
 	const char *name;
 	memset(m, 0, sizeof *m);
 	m->type = PH_HUBMSG__COUNT;
-	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m->doc)) {
+	if (!ph_json_parse(text, len, depth, &m->doc)) {
 		m->type = type_of_head(text, len);
 		return false;
 	}
@@ -393,11 +412,11 @@ ph_hubmsg_free(struct ph_hubmsg *m)
 }
 
 bool
-ph_hubmsg_take_read(const char *text, size_t len, struct ph_hubmsg_take *t)
+ph_hubmsg_take_read(const char *text, size_t len, int depth, struct ph_hubmsg_take *t)
 {
 	struct json_object *take = NULL;
 	memset(t, 0, sizeof *t);
-	if (ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &take) && json_object_is_type(take, json_type_object)) {
+	if (ph_json_parse(text, len, depth, &take) && json_object_is_type(take, json_type_object)) {
 		t->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
 		t->msg = json_object_get(ph_jget(take, "msg"));
 		t->state = json_object_get(ph_jget(take, "state"));

@@ -3,8 +3,10 @@
  * than anything else a request does. */
 #include "first.h"
 #include "ph_rate.h"
+#include "ph_cluster.h"
 #include "ph_log.h"
 #include "ph_shm.h"
+#include "ph_util.h"
 #include <sodium.h>
 #include <string.h>
 
@@ -95,14 +97,26 @@ bucket(const char *key, const struct ph_rate_conf *rc, int64_t now, bool take)
 	return wait;
 }
 
+/* With cluster:, the bucket in Redis that every host takes from; while
+ * Redis is unreachable (ph_cluster.c logs that once and the backoff keeps
+ * it from being waited on), this host's own. */
+static long long
+shared_or_local(const char *key, const struct ph_rate_conf *rc, int64_t now, bool take)
+{
+	long long wait;
+	if (ph_cluster_on() && ph_cluster_rate(key, rc, ph_wall_ms(), take, &wait) == 0)
+		return wait;
+	return bucket(key, rc, now, take);
+}
+
 long long
 ph_rate_take(const char *key, const struct ph_rate_conf *rc, int64_t now)
 {
-	return bucket(key, rc, now, true);
+	return shared_or_local(key, rc, now, true);
 }
 
 long long
 ph_rate_peek(const char *key, const struct ph_rate_conf *rc, int64_t now)
 {
-	return bucket(key, rc, now, false);
+	return shared_or_local(key, rc, now, false);
 }

@@ -48,6 +48,11 @@ struct shared {
 		struct pool_cell cell[PH_SHARED_OWNERS];
 	} pool;
 	struct ph_shm_auth auth;
+	struct {
+		int state;        /* PH_SHARED_CLUSTER_UP or _DOWN, 0: not yet known */
+		int64_t retry_us; /* no try before this (ph_now_us), 0: any time */
+		int64_t backoff_ms;
+	} cluster;
 };
 
 /* A digest may sit in AUTH_PROBE slots from the one its first bytes name
@@ -647,4 +652,37 @@ ph_shared_cell_mark(bool busy)
 	ph_shared_pool_count(&b, &idle);
 	if (idle < below && __atomic_exchange_n(&s->pool.woken, 1, __ATOMIC_SEQ_CST) == 0)
 		kill(getppid(), SIGURG);
+}
+
+bool
+ph_shared_cluster_state(int state)
+{
+	ph_shared_init();
+	return __atomic_exchange_n(&sh->cluster.state, state, __ATOMIC_SEQ_CST) != state;
+}
+
+int64_t
+ph_shared_cluster_retry_at(void)
+{
+	ph_shared_init();
+	return __atomic_load_n(&sh->cluster.retry_us, __ATOMIC_RELAXED);
+}
+
+void
+ph_shared_cluster_failed(long long max_ms)
+{
+	int64_t b;
+	ph_shared_init();
+	b = __atomic_load_n(&sh->cluster.backoff_ms, __ATOMIC_RELAXED);
+	b = b < 100 ? 100 : b * 2 > max_ms ? max_ms : b * 2;
+	__atomic_store_n(&sh->cluster.backoff_ms, b, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->cluster.retry_us, ph_now_us() + b * 1000, __ATOMIC_RELAXED);
+}
+
+void
+ph_shared_cluster_ok(void)
+{
+	ph_shared_init();
+	__atomic_store_n(&sh->cluster.backoff_ms, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->cluster.retry_us, 0, __ATOMIC_RELAXED);
 }

@@ -122,6 +122,20 @@ void ph_shared_cell_mark(bool busy);
  * (its SIGTERM comes), so it should take no more connections in a row. */
 bool ph_shared_cell_retired(void);
 
+/* ---- the cluster's Redis as the processes of this host last saw it
+ * (ph_cluster.c): one state, so that each change is logged once a host,
+ * and one backoff, so that all processes wait it out together. */
+#define PH_SHARED_CLUSTER_UP 1
+#define PH_SHARED_CLUSTER_DOWN 2
+/* Records state; true when it differs from the one recorded (log it then). */
+bool ph_shared_cluster_state(int state);
+/* No process tries Redis again before this (ph_now_us; 0: any time). */
+int64_t ph_shared_cluster_retry_at(void);
+/* A try failed: the backoff doubles (100 ms at first, at most max_ms). */
+void ph_shared_cluster_failed(long long max_ms);
+/* A try succeeded: no backoff. */
+void ph_shared_cluster_ok(void);
+
 /* True when this process has been asked to stop or reload (a signal is
  * pending while a request runs), so long streams can end cleanly. */
 bool ph_stop_pending(void);

@@ -1,6 +1,7 @@
 /* ph_task.c: the task store (ph_task.h). */
 #include "first.h"
 #include "ph_task.h"
+#include "ph_cluster.h"
 #include "ph_hubmsg.h"
 #include "ph_json.h"
 #include "ph_shared.h"
@@ -73,6 +74,8 @@ ph_task_dir_ready(const char *dir, const char **why)
 {
 	struct stat st;
 	*why = NULL;
+	if (ph_cluster_on())
+		return 0; /* the records are in Redis */
 	if ((mkdir(dir, 0700) != 0 && errno != EEXIST) || lstat(dir, &st) != 0) {
 		*why = strerror(errno);
 		return -1;
@@ -103,6 +106,8 @@ ph_task_load(const char *dir, const char *id)
 	struct json_object *rec = NULL;
 	if (!ph_task_id_ok(id))
 		return NULL;
+	if (ph_cluster_on())
+		return ph_task_redis_load(id);
 	path = record_path(dir, id);
 	if (ph_read_file_flags(path, O_NOFOLLOW, RECORD_MAX, &text, &len) == 0 &&
 	    (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT * 2, &rec) ||
@@ -127,6 +132,8 @@ ph_task_save(const char *dir, struct json_object *rec)
 		errno = EINVAL;
 		return -1;
 	}
+	if (ph_cluster_on())
+		return ph_task_redis_save(rec);
 	text = json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN, &len);
 	path = record_path(dir, id);
 	tmp = ph_xasprintf("%s/.%s.%d.tmp", dir, id, (int)getpid());
@@ -160,6 +167,8 @@ ph_task_remove(const char *dir, const char *id)
 		errno = EINVAL;
 		return -1;
 	}
+	if (ph_cluster_on())
+		return ph_task_redis_remove(id);
 	path = record_path(dir, id);
 	rc = unlink(path);
 	free(path);
@@ -167,10 +176,14 @@ ph_task_remove(const char *dir, const char *id)
 }
 
 int
-ph_task_lock(const char *dir)
+ph_task_lock(const char *dir, const char *id)
 {
-	char *path = ph_xasprintf("%s/.lock", dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	char *path;
+	int fd;
+	if (ph_cluster_on())
+		return ph_task_redis_lock(id);
+	path = ph_xasprintf("%s/.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	free(path);
 	if (fd < 0)
 		return -1;
@@ -188,7 +201,9 @@ ph_task_lock(const char *dir)
 void
 ph_task_unlock(int fd)
 {
-	if (fd >= 0)
+	if (fd == PH_TASK_LOCK_REDIS)
+		ph_task_redis_unlock();
+	else if (fd >= 0)
 		close(fd); /* releases the lock */
 }
 
@@ -226,6 +241,8 @@ ph_task_record_new(const char *id, const char *principal, long long ttl_ms, long
 		json_object_object_add(rec, "pollIntervalMs", json_object_new_int64(poll_ms));
 	json_object_object_add(rec, "_owner", principal ? json_object_new_string(principal) : NULL);
 	json_object_object_add(rec, "_created_ms", json_object_new_int64(ph_wall_ms()));
+	if (ph_cluster_on()) /* whose hub runs it: the others fail it when that host's lease lapses */
+		json_object_object_add(rec, "_host", json_object_new_string(ph_cluster_host()));
 	return rec;
 }
 

@@ -3,7 +3,9 @@
  * aside, then renamed), so a reader on any worker sees either the old
  * record or the new one, never half of one. A change that reads, edits and
  * writes a record (an answer, a cancel, the end of the process) holds the
- * store's lock file meanwhile.
+ * store's lock file meanwhile. With cluster: the records are in the
+ * cluster's Redis instead, sealed, each with a lock of its own, so that
+ * every host reads and changes every task (ph_task_redis.c).
  *
  * A record is the task as tasks/get shows it (taskId, status, createdAt,
  * lastUpdatedAt, ttlMs, pollIntervalMs, statusMessage, result, error,
@@ -39,10 +41,29 @@ struct json_object *ph_task_load(const char *dir, const char *id);
 int ph_task_save(const char *dir, struct json_object *rec);
 /* Removes the record of id. Returns 0, or -1 with errno. */
 int ph_task_remove(const char *dir, const char *id);
-/* Takes the store's lock (blocking). Returns the fd to pass to
- * ph_task_unlock, or -1 with errno. */
-int ph_task_lock(const char *dir);
-void ph_task_unlock(int fd);
+/* Takes the lock for an edit of the record of id (blocking; in tasks.dir
+ * one lock for the store, in Redis one per record, waited for at most
+ * cluster.timeout_ms). Returns what to pass to ph_task_unlock, or -1 with
+ * errno. */
+int ph_task_lock(const char *dir, const char *id);
+void ph_task_unlock(int lk);
+/* True when the last load, save or lock of this process failed because
+ * the cluster's Redis is unreachable (a missing record is not that). */
+bool ph_task_store_down(void);
+
+/* ---- the store in the cluster's Redis (ph_task_redis.c), which the
+ * functions above use instead of dir when cluster: is configured ---- */
+#define PH_TASK_LOCK_REDIS 0x7ffffff0
+struct json_object *ph_task_redis_load(const char *id);
+int ph_task_redis_save(struct json_object *rec);
+int ph_task_redis_remove(const char *id);
+int ph_task_redis_lock(const char *id);
+void ph_task_redis_unlock(void);
+/* One step of a pass over the records: SCAN from cursor ("0" at first;
+ * updated, "0" again once done), then one MGET of the keys found. *recs
+ * (caller puts each and frees the array) gets the *nrecs records that
+ * opened. Returns 0, or -1 when Redis failed. */
+int ph_task_redis_scan(char *cursor, size_t n, struct json_object ***recs, size_t *nrecs);
 
 /* True for the statuses no task leaves: completed, failed, cancelled. */
 bool ph_task_status_final(const char *status);
