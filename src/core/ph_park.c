@@ -7,7 +7,6 @@
 #include "ph_mime.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
-#include "ph_rawfcgi.h"
 #include "ph_session.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -144,17 +143,25 @@ ph_park_check(struct json_object *msg, const char **host)
 }
 
 /* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
- * connection) as out, its exchange made by the request layer from fd
+ * connection) as out, its exchange made by the front (srv->resume) from fd
  * (then taken) and the call's request id. Returns 1, or -1 with why. */
 static int
-take_call(const char *text, size_t len, int fd, struct ph_park_resume *out, char *why, size_t n)
+take_call(const struct ph_server *srv, const char *text, size_t len, int fd, struct ph_park_resume *out,
+	  char *why, size_t n)
 {
 	struct ph_hubmsg_take t;
 	if (fd < 0 || !ph_hubmsg_take_read(text, len, &t)) {
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
 		return -1;
 	}
-	out->ex = ph_rawfcgi_resume(fd, t.rid);
+	if (srv->resume == NULL) {
+		snprintf(why, n, "Internal error: this front cannot resume a call");
+		json_object_put(t.msg);
+		json_object_put(t.state);
+		json_object_put(t.answers);
+		return -1;
+	}
+	out->ex = srv->resume->open(fd, t.rid);
 	out->msg = t.msg;
 	out->state = t.state;
 	out->answers = t.answers;
@@ -199,7 +206,7 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
 	} else if (strncmp(reply.data, "take ", 5) == 0) {
-		rc = take_call(reply.data + 5, (size_t)got - 5, fd, out, why, n);
+		rc = take_call(r->srv, reply.data + 5, (size_t)got - 5, fd, out, why, n);
 		if (rc > 0)
 			fd = -1;
 	} else if (strncmp(reply.data, "no large: ", 10) == 0) {

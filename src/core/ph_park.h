@@ -20,8 +20,8 @@
 #define PH_PARK_REPLY_MAX 196608
 
 /* A call the hub handed back: the exchange on its connection (made by the
- * request layer, ph_rawfcgi_resume; the caller ends it with
- * ph_rawfcgi_end), the original request, the handler's state and the
+ * front, srv->resume->open; the caller ends it with srv->resume->end), the
+ * original request, the handler's state and the
  * client's answers (all owned by the caller). */
 struct ph_park_resume {
 	struct ph_exchange *ex;

@@ -10,7 +10,6 @@
 #include "ph_features.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
-#include "ph_rawfcgi.h"
 #include "ph_session.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -133,7 +132,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	else
 		ph_dispatch(&r, m);
 	ph_log_request(&r, r.method ? r.method : "-");
-	ph_rawfcgi_end(r.ex);
+	r.srv->resume->end(r.ex);
 	ph_mrtr_end(&r);
 	json_object_put(r.park);
 	json_object_put(r.session);

@@ -394,9 +394,9 @@ ph_hub_sessions_events(struct ph_hub_sessions *t)
 		bool gone = false;
 		if ((evs[i].events & EPOLLOUT) && !flush_out(t, p))
 			continue;
-		/* only PH_FCGI_ABORT_REQUEST or a close can come on a parked connection */
+		/* only FCGI_ABORT_REQUEST or a close can come on a parked connection */
 		while ((got = read(p->fd, buf, sizeof buf)) > 0)
-			if (got >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST)
+			if (ph_fcgi_aborted(buf, (size_t)got))
 				gone = true;
 		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
 			gone = true;

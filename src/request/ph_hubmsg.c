@@ -1,6 +1,7 @@
 /* ph_hubmsg.c: the hub's messages, built and read (ph_hubmsg.h). */
 #include "first.h"
 #include "ph_hubmsg.h"
+#include "ph_fcgi_wire.h"
 #include "ph_json.h"
 #include <sodium.h>
 #include <stdlib.h>
@@ -229,7 +230,7 @@ read_rid(struct json_object *d, unsigned *rid)
 	struct json_object *v = ph_jget(d, "rid");
 	if (!json_object_is_type(v, json_type_int))
 		return false;
-	*rid = (unsigned)json_object_get_int(v) & 0xffff;
+	*rid = (unsigned)json_object_get_int(v) & PH_FCGI_ID_MASK;
 	return true;
 }
 
@@ -398,7 +399,7 @@ ph_hubmsg_take_read(const char *text, size_t len, struct ph_hubmsg_take *t)
 	struct json_object *take = NULL;
 	memset(t, 0, sizeof *t);
 	if (ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &take) && json_object_is_type(take, json_type_object)) {
-		t->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
+		t->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & PH_FCGI_ID_MASK;
 		t->msg = json_object_get(ph_jget(take, "msg"));
 		t->state = json_object_get(ph_jget(take, "state"));
 		t->answers = json_object_get(ph_jget(take, "answers"));

@@ -15,8 +15,24 @@
 #define PH_MODERN_VERSION "2026-07-28"
 #define PH_LEGACY_LATEST "2025-11-25"
 
+/* A call's connection the hub handed back (a parked call resumed,
+ * core/ph_park.c), as an exchange: its framing is the front's, so the
+ * front makes it (the FastCGI front installs these on the server it
+ * serves, front/ph_fcgi_split.c) and the core never names the wire. */
+struct ph_resume_ops {
+	/* The exchange of the call on connection fd (taken), for the front's
+	 * request id rid on it (the one it added when it handed the stream to
+	 * the hub). Its stream's head went out long ago. Caller ends it with
+	 * end. */
+	struct ph_exchange *(*open)(int fd, unsigned rid);
+	/* Ends the stream (unless it went back to the hub), closes fd, frees ex. */
+	void (*end)(struct ph_exchange *ex);
+};
+
 struct ph_server {
 	struct ph_config *conf; /* owned */
+	/* borrowed, static: how the front resumes a call; NULL: it cannot */
+	const struct ph_resume_ops *resume;
 	struct json_object *server_info; /* Implementation object, built once */
 	/* the member "_meta": {"io.modelcontextprotocol/serverInfo": ...} of a
 	 * 2026-07-28 result as text, written once */
