@@ -88,7 +88,7 @@ ph_serve_batch(struct ph_req *r)
 	size_t n = json_object_array_length(r->msg);
 	long long max = r->srv->conf->limits.batch_max;
 	struct json_object *out;
-	r->method = "batch";
+	ph_req_set_method(r, "batch");
 	if (n == 0) {
 		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
 		return;

@@ -82,7 +82,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	ph_log_request(&r, r.method ? r.method : "-");
 	/* what an MCP client sent, not the health checks and scrapes */
 	if (r.counted && r.ex->http)
-		ph_metrics_request(r.method, r.status, (int64_t)(ph_now_us() - r.t0));
+		ph_metrics_request(r.mid, r.method, r.status, (int64_t)(ph_now_us() - r.t0));
 	ph_auth_end(&r);
 	ph_mrtr_end(&r);
 	json_object_put(r.session);

@@ -112,7 +112,7 @@ ph_dispatch(struct ph_req *r, const struct method *m)
 static void
 fail_waiting(struct ph_req *r, const struct method *m, const char *why)
 {
-	if (strcmp(r->method, "tools/call") == 0) {
+	if (r->mid == PH_METHOD_TOOLS_CALL) {
 		finish_result(r, m, ph_tool_error_result(why));
 		return;
 	}

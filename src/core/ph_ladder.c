@@ -288,19 +288,19 @@ item_scopes(struct ph_req *r)
 	const char *name = ph_jstr(r->params, "name"), *uri = ph_jstr(r->params, "uri");
 	const struct ph_resource *res;
 	if (uri != NULL && strncmp(uri, "skill://", 8) == 0 &&
-	    (strncmp(r->method, "resources/", 10) == 0 || strcmp(r->method, "skills/get") == 0))
+	    (ph_method_on_resources(r->mid) || r->mid == PH_METHOD_SKILLS_GET))
 		return ph_skills_scopes(r, uri);
 	if (reg == NULL)
 		return NULL;
-	if (strcmp(r->method, "tools/call") == 0 && name != NULL) {
+	if (r->mid == PH_METHOD_TOOLS_CALL && name != NULL) {
 		const struct ph_tool *t = ph_registry_tool(reg, name);
 		return t && ph_access_allowed(r, PH_KIND_TOOL, name) ? &t->auth_scopes : NULL;
 	}
-	if (strcmp(r->method, "prompts/get") == 0 && name != NULL) {
+	if (r->mid == PH_METHOD_PROMPTS_GET && name != NULL) {
 		const struct ph_prompt *p = ph_registry_prompt(reg, name);
 		return p && ph_access_allowed(r, PH_KIND_PROMPT, name) ? &p->auth_scopes : NULL;
 	}
-	if (strncmp(r->method, "resources/", 10) != 0 || uri == NULL)
+	if (!ph_method_on_resources(r->mid) || uri == NULL)
 		return NULL;
 	if ((res = ph_registry_resource(reg, uri)) != NULL)
 		return ph_access_allowed(r, PH_KIND_RESOURCE, res->uri) ? &res->auth_scopes : NULL;
@@ -352,7 +352,7 @@ choose_era(struct ph_req *r, const struct meta_view *mv)
 		if (ph_is_modern_version(v) || (ph_looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
 			r->legacy = false;
 	}
-	if (r->legacy && strcmp(r->method, "initialize") != 0 && mv->caps != NULL)
+	if (r->legacy && r->mid != PH_METHOD_INITIALIZE && mv->caps != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
 	if (r->batch != NULL)
 		r->legacy = true; /* only a legacy batch gets this far (ph_batch.c: batch_allowed) */
@@ -367,9 +367,9 @@ ph_legacy_session(struct ph_req *r)
 {
 	const char *tok;
 	char msg[256];
-	if (!r->ex->http && r->batch == NULL && strcmp(r->method, "initialize") != 0)
+	if (!r->ex->http && r->batch == NULL && r->mid != PH_METHOD_INITIALIZE)
 		r->client_caps = ph_park_stdio_caps(); /* NULL before an initialize */
-	if (!r->ex->http || r->batch != NULL || strcmp(r->method, "initialize") == 0 ||
+	if (!r->ex->http || r->batch != NULL || r->mid == PH_METHOD_INITIALIZE ||
 	    (tok = ph_param(r, "HTTP_MCP_SESSION_ID")) == NULL)
 		return true;
 	if ((r->session = ph_session_open(r, tok, msg, sizeof msg)) == NULL) {
@@ -401,7 +401,7 @@ modern_steps(struct ph_req *r, const struct meta_view *mv)
 		ph_send_error(r, PH_E_ENVELOPE, msg, NULL);
 		return NULL;
 	}
-	m = ph_find_method(r->method, false, r->srv);
+	m = ph_find_method(r->mid, false, r->srv);
 	if (!ph_authenticate(r))
 		return NULL;
 	/* step 5: present headers must match */
@@ -436,7 +436,7 @@ legacy_steps(struct ph_req *r, const struct meta_view *mv)
 	const struct method *m;
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return NULL;
-	m = ph_find_method(r->method, true, r->srv);
+	m = ph_find_method(r->mid, true, r->srv);
 	if (m == NULL) {
 		send_no_method(r);
 		return NULL;

@@ -173,7 +173,7 @@ static void
 m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 {
 	const char *uri = ph_jstr(r->params, "uri");
-	bool sub = strcmp(r->method, "resources/subscribe") == 0;
+	bool sub = r->mid == PH_METHOD_SUBSCRIBE;
 	if (uri == NULL) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: uri must be a string");
 		return;
@@ -233,11 +233,10 @@ static const struct method methods[PH_METHOD__COUNT] = {
 };
 
 const struct method *
-ph_find_method(const char *name, bool legacy, const struct ph_server *s)
+ph_find_method(enum ph_method i, bool legacy, const struct ph_server *s)
 {
-	enum ph_method i = ph_method_find(name);
 	const struct method *m;
-	if (i == PH_METHOD__COUNT)
+	if (i >= PH_METHOD__COUNT)
 		return NULL;
 	m = &methods[i];
 	if (!(m->flags & (legacy ? M_LEGACY : M_MODERN)))
@@ -245,6 +244,12 @@ ph_find_method(const char *name, bool legacy, const struct ph_server *s)
 	if (m->available && !m->available(s))
 		return NULL;
 	return m;
+}
+
+bool
+ph_method_has_row(enum ph_method i)
+{
+	return i < PH_METHOD__COUNT && methods[i].fn != NULL && (methods[i].flags & (M_MODERN | M_LEGACY)) != 0;
 }
 
 bool

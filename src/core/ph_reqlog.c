@@ -60,11 +60,11 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 	ph_jset(o, "method", json_object_new_string(method));
 	add_str(o, "mcp.method.name", r->method);
 	if (r->target && r->method) {
-		if (strcmp(r->method, "tools/call") == 0)
+		if (r->mid == PH_METHOD_TOOLS_CALL)
 			add_str(o, "gen_ai.tool.name", r->target);
-		else if (strcmp(r->method, "prompts/get") == 0)
+		else if (r->mid == PH_METHOD_PROMPTS_GET)
 			add_str(o, "gen_ai.prompt.name", r->target);
-		else if (strncmp(r->method, "resources/", 10) == 0)
+		else if (ph_method_on_resources(r->mid))
 			add_str(o, "mcp.resource.uri", r->target);
 	}
 	if (r->target)

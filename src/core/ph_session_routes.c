@@ -25,7 +25,7 @@ ph_serve_session_end(struct ph_req *r)
 	char msg[256];
 	enum ph_err e;
 	r->legacy = true;
-	r->method = "DELETE";
+	ph_req_set_method(r, "DELETE");
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	e = ph_session_end(r, msg, sizeof msg);
@@ -54,7 +54,7 @@ ph_serve_session_stream(struct ph_req *r)
 	size_t len;
 	bool done;
 	r->legacy = true;
-	r->method = "GET";
+	ph_req_set_method(r, "GET");
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	if (!ph_session_has_state(r)) {
@@ -117,7 +117,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.restricted = top->restricted;
 	r.msg = pr->msg;
 	r.id = ph_jget(r.msg, "id");
-	r.method = ph_jstr(r.msg, "method");
+	ph_req_set_method(&r, ph_jstr(r.msg, "method"));
 	r.params = ph_jget(r.msg, "params");
 	r.session = json_object_get(top->session);
 	r.client_caps = ph_jget(r.session, "c");
@@ -126,7 +126,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.resumed = true;
 	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && ph_valid_id(tok))
 		r.progress_token = tok;
-	m = r.method ? ph_find_method(r.method, true, r.srv) : NULL;
+	m = r.method ? ph_find_method(r.mid, true, r.srv) : NULL;
 	if (m == NULL || r.id == NULL)
 		ph_send_error(&r, PH_E_INTERNAL, "Internal error: the parked call cannot be resumed", NULL);
 	else
@@ -152,7 +152,7 @@ ph_serve_response(struct ph_req *r)
 	char why[320];
 	int rc;
 	r->legacy = true;
-	r->method = "(response)";
+	ph_req_set_method(r, "(response)");
 	r->id = NULL; /* a refusal answers no request */
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;

@@ -91,7 +91,7 @@ quiet_req(struct ph_req *r, struct ph_exchange *ex, struct ph_server *srv, const
 	memset(r, 0, sizeof *r);
 	r->srv = srv;
 	r->ex = ex;
-	r->method = method;
+	ph_req_set_method(r, method);
 	r->principal = principal;
 	r->access = access;
 	r->log_level = PH_LOG_NONE;

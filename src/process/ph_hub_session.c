@@ -174,7 +174,7 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	size_t len;
 	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(m, "id", json_object_get(ph_jget(p->msg, "id")));
-	if (method && strcmp(method, "tools/call") == 0) {
+	if (method && ph_method_find(method) == PH_METHOD_TOOLS_CALL) {
 		json_object_object_add(m, "result", ph_tool_error_result(message));
 	} else {
 		struct json_object *e = json_object_new_object();

@@ -32,6 +32,13 @@ ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, 
 	o->data = data;
 }
 
+void
+ph_req_set_method(struct ph_req *r, const char *name)
+{
+	r->method = name;
+	r->mid = name ? ph_method_find(name) : PH_METHOD__COUNT;
+}
+
 struct json_object *
 ph_req_assigns(const struct ph_req *r)
 {

@@ -10,6 +10,7 @@
 #include "ph_exchange.h"
 #include "ph_json.h"
 #include "ph_log.h"
+#include "ph_method.h"
 #include <json-c/json.h>
 
 #define PH_MODERN_VERSION "2026-07-28"
@@ -53,7 +54,11 @@ struct ph_req {
 	struct ph_exchange *ex;         /* borrowed */
 	struct json_object *msg;        /* owned: the parsed request */
 	struct json_object *id;         /* borrowed from msg; NULL for notifications */
-	const char *method;             /* borrowed from msg */
+	const char *method;             /* borrowed from msg (ph_req_set_method) */
+	/* the method, PH_METHOD__COUNT for one Phantom does not serve (and
+	 * for the names of requests that are not JSON-RPC: "GET", "batch");
+	 * set with method, meaningless while method is NULL */
+	enum ph_method mid;
 	struct json_object *params;     /* borrowed from msg, may be NULL */
 	bool legacy;                    /* 2025-11-25 semantics */
 	const char *version;            /* the version claimed in _meta (modern) */
@@ -122,6 +127,10 @@ struct ph_outcome {
 
 void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data,
 		      const char *fmt, ...) PH_PRINTF(4, 5);
+
+/* Sets the request's method: its name (borrowed: from r->msg, or static)
+ * and which of enum ph_method it is, found once here. */
+void ph_req_set_method(struct ph_req *r, const char *name);
 
 /* Copies the headers hdrs (ends with {NULL, NULL}) into out (room for max
  * entries) and adds what every response of this request carries (CORS).
