@@ -56,18 +56,13 @@ static void
 serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_object *out)
 {
 	struct ph_req r;
-	memset(&r, 0, sizeof r);
-	r.srv = top->srv;
-	r.ex = top->ex;
-	r.t0 = ph_now_us();
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
+	ph_req_init(&r, top->srv, top->ex);
 	r.legacy = true;
 	r.batch = out;
-	r.principal = top->principal;
-	r.assigns = top->assigns;
-	r.access = top->access;
-	r.restricted = top->restricted;
+	r.who.principal = top->who.principal;
+	r.who.assigns = top->who.assigns;
+	r.who.access = top->who.access;
+	r.who.restricted = top->who.restricted;
 	r.hdr_version = top->hdr_version;
 	r.hdr_method = top->hdr_method;
 	r.msg = json_object_get(msg);

@@ -69,13 +69,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	char *own = NULL;
 	size_t blen = 0;
 
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = ex;
-	r.t0 = ph_now_us();
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
-	r.legacy = false;
+	ph_req_init(&r, srv, ex);
 	r.counted = true;
 	if (ph_take_body(&r, &body, &blen, &own))
 		serve_body(&r, body, blen);
@@ -96,9 +90,7 @@ void
 ph_serve_unconfigured(struct ph_exchange *ex)
 {
 	struct ph_req r;
-	memset(&r, 0, sizeof r);
-	r.ex = ex;
-	r.t0 = ph_now_us();
+	ph_req_init(&r, NULL, ex);
 	ph_send_error(&r, PH_E_UNCONFIGURED, NULL, NULL);
 	ph_log("error", "answered %d: the configuration did not load (check with phantom-fcgi -t)",
 	       r.status);
@@ -108,9 +100,7 @@ void
 ph_serve_refused(struct ph_exchange *ex, enum ph_err e)
 {
 	struct ph_req r;
-	memset(&r, 0, sizeof r);
-	r.ex = ex;
-	r.t0 = ph_now_us();
+	ph_req_init(&r, NULL, ex);
 	ph_send_error(&r, e, NULL, NULL);
 	ph_log("warning", "answered %d: %s", r.status, ph_err_message(e));
 }

@@ -219,8 +219,8 @@ rate_ok(struct ph_req *r)
 		return true;
 	/* the whole principal: a key cut short let principals sharing a prefix
 	 * throttle each other */
-	if (r->principal)
-		key = ph_xasprintf("p:%s", r->principal);
+	if (r->who.principal)
+		key = ph_xasprintf("p:%s", r->who.principal);
 	else
 		key = ph_xasprintf("a:%s", (addr = ph_param(r, "REMOTE_ADDR")) ? addr : "-");
 	wait = ph_rate_take(key, rc, ph_now_us());
@@ -229,7 +229,7 @@ rate_ok(struct ph_req *r)
 		return true;
 	ph_metrics_rate_limited();
 	if (own)
-		snprintf(limit, sizeof limit, "auth.allow.%s.rate", r->principal);
+		snprintf(limit, sizeof limit, "auth.allow.%s.rate", r->who.principal);
 	else
 		snprintf(limit, sizeof limit, "limits.rate");
 	snprintf(msg, sizeof msg, "Too Many Requests: over %s (%lld requests per %lld s); retry after %lld s",

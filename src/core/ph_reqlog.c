@@ -95,7 +95,7 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 		ph_jset(o, "duration_ms", json_object_new_double_s((double)us / 1000.0, ms));
 	}
 	ph_jset(o, "us", json_object_new_int64(us));
-	add_str(o, "principal", r->principal);
+	add_str(o, "principal", r->who.principal);
 	add_str(o, "exec", r->exec_how); /* warm or fresh: a persistent handler */
 	add_str(o, "trace_id", r->trace_id);
 	add_str(o, "span_id", r->span_id);
@@ -136,9 +136,9 @@ ph_log_request(const struct ph_req *r, const char *method)
 			ph_buf_addc(&b, '-');
 		ph_buf_adds(&b, " us=");
 		ph_buf_addint(&b, us);
-		if (r->principal) {
+		if (r->who.principal) {
 			ph_buf_adds(&b, " principal=");
-			add_safe(&b, r->principal);
+			add_safe(&b, r->who.principal);
 		}
 		if (r->traceparent) {
 			ph_buf_adds(&b, " traceparent=");

@@ -103,18 +103,14 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	struct ph_req r;
 	const struct method *m;
 	struct json_object *tok;
-	memset(&r, 0, sizeof r);
-	r.srv = top->srv;
-	r.ex = pr->ex;
-	r.t0 = ph_now_us();
+	ph_req_init(&r, top->srv, pr->ex);
 	r.log_level = ph_session_level(top->session);
-	r.last_progress = -1;
 	r.legacy = true;
 	r.streaming = true; /* the stream's headers went out in the first round */
-	r.principal = top->principal;
-	r.assigns = top->assigns;
-	r.access = top->access;
-	r.restricted = top->restricted;
+	r.who.principal = top->who.principal;
+	r.who.assigns = top->who.assigns;
+	r.who.access = top->who.access;
+	r.who.restricted = top->who.restricted;
 	r.msg = pr->msg;
 	r.id = ph_jget(r.msg, "id");
 	ph_req_set_method(&r, ph_jstr(r.msg, "method"));

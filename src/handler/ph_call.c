@@ -135,7 +135,7 @@ phantom_complete_value(const phantom_call *c)
 const char *
 phantom_call_principal(const phantom_call *c)
 {
-	return c->r->principal;
+	return c->r->who.principal;
 }
 
 const char *
@@ -166,7 +166,7 @@ empty_object(const phantom_call *c)
 struct json_object *
 phantom_call_assigns(const phantom_call *c)
 {
-	return c->r->assigns ? c->r->assigns : empty_object(c);
+	return c->r->who.assigns ? c->r->who.assigns : empty_object(c);
 }
 
 struct json_object *
@@ -184,7 +184,7 @@ phantom_call_scopes(const phantom_call *c)
 const char *
 phantom_call_assign(const phantom_call *c, const char *name, const char *def)
 {
-	const char *v = name ? ph_assign_text(c->r->assigns, name, strlen(name)) : NULL;
+	const char *v = name ? ph_assign_text(c->r->who.assigns, name, strlen(name)) : NULL;
 	return v ? v : def;
 }
 
@@ -412,7 +412,7 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 	if (ph_mrtr_no_rounds(r))
 		ph_jset(in, "legacy", json_object_new_boolean(1));
 	ph_jset(in, "arguments", json_object_get(inv->arguments));
-	ph_jset(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
+	ph_jset(in, "principal", r->who.principal ? json_object_new_string(r->who.principal) : NULL);
 	/* what the authenticator said about the principal ({} when nothing) */
 	ph_jset(in, "assigns", ph_req_assigns(r));
 	/* auth.mode oauth: the scopes the access token grants (never the token) */

@@ -58,10 +58,10 @@ message(enum ph_hubmsg_type t)
 static void
 end_hook_members(const struct ph_req *r, struct json_object *q)
 {
-	if (r->principal)
-		json_object_object_add(q, "principal", json_object_new_string(r->principal));
-	if (r->assigns)
-		json_object_object_add(q, "assigns", json_object_get(r->assigns));
+	if (r->who.principal)
+		json_object_object_add(q, "principal", json_object_new_string(r->who.principal));
+	if (r->who.assigns)
+		json_object_object_add(q, "assigns", json_object_get(r->who.assigns));
 }
 
 struct json_object *
@@ -77,8 +77,8 @@ ph_hubmsg_listen(const struct ph_req *r, const bool on[PH_HUBMSG_KINDS], struct 
 		json_object_object_add(d, "uris", json_object_get(uris));
 	if (tasks)
 		json_object_object_add(d, "tasks", json_object_get(tasks));
-	if (r->principal)
-		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+	if (r->who.principal)
+		json_object_object_add(d, "principal", json_object_new_string(r->who.principal));
 	ph_access_describe(r, d); /* what its list_changed is computed on */
 	return d;
 }
@@ -92,8 +92,8 @@ ph_hubmsg_get(const struct ph_req *r, const char *last)
 	if (who)
 		ph_jset(d, "who", json_object_new_string(who));
 	free(who);
-	if (r->principal)
-		ph_jset(d, "principal", json_object_new_string(r->principal));
+	if (r->who.principal)
+		ph_jset(d, "principal", json_object_new_string(r->who.principal));
 	ph_access_describe(r, d);
 	if (last && strlen(last) < 64)
 		ph_jset(d, "last", json_object_new_string(last));
@@ -147,8 +147,8 @@ ph_hubmsg_session_state(enum ph_hubmsg_type t, const struct ph_req *r, struct js
 	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->session, "exp"))));
 	if (who)
 		json_object_object_add(q, "who", json_object_new_string(who));
-	if (r->principal)
-		json_object_object_add(q, "principal", json_object_new_string(r->principal));
+	if (r->who.principal)
+		json_object_object_add(q, "principal", json_object_new_string(r->who.principal));
 	ph_access_describe(r, q); /* the session's list_changed is computed on it */
 	free(who);
 	if (extra) {

@@ -33,6 +33,18 @@ ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, 
 }
 
 void
+ph_req_init(struct ph_req *r, struct ph_server *srv, struct ph_exchange *ex)
+{
+	memset(r, 0, sizeof *r);
+	r->srv = srv;
+	r->ex = ex;
+	r->mid = PH_METHOD__COUNT;
+	r->log_level = PH_LOG_NONE;
+	r->last_progress = -1;
+	r->t0 = ph_now_us();
+}
+
+void
 ph_req_set_method(struct ph_req *r, const char *name)
 {
 	r->method = name;
@@ -42,7 +54,7 @@ ph_req_set_method(struct ph_req *r, const char *name)
 struct json_object *
 ph_req_assigns(const struct ph_req *r)
 {
-	return r->assigns ? json_object_get(r->assigns) : json_object_new_object();
+	return r->who.assigns ? json_object_get(r->who.assigns) : json_object_new_object();
 }
 
 char *
@@ -50,14 +62,14 @@ ph_req_binding(const struct ph_req *r)
 {
 	unsigned char d[crypto_hash_sha256_BYTES];
 	char hex[2 * sizeof d + 1], *canon, *out;
-	if (r->assigns == NULL)
-		return r->principal ? ph_xstrdup(r->principal) : NULL;
-	canon = ph_json_canonical(r->assigns);
+	if (r->who.assigns == NULL)
+		return r->who.principal ? ph_xstrdup(r->who.principal) : NULL;
+	canon = ph_json_canonical(r->who.assigns);
 	crypto_hash_sha256(d, (const unsigned char *)canon, strlen(canon));
 	free(canon);
 	sodium_bin2hex(hex, sizeof hex, d, sizeof d);
 	/* a principal holds no control character: the separator cannot be forged */
-	out = ph_xasprintf("%s\x1f%s", r->principal ? r->principal : "", hex);
+	out = ph_xasprintf("%s\x1f%s", r->who.principal ? r->who.principal : "", hex);
 	return out;
 }
 

@@ -48,7 +48,22 @@ enum ph_log_level {
 	PH_LOG_ERROR, PH_LOG_CRITICAL, PH_LOG_ALERT, PH_LOG_EMERGENCY
 };
 
-/* One request as the core sees it after the envelope is parsed. */
+struct ph_access;
+
+/* Who asks, as the access checks see it (ph_access.c): a request carries
+ * one (ph_req.who); a process that holds streams for others (the hub)
+ * makes one of what a worker told it, without a request around it. */
+struct ph_viewer {
+	const char *principal;          /* authenticated principal, NULL when none */
+	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
+					 * principal (an object), NULL when none (ph_auth.c) */
+	const struct ph_access *access; /* allow-lists, NULL: none (ph_auth.c) */
+	bool access_own;                /* access came from the authenticator, not auth.allow */
+	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
+};
+
+/* One request as the core sees it after the envelope is parsed. Made by
+ * ph_req_init; features and handlers get it borrowed. */
 struct ph_req {
 	struct ph_server *srv;          /* borrowed */
 	struct ph_exchange *ex;         /* borrowed */
@@ -79,12 +94,7 @@ struct ph_req {
 	/* a request that is not an MCP POST: its path, REQUEST_URI without the
 	 * query (which may carry a token), cut at 200 bytes, as its target */
 	char path[201];
-	const char *principal;          /* authenticated principal, NULL when none */
-	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
-					 * principal (an object), NULL when none (ph_auth.c) */
-	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
-	bool access_own;                /* access came from the authenticator, not auth.allow */
-	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
+	struct ph_viewer who;           /* who asks: set by authentication */
 	struct json_object *scopes;     /* borrowed: the OAuth scopes the token grants (an
 					 * array), NULL when not auth.mode oauth (ph_oauth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
@@ -127,6 +137,12 @@ struct ph_outcome {
 
 void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data,
 		      const char *fmt, ...) PH_PRINTF(4, 5);
+
+/* Makes r an empty request of srv (may be NULL: the configuration did not
+ * load) on ex (may be NULL: a hook run with nobody to answer), both
+ * borrowed: no method (mid PH_METHOD__COUNT), no log level, no progress
+ * sent, started now. The one way a struct ph_req is made. */
+void ph_req_init(struct ph_req *r, struct ph_server *srv, struct ph_exchange *ex);
 
 /* Sets the request's method: its name (borrowed: from r->msg, or static)
  * and which of enum ph_method it is, found once here. */
@@ -215,7 +231,13 @@ void ph_page_mark(struct ph_req *r, struct json_object *result, size_t offset, s
 
 /* ---- access control (ph_access.c, docs/auth.md) ---- */
 enum ph_kind { PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE, PH_KIND_SKILL };
-struct ph_access;
+/* True when the viewer may see and use this item (ph_access_allowed). */
+bool ph_viewer_allowed(const struct ph_viewer *v, enum ph_kind kind, const char *name);
+/* Who sees a stream's lists, for a process that holds the stream and
+ * recomputes them at a reload (the hub): adds to d "access" (the
+ * allow-lists, when the authenticator gave them: configured ones are
+ * looked up again in each configuration) and "assigns", when v has them. */
+void ph_viewer_describe(const struct ph_viewer *v, struct json_object *d);
 /* True when the request's principal may see and use this item. Anything not
  * allowed must be indistinguishable from absent. name is:
  *  - PH_KIND_TOOL, PH_KIND_PROMPT: the tool or prompt name;
@@ -228,17 +250,22 @@ struct ph_access;
  *    grants that skill and every skill nested below it ("acme/billing"
  *    grants "acme/billing/refunds", not "acme/billing-old").
  * NULL name: false when the kind is restricted. */
-bool ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name);
+static inline bool
+ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
+{
+	return ph_viewer_allowed(&r->who, kind, name);
+}
 /* True when what this request sees may depend on who asks: allow-lists are
  * configured for some principal, or an exec authenticator may send them.
  * Results that list or serve items must then be cacheScope "private" (a
  * public copy of one principal's view could be reused for another). */
 bool ph_access_restricted(const struct ph_req *r);
-/* Who sees a stream's lists, for a process that holds the stream and
- * recomputes them at a reload (the hub): adds to d "access" (the
- * allow-lists, when the authenticator gave them: configured ones are
- * looked up again in each configuration) and "assigns", when r has them. */
-void ph_access_describe(const struct ph_req *r, struct json_object *d);
+/* ph_viewer_describe of the request's viewer. */
+static inline void
+ph_access_describe(const struct ph_req *r, struct json_object *d)
+{
+	ph_viewer_describe(&r->who, d);
+}
 /* The allow-lists of an "access" member ph_access_describe wrote (NULL or
  * not an object of arrays of strings: NULL). Caller frees with
  * ph_access_free. */

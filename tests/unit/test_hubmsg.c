@@ -198,8 +198,8 @@ main(void)
 {
 	struct ph_req r;
 	memset(&r, 0, sizeof r);
-	r.principal = "alice";
-	r.assigns = json("{\"team\":\"a\"}");
+	r.who.principal = "alice";
+	r.who.assigns = json("{\"team\":\"a\"}");
 	r.id = json_object_new_int(7);
 	r.session = json("{\"sid\":\"" SID "\",\"iat\":1000,\"exp\":5000}");
 	r.msg = json("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\"}");
@@ -207,7 +207,7 @@ main(void)
 	small();
 	sessions(&r);
 	park(&r);
-	json_object_put(r.assigns);
+	json_object_put(r.who.assigns);
 	json_object_put(r.id);
 	json_object_put(r.session);
 	json_object_put(r.msg);
