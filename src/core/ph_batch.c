@@ -58,7 +58,7 @@ serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_objec
 	struct ph_req r;
 	ph_req_init(&r, top->srv, top->ex);
 	r.legacy = true;
-	r.batch = out;
+	r.resp.batch = out;
 	r.who.principal = top->who.principal;
 	r.who.assigns = top->who.assigns;
 	r.who.access = top->who.access;
@@ -106,7 +106,7 @@ ph_serve_batch(struct ph_req *r)
 	for (size_t i = 0; i < n && !r->ex->cancelled; i++)
 		serve_batch_entry(r, json_object_array_get_idx(r->msg, i), out);
 	if (r->ex->cancelled) {
-		r->status = 499;
+		r->resp.status = 499;
 	} else if (json_object_array_length(out) == 0) {
 		ph_send_accepted(r);
 	} else {

@@ -69,7 +69,7 @@ void ph_ladder(struct ph_req *r);
  * authenticated as a whole. */
 bool ph_authenticate(struct ph_req *r);
 /* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize)
- * opened into r->session, whose capabilities become the request's client
+ * opened into r->sess.session, whose capabilities become the request's client
  * capabilities; over stdio the client's of its initialize. Returns false
  * after sending 404 for a session that is gone. */
 bool ph_legacy_session(struct ph_req *r);

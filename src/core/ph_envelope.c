@@ -65,7 +65,7 @@ ph_check_envelope(struct ph_req *r)
 	if (id != NULL && ph_valid_id(id))
 		r->id = id;
 	if (method == NULL && answer) {
-		if (r->ex->http && r->batch == NULL && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL) {
+		if (r->ex->http && r->resp.batch == NULL && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL) {
 			ph_serve_response(r);
 			return false;
 		}

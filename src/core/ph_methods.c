@@ -108,12 +108,12 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 			chosen = legacy_versions[i];
 	/* over HTTP the answer opens a session (not inside a batch: a batch
 	 * has one set of headers for all its answers) */
-	if (r->ex->http && r->batch == NULL) {
-		free(r->session_issued);
-		r->session_issued = ph_session_issue(r, chosen);
+	if (r->ex->http && r->resp.batch == NULL) {
+		free(r->sess.session_issued);
+		r->sess.session_issued = ph_session_issue(r, chosen);
 	}
 	/* over stdio the process is the session: what it may push, from now on */
-	if (!r->ex->http && r->batch == NULL) {
+	if (!r->ex->http && r->resp.batch == NULL) {
 		ph_park_stdio_client(ph_jget(r->params, "capabilities"));
 		ph_subscriptions_stdio_session(r);
 	}
@@ -146,7 +146,7 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 	/* a session behind a hub keeps it there for its later requests on any
 	 * worker; over stdio the process is the session and keeps it; without
 	 * either the level applies to nothing later */
-	if (!r->ex->http && r->batch == NULL)
+	if (!r->ex->http && r->resp.batch == NULL)
 		ph_subscriptions_stdio_level(ph_log_level_parse(json_object_get_string(l)));
 	if (ph_session_has_state(r)) {
 		struct json_object *x = json_object_new_object();

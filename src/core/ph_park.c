@@ -53,7 +53,7 @@ round_prefix(char hex[13])
 bool
 ph_park_call(struct ph_req *r, char *why, size_t n)
 {
-	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *push, *d;
+	struct json_object *reqs = ph_jget(r->sess.park, "inputRequests"), *ids, *push, *d;
 	char hex[13];
 	size_t i = 0, len;
 	const char *text;
@@ -76,7 +76,7 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 		json_object_array_add(push, pushed_request(req, id));
 		json_object_object_add(ids, id, json_object_new_string(k));
 	}
-	d = ph_hubmsg_park_call(r, ph_jget(r->park, "state"), ids, push);
+	d = ph_hubmsg_park_call(r, ph_jget(r->sess.park, "state"), ids, push);
 	text = ph_json_text(d, &len);
 	if (len > PH_PARK_DESC_MAX)
 		snprintf(why, n, "Internal error: the call is too large to wait for the client's answer "
@@ -313,7 +313,7 @@ take_answers(struct ph_req *r, struct json_object *ids, struct json_object *got,
 bool
 ph_park_stdio(struct ph_req *r, struct json_object **answers, char *why, size_t n)
 {
-	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *got;
+	struct json_object *reqs = ph_jget(r->sess.park, "inputRequests"), *ids, *got;
 	long long timeout_ms = r->srv->conf->sessions.park_timeout_ms;
 	int64_t deadline = ph_now_us() + timeout_ms * 1000;
 	size_t i = 0, want = 0;

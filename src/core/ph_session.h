@@ -33,7 +33,7 @@ long ph_session_hub_ask(const char *text, char *out, size_t n, int *fd);
 /* The same for a message of len bytes and an answer of up to max bytes
  * (into out, NUL-terminated): a large one travels in a memfd. */
 long ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int *fd);
-/* Ends r's session (r->session, from ph_session_open) on this host: the
+/* Ends r's session (r->sess.session, from ph_session_open) on this host: the
  * hub remembers its id until it would expire, and calls sessions.on_end
  * with r's principal and assigns. Returns PH_OK, or the error to answer
  * with its reason in msg (no hub: PH_E_HTTP_METHOD). */

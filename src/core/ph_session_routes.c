@@ -33,7 +33,7 @@ ph_serve_session_end(struct ph_req *r)
 		ph_send_error(r, e, msg, NULL);
 		return;
 	}
-	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->session, "sid"));
+	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->sess.session, "sid"));
 	ph_respond(r, 204, NULL, NULL, NULL, 0);
 }
 
@@ -74,17 +74,17 @@ ph_serve_session_stream(struct ph_req *r)
 	}
 	if (ph_req_stream(r) != 0) {
 		ph_shared_listener_leave();
-		r->status = 499;
+		r->resp.status = 499;
 		return;
 	}
-	r->status = 200;
+	r->resp.status = 200;
 	d = ph_hubmsg_get(r, last);
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);
 	if (done) {
 		ph_shared_listener_give();
-		r->detached = true;
+		r->resp.detached = true;
 	} else {
 		/* the head is out: the stream ends empty, the client opens another */
 		ph_shared_listener_leave();
@@ -104,9 +104,9 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	const struct method *m;
 	struct json_object *tok;
 	ph_req_init(&r, top->srv, pr->ex);
-	r.log_level = ph_session_level(top->session);
+	r.log_level = ph_session_level(top->sess.session);
 	r.legacy = true;
-	r.streaming = true; /* the stream's headers went out in the first round */
+	r.resp.streaming = true; /* the stream's headers went out in the first round */
 	r.who.principal = top->who.principal;
 	r.who.assigns = top->who.assigns;
 	r.who.access = top->who.access;
@@ -115,11 +115,11 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.id = ph_jget(r.msg, "id");
 	ph_req_set_method(&r, ph_jstr(r.msg, "method"));
 	r.params = ph_jget(r.msg, "params");
-	r.session = json_object_get(top->session);
-	r.client_caps = ph_jget(r.session, "c");
-	r.mrtr_state = pr->state;
-	r.input_responses = pr->answers;
-	r.resumed = true;
+	r.sess.session = json_object_get(top->sess.session);
+	r.client_caps = ph_jget(r.sess.session, "c");
+	r.sess.mrtr_state = pr->state;
+	r.sess.input_responses = pr->answers;
+	r.sess.resumed = true;
 	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && ph_valid_id(tok))
 		r.progress_token = tok;
 	m = r.method ? ph_find_method(r.mid, true, r.srv) : NULL;
@@ -130,8 +130,8 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	ph_log_request(&r, r.method ? r.method : "-");
 	r.srv->resume->end(r.ex);
 	ph_mrtr_end(&r);
-	json_object_put(r.park);
-	json_object_put(r.session);
+	json_object_put(r.sess.park);
+	json_object_put(r.sess.session);
 	json_object_put(r.msg);
 	json_object_put(pr->answers);
 }

@@ -750,7 +750,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		ph_shared_listener_give();
 		json_object_put(uris);
 		json_object_put(tasks);
-		r->detached = true;
+		r->resp.detached = true;
 		return;
 	}
 	json_object_put(tasks);
@@ -768,7 +768,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 					 c->subscriptions.max_per_principal);
 			return;
 		}
-		r->detached = true;
+		r->resp.detached = true;
 		return;
 	}
 	json_object_put(uris);

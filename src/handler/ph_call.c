@@ -144,11 +144,11 @@ phantom_call_trace(const phantom_call *c, const char *field)
 	if (field == NULL)
 		return NULL;
 	if (strcmp(field, "traceparent") == 0)
-		return c->r->child_traceparent[0] ? c->r->child_traceparent : NULL;
+		return c->r->trace.child_traceparent[0] ? c->r->trace.child_traceparent : NULL;
 	if (strcmp(field, "tracestate") == 0)
-		return c->r->tracestate;
+		return c->r->trace.tracestate;
 	if (strcmp(field, "baggage") == 0)
-		return c->r->baggage;
+		return c->r->trace.baggage;
 	return NULL;
 }
 
@@ -216,19 +216,19 @@ phantom_call_has_capability(const phantom_call *c, const char *capability)
 int
 phantom_call_resumed(const phantom_call *c)
 {
-	return c->r->resumed && !c->inv->embedded;
+	return c->r->sess.resumed && !c->inv->embedded;
 }
 
 struct json_object *
 phantom_call_state(const phantom_call *c)
 {
-	return phantom_call_resumed(c) ? c->r->mrtr_state : NULL;
+	return phantom_call_resumed(c) ? c->r->sess.mrtr_state : NULL;
 }
 
 struct json_object *
 phantom_call_input_responses(const phantom_call *c)
 {
-	return c->inv->embedded ? NULL : c->r->input_responses;
+	return c->inv->embedded ? NULL : c->r->sess.input_responses;
 }
 
 struct json_object *
@@ -405,8 +405,8 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 	if (inv->uri)
 		ph_jset(in, "uri", json_object_new_string(inv->uri));
 	/* a verified retry: the state sealed in the last round (null for none) */
-	if (r->resumed && !inv->embedded)
-		ph_jset(in, "state", r->mrtr_state ? json_object_get(r->mrtr_state) : NULL);
+	if (r->sess.resumed && !inv->embedded)
+		ph_jset(in, "state", r->sess.mrtr_state ? json_object_get(r->sess.mrtr_state) : NULL);
 	/* 2025-11-25 without a session that takes pushed requests: no second
 	 * round */
 	if (ph_mrtr_no_rounds(r))
@@ -426,8 +426,8 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 		json_object_object_foreach(inv->extra, k, v)
 			ph_jset(in, k, json_object_get(v));
 	}
-	if (r->input_responses && !inv->embedded)
-		ph_jset(in, "inputResponses", json_object_get(r->input_responses));
+	if (r->sess.input_responses && !inv->embedded)
+		ph_jset(in, "inputResponses", json_object_get(r->sess.input_responses));
 	return in;
 }
 
@@ -459,12 +459,12 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	char *env[4] = {NULL, NULL, NULL, NULL};
 	size_t ne = 0;
 	/* the handler continues the trace: its parent is this request's span */
-	if (r->child_traceparent[0])
-		env[ne++] = ph_xasprintf("TRACEPARENT=%s", r->child_traceparent);
-	if (r->tracestate)
-		env[ne++] = ph_xasprintf("TRACESTATE=%s", r->tracestate);
-	if (r->baggage)
-		env[ne++] = ph_xasprintf("BAGGAGE=%s", r->baggage);
+	if (r->trace.child_traceparent[0])
+		env[ne++] = ph_xasprintf("TRACEPARENT=%s", r->trace.child_traceparent);
+	if (r->trace.tracestate)
+		env[ne++] = ph_xasprintf("TRACESTATE=%s", r->trace.tracestate);
+	if (r->trace.baggage)
+		env[ne++] = ph_xasprintf("BAGGAGE=%s", r->trace.baggage);
 	hooks.env = env;
 	ph_call_exec_limits(r, &lim);
 	if (h->exec.persist.on) {

@@ -88,7 +88,7 @@ ph_hubmsg_get(const struct ph_req *r, const char *last)
 {
 	struct json_object *d = message(PH_HUBMSG_GET);
 	char *who = ph_req_binding(r);
-	ph_jset(d, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
+	ph_jset(d, "sid", json_object_new_string(ph_jstr(r->sess.session, "sid")));
 	if (who)
 		ph_jset(d, "who", json_object_new_string(who));
 	free(who);
@@ -143,8 +143,8 @@ ph_hubmsg_session_state(enum ph_hubmsg_type t, const struct ph_req *r, struct js
 {
 	struct json_object *q = message(t);
 	char *who = ph_req_binding(r);
-	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
-	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->session, "exp"))));
+	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->sess.session, "sid")));
+	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->sess.session, "exp"))));
 	if (who)
 		json_object_object_add(q, "who", json_object_new_string(who));
 	if (r->who.principal)
@@ -165,7 +165,7 @@ ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct js
 {
 	struct json_object *d = message(PH_HUBMSG_PARK_CALL);
 	char *who = ph_req_binding(r);
-	json_object_object_add(d, "sid", json_object_get(ph_jget(r->session, "sid")));
+	json_object_object_add(d, "sid", json_object_get(ph_jget(r->sess.session, "sid")));
 	json_object_object_add(d, "who", who ? json_object_new_string(who) : NULL);
 	json_object_object_add(d, "msg", json_object_get(r->msg));
 	json_object_object_add(d, "state", json_object_get(state));
@@ -181,7 +181,7 @@ ph_hubmsg_park_answer(const struct ph_req *r, long long max)
 	struct json_object *q = message(PH_HUBMSG_PARK_ANSWER), *ans;
 	char *who = ph_req_binding(r);
 	size_t alen;
-	json_object_object_add(q, "sid", json_object_get(ph_jget(r->session, "sid")));
+	json_object_object_add(q, "sid", json_object_get(ph_jget(r->sess.session, "sid")));
 	json_object_object_add(q, "who", who ? json_object_new_string(who) : NULL);
 	json_object_object_add(q, "id", json_object_get(ph_jget(r->msg, "id")));
 	ans = ph_jget(r->msg, "error") != NULL ? ph_jget(r->msg, "error") : ph_jget(r->msg, "result");

@@ -62,6 +62,46 @@ struct ph_viewer {
 	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
 };
 
+/* A request's W3C trace context: the headers as they came, and from a
+ * valid traceparent its trace and span (our parent), a span id made for
+ * this request, and the traceparent handlers continue from
+ * ("00-trace-span-flags"); empty strings when there was none. */
+struct ph_req_trace {
+	const char *traceparent, *tracestate, *baggage;
+	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
+};
+
+/* What a request carries across rounds and sessions. */
+struct ph_req_session {
+	/* multi-round requests (ph_mrtr.c): the state opened from a verified
+	 * requestState (owned, may be NULL), the client's inputResponses
+	 * (borrowed, NULL when absent) and whether a requestState was verified */
+	struct json_object *mrtr_state;
+	struct json_object *input_responses;
+	bool resumed;
+	/* legacy sessions (core/ph_session.c): the opened Mcp-Session-Id of
+	 * this request (owned, NULL: none) and the id an initialize issues
+	 * (owned, sent as Mcp-Session-Id, NULL: none) */
+	struct json_object *session;
+	char *session_issued;
+	/* a handler's inputRequired {inputRequests, state} that this legacy
+	 * session's client gets as pushed requests (owned; core/ph_park.c
+	 * sends them and parks the call in the hub); NULL: none */
+	struct json_object *park;
+};
+
+/* What of a request's response has been sent. */
+struct ph_req_resp {
+	int status;                     /* HTTP status sent */
+	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
+	bool streaming;                 /* an SSE stream was started */
+	bool detached;                  /* the handler answers later or never (stdio listen) */
+	/* borrowed: inside a legacy batch, the array its responses are
+	 * collected in (the core sends it once); NULL otherwise */
+	struct json_object *batch;
+	double last_progress;           /* the last progress sent, -1: none */
+};
+
 /* One request as the core sees it after the envelope is parsed. Made by
  * ph_req_init; features and handlers get it borrowed. */
 struct ph_req {
@@ -80,11 +120,7 @@ struct ph_req {
 	struct json_object *client_caps;/* borrowed; NULL on legacy HTTP */
 	struct json_object *progress_token; /* borrowed, may be NULL */
 	enum ph_log_level log_level;
-	const char *traceparent, *tracestate, *baggage;
-	/* from a valid traceparent: its trace and span (our parent), a span id
-	 * made for this request, and the traceparent handlers continue from
-	 * ("00-trace-span-flags"); empty strings when there was none */
-	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
+	struct ph_req_trace trace;      /* W3C trace context (core/ph_ladder.c) */
 	const char *cors_origin;        /* an Origin http.cors allows: CORS headers go out */
 	/* HTTP: the MCP-Protocol-Version and Mcp-Method headers, read once by
 	 * the HTTP rules; NULL when absent or not over HTTP */
@@ -98,30 +134,8 @@ struct ph_req {
 	struct json_object *scopes;     /* borrowed: the OAuth scopes the token grants (an
 					 * array), NULL when not auth.mode oauth (ph_oauth.c) */
 	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
-	/* multi-round requests (ph_mrtr.c): the state opened from a verified
-	 * requestState (owned, may be NULL), the client's inputResponses
-	 * (borrowed, NULL when absent) and whether a requestState was verified */
-	struct json_object *mrtr_state;
-	struct json_object *input_responses;
-	bool resumed;
-	/* legacy sessions (core/ph_session.c): the opened Mcp-Session-Id of
-	 * this request (owned, NULL: none) and the id an initialize issues
-	 * (owned, sent as Mcp-Session-Id, NULL: none) */
-	struct json_object *session;
-	char *session_issued;
-	/* a handler's inputRequired {inputRequests, state} that this legacy
-	 * session's client gets as pushed requests (owned; core/ph_park.c
-	 * sends them and parks the call in the hub); NULL: none */
-	struct json_object *park;
-	/* response state */
-	int status;                     /* HTTP status sent */
-	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
-	bool streaming;                 /* an SSE stream was started */
-	bool detached;                  /* the handler answers later or never (stdio listen) */
-	/* borrowed: inside a legacy batch, the array its responses are
-	 * collected in (the core sends it once); NULL otherwise */
-	struct json_object *batch;
-	double last_progress;
+	struct ph_req_session sess;     /* rounds, the legacy session, a parked call */
+	struct ph_req_resp resp;        /* what has been sent */
 	int64_t t0;
 	const char *exec_how;           /* "warm" or "fresh": a persistent exec served it (log line) */
 };

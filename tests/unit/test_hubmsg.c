@@ -201,7 +201,7 @@ main(void)
 	r.who.principal = "alice";
 	r.who.assigns = json("{\"team\":\"a\"}");
 	r.id = json_object_new_int(7);
-	r.session = json("{\"sid\":\"" SID "\",\"iat\":1000,\"exp\":5000}");
+	r.sess.session = json("{\"sid\":\"" SID "\",\"iat\":1000,\"exp\":5000}");
 	r.msg = json("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\"}");
 	streams(&r);
 	small();
@@ -209,7 +209,7 @@ main(void)
 	park(&r);
 	json_object_put(r.who.assigns);
 	json_object_put(r.id);
-	json_object_put(r.session);
+	json_object_put(r.sess.session);
 	json_object_put(r.msg);
 	printf("1..%d\n", tap_n);
 	return tap_fail ? 1 : 0;
