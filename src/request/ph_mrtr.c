@@ -3,7 +3,6 @@
  * asks for, the client capabilities it needs, sealing its state). */
 #include "first.h"
 #include "ph_mrtr.h"
-#include "ph_shared.h"
 #include "ph_state.h"
 #include "ph_util.h"
 #include <sodium.h>

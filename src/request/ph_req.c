@@ -32,6 +32,8 @@ ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, 
 	o->data = data;
 }
 
+int ph_hub_fd = -1;
+
 void
 ph_req_init(struct ph_req *r, struct ph_server *srv, struct ph_exchange *ex)
 {

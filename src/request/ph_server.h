@@ -16,6 +16,11 @@
 #define PH_MODERN_VERSION "2026-07-28"
 #define PH_LEGACY_LATEST "2025-11-25"
 
+/* The workers' end of the channel to the hub (-1 without a master, and so
+ * without a hub): streams that stay open are handed over on it (sent by
+ * ipc/ph_shared.c); a request can be parked or handed over only with it. */
+extern int ph_hub_fd;
+
 /* A call's connection the hub handed back (a parked call resumed,
  * core/ph_park.c), as an exchange: its framing is the front's, so the
  * front makes it (the FastCGI front installs these on the server it

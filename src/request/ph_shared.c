@@ -57,7 +57,6 @@ struct shared {
 volatile sig_atomic_t ph_stop_requested;
 volatile sig_atomic_t ph_reload_requested;
 volatile long long *ph_served_counter;
-int ph_hub_fd = -1;
 static char host_tag[9];
 
 static struct shared local_fallback;
@@ -647,4 +646,11 @@ ph_shared_cell_mark(bool busy)
 	ph_shared_pool_count(&b, &idle);
 	if (idle < below && __atomic_exchange_n(&s->pool.woken, 1, __ATOMIC_SEQ_CST) == 0)
 		kill(getppid(), SIGURG);
+}
+
+void
+ph_task_changed(const char *id)
+{
+	if (ph_hub_fd >= 0 && ph_hub_send_json(ph_hubmsg_task(PH_HUBMSG_TASK_CHANGED, id), -1, 200) != 0)
+		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
 }
