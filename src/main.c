@@ -5,9 +5,9 @@
 #include "ph_hash_token.h"
 #include "ph_auth.h"
 #include "ph_front.h"
-#include "ph_hub_ctl.h"
 #include "ph_init.h"
 #include "ph_listen_addr.h"
+#include "ph_notify.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include <getopt.h>
