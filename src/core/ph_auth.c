@@ -30,7 +30,7 @@
  * are that lookup for tokens once verified.
  *
  * The section is read by ph_auth_conf.c; phantom-fcgi --hash-token, which
- * makes the token entries, is src/ph_hash_token.c. */
+ * makes the token entries, is src/cli/ph_hash_token.c. */
 #include "first.h"
 #include "ph_auth.h"
 #include "ph_auth_int.h"

@@ -3,7 +3,7 @@
  * say is that it was ended, so the ids ended with DELETE are kept here,
  * each until the expiry its token carries, at most sessions.max_terminated
  * of them. Workers ask over the master's channel with a reply socket
- * (the messages: request/ph_hubmsg.h):
+ * (the messages: ipc/ph_hubmsg.h):
  *   SESSION_CHECK (sid)       -> "live" | "ended"
  *   SESSION_END (sid, exp)    -> "ok" | "no <reason>"
  * ("live LEVEL" once the session set a log level); what else a session

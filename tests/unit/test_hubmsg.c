@@ -1,4 +1,4 @@
-/* test_hubmsg.c: the hub's messages (request/ph_hubmsg.c): each builder's
+/* test_hubmsg.c: the hub's messages (ipc/ph_hubmsg.c): each builder's
  * message read back by the parser the hub uses, with the members the hub
  * reads; the request id a front adds; what the parser refuses (a stream
  * without its request id, a session id that is not 32 hex digits, a
