@@ -16,7 +16,7 @@ if [ "${SKIP_INSTALL:-}" = "" ]; then
 	      nginx-light lighttpd apache2 libapache2-mod-fcgid spawn-fcgi libfcgi-bin
 	      wrk jq curl openssl clang valgrind procps perl python3 php-cli systemd
 	      dpkg-dev debhelper lintian fakeroot chromium prometheus
-	      libssl-dev libcurl4-openssl-dev python3-jwt
+	      libssl-dev libcurl4-openssl-dev libc-ares-dev python3-jwt
 	      apache2-suexec-pristine"
 	missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then

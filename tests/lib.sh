@@ -438,6 +438,13 @@ static_phantom() {
 		{ tail -20 "$T_DIR/make-static.log" | sed 's/^/#   /'; return 1; }
 }
 
+# static_elf FILE: FILE is linked statically (a static PIE or a plain static
+# executable): no program interpreter and no shared library it needs
+static_elf() {
+	readelf -lW "$1" >/dev/null 2>&1 || return 1
+	! readelf -lW "$1" | grep -q INTERP && ! readelf -dW "$1" | grep -q NEEDED
+}
+
 # htaccess_site DIR: the shared-hosting user's side in DIR/www: the shipped
 # conf/htaccess as .htaccess and conf/mcp.fcgi, starting $PHANTOM with $PH_CONF
 htaccess_site() {

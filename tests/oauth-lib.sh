@@ -62,7 +62,9 @@ tiny_as() {
 # $T_DIR/as-keys.json (a restart with another ALG keeps the older keys
 # published), on the port it had before when AS_PORT is set, its tokens
 # valid for AS_TTL seconds (default 300). Sets AS_URL,
-# AS_PID, AS_LOG, AS_KEYS, AS_PORT, AS_SECRET. Needs node_setup.
+# AS_PID, AS_LOG, AS_KEYS, AS_PORT, AS_SECRET. Needs node_setup. With
+# AS_TLS_CERT and AS_TLS_KEY it serves https as localhost (AS_URL
+# https://localhost:PORT; as_token trusts AS_CA).
 as_start() {
 	local alg=$1 r args=(); shift
 	for r in "$@"; do args+=(--resource "$r"); done
@@ -70,12 +72,14 @@ as_start() {
 	AS_KEYS=$T_DIR/as-keys.json
 	AS_LOG=$T_DIR/as.log
 	rm -f "$T_DIR/as.port"
+	[ -n "${AS_TLS_CERT:-}" ] && args+=(--tls-cert "$AS_TLS_CERT" --tls-key "$AS_TLS_KEY" --host localhost)
 	"$NODE" "$NODE_CLIENTS/as.mjs" --alg "$alg" --keys "$AS_KEYS" --port-file "$T_DIR/as.port" \
 		--port "${AS_PORT:-0}" --ttl "${AS_TTL:-300}" "${args[@]}" >>"$AS_LOG" 2>&1 &
 	AS_PID=$!
 	t_started oauth-as "$AS_PID" "$AS_LOG" test -s "$T_DIR/as.port" || return 1
 	AS_PORT=$(cat "$T_DIR/as.port")
 	AS_URL=http://127.0.0.1:$AS_PORT
+	[ -n "${AS_TLS_CERT:-}" ] && AS_URL=https://localhost:$AS_PORT
 	AS_SECRET=$(cat "$AS_KEYS.secret")
 }
 # as_stop: stops the authorization server
@@ -94,7 +98,7 @@ as_rotations_past() { [ "$(as_rotations)" -gt "$1" ]; }
 # (client_credentials, client phantom-tests) for RESOURCE (default
 # OAUTH_RESOURCE) with SCOPE
 as_token() {
-	curl -s -u "phantom-tests:$AS_SECRET" -d grant_type=client_credentials \
+	curl -s ${AS_CA:+--cacert "$AS_CA"} -u "phantom-tests:$AS_SECRET" -d grant_type=client_credentials \
 		--data-urlencode "resource=${2:-$OAUTH_RESOURCE}" --data-urlencode "scope=$1" \
 		"$AS_URL/token" | jq -r '.access_token // empty'
 }
@@ -181,4 +185,21 @@ oauth_phantom() {
 	"$PHANTOM" -c "$conf" --listen "$PH_ADDR" "$@" 2>>"$PH_LOG" &
 	PH_PID=$!
 	t_started phantom "$PH_PID" "$PH_LOG" port_open "$OAUTH_PH_PORT"
+}
+
+# tls_test_ca DIR: a test CA made now (DIR/ca.pem), a server certificate it
+# signed for localhost and 127.0.0.1 (DIR/server.pem, DIR/server.key), and
+# another CA that signed nothing here (DIR/wrong-ca.pem)
+tls_test_ca() {
+	local d=$1 c
+	mkdir -p "$d"
+	for c in ca wrong-ca; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj "/CN=Phantom test $c" -keyout "$d/$c.key" -out "$d/$c.pem" 2>/dev/null || return 1
+	done
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+		-keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null || return 1
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/server.ext"
+	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -days 2 \
+		-extfile "$d/server.ext" -out "$d/server.pem" 2>/dev/null
 }

@@ -10,6 +10,7 @@
 #include "ph_notify.h"
 #include "ph_shared.h"
 #include "ph_util.h"
+#include "ph_http.h"
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -64,11 +65,22 @@ bad_usage(const char *what, const char *arg)
 	exit(2);
 }
 
-/* What -V says about how this program was built. */
+/* What -V says about how this program was built: static (a static PIE,
+ * whose addresses ASLR places, or a plain static executable) or not, and
+ * whether auth.mode oauth is in, with its HTTP client. */
 #ifdef PH_STATIC_BUILD
-#define BUILD_KIND ", static build: no C modules, numeric addresses and user and group ids only"
+#ifdef PH_STATIC_PIE
+#define BUILD_KIND ", static build (static PIE): no C modules, numeric addresses and user and group ids only"
+#else
+#define BUILD_KIND ", static build (static, not PIE): no C modules, numeric addresses and user and group ids only"
+#endif
 #else
 #define BUILD_KIND ""
+#endif
+#ifdef PH_HAVE_OAUTH
+#define OAUTH_KIND "; OAuth: yes, HTTP client: "
+#else
+#define OAUTH_KIND "; OAuth: no"
 #endif
 
 /* -t: loads the configuration at path and prints its problems, with what
@@ -201,8 +213,14 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 			o->test = true;
 			break;
 		case 'V':
-			printf("phantom-fcgi %s (MCP %s, %s%s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
-			       PH_LEGACY_LATEST, BUILD_KIND);
+			printf("phantom-fcgi %s (MCP %s, %s%s%s%s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
+			       PH_LEGACY_LATEST, BUILD_KIND, OAUTH_KIND,
+#ifdef PH_HAVE_OAUTH
+			       ph_http_engine()
+#else
+			       ""
+#endif
+			);
 			*rc = 0;
 			return false;
 		case 'h':

@@ -151,6 +151,9 @@ static const struct key auth_keys[] = {
 	 "longest fetch of metadata, keys or an introspection"},
 	{"auth.oauth.max_fetch_bytes", K_INT, 1024, 16777216, "1048576", true, AOFF(oauth.max_fetch_bytes),
 	 NULL, "largest metadata, key set or introspection answer accepted"},
+	{"auth.oauth.ca_file", K_STR, 1, 4096, NULL, true, AOFF(oauth.ca_file), NULL,
+	 "PEM file of the CA certificates the fetches trust (default: SSL_CERT_FILE, else the system's "
+	 "bundle); relative to this file"},
 	{"auth.oauth.token_cache", K_INT, 0, 1000000, "1024", true, AOFF(oauth.token_cache), NULL,
 	 "verified tokens a worker remembers until they expire"},
 	{"auth.oauth.introspection", K_SECTION, 0, 0, NULL, true, 0, NULL,
@@ -493,6 +496,10 @@ static const struct key keys[] = {
 	{"sessions.max_answer", K_INT, 1024, 1073741824, "4194304", true, OFF(sessions.max_answer), NULL,
 	 "bytes of a client's answers (the JSON of their results) to the requests one parked call "
 	 "pushed; an answer over it gets 413 and ends the call with an error result"},
+	{"sessions.answer_wait_ms", K_INT, 100, 600000, "10000", true, OFF(sessions.answer_wait_ms), NULL,
+	 "a worker waits this long for the hub to take a client's answer to a pushed request (a hub "
+	 "busy with many streams, an answer of megabytes); past it the POST gets 500 -32603 and the "
+	 "call still waits for that answer"},
 	{"sessions.max_state", K_INT, 1, 1000000, "10000", true, OFF(sessions.max_state), NULL,
 	 "sessions holding state in the hub at once on this host (a log level, resource "
 	 "subscriptions, GET streams); over it logging/setLevel and resources/subscribe get -32603 "

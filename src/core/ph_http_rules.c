@@ -16,18 +16,34 @@
 #include <string.h>
 #include <strings.h>
 
-/* The OAuth protected-resource metadata (GET auth.metadata.path). */
+/* The OAuth protected-resource metadata (GET auth.metadata.path); to HEAD
+ * the same head, without the document (RFC 9110 §9.3.2, RFC 3875 §4.3.2). */
 static void
 send_metadata(struct ph_req *r, const char *doc)
 {
 	static const struct ph_header hdrs[] = {
 		/* public by design: browser-based clients fetch it cross-origin */
 		{"Access-Control-Allow-Origin", "*"}, {"Cache-Control", "max-age=3600"}, {NULL, NULL}};
-	ph_respond(r, 200, "application/json", hdrs, doc, strlen(doc));
+	const char *m = ph_param(r, "REQUEST_METHOD");
+	ph_respond(r, 200, "application/json", hdrs, m && strcmp(m, "HEAD") == 0 ? NULL : doc, strlen(doc));
+}
+
+/* 405 to any other method on auth.metadata.path (an MCP POST sent there
+ * too): the path is the document's alone, and Allow says so. */
+static void
+send_metadata_405(struct ph_req *r)
+{
+	static const struct ph_header allow[] = {{"Allow", "GET, HEAD"}, {NULL, NULL}};
+	int code = ph_err_rpc_code(PH_E_HTTP_METHOD, r->legacy);
+	r->resp.rpc_code = code;
+	ph_send_final(r, 405, ph_rpc_error(NULL, code, "Method not allowed: this path (auth.metadata.path) "
+					   "serves the protected-resource metadata document to GET and HEAD; "
+					   "MCP requests are POSTed to the endpoint", NULL), allow);
 }
 
 /* What a request that is not an MCP POST asks for. */
-enum route { R_MCP, R_METADATA, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END, R_SESSION_GET };
+enum route { R_MCP, R_METADATA, R_METADATA_405, R_PREFLIGHT, R_HEALTH, R_METRICS, R_SESSION_END,
+	     R_SESSION_GET };
 
 /* True when the request's path (REQUEST_URI without the query) is path. */
 static bool
@@ -287,11 +303,10 @@ path_target(struct ph_req *r)
 	r->target = r->path;
 }
 
-/* The routes that are not an MCP POST: the metadata document, health and
- * metrics (GET), a CORS preflight (OPTIONS). Returns PH_OK with *route (and
- * *doc for the metadata), or the error to send. */
+/* The routes that are not an MCP POST: health and metrics (GET), a CORS
+ * preflight (OPTIONS). Returns PH_OK with *route, or the error to send. */
 static enum ph_err
-other_route(struct ph_req *r, const char *m, const char *origin, enum route *route, const char **doc)
+other_route(struct ph_req *r, const char *m, const char *origin, enum route *route)
 {
 	const struct ph_config *c = r->srv->conf;
 	path_target(r);
@@ -310,11 +325,6 @@ other_route(struct ph_req *r, const char *m, const char *origin, enum route *rou
 		if (c->http.metrics.path && path_is(r, c->http.metrics.path)) {
 			r->target = c->http.metrics.path;
 			*route = R_METRICS;
-			return PH_OK;
-		}
-		/* OAuth protected-resource metadata at auth.metadata.path */
-		if ((*doc = ph_auth_metadata(r)) != NULL) {
-			*route = R_METADATA;
 			return PH_OK;
 		}
 	}
@@ -408,6 +418,15 @@ http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum r
 	*route = R_MCP;
 	if (origin != NULL && *origin != '\0' && cors_allowed(c, origin))
 		r->cors_origin = origin; /* errors too: the page can read them */
+	/* auth.metadata.path is the document's alone: GET and HEAD get it, a
+	 * CORS preflight is answered as on any path, and anything else (an MCP
+	 * POST, a session's GET or DELETE sent there) gets 405 */
+	if ((*doc = ph_auth_metadata(r)) != NULL &&
+	    !(m != NULL && strcmp(m, "OPTIONS") == 0 && cors_on(c) && origin != NULL && *origin)) {
+		*route = m != NULL && (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) ? R_METADATA
+											 : R_METADATA_405;
+		return PH_OK;
+	}
 	/* DELETE with Mcp-Session-Id ends a legacy session; it passes the
 	 * Origin and Host checks like a POST */
 	bool end = m != NULL && strcmp(m, "DELETE") == 0 && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL;
@@ -420,7 +439,7 @@ http_rules(struct ph_req *r, const char **body, size_t *blen, char **own, enum r
 		   accepts_sse(ph_param(r, "HTTP_ACCEPT")) && !(c->http.health && path_is(r, c->http.health)) &&
 		   !(c->http.metrics.path && path_is(r, c->http.metrics.path));
 	if (m == NULL || (strcmp(m, "POST") != 0 && !end && !get))
-		return other_route(r, m, origin, route, doc);
+		return other_route(r, m, origin, route);
 	if (origin != NULL && *origin != '\0' && !origin_allowed(c, origin))
 		return PH_E_ORIGIN;
 	if (host != NULL && *host != '\0') {
@@ -465,6 +484,9 @@ ph_take_body(struct ph_req *r, const char **body, size_t *blen, char **own)
 			return true;
 		case R_METADATA:
 			send_metadata(r, doc);
+			break;
+		case R_METADATA_405:
+			send_metadata_405(r);
 			break;
 		case R_PREFLIGHT:
 			send_preflight(r);

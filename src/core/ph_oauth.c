@@ -792,8 +792,9 @@ ph_oauth_conf_parse(struct ph_ysink *s, const struct ph_oauth_opts *o, const str
 	const struct ph_ynode *m = ph_yaml_get(auth, "mode");
 	(void)o, (void)dir, (void)resource;
 	ph_yread_problem(s, m ? m->line : auth->line, "auth.mode oauth: this phantom-fcgi was built without "
-			 "OAuth support (configure found no OpenSSL 3 libcrypto or libcurl: install libssl-dev "
-			 "and libcurl4-openssl-dev and build again)");
+			 "OAuth support (configure found no OpenSSL 3 libcrypto or no HTTP client: install "
+			 "libssl-dev and libcurl4-openssl-dev, or libssl-dev and libc-ares-dev, and build again; "
+			 "the static release archive has OAuth in)");
 	return NULL;
 }
 

@@ -1,4 +1,5 @@
-/* ph_oauth_keys.c: the key file, its fetches and the HTTP client (libcurl)
+/* ph_oauth_keys.c: the key file and its fetches (through ph_http.h: libcurl,
+ * or OpenSSL's HTTP client in the static build)
  * of auth.mode oauth; ph_oauth.c's head comment describes who fetches when.
  *
  * The file is the publication: a fetch writes the JWK set to a temporary
@@ -54,7 +55,7 @@
 #include <unistd.h>
 
 #ifdef PH_HAVE_OAUTH
-#include <curl/curl.h>
+#include "ph_http.h"
 
 #define STAT_EVERY_US 1000000 /* a worker looks at the key file at most this often */
 #define DISCOVERY_DEPTH 8
@@ -245,6 +246,28 @@ cache_name(const struct ph_oauth_keys *k)
 	return ph_xasprintf("%s/jwks-%s.json", k->cache_dir, hex);
 }
 
+/* auth.oauth.ca_file, relative to the configuration's directory; -t: a
+ * readable regular file. */
+static void
+ca_file_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph_oauth_opts *o,
+	      const struct ph_ynode *on, const char *dir)
+{
+	struct stat st;
+	const char *why = NULL;
+	if (o->ca_file == NULL)
+		return;
+	k->ca_file = ph_path_join(dir, o->ca_file);
+	if (!s->probs->host)
+		return;
+	if (stat(k->ca_file, &st) != 0 || access(k->ca_file, R_OK) != 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	if (why != NULL)
+		ph_yread_problem(s, ph_yread_key_line(on, "ca_file"), "auth.oauth.ca_file %s: %s (checked as uid "
+				 "%u: run -t as the user Phantom runs as)", k->ca_file, why, (unsigned)geteuid());
+}
+
 void
 ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph_oauth_opts *o,
 		    const struct ph_ynode *on, const char *dir)
@@ -273,6 +296,7 @@ ph_oauth_keys_parse(struct ph_ysink *s, struct ph_oauth_keys *k, const struct ph
 	}
 	k->jwks_uri = o->jwks_uri ? ph_xstrdup(o->jwks_uri) : NULL;
 	k->cache_dir = ph_path_join(dir, o->cache_dir);
+	ca_file_parse(s, k, o, on, dir);
 	k->path = cache_name(k);
 	k->lock_path = ph_xasprintf("%s.lock", k->path);
 	k->want_path = ph_xasprintf("%s.want", k->path);
@@ -295,86 +319,33 @@ ph_oauth_keys_free(struct ph_oauth_keys *k)
 	free(k->want_path);
 	free(k->wait_path);
 	free(k->cache_dir);
+	free(k->ca_file);
 	memset(k, 0, sizeof *k);
 }
 
 /* ---- HTTP ------------------------------------------------------------------------- */
 
-struct sink {
-	struct ph_buf b;
-	size_t max;
-	bool over;
-};
-
-static size_t
-on_data(char *p, size_t sz, size_t nm, void *u)
-{
-	struct sink *s = u;
-	size_t n = sz * nm;
-	if (s->b.len + n > s->max) {
-		s->over = true;
-		return 0; /* libcurl stops the transfer */
-	}
-	ph_buf_add(&s->b, p, n);
-	return n;
-}
-
 /* GETs url (or POSTs form with the Basic credentials user:pass) within
  * fetch_timeout_ms, no redirect, at most max_fetch bytes of answer, which
- * must be 200. Returns 0 with the body in out (NUL-ended; caller frees), or
- * -1 with the reason in err. */
+ * must be 200; https verified against ca_file (or the system's CAs).
+ * Returns 0 with the body in out (NUL-ended; caller frees), or -1 with the
+ * reason in err. */
 static int
 http_do(const struct ph_oauth_keys *k, const char *url, const char *form, const char *user, const char *pass,
 	struct ph_buf *out, char *err, size_t esz)
 {
-	static bool inited;
-	struct sink s = {.max = (size_t)k->max_fetch};
-	struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
-	CURL *h;
-	CURLcode rc;
-	long status = 0;
-	if (!inited && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
-		inited = true;
-	ph_buf_init(&s.b);
-	if ((h = curl_easy_init()) == NULL) {
-		snprintf(err, esz, "libcurl failed to start");
-		curl_slist_free_all(hdr);
-		return -1;
-	}
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)k->fetch_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)k->fetch_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "phantom/" PACKAGE_VERSION);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	if (form != NULL) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, form);
-		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERNAME, user);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, pass);
-	}
-	rc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(h);
-	curl_slist_free_all(hdr);
-	if (rc != CURLE_OK || status != 200) {
-		if (s.over)
-			snprintf(err, esz, "%s: more than %lld bytes (auth.oauth.max_fetch_bytes)", url, k->max_fetch);
-		else if (rc != CURLE_OK)
-			snprintf(err, esz, "%s: %s", url, curl_easy_strerror(rc));
-		else
-			snprintf(err, esz, "%s answered HTTP %ld", url, status);
-		ph_buf_free(&s.b);
-		return -1;
-	}
-	ph_buf_addc(&s.b, '\0');
-	s.b.len--;
-	*out = s.b;
-	return 0;
+	static const char *const hdr[] = {"Accept", "application/json", NULL};
+	struct ph_http_req rq = {.url = url,
+				 .hdr = hdr,
+				 .body = form,
+				 .body_len = form ? strlen(form) : 0,
+				 .content_type = "application/x-www-form-urlencoded",
+				 .user = user,
+				 .pass = pass,
+				 .timeout_ms = k->fetch_timeout_ms,
+				 .max_bytes = (size_t)k->max_fetch,
+				 .ca_file = k->ca_file};
+	return ph_http_do(&rq, out, err, esz);
 }
 
 /* The jwks_uri of the issuer's metadata: RFC 8414 (the well-known name
@@ -695,18 +666,14 @@ ph_oauth_introspect(const struct ph_oauth_keys *k, const char *endpoint, const c
 		    const char *tok, size_t n, struct json_object **ans, const char **why)
 {
 	static char err[320];
-	char *esc = curl_easy_escape(NULL, tok, (int)n), *form;
+	char *esc = ph_http_form_escape(tok, n), *form;
 	struct ph_buf b;
 	int rc = -1;
 	bool key_nul = false;
 	*ans = NULL;
-	if (esc == NULL) {
-		*why = "cannot escape the token";
-		return -1;
-	}
 	form = ph_xasprintf("token=%s&token_type_hint=access_token", esc);
 	sodium_memzero(esc, strlen(esc));
-	curl_free(esc);
+	free(esc);
 	if (http_do(k, endpoint, form, client, secret, &b, err, sizeof err) != 0) {
 		*why = err;
 	} else if (!ph_json_parse_ex(b.data, b.len, DISCOVERY_DEPTH, ans, &key_nul) || key_nul ||

@@ -1,5 +1,5 @@
 /* ph_oauth_keys.h: the authorization server's keys in the prefork model, and
- * the HTTP client that fetches them and introspects opaque tokens (libcurl).
+ * their fetches and the introspection of opaque tokens (through ph_http.h).
  * Internal to ph_oauth.c; ph_oauth.c's head comment says who fetches when. */
 #ifndef PH_OAUTH_KEYS_H
 #define PH_OAUTH_KEYS_H
@@ -17,6 +17,7 @@ struct ph_oauth_keys {
 	char *want_path; /* a worker's request for a fetch, to the master */
 	char *wait_path; /* held by the one process waiting for min_refresh_s to end */
 	char *cache_dir;
+	char *ca_file; /* auth.oauth.ca_file, or NULL: the system's CA certificates */
 	long long refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch, wait_ms;
 	/* per process */
 	struct ph_jwks set;
@@ -33,7 +34,8 @@ struct ph_oauth_keys {
 };
 
 /* The keys' settings of auth.oauth (issuer, jwks_uri, jwks_file, cache_dir,
- * refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch_bytes) into k;
+ * refresh_s, min_refresh_s, fetch_timeout_ms, max_fetch_bytes, ca_file)
+ * into k;
  * problems go to s (lines of on, the auth.oauth node, may be NULL). A
  * jwks_file is read once here, so -t reports a bad one; with
  * s->probs->host (-t), a cache_dir that is not Phantom's own or that this

@@ -142,15 +142,16 @@ ph_park_check(struct json_object *msg, const char **host)
 	return NULL;
 }
 
-/* The hub's "take {rid, msg, state, answers}" (text, len bytes, fd the
- * connection) as out, its exchange made by the front (srv->resume) from fd
- * (then taken) and the call's request id. Returns 1, or -1 with why. */
+/* The hub's "take {rid, msg, state, answers}" (text, len bytes, nested
+ * at most depth deep; fd the connection) as out, its exchange made by the
+ * front (srv->resume) from fd (then taken) and the call's request id.
+ * Returns 1, or -1 with why. */
 static int
-take_call(const struct ph_server *srv, const char *text, size_t len, int fd, struct ph_park_resume *out,
-	  char *why, size_t n)
+take_call(const struct ph_server *srv, const char *text, size_t len, int depth, int fd,
+	  struct ph_park_resume *out, char *why, size_t n)
 {
 	struct ph_hubmsg_take t;
-	if (fd < 0 || !ph_hubmsg_take_read(text, len, &t)) {
+	if (fd < 0 || !ph_hubmsg_take_read(text, len, depth, &t)) {
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
 		return -1;
 	}
@@ -172,7 +173,7 @@ int
 ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n)
 {
 	struct json_object *q;
-	long long max = r->srv->conf->sessions.max_answer;
+	long long max = r->srv->conf->sessions.max_answer, wait = r->srv->conf->sessions.answer_wait_ms;
 	const char *text, *host, *bad = ph_park_check(r->msg, &host);
 	struct ph_buf reply;
 	size_t len;
@@ -199,14 +200,16 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	text = json_object_to_json_string_length(q, JSON_C_TO_STRING_PLAIN, &len);
 	ph_buf_init(&reply);
 	/* the call comes back with every answer of its round */
-	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, &fd);
+	got = ph_session_hub_ask_buf(text, len, &reply, 2 * (size_t)max + PH_PARK_REPLY_MAX, (int)wait, &fd);
 	json_object_put(q);
 	if (got < 0) {
-		snprintf(why, n, "Internal error: the hub did not take the answer");
+		snprintf(why, n, "Internal error: the hub did not take the answer within "
+			 "sessions.answer_wait_ms (%lld ms); the call still waits for it: send it again", wait);
 	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
 	} else if (strncmp(reply.data, "take ", 5) == 0) {
-		rc = take_call(r->srv, reply.data + 5, (size_t)got - 5, fd, out, why, n);
+		rc = take_call(r->srv, reply.data + 5, (size_t)got - 5, ph_hubmsg_depth(r->srv->conf->limits.json_depth),
+			       fd, out, why, n);
 		if (rc > 0)
 			fd = -1;
 	} else if (strncmp(reply.data, "no large: ", 10) == 0) {

@@ -65,16 +65,16 @@ ph_session_issue(struct ph_req *r, const char *version)
 }
 
 long
-ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int *fdp)
+ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int wait_ms, int *fdp)
 {
 	int sp[2], fd = -1;
 	ssize_t got = -1;
-	int64_t until = ph_now_us() + HUB_ASK_MS * 1000;
+	int64_t until = ph_now_us() + (int64_t)wait_ms * 1000;
 	if (fdp)
 		*fdp = -1;
 	if (ph_hub_fd < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
 		return -1;
-	if (ph_hub_send(text, len, sp[1], HUB_ASK_MS) != 0)
+	if (ph_hub_send(text, len, sp[1], wait_ms) != 0)
 		goto out;
 	close(sp[1]);
 	sp[1] = -1;
@@ -84,7 +84,17 @@ ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t 
 		int rc = poll(&p, 1, left > 0 ? (int)left : 0);
 		if (rc < 0 && errno == EINTR)
 			continue;
-		if (rc <= 0)
+		if (rc == 0) {
+			/* no answer in time: from now on the hub's answer fails
+			 * to send (it then knows this worker has given up), and
+			 * one sent just before is still read */
+			shutdown(sp[0], SHUT_RD);
+			got = ph_recv_msg(sp[0], out, max, &fd, MSG_DONTWAIT);
+			if (got == 0)
+				got = -1;
+			break;
+		}
+		if (rc < 0)
 			goto out;
 		got = ph_recv_msg(sp[0], out, max, &fd, MSG_DONTWAIT);
 		if (got < 0 && errno == EINTR)
@@ -108,7 +118,7 @@ ph_session_hub_ask(const char *text, char *out, size_t n, int *fdp)
 	struct ph_buf b;
 	long got;
 	ph_buf_init(&b);
-	got = ph_session_hub_ask_buf(text, strlen(text), &b, n - 1, fdp);
+	got = ph_session_hub_ask_buf(text, strlen(text), &b, n - 1, HUB_ASK_MS, fdp);
 	if (got >= 0)
 		memcpy(out, b.data, (size_t)got + 1);
 	ph_buf_free(&b);

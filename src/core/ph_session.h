@@ -31,8 +31,11 @@ struct json_object *ph_session_open(struct ph_req *r, const char *token, char *m
  * length, or -1 (no hub, or no answer in time). */
 long ph_session_hub_ask(const char *text, char *out, size_t n, int *fd);
 /* The same for a message of len bytes and an answer of up to max bytes
- * (into out, NUL-terminated): a large one travels in a memfd. */
-long ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int *fd);
+ * (into out, NUL-terminated; a large one travels in a memfd), waiting up
+ * to wait_ms. A worker that gives up waiting shuts its reply socket for
+ * reading first: an answer the hub sends after that fails to go, so the
+ * hub can tell that it was not received. */
+long ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int wait_ms, int *fd);
 /* Ends r's session (r->sess.session, from ph_session_open) on this host: the
  * hub remembers its id until it would expire, and calls sessions.on_end
  * with r's principal and assigns. Returns PH_OK, or the error to answer

@@ -140,7 +140,8 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
  * request the server pushed mid-call. Authenticated and its session opened
  * like any request, then given to the hub: 202, or 400 -32600 naming why
  * it is refused (no call waits for this id, another session's, answered
- * twice). The answer that completes a round resumes the call here. */
+ * twice). The answer that completes a round resumes the call here, once
+ * its own request has ended with the 202. */
 void
 ph_serve_response(struct ph_req *r)
 {
@@ -159,6 +160,14 @@ ph_serve_response(struct ph_req *r)
 		return;
 	}
 	ph_send_accepted(r);
-	if (rc > 0)
+	if (rc > 0) {
+		/* the 202 goes out, and the POST ends, before the call runs on:
+		 * held back until the call's end, it would keep a client that
+		 * waits for it from reading the call's stream, and a result
+		 * larger than what the sockets hold would stall behind it until
+		 * the write on the stream gave up (the call then lost) */
+		if (r->ex->ops->finish)
+			r->ex->ops->finish(r->ex);
 		resume_parked(r, &pr);
+	}
 }

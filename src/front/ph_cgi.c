@@ -78,7 +78,8 @@ cgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct 
 	(void)ex;
 	ph_buf_init(&b);
 	ph_cgi_response_head(&b, status, ctype, hdrs, len);
-	ph_buf_add(&b, body, len);
+	if (body) /* NULL: the answer to a HEAD, or none (202) */
+		ph_buf_add(&b, body, len);
 	rc = ph_write_all(1, b.data, b.len);
 	ph_buf_free(&b);
 	return rc;

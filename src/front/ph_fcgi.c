@@ -165,7 +165,9 @@ ph_signals_worker_init(void)
 struct fcgi_front {
 	FCGX_Request *req;
 	bool handed_off;      /* the hub carries the request on */
+	bool ended;           /* ended early (fcgi_finish): nothing more is written */
 	bool whole;           /* the whole request waited: reads need no deadline */
+	bool tcp;             /* a TCP connection */
 	bool body_armed;      /* the body's deadline guards the reads */
 	int64_t body_until_us; /* the body's deadline */
 };
@@ -226,10 +228,12 @@ fcgi_respond(struct ph_exchange *ex, int status, const char *ctype, const struct
 	struct fcgi_front *f = ex->front;
 	struct ph_buf b;
 	int rc = 0;
+	if (f->ended)
+		return -1;
 	ph_buf_init(&b);
 	ph_cgi_response_head(&b, status, ctype, hdrs, len);
 	if (FCGX_PutStr(b.data, (int)b.len, f->req->out) < 0 ||
-	    (len && FCGX_PutStr(body, (int)len, f->req->out) < 0))
+	    (len && body && FCGX_PutStr(body, (int)len, f->req->out) < 0))
 		rc = -1;
 	ph_buf_free(&b);
 	return rc;
@@ -300,6 +304,8 @@ fcgi_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 	return 0;
 }
 
+static void fcgi_finish(struct ph_exchange *ex);
+
 static const struct ph_front_ops fcgi_ops = {
 	.param = fcgi_param,
 	.read = fcgi_read,
@@ -309,6 +315,7 @@ static const struct ph_front_ops fcgi_ops = {
 	.stream_ping = fcgi_stream_ping,
 	.closed = fcgi_closed,
 	.handoff = fcgi_handoff,
+	.finish = fcgi_finish,
 };
 
 /* The request log as the configuration says (a worker under a master
@@ -488,6 +495,36 @@ finish(FCGX_Request *req, bool answered_whole)
 	}
 }
 
+/* The end of the request now (ph_front_ops.finish): what was written and
+ * the end records go out as FCGX_Finish_r writes them, and the connection
+ * is closed as finish() closes it, but the parameters stay for the
+ * request's log line; serve_one's finish() then only frees the request. */
+static void
+fcgi_finish(struct ph_exchange *ex)
+{
+	struct fcgi_front *f = ex->front;
+	FCGX_Request *req = f->req;
+	int fd = req->ipcFd;
+	bool sent;
+	if (f->ended || f->handed_off || fd < 0)
+		return;
+	f->ended = true;
+	if (f->body_armed) {
+		deadline_disarm();
+		f->body_armed = false;
+	}
+	sent = FCGX_FClose(req->err) == 0 && FCGX_FClose(req->out) == 0;
+	if (sent && req->keepConnection)
+		return; /* the web server sends the next request on it */
+	req->ipcFd = -1;
+	if (!sent)
+		close(fd);
+	else if (f->whole && f->tcp)
+		ph_fcgi_close_answered(fd);
+	else
+		ph_fcgi_close_drain(fd);
+}
+
 /* Serves the accepted request req, then ends it (finish), or, when the hub
  * has taken the connection, only our copy of it closed (no
  * FCGI_END_REQUEST, no shutdown()). whole: the request waited whole (no
@@ -497,7 +534,8 @@ static void
 serve_one(struct ph_server *srv, FCGX_Request *req, bool whole, bool tcp)
 {
 	long long body_ms = srv ? srv->conf->http.body_timeout_ms : DEFAULT_BODY_MS;
-	struct fcgi_front f = {req, false, whole, false, ph_now_us() + body_ms * 1000};
+	struct fcgi_front f = {.req = req, .whole = whole, .tcp = tcp,
+			       .body_until_us = ph_now_us() + body_ms * 1000};
 	ph_fcgi_serve_exchange(srv, &fcgi_ops, &f);
 	if (f.body_armed)
 		deadline_disarm(); /* answered before the body's end (413, ...) */

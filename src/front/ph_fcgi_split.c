@@ -44,7 +44,9 @@ struct split_front {
 	struct ph_buf out;    /* records not yet written */
 	bool failed;          /* a write failed: the peer is gone */
 	bool handed_off;
+	bool ended;           /* ended early (split_finish): fd is closed */
 	bool tcp;             /* a TCP connection, still with Nagle's algorithm */
+	bool on_tcp;          /* a TCP connection */
 };
 
 
@@ -87,7 +89,9 @@ split_held_body(struct ph_exchange *ex, size_t *len)
 static int
 split_flush(struct split_front *f)
 {
-	if (!f->failed && f->out.len > 0 && ph_write_all(f->fd, f->out.data, f->out.len) != 0)
+	if (f->ended)
+		f->failed = true;
+	else if (!f->failed && f->out.len > 0 && ph_write_all(f->fd, f->out.data, f->out.len) != 0)
 		f->failed = true;
 	ph_buf_reset(&f->out);
 	return f->failed ? -1 : 0;
@@ -112,7 +116,7 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	ph_buf_reserve(&f->out, PH_FCGI_HEADER_LEN + 256 + len + PH_FCGI_END_ROOM);
 	at = ph_fcgi_record_open(&f->out);
 	ph_cgi_response_head(&f->out, status, ctype, hdrs, len);
-	if (len)
+	if (len && body) /* NULL: the answer to a HEAD */
 		ph_buf_add(&f->out, body, len);
 	ph_fcgi_record_close(&f->out, at, PH_FCGI_STDOUT, f->rid);
 	return f->failed ? -1 : 0;
@@ -167,6 +171,8 @@ split_closed(struct ph_exchange *ex)
 {
 	struct split_front *f = ex->front;
 	struct pollfd p = {f->fd, POLLIN | POLLRDHUP, 0};
+	if (f->ended)
+		return true;
 	return f->failed ||
 	       (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0);
 }
@@ -182,6 +188,33 @@ split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 	return 0;
 }
 
+/* The end records after what f->out holds, written; then the connection
+ * closed as a request's end closes it (ph_fcgi_close_answered on TCP,
+ * ph_fcgi_close_drain otherwise, a plain close when the write failed). */
+static void
+split_end(struct split_front *f)
+{
+	ph_fcgi_end(&f->out, f->sp->rid);
+	if (split_flush(f) != 0)
+		close(f->fd);
+	else if (f->on_tcp)
+		ph_fcgi_close_answered(f->fd);
+	else
+		ph_fcgi_close_drain(f->fd);
+	f->ended = true;
+	f->fd = -1;
+}
+
+/* ph_front_ops.finish: the request ended now rather than when the core
+ * returns. */
+static void
+split_finish(struct ph_exchange *ex)
+{
+	struct split_front *f = ex->front;
+	if (!f->ended && !f->handed_off)
+		split_end(f);
+}
+
 static const struct ph_front_ops split_ops = {
 	.param = split_param,
 	.read = split_read,
@@ -192,6 +225,7 @@ static const struct ph_front_ops split_ops = {
 	.stream_ping = split_stream_ping,
 	.closed = split_closed,
 	.handoff = split_handoff,
+	.finish = split_finish,
 };
 
 /* A resumed call's stream's head went out in its first round: a complete
@@ -283,20 +317,13 @@ ph_fcgi_serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *s
 	f.sp = sp;
 	f.rid = sp->rid;
 	f.fd = fd;
-	f.tcp = tcp;
+	f.tcp = f.on_tcp = tcp;
 	kept = ph_kept_take(&kept_out, &f.out);
 	ph_fcgi_serve_exchange(srv, &split_ops, &f);
-	if (f.handed_off) {
+	if (f.handed_off)
 		close(fd);
-	} else {
-		ph_fcgi_end(&f.out, sp->rid);
-		if (split_flush(&f) != 0)
-			close(fd);
-		else if (tcp)
-			ph_fcgi_close_answered(fd);
-		else
-			ph_fcgi_close_drain(fd);
-	}
+	else if (!f.ended)
+		split_end(&f);
 	ph_kept_give(&kept_out, &f.out, kept, KEPT_OUT_MAX);
 }
 

@@ -370,13 +370,19 @@ type_of_head(const char *text, size_t len)
 	return type_named(name, (size_t)(q - name));
 }
 
+int
+ph_hubmsg_depth(long long json_depth)
+{
+	return json_depth + 1 > PH_JSON_DEPTH_DOCUMENT ? (int)json_depth + 1 : PH_JSON_DEPTH_DOCUMENT;
+}
+
 bool
-ph_hubmsg_parse(const char *text, size_t len, struct ph_hubmsg *m)
+ph_hubmsg_parse(const char *text, size_t len, int depth, struct ph_hubmsg *m)
 {
 	const char *name;
 	memset(m, 0, sizeof *m);
 	m->type = PH_HUBMSG__COUNT;
-	if (!ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &m->doc)) {
+	if (!ph_json_parse(text, len, depth, &m->doc)) {
 		m->type = type_of_head(text, len);
 		return false;
 	}
@@ -394,11 +400,11 @@ ph_hubmsg_free(struct ph_hubmsg *m)
 }
 
 bool
-ph_hubmsg_take_read(const char *text, size_t len, struct ph_hubmsg_take *t)
+ph_hubmsg_take_read(const char *text, size_t len, int depth, struct ph_hubmsg_take *t)
 {
 	struct json_object *take = NULL;
 	memset(t, 0, sizeof *t);
-	if (ph_json_parse(text, len, PH_JSON_DEPTH_DOCUMENT, &take) && json_object_is_type(take, json_type_object)) {
+	if (ph_json_parse(text, len, depth, &take) && json_object_is_type(take, json_type_object)) {
 		t->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & PH_FCGI_ID_MASK;
 		t->msg = json_object_get(ph_jget(take, "msg"));
 		t->state = json_object_get(ph_jget(take, "state"));

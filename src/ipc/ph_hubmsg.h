@@ -148,11 +148,18 @@ bool ph_hubmsg_add_rid(struct ph_buf *out, const char *desc, size_t len, unsigne
 
 /* ---- parsers ----------------------------------------------------------- */
 
-/* Reads text (len bytes) into m. Returns true when it is a message of a
+/* The nesting a message on the hub's channel is read with: what a worker
+ * took from a client (a request, an answer, at most json_depth deep:
+ * limits.json_depth) sits one level down in it (park.call's msg,
+ * park.answer's result, the take's answers), and never less than
+ * PH_JSON_DEPTH_DOCUMENT. */
+int ph_hubmsg_depth(long long json_depth);
+/* Reads text (len bytes) into m, nested at most depth deep
+ * (ph_hubmsg_depth). Returns true when it is a message of a
  * known type whose members are as that type has them; false otherwise,
  * with m->type the type it names (PH_HUBMSG__COUNT: none). Either way
  * ph_hubmsg_free(m) after. */
-bool ph_hubmsg_parse(const char *text, size_t len, struct ph_hubmsg *m);
+bool ph_hubmsg_parse(const char *text, size_t len, int depth, struct ph_hubmsg *m);
 void ph_hubmsg_free(struct ph_hubmsg *m);
 
 /* ---- the hand-back of a parked call (the hub's answer to PARK_ANSWER) --- */
@@ -165,7 +172,8 @@ struct ph_hubmsg_take {
 };
 /* "take " and the JSON of t (borrowed), in out (initialised). */
 void ph_hubmsg_take(struct ph_buf *out, const struct ph_hubmsg_take *t);
-/* Reads the JSON after "take " (text, len bytes) into t (its members the
- * caller's to put). Returns false when it is not one (t then empty). */
-bool ph_hubmsg_take_read(const char *text, size_t len, struct ph_hubmsg_take *t);
+/* Reads the JSON after "take " (text, len bytes, at most depth deep:
+ * ph_hubmsg_depth) into t (its members the caller's to put). Returns false
+ * when it is not one (t then empty). */
+bool ph_hubmsg_take_read(const char *text, size_t len, int depth, struct ph_hubmsg_take *t);
 #endif

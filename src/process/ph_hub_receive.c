@@ -239,7 +239,7 @@ ph_hub_receive(struct hub *h)
 				close(fd);
 			return;
 		}
-		if (ph_hubmsg_parse(text.data, (size_t)n, &m))
+		if (ph_hubmsg_parse(text.data, (size_t)n, ph_hubmsg_depth(h->srv->conf->limits.json_depth), &m))
 			handlers[m.type](h, &m, fd);
 		else
 			unreadable(&m, fd);

@@ -126,11 +126,17 @@ ph_hub_sessions_parked(const struct ph_hub_sessions *t)
 	return t->npark;
 }
 
-static void
+/* Sends text to the worker waiting on fd. Returns false when it could not
+ * (the worker gave up waiting: it shuts its end for reading first, so
+ * what it did not get it is told it did not get). */
+static bool
 reply(int fd, const char *text)
 {
-	if (fd >= 0 && send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+	if (fd >= 0 && send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		ph_log("warning", "hub: a worker did not wait for the session answer: %s", strerror(errno));
+		return false;
+	}
+	return fd >= 0;
 }
 
 /* ---- parked calls ---------------------------------------------------------- */
@@ -286,29 +292,40 @@ find_pushed(struct ph_hub_sessions *t, const char *id)
 }
 
 /* Sends "take {...}" with p's connection to the worker on fd, and forgets
- * p. Returns false when the worker could not be told (p then fails). */
-static bool
+ * p. Returns 1; 0 when the worker had given up waiting (it told its client
+ * that the answer was not taken: p waits on); -1 when it could not be told
+ * otherwise (p is then to fail). */
+static int
 hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 {
 	struct ph_hubmsg_take take = {p->rid, p->msg, p->state, p->answers};
 	struct ph_buf b;
-	bool sent;
+	int rc, e;
 	ph_buf_init(&b);
 	ph_hubmsg_take(&b, &take);
-	sent = ph_send_fd(fd, b.data, b.len, p->fd, 0) == 0;
+	rc = ph_send_fd(fd, b.data, b.len, p->fd, 0);
+	e = errno;
 	ph_buf_free(&b);
-	if (!sent) {
-		ph_log("warning", "hub: the worker did not take the parked call back: %s", strerror(errno));
-		return false;
+	if (rc != 0 && (e == EPIPE || e == ECONNREFUSED || e == ENOTCONN)) {
+		ph_log("warning", "hub: the worker with the last answer to call %s of session %.8s... gave "
+		       "up waiting (sessions.answer_wait_ms); the call waits for the answer again",
+		       ph_jstr(p->msg, "method"), p->sid);
+		return 0;
+	}
+	if (rc != 0) {
+		ph_log("warning", "hub: the worker did not take the parked call back: %s", strerror(e));
+		return -1;
 	}
 	unpark(t, p, false, "handed back with its answers");
-	return true;
+	return 1;
 }
 
 /* True when answer a (borrowed) takes p's answers over sessions.max_answer
- * (or its worker found it over on its own: too_large); why says so. */
+ * (or its worker found it over on its own: too_large); why says so. Else
+ * *len is what it adds to p->answer_bytes once taken. */
 static bool
-too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_answer *a, char *why, size_t n)
+too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_answer *a, size_t *alen,
+	  char *why, size_t n)
 {
 	long long max = t->srv->conf->sessions.max_answer;
 	size_t len = 0;
@@ -316,10 +333,9 @@ too_large(struct ph_hub_sessions *t, struct parked *p, const struct ph_hubmsg_an
 		len = (size_t)a->size;
 	else if (a->result != NULL)
 		json_object_to_json_string_length(a->result, JSON_C_TO_STRING_PLAIN, &len);
-	if (!a->too_large && (long long)(p->answer_bytes + len) <= max) {
-		p->answer_bytes += len;
+	*alen = len;
+	if (!a->too_large && (long long)(p->answer_bytes + len) <= max)
 		return false;
-	}
 	snprintf(why, n, "The client's answer to the request the server sent is too large (%zu bytes; "
 		 "sessions.max_answer is %lld for the answers of one call); the call was abandoned",
 		 p->answer_bytes + len, max);
@@ -334,6 +350,7 @@ park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 	struct json_object *res = a->result, *err = a->error;
 	struct parked *p = id ? find_pushed(t, id) : NULL;
 	char out[300];
+	size_t len;
 	if (p == NULL) {
 		reply(fd, "no unknown: no call of this host waits for an answer with this id (it was "
 		      "answered already, or its call ended: an error answer, sessions.park_timeout_ms, "
@@ -350,7 +367,7 @@ park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 		reply(fd, "no twice: this request was already answered");
 		return;
 	}
-	if (too_large(t, p, a, out, sizeof out)) {
+	if (too_large(t, p, a, &len, out, sizeof out)) {
 		char no[sizeof out + 16];
 		snprintf(no, sizeof no, "no large: %s", out);
 		reply(fd, no);
@@ -361,17 +378,31 @@ park_answer(struct ph_hub_sessions *t, const struct ph_hubmsg_answer *a, int fd)
 		const char *em = ph_jstr(err, "message");
 		snprintf(out, sizeof out, "The client answered the request the server sent with an "
 			 "error: %.200s", em ? em : "(no message)");
-		reply(fd, "ok");
-		fail_parked(t, p, out);
+		if (reply(fd, "ok"))
+			fail_parked(t, p, out);
+		return;
+	}
+	/* an answer counts once its worker is told so: one that gave up
+	 * waiting told its client the answer was not taken */
+	if (p->outstanding > 1) {
+		if (reply(fd, "ok")) {
+			json_object_object_add(p->answers, key, json_object_get(res));
+			p->answer_bytes += len;
+			p->outstanding--;
+		}
 		return;
 	}
 	json_object_object_add(p->answers, key, json_object_get(res));
-	if (--p->outstanding > 0) {
-		reply(fd, "ok");
-		return;
-	}
-	if (!hand_back(t, p, fd))
+	switch (hand_back(t, p, fd)) {
+	case 0:
+		json_object_object_del(p->answers, key);
+		break;
+	case -1:
 		fail_parked(t, p, "Internal error: the call could not be resumed");
+		break;
+	default:
+		break;
+	}
 }
 
 void

@@ -99,6 +99,7 @@ struct ph_config {
 		long long park_timeout_ms; /* a parked call waits this long for its answers */
 		long long max_parked;     /* calls parked in the hub at once */
 		long long max_answer;     /* bytes of a client's answers to one round of pushed requests */
+		long long answer_wait_ms; /* a worker waits this long for the hub to take an answer */
 		long long max_state;      /* sessions holding state in the hub */
 		long long max_subscriptions; /* resources/subscribe per session */
 		long long state_idle;     /* seconds a session's state outlives its last use */
@@ -138,7 +139,7 @@ struct ph_state_opts { /* request_state */
 	const struct ph_ynode *previous_secret_files;
 };
 struct ph_oauth_opts { /* auth.oauth: lists and maps are read by ph_oauth.c */
-	char *issuer, *jwks_uri, *jwks_file, *audience_match, *typ, *principal_claim, *cache_dir;
+	char *issuer, *jwks_uri, *jwks_file, *audience_match, *typ, *principal_claim, *cache_dir, *ca_file;
 	long long clock_skew_s, refresh_s, min_refresh_s, max_token_bytes, fetch_timeout_ms;
 	long long max_fetch_bytes, token_cache, refresh_wait_ms;
 	bool client_id_audience;

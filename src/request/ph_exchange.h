@@ -23,8 +23,10 @@ struct ph_front_ops {
 	 * error (the body was cut short), PH_READ_TIMEOUT when the body did not
 	 * arrive by the front's deadline (http.body_timeout_ms). */
 	long (*read)(struct ph_exchange *ex, char *buf, size_t len);
-	/* Sends a complete response. body may be NULL (len 0) for 202. hdrs ends
-	 * with a {NULL, NULL} entry. Returns -1 when the client is gone. */
+	/* Sends a complete response. body may be NULL (len 0) for 202; NULL
+	 * with len > 0 answers a HEAD: the head says Content-Length len and no
+	 * body follows. hdrs ends with a {NULL, NULL} entry. Returns -1 when
+	 * the client is gone. */
 	int (*respond)(struct ph_exchange *ex, int status, const char *content_type,
 		       const struct ph_header *hdrs, const char *body, size_t len);
 	/* Starts a streamed (SSE) response with status 200. */
@@ -60,6 +62,12 @@ struct ph_front_ops {
 	 * (borrowed until the exchange ends), its length in *len; the core
 	 * then reads nothing. May be NULL, or return NULL: read it is. */
 	const char *(*held_body)(struct ph_exchange *ex, size_t *len);
+	/* Ends the response now, as the front ends one once the core returns:
+	 * what was written goes out with the end of the request and the
+	 * connection is let go; nothing more may be written to ex. The core
+	 * calls it before work the response must not wait for (the call an
+	 * answer resumed). NULL: the front ends it when the core returns. */
+	void (*finish)(struct ph_exchange *ex);
 };
 
 struct ph_exchange {

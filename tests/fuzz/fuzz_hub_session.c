@@ -42,7 +42,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* read as the hub reads it (ph_hubmsg_parse); the fd is taken by the
 	 * handler, and closed here when the message is not the sessions' */
-	if (ph_hubmsg_parse((const char *)data, size, &m) && m.type >= PH_HUBMSG_SESSION_CHECK &&
+	if (ph_hubmsg_parse((const char *)data, size, ph_hubmsg_depth(64), &m) && m.type >= PH_HUBMSG_SESSION_CHECK &&
 	    m.type <= PH_HUBMSG_PARK_ANSWER)
 		ph_hub_sessions_message(t, &m, sp[1]);
 	else

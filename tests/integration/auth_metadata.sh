@@ -4,7 +4,10 @@
 # (mod_proxy_fcgi) and shared-hosting (.htaccess) configurations with exactly
 # the lines docs/auth.md tells users to add. The document needs no
 # credentials; the endpoint still does, and its 401 points to the document.
-# A probe answered 405 is logged with its path (not its query) as target.
+# HEAD gets the document's head without it; any other method sent to its
+# path (an MCP POST, a session's GET or DELETE) gets 405 with Allow: GET,
+# HEAD, never MCP. A probe answered 405 is logged with its path (not its
+# query) as target.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/auth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -37,6 +40,13 @@ checks() {
 	is "$(header Access-Control-Allow-Origin)" "*" "$n: readable by browser clients"
 	get "$B$WK?x=1"
 	is "$STATUS" 200 "$n: a query string does not matter"
+	get -I "$B$WK"
+	is "$STATUS" 200 "$n: HEAD of the metadata: 200"
+	is "$(header Content-Type)" application/json "$n: HEAD: application/json, as GET"
+	mpost "$B$WK" 3 server/discover '{}' -H "Authorization: Bearer $TOKEN"
+	is "$STATUS/$(jqr .error.code)" 405/-32000 "$n: an MCP POST to the metadata path is not served: 405"
+	is "$(header Allow)" "GET, HEAD" "$n: ... with Allow: GET, HEAD"
+	like "$(jqr .error.message)" "auth.metadata.path.*GET and HEAD" "$n: ... saying what the path serves"
 	get "$B/.well-known/oauth-protected-resource/other"
 	like "$STATUS" '^40[345]$' "$n: other well-known paths get no document ($STATUS)"
 	get "$B/mcp"
@@ -56,6 +66,22 @@ nginx_start_auth "$PH_BACKEND" "" 'location = /.well-known/oauth-protected-resou
     fastcgi_pass phantom;
 }' || { echo "not ok - nginx starts"; exit 1; }
 checks "$NGINX_BASE" nginx
+
+# ---- HEAD from Phantom itself (FastCGI, then CGI): the GET's head, its
+# Content-Length the document's, and no body (RFC 3875 §4.3.2)
+fcgi_post "$PH_SOCK" "" REQUEST_METHOD=HEAD REQUEST_URI=$WK
+is "$STATUS|$(header Content-Type)|$(header Content-Length)|$BODY" "200|application/json|${#DOC}|" \
+	"FastCGI: HEAD of the metadata: the GET's head, no body"
+CGI_ARGS="-c $T_DIR/phantom.yaml" cgi_post "" REQUEST_METHOD=HEAD REQUEST_URI=$WK
+is "$STATUS|$(header Content-Type)|$(header Content-Length)|$BODY" "200|application/json|${#DOC}|" \
+	"CGI: HEAD of the metadata: the GET's head, no body"
+fcgi_post "$PH_SOCK" "$(req 4 server/discover)" REQUEST_URI=$WK $(mhdr server/discover)
+is "$STATUS|$(header Allow)" "405|GET, HEAD" "FastCGI: an MCP POST to the metadata path: 405, Allow: GET, HEAD"
+fcgi_post "$PH_SOCK" "" REQUEST_METHOD=GET REQUEST_URI=$WK HTTP_MCP_SESSION_ID=x \
+	HTTP_ACCEPT=text/event-stream HTTP_MCP_PROTOCOL_VERSION=2025-11-25
+is "$STATUS|$BODY" "200|$DOC" "a GET there with a session id and Accept: text/event-stream: still the document"
+fcgi_post "$PH_SOCK" "" REQUEST_METHOD=DELETE REQUEST_URI=$WK HTTP_MCP_SESSION_ID=x
+is "$STATUS|$(header Allow)" "405|GET, HEAD" "a DELETE there with a session id: 405, no session's end"
 
 # ---- a probe answered 405 is logged with its path as the target, never
 # with its query (RFC 6750 lets a client put a token there)

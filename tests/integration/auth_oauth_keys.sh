@@ -66,7 +66,7 @@ is "$STATUS" 503 "cold start with the issuer unreachable: 503"
 is "$(jqr .error.message)" "Service Unavailable: the authorization server's keys are not available" "503: message"
 grep -q "auth: cannot check OAuth tokens: " "$PH_LOG"
 ok "the 503 is logged"
-wait_for 5 grep -q "auth.oauth: fetching the keys failed: http://127.0.0.1:$ASPORT/.well-known/oauth-authorization-server: Couldn't connect.*no key yet: requests get 503" "$PH_LOG"
+wait_for 5 grep -Eq "auth.oauth: fetching the keys failed: http://127.0.0.1:$ASPORT/.well-known/oauth-authorization-server: (Couldn't connect|cannot connect: Connection refused).*no key yet: requests get 503" "$PH_LOG"
 ok "the log says why: the issuer's metadata could not be fetched"
 mpost "$U" 2 server/discover '{}'
 is "$STATUS" 401 "no token is still 401"

@@ -5,7 +5,10 @@
 # is configured; the authorization server paths (Phantom is none) 404; a
 # metadata path Phantom has no document for 404 from nginx (405, Phantom's
 # answer, from the others); none of it leaves a line in the web server's
-# error log; the endpoint itself unchanged.
+# error log; the endpoint itself unchanged. HEAD of the document gets its
+# head; an MCP POST to its path is never served (404 from nginx, which
+# refuses the method itself; Phantom's 405 with Allow: GET, HEAD from the
+# others).
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/auth-lib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -77,12 +80,13 @@ for f in "${FRONTS[@]}"; do
 	get "$b$WK/mcp"
 	is "$(printf '%s' "$BODY" | jq -c .)" "$(jq -c . "$T_DIR/prm.json")" "$n: the configured document"
 	is "$(header Content-Type)" application/json "$n: application/json"
+	get -I "$b$WK/mcp"
+	is "$STATUS|$(header Content-Type)" "200|application/json" "$n: HEAD of the document: its head"
+	mpost "$b$WK/mcp" 3 server/discover '{}' "${AUTH[@]}"
+	is "$STATUS" "$none" "$n: an MCP POST to the document's path is not served ($none)"
 	mpost "$b/mcp" 2 server/discover '{}'
 	is "$STATUS" 401 "$n: the endpoint wants a token"
 	like "$(header WWW-Authenticate)" "resource_metadata=\"https://mcp.example.com$WK/mcp\"" \
 		"$n: its 401 points to the document"
 done
-# nginx only: POST is not served as MCP on a metadata path
-mpost "${NGINX_URL%/mcp}$WK/mcp" 3 server/discover '{}' "${AUTH[@]}"
-is "$STATUS" 404 "nginx: an MCP POST to the metadata path is not served"
 done_testing

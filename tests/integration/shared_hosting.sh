@@ -21,6 +21,7 @@ for c in useradd userdel unshare nsenter runuser ldconfig flock php python3 read
 	command -v "$c" >/dev/null || skip_all "$c missing"
 done
 node_setup || skip_all "npm packages missing (scripts/test.sh installs them)"
+. "$top_srcdir/tests/oauth-lib.sh"
 
 static_phantom || { echo "not ok 1 - make static"; exit 1; }
 
@@ -146,8 +147,8 @@ for l in $libs; do
 done
 out=$(nsenter -t "$app_pid" -m -- "$PHANTOM" -V 2>&1)
 like "$out" 'error while loading shared libraries' "the dynamic phantom-fcgi cannot start there"
-is "$(nsenter -t "$app_pid" -m -- ldd "$home/bin/phantom-fcgi" 2>&1 | tr -d '[:space:]')" notadynamicexecutable \
-	"ldd in the cage: not a dynamic executable"
+like "$(nsenter -t "$app_pid" -m -- ldd "$home/bin/phantom-fcgi" 2>&1 | tr -d '[:space:]')" \
+	'^(notadynamicexecutable|staticallylinked)$' "ldd in the cage: not a dynamic executable (or a static PIE)"
 grep -q "phantom\\[$app_pid\\] method=tools/call target=reverse status=200" "$APACHE_DIR/apache-error.log"
 ok "Phantom's request log is in Apache's error log"
 body=$(eval "${curl_line//https:\/\/example.com\//$BASE\/}")
@@ -206,4 +207,87 @@ n=$(grep -c 'phantom\[[0-9]*\] method=' "$APACHE_DIR/apache-error.log")
 p=$(grep -o 'phantom\[[0-9]*\] method=' "$APACHE_DIR/apache-error.log" | sort -u | wc -l)
 is "$p" "$n" "CGI: every request ran in a process of its own ($n requests)"
 not_served "CGI"
+kill "$APACHE_PID"; wait_gone "$APACHE_PID" 10
+
+# ---- OAuth, in the one file ---------------------------------------------------------
+# The static binary is the resource server of oidc-provider, which serves
+# https as localhost with a certificate of a CA made here: the binary
+# resolves the name itself (c-ares), fetches the metadata and the keys over
+# TLS (OpenSSL's HTTP client) trusting the CA of auth.oauth.ca_file, with
+# no master: the request's process fetches, under the cache's lock. The SDK
+# v2 client runs its own OAuth flow through Apache (mod_fcgid, suEXEC).
+if ! "$STATIC" -V | grep -q 'OAuth: yes'; then
+	diag "the static build has no OAuth (libssl-dev, libc-ares-dev missing): its OAuth journey skipped"
+	done_testing
+	exit 0
+fi
+tls_test_ca "$T_DIR/tls" || bail "a test CA and a certificate for localhost"
+oauth_site() { # oauth_site NAME CA-FILE: --init ~/public_html/NAME with auth.mode oauth
+	local web=$home/public_html/$1
+	as_user "$home/bin/phantom-fcgi" --init "$web" >/dev/null 2>&1 || return 1
+	cp "$2" "$web/ca.pem" && chown "$U:$U" "$web/ca.pem"
+	as_user tee -a "$web/phantom.yaml" >/dev/null <<YAML
+  - name: admin_reverse
+    description: Reverse, for holders of mcp:admin.
+    input: {text: {type: string, required: true}}
+    exec: [php, tools/reverse.php]
+    auth_scopes: ["mcp:admin"]
+auth:
+  mode: oauth
+  metadata: { path: /~$U/$1/.well-known/oauth-protected-resource/mcp, document: { resource: "$BASE/$1/mcp" } }
+  oauth: { issuer: "$AS_URL", required_scopes: ["mcp:read"], ca_file: ca.pem, cache_dir: oauth-cache, min_refresh_s: 10 }
+YAML
+}
+start_apache hosting-oauth || bail "apache (mod_fcgid, suEXEC) starts again"
+AS_TLS_CERT=$T_DIR/tls/server.pem AS_TLS_KEY=$T_DIR/tls/server.key AS_CA=$T_DIR/tls/ca.pem
+as_start RS256 "$BASE/oauth/mcp" "$BASE/wrongca/mcp" || bail "oidc-provider starts (https, localhost)"
+like "$AS_URL" '^https://localhost:[0-9]+$' "the authorization server's issuer is https, by name"
+oauth_site oauth "$T_DIR/tls/ca.pem" || bail "--init, then auth.mode oauth in phantom.yaml"
+out=$(as_user "$home/bin/phantom-fcgi" -t -c "$home/public_html/oauth/phantom.yaml" 2>&1)
+is "$?" 0 "-t of the static binary accepts auth.mode oauth with ca_file${out:+: $out}"
+as_user sed -i 's#ca_file: ca.pem#ca_file: tools#' "$home/public_html/oauth/phantom.yaml"
+out=$(as_user "$home/bin/phantom-fcgi" -t -c "$home/public_html/oauth/phantom.yaml" 2>&1)
+like "$out" "auth.oauth.ca_file $home/public_html/oauth/tools: not a regular file" "-t refuses a ca_file that is a directory"
+as_user sed -i 's#ca_file: tools#ca_file: ca.pem#' "$home/public_html/oauth/phantom.yaml"
+export NODE_EXTRA_CA_CERTS=$T_DIR/tls/ca.pem # the SDK client trusts the test CA too
+node_client sdk-oauth-v2.mjs --url "$BASE/oauth/mcp" --alg RS256 --era 2026-07-28 \
+	--tool reverse --args '{"text":"olleh"}' --expect hello \
+	--step-up admin_reverse --step-up-scope mcp:admin --step-up-args '{"text":"nimda"}' --step-up-expect admin
+app_pid=$(pgrep -u "$U" -x phantom-fcgi | head -1)
+is "$(readlink "/proc/$app_pid/exe" 2>/dev/null)" "$home/bin/phantom-fcgi" "the static binary served it, as $U"
+is "$(grep -c '\.so' "/proc/$app_pid/maps" 2>/dev/null)" 0 "with no shared object mapped (no libssl, no libcurl)"
+for l in $(ldd "$(command -v curl)" | awk '/lib(ssl|crypto|curl|cares)\.so/ { print $3 }'); do
+	diag "present on this host, unused by the static binary: $l"
+done
+grep -q "phantom\[[0-9]*\] method=tools/call target=admin_reverse status=200 .*principal=alice" "$APACHE_DIR/apache-error.log"
+ok "the log names the principal of the token after step-up"
+compgen -G "$home/public_html/oauth/oauth-cache/jwks-*.json" >/dev/null
+ok "a request's process fetched the keys and published them in cache_dir"
+is "$(grep -c 'GET /jwks' "$AS_LOG")" 1 "one fetch of the key set for every process of the host"
+# two rotations within a minute: a token of each new key is never 401
+call_tok() { mpost "$BASE/oauth/mcp" "$2" tools/call '{"name":"reverse","arguments":{"text":"x"}}' -H "Authorization: Bearer $1"; }
+for r in 1 2; do
+	kid=$(as_rotate) || bail "the authorization server rotates its key ($r)"
+	tok=$(as_token "mcp:read mcp:write" "$BASE/oauth/mcp")
+	is "$(jwt_field "$tok" 0 .kid)" "$kid" "rotation $r: a token signed by the new key $kid"
+	codes=""
+	for i in $(seq 1 40); do
+		call_tok "$tok" "$((10 + i))"
+		codes="$codes $STATUS"
+		[ "$STATUS" = 503 ] || break
+		ra=$(header Retry-After | tr -dc 0-9)
+		sleep "${ra:-1}"
+	done
+	diag "rotation $r: statuses$codes"
+	is "$STATUS" 200 "rotation $r: the token of the new key is served"
+	unlike "$codes" 401 "rotation $r: never 401 on the way"
+done
+# a wrong CA: the fetch fails, says why, and requests end (503) without hanging
+oauth_site wrongca "$T_DIR/tls/wrong-ca.pem" || bail "a second site whose ca_file is another CA"
+tok=$(as_token "mcp:read" "$BASE/wrongca/mcp")
+mpost "$BASE/wrongca/mcp" 1 tools/call '{"name":"reverse","arguments":{"text":"x"}}' -H "Authorization: Bearer $tok"
+is "$STATUS" 503 "wrong CA: a valid token gets 503 (no key could be fetched)"
+grep -q "auth.oauth: fetching the keys failed: $AS_URL/.well-known/oauth-authorization-server: TLS: the server's certificate is not trusted: unable to get local issuer certificate (CA certificates: $home/public_html/wrongca/ca.pem)" "$APACHE_DIR/apache-error.log"
+ok "the log says the server's certificate is not trusted, and which CA file was used"
+kill "$APACHE_PID"; wait_gone "$APACHE_PID" 10
 done_testing

@@ -12,9 +12,17 @@ bail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $1"; done
 
 static_phantom || { echo "not ok 1 - make static builds static/phantom-fcgi"; exit 1; }
 [ -x "$STATIC" ]; ok "make static builds static/phantom-fcgi"
-is "$(ldd "$STATIC" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "ldd: not a dynamic executable"
-! readelf -lW "$STATIC" | grep -q 'INTERP\|DYNAMIC'
-ok "no program interpreter and no dynamic section"
+like "$(ldd "$STATIC" 2>&1 | tr -d '[:space:]')" '^(notadynamicexecutable|staticallylinked)$' "ldd: not a dynamic executable, or statically linked (a static PIE)"
+static_elf "$STATIC"
+ok "no program interpreter and no shared library needed"
+if readelf -hW "$STATIC" | grep -q 'Type:.*DYN'; then
+	like "$("$STATIC" -V)" 'static build \(static PIE\)' "-V says it is a static PIE (ASLR)"
+else
+	like "$("$STATIC" -V)" 'static build \(static, not PIE\)' "-V says it is not a PIE"
+fi
+if pkg-config --exists libssl libcares libcrypto 2>/dev/null; then
+	like "$("$STATIC" -V)" 'OAuth: yes, HTTP client: OpenSSL HTTP, c-ares' "-V says OAuth is in, with OpenSSL's HTTP client"
+fi
 like "$("$STATIC" -V)" '^phantom-fcgi [0-9.]+ .*static build' "-V says it is the static build"
 like "$("$STATIC" -V)" 'numeric addresses and user and group ids only' "... and that it takes numbers for addresses, users and groups"
 unlike_dyn=$("$PHANTOM" -V)
@@ -101,7 +109,7 @@ for f in bin/phantom-fcgi man/phantom-fcgi.8 man/phantom.yaml.5 man/phantom-skil
 	starter/tools/stats.py starter/tools/counter.py README; do
 	[ -s "$d/$f" ]; ok "the archive holds $f"
 done
-is "$(ldd "$d/bin/phantom-fcgi" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "its binary is the static one"
+static_elf "$d/bin/phantom-fcgi"; ok "its binary is the static one"
 cmp -s "$d/conf/htaccess" "$top_srcdir/conf/htaccess"; ok "its conf/htaccess is the shipped one"
 # the README's way to make the secret for the starter copied by hand
 grep -q "od -An -vtx1" "$d/README"; ok "the README says how to make the secret"
@@ -122,7 +130,7 @@ tgz=$(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-di
 	2>"$T_DIR/intree.err" | tail -1)
 like "$tgz" '^phantom-[0-9.]+-static-[a-z0-9_]+\.tar\.gz$' "configured in the sources, make dist-static makes the archive"
 [ -s "$src/$tgz" ]; ok "... there"
-is "$(ldd "$src/static/phantom-fcgi" 2>&1 | tr -d '[:space:]')" notadynamicexecutable "... of a static binary"
+static_elf "$src/static/phantom-fcgi"; ok "... of a static binary"
 n=$(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make dist-static 2>&1 | grep -c '^ *CC ')
 is "$n" 0 "a second make dist-static compiles nothing again"
 rm -rf "$src" # its tests name the sanitizers' reports, which done_testing looks for

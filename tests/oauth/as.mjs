@@ -7,6 +7,10 @@
 //
 //   node as.mjs --port-file FILE --keys FILE --resource URL [--resource URL...]
 //        [--alg RS256|ES256|EdDSA] [--port N] [--ttl SECONDS] [--scopes "a b c"]
+//        [--tls-cert FILE --tls-key FILE --host NAME]
+//
+// With --tls-cert and --tls-key it serves https, its issuer then
+// https://NAME:PORT (NAME default localhost; the certificate must name it).
 //
 // --keys holds the private JWK set; missing keys for --alg are made and
 // written there, so a restart (another --alg, the same --port) keeps every
@@ -17,6 +21,7 @@
 // Writes the port to --port-file once it serves; logs one line per request
 // to stderr (method, path, status; never a token).
 import http from 'node:http';
+import https from 'node:https';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import Provider, { errors } from 'oidc-provider';
@@ -99,12 +104,15 @@ function makeProvider(issuer) {
 
 let provider;
 let handler;
-const server = http.createServer((req, res) => {
+const tls = opt('tls-cert') ? { cert: fs.readFileSync(opt('tls-cert')), key: fs.readFileSync(opt('tls-key')) } : null;
+const onRequest = (req, res) => {
     res.on('finish', () => console.error(`as: ${req.method} ${req.url.split('?')[0]} ${res.statusCode}`));
     handler(req, res);
-});
+};
+const server = tls ? https.createServer(tls, onRequest) : http.createServer(onRequest);
 server.listen(Number(opt('port', '0')), '127.0.0.1', () => {
-    const issuer = `http://127.0.0.1:${server.address().port}`;
+    const issuer = tls ? `https://${opt('host', 'localhost')}:${server.address().port}`
+        : `http://127.0.0.1:${server.address().port}`;
     provider = makeProvider(issuer);
     handler = provider.callback();
     // a rotation rebuilds the provider with the new key set; clients and

@@ -69,7 +69,7 @@ say(struct ph_hub_states *t, const char *what, const unsigned char *sid, const c
 	char text[512];
 	snprintf(text, sizeof text, "{\"hub\":\"session.%s\",\"sid\":\"%s\",\"exp\":99999999999,\"who\":\"alice\"%s%s}",
 		 what, hex(sid), more ? "," : "", more ? more : "");
-	if (!ph_hubmsg_parse(text, strlen(text), &m)) {
+	if (!ph_hubmsg_parse(text, strlen(text), ph_hubmsg_depth(64), &m)) {
 		ph_hubmsg_free(&m);
 		return "(bad test message)";
 	}

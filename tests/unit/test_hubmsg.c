@@ -15,6 +15,8 @@
 #include <string.h>
 
 #define SID "00112233445566778899aabbccddeeff"
+/* the depth the hub reads with under the default limits.json_depth */
+#define DEPTH ph_hubmsg_depth(64)
 
 /* Parses the text of m (taken), with the request id rid added when rid
  * is not 0, into out. Returns what ph_hubmsg_parse returned. */
@@ -27,9 +29,9 @@ round_trip(struct json_object *m, unsigned rid, struct ph_hubmsg *out)
 	bool got;
 	ph_buf_init(&b);
 	if (rid != 0 && ph_hubmsg_add_rid(&b, text, len, rid))
-		got = ph_hubmsg_parse(b.data, b.len, out);
+		got = ph_hubmsg_parse(b.data, b.len, DEPTH, out);
 	else
-		got = ph_hubmsg_parse(text, len, out);
+		got = ph_hubmsg_parse(text, len, DEPTH, out);
 	ph_buf_free(&b);
 	json_object_put(m);
 	return got;
@@ -100,9 +102,9 @@ small(void)
 	ok(!round_trip(ph_hubmsg_session_check("0011"), 0, &m) && m.type == PH_HUBMSG_SESSION_CHECK,
 	   "a session id that is not 32 hex digits is refused, as a check");
 	ph_hubmsg_free(&m);
-	ok(!ph_hubmsg_parse("{\"hub\":\"nope\"}", 14, &m) && m.type == PH_HUBMSG__COUNT, "an unknown type is refused");
+	ok(!ph_hubmsg_parse("{\"hub\":\"nope\"}", 14, DEPTH, &m) && m.type == PH_HUBMSG__COUNT, "an unknown type is refused");
 	ph_hubmsg_free(&m);
-	ok(!ph_hubmsg_parse("not json", 8, &m) && m.type == PH_HUBMSG__COUNT, "so is what is not JSON");
+	ok(!ph_hubmsg_parse("not json", 8, DEPTH, &m) && m.type == PH_HUBMSG__COUNT, "so is what is not JSON");
 	ph_hubmsg_free(&m);
 }
 
@@ -136,7 +138,7 @@ sessions(struct ph_req *r)
 	for (int i = 0; i < 100; i++)
 		ph_buf_addc(&deep, ']');
 	ph_buf_addc(&deep, '}');
-	ok(!ph_hubmsg_parse(deep.data, deep.len, &m) && m.type == PH_HUBMSG_PARK_ANSWER,
+	ok(!ph_hubmsg_parse(deep.data, deep.len, DEPTH, &m) && m.type == PH_HUBMSG_PARK_ANSWER,
 	   "a message too deep to parse is refused, as the type its head names");
 	ph_hubmsg_free(&m);
 	ph_buf_free(&deep);
@@ -182,12 +184,31 @@ park(struct ph_req *r)
 	ph_buf_init(&b);
 	ph_hubmsg_take(&b, &t);
 	ok(strncmp(b.data, "take {", 6) == 0, "a call is handed back as take {...}");
-	ok(ph_hubmsg_take_read(b.data + 5, b.len - 5, &back), "which is read back");
+	ok(ph_hubmsg_take_read(b.data + 5, b.len - 5, DEPTH, &back), "which is read back");
 	ok(back.rid == 12 && back.msg != NULL && back.state == NULL && ph_jget(back.answers, "k") != NULL,
 	   "with its request id, request and answers");
 	json_object_put(back.msg);
 	json_object_put(back.answers);
-	ok(!ph_hubmsg_take_read("{}", 2, &back) && back.msg == NULL, "a hand-back without its request is refused");
+	ok(!ph_hubmsg_take_read("{}", 2, DEPTH, &back) && back.msg == NULL, "a hand-back without its request is refused");
+	ph_buf_free(&b);
+
+	/* what a body may nest (limits.json_depth) sits one level deeper in
+	 * the hub's messages: read with ph_hubmsg_depth, not the default */
+	ok(ph_hubmsg_depth(64) == 65 && ph_hubmsg_depth(8) == PH_JSON_DEPTH_DOCUMENT && ph_hubmsg_depth(300) == 301,
+	   "messages are read one level deeper than limits.json_depth, at least PH_JSON_DEPTH_DOCUMENT");
+	ph_buf_init(&b);
+	ph_buf_adds(&b, "{\"rid\":1,\"msg\":{},\"answers\":{\"k\":");
+	for (int i = 0; i < 62; i++) /* 64 levels: a body of 63 (the most at 64) puts an answer so */
+		ph_buf_addc(&b, '[');
+	ph_buf_addc(&b, '1');
+	for (int i = 0; i < 62; i++)
+		ph_buf_addc(&b, ']');
+	ph_buf_adds(&b, "}}");
+	ok(!ph_hubmsg_take_read(b.data, b.len, PH_JSON_DEPTH_DOCUMENT, &back), "(a take of 64 levels is too deep for 64)");
+	ok(ph_hubmsg_take_read(b.data, b.len, ph_hubmsg_depth(PH_JSON_DEPTH_DOCUMENT), &back),
+	   "a take nesting an answer as deep as a body may be is read back");
+	json_object_put(back.msg);
+	json_object_put(back.answers);
 	ph_buf_free(&b);
 	json_object_put(t.answers);
 	json_object_put(state);

@@ -1,0 +1,120 @@
+/* ph_http_curl.c: the libcurl engine of ph_http.h (the dynamic build). */
+#include "first.h"
+#include "ph_http.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef PH_HTTP_CURL
+#include <curl/curl.h>
+
+const char *
+ph_http_engine(void)
+{
+	return "libcurl";
+}
+
+struct sink {
+	struct ph_buf b;
+	size_t max;
+	bool over;
+};
+
+static size_t
+on_data(char *p, size_t sz, size_t nm, void *u)
+{
+	struct sink *s = u;
+	size_t n = sz * nm;
+	if (s->b.len + n > s->max) {
+		s->over = true;
+		return 0; /* libcurl stops the transfer */
+	}
+	ph_buf_add(&s->b, p, n);
+	return n;
+}
+
+/* The request's headers as libcurl's list (NULL when it has none). */
+static struct curl_slist *
+headers(const struct ph_http_req *rq)
+{
+	struct curl_slist *l = NULL;
+	for (size_t i = 0; rq->hdr != NULL && rq->hdr[i] != NULL && rq->hdr[i + 1] != NULL; i += 2) {
+		char *h = ph_xasprintf("%s: %s", rq->hdr[i], rq->hdr[i + 1]);
+		l = curl_slist_append(l, h);
+		free(h);
+	}
+	if (rq->body != NULL && rq->content_type != NULL) {
+		char *h = ph_xasprintf("Content-Type: %s", rq->content_type);
+		l = curl_slist_append(l, h);
+		free(h);
+	}
+	return l;
+}
+
+static void
+set_request(CURL *h, const struct ph_http_req *rq, struct curl_slist *hdr, struct sink *s)
+{
+	const char *how;
+	const char *ca = rq->ca_file ? rq->ca_file : ph_http_ca_default(&how);
+	curl_easy_setopt(h, CURLOPT_URL, rq->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)rq->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)rq->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "phantom/" PACKAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	if (ca != NULL)
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+	if (rq->body != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body);
+	}
+	if (rq->user != NULL) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERNAME, rq->user);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, rq->pass ? rq->pass : "");
+	}
+}
+
+int
+ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
+{
+	static bool inited;
+	struct sink s = {.max = rq->max_bytes};
+	struct curl_slist *hdr = headers(rq);
+	CURL *h;
+	CURLcode rc;
+	long status = 0;
+	if (!inited && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+		inited = true;
+	ph_buf_init(&s.b);
+	ph_buf_init(out);
+	if ((h = curl_easy_init()) == NULL) {
+		snprintf(err, esz, "libcurl failed to start");
+		curl_slist_free_all(hdr);
+		ph_buf_free(&s.b);
+		return -1;
+	}
+	set_request(h, rq, hdr, &s);
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdr);
+	if (rc != CURLE_OK || status != 200) {
+		if (s.over)
+			snprintf(err, esz, "%s: more than %zu bytes", rq->url, rq->max_bytes);
+		else if (rc != CURLE_OK)
+			snprintf(err, esz, "%s: %s", rq->url, curl_easy_strerror(rc));
+		else
+			snprintf(err, esz, "%s answered HTTP %ld", rq->url, status);
+		ph_buf_free(&s.b);
+		return -1;
+	}
+	ph_buf_addc(&s.b, '\0'); /* an empty body too has its NUL */
+	s.b.len--;
+	*out = s.b;
+	return 0;
+}
+#endif

@@ -1,0 +1,524 @@
+/* ph_http_ossl.c: the engine of ph_http.h that links statically (the static
+ * build): OpenSSL's own HTTP client over a connection made here.
+ *
+ * One deadline bounds the whole exchange (the request's timeout_ms), so
+ * every step runs on a non-blocking socket and waits in poll(): the name,
+ * resolved by c-ares (a static glibc has no NSS; c-ares reads
+ * /etc/resolv.conf and /etc/hosts itself), to its addresses tried in turn;
+ * then for https a TLS handshake (TLS 1.2 or later) that sends the host
+ * name (SNI) and verifies the server's certificate against the CA bundle
+ * and that name (or the URL's IP address); then OSSL_HTTP_REQ_CTX sends the
+ * request (HTTP/1.0, so the answer is never chunked) and reads the status
+ * line and headers, which must say 200 and a Content-Length within
+ * max_bytes when they give one; the body, read here, ends at that length
+ * or when the server closes, and is cut off at max_bytes. Errors name the
+ * URL and what failed, never a credential. SIGPIPE is blocked meanwhile
+ * (a process without a master, under mod_fcgid or CGI, does not ignore
+ * it, and OpenSSL writes to the socket with write()); one raised is taken
+ * back before the mask is restored. */
+#include "first.h"
+#include "ph_http.h"
+#include <stdio.h>
+
+#if defined(PH_HTTP_OSSL) || defined(PH_HTTP_OSSL_TOOL)
+#include "ph_http_ossl.h"
+#include <ares.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/http.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MAX_ADDRS 8
+
+#ifdef PH_HTTP_OSSL
+const char *
+ph_http_engine(void)
+{
+	return "OpenSSL HTTP, c-ares";
+}
+#endif
+
+/* ---- waiting -------------------------------------------------------------------- */
+
+/* Waits for ev on fd until (monotonic us). 1: ready, 0: the deadline. */
+static int
+wait_fd(int fd, short ev, int64_t until)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = ev};
+		int64_t left = until - ph_now_us();
+		int r;
+		if (left <= 0)
+			return 0;
+		r = poll(&p, 1, (int)((left + 999) / 1000));
+		if (r > 0 || (r < 0 && errno != EINTR))
+			return 1; /* an error shows in the next read or write */
+	}
+}
+
+/* The first error OpenSSL queued, with its detail ("reason (detail)"); the
+ * queue is emptied. */
+static void
+ossl_why(char *buf, size_t n, const char *none)
+{
+	const char *data = NULL;
+	int flags = 0;
+	unsigned long e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+	if (e == 0) {
+		snprintf(buf, n, "%s", none);
+	} else {
+		const char *r = ERR_reason_error_string(e);
+		snprintf(buf, n, "%s%s%s%s", r ? r : "error", (flags & ERR_TXT_STRING) && data && *data ? " (" : "",
+			 (flags & ERR_TXT_STRING) && data ? data : "", (flags & ERR_TXT_STRING) && data && *data ? ")" : "");
+	}
+	ERR_clear_error();
+}
+
+/* ---- the name ------------------------------------------------------------------- */
+
+struct addrs {
+	struct sockaddr_storage a[MAX_ADDRS];
+	socklen_t len[MAX_ADDRS];
+	int n, status;
+	bool done;
+};
+
+static void
+on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	struct addrs *f = arg;
+	(void)timeouts;
+	f->done = true;
+	f->status = status;
+	for (struct ares_addrinfo_node *p = res ? res->nodes : NULL; p != NULL && f->n < MAX_ADDRS; p = p->ai_next)
+		if (p->ai_addrlen <= (socklen_t)sizeof f->a[0]) {
+			memcpy(&f->a[f->n], p->ai_addr, p->ai_addrlen);
+			f->len[f->n++] = p->ai_addrlen;
+		}
+	if (res != NULL)
+		ares_freeaddrinfo(res);
+}
+
+/* host as a numeric address into f: true when it is one. */
+static bool
+numeric(const char *host, int port, struct addrs *f)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&f->a[0];
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&f->a[0];
+	memset(&f->a[0], 0, sizeof f->a[0]);
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		f->len[0] = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		f->len[0] = sizeof *v6;
+	} else {
+		return false;
+	}
+	f->n = 1;
+	return true;
+}
+
+/* Runs c-ares's sockets until the lookup ends or the deadline. */
+static void
+ares_run(ares_channel ch, struct addrs *f, int64_t until)
+{
+	while (!f->done) {
+		ares_socket_t s[ARES_GETSOCK_MAXNUM];
+		struct pollfd p[ARES_GETSOCK_MAXNUM];
+		/* the bits as c-ares's ARES_GETSOCK_* macros read them, unsigned:
+		 * theirs shift an int into its sign bit */
+		unsigned bits = (unsigned)ares_getsock(ch, s, ARES_GETSOCK_MAXNUM);
+		int n = 0, r;
+		struct timeval max, tv, *t;
+		int64_t left = until - ph_now_us();
+		if (left <= 0)
+			return;
+		max.tv_sec = (time_t)(left / 1000000);
+		max.tv_usec = (suseconds_t)(left % 1000000);
+		t = ares_timeout(ch, &max, &tv);
+		for (int i = 0; i < ARES_GETSOCK_MAXNUM; i++) {
+			short ev = (short)(((bits >> i) & 1u ? POLLIN : 0) |
+					   ((bits >> (i + ARES_GETSOCK_MAXNUM)) & 1u ? POLLOUT : 0));
+			if (ev != 0)
+				p[n++] = (struct pollfd){.fd = s[i], .events = ev};
+		}
+		r = poll(p, (nfds_t)n, (int)(t->tv_sec * 1000 + (t->tv_usec + 999) / 1000));
+		if (r < 0 && errno != EINTR)
+			return;
+		if (r <= 0) {
+			ares_process_fd(ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* its timeouts */
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if (p[i].revents)
+				ares_process_fd(ch, p[i].revents & (POLLIN | POLLERR | POLLHUP) ? p[i].fd : ARES_SOCKET_BAD,
+						p[i].revents & POLLOUT ? p[i].fd : ARES_SOCKET_BAD);
+	}
+}
+
+/* The addresses of host (a name or a numeric address), port set. */
+static int
+resolve(const char *host, int port, struct addrs *f, int64_t until, char *err, size_t esz)
+{
+	static bool inited;
+	struct ares_addrinfo_hints hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	ares_channel ch;
+	int rc;
+	memset(f, 0, sizeof *f);
+	if (numeric(host, port, f))
+		return 0;
+	if (!inited && ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS)
+		inited = true;
+	if ((rc = ares_init(&ch)) != ARES_SUCCESS) {
+		snprintf(err, esz, "cannot look up %s: %s", host, ares_strerror(rc));
+		return -1;
+	}
+	ares_getaddrinfo(ch, host, NULL, &hints, on_addrinfo, f);
+	ares_run(ch, f, until);
+	ares_destroy(ch); /* a lookup still running ends here, in on_addrinfo */
+	if (f->n == 0) {
+		snprintf(err, esz, "cannot look up %s: %s", host,
+			 f->status == ARES_EDESTRUCTION ? "no answer in time"
+			 : f->status == ARES_SUCCESS ? "no address"
+						     : ares_strerror(f->status));
+		return -1;
+	}
+	for (int i = 0; i < f->n; i++) {
+		if (f->a[i].ss_family == AF_INET)
+			((struct sockaddr_in *)&f->a[i])->sin_port = htons((uint16_t)port);
+		else
+			((struct sockaddr_in6 *)&f->a[i])->sin6_port = htons((uint16_t)port);
+	}
+	return 0;
+}
+
+/* ---- the connection ------------------------------------------------------------- */
+
+/* A connected non-blocking socket to the first address that answers. */
+static int
+connect_any(const struct addrs *f, int64_t until, char *err, size_t esz)
+{
+	int fd = -1, e = ETIMEDOUT;
+	for (int i = 0; i < f->n; i++) {
+		socklen_t el = sizeof e;
+		fd = socket(f->a[i].ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		if (connect(fd, (const struct sockaddr *)&f->a[i], f->len[i]) == 0)
+			return fd;
+		e = errno;
+		if (e == EINPROGRESS) {
+			e = ETIMEDOUT;
+			if (wait_fd(fd, POLLOUT, until) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 &&
+			    e == 0)
+				return fd;
+		}
+		close(fd);
+		fd = -1;
+		if (ph_now_us() >= until)
+			break;
+	}
+	snprintf(err, esz, "cannot connect: %s", strerror(e));
+	return -1;
+}
+
+/* The CA certificates into ctx: ca_file, else the system's. */
+static int
+load_cas(SSL_CTX *ctx, const char *ca_file, char *err, size_t esz)
+{
+	const char *how = "auth.oauth.ca_file", *dir = NULL;
+	const char *file = ca_file ? ca_file : ph_http_ca_default(&how);
+	char why[200];
+	if (file == NULL && (dir = getenv("SSL_CERT_DIR")) == NULL) {
+		snprintf(err, esz, "no CA certificates: none of the system's bundles exists "
+				   "(set auth.oauth.ca_file or SSL_CERT_FILE)");
+		return -1;
+	}
+	if (SSL_CTX_load_verify_locations(ctx, file, file ? NULL : dir) != 1) {
+		ossl_why(why, sizeof why, "no certificate in it");
+		snprintf(err, esz, "cannot load the CA certificates of %s (%s, %s)", file ? file : dir, how, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* The TLS session on fd for host, handshake done and the certificate
+ * verified; NULL with err. */
+static SSL *
+tls_start(int fd, const char *host, const char *ca_file, int64_t until, char *err, size_t esz)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl = NULL;
+	unsigned char ip[16];
+	bool is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
+	if (ctx == NULL || load_cas(ctx, ca_file, err, esz) != 0)
+		goto fail;
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); /* the body's end is checked here */
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	if ((ssl = SSL_new(ctx)) == NULL || SSL_set_fd(ssl, fd) != 1 ||
+	    (!is_ip && (SSL_set_tlsext_host_name(ssl, host) != 1 || SSL_set1_host(ssl, host) != 1)) ||
+	    (is_ip && X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) != 1)) {
+		ossl_why(err, esz, "cannot start TLS");
+		goto fail;
+	}
+	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	for (;;) {
+		int r = SSL_connect(ssl), e = SSL_get_error(ssl, r);
+		long v;
+		if (r == 1)
+			break;
+		if ((e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) &&
+		    wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, until) == 1)
+			continue;
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+			snprintf(err, esz, "TLS handshake: no answer in time");
+		else if ((v = SSL_get_verify_result(ssl)) != X509_V_OK)
+			snprintf(err, esz, "TLS: the server's certificate is not trusted: %s (CA certificates: %s)",
+				 X509_verify_cert_error_string(v), ca_file ? ca_file : "the system's");
+		else
+			ossl_why(err, esz, e == SSL_ERROR_SYSCALL ? "TLS handshake: the connection failed" : "TLS handshake failed");
+		goto fail;
+	}
+	SSL_CTX_free(ctx); /* the session holds its own reference */
+	return ssl;
+fail:
+	ERR_clear_error();
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+/* ---- the exchange ---------------------------------------------------------------- */
+
+/* The request's headers for OSSL_HTTP_set1_request. */
+static STACK_OF(CONF_VALUE) *
+headers(const struct ph_http_req *rq, const char *hostport)
+{
+	STACK_OF(CONF_VALUE) *h = NULL;
+	X509V3_add_value("Host", hostport, &h);
+	X509V3_add_value("User-Agent", "phantom/" PACKAGE_VERSION, &h);
+	for (size_t i = 0; rq->hdr != NULL && rq->hdr[i] != NULL && rq->hdr[i + 1] != NULL; i += 2)
+		X509V3_add_value(rq->hdr[i], rq->hdr[i + 1], &h);
+	if (rq->user != NULL) {
+		char *up = ph_xasprintf("%s:%s", rq->user, rq->pass ? rq->pass : "");
+		size_t n = strlen(up);
+		unsigned char *b64 = ph_xmalloc(4 * (n / 3 + 1) + 8);
+		char *v;
+		EVP_EncodeBlock(b64, (const unsigned char *)up, (int)n);
+		v = ph_xasprintf("Basic %s", (char *)b64);
+		X509V3_add_value("Authorization", v, &h);
+		OPENSSL_cleanse(up, n);
+		OPENSSL_cleanse(b64, strlen((char *)b64));
+		OPENSSL_cleanse(v, strlen(v));
+		free(up);
+		free(b64);
+		free(v);
+	}
+	return h;
+}
+
+/* Waits for what io (over fd) should retry. 1: ready, 0: the deadline. */
+static int
+wait_io(BIO *io, int fd, int64_t until)
+{
+	return wait_fd(fd, BIO_should_write(io) ? POLLOUT : POLLIN, until);
+}
+
+/* Waits for what the request on w and r should retry. */
+static int
+wait_rw(BIO *w, BIO *r, int fd, int64_t until)
+{
+	return wait_io(BIO_should_retry(w) ? w : r, fd, until);
+}
+
+/* The body after the headers: to the Content-Length (resp_len, 0: none
+ * given) or the end of the connection, at most max bytes. */
+static int
+read_body(BIO *io, int fd, size_t resp_len, size_t max, int64_t until, struct ph_buf *out, char *err, size_t esz)
+{
+	char tmp[16384];
+	for (;;) {
+		int n;
+		if (resp_len > 0 && out->len >= resp_len)
+			break;
+		n = BIO_read(io, tmp, sizeof tmp);
+		if (n > 0) {
+			if (out->len + (size_t)n > max) {
+				snprintf(err, esz, "more than %zu bytes", max);
+				return -1;
+			}
+			ph_buf_add(out, tmp, (size_t)n);
+			continue;
+		}
+		if (!BIO_should_retry(io))
+			break; /* the end of the connection */
+		if (wait_io(io, fd, until) == 0) {
+			snprintf(err, esz, "no whole answer in time");
+			return -1;
+		}
+	}
+	if (resp_len > 0 && out->len != resp_len) {
+		snprintf(err, esz, "the answer ended after %zu of its %zu bytes", out->len, resp_len);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ph_http_ossl_exchange(BIO *w, BIO *r, int fd, const struct ph_http_req *rq, const char *hostport, const char *path,
+		      int64_t until, struct ph_buf *out, char *err, size_t esz)
+{
+	OSSL_HTTP_REQ_CTX *rctx = OSSL_HTTP_REQ_CTX_new(w, r, 0);
+	STACK_OF(CONF_VALUE) *h = headers(rq, hostport);
+	BIO *req = rq->body ? BIO_new_mem_buf(rq->body, (int)rq->body_len) : NULL;
+	int rc = -1, st;
+	if (rctx == NULL || h == NULL || (rq->body != NULL && req == NULL) ||
+	    OSSL_HTTP_set1_request(rctx, path, h, rq->body ? rq->content_type : NULL, req, NULL, 0, rq->max_bytes, 0,
+				   0) != 1) {
+		ossl_why(err, esz, "cannot make the request");
+		goto out;
+	}
+	while ((st = OSSL_HTTP_REQ_CTX_nbio(rctx)) == -1)
+		if (wait_rw(w, r, fd, until) == 0)
+			break;
+	if (st == 1)
+		rc = read_body(r, fd, OSSL_HTTP_REQ_CTX_get_resp_len(rctx), rq->max_bytes, until, out, err, esz);
+	else if (st == -1)
+		snprintf(err, esz, "no answer in time");
+	else
+		ossl_why(err, esz, "the connection ended without an answer");
+out:
+	ERR_clear_error();
+	OSSL_HTTP_REQ_CTX_free(rctx);
+	BIO_free(req);
+	sk_CONF_VALUE_pop_free(h, X509V3_conf_free);
+	return rc;
+}
+
+/* ---- one request ----------------------------------------------------------------- */
+
+struct url {
+	int tls, port;
+	char *host, *portstr, *path, *query;
+};
+
+static void
+url_free(struct url *u)
+{
+	OPENSSL_free(u->host);
+	OPENSSL_free(u->portstr);
+	OPENSSL_free(u->path);
+	OPENSSL_free(u->query);
+}
+
+/* The connection for u: socket, then TLS for https; *io the BIO to talk
+ * through. Returns the socket, or -1 with err. */
+static int
+open_conn(const struct url *u, const char *ca_file, int64_t until, SSL **ssl, BIO **io, char *err, size_t esz)
+{
+	struct addrs f;
+	int fd;
+	*ssl = NULL;
+	*io = NULL;
+	if (resolve(u->host, u->port, &f, until, err, esz) != 0 || (fd = connect_any(&f, until, err, esz)) < 0)
+		return -1;
+	if (u->tls && (*ssl = tls_start(fd, u->host, ca_file, until, err, esz)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	if (u->tls && (*io = BIO_new(BIO_f_ssl())) != NULL)
+		BIO_set_ssl(*io, *ssl, BIO_NOCLOSE);
+	else if (!u->tls)
+		*io = BIO_new_socket(fd, BIO_NOCLOSE);
+	if (*io == NULL) {
+		snprintf(err, esz, "out of memory");
+		SSL_free(*ssl);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *err, size_t esz);
+
+#ifdef PH_HTTP_OSSL
+int
+ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
+#else
+int
+ph_http_ossl_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
+#endif
+{
+	int64_t until = ph_now_us() + rq->timeout_ms * 1000;
+	int rc;
+	sigset_t pipe_set, old_mask;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+	ph_buf_init(out);
+	rc = request(rq, until, out, err, esz);
+	if (!sigismember(&old_mask, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+			; /* ours: taken back */
+	}
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	return rc;
+}
+
+/* ph_http_do's request, SIGPIPE blocked. */
+static int
+request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *err, size_t esz)
+{
+	struct url u = {0};
+	char why[300], *path = NULL, *hostport = NULL;
+	SSL *ssl = NULL;
+	BIO *io = NULL;
+	int fd = -1, rc = -1;
+	if (OSSL_HTTP_parse_url(rq->url, &u.tls, NULL, &u.host, &u.portstr, &u.port, &u.path, &u.query, NULL) != 1) {
+		ERR_clear_error();
+		snprintf(err, esz, "%s: not an http or https URL", rq->url);
+		return -1;
+	}
+	path = u.query && *u.query ? ph_xasprintf("%s?%s", u.path, u.query) : ph_xstrdup(u.path);
+	hostport = ph_xasprintf(strchr(u.host, ':') ? "[%s]:%s" : "%s:%s", u.host, u.portstr);
+	if ((fd = open_conn(&u, rq->ca_file, until, &ssl, &io, why, sizeof why)) >= 0 &&
+	    ph_http_ossl_exchange(io, io, fd, rq, hostport, path, until, out, why, sizeof why) == 0)
+		rc = 0;
+	if (ssl != NULL && rc == 0)
+		(void)SSL_shutdown(ssl); /* one try: the answer is in */
+	BIO_free_all(io); /* drops the reference the TLS BIO took on the socket BIO */
+	SSL_free(ssl);
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0) {
+		snprintf(err, esz, "%s: %s", rq->url, why);
+		ph_buf_free(out);
+	} else {
+		ph_buf_addc(out, '\0'); /* an empty body too has its NUL */
+		out->len--;
+	}
+	url_free(&u);
+	free(path);
+	free(hostport);
+	ERR_clear_error();
+	return rc;
+}
+#endif

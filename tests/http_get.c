@@ -1,0 +1,61 @@
+/* http_get.c: one request through the OpenSSL engine of ph_http.h (the
+ * static build's), in any build where libssl and c-ares are found: in a
+ * build whose engine is libcurl that engine's source is compiled in here.
+ * tests/integration/http_client.sh runs it, under valgrind when present.
+ *
+ *   http_get [-d BODY] [-u USER:PASS] [-c CA_FILE] [-t TIMEOUT_MS] [-m MAX_BYTES] URL
+ *
+ * -d makes it a POST (application/x-www-form-urlencoded). The body goes to
+ * stdout; a failure's reason to stderr, exit status 1. */
+#include "first.h"
+#include "ph_http.h"
+#ifndef PH_HTTP_OSSL
+#define PH_HTTP_OSSL_TOOL 1
+#include "ph_http_ossl.c"
+#define DO ph_http_ossl_do
+#else
+#define DO ph_http_do
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+main(int argc, char **argv)
+{
+	static const char *const hdr[] = {"Accept", "application/json", "X-Test", "http_get", NULL};
+	struct ph_http_req rq = {.hdr = hdr, .timeout_ms = 5000, .max_bytes = 1 << 20,
+				 .content_type = "application/x-www-form-urlencoded"};
+	struct ph_buf out;
+	char err[512], *user = NULL, *colon;
+	int c, rc;
+	while ((c = getopt(argc, argv, "d:u:c:t:m:")) != -1) {
+		switch (c) {
+		case 'd': rq.body = optarg, rq.body_len = strlen(optarg); break;
+		case 'u': user = optarg; break;
+		case 'c': rq.ca_file = optarg; break;
+		case 't': rq.timeout_ms = atoll(optarg); break;
+		case 'm': rq.max_bytes = (size_t)atoll(optarg); break;
+		default: return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: http_get [-d BODY] [-u USER:PASS] [-c CA] [-t MS] [-m BYTES] URL\n");
+		return 2;
+	}
+	if (user != NULL && (colon = strchr(user, ':')) != NULL) {
+		*colon = '\0';
+		rq.user = user;
+		rq.pass = colon + 1;
+	}
+	rq.url = argv[optind];
+	rc = DO(&rq, &out, err, sizeof err);
+	if (rc != 0) {
+		fprintf(stderr, "http_get: %s\n", err);
+		return 1;
+	}
+	fwrite(out.data, 1, out.len, stdout);
+	ph_buf_free(&out);
+	return 0;
+}
