@@ -30,8 +30,9 @@
  * are that lookup for tokens once verified.
  *
  * The section is read by ph_auth_conf.c; phantom-fcgi --hash-token, which
- * makes the token entries, is src/ph_hash_token.c. */
+ * makes the token entries, is src/cli/ph_hash_token.c. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_auth.h"
 #include "ph_auth_int.h"
 #include "ph_call.h"
@@ -131,15 +132,15 @@ grant(struct ph_req *r, const struct ph_auth_conf *a, const char *principal,
       const struct ph_access *own, char *msg, size_t msz)
 {
 	const struct ph_allow_entry *e;
-	r->principal = principal;
+	r->who.principal = principal;
 	if (own != NULL) {
-		r->access = own;
-		r->access_own = true;
+		r->who.access = own;
+		r->who.access_own = true;
 		return PH_OK;
 	}
 	e = ph_auth_find_allow(a, principal);
 	if (e != NULL) {
-		r->access = &e->access;
+		r->who.access = &e->access;
 		return PH_OK;
 	}
 	if (a->default_deny) {
@@ -168,7 +169,7 @@ ph_auth_rate(const struct ph_req *r)
 {
 	const struct ph_auth_conf *a = r->srv->conf->auth;
 	const struct ph_allow_entry *e;
-	if (a == NULL || r->principal == NULL || (e = ph_auth_find_allow(a, r->principal)) == NULL ||
+	if (a == NULL || r->who.principal == NULL || (e = ph_auth_find_allow(a, r->who.principal)) == NULL ||
 	    e->rate.requests == 0)
 		return NULL;
 	return &e->rate;
@@ -438,7 +439,7 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 	}
 	if (e == PH_OK || e == PH_E_FORBIDDEN) {
 		const struct ph_access *own = ph_auth_find_allow(a, g.principal) ? NULL : scope_access(r, a, g.scopes);
-		r->assigns = g.assigns;
+		r->who.assigns = g.assigns;
 		r->scopes = g.scopes;
 		e = grant(r, a, g.principal, own, msg, msz) == PH_OK ? e : PH_E_FORBIDDEN;
 	}
@@ -711,7 +712,7 @@ exec_allow(struct ph_req *r, struct ph_auth_conf *a, struct json_object *ans, st
 		if ((why = exec_assigns(a, as)) != NULL)
 			return why;
 		st->assigns = json_object_get(as);
-		r->assigns = st->assigns;
+		r->who.assigns = st->assigns;
 	}
 	*e = grant(r, a, st->principal, al ? &st->access : NULL, msg, msz);
 	return NULL;
@@ -797,9 +798,9 @@ answer_failed(struct ph_req *r, const char *who, const char *why, char *msg, siz
 	ph_log("error", "auth: authenticator %s: %s", who, why);
 	snprintf(msg, msz, "Internal error: authentication failed");
 	*hdrs = NULL;
-	r->principal = NULL;
-	r->access = NULL;
-	r->assigns = NULL;
+	r->who.principal = NULL;
+	r->who.access = NULL;
+	r->who.assigns = NULL;
 	return PH_E_INTERNAL;
 }
 
@@ -866,7 +867,7 @@ ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **
 	if (a == NULL)
 		return PH_OK;
 	/* what this request sees may depend on who asks (ph_access_restricted) */
-	r->restricted = a->nallow > 0 || ((a->mode == PH_AUTH_EXEC || a->mode == PH_AUTH_MODULE) && r->ex->http);
+	r->who.restricted = a->nallow > 0 || ((a->mode == PH_AUTH_EXEC || a->mode == PH_AUTH_MODULE) && r->ex->http);
 	if (!r->ex->http) {
 		/* stdio: the user who started the process is the client; there
 		 * are no headers, so only the configured principal applies */
@@ -897,12 +898,12 @@ ph_auth_end(struct ph_req *r)
 	struct auth_state *st = r->auth_state;
 	if (st == NULL)
 		return;
-	if (r->access == &st->access)
-		r->access = NULL;
-	if (r->principal == st->principal)
-		r->principal = NULL;
-	if (r->assigns == st->assigns)
-		r->assigns = NULL;
+	if (r->who.access == &st->access)
+		r->who.access = NULL;
+	if (r->who.principal == st->principal)
+		r->who.principal = NULL;
+	if (r->who.assigns == st->assigns)
+		r->who.assigns = NULL;
 	json_object_put(st->assigns);
 	free(st->principal);
 	ph_auth_access_free(&st->access);

@@ -94,7 +94,7 @@ bool ph_auth_quotable(const char *s);
 
 /* ---- per request (the core) ---- */
 /* Authentication (ph_auth.c): runs after the envelope is parsed and before
- * the routing headers are checked. Sets r->principal. Returns PH_OK, or
+ * the routing headers are checked. Sets r->who.principal. Returns PH_OK, or
  * PH_E_UNAUTHORIZED / PH_E_FORBIDDEN with a message and the response headers
  * to add (static or owned by the server; borrowed). */
 enum ph_err ph_auth_check(struct ph_req *r, char *msg, size_t msz, const struct ph_header **hdrs);

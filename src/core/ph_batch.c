@@ -3,6 +3,7 @@
  * once, each message then served as its own request (the envelope and the
  * ladder) and the answers sent together as one array. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
 #include "ph_mrtr.h"
@@ -56,18 +57,13 @@ static void
 serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_object *out)
 {
 	struct ph_req r;
-	memset(&r, 0, sizeof r);
-	r.srv = top->srv;
-	r.ex = top->ex;
-	r.t0 = ph_now_us();
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
+	ph_req_init(&r, top->srv, top->ex);
 	r.legacy = true;
-	r.batch = out;
-	r.principal = top->principal;
-	r.assigns = top->assigns;
-	r.access = top->access;
-	r.restricted = top->restricted;
+	r.resp.batch = out;
+	r.who.principal = top->who.principal;
+	r.who.assigns = top->who.assigns;
+	r.who.access = top->who.access;
+	r.who.restricted = top->who.restricted;
 	r.hdr_version = top->hdr_version;
 	r.hdr_method = top->hdr_method;
 	r.msg = json_object_get(msg);
@@ -90,7 +86,7 @@ ph_serve_batch(struct ph_req *r)
 	size_t n = json_object_array_length(r->msg);
 	long long max = r->srv->conf->limits.batch_max;
 	struct json_object *out;
-	r->method = "batch";
+	ph_req_set_method(r, "batch");
 	if (n == 0) {
 		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: an empty batch", NULL);
 		return;
@@ -113,7 +109,7 @@ ph_serve_batch(struct ph_req *r)
 	for (size_t i = 0; i < n && !r->ex->cancelled; i++)
 		serve_batch_entry(r, json_object_array_get_idx(r->msg, i), out);
 	if (r->ex->cancelled) {
-		r->status = 499;
+		r->resp.status = 499;
 	} else if (json_object_array_length(out) == 0) {
 		ph_send_accepted(r);
 	} else {

@@ -6,6 +6,7 @@
  * ph_dispatch.c); every response goes out through ph_writer.c, and the log
  * line is written here once the exchange is over. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core.h"
 #include "ph_core_int.h"
 #include "ph_auth.h"
@@ -69,13 +70,7 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	char *own = NULL;
 	size_t blen = 0;
 
-	memset(&r, 0, sizeof r);
-	r.srv = srv;
-	r.ex = ex;
-	r.t0 = ph_now_us();
-	r.log_level = PH_LOG_NONE;
-	r.last_progress = -1;
-	r.legacy = false;
+	ph_req_init(&r, srv, ex);
 	r.counted = true;
 	if (ph_take_body(&r, &body, &blen, &own))
 		serve_body(&r, body, blen);
@@ -84,12 +79,12 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 		ph_otel_req_end(&r);
 	/* what an MCP client sent, not the health checks and scrapes */
 	if (r.counted && r.ex->http)
-		ph_metrics_request(r.method, r.status, (int64_t)(ph_now_us() - r.t0));
+		ph_metrics_request(r.mid, r.method, r.resp.status, (int64_t)(ph_now_us() - r.t0));
 	ph_auth_end(&r);
 	ph_mrtr_end(&r);
-	json_object_put(r.session);
-	free(r.session_issued);
-	json_object_put(r.park);
+	json_object_put(r.sess.session);
+	free(r.sess.session_issued);
+	json_object_put(r.sess.park);
 	json_object_put(r.msg);
 	free(own);
 }
@@ -98,21 +93,17 @@ void
 ph_serve_unconfigured(struct ph_exchange *ex)
 {
 	struct ph_req r;
-	memset(&r, 0, sizeof r);
-	r.ex = ex;
-	r.t0 = ph_now_us();
+	ph_req_init(&r, NULL, ex);
 	ph_send_error(&r, PH_E_UNCONFIGURED, NULL, NULL);
 	ph_log("error", "answered %d: the configuration did not load (check with phantom-fcgi -t)",
-	       r.status);
+	       r.resp.status);
 }
 
 void
 ph_serve_refused(struct ph_exchange *ex, enum ph_err e)
 {
 	struct ph_req r;
-	memset(&r, 0, sizeof r);
-	r.ex = ex;
-	r.t0 = ph_now_us();
+	ph_req_init(&r, NULL, ex);
 	ph_send_error(&r, e, NULL, NULL);
-	ph_log("warning", "answered %d: %s", r.status, ph_err_message(e));
+	ph_log("warning", "answered %d: %s", r.resp.status, ph_err_message(e));
 }

@@ -46,7 +46,7 @@ ph_valid_id(struct json_object *id)
 	return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int);
 }
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
- * notification; sets r->id, r->method and r->params. Returns false after
+ * notification; sets r->id, r->method (with r->mid) and r->params. Returns false after
  * sending the error (or serving a posted response). */
 bool ph_check_envelope(struct ph_req *r);
 
@@ -69,7 +69,7 @@ void ph_ladder(struct ph_req *r);
  * authenticated as a whole. */
 bool ph_authenticate(struct ph_req *r);
 /* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize)
- * opened into r->session, whose capabilities become the request's client
+ * opened into r->sess.session, whose capabilities become the request's client
  * capabilities; over stdio the client's of its initialize. Returns false
  * after sending 404 for a session that is gone. */
 bool ph_legacy_session(struct ph_req *r);
@@ -105,10 +105,13 @@ struct method {
 	bool (*available)(const struct ph_server *s);
 };
 
-/* The row of the method name as the era (legacy: 2025-11-25) serves it
- * on server s, or NULL: not a method of that era, or not offered there
- * (its available hook says no). */
-const struct method *ph_find_method(const char *name, bool legacy, const struct ph_server *s);
+/* The row of method i as the era (legacy: 2025-11-25) serves it on server
+ * s, or NULL: PH_METHOD__COUNT, not a method of that era, or not offered
+ * there (its available hook says no). */
+const struct method *ph_find_method(enum ph_method i, bool legacy, const struct ph_server *s);
+/* Whether the core's table has a row for method i (a handler and an era):
+ * tests/unit/test_method asks it of every enum ph_method. */
+bool ph_method_has_row(enum ph_method i);
 /* True when v is a 2026-07-28 version this server speaks. */
 bool ph_is_modern_version(const char *v);
 /* True when v has the form of a protocol version, YYYY-MM-DD. */

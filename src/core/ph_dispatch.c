@@ -4,6 +4,7 @@
  * era wants (resultType, the cache hints, serverInfo) before the writer
  * sends it. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_call.h"
 #include "ph_features.h"
@@ -89,36 +90,36 @@ ph_dispatch(struct ph_req *r, const struct method *m)
 	struct json_object *answers = NULL;
 	if (!(m->flags & M_MRTR) || ph_mrtr_begin(r, (m->flags & M_NAME) ? "name" : "uri", &o))
 		m->fn(r, &o);
-	while (r->park != NULL && !r->ex->cancelled && !r->ex->http) {
+	while (r->sess.park != NULL && !r->ex->cancelled && !r->ex->http) {
 		/* stdio: the client is asked on stdout and answers on stdin while
 		 * the call waits; the handler is then called again with state and
 		 * inputResponses, as a parked call resumed over HTTP */
 		char why[320];
 		outcome_free(&o);
 		memset(&o, 0, sizeof o);
-		r->input_responses = NULL; /* the last round's, about to go */
+		r->sess.input_responses = NULL; /* the last round's, about to go */
 		json_object_put(answers);
 		if (!park_stdio(r, &answers, why, sizeof why)) {
-			json_object_put(r->park);
-			r->park = NULL;
+			json_object_put(r->sess.park);
+			r->sess.park = NULL;
 			if (!r->ex->cancelled)
 				fail_waiting(r, m, why);
 			else
-				r->status = 499;
+				r->resp.status = 499;
 			return;
 		}
 		ph_mrtr_end(r);
-		r->mrtr_state = json_object_get(ph_jget(r->park, "state"));
-		r->input_responses = answers;
-		r->resumed = true;
-		json_object_put(r->park);
-		r->park = NULL;
+		r->sess.mrtr_state = json_object_get(ph_jget(r->sess.park, "state"));
+		r->sess.input_responses = answers;
+		r->sess.resumed = true;
+		json_object_put(r->sess.park);
+		r->sess.park = NULL;
 		m->fn(r, &o);
 	}
 	/* (the outcome may hold parts of the answers: sent before they go) */
 	dispatch_outcome(r, m, &o);
 	if (answers != NULL) {
-		r->input_responses = NULL;
+		r->sess.input_responses = NULL;
 		json_object_put(answers);
 	}
 }
@@ -129,7 +130,7 @@ ph_dispatch(struct ph_req *r, const struct method *m)
 static void
 fail_waiting(struct ph_req *r, const struct method *m, const char *why)
 {
-	if (strcmp(r->method, "tools/call") == 0) {
+	if (r->mid == PH_METHOD_TOOLS_CALL) {
 		finish_result(r, m, ph_tool_error_result(why));
 		return;
 	}
@@ -141,12 +142,12 @@ static void
 dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op)
 {
 	struct ph_outcome o = *op;
-	if (r->park != NULL && !r->ex->cancelled) {
+	if (r->sess.park != NULL && !r->ex->cancelled) {
 		/* a legacy session's client is asked mid-call (ph_park.c) */
 		char why[256];
 		outcome_free(&o);
 		if (ph_park_call(r, why, sizeof why))
-			r->status = 200;
+			r->resp.status = 200;
 		else
 			ph_send_error(r, PH_E_HANDLER, why, NULL);
 		return;
@@ -154,8 +155,8 @@ dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op
 	if (r->ex->cancelled) {
 		/* the client is gone: nothing more may be sent for this request */
 		outcome_free(&o);
-		r->status = 499;
-	} else if (r->detached) {
+		r->resp.status = 499;
+	} else if (r->resp.detached) {
 		outcome_free(&o);
 	} else if (o.result != NULL) {
 		finish_result(r, m, o.result);

@@ -46,7 +46,7 @@ names_nul_free(struct ph_req *r)
 }
 
 /* Step 2 for one message (r->msg, owned by r): one JSON-RPC request or
- * notification; sets r->id, r->method and r->params. Returns false after
+ * notification; sets r->id, r->method (with r->mid) and r->params. Returns false after
  * sending the error. A JSON null is as good as absent, but for id. */
 bool
 ph_check_envelope(struct ph_req *r)
@@ -65,7 +65,7 @@ ph_check_envelope(struct ph_req *r)
 	if (id != NULL && ph_valid_id(id))
 		r->id = id;
 	if (method == NULL && answer) {
-		if (r->ex->http && r->batch == NULL && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL) {
+		if (r->ex->http && r->resp.batch == NULL && ph_param(r, "HTTP_MCP_SESSION_ID") != NULL) {
 			ph_serve_response(r);
 			return false;
 		}
@@ -86,7 +86,7 @@ ph_check_envelope(struct ph_req *r)
 		ph_send_error(r, PH_E_INVALID_REQUEST, "Invalid Request: method contains U+0000", NULL);
 		return false;
 	}
-	r->method = json_object_get_string(method);
+	ph_req_set_method(r, json_object_get_string(method));
 	if (has_id && !ph_valid_id(id)) {
 		r->id = NULL;
 		ph_send_error(r, PH_E_INVALID_REQUEST,

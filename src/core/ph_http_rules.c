@@ -35,7 +35,7 @@ send_metadata_405(struct ph_req *r)
 {
 	static const struct ph_header allow[] = {{"Allow", "GET, HEAD"}, {NULL, NULL}};
 	int code = ph_err_rpc_code(PH_E_HTTP_METHOD, r->legacy);
-	r->rpc_code = code;
+	r->resp.rpc_code = code;
 	ph_send_final(r, 405, ph_rpc_error(NULL, code, "Method not allowed: this path (auth.metadata.path) "
 					   "serves the protected-resource metadata document to GET and HEAD; "
 					   "MCP requests are POSTed to the endpoint", NULL), allow);

@@ -4,6 +4,7 @@
  * 2025-11-25 request's session, the method, the scopes of the item it
  * names, and the trace context; then ph_dispatch. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_auth.h"
 #include "ph_features.h"
@@ -219,8 +220,8 @@ rate_ok(struct ph_req *r)
 		return true;
 	/* the whole principal: a key cut short let principals sharing a prefix
 	 * throttle each other */
-	if (r->principal)
-		key = ph_xasprintf("p:%s", r->principal);
+	if (r->who.principal)
+		key = ph_xasprintf("p:%s", r->who.principal);
 	else
 		key = ph_xasprintf("a:%s", (addr = ph_param(r, "REMOTE_ADDR")) ? addr : "-");
 	wait = ph_rate_take(key, rc, ph_now_us());
@@ -229,7 +230,7 @@ rate_ok(struct ph_req *r)
 		return true;
 	ph_metrics_rate_limited();
 	if (own)
-		snprintf(limit, sizeof limit, "auth.allow.%s.rate", r->principal);
+		snprintf(limit, sizeof limit, "auth.allow.%s.rate", r->who.principal);
 	else
 		snprintf(limit, sizeof limit, "limits.rate");
 	snprintf(msg, sizeof msg, "Too Many Requests: over %s (%lld requests per %lld s); retry after %lld s",
@@ -242,9 +243,9 @@ rate_ok(struct ph_req *r)
 		ph_jset(d, "requests", json_object_new_int64(rc->requests));
 		ph_jset(d, "perSeconds", json_object_new_int64(rc->per_seconds));
 		ph_jset(d, "retryAfter", json_object_new_int64(wait));
-		r->rpc_code = ph_err_rpc_code(PH_E_RATE_LIMITED, r->legacy);
+		r->resp.rpc_code = ph_err_rpc_code(PH_E_RATE_LIMITED, r->legacy);
 		ph_send_final(r, ph_err_http_status(PH_E_RATE_LIMITED, r->legacy),
-			      ph_rpc_error(r->id, r->rpc_code, msg, d), hdrs);
+			      ph_rpc_error(r->id, r->resp.rpc_code, msg, d), hdrs);
 	}
 	return false;
 }
@@ -254,9 +255,9 @@ rate_ok(struct ph_req *r)
 static void
 send_refusal(struct ph_req *r, enum ph_err e, const char *msg, const struct ph_header *hdrs)
 {
-	r->rpc_code = ph_err_rpc_code(e, r->legacy);
+	r->resp.rpc_code = ph_err_rpc_code(e, r->legacy);
 	ph_send_final(r, r->ex->http ? ph_err_http_status(e, r->legacy) : 200,
-		      ph_rpc_error(r->id, r->rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
+		      ph_rpc_error(r->id, r->resp.rpc_code, msg[0] ? msg : ph_err_message(e), NULL), hdrs);
 }
 
 /* Runs authentication and the rate limit; sends the 401/403/429 and
@@ -267,7 +268,7 @@ ph_authenticate(struct ph_req *r)
 	char msg[512] = "";
 	const struct ph_header *hdrs = NULL;
 	enum ph_err e;
-	if (r->batch != NULL)
+	if (r->resp.batch != NULL)
 		return true; /* the batch as a whole was authenticated (ph_serve_batch) */
 	e = ph_auth_check(r, msg, sizeof msg, &hdrs);
 	if (e == PH_OK)
@@ -288,19 +289,19 @@ item_scopes(struct ph_req *r)
 	const char *name = ph_jstr(r->params, "name"), *uri = ph_jstr(r->params, "uri");
 	const struct ph_resource *res;
 	if (uri != NULL && strncmp(uri, "skill://", 8) == 0 &&
-	    (strncmp(r->method, "resources/", 10) == 0 || strcmp(r->method, "skills/get") == 0))
+	    (ph_method_on_resources(r->mid) || r->mid == PH_METHOD_SKILLS_GET))
 		return ph_skills_scopes(r, uri);
 	if (reg == NULL)
 		return NULL;
-	if (strcmp(r->method, "tools/call") == 0 && name != NULL) {
+	if (r->mid == PH_METHOD_TOOLS_CALL && name != NULL) {
 		const struct ph_tool *t = ph_registry_tool(reg, name);
 		return t && ph_access_allowed(r, PH_KIND_TOOL, name) ? &t->auth_scopes : NULL;
 	}
-	if (strcmp(r->method, "prompts/get") == 0 && name != NULL) {
+	if (r->mid == PH_METHOD_PROMPTS_GET && name != NULL) {
 		const struct ph_prompt *p = ph_registry_prompt(reg, name);
 		return p && ph_access_allowed(r, PH_KIND_PROMPT, name) ? &p->auth_scopes : NULL;
 	}
-	if (strncmp(r->method, "resources/", 10) != 0 || uri == NULL)
+	if (!ph_method_on_resources(r->mid) || uri == NULL)
 		return NULL;
 	if ((res = ph_registry_resource(reg, uri)) != NULL)
 		return ph_access_allowed(r, PH_KIND_RESOURCE, res->uri) ? &res->auth_scopes : NULL;
@@ -352,14 +353,14 @@ choose_era(struct ph_req *r, const struct meta_view *mv)
 		if (ph_is_modern_version(v) || (ph_looks_like_version(v) && strcmp(v, PH_MODERN_VERSION) > 0))
 			r->legacy = false;
 	}
-	if (r->legacy && strcmp(r->method, "initialize") != 0 && mv->caps != NULL)
+	if (r->legacy && r->mid != PH_METHOD_INITIALIZE && mv->caps != NULL)
 		r->legacy = false; /* a modern envelope without its version: step 4 reports it */
-	if (r->batch != NULL)
+	if (r->resp.batch != NULL)
 		r->legacy = true; /* only a legacy batch gets this far (ph_batch.c: batch_allowed) */
 }
 
 /* The Mcp-Session-Id of a 2025-11-25 request over HTTP (not initialize,
- * which starts a new one): opened into r->session, whose capabilities
+ * which starts a new one): opened into r->sess.session, whose capabilities
  * become the request's client capabilities. A request without one is
  * served statelessly. Returns false after sending 404. */
 bool
@@ -367,16 +368,16 @@ ph_legacy_session(struct ph_req *r)
 {
 	const char *tok;
 	char msg[256];
-	if (!r->ex->http && r->batch == NULL && strcmp(r->method, "initialize") != 0)
+	if (!r->ex->http && r->resp.batch == NULL && r->mid != PH_METHOD_INITIALIZE)
 		r->client_caps = ph_park_stdio_caps(); /* NULL before an initialize */
-	if (!r->ex->http || r->batch != NULL || strcmp(r->method, "initialize") == 0 ||
+	if (!r->ex->http || r->resp.batch != NULL || r->mid == PH_METHOD_INITIALIZE ||
 	    (tok = ph_param(r, "HTTP_MCP_SESSION_ID")) == NULL)
 		return true;
-	if ((r->session = ph_session_open(r, tok, msg, sizeof msg)) == NULL) {
+	if ((r->sess.session = ph_session_open(r, tok, msg, sizeof msg)) == NULL) {
 		ph_send_error(r, PH_E_SESSION, msg, NULL);
 		return false;
 	}
-	r->client_caps = ph_jget(r->session, "c");
+	r->client_caps = ph_jget(r->sess.session, "c");
 	return true;
 }
 
@@ -401,7 +402,7 @@ modern_steps(struct ph_req *r, const struct meta_view *mv)
 		ph_send_error(r, PH_E_ENVELOPE, msg, NULL);
 		return NULL;
 	}
-	m = ph_find_method(r->method, false, r->srv);
+	m = ph_find_method(r->mid, false, r->srv);
 	if (!ph_authenticate(r))
 		return NULL;
 	/* step 5: present headers must match */
@@ -436,7 +437,7 @@ legacy_steps(struct ph_req *r, const struct meta_view *mv)
 	const struct method *m;
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return NULL;
-	m = ph_find_method(r->method, true, r->srv);
+	m = ph_find_method(r->mid, true, r->srv);
 	if (m == NULL) {
 		send_no_method(r);
 		return NULL;
@@ -451,7 +452,7 @@ legacy_steps(struct ph_req *r, const struct meta_view *mv)
 	 * hub keeps it, ph_session_open read it; over stdio the process);
 	 * without one every level is sent, as to a session that never called
 	 * setLevel. */
-	r->log_level = r->ex->http ? ph_session_level(r->session) : ph_subscriptions_stdio_log_level();
+	r->log_level = r->ex->http ? ph_session_level(r->sess.session) : ph_subscriptions_stdio_log_level();
 	return m;
 }
 
@@ -481,15 +482,15 @@ parse_traceparent(struct ph_req *r, const char *tp)
 	    !all_hex(tp + 3, 32) || !all_hex(tp + 36, 16) || !isxdigit((unsigned char)tp[53]) ||
 	    !isxdigit((unsigned char)tp[54]))
 		return;
-	memcpy(r->trace_id, tp + 3, 32);
-	r->trace_id[32] = '\0';
-	memcpy(r->parent_span_id, tp + 36, 16);
-	r->parent_span_id[16] = '\0';
+	memcpy(r->trace.trace_id, tp + 3, 32);
+	r->trace.trace_id[32] = '\0';
+	memcpy(r->trace.parent_span_id, tp + 36, 16);
+	r->trace.parent_span_id[16] = '\0';
 	do
 		randombytes_buf(rnd, sizeof rnd);
-	while (!all_hex(sodium_bin2hex(r->span_id, sizeof r->span_id, rnd, sizeof rnd), 16));
-	snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-%.2s", r->trace_id,
-		 r->span_id, tp + 53);
+	while (!all_hex(sodium_bin2hex(r->trace.span_id, sizeof r->trace.span_id, rnd, sizeof rnd), 16));
+	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%.2s", r->trace.trace_id,
+		 r->trace.span_id, tp + 53);
 }
 
 /* W3C trace context from _meta, else the traceparent header. */
@@ -498,20 +499,20 @@ read_trace(struct ph_req *r, const struct meta_view *mv)
 {
 	const char *other = NULL;
 	if (json_object_is_type(mv->traceparent, json_type_string))
-		r->traceparent = json_object_get_string(mv->traceparent);
+		r->trace.traceparent = json_object_get_string(mv->traceparent);
 	if (json_object_is_type(mv->tracestate, json_type_string))
-		r->tracestate = json_object_get_string(mv->tracestate);
+		r->trace.tracestate = json_object_get_string(mv->tracestate);
 	if (json_object_is_type(mv->baggage, json_type_string))
-		r->baggage = json_object_get_string(mv->baggage);
-	if (r->traceparent != NULL && ph_otel_on && r->ex->http)
+		r->trace.baggage = json_object_get_string(mv->baggage);
+	if (r->trace.traceparent != NULL && ph_otel_on && r->ex->http)
 		other = ph_param(r, "HTTP_TRACEPARENT"); /* a link when both are there */
-	if (r->traceparent == NULL && r->ex->http)
-		r->traceparent = ph_param(r, "HTTP_TRACEPARENT");
-	if (r->tracestate == NULL && r->ex->http)
-		r->tracestate = ph_param(r, "HTTP_TRACESTATE");
-	if (r->baggage == NULL && r->ex->http)
-		r->baggage = ph_param(r, "HTTP_BAGGAGE");
-	parse_traceparent(r, r->traceparent);
+	if (r->trace.traceparent == NULL && r->ex->http)
+		r->trace.traceparent = ph_param(r, "HTTP_TRACEPARENT");
+	if (r->trace.tracestate == NULL && r->ex->http)
+		r->trace.tracestate = ph_param(r, "HTTP_TRACESTATE");
+	if (r->trace.baggage == NULL && r->ex->http)
+		r->trace.baggage = ph_param(r, "HTTP_BAGGAGE");
+	parse_traceparent(r, r->trace.traceparent);
 	if (ph_otel_on)
 		ph_otel_req_begin(r, other);
 }

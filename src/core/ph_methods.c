@@ -108,12 +108,12 @@ m_initialize(struct ph_req *r, struct ph_outcome *o)
 			chosen = legacy_versions[i];
 	/* over HTTP the answer opens a session (not inside a batch: a batch
 	 * has one set of headers for all its answers) */
-	if (r->ex->http && r->batch == NULL) {
-		free(r->session_issued);
-		r->session_issued = ph_session_issue(r, chosen);
+	if (r->ex->http && r->resp.batch == NULL) {
+		free(r->sess.session_issued);
+		r->sess.session_issued = ph_session_issue(r, chosen);
 	}
 	/* over stdio the process is the session: what it may push, from now on */
-	if (!r->ex->http && r->batch == NULL) {
+	if (!r->ex->http && r->resp.batch == NULL) {
 		ph_park_stdio_client(ph_jget(r->params, "capabilities"));
 		ph_subscriptions_stdio_session(r);
 	}
@@ -146,7 +146,7 @@ m_set_level(struct ph_req *r, struct ph_outcome *o)
 	/* a session behind a hub keeps it there for its later requests on any
 	 * worker; over stdio the process is the session and keeps it; without
 	 * either the level applies to nothing later */
-	if (!r->ex->http && r->batch == NULL)
+	if (!r->ex->http && r->resp.batch == NULL)
 		ph_subscriptions_stdio_level(ph_log_level_parse(json_object_get_string(l)));
 	if (ph_session_has_state(r)) {
 		struct json_object *x = json_object_new_object();
@@ -173,7 +173,7 @@ static void
 m_resources_subscription(struct ph_req *r, struct ph_outcome *o)
 {
 	const char *uri = ph_jstr(r->params, "uri");
-	bool sub = strcmp(r->method, "resources/subscribe") == 0;
+	bool sub = r->mid == PH_METHOD_SUBSCRIBE;
 	if (uri == NULL) {
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "Invalid params: uri must be a string");
 		return;
@@ -233,11 +233,10 @@ static const struct method methods[PH_METHOD__COUNT] = {
 };
 
 const struct method *
-ph_find_method(const char *name, bool legacy, const struct ph_server *s)
+ph_find_method(enum ph_method i, bool legacy, const struct ph_server *s)
 {
-	enum ph_method i = ph_method_find(name);
 	const struct method *m;
-	if (i == PH_METHOD__COUNT)
+	if (i >= PH_METHOD__COUNT)
 		return NULL;
 	m = &methods[i];
 	if (!(m->flags & (legacy ? M_LEGACY : M_MODERN)))
@@ -245,6 +244,12 @@ ph_find_method(const char *name, bool legacy, const struct ph_server *s)
 	if (m->available && !m->available(s))
 		return NULL;
 	return m;
+}
+
+bool
+ph_method_has_row(enum ph_method i)
+{
+	return i < PH_METHOD__COUNT && methods[i].fn != NULL && (methods[i].flags & (M_MODERN | M_LEGACY)) != 0;
 }
 
 bool

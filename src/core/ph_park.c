@@ -2,13 +2,13 @@
  * passing the client's answers to the hub (ph_park.h; the hub's side is
  * process/ph_hub_session.c). */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_cluster.h"
 #include "ph_hubmsg.h"
 #include "ph_json.h"
 #include "ph_mime.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
-#include "ph_rawfcgi.h"
 #include "ph_session.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -58,7 +58,7 @@ round_prefix(char hex[13])
 bool
 ph_park_call(struct ph_req *r, char *why, size_t n)
 {
-	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *push, *d;
+	struct json_object *reqs = ph_jget(r->sess.park, "inputRequests"), *ids, *push, *d;
 	char hex[13];
 	size_t i = 0, len;
 	const char *text;
@@ -83,7 +83,7 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 	}
 	if (ph_otel_on)
 		ph_otel_park_mark(r); /* the wait becomes a span when the call resumes */
-	d = ph_hubmsg_park_call(r, ph_jget(r->park, "state"), ids, push);
+	d = ph_hubmsg_park_call(r, ph_jget(r->sess.park, "state"), ids, push);
 	text = ph_json_text(d, &len);
 	if (len > PH_PARK_DESC_MAX)
 		snprintf(why, n, "Internal error: the call is too large to wait for the client's answer "
@@ -151,17 +151,25 @@ ph_park_check(struct json_object *msg, const char **host)
 
 /* The hub's "take {rid, msg, state, answers}" (text, len bytes, nested
  * at most depth deep; fd the connection) as out, its exchange made by the
- * request layer from fd (then taken) and the call's request id. Returns
- * 1, or -1 with why. */
+ * front (srv->resume) from fd (then taken) and the call's request id.
+ * Returns 1, or -1 with why. */
 static int
-take_call(const char *text, size_t len, int depth, int fd, struct ph_park_resume *out, char *why, size_t n)
+take_call(const struct ph_server *srv, const char *text, size_t len, int depth, int fd,
+	  struct ph_park_resume *out, char *why, size_t n)
 {
 	struct ph_hubmsg_take t;
 	if (fd < 0 || !ph_hubmsg_take_read(text, len, depth, &t)) {
 		snprintf(why, n, "Internal error: the hub handed back a call it did not describe");
 		return -1;
 	}
-	out->ex = ph_rawfcgi_resume(fd, t.rid);
+	if (srv->resume == NULL) {
+		snprintf(why, n, "Internal error: this front cannot resume a call");
+		json_object_put(t.msg);
+		json_object_put(t.state);
+		json_object_put(t.answers);
+		return -1;
+	}
+	out->ex = srv->resume->open(fd, t.rid);
 	out->msg = t.msg;
 	out->state = t.state;
 	out->answers = t.answers;
@@ -277,7 +285,7 @@ ph_park_answer(struct ph_req *r, struct ph_park_resume *out, char *why, size_t n
 	} else if (strncmp(reply.data, "ok", 2) == 0) {
 		rc = 0;
 	} else if (strncmp(reply.data, "take ", 5) == 0) {
-		rc = take_call(reply.data + 5, (size_t)got - 5, ph_hubmsg_depth(r->srv->conf->limits.json_depth),
+		rc = take_call(r->srv, reply.data + 5, (size_t)got - 5, ph_hubmsg_depth(r->srv->conf->limits.json_depth),
 			       fd, out, why, n);
 		if (rc > 0)
 			fd = -1;
@@ -385,7 +393,7 @@ take_answers(struct ph_req *r, struct json_object *ids, struct json_object *got,
 bool
 ph_park_stdio(struct ph_req *r, struct json_object **answers, char *why, size_t n)
 {
-	struct json_object *reqs = ph_jget(r->park, "inputRequests"), *ids, *got;
+	struct json_object *reqs = ph_jget(r->sess.park, "inputRequests"), *ids, *got;
 	long long timeout_ms = r->srv->conf->sessions.park_timeout_ms;
 	int64_t deadline = ph_now_us() + timeout_ms * 1000;
 	size_t i = 0, want = 0;

@@ -20,8 +20,8 @@
 #define PH_PARK_REPLY_MAX 196608
 
 /* A call the hub handed back: the exchange on its connection (made by the
- * request layer, ph_rawfcgi_resume; the caller ends it with
- * ph_rawfcgi_end), the original request, the handler's state and the
+ * front, srv->resume->open; the caller ends it with srv->resume->end), the
+ * original request, the handler's state and the
  * client's answers (all owned by the caller). */
 struct ph_park_resume {
 	struct ph_exchange *ex;
@@ -29,7 +29,7 @@ struct ph_park_resume {
 };
 
 /* Starts r's stream if need be and hands the connection to the hub with
- * the continuation and the requests of r->park under ids of the server's
+ * the continuation and the requests of r->sess.park under ids of the server's
  * making; the hub writes them once it holds the call (so an answer never
  * reaches the hub before the call it answers). Returns true when the hub has the call (nothing more
  * may be written), else false with the reason in why (the caller answers
@@ -40,7 +40,7 @@ bool ph_park_call(struct ph_req *r, char *why, size_t n);
  * JSON-RPC error, an id of the form ph-HOST-CALL-N), or NULL with *host
  * pointing at the id's eight hex digits naming the host that sent it. */
 const char *ph_park_check(struct json_object *msg, const char **host);
-/* Passes the JSON-RPC response r->msg of r's session (r->session) to the
+/* Passes the JSON-RPC response r->msg of r's session (r->sess.session) to the
  * hub. Returns 0 when it is taken and more answers are awaited, 1 when it
  * completed a round (*out then holds the call to resume), -1 when refused
  * (the reason for the client in why), -2 when the answers are over
@@ -61,7 +61,7 @@ void ph_park_mailbox(const char *kind, const char *tag, char *out);
 void ph_park_resume_held(struct ph_server *srv, int fd, unsigned rid, struct json_object *msg,
 			 struct json_object *state, struct json_object *answers, struct json_object *auth);
 /* stdio, where the one process talks to one client: the requests of
- * r->park go out on stdout under ids of the server's making (as
+ * r->sess.park go out on stdout under ids of the server's making (as
  * ph_park_call builds them) and the client's responses are taken from the
  * lines read ahead, for at most sessions.park_timeout_ms. Returns true with
  * *answers (request key -> the client's result; caller puts) once every

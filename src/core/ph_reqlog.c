@@ -60,11 +60,11 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 	ph_jset(o, "method", json_object_new_string(method));
 	add_str(o, "mcp.method.name", r->method);
 	if (r->target && r->method) {
-		if (strcmp(r->method, "tools/call") == 0)
+		if (r->mid == PH_METHOD_TOOLS_CALL)
 			add_str(o, "gen_ai.tool.name", r->target);
-		else if (strcmp(r->method, "prompts/get") == 0)
+		else if (r->mid == PH_METHOD_PROMPTS_GET)
 			add_str(o, "gen_ai.prompt.name", r->target);
-		else if (strncmp(r->method, "resources/", 10) == 0)
+		else if (ph_method_on_resources(r->mid))
 			add_str(o, "mcp.resource.uri", r->target);
 	}
 	if (r->target)
@@ -76,15 +76,15 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 	if (r->legacy && r->ex->http)
 		add_str(o, "mcp.session.id", r->ex->ops->param(r->ex, "HTTP_MCP_SESSION_ID"));
 	ph_jset(o, "network.transport", json_object_new_string(r->ex->http ? "tcp" : "pipe"));
-	ph_jset(o, "status", json_object_new_int(r->status));
-	if (r->rpc_code) {
+	ph_jset(o, "status", json_object_new_int(r->resp.status));
+	if (r->resp.rpc_code) {
 		char e[16];
-		snprintf(e, sizeof e, "%d", r->rpc_code);
+		snprintf(e, sizeof e, "%d", r->resp.rpc_code);
 		ph_jset(o, "error.type", json_object_new_string(e));
-		ph_jset(o, "code", json_object_new_int(r->rpc_code));
-	} else if (r->status >= 400) {
+		ph_jset(o, "code", json_object_new_int(r->resp.rpc_code));
+	} else if (r->resp.status >= 400) {
 		char e[16];
-		snprintf(e, sizeof e, "%d", r->status);
+		snprintf(e, sizeof e, "%d", r->resp.status);
 		ph_jset(o, "error.type", json_object_new_string(e));
 	}
 	{
@@ -95,12 +95,12 @@ json_line(const struct ph_req *r, const char *method, const char *ts, long long 
 		ph_jset(o, "duration_ms", json_object_new_double_s((double)us / 1000.0, ms));
 	}
 	ph_jset(o, "us", json_object_new_int64(us));
-	add_str(o, "principal", r->principal);
+	add_str(o, "principal", r->who.principal);
 	add_str(o, "exec", r->exec_how); /* warm or fresh: a persistent handler */
-	add_str(o, "trace_id", r->trace_id);
-	add_str(o, "span_id", r->span_id);
-	add_str(o, "parent_span_id", r->parent_span_id);
-	add_str(o, "traceparent", r->traceparent);
+	add_str(o, "trace_id", r->trace.trace_id);
+	add_str(o, "span_id", r->trace.span_id);
+	add_str(o, "parent_span_id", r->trace.parent_span_id);
+	add_str(o, "traceparent", r->trace.traceparent);
 	return o;
 }
 
@@ -128,21 +128,21 @@ ph_log_request(const struct ph_req *r, const char *method)
 		ph_buf_adds(&b, " target=");
 		add_safe(&b, r->target ? r->target : "-");
 		ph_buf_adds(&b, " status=");
-		ph_buf_addint(&b, r->status);
+		ph_buf_addint(&b, r->resp.status);
 		ph_buf_adds(&b, " code=");
-		if (r->rpc_code)
-			ph_buf_addint(&b, r->rpc_code);
+		if (r->resp.rpc_code)
+			ph_buf_addint(&b, r->resp.rpc_code);
 		else
 			ph_buf_addc(&b, '-');
 		ph_buf_adds(&b, " us=");
 		ph_buf_addint(&b, us);
-		if (r->principal) {
+		if (r->who.principal) {
 			ph_buf_adds(&b, " principal=");
-			add_safe(&b, r->principal);
+			add_safe(&b, r->who.principal);
 		}
-		if (r->traceparent) {
+		if (r->trace.traceparent) {
 			ph_buf_adds(&b, " traceparent=");
-			add_safe(&b, r->traceparent);
+			add_safe(&b, r->trace.traceparent);
 		}
 		if (r->exec_how)
 			ph_buf_printf(&b, " exec=%s", r->exec_how);

@@ -160,7 +160,7 @@ ph_session_level(struct json_object *doc)
 bool
 ph_session_has_state(const struct ph_req *r)
 {
-	return r->session != NULL && r->ex->http && r->batch == NULL && r->ex->ops->handoff != NULL &&
+	return r->sess.session != NULL && r->ex->http && r->resp.batch == NULL && r->ex->ops->handoff != NULL &&
 	       ph_hub_fd >= 0;
 }
 
@@ -247,7 +247,7 @@ fail:
 enum ph_err
 ph_session_end(struct ph_req *r, char *msg, size_t n)
 {
-	struct json_object *doc = r->session, *q;
+	struct json_object *doc = r->sess.session, *q;
 	char ans[200];
 	long got;
 	if (ph_hub_fd < 0) {

@@ -36,7 +36,7 @@ long ph_session_hub_ask(const char *text, char *out, size_t n, int *fd);
  * reading first: an answer the hub sends after that fails to go, so the
  * hub can tell that it was not received. */
 long ph_session_hub_ask_buf(const char *text, size_t len, struct ph_buf *out, size_t max, int wait_ms, int *fd);
-/* Ends r's session (r->session, from ph_session_open) on this host: the
+/* Ends r's session (r->sess.session, from ph_session_open) on this host: the
  * hub remembers its id until it would expire, and calls sessions.on_end
  * with r's principal and assigns. Returns PH_OK, or the error to answer
  * with its reason in msg (no hub: PH_E_HTTP_METHOD). */

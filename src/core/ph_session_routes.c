@@ -5,13 +5,13 @@
  * here. Each is authenticated and opens its session as any request does
  * (ph_ladder.c); the session itself is ph_session.c, the parking ph_park.c. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
 #include "ph_auth.h"
 #include "ph_features.h"
 #include "ph_mrtr.h"
 #include "ph_park.h"
-#include "ph_rawfcgi.h"
 #include "ph_session.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -27,7 +27,7 @@ ph_serve_session_end(struct ph_req *r)
 	char msg[256];
 	enum ph_err e;
 	r->legacy = true;
-	r->method = "DELETE";
+	ph_req_set_method(r, "DELETE");
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	e = ph_session_end(r, msg, sizeof msg);
@@ -35,7 +35,7 @@ ph_serve_session_end(struct ph_req *r)
 		ph_send_error(r, e, msg, NULL);
 		return;
 	}
-	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->session, "sid"));
+	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->sess.session, "sid"));
 	if (ph_otel_on)
 		ph_otel_session_ended(r);
 	ph_respond(r, 204, NULL, NULL, NULL, 0);
@@ -58,7 +58,7 @@ ph_serve_session_stream(struct ph_req *r)
 	size_t len;
 	bool done;
 	r->legacy = true;
-	r->method = "GET";
+	ph_req_set_method(r, "GET");
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;
 	if (!ph_session_has_state(r)) {
@@ -78,17 +78,17 @@ ph_serve_session_stream(struct ph_req *r)
 	}
 	if (ph_req_stream(r) != 0) {
 		ph_shared_listener_leave();
-		r->status = 499;
+		r->resp.status = 499;
 		return;
 	}
-	r->status = 200;
+	r->resp.status = 200;
 	d = ph_hubmsg_get(r, last);
 	text = ph_json_text(d, &len);
 	done = r->ex->ops->handoff(r->ex, text, len) == 0;
 	json_object_put(d);
 	if (done) {
 		ph_shared_listener_give();
-		r->detached = true;
+		r->resp.detached = true;
 	} else {
 		/* the head is out: the stream ends empty, the client opens another */
 		ph_shared_listener_leave();
@@ -109,34 +109,26 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	struct ph_req r;
 	const struct method *m;
 	struct json_object *tok;
-	memset(&r, 0, sizeof r);
-	r.srv = top->srv;
-	r.ex = pr->ex;
-	r.t0 = ph_now_us();
-	r.log_level = ph_session_level(top->session);
-	r.last_progress = -1;
+	ph_req_init(&r, top->srv, pr->ex);
+	r.log_level = ph_session_level(top->sess.session);
 	r.legacy = true;
-	r.streaming = true; /* the stream's headers went out in the first round */
+	r.resp.streaming = true; /* the stream's headers went out in the first round */
+	r.who = top->who;
 	r.counted = true;    /* an MCP operation (ph_core.c's metrics do not see it) */
-	r.principal = top->principal;
-	r.assigns = top->assigns;
-	r.access = top->access;
-	r.access_own = top->access_own;
-	r.restricted = top->restricted;
 	r.msg = pr->msg;
 	r.id = ph_jget(r.msg, "id");
-	r.method = ph_jstr(r.msg, "method");
+	ph_req_set_method(&r, ph_jstr(r.msg, "method"));
 	r.params = ph_jget(r.msg, "params");
-	r.session = json_object_get(top->session);
-	r.client_caps = ph_jget(r.session, "c");
-	r.mrtr_state = pr->state;
-	r.input_responses = pr->answers;
-	r.resumed = true;
+	r.sess.session = json_object_get(top->sess.session);
+	r.client_caps = ph_jget(r.sess.session, "c");
+	r.sess.mrtr_state = pr->state;
+	r.sess.input_responses = pr->answers;
+	r.sess.resumed = true;
 	if (ph_otel_on)
 		ph_otel_park_resumed(&r); /* the wait's span; the run joins the first one's trace */
 	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && ph_valid_id(tok))
 		r.progress_token = tok;
-	m = r.method ? ph_find_method(r.method, true, r.srv) : NULL;
+	m = r.method ? ph_find_method(r.mid, true, r.srv) : NULL;
 	if (m == NULL || r.id == NULL)
 		ph_send_error(&r, PH_E_INTERNAL, "Internal error: the parked call cannot be resumed", NULL);
 	else
@@ -144,10 +136,10 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	ph_log_request(&r, r.method ? r.method : "-");
 	if (ph_otel_on)
 		ph_otel_req_end(&r);
-	ph_rawfcgi_end(r.ex);
+	r.srv->resume->end(r.ex);
 	ph_mrtr_end(&r);
-	json_object_put(r.park);
-	json_object_put(r.session);
+	json_object_put(r.sess.park);
+	json_object_put(r.sess.session);
 	json_object_put(r.msg);
 	json_object_put(pr->answers);
 }
@@ -161,15 +153,20 @@ ph_park_resume_held(struct ph_server *srv, int fd, unsigned rid, struct json_obj
 	struct json_object *restricted = ph_jget(auth, "restricted");
 	struct ph_req top;
 	bool denied = false;
-	memset(&top, 0, sizeof top);
-	top.srv = srv;
-	top.principal = ph_jstr(auth, "principal");
-	top.assigns = ph_jget(auth, "assigns");
-	top.access_own = own != NULL;
-	top.access = own ? own : ph_auth_configured_access(srv, top.principal, &denied);
-	top.restricted = json_object_is_type(restricted, json_type_boolean) && json_object_get_boolean(restricted);
-	top.session = ph_jget(auth, "session");
-	pr.ex = ph_rawfcgi_resume(fd, rid);
+	if (srv->resume == NULL) {
+		ph_log("error", "hub: a parked call cannot be resumed here: this front cannot resume a call");
+		close(fd);
+		ph_access_free(own);
+		return;
+	}
+	ph_req_init(&top, srv, NULL);
+	top.who.principal = ph_jstr(auth, "principal");
+	top.who.assigns = ph_jget(auth, "assigns");
+	top.who.access_own = own != NULL;
+	top.who.access = own ? own : ph_auth_configured_access(srv, top.who.principal, &denied);
+	top.who.restricted = json_object_is_type(restricted, json_type_boolean) && json_object_get_boolean(restricted);
+	top.sess.session = ph_jget(auth, "session");
+	pr.ex = srv->resume->open(fd, rid);
 	pr.msg = json_object_get(msg);
 	pr.state = json_object_get(state);
 	pr.answers = json_object_get(answers);
@@ -190,7 +187,7 @@ ph_serve_response(struct ph_req *r)
 	char why[320];
 	int rc;
 	r->legacy = true;
-	r->method = "(response)";
+	ph_req_set_method(r, "(response)");
 	r->id = NULL; /* a refusal answers no request */
 	if (!ph_authenticate(r) || !ph_legacy_session(r))
 		return;

@@ -4,6 +4,7 @@
  * legacy batch being answered; 202 for a notification. ph_respond is the one
  * place a response leaves the core. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
 #include "ph_json.h"
@@ -41,7 +42,7 @@ ph_respond(struct ph_req *r, int status, const char *ctype, const struct ph_head
 	   const char *body, size_t len)
 {
 	struct ph_header all[16];
-	r->status = status;
+	r->resp.status = status;
 	ph_req_headers(r, hdrs, all, PH_ARRAY_LEN(all));
 	if (r->ex->ops->respond(r->ex, status, ctype, all, body, len) != 0)
 		r->ex->cancelled = 1;
@@ -110,15 +111,15 @@ ph_send_out(struct ph_req *r, int status, const struct ph_header *extra, struct 
 	    struct json_object *res, bool info)
 {
 	struct ph_buf text;
-	if (r->batch != NULL) {
+	if (r->resp.batch != NULL) {
 		/* one entry of a legacy batch: the batch is sent when all are done */
 		if (msg == NULL) {
 			if (info)
 				ph_add_server_info(r->srv, res);
 			msg = result_message(r->id, res);
 		}
-		json_object_array_add(r->batch, msg);
-		r->status = 200;
+		json_object_array_add(r->resp.batch, msg);
+		r->resp.status = 200;
 		return;
 	}
 	/* the text of one answer at a time goes into memory kept for the next
@@ -131,10 +132,10 @@ ph_send_out(struct ph_req *r, int status, const struct ph_header *extra, struct 
 		ph_json_write(&text, msg);
 	else
 		write_result(&text, r->id, res, info ? r->srv : NULL);
-	if (r->streaming) {
+	if (r->resp.streaming) {
 		if (r->ex->ops->stream_send(r->ex, text.data, text.len) != 0)
 			r->ex->cancelled = 1;
-		r->status = 200;
+		r->resp.status = 200;
 	} else {
 		ph_respond(r, status, "application/json", extra, text.data, text.len);
 	}
@@ -156,7 +157,7 @@ ph_send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_
 	static const struct ph_header allow[] = {{"Allow", "POST"}, {NULL, NULL}};
 	if (!r->ex->http)
 		status = 200;
-	r->rpc_code = code;
+	r->resp.rpc_code = code;
 	if (ph_otel_on)
 		snprintf(r->otel.message, sizeof r->otel.message, "%s", message ? message : ph_err_message(e));
 	ph_send_final(r, status, ph_rpc_error(r->id, code, message ? message : ph_err_message(e), data),
@@ -166,10 +167,10 @@ ph_send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_
 void
 ph_send_accepted(struct ph_req *r)
 {
-	if (r->ex->http && r->batch == NULL)
+	if (r->ex->http && r->resp.batch == NULL)
 		ph_respond(r, 202, NULL, NULL, NULL, 0);
 	else
-		r->status = 202;
+		r->resp.status = 202;
 }
 
 struct json_object *

@@ -24,7 +24,7 @@ ph_capabilities(struct ph_req *r)
 	 * legacy session on its GET stream, which the hub holds: only a
 	 * session issued over HTTP behind a master gets them promised, and a
 	 * stdio client, whose process tells it itself */
-	bool legacy_streams = r->legacy && ((r->session_issued != NULL && r->ex->http &&
+	bool legacy_streams = r->legacy && ((r->sess.session_issued != NULL && r->ex->http &&
 					     r->ex->ops->handoff != NULL && ph_hub_fd >= 0) || !r->ex->http);
 	for (size_t i = 0; (!r->legacy || legacy_streams) && i < PH_ARRAY_LEN(listed); i++) {
 		struct json_object *c = ph_jget(caps, listed[i]);

@@ -79,37 +79,25 @@ static const struct ph_front_ops quiet_ops = {
 
 typedef void (*list_fn)(struct ph_req *r, struct ph_outcome *o);
 
-/* Makes r a request of method (borrowed, as principal, access and params)
- * on the quiet front ex, out of any client's request: no log level, no
- * progress. */
+/* Makes r a request of method (borrowed, as who and params) on the quiet
+ * front ex, out of any client's request: no log level, no progress. who:
+ * its viewer (NULL principal and access: everyone). */
 static void
 quiet_req(struct ph_req *r, struct ph_exchange *ex, struct ph_server *srv, const char *method,
-	  const char *principal, const struct ph_access *access, struct json_object *params)
+	  const struct ph_viewer *who, struct json_object *params)
 {
 	memset(ex, 0, sizeof *ex);
 	ex->ops = &quiet_ops;
-	memset(r, 0, sizeof *r);
-	r->srv = srv;
-	r->ex = ex;
-	r->method = method;
-	r->principal = principal;
-	r->access = access;
-	r->log_level = PH_LOG_NONE;
-	r->last_progress = -1;
+	ph_req_init(r, srv, ex);
+	ph_req_set_method(r, method);
+	r->who = *who;
 	r->params = params;
 }
 
 /* Calls one page of list with cursor (NULL: the first). Returns the result
  * (caller puts) or NULL when the list failed. */
-/* Whom a catalogue is listed for: NULL principal and access, everyone. */
-struct viewer {
-	const char *principal;
-	const struct ph_access *access;
-	struct json_object *assigns;
-};
-
 static struct json_object *
-one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const char *cursor)
+one_page(struct ph_server *srv, const struct ph_viewer *who, list_fn list, const char *cursor)
 {
 	struct ph_exchange ex;
 	struct ph_req r;
@@ -117,8 +105,7 @@ one_page(struct ph_server *srv, const struct viewer *who, list_fn list, const ch
 	struct json_object *params = json_object_new_object();
 	if (cursor)
 		json_object_object_add(params, "cursor", json_object_new_string(cursor));
-	quiet_req(&r, &ex, srv, "catalog", who->principal, who->access, params);
-	r.assigns = who->assigns;
+	quiet_req(&r, &ex, srv, "catalog", who, params);
 	r.legacy = true; /* no cache hints: they are not part of what changed */
 	list(&r, &o);
 	free(o.message);
@@ -134,8 +121,8 @@ hook_call(struct ph_req *r, struct ph_exchange *ex, struct ph_invocation *inv, s
 	  enum phantom_kind kind, const char *label, const char *principal, struct json_object *assigns,
 	  struct json_object *args, struct json_object *params)
 {
-	quiet_req(r, ex, srv, ph_call_kind_name(kind), principal, NULL, params);
-	r->assigns = assigns;
+	struct ph_viewer who = {principal, assigns, NULL, false, false};
+	quiet_req(r, ex, srv, ph_call_kind_name(kind), &who, params);
 	r->legacy = true;
 	memset(inv, 0, sizeof *inv);
 	inv->kind = kind;
@@ -176,11 +163,12 @@ enum ph_sub_kind
 ph_catalog_watch(struct ph_server *srv, const char *principal, const struct ph_access *access,
 		 const char *uri, char **path)
 {
+	struct ph_viewer who = {principal, NULL, access, false, false};
 	struct ph_exchange ex;
 	struct ph_req r;
 	struct json_object *params = json_object_new_object();
 	enum ph_sub_kind w;
-	quiet_req(&r, &ex, srv, "subscriptions/listen", principal, access, params);
+	quiet_req(&r, &ex, srv, "subscriptions/listen", &who, params);
 	w = ph_resources_watch(&r, uri, path);
 	json_object_put(params);
 	return w;
@@ -188,7 +176,7 @@ ph_catalog_watch(struct ph_server *srv, const char *principal, const struct ph_a
 
 /* Appends every page's key array of list to b. */
 static void
-add_pages(struct ph_server *srv, const struct viewer *who, list_fn list, const char *key, struct ph_buf *b)
+add_pages(struct ph_server *srv, const struct ph_viewer *who, list_fn list, const char *key, struct ph_buf *b)
 {
 	char *cursor = NULL;
 	for (int page = 0; page < CATALOG_MAX_PAGES; page++) {
@@ -214,7 +202,7 @@ add_pages(struct ph_server *srv, const struct viewer *who, list_fn list, const c
 
 /* The catalogue of kind as who sees it. Caller frees. */
 static char *
-text_for(struct ph_server *srv, const struct viewer *who, enum ph_kind kind)
+text_for(struct ph_server *srv, const struct ph_viewer *who, enum ph_kind kind)
 {
 	struct ph_buf b;
 	ph_buf_init(&b);
@@ -247,7 +235,7 @@ text_for(struct ph_server *srv, const struct viewer *who, enum ph_kind kind)
 char *
 ph_catalog_text(struct ph_server *srv, enum ph_kind kind)
 {
-	static const struct viewer everyone = {NULL, NULL, NULL};
+	static const struct ph_viewer everyone = {NULL, NULL, NULL, false, false};
 	return text_for(srv, &everyone, kind);
 }
 
@@ -255,7 +243,8 @@ bool
 ph_catalog_changed_for(struct ph_server *old, const struct ph_access *old_access, struct ph_server *now,
 		       const struct ph_access *now_access, const char *principal, enum ph_kind kind)
 {
-	struct viewer a = {principal, old_access, NULL}, b = {principal, now_access, NULL};
+	struct ph_viewer a = {principal, NULL, old_access, false, false};
+	struct ph_viewer b = {principal, NULL, now_access, false, false};
 	char *ta = text_for(old, &a, kind), *tb = text_for(now, &b, kind);
 	bool changed = strcmp(ta, tb) != 0;
 	free(ta);
@@ -269,7 +258,7 @@ ph_catalog_changed_seen(struct ph_server *old, struct ph_server *now, ph_access_
 			enum ph_kind kind)
 {
 	bool was_denied = false, is_denied = false, changed;
-	struct viewer a = {principal, own, assigns}, b = {principal, own, assigns};
+	struct ph_viewer a = {principal, assigns, own, false, false}, b = a;
 	char *ta, *tb;
 	if (own == NULL && principal != NULL) {
 		a.access = access_of(old, principal, &was_denied);

@@ -181,12 +181,13 @@ typedef const struct ph_access *(*ph_access_of_fn)(const struct ph_server *srv, 
 						   bool *denied);
 /* The template parameters of uri (the first template that matches it; {}
  * for a static resource or none). Caller puts. */
-struct json_object *ph_resources_params(struct ph_req *r, const char *uri);
-/* subscriptions.authorize: of uris (an array of strings, borrowed), those
- * the handler allows r's principal (with its assigns) to subscribe to, in
- * one call; all of them without the handler, none when it fails or times
- * out (logged). Returns a new array (caller puts). */
-struct json_object *ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris);
+struct json_object *ph_resources_params(struct ph_server *srv, const char *uri);
+/* subscriptions.authorize of srv: of uris (an array of strings, borrowed),
+ * those the handler allows who's principal (with its assigns) to subscribe
+ * to, in one call; all of them without the handler, none when it fails or
+ * times out (logged). Returns a new array (caller puts). */
+struct json_object *ph_subscriptions_authorize(struct ph_server *srv, const struct ph_viewer *who,
+					       struct json_object *uris);
 /* Of uris (borrowed), those in the "allowed" array of res, a handler's
  * answer (borrowed; NULL: it failed). Without such an array none, after a
  * log line naming principal and why it failed (NULL: "see above"). Returns

@@ -153,7 +153,7 @@ static_messages(struct ph_req *r, const struct ph_prompt *p, struct json_object 
 		struct json_object *c = json_object_new_object();
 		switch (m->kind) {
 		case PH_MSG_TEXT: {
-			char *t = substitute(p, m->text, args, r->assigns);
+			char *t = substitute(p, m->text, args, r->who.assigns);
 			json_object_object_add(c, "type", json_object_new_string("text"));
 			json_object_object_add(c, "text", json_object_new_string(t));
 			free(t);
@@ -167,7 +167,7 @@ static_messages(struct ph_req *r, const struct ph_prompt *p, struct json_object 
 			json_object_object_add(c, "mimeType", json_object_new_string(m->mime));
 			break;
 		case PH_MSG_RESOURCE: {
-			char *uri = substitute(p, m->text, args, r->assigns);
+			char *uri = substitute(p, m->text, args, r->who.assigns);
 			struct json_object *contents = NULL;
 			int rc = ph_resources_fetch(r, uri, &contents);
 			if (rc != 0) {

@@ -795,9 +795,9 @@ template_watch(struct ph_req *r, const char *uri, char **path)
 }
 
 struct json_object *
-ph_resources_params(struct ph_req *r, const char *uri)
+ph_resources_params(struct ph_server *srv, const char *uri)
 {
-	struct ph_registry *reg = reg_of(r);
+	struct ph_registry *reg = srv->conf->registry;
 	struct json_object *p = json_object_new_object();
 	if (ph_registry_resource(reg, uri) != NULL)
 		return p;

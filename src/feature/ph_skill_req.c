@@ -544,7 +544,7 @@ ph_skill_entry(struct rq *q, size_t k, char *const *vals, struct hints *h, enum 
 			struct json_object *ent;
 			if (!ph_skill_ent_served(q, k, t, vals))
 				continue;
-			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->principal, q->r->assigns, d,
+			if (ph_skills_file_digest(q->sc, owner, t->f, vals, q->r->who.principal, q->r->who.assigns, d,
 						  &size) != 0) {
 				ph_log("warning", "skill '%s': %s is not served: %s", s->path, t->f->disk,
 				       ph_fs_strerror(errno));

@@ -364,7 +364,7 @@ ph_skills_read(struct ph_req *r, const char *uri, struct ph_outcome *o)
 		struct ph_buf b;
 		ph_buf_init(&b);
 		if (t == NULL || !ph_skill_ent_served(&q, l.skill, t, l.vals) ||
-		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->principal, r->assigns,
+		    ph_skills_file_bytes(q.sc, &q.sc->skills[t->owner], t->f, l.vals, r->who.principal, r->who.assigns,
 					 &b) != 0) {
 			if (t != NULL && errno != ENOENT)
 				ph_log("warning", "skill file %s is not served: %s", t->f->disk, ph_fs_strerror(errno));

@@ -58,14 +58,14 @@ tagged(struct ph_req *r)
 /* The arguments of a subscriptions.authorize call for uris (borrowed):
  * {"uris": [{uri, params}, ...]}. Caller puts. */
 static struct json_object *
-authorize_args(struct ph_req *r, struct json_object *uris)
+authorize_args(struct ph_server *srv, struct json_object *uris)
 {
 	struct json_object *args = json_object_new_object(), *list = json_object_new_array();
 	for (size_t i = 0; i < json_object_array_length(uris); i++) {
 		struct json_object *e = json_object_new_object();
 		const char *uri = json_object_get_string(json_object_array_get_idx(uris, i));
 		json_object_object_add(e, "uri", json_object_new_string(uri));
-		json_object_object_add(e, "params", ph_resources_params(r, uri));
+		json_object_object_add(e, "params", ph_resources_params(srv, uri));
 		json_object_array_add(list, e);
 	}
 	json_object_object_add(args, "uris", list);
@@ -105,13 +105,8 @@ struct json_object *
 ph_subscriptions_authorize_input(struct ph_server *srv, const char *principal, struct json_object *assigns,
 				 struct json_object *uris)
 {
-	struct ph_req who;
 	struct json_object *args, *in;
-	memset(&who, 0, sizeof who);
-	who.srv = srv;
-	who.principal = principal;
-	who.assigns = assigns;
-	args = authorize_args(&who, uris);
+	args = authorize_args(srv, uris);
 	in = ph_catalog_hook_input(srv, PHANTOM_KIND_SUBSCRIPTION, "subscriptions.authorize", principal, assigns,
 				   args);
 	json_object_put(args);
@@ -119,9 +114,9 @@ ph_subscriptions_authorize_input(struct ph_server *srv, const char *principal, s
 }
 
 struct json_object *
-ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
+ph_subscriptions_authorize(struct ph_server *srv, const struct ph_viewer *who, struct json_object *uris)
 {
-	const struct ph_registry *reg = r->srv->conf->registry;
+	const struct ph_registry *reg = srv->conf->registry;
 	struct json_object *args, *res, *out;
 	size_t n = json_object_array_length(uris);
 	if (reg == NULL || reg->sub_authorize == NULL || n == 0) {
@@ -130,11 +125,11 @@ ph_subscriptions_authorize(struct ph_req *r, struct json_object *uris)
 			json_object_array_add(out, json_object_get(json_object_array_get_idx(uris, i)));
 		return out;
 	}
-	args = authorize_args(r, uris);
-	res = ph_catalog_hook(r->srv, &reg->sub_authorize->h, PHANTOM_KIND_SUBSCRIPTION,
-			      "subscriptions.authorize", r->principal, r->assigns, args);
+	args = authorize_args(srv, uris);
+	res = ph_catalog_hook(srv, &reg->sub_authorize->h, PHANTOM_KIND_SUBSCRIPTION,
+			      "subscriptions.authorize", who->principal, who->assigns, args);
 	json_object_put(args);
-	out = ph_subscriptions_allowed_in(res, uris, r->principal, NULL);
+	out = ph_subscriptions_allowed_in(res, uris, who->principal, NULL);
 	json_object_put(res);
 	return out;
 }
@@ -145,7 +140,7 @@ ph_subscriptions_allowed(struct ph_req *r, const char *uri)
 	struct json_object *one = json_object_new_array(), *ok;
 	bool yes;
 	json_object_array_add(one, json_object_new_string(uri));
-	ok = ph_subscriptions_authorize(r, one);
+	ok = ph_subscriptions_authorize(r->srv, &r->who, one);
 	yes = json_object_array_length(ok) == 1;
 	json_object_put(ok);
 	json_object_put(one);
@@ -242,10 +237,10 @@ keep_listen(struct ph_req *r, const bool on[], struct json_object *uris)
 	k = ph_xcalloc(1, sizeof *k);
 	k->id = json_object_get(r->id);
 	memcpy(k->on, on, sizeof k->on);
-	k->principal = r->principal ? ph_xstrdup(r->principal) : NULL;
+	k->principal = r->who.principal ? ph_xstrdup(r->who.principal) : NULL;
 	k->uris = json_object_get(uris);
 	kept_srv = r->srv;
-	watch_kept(k, r->srv, r->access);
+	watch_kept(k, r->srv, r->who.access);
 	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
 	kept[nkept++] = k;
 	return true;
@@ -352,13 +347,10 @@ flush_updates(struct note_to *to)
 	for (size_t i = 0; i < nkept; i++) {
 		struct kept *k = kept[i];
 		struct json_object *ok;
-		struct ph_req who;
+		struct ph_viewer who = {k->principal, NULL, NULL, false, false};
 		if (k->pending == NULL)
 			continue;
-		memset(&who, 0, sizeof who);
-		who.srv = kept_srv;
-		who.principal = k->principal;
-		ok = kept_srv ? ph_subscriptions_authorize(&who, k->pending) : json_object_get(k->pending);
+		ok = kept_srv ? ph_subscriptions_authorize(kept_srv, &who, k->pending) : json_object_get(k->pending);
 		for (size_t j = 0; j < json_object_array_length(ok); j++) {
 			struct json_object *p = tagged_id(k->id);
 			json_object_object_add(p, "uri", json_object_get(json_object_array_get_idx(ok, j)));
@@ -428,7 +420,7 @@ ph_subscriptions_stdio_session(struct ph_req *r)
 	for (size_t i = 0; i < PH_ARRAY_LEN(kinds); i++)
 		legacy->on[i] = ph_jget(caps, kinds[i].cap) != NULL;
 	json_object_put(caps);
-	legacy->principal = r->principal ? ph_xstrdup(r->principal) : NULL;
+	legacy->principal = r->who.principal ? ph_xstrdup(r->who.principal) : NULL;
 	legacy->uris = json_object_new_array();
 	kept_srv = r->srv;
 	kept = ph_xrealloc(kept, (nkept + 1) * sizeof *kept);
@@ -494,7 +486,7 @@ ph_subscriptions_stdio_subscribe(struct ph_req *r, const char *uri, bool sub, st
 		json_object_array_del_idx(legacy->uris, (size_t)at, 1);
 	/* the watches follow the URIs held now */
 	unwatch_kept(legacy);
-	watch_kept(legacy, r->srv, r->access);
+	watch_kept(legacy, r->srv, r->who.access);
 	o->result = json_object_new_object();
 }
 
@@ -588,7 +580,7 @@ grant_uris(struct ph_req *r, struct json_object *want)
 	}
 	json_object_put(seen);
 	/* the application's word, one call for them all */
-	seen = ph_subscriptions_authorize(r, out);
+	seen = ph_subscriptions_authorize(r->srv, &r->who, out);
 	json_object_put(out);
 	return seen;
 }
@@ -758,7 +750,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 		ph_shared_listener_give();
 		json_object_put(uris);
 		json_object_put(tasks);
-		r->detached = true;
+		r->resp.detached = true;
 		return;
 	}
 	json_object_put(tasks);
@@ -776,7 +768,7 @@ ph_m_subscriptions_listen(struct ph_req *r, struct ph_outcome *o)
 					 c->subscriptions.max_per_principal);
 			return;
 		}
-		r->detached = true;
+		r->resp.detached = true;
 		return;
 	}
 	json_object_put(uris);

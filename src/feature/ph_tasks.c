@@ -6,6 +6,7 @@
  * change the record, and tell the hub when they changed it. The process,
  * its rounds of input and its result are the hub's (ph_hub_task.c). */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_features.h"
 #include "ph_call.h"
 #include "ph_hubmsg.h"
@@ -168,7 +169,7 @@ new_record(struct ph_req *r, const struct ph_tool *t, struct json_object *args, 
 	struct ph_invocation inv;
 	struct json_object *rec;
 	ph_task_id_new(c->tasks.host, id);
-	rec = ph_task_record_new(id, r->principal, t->task_ttl_ms > 0 ? t->task_ttl_ms : c->tasks.ttl_ms,
+	rec = ph_task_record_new(id, r->who.principal, t->task_ttl_ms > 0 ? t->task_ttl_ms : c->tasks.ttl_ms,
 				 c->tasks.poll_ms);
 	memset(&inv, 0, sizeof inv);
 	inv.kind = PHANTOM_KIND_TOOL;
@@ -283,7 +284,7 @@ ph_tasks_grant(struct ph_req *r, struct json_object *ids)
 	for (size_t i = 0; ids && i < json_object_array_length(ids); i++) {
 		const char *id = json_object_get_string(json_object_array_get_idx(ids, i));
 		struct json_object *rec = ph_task_load(dir, id);
-		if (rec && ph_task_owned(rec, r->principal))
+		if (rec && ph_task_owned(rec, r->who.principal))
 			json_object_array_add(out, json_object_new_string(id));
 		json_object_put(rec);
 	}
@@ -330,7 +331,7 @@ task_of(struct ph_req *r, const char *method, struct ph_outcome *o, char **dir)
 		return NULL;
 	}
 	/* another principal's task is as unknown as a missing one */
-	if (rec == NULL || !ph_task_owned(rec, r->principal)) {
+	if (rec == NULL || !ph_task_owned(rec, r->who.principal)) {
 		json_object_put(rec);
 		free(*dir);
 		*dir = NULL;

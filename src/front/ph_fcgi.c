@@ -338,6 +338,7 @@ reload_in_place(struct ph_server **srv, const char *path)
 	ph_catalog_announce(*srv, n); /* this process's own listen streams */
 	ph_server_free(*srv);
 	*srv = n;
+	n->resume = &ph_fcgi_resume_ops;
 	ph_metrics_set_generation(ph_metrics_generation() + 1);
 	ph_metrics_reloaded();
 	ph_log("notice", "configuration reloaded");
@@ -795,6 +796,8 @@ ph_fcgi_serve(struct ph_server **srv, const struct ph_run *r, bool own_reload)
 	if (own_reload)
 		ph_metrics_set_workers(1); /* no master to say so */
 	ph_metrics_set_listen_fd(r->listen_fd);
+	if (*srv)
+		(*srv)->resume = &ph_fcgi_resume_ops; /* a parked call comes back over FastCGI */
 	ph_persist_prestart(*srv);
 	log_buffer(*srv);
 	for (;;) {

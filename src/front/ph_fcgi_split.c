@@ -6,7 +6,14 @@
  * libfcgi would allocate three 8 KiB streams and a string a parameter for
  * it. Everything else goes to libfcgi. A fast path: docs/internals.md says
  * what it saves and relies on; PHANTOM_FAST_PATHS=off turns it off, as
- * does PHANTOM_FCGI_READER=libfcgi (ph_fcgi_reader). */
+ * does PHANTOM_FCGI_READER=libfcgi (ph_fcgi_reader).
+ *
+ * The same exchange, with no request to read, writes a parked call the
+ * hub handed back on its connection (ph_fcgi_resume_ops, the server's
+ * resume hook): the web server's request on it is answered up to an open
+ * SSE stream already, so a complete response is its last event. Its
+ * connection is made blocking with a send timeout: a client that stops
+ * reading cannot hold this worker for long. */
 #include "first.h"
 #include "ph_fcgi_split.h"
 #include "ph_fcgi_conn.h"
@@ -20,11 +27,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+/* The longest a write on a resumed call's connection may block. */
+#define RESUME_SEND_TIMEOUT_S 5
+
 struct split_front {
-	const struct ph_fcgi_split *sp;
+	struct ph_exchange ex; /* a resumed call's (ph_fcgi_resume_ops) */
+	const struct ph_fcgi_split *sp; /* NULL: a resumed call, nothing to read */
+	unsigned rid;         /* the FastCGI request id answered */
 	int fd;
 	size_t body_off;      /* how much of the body the core has read */
 	struct ph_buf out;    /* records not yet written */
@@ -40,14 +54,17 @@ static const char *
 split_param(struct ph_exchange *ex, const char *name)
 {
 	struct split_front *f = ex->front;
-	return name ? ph_fcgi_split_param(f->sp, name) : NULL;
+	return name && f->sp ? ph_fcgi_split_param(f->sp, name) : NULL;
 }
 
 static long
 split_read(struct ph_exchange *ex, char *buf, size_t len)
 {
 	struct split_front *f = ex->front;
-	size_t left = f->sp->body_len - f->body_off;
+	size_t left;
+	if (f->sp == NULL)
+		return 0; /* a resumed call: its request was read long ago */
+	left = f->sp->body_len - f->body_off;
 	if (len > left)
 		len = left;
 	memcpy(buf, f->sp->body + f->body_off, len);
@@ -84,7 +101,7 @@ static void
 split_stdout(struct split_front *f, const char *data, size_t len)
 {
 	if (len > 0)
-		ph_fcgi_records(&f->out, PH_FCGI_STDOUT, f->sp->rid, data, len);
+		ph_fcgi_records(&f->out, PH_FCGI_STDOUT, f->rid, data, len);
 }
 
 static int
@@ -96,12 +113,12 @@ split_respond(struct ph_exchange *ex, int status, const char *ctype, const struc
 	/* the head and the body go straight into f->out after room for their
 	 * record's header, filled in once the length is known (with room for
 	 * the end records, written with them) */
-	ph_buf_reserve(&f->out, 8 + 256 + len + 32);
+	ph_buf_reserve(&f->out, PH_FCGI_HEADER_LEN + 256 + len + PH_FCGI_END_ROOM);
 	at = ph_fcgi_record_open(&f->out);
 	ph_cgi_response_head(&f->out, status, ctype, hdrs, len);
 	if (len && body) /* NULL: the answer to a HEAD */
 		ph_buf_add(&f->out, body, len);
-	ph_fcgi_record_close(&f->out, at, PH_FCGI_STDOUT, f->sp->rid);
+	ph_fcgi_record_close(&f->out, at, PH_FCGI_STDOUT, f->rid);
 	return f->failed ? -1 : 0;
 }
 
@@ -156,7 +173,8 @@ split_closed(struct ph_exchange *ex)
 	struct pollfd p = {f->fd, POLLIN | POLLRDHUP, 0};
 	if (f->ended)
 		return true;
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
+	return f->failed ||
+	       (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0);
 }
 
 static int
@@ -164,7 +182,7 @@ split_handoff(struct ph_exchange *ex, const char *desc, size_t len)
 {
 	struct split_front *f = ex->front;
 	split_nodelay(f); /* the hub's writes are a stream's */
-	if (ph_hub_fd < 0 || split_flush(f) != 0 || ph_fcgi_hand_to_hub(f->fd, f->sp->rid, desc, len) != 0)
+	if (ph_hub_fd < 0 || split_flush(f) != 0 || ph_fcgi_hand_to_hub(f->fd, f->rid, desc, len) != 0)
 		return -1;
 	f->handed_off = true;
 	return 0;
@@ -210,6 +228,76 @@ static const struct ph_front_ops split_ops = {
 	.finish = split_finish,
 };
 
+/* A resumed call's stream's head went out in its first round: a complete
+ * response can only be its last event. */
+static int
+resumed_respond(struct ph_exchange *ex, int status, const char *ctype, const struct ph_header *hdrs,
+		const char *body, size_t len)
+{
+	(void)status;
+	(void)ctype;
+	(void)hdrs;
+	return len ? split_stream_send(ex, body, len) : 0;
+}
+
+/* Its stream is open already. */
+static int
+resumed_stream_start(struct ph_exchange *ex, const struct ph_header *hdrs)
+{
+	(void)ex;
+	(void)hdrs;
+	return 0;
+}
+
+static const struct ph_front_ops resumed_ops = {
+	.param = split_param,
+	.read = split_read,
+	.respond = resumed_respond,
+	.stream_start = resumed_stream_start,
+	.stream_send = split_stream_send,
+	.stream_ping = split_stream_ping,
+	.closed = split_closed,
+	.handoff = split_handoff,
+};
+
+/* The exchange of a call the hub handed back on fd (taken) for request rid
+ * (ph_resume_ops.open). Ended with resume_end. */
+static struct ph_exchange *
+resume_open(int fd, unsigned rid)
+{
+	struct split_front *f = ph_xcalloc(1, sizeof *f);
+	struct timeval tv = {RESUME_SEND_TIMEOUT_S, 0};
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	f->fd = fd;
+	f->rid = rid & PH_FCGI_ID_MASK;
+	ph_buf_init(&f->out);
+	f->ex.ops = &resumed_ops;
+	f->ex.front = f;
+	f->ex.http = true;
+	return &f->ex;
+}
+
+/* Ends the resumed call's stream unless it went back to the hub, closes its
+ * connection and frees ex (ph_resume_ops.end). */
+static void
+resume_end(struct ph_exchange *ex)
+{
+	struct split_front *f = ex->front;
+	if (!f->handed_off) {
+		ph_fcgi_end(&f->out, f->rid);
+		split_flush(f);
+	}
+	close(f->fd);
+	ph_buf_free(&f->out);
+	free(f);
+}
+
+const struct ph_resume_ops ph_fcgi_resume_ops = {
+	.open = resume_open,
+	.end = resume_end,
+};
+
 /* The memory a response was gathered in is kept for the next one unless
  * it grew past this. */
 #define KEPT_OUT_MAX 65536
@@ -227,6 +315,7 @@ ph_fcgi_serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *s
 	bool kept;
 	memset(&f, 0, sizeof f);
 	f.sp = sp;
+	f.rid = sp->rid;
 	f.fd = fd;
 	f.tcp = f.on_tcp = tcp;
 	kept = ph_kept_take(&kept_out, &f.out);

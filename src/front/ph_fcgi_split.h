@@ -27,4 +27,8 @@ enum ph_fcgi_wait ph_fcgi_waiting(int fd, bool fresh, long long params_ms, struc
 /* Serves the split request sp read off fd (taken) and ends it: srv NULL
  * when the configuration did not load; tcp: a TCP connection. */
 void ph_fcgi_serve_split(struct ph_server *srv, int fd, const struct ph_fcgi_split *sp, bool tcp);
+/* How the core resumes a parked call on the FastCGI connection the hub
+ * hands back (the server's resume hook, ph_server.h): records written as
+ * the split's are. */
+extern const struct ph_resume_ops ph_fcgi_resume_ops;
 #endif

@@ -1,7 +1,10 @@
-/* ph_call.c: handler invocation (exec and C), the call context and result
- * builders of phantom.h, and content block checks. */
+/* ph_call.c: handler invocation (exec and C), the call context of
+ * phantom.h, and content block checks. The results a C handler builds, and
+ * what they become, are in ph_result.c. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_call.h"
+#include "ph_result.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_mime.h"
@@ -24,22 +27,6 @@ struct phantom_call {
 	struct json_object *empty_caps; /* owned: {} when the request declared none, made when asked */
 };
 
-struct phantom_result {
-	struct json_object *content;    /* array of blocks */
-	struct json_object *roles;      /* array: the role of each block (prompts); NULL: all "user" */
-	struct json_object *structured;
-	struct json_object *values;     /* completion */
-	struct json_object *requests;   /* inputRequests, NULL when none */
-	struct json_object *state;      /* the state to seal (has_state) */
-	bool has_state;
-	char *role, *description;
-	long long total;
-	bool is_error, not_found;
-	bool bad_text; /* a builder was given text that is not UTF-8: the call fails */
-	long long ttl_ms;    /* phantom_result_cache: -1 none */
-	const char *scope;   /* phantom_result_cache: "public", "private" or NULL */
-	size_t texts;  /* blocks phantom_result_text made (their text checked there) */
-};
 
 /* ---- the call context --------------------------------------------------------- */
 
@@ -56,6 +43,7 @@ static const char *const kind_words[] = {
 	[PHANTOM_KIND_SUBSCRIPTION] = "subscription",
 	[PHANTOM_KIND_SESSION_END] = "session_end",
 };
+_Static_assert(PH_ARRAY_LEN(kind_words) == PH_CALL_KINDS, "a word for every kind");
 
 const char *
 ph_call_kind_name(enum phantom_kind kind)
@@ -148,7 +136,7 @@ phantom_complete_value(const phantom_call *c)
 const char *
 phantom_call_principal(const phantom_call *c)
 {
-	return c->r->principal;
+	return c->r->who.principal;
 }
 
 const char *
@@ -157,11 +145,11 @@ phantom_call_trace(const phantom_call *c, const char *field)
 	if (field == NULL)
 		return NULL;
 	if (strcmp(field, "traceparent") == 0)
-		return c->r->child_traceparent[0] ? c->r->child_traceparent : NULL;
+		return c->r->trace.child_traceparent[0] ? c->r->trace.child_traceparent : NULL;
 	if (strcmp(field, "tracestate") == 0)
-		return c->r->tracestate;
+		return c->r->trace.tracestate;
 	if (strcmp(field, "baggage") == 0)
-		return c->r->baggage;
+		return c->r->trace.baggage;
 	return NULL;
 }
 
@@ -179,7 +167,7 @@ empty_object(const phantom_call *c)
 struct json_object *
 phantom_call_assigns(const phantom_call *c)
 {
-	return c->r->assigns ? c->r->assigns : empty_object(c);
+	return c->r->who.assigns ? c->r->who.assigns : empty_object(c);
 }
 
 struct json_object *
@@ -197,7 +185,7 @@ phantom_call_scopes(const phantom_call *c)
 const char *
 phantom_call_assign(const phantom_call *c, const char *name, const char *def)
 {
-	const char *v = name ? ph_assign_text(c->r->assigns, name, strlen(name)) : NULL;
+	const char *v = name ? ph_assign_text(c->r->who.assigns, name, strlen(name)) : NULL;
 	return v ? v : def;
 }
 
@@ -229,19 +217,19 @@ phantom_call_has_capability(const phantom_call *c, const char *capability)
 int
 phantom_call_resumed(const phantom_call *c)
 {
-	return c->r->resumed && !c->inv->embedded;
+	return c->r->sess.resumed && !c->inv->embedded;
 }
 
 struct json_object *
 phantom_call_state(const phantom_call *c)
 {
-	return phantom_call_resumed(c) ? c->r->mrtr_state : NULL;
+	return phantom_call_resumed(c) ? c->r->sess.mrtr_state : NULL;
 }
 
 struct json_object *
 phantom_call_input_responses(const phantom_call *c)
 {
-	return c->inv->embedded ? NULL : c->r->input_responses;
+	return c->inv->embedded ? NULL : c->r->sess.input_responses;
 }
 
 struct json_object *
@@ -307,336 +295,6 @@ phantom_log_server(const char *level, const char *fmt, ...)
 	ph_log(level ? level : "info", "%s", msg);
 }
 
-/* ---- results ------------------------------------------------------------------------ */
-
-phantom_result *
-phantom_result_new(void)
-{
-	phantom_result *res = ph_xcalloc(1, sizeof *res);
-	res->content = json_object_new_array();
-	res->total = -1;
-	res->ttl_ms = -1;
-	return res;
-}
-
-void
-phantom_result_free(phantom_result *res)
-{
-	if (res == NULL)
-		return;
-	json_object_put(res->content);
-	json_object_put(res->roles);
-	json_object_put(res->structured);
-	json_object_put(res->values);
-	json_object_put(res->requests);
-	json_object_put(res->state);
-	free(res->role);
-	free(res->description);
-	free(res);
-}
-
-static int
-add_block(phantom_result *res, struct json_object *b)
-{
-	/* the roles are kept once one is not "user" (the blocks before it were) */
-	if (res->roles == NULL && res->role != NULL && strcmp(res->role, "user") != 0) {
-		res->roles = json_object_new_array();
-		for (size_t i = json_object_array_length(res->content); i > 0; i--)
-			json_object_array_add(res->roles, json_object_new_string("user"));
-	}
-	json_object_array_add(res->content, b);
-	if (res->roles)
-		json_object_array_add(res->roles, json_object_new_string(res->role ? res->role : "user"));
-	return 0;
-}
-
-static struct json_object *
-block(const char *type)
-{
-	struct json_object *b = json_object_new_object();
-	ph_jset(b, "type", json_object_new_string(type));
-	return b;
-}
-
-int
-phantom_result_text(phantom_result *res, const char *text)
-{
-	struct json_object *b;
-	if (res == NULL || text == NULL)
-		return -1;
-	if (!ph_utf8_valid(text, strlen(text))) {
-		res->bad_text = true;
-		return -1;
-	}
-	b = block("text");
-	ph_jset(b, "text", json_object_new_string(text));
-	res->texts++;
-	return add_block(res, b);
-}
-
-static int
-binary(phantom_result *res, const char *type, const void *data, size_t len, const char *mime)
-{
-	struct json_object *b;
-	char *enc;
-	if (res == NULL || (data == NULL && len > 0) || mime == NULL)
-		return -1;
-	enc = ph_base64(data ? data : "", len);
-	b = block(type);
-	ph_jset(b, "data", json_object_new_string(enc));
-	ph_jset(b, "mimeType", json_object_new_string(mime));
-	free(enc);
-	return add_block(res, b);
-}
-
-int
-phantom_result_image(phantom_result *res, const void *data, size_t len, const char *mime_type)
-{
-	return binary(res, "image", data, len, mime_type);
-}
-
-int
-phantom_result_audio(phantom_result *res, const void *data, size_t len, const char *mime_type)
-{
-	return binary(res, "audio", data, len, mime_type);
-}
-
-int
-phantom_result_resource_link(phantom_result *res, const char *uri, const char *name,
-			     const char *description, const char *mime_type)
-{
-	struct json_object *b;
-	if (res == NULL || uri == NULL || name == NULL)
-		return -1;
-	b = block("resource_link");
-	ph_jset(b, "uri", json_object_new_string(uri));
-	ph_jset(b, "name", json_object_new_string(name));
-	if (description)
-		ph_jset(b, "description", json_object_new_string(description));
-	if (mime_type)
-		ph_jset(b, "mimeType", json_object_new_string(mime_type));
-	return add_block(res, b);
-}
-
-int
-phantom_result_embedded(phantom_result *res, const char *uri, const char *mime_type, const char *text,
-			const void *blob, size_t blob_len)
-{
-	struct json_object *b, *in;
-	if (res == NULL || uri == NULL || (text == NULL && blob == NULL && blob_len > 0))
-		return -1;
-	if (text && !ph_utf8_valid(text, strlen(text))) {
-		res->bad_text = true;
-		return -1;
-	}
-	in = json_object_new_object();
-	ph_jset(in, "uri", json_object_new_string(uri));
-	if (mime_type)
-		ph_jset(in, "mimeType", json_object_new_string(mime_type));
-	if (text) {
-		ph_jset(in, "text", json_object_new_string(text));
-	} else {
-		char *enc = ph_base64(blob ? blob : "", blob_len);
-		ph_jset(in, "blob", json_object_new_string(enc));
-		free(enc);
-	}
-	b = block("resource");
-	ph_jset(b, "resource", in);
-	return add_block(res, b);
-}
-
-int
-phantom_result_structured_take(phantom_result *res, struct json_object *value)
-{
-	if (res == NULL) {
-		json_object_put(value);
-		return -1;
-	}
-	json_object_put(res->structured);
-	res->structured = value;
-	return 0;
-}
-
-int
-phantom_result_structured_json(phantom_result *res, const char *json)
-{
-	struct json_object *v;
-	if (json == NULL || !ph_json_parse(json, strlen(json), PH_JSON_DEPTH_DOCUMENT, &v) || v == NULL)
-		return -1;
-	return phantom_result_structured_take(res, v);
-}
-
-int
-phantom_result_error(phantom_result *res, const char *message)
-{
-	if (res == NULL)
-		return -1;
-	res->is_error = true;
-	return message ? phantom_result_text(res, message) : 0;
-}
-
-int
-phantom_result_role(phantom_result *res, const char *role)
-{
-	if (res == NULL || role == NULL || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
-		return -1;
-	free(res->role);
-	res->role = ph_xstrdup(role);
-	return 0;
-}
-
-int
-phantom_result_description(phantom_result *res, const char *description)
-{
-	if (res == NULL)
-		return -1;
-	free(res->description);
-	res->description = description ? ph_xstrdup(description) : NULL;
-	return 0;
-}
-
-int
-phantom_result_cache(phantom_result *res, long long ttl_ms, const char *scope)
-{
-	if (res == NULL || ttl_ms > PH_CACHE_TTL_MAX ||
-	    (scope != NULL && strcmp(scope, "public") != 0 && strcmp(scope, "private") != 0))
-		return -1;
-	res->ttl_ms = ttl_ms < 0 ? -1 : ttl_ms;
-	res->scope = scope == NULL ? NULL : scope[1] == 'u' ? "public" : "private";
-	return 0;
-}
-
-int
-phantom_result_not_found(phantom_result *res)
-{
-	if (res == NULL)
-		return -1;
-	res->not_found = true;
-	return 0;
-}
-
-int
-phantom_result_value(phantom_result *res, const char *value)
-{
-	if (res == NULL || value == NULL)
-		return -1;
-	if (res->values == NULL)
-		res->values = json_object_new_array();
-	json_object_array_add(res->values, json_object_new_string(value));
-	return 0;
-}
-
-int
-phantom_result_total(phantom_result *res, long long total)
-{
-	if (res == NULL)
-		return -1;
-	res->total = total;
-	return 0;
-}
-
-/* ---- input required ----------------------------------------------------------------- */
-
-int
-phantom_result_input_request_take(phantom_result *res, const char *key, struct json_object *request)
-{
-	if (res == NULL || key == NULL || !json_object_is_type(request, json_type_object) ||
-	    ph_jstr(request, "method") == NULL) {
-		json_object_put(request);
-		return -1;
-	}
-	if (res->requests == NULL)
-		res->requests = json_object_new_object();
-	ph_jset(res->requests, key, request);
-	return 0;
-}
-
-int
-phantom_result_input_request_json(phantom_result *res, const char *key, const char *json)
-{
-	struct json_object *v;
-	if (json == NULL || !ph_json_parse(json, strlen(json), PH_JSON_DEPTH_DOCUMENT, &v) || v == NULL)
-		return -1;
-	return phantom_result_input_request_take(res, key, v);
-}
-
-/* {"method": "elicitation/create", "params": {"mode": mode, "message": message}} */
-static struct json_object *
-elicitation(const char *mode, const char *message)
-{
-	struct json_object *req = json_object_new_object(), *p = json_object_new_object();
-	ph_jset(req, "method", json_object_new_string("elicitation/create"));
-	ph_jset(p, "mode", json_object_new_string(mode));
-	ph_jset(p, "message", json_object_new_string(message));
-	ph_jset(req, "params", p);
-	return req;
-}
-
-int
-phantom_result_elicit(phantom_result *res, const char *key, const char *message, const char *schema_json)
-{
-	struct json_object *schema, *req;
-	if (message == NULL || schema_json == NULL ||
-	    !ph_json_parse(schema_json, strlen(schema_json), PH_JSON_DEPTH_DOCUMENT, &schema))
-		return -1;
-	if (!json_object_is_type(schema, json_type_object)) {
-		json_object_put(schema);
-		return -1;
-	}
-	req = elicitation("form", message);
-	ph_jset(ph_jget(req, "params"), "requestedSchema", schema);
-	return phantom_result_input_request_take(res, key, req);
-}
-
-int
-phantom_result_elicit_url(phantom_result *res, const char *key, const char *message, const char *url)
-{
-	struct json_object *req;
-	if (message == NULL || url == NULL)
-		return -1;
-	req = elicitation("url", message);
-	ph_jset(ph_jget(req, "params"), "url", json_object_new_string(url));
-	return phantom_result_input_request_take(res, key, req);
-}
-
-int
-phantom_result_state_take(phantom_result *res, struct json_object *state)
-{
-	if (res == NULL) {
-		json_object_put(state);
-		return -1;
-	}
-	json_object_put(res->state);
-	res->state = state;
-	res->has_state = true;
-	return 0;
-}
-
-int
-phantom_result_state_json(phantom_result *res, const char *json)
-{
-	struct json_object *v;
-	if (json == NULL || !ph_json_parse(json, strlen(json), PH_JSON_DEPTH_DOCUMENT, &v))
-		return -1;
-	return phantom_result_state_take(res, v);
-}
-
-phantom_result *
-phantom_text(const char *text)
-{
-	phantom_result *res = phantom_result_new();
-	phantom_result_text(res, text ? text : "");
-	return res;
-}
-
-phantom_result *
-phantom_error(const char *message)
-{
-	phantom_result *res = phantom_result_new();
-	phantom_result_error(res, message ? message : "error");
-	return res;
-}
-
 /* ---- authenticators (auth.mode module) --------------------------------------------- */
 
 const char *
@@ -649,139 +307,6 @@ phantom_call_header(const phantom_call *c, const char *name)
 	for (size_t i = 0; i <= n; i++)
 		low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
 	return ph_jstr(ph_jget(c->inv->arguments, "headers"), low);
-}
-
-/* A result whose structuredContent is {"decision": decision} plus key:
- * value when value is not NULL. */
-static phantom_result *
-decision(const char *dec, const char *key, const char *value)
-{
-	phantom_result *res = phantom_result_new();
-	struct json_object *o = json_object_new_object();
-	ph_jset(o, "decision", json_object_new_string(dec));
-	if (value != NULL)
-		ph_jset(o, key, json_object_new_string(value));
-	res->structured = o;
-	return res;
-}
-
-phantom_result *
-phantom_auth_allow(const char *principal)
-{
-	return decision("allow", "principal", principal);
-}
-
-phantom_result *
-phantom_auth_deny(int status, const char *message)
-{
-	return decision(status == 403 ? "forbidden" : "unauthorized", "message", message);
-}
-
-int
-phantom_result_assigns_take(phantom_result *res, struct json_object *assigns)
-{
-	if (!json_object_is_type(assigns, json_type_object) ||
-	    !json_object_is_type(res->structured, json_type_object) ||
-	    strcmp(ph_jstr(res->structured, "decision") ? ph_jstr(res->structured, "decision") : "", "allow") != 0) {
-		json_object_put(assigns);
-		return -1;
-	}
-	ph_jset(res->structured, "assigns", assigns);
-	return 0;
-}
-
-/* The contents of a resources/read answered by a C handler: its blocks as
- * the exec protocol's contents (a link is not content). Caller puts. */
-static struct json_object *
-resource_contents(const phantom_result *res, const struct ph_invocation *inv)
-{
-	struct json_object *contents = json_object_new_array();
-	size_t n = json_object_array_length(res->content);
-	for (size_t i = 0; i < n && !res->not_found; i++) {
-		struct json_object *b = json_object_array_get_idx(res->content, i), *c;
-		const char *type = ph_jstr(b, "type");
-		if (strcmp(type, "resource") == 0) {
-			json_object_array_add(contents, json_object_get(ph_jget(b, "resource")));
-			continue;
-		}
-		c = json_object_new_object();
-		ph_jset(c, "uri", json_object_new_string(inv->uri));
-		if (strcmp(type, "text") == 0) {
-			ph_jset(c, "mimeType", json_object_new_string(inv->default_mime ? inv->default_mime : "text/plain"));
-			ph_jset(c, "text", json_object_get(ph_jget(b, "text")));
-		} else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
-			ph_jset(c, "mimeType", json_object_get(ph_jget(b, "mimeType")));
-			ph_jset(c, "blob", json_object_get(ph_jget(b, "data")));
-		} else {
-			json_object_put(c);
-			continue; /* a link is not content */
-		}
-		json_object_array_add(contents, c);
-	}
-	return contents;
-}
-
-/* A C handler's result in the exec protocol's shape for the kind. */
-static struct json_object *
-result_to_json(phantom_result *res, const struct ph_invocation *inv)
-{
-	struct json_object *o = json_object_new_object(), *msgs;
-	if (res->requests || res->has_state) {
-		/* the exec protocol's shape: ph_call_input_required takes it from here */
-		struct json_object *ir = json_object_new_object();
-		if (res->requests)
-			ph_jset(ir, "inputRequests", json_object_get(res->requests));
-		if (res->has_state)
-			ph_jset(ir, "state", json_object_get(res->state));
-		ph_jset(o, "inputRequired", ir);
-		return o;
-	}
-	switch (inv->kind) {
-	case PHANTOM_KIND_RESOURCE_LIST:
-	case PHANTOM_KIND_AUTH:
-	case PHANTOM_KIND_SUBSCRIPTION:
-		/* a page, an authenticator's or subscriptions.authorize's answer,
-		 * is the structuredContent object itself */
-		json_object_put(o);
-		return json_object_is_type(res->structured, json_type_object) ? json_object_get(res->structured)
-									       : json_object_new_object();
-	case PHANTOM_KIND_TOOL:
-		ph_jset(o, "content", json_object_get(res->content));
-		if (res->structured)
-			ph_jset(o, "structuredContent", json_object_get(res->structured));
-		if (res->is_error)
-			ph_jset(o, "isError", json_object_new_boolean(true));
-		break;
-	case PHANTOM_KIND_PROMPT:
-		msgs = json_object_new_array();
-		for (size_t i = 0; i < json_object_array_length(res->content); i++) {
-			struct json_object *m = json_object_new_object();
-			ph_jset(m, "role", res->roles ? json_object_get(json_object_array_get_idx(res->roles, i))
-						      : json_object_new_string("user"));
-			ph_jset(m, "content", json_object_get(json_object_array_get_idx(res->content, i)));
-			json_object_array_add(msgs, m);
-		}
-		ph_jset(o, "messages", msgs);
-		if (res->description)
-			ph_jset(o, "description", json_object_new_string(res->description));
-		break;
-	case PHANTOM_KIND_RESOURCE:
-		ph_jset(o, "contents", resource_contents(res, inv));
-		break;
-	default:
-		/* a completion (a skill's handlers are exec only; sessions.on_end's
-		 * answer is not read) */
-		ph_jset(o, "values", res->values ? json_object_get(res->values) : json_object_new_array());
-		if (res->total >= 0)
-			ph_jset(o, "total", json_object_new_int64(res->total));
-		break;
-	}
-	/* phantom_result_cache: the exec protocol's members */
-	if (res->ttl_ms >= 0)
-		ph_jset(o, "ttlMs", json_object_new_int64(res->ttl_ms));
-	if (res->scope != NULL)
-		ph_jset(o, "cacheScope", json_object_new_string(res->scope));
-	return o;
 }
 
 /* ---- running handlers ------------------------------------------------------------------ */
@@ -881,14 +406,14 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 	if (inv->uri)
 		ph_jset(in, "uri", json_object_new_string(inv->uri));
 	/* a verified retry: the state sealed in the last round (null for none) */
-	if (r->resumed && !inv->embedded)
-		ph_jset(in, "state", r->mrtr_state ? json_object_get(r->mrtr_state) : NULL);
+	if (r->sess.resumed && !inv->embedded)
+		ph_jset(in, "state", r->sess.mrtr_state ? json_object_get(r->sess.mrtr_state) : NULL);
 	/* 2025-11-25 without a session that takes pushed requests: no second
 	 * round */
 	if (ph_mrtr_no_rounds(r))
 		ph_jset(in, "legacy", json_object_new_boolean(1));
 	ph_jset(in, "arguments", json_object_get(inv->arguments));
-	ph_jset(in, "principal", r->principal ? json_object_new_string(r->principal) : NULL);
+	ph_jset(in, "principal", r->who.principal ? json_object_new_string(r->who.principal) : NULL);
 	/* what the authenticator said about the principal ({} when nothing) */
 	ph_jset(in, "assigns", ph_req_assigns(r));
 	/* auth.mode oauth: the scopes the access token grants (never the token) */
@@ -902,8 +427,8 @@ ph_call_exec_input(struct ph_req *r, const struct ph_invocation *inv)
 		json_object_object_foreach(inv->extra, k, v)
 			ph_jset(in, k, json_object_get(v));
 	}
-	if (r->input_responses && !inv->embedded)
-		ph_jset(in, "inputResponses", json_object_get(r->input_responses));
+	if (r->sess.input_responses && !inv->embedded)
+		ph_jset(in, "inputResponses", json_object_get(r->sess.input_responses));
 	return in;
 }
 
@@ -935,12 +460,12 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	char *env[4] = {NULL, NULL, NULL, NULL};
 	size_t ne = 0;
 	/* the handler continues the trace: its parent is this request's span */
-	if (r->child_traceparent[0])
-		env[ne++] = ph_xasprintf("TRACEPARENT=%s", r->child_traceparent);
-	if (r->tracestate)
-		env[ne++] = ph_xasprintf("TRACESTATE=%s", r->tracestate);
-	if (r->baggage)
-		env[ne++] = ph_xasprintf("BAGGAGE=%s", r->baggage);
+	if (r->trace.child_traceparent[0])
+		env[ne++] = ph_xasprintf("TRACEPARENT=%s", r->trace.child_traceparent);
+	if (r->trace.tracestate)
+		env[ne++] = ph_xasprintf("TRACESTATE=%s", r->trace.tracestate);
+	if (r->trace.baggage)
+		env[ne++] = ph_xasprintf("BAGGAGE=%s", r->trace.baggage);
 	hooks.env = env;
 	ph_call_exec_limits(r, &lim);
 	if (h->exec.persist.on) {
@@ -1006,7 +531,7 @@ run_c(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *
 		       h->symbol ? h->symbol : "(C function)");
 		return NULL;
 	}
-	out = res->bad_text ? NULL : result_to_json(res, inv);
+	out = res->bad_text ? NULL : ph_result_to_json(res, inv);
 	/* a tool's result of text blocks alone holds no string but those
 	 * phantom_result_text checked (and the words it sets itself) */
 	checked = inv->kind == PHANTOM_KIND_TOOL && res->texts == json_object_array_length(res->content) &&
@@ -1148,15 +673,4 @@ ph_content_valid(struct json_object *b, char *why, size_t n)
 		return false;
 	}
 	return true;
-}
-
-struct json_object *
-ph_tool_error_result(const char *text)
-{
-	struct json_object *o = json_object_new_object(), *c = json_object_new_array(), *b = block("text");
-	ph_jset(b, "text", json_object_new_string(text));
-	json_object_array_add(c, b);
-	ph_jset(o, "content", c);
-	ph_jset(o, "isError", json_object_new_boolean(true));
-	return o;
 }

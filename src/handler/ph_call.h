@@ -22,6 +22,11 @@ struct ph_invocation {
 					 * it gets no state or inputResponses */
 };
 
+/* The kinds: one past the last of enum phantom_kind. The tables indexed
+ * by kind (its words, ph_call.c; its result builders, ph_result.c) assert
+ * that they have this many rows. */
+#define PH_CALL_KINDS (PHANTOM_KIND_SESSION_END + 1)
+
 /* The word for kind ("tool", "resource_list", ...): the exec input's
  * "kind" and phantom_call_kind. Static string; "" for no kind. */
 const char *ph_call_kind_name(enum phantom_kind kind);

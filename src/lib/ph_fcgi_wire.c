@@ -4,20 +4,86 @@
 #include "first.h"
 #include "ph_fcgi_wire.h"
 #include "ph_util.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void
-ph_fcgi_head(unsigned char h[8], int type, unsigned rid, size_t len)
+enum ph_fcgi_hdr
+ph_fcgi_header_decode(const unsigned char *b, size_t n, struct ph_fcgi_header *h)
 {
-	h[0] = 1; /* FCGI_VERSION_1 */
-	h[1] = (unsigned char)type;
-	h[2] = (unsigned char)(rid >> 8);
-	h[3] = (unsigned char)(rid & 0xff);
-	h[4] = (unsigned char)(len >> 8);
-	h[5] = (unsigned char)(len & 0xff);
-	h[6] = 0; /* no padding */
-	h[7] = 0;
+	if (n < PH_FCGI_HEADER_LEN)
+		return PH_FCGI_HDR_SHORT;
+	h->version = b[0];
+	h->type = b[1];
+	h->rid = (unsigned)b[2] << 8 | b[3];
+	h->clen = (size_t)b[4] << 8 | b[5];
+	h->plen = b[6];
+	return h->version == PH_FCGI_VERSION_1 ? PH_FCGI_HDR_OK : PH_FCGI_HDR_VERSION;
+}
+
+const char *
+ph_fcgi_header_error(enum ph_fcgi_hdr e, const struct ph_fcgi_header *h, char *err, size_t errsz)
+{
+	switch (e) {
+	case PH_FCGI_HDR_OK:
+		snprintf(err, errsz, "a good header");
+		break;
+	case PH_FCGI_HDR_SHORT:
+		snprintf(err, errsz, "short header: fewer than %d bytes", PH_FCGI_HEADER_LEN);
+		break;
+	case PH_FCGI_HDR_VERSION:
+		snprintf(err, errsz, "bad header version: %u (want %d)", h->version, PH_FCGI_VERSION_1);
+		break;
+	}
+	return err;
+}
+
+/* A caller's bug (a field that does not fit its bytes): stop here, as
+ * lighttpd's force_assert does, rather than write a record the peer
+ * misreads. */
+#define FCGI_MUST(cond) \
+	do { \
+		if (!(cond)) \
+			abort(); \
+	} while (0)
+
+void
+ph_fcgi_header_encode(const struct ph_fcgi_header *h, unsigned char out[PH_FCGI_HEADER_LEN])
+{
+	FCGI_MUST(h->version == PH_FCGI_VERSION_1 && h->type <= 0xff);
+	FCGI_MUST(h->rid <= PH_FCGI_ID_MASK && h->clen <= PH_FCGI_RECORD_MAX && h->plen <= 0xff);
+	out[0] = (unsigned char)h->version;
+	out[1] = (unsigned char)h->type;
+	out[2] = (unsigned char)(h->rid >> 8);
+	out[3] = (unsigned char)(h->rid & 0xff);
+	out[4] = (unsigned char)(h->clen >> 8);
+	out[5] = (unsigned char)(h->clen & 0xff);
+	out[6] = (unsigned char)h->plen;
+	out[7] = 0; /* reserved */
+}
+
+bool
+ph_fcgi_aborted(const unsigned char *b, size_t n)
+{
+	struct ph_fcgi_header h;
+	size_t off = 0;
+	while (ph_fcgi_header_decode(b + off, n - off, &h) == PH_FCGI_HDR_OK) {
+		if (h.type == PH_FCGI_ABORT_REQUEST)
+			return true;
+		if (ph_fcgi_record_len(&h) > n - off)
+			break; /* the rest of it comes in a later read */
+		off += ph_fcgi_record_len(&h);
+	}
+	return false;
+}
+
+/* The header of a record of type for request rid carrying len bytes,
+ * without padding. */
+static inline struct ph_fcgi_header
+fcgi_header(int type, unsigned rid, size_t len)
+{
+	struct ph_fcgi_header h = {PH_FCGI_VERSION_1, (unsigned)type, rid, len, 0};
+	return h;
 }
 
 void
@@ -25,8 +91,9 @@ ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size
 {
 	do {
 		size_t n = len > PH_FCGI_RECORD_MAX ? PH_FCGI_RECORD_MAX : len;
-		unsigned char h[8];
-		ph_fcgi_head(h, type, rid, n);
+		unsigned char h[PH_FCGI_HEADER_LEN];
+		struct ph_fcgi_header hd = fcgi_header(type, rid, n);
+		ph_fcgi_header_encode(&hd, h);
 		ph_buf_add(b, h, sizeof h);
 		if (n > 0) { /* NULL + 0 is undefined: the empty record has no data */
 			ph_buf_add(b, data, n);
@@ -39,26 +106,28 @@ ph_fcgi_records(struct ph_buf *b, int type, unsigned rid, const char *data, size
 size_t
 ph_fcgi_record_open(struct ph_buf *b)
 {
+	static const char room[PH_FCGI_HEADER_LEN];
 	size_t at = b->len;
-	ph_buf_add(b, "\0\0\0\0\0\0\0\0", 8);
+	ph_buf_add(b, room, sizeof room);
 	return at;
 }
 
 void
 ph_fcgi_record_close(struct ph_buf *b, size_t at, int type, unsigned rid)
 {
-	size_t clen = b->len - at - 8;
+	size_t clen = b->len - at - PH_FCGI_HEADER_LEN;
 	struct ph_buf c;
 	if (clen <= PH_FCGI_RECORD_MAX) {
-		ph_fcgi_head((unsigned char *)b->data + at, type, rid, clen);
+		struct ph_fcgi_header h = fcgi_header(type, rid, clen);
+		ph_fcgi_header_encode(&h, (unsigned char *)b->data + at);
 		return;
 	}
 	/* more than one record holds: cut into records (with room for the end
-	 * records that usually follow, 32 bytes) */
+	 * records that usually follow) */
 	ph_buf_init(&c);
-	ph_buf_add(&c, b->data + at + 8, clen);
+	ph_buf_add(&c, b->data + at + PH_FCGI_HEADER_LEN, clen);
 	b->len = at;
-	ph_buf_reserve(b, clen + (clen / PH_FCGI_RECORD_MAX + 1) * 8 + 32);
+	ph_buf_reserve(b, clen + (clen / PH_FCGI_RECORD_MAX + 1) * PH_FCGI_HEADER_LEN + PH_FCGI_END_ROOM);
 	ph_fcgi_records(b, type, rid, c.data, c.len);
 	ph_buf_free(&c);
 }
@@ -69,16 +138,17 @@ ph_fcgi_request_whole(const unsigned char *b, size_t n)
 	unsigned rid = 0; /* the request's id, once its PH_FCGI_BEGIN_REQUEST came */
 	bool params_end = false, stdin_end = false;
 	size_t off = 0;
-	while (n - off >= 8) {
-		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
-		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
-		if (b[off] != 1 || rec > n - off)
+	struct ph_fcgi_header h;
+	enum ph_fcgi_hdr e;
+	while ((e = ph_fcgi_header_decode(b + off, n - off, &h)) != PH_FCGI_HDR_SHORT) {
+		size_t rec = ph_fcgi_record_len(&h);
+		if (e != PH_FCGI_HDR_OK || rec > n - off)
 			return false; /* not version 1, or the record is not all here */
-		if (rid == 0 && type == PH_FCGI_BEGIN_REQUEST && id != 0)
-			rid = id;
-		else if (rid != 0 && id == rid && type == PH_FCGI_PARAMS && len == 0)
+		if (rid == 0 && h.type == PH_FCGI_BEGIN_REQUEST && h.rid != 0)
+			rid = h.rid;
+		else if (rid != 0 && h.rid == rid && h.type == PH_FCGI_PARAMS && h.clen == 0)
 			params_end = true;
-		else if (rid != 0 && id == rid && type == PH_FCGI_STDIN && len == 0)
+		else if (rid != 0 && h.rid == rid && h.type == PH_FCGI_STDIN && h.clen == 0)
 			stdin_end = true;
 		off += rec;
 		if (params_end && stdin_end)
@@ -133,33 +203,35 @@ split_records(const unsigned char *b, size_t n, struct split_walk *w)
 {
 	size_t off = 0;
 	int stage = 0; /* 0: begin, 1: parameters, 2: body, 3: done */
+	struct ph_fcgi_header h;
+	enum ph_fcgi_hdr e;
 	memset(w, 0, sizeof *w);
-	while (stage < 3 && n - off >= 8) {
-		unsigned type = b[off + 1], id = (unsigned)b[off + 2] << 8 | b[off + 3];
-		size_t len = (size_t)b[off + 4] << 8 | b[off + 5], rec = 8 + len + b[off + 6];
-		const unsigned char *c = b + off + 8;
-		if (b[off] != 1 || rec > n - off)
+	while (stage < 3 && (e = ph_fcgi_header_decode(b + off, n - off, &h)) != PH_FCGI_HDR_SHORT) {
+		size_t rec = ph_fcgi_record_len(&h), len = h.clen;
+		const unsigned char *c = b + off + PH_FCGI_HEADER_LEN;
+		if (e != PH_FCGI_HDR_OK || rec > n - off)
 			return false;
 		if (stage == 0) {
-			/* role FCGI_RESPONDER (1), flags without FCGI_KEEP_CONN */
-			if (type != PH_FCGI_BEGIN_REQUEST || id == 0 || len != 8 || c[0] != 0 || c[1] != 1 ||
-			    (c[2] & 1) != 0)
+			/* FCGI_BeginRequestBody: role (2 bytes) FCGI_RESPONDER, flags
+			 * without FCGI_KEEP_CONN */
+			if (h.type != PH_FCGI_BEGIN_REQUEST || h.rid == 0 || len != PH_FCGI_BEGIN_BODY_LEN ||
+			    ((unsigned)c[0] << 8 | c[1]) != PH_FCGI_RESPONDER || (c[2] & PH_FCGI_KEEP_CONN) != 0)
 				return false;
-			w->rid = id;
+			w->rid = h.rid;
 			stage = 1;
-		} else if (id != w->rid) {
+		} else if (h.rid != w->rid) {
 			return false;
-		} else if (stage == 1 && type == PH_FCGI_PARAMS) {
+		} else if (stage == 1 && h.type == PH_FCGI_PARAMS) {
 			if (len == 0)
 				stage = 2;
 			else if (w->precs++ == 0)
-				w->pfirst = off + 8;
+				w->pfirst = off + PH_FCGI_HEADER_LEN;
 			w->plen += len;
-		} else if (stage == 2 && type == PH_FCGI_STDIN) {
+		} else if (stage == 2 && h.type == PH_FCGI_STDIN) {
 			if (len == 0)
 				stage = 3;
 			else if (w->brecs++ == 0)
-				w->bfirst = off + 8;
+				w->bfirst = off + PH_FCGI_HEADER_LEN;
 			w->blen += len;
 		} else {
 			return false;
@@ -177,16 +249,17 @@ static void
 split_join(const unsigned char *b, const struct split_walk *wk, unsigned char *p, char *body)
 {
 	size_t pw = 0, bw = 0;
-	for (size_t o = 0; o < wk->used;) {
-		size_t len = (size_t)b[o + 4] << 8 | b[o + 5];
-		if (b[o + 1] == PH_FCGI_PARAMS && wk->precs > 1) {
-			memcpy(p + pw, b + o + 8, len);
-			pw += len;
-		} else if (b[o + 1] == PH_FCGI_STDIN && wk->brecs > 1) {
-			memcpy(body + bw, b + o + 8, len);
-			bw += len;
+	struct ph_fcgi_header h;
+	/* the walk checked every header up to wk->used (split_records) */
+	for (size_t o = 0; o < wk->used; o += ph_fcgi_record_len(&h)) {
+		(void)ph_fcgi_header_decode(b + o, wk->used - o, &h);
+		if (h.type == PH_FCGI_PARAMS && wk->precs > 1) {
+			memcpy(p + pw, b + o + PH_FCGI_HEADER_LEN, h.clen);
+			pw += h.clen;
+		} else if (h.type == PH_FCGI_STDIN && wk->brecs > 1) {
+			memcpy(body + bw, b + o + PH_FCGI_HEADER_LEN, h.clen);
+			bw += h.clen;
 		}
-		o += 8 + len + b[o + 6];
 	}
 }
 
@@ -331,7 +404,8 @@ ph_fcgi_split_free(struct ph_fcgi_split *s)
 void
 ph_fcgi_end(struct ph_buf *b, unsigned rid)
 {
-	static const char complete[8] = {0}; /* appStatus 0, FCGI_REQUEST_COMPLETE */
+	/* FCGI_EndRequestBody: appStatus 0 (4 bytes), protocolStatus, 3 reserved */
+	static const char complete[PH_FCGI_END_BODY_LEN] = {0, 0, 0, 0, PH_FCGI_REQUEST_COMPLETE};
 	ph_fcgi_records(b, PH_FCGI_STDOUT, rid, NULL, 0);
 	ph_fcgi_records(b, PH_FCGI_END_REQUEST, rid, complete, sizeof complete);
 }

@@ -1,5 +1,6 @@
 /* ph_fcgi_wire.h: the FastCGI wire (FastCGI 1.0), known here and only
- * here: the record types, the one record writer every process uses (the
+ * here: the spec's constants, the record header's one decoder and one
+ * encoder, the abort test of the hub, the one record writer every process uses (the
  * workers' own reader, the hub's streams, a connection handed back), and
  * the reader that splits a simple request out of the bytes a connection
  * holds. libfcgi reads what the split declines. */
@@ -8,6 +9,21 @@
 #include "first.h"
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The spec's constants (FastCGI 1.0, sections 3.3, 5.1, 5.5 and 8), named
+ * here once. */
+#define PH_FCGI_VERSION_1 1       /* the only version there is */
+#define PH_FCGI_HEADER_LEN 8      /* a record's header */
+#define PH_FCGI_RECORD_MAX 65535  /* the most a record's content holds */
+#define PH_FCGI_ID_MASK 0xffffu   /* a request id is 16 bits */
+#define PH_FCGI_BEGIN_BODY_LEN 8  /* FCGI_BeginRequestBody */
+#define PH_FCGI_END_BODY_LEN 8    /* FCGI_EndRequestBody */
+#define PH_FCGI_RESPONDER 1       /* the role of FCGI_BeginRequestBody */
+#define PH_FCGI_KEEP_CONN 1       /* its flag: the connection outlives the request */
+#define PH_FCGI_REQUEST_COMPLETE 0 /* protocolStatus of FCGI_EndRequestBody */
+/* What ends an answer (ph_fcgi_end): the empty FCGI_STDOUT record, then
+ * FCGI_END_REQUEST with its body. */
+#define PH_FCGI_END_ROOM (2 * PH_FCGI_HEADER_LEN + PH_FCGI_END_BODY_LEN)
 
 /* Record types (FastCGI 1.0 section 8). */
 enum {
@@ -19,10 +35,47 @@ enum {
 	PH_FCGI_STDOUT = 6,
 };
 
+/* A record's header (FCGI_Header), decoded. */
+struct ph_fcgi_header {
+	unsigned version; /* PH_FCGI_VERSION_1 */
+	unsigned type;    /* PH_FCGI_BEGIN_REQUEST ... */
+	unsigned rid;     /* request id, 0 for a management record */
+	size_t clen;      /* content length, at most PH_FCGI_RECORD_MAX */
+	size_t plen;      /* padding length, at most 255 */
+};
+
+/* What ph_fcgi_header_decode found. */
+enum ph_fcgi_hdr {
+	PH_FCGI_HDR_OK,
+	PH_FCGI_HDR_SHORT,   /* fewer than PH_FCGI_HEADER_LEN bytes */
+	PH_FCGI_HDR_VERSION, /* not PH_FCGI_VERSION_1 */
+};
+
+/* Decodes the record header at the start of the n bytes at b into *h.
+ * Returns PH_FCGI_HDR_OK; PH_FCGI_HDR_SHORT with *h untouched; or
+ * PH_FCGI_HDR_VERSION with *h filled (its version says which). */
+enum ph_fcgi_hdr ph_fcgi_header_decode(const unsigned char *b, size_t n, struct ph_fcgi_header *h);
+/* Why a header did not decode, for a log line ("bad header version: 2
+ * (want 1)"): written into err (errsz bytes) and returned. */
+const char *ph_fcgi_header_error(enum ph_fcgi_hdr e, const struct ph_fcgi_header *h, char *err,
+				 size_t errsz);
+/* Encodes *h into out. A length over its field (clen over
+ * PH_FCGI_RECORD_MAX, rid over PH_FCGI_ID_MASK, plen over 255) is the
+ * caller's bug and aborts, as lighttpd's force_assert does. */
+void ph_fcgi_header_encode(const struct ph_fcgi_header *h, unsigned char out[PH_FCGI_HEADER_LEN]);
+/* The bytes a whole record with this header takes: header, content and
+ * padding. */
+static inline size_t
+ph_fcgi_record_len(const struct ph_fcgi_header *h)
+{
+	return PH_FCGI_HEADER_LEN + h->clen + h->plen;
+}
+/* Whether the n bytes at b, what the web server wrote on a connection it
+ * handed over (the hub's streams and parked calls), hold an
+ * FCGI_ABORT_REQUEST: the records read whole from b's start. */
+bool ph_fcgi_aborted(const unsigned char *b, size_t n);
+
 struct ph_buf;
-/* Fills h with the header of a record of type for request rid carrying
- * len (at most PH_FCGI_RECORD_MAX) bytes, without padding. */
-void ph_fcgi_head(unsigned char h[8], int type, unsigned rid, size_t len);
 /* Appends FastCGI records of type for request rid carrying len bytes of
  * data (at least one record, so len 0 writes the empty record that ends a
  * stream), each at most 65535 bytes. The hub writes its streams with it. */
@@ -48,8 +101,6 @@ bool ph_fcgi_request_whole(const unsigned char *b, size_t n);
  * in several records is joined in a block of memory, mem, that the next
  * split reuses); zero the struct before the first and release the block
  * with ph_fcgi_split_free. */
-/* The most a FastCGI record holds. */
-#define PH_FCGI_RECORD_MAX 65535
 #define PH_FCGI_SPLIT_LENS 32 /* names this long or longer share the last list */
 struct ph_fcgi_split {
 	unsigned rid;     /* its request id */

@@ -81,12 +81,8 @@ changed_for(struct hub *h, struct ph_server *old, const bool all[], const char *
 	json_object_array_add(key, json_object_new_string(principal));
 	if (own != NULL || assigns != NULL) {
 		struct json_object *d = json_object_new_object();
-		struct ph_req who;
-		memset(&who, 0, sizeof who);
-		who.access = own;
-		who.access_own = own != NULL;
-		who.assigns = assigns;
-		ph_access_describe(&who, d);
+		struct ph_viewer who = {NULL, assigns, own, own != NULL, false};
+		ph_viewer_describe(&who, d);
 		json_object_array_add(key, d);
 	}
 	k = json_object_to_json_string_ext(key, JSON_C_TO_STRING_PLAIN);

@@ -423,12 +423,8 @@ start(struct ph_hub_authz *a, struct owner *o)
 	o->pending = NULL;
 	if (c == NULL || c->h.kind != PH_HANDLER_EXEC) {
 		/* no handler any more (a reload), or a module: in the hub, now */
-		struct ph_req who;
-		memset(&who, 0, sizeof who);
-		who.srv = a->srv;
-		who.principal = o->principal;
-		who.assigns = o->assigns;
-		deliver(a, o, ph_subscriptions_authorize(&who, o->batch));
+		struct ph_viewer who = {o->principal, o->assigns, NULL, false, false};
+		deliver(a, o, ph_subscriptions_authorize(a->srv, &who, o->batch));
 		return;
 	}
 	in = ph_subscriptions_authorize_input(a->srv, o->principal, o->assigns, o->batch);

@@ -1,7 +1,7 @@
-/* ph_hub_ctl.c: the hub's control socket (subscriptions.control_socket) and
- * its client, phantom-fcgi --notify: an application outside the server
- * announces a list change or a resource update, and the hub tells the
- * streams and sessions that listen for it. */
+/* ph_hub_ctl.c: the hub's control socket (subscriptions.control_socket):
+ * an application outside the server announces a list change or a
+ * resource update (phantom-fcgi --notify, ph_notify.c, is its client),
+ * and the hub tells the streams and sessions that listen for it. */
 #include "first.h"
 #include "ph_hub_ctl.h"
 #include "ph_hub_cluster.h"
@@ -19,10 +19,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* The longest command line the control socket reads, how long a client
- * may take to send it, and how many clients are read at once (the loop
+/* How long a client may take to send its command line (at most
+ * PH_HUB_CTL_LINE_MAX), and how many clients are read at once (the loop
  * never waits for one: a slow client holds a slot, not the hub). */
-#define CTL_LINE_MAX 4096
+#define CTL_LINE_MAX PH_HUB_CTL_LINE_MAX
 #define CTL_TIMEOUT_MS 1000
 #define CTL_CONNS_MAX 32
 
@@ -34,9 +34,8 @@ struct ctl_conn {
 	char line[CTL_LINE_MAX];
 };
 
-/* Fills a unix socket address for path. Returns false when it is too long. */
-static bool
-ctl_addr(const char *path, struct sockaddr_un *sa)
+bool
+ph_hub_ctl_addr(const char *path, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof *sa);
 	sa->sun_family = AF_UNIX;
@@ -59,7 +58,7 @@ ph_hub_ctl_open(struct hub *h)
 	h->ctl = -1;
 	if (path == NULL || *path == '\0')
 		return;
-	if (!ctl_addr(path, &sa)) {
+	if (!ph_hub_ctl_addr(path, &sa)) {
 		ph_log("error", "hub: subscriptions.control_socket is too long: %s", path);
 		return;
 	}
@@ -251,83 +250,4 @@ ph_hub_ctl_close(struct hub *h)
 		unlink(h->ctl_path);
 	}
 	free(h->ctl_path);
-}
-
-/* Sends one command line (with its newline) to the hub at sa and adds the
- * streams it told to *told. Returns 0, or 1 after printing why. */
-static int
-notify_line(const struct sockaddr_un *sa, const char *path, const char *line, size_t len, long *told)
-{
-	char reply[256];
-	ssize_t n;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
-		fprintf(stderr, "phantom-fcgi: cannot reach the hub at %s: %s (is a master running?)\n",
-			path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	n = ph_write_all(fd, line, len) != 0 ? -1 : read(fd, reply, sizeof reply - 1);
-	close(fd);
-	if (n <= 0) {
-		fprintf(stderr, "phantom-fcgi: the hub did not answer\n");
-		return 1;
-	}
-	reply[n] = '\0';
-	if (strncmp(reply, "ok ", 3) != 0) {
-		fputs(reply, stderr);
-		return 1;
-	}
-	*told += strtol(reply + 3, NULL, 10);
-	return 0;
-}
-
-int
-ph_hub_notify(const char *path, int argc, char **argv)
-{
-	static const char upd[] = "resources/updated";
-	struct sockaddr_un sa;
-	struct ph_buf cmd;
-	long told = 0;
-	int rc = 0;
-	bool updated_uris = argc >= 1 && strcmp(argv[0], upd) == 0;
-	if (updated_uris ? argc < 2 : argc != 1) {
-		fprintf(stderr, "phantom-fcgi: --notify takes one notification: tools/list_changed, "
-			"prompts/list_changed, resources/list_changed, or resources/updated and its URIs\n");
-		return 2;
-	}
-	if (path == NULL || *path == '\0' || !ctl_addr(path, &sa)) {
-		fprintf(stderr, "phantom-fcgi: no subscriptions.control_socket is configured\n");
-		return 1;
-	}
-	for (int i = 1; i < argc; i++) {
-		if (strpbrk(argv[i], " \t\r\n") != NULL || argv[i][0] == '\0' ||
-		    sizeof upd + strlen(argv[i]) + 1 >= CTL_LINE_MAX) {
-			fprintf(stderr, "phantom-fcgi: not a URI of at most %zu bytes: '%.200s'\n",
-				CTL_LINE_MAX - sizeof upd - 2, argv[i]);
-			return 2;
-		}
-	}
-	/* any number of URIs: as many command lines as they need, each within
-	 * the control socket's CTL_LINE_MAX */
-	ph_buf_init(&cmd);
-	ph_buf_adds(&cmd, argv[0]);
-	for (int i = 1; i < argc && rc == 0; i++) {
-		ph_buf_printf(&cmd, " %s", argv[i]);
-		if (i + 1 < argc && cmd.len + 2 + strlen(argv[i + 1]) < CTL_LINE_MAX)
-			continue;
-		ph_buf_addc(&cmd, '\n');
-		rc = notify_line(&sa, path, cmd.data, cmd.len, &told);
-		cmd.len = 0;
-		ph_buf_adds(&cmd, upd);
-	}
-	if (argc == 1) {
-		ph_buf_addc(&cmd, '\n');
-		rc = notify_line(&sa, path, cmd.data, cmd.len, &told);
-	}
-	ph_buf_free(&cmd);
-	if (rc == 0)
-		printf("ok %ld\n", told);
-	return rc;
 }

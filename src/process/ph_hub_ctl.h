@@ -1,11 +1,16 @@
-/* ph_hub_ctl.h: the client of the hub's control socket (ph_hub_ctl.c). */
+/* ph_hub_ctl.h: what the hub's control socket (ph_hub_ctl.c) and its
+ * client, phantom-fcgi --notify (ph_notify.c), agree on. The hub's side
+ * is declared in ph_hub_int.h. */
 #ifndef PH_HUB_CTL_H
 #define PH_HUB_CTL_H
 #include "first.h"
+#include <stdbool.h>
+#include <sys/un.h>
 
-/* phantom-fcgi --notify: sends the one notification in argv (argc 1:
- * "tools/list_changed", "prompts/list_changed", "resources/list_changed";
- * or "resources/updated" followed by URIs) to the hub listening on path
- * and prints its answer. Returns the exit status. */
-int ph_hub_notify(const char *path, int argc, char **argv);
+/* The longest command line the control socket reads, its newline
+ * included. */
+#define PH_HUB_CTL_LINE_MAX 4096
+
+/* Fills a unix socket address for path. Returns false when it is too long. */
+bool ph_hub_ctl_addr(const char *path, struct sockaddr_un *sa);
 #endif

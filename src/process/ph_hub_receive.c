@@ -1,5 +1,5 @@
 /* ph_hub_receive.c: the hub's channel. Workers send their messages
- * (request/ph_hubmsg.h) on it; each is read once and handed to the handler
+ * (ipc/ph_hubmsg.h) on it; each is read once and handed to the handler
  * of its type: a stream handed over is adopted here, an announcement goes
  * to the resource subscriptions, the tasks' and the sessions' messages to
  * ph_hub_task.c and ph_hub_session.c. */

@@ -3,7 +3,7 @@
  * say is that it was ended, so the ids ended with DELETE are kept here,
  * each until the expiry its token carries, at most sessions.max_terminated
  * of them. Workers ask over the master's channel with a reply socket
- * (the messages: request/ph_hubmsg.h):
+ * (the messages: ipc/ph_hubmsg.h):
  *   SESSION_CHECK (sid)       -> "live" | "ended"
  *   SESSION_END (sid, exp)    -> "ok" | "no <reason>"
  * ("live LEVEL" once the session set a log level); what else a session
@@ -195,7 +195,7 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	size_t len;
 	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(m, "id", json_object_get(ph_jget(p->msg, "id")));
-	if (method && strcmp(method, "tools/call") == 0) {
+	if (method && ph_method_find(method) == PH_METHOD_TOOLS_CALL) {
 		json_object_object_add(m, "result", ph_tool_error_result(message));
 	} else {
 		struct json_object *e = json_object_new_object();
@@ -510,9 +510,9 @@ ph_hub_sessions_events(struct ph_hub_sessions *t)
 		bool gone = false;
 		if ((evs[i].events & EPOLLOUT) && !flush_out(t, p))
 			continue;
-		/* only PH_FCGI_ABORT_REQUEST or a close can come on a parked connection */
+		/* only FCGI_ABORT_REQUEST or a close can come on a parked connection */
 		while ((got = read(p->fd, buf, sizeof buf)) > 0)
-			if (got >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST)
+			if (ph_fcgi_aborted(buf, (size_t)got))
 				gone = true;
 		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
 			gone = true;

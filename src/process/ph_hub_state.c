@@ -1,6 +1,6 @@
 /* ph_hub_state.c: what the hub keeps for each legacy session that has
  * state. Workers stay stateless: they send the session messages of
- * request/ph_hubmsg.h over the master's channel with a reply socket, each
+ * ipc/ph_hubmsg.h over the master's channel with a reply socket, each
  * naming the session (its sid, expiry, binding, principal, allow-lists and
  * assigns: ph_hubmsg_session_state), and ph_hub_session.c passes those of
  * a session not ended to ph_hub_states_message, whose one line answers:

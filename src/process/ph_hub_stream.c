@@ -224,8 +224,8 @@ ph_hub_state_close(void *ctx, void *stream)
 		ph_hub_finish(ctx, s, NULL);
 }
 
-/* The web server wrote to a connection it handed us: only PH_FCGI_ABORT_REQUEST
- * or a close can come. Returns false when s was dropped. */
+/* The web server wrote to a connection it handed us: only FCGI_ABORT_REQUEST
+ * (ph_fcgi_aborted) or a close can come. Returns false when s was dropped. */
 bool
 ph_hub_readable(struct hub *h, struct stream *s)
 {
@@ -233,7 +233,7 @@ ph_hub_readable(struct hub *h, struct stream *s)
 	for (;;) {
 		ssize_t n = read(s->fd, buf, sizeof buf);
 		if (n > 0) {
-			if (n >= 2 && buf[1] == PH_FCGI_ABORT_REQUEST) {
+			if (ph_fcgi_aborted(buf, (size_t)n)) {
 				ph_hub_drop(h, s, "the client went away (FCGI_ABORT_REQUEST)");
 				return false;
 			}

@@ -3,6 +3,7 @@
  * workers or reloading leaves it running; it dies with the hub
  * (PR_SET_PDEATHSIG), marking its task failed on the way. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_hub_task.h"
 #include "ph_call.h"
 #include "ph_cluster.h"

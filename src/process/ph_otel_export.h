@@ -1,5 +1,5 @@
 /* ph_otel_export.h: the exporter process. It reads the records the
- * serving processes hand over (request/ph_otel.h), batches spans as the
+ * serving processes hand over (ipc/ph_otel.h), batches spans as the
  * specification's batch span processor does, aggregates the metric points
  * into cumulative histograms, and posts both over OTLP/HTTP. */
 #ifndef PH_OTEL_EXPORT_H

@@ -45,14 +45,14 @@ skill_granted(const struct ph_allow_list *l, const char *path)
 }
 
 bool
-ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
+ph_viewer_allowed(const struct ph_viewer *v, enum ph_kind kind, const char *name)
 {
 	const struct ph_allow_list *l;
-	if (r->access == NULL)
+	if (v->access == NULL)
 		return true;
 	if ((unsigned)kind >= PH_ACCESS_KINDS)
 		return false;
-	l = &r->access->kind[kind];
+	l = &v->access->kind[kind];
 	if (!l->set)
 		return true;
 	if (name == NULL)
@@ -63,28 +63,28 @@ ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
 bool
 ph_access_restricted(const struct ph_req *r)
 {
-	return r->access != NULL || r->restricted;
+	return r->who.access != NULL || r->who.restricted;
 }
 
 
 void
-ph_access_describe(const struct ph_req *r, struct json_object *d)
+ph_viewer_describe(const struct ph_viewer *v, struct json_object *d)
 {
-	if (r->access != NULL && r->access_own) {
+	if (v->access != NULL && v->access_own) {
 		struct json_object *a = json_object_new_object();
 		for (int k = 0; k < PH_ACCESS_KINDS; k++) {
 			struct json_object *l;
-			if (!r->access->kind[k].set)
+			if (!v->access->kind[k].set)
 				continue;
 			l = json_object_new_array();
-			for (size_t i = 0; i < r->access->kind[k].n; i++)
-				json_object_array_add(l, json_object_new_string(r->access->kind[k].v[i]));
+			for (size_t i = 0; i < v->access->kind[k].n; i++)
+				json_object_array_add(l, json_object_new_string(v->access->kind[k].v[i]));
 			json_object_object_add(a, kind_names[k], l);
 		}
 		json_object_object_add(d, "access", a);
 	}
-	if (r->assigns != NULL)
-		json_object_object_add(d, "assigns", json_object_get(r->assigns));
+	if (v->assigns != NULL)
+		json_object_object_add(d, "assigns", json_object_get(v->assigns));
 }
 
 struct ph_access *

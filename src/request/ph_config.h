@@ -109,7 +109,7 @@ struct ph_config {
 		long long concurrency; /* requests running at once over --stdio */
 		long long queue;       /* requests read ahead waiting for a turn */
 	} stdio;
-	struct { /* telemetry: the OTEL_* variables win (request/ph_otel.c) */
+	struct { /* telemetry: the OTEL_* variables win (ipc/ph_otel.c) */
 		char *endpoint, *headers, *headers_file, *protocol, *compression;
 		long long timeout_ms;
 		char *service_name, *sample;

@@ -3,7 +3,10 @@
  * each does; the counters (ph_metrics.c) label by these names, and the
  * stdio front (core/ph_line.c) asks which may take their time. A method
  * added here is counted under its own name at once, and served once the
- * core's table has a row for it (a missing row has no flags: not served). */
+ * core's table has a row for it (tests/unit/test_method checks that every
+ * one has). The request carries its method as this enum (ph_req.mid, set
+ * with its name by ph_req_set_method), so nothing after the envelope
+ * compares names. */
 #ifndef PH_METHOD_H
 #define PH_METHOD_H
 #include "first.h"
@@ -43,4 +46,6 @@ enum ph_method ph_method_find(const char *name);
  * prompts/get, resources/read, completion/complete): the stdio front runs
  * those in its call processes. */
 bool ph_method_may_wait(enum ph_method m);
+/* Whether it is one of the resources/ methods, whose target is a URI. */
+bool ph_method_on_resources(enum ph_method m);
 #endif

@@ -3,7 +3,6 @@
  * asks for, the client capabilities it needs, sealing its state). */
 #include "first.h"
 #include "ph_mrtr.h"
-#include "ph_shared.h"
 #include "ph_state.h"
 #include "ph_util.h"
 #include <sodium.h>
@@ -52,7 +51,7 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 						 "inputResponses must be an object");
 			return false;
 		}
-		r->input_responses = ir;
+		r->sess.input_responses = ir;
 	}
 	if (!ph_jget_ex(r->params, "requestState", &rs))
 		return true;
@@ -75,8 +74,8 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 		ph_outcome_error(o, PH_E_PARAMS, NULL, "%s", ph_state_message(e));
 		return false;
 	}
-	r->mrtr_state = state;
-	r->resumed = true;
+	r->sess.mrtr_state = state;
+	r->sess.resumed = true;
 	return true;
 }
 
@@ -87,11 +86,11 @@ ph_mrtr_begin(struct ph_req *r, const char *target_key, struct ph_outcome *o)
 static bool
 push_possible(const struct ph_req *r)
 {
-	if (r->batch != NULL)
+	if (r->resp.batch != NULL)
 		return false;
 	if (!r->ex->http)
 		return r->client_caps != NULL && r->ex->ops->wait != NULL && r->ex->ops->queued != NULL;
-	return r->session != NULL && r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
+	return r->sess.session != NULL && r->ex->ops->handoff != NULL && ph_hub_fd >= 0;
 }
 
 bool
@@ -107,8 +106,8 @@ ph_mrtr_no_rounds(const struct ph_req *r)
 void
 ph_mrtr_end(struct ph_req *r)
 {
-	json_object_put(r->mrtr_state);
-	r->mrtr_state = NULL;
+	json_object_put(r->sess.mrtr_state);
+	r->sess.mrtr_state = NULL;
 }
 
 /* ---- the answer ------------------------------------------------------------ */
@@ -390,8 +389,8 @@ ph_mrtr_answer(struct ph_req *r, struct json_object *ir, const char *label, stru
 			return;
 		}
 		if (can_push(r, &need)) {
-			json_object_put(r->park);
-			r->park = json_object_get(ir);
+			json_object_put(r->sess.park);
+			r->sess.park = json_object_get(ir);
 			return;
 		}
 		answer_legacy(ph_jget(ir, "inputRequests"), &need, label, o);

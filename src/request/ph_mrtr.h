@@ -14,9 +14,9 @@
 /* Reads params.requestState and params.inputResponses of a tools/call,
  * prompts/get or resources/read before it is dispatched; target is the
  * params member naming what is called ("name" or "uri"). A requestState is
- * opened and checked against this request: on success r->mrtr_state holds
- * the handler's state (owned by r, released by ph_mrtr_end) and r->resumed
- * is set. inputResponses must be an object of objects; r->input_responses
+ * opened and checked against this request: on success r->sess.mrtr_state holds
+ * the handler's state (owned by r, released by ph_mrtr_end) and r->sess.resumed
+ * is set. inputResponses must be an object of objects; r->sess.input_responses
  * borrows it. Legacy requests have no multi-round requests: both members
  * are ignored. Returns true, or false after setting o to -32602. */
 bool ph_mrtr_begin(struct ph_req *r, const char *target, struct ph_outcome *o);
@@ -33,7 +33,7 @@ void ph_mrtr_end(struct ph_req *r);
  * the state and sets o->result to the input_required result. A legacy
  * request gets -32042 for URL-mode elicitations and -32021 for anything
  * else, unless the request belongs to a session whose client declares
- * what the requests need and a hub can hold the call: then r->park takes
+ * what the requests need and a hub can hold the call: then r->sess.park takes
  * ir and o is left empty (the core pushes the requests to the client). A
  * malformed answer is a handler failure (-32603, details in the server log
  * under label). Otherwise always sets o. */

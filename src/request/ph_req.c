@@ -32,10 +32,31 @@ ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data, 
 	o->data = data;
 }
 
+int ph_hub_fd = -1;
+
+void
+ph_req_init(struct ph_req *r, struct ph_server *srv, struct ph_exchange *ex)
+{
+	memset(r, 0, sizeof *r);
+	r->srv = srv;
+	r->ex = ex;
+	r->mid = PH_METHOD__COUNT;
+	r->log_level = PH_LOG_NONE;
+	r->resp.last_progress = -1;
+	r->t0 = ph_now_us();
+}
+
+void
+ph_req_set_method(struct ph_req *r, const char *name)
+{
+	r->method = name;
+	r->mid = name ? ph_method_find(name) : PH_METHOD__COUNT;
+}
+
 struct json_object *
 ph_req_assigns(const struct ph_req *r)
 {
-	return r->assigns ? json_object_get(r->assigns) : json_object_new_object();
+	return r->who.assigns ? json_object_get(r->who.assigns) : json_object_new_object();
 }
 
 char *
@@ -43,14 +64,14 @@ ph_req_binding(const struct ph_req *r)
 {
 	unsigned char d[crypto_hash_sha256_BYTES];
 	char hex[2 * sizeof d + 1], *canon, *out;
-	if (r->assigns == NULL)
-		return r->principal ? ph_xstrdup(r->principal) : NULL;
-	canon = ph_json_canonical(r->assigns);
+	if (r->who.assigns == NULL)
+		return r->who.principal ? ph_xstrdup(r->who.principal) : NULL;
+	canon = ph_json_canonical(r->who.assigns);
 	crypto_hash_sha256(d, (const unsigned char *)canon, strlen(canon));
 	free(canon);
 	sodium_bin2hex(hex, sizeof hex, d, sizeof d);
 	/* a principal holds no control character: the separator cannot be forged */
-	out = ph_xasprintf("%s\x1f%s", r->principal ? r->principal : "", hex);
+	out = ph_xasprintf("%s\x1f%s", r->who.principal ? r->who.principal : "", hex);
 	return out;
 }
 
@@ -102,8 +123,8 @@ ph_req_headers(const struct ph_req *r, const struct ph_header *hdrs, struct ph_h
 		out[n++] = (struct ph_header){"Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate"};
 		out[n++] = (struct ph_header){"Vary", "Origin"};
 	}
-	if (r->session_issued)
-		out[n++] = (struct ph_header){"Mcp-Session-Id", r->session_issued};
+	if (r->sess.session_issued)
+		out[n++] = (struct ph_header){"Mcp-Session-Id", r->sess.session_issued};
 	out[n] = (struct ph_header){NULL, NULL};
 }
 
@@ -114,14 +135,14 @@ ph_req_stream(struct ph_req *r)
 		{"Cache-Control", "no-cache, no-transform"}, {"X-Accel-Buffering", "no"}, {NULL, NULL}};
 	if (r->ex->cancelled)
 		return -1;
-	if (r->ex->http && !r->streaming) {
+	if (r->ex->http && !r->resp.streaming) {
 		struct ph_header h[8];
 		ph_req_headers(r, sse, h, PH_ARRAY_LEN(h));
 		if (r->ex->ops->stream_start(r->ex, h) != 0) {
 			r->ex->cancelled = 1;
 			return -1;
 		}
-		r->streaming = true;
+		r->resp.streaming = true;
 	}
 	return 0;
 }
@@ -150,7 +171,7 @@ ph_req_notify(struct ph_req *r, const char *method, struct json_object *params)
 		json_object_put(params);
 		return -1;
 	}
-	if (r->batch != NULL) {
+	if (r->resp.batch != NULL) {
 		json_object_put(params);
 		return 0;
 	}
@@ -230,7 +251,7 @@ ph_req_alive(struct ph_req *r)
 	if (ph_req_gone(r))
 		return false;
 	/* HTTP: only an open SSE stream can tell; stdio: reads ahead */
-	if ((r->streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
+	if ((r->resp.streaming || !r->ex->http) && r->ex->ops->stream_ping(r->ex) != 0)
 		r->ex->cancelled = 1;
 	if (!r->ex->cancelled && cancel_queued(r))
 		r->ex->cancelled = 1;
@@ -243,9 +264,9 @@ ph_req_progress(struct ph_req *r, double progress, double total, const char *mes
 	struct json_object *p;
 	if (r->progress_token == NULL)
 		return 0;
-	if (r->last_progress >= 0 && progress <= r->last_progress)
+	if (r->resp.last_progress >= 0 && progress <= r->resp.last_progress)
 		return 0; /* progress MUST increase */
-	r->last_progress = progress;
+	r->resp.last_progress = progress;
 	p = json_object_new_object();
 	json_object_object_add(p, "progressToken", json_object_get(r->progress_token));
 	json_object_object_add(p, "progress", json_object_new_double(progress));

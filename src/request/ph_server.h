@@ -10,14 +10,35 @@
 #include "ph_exchange.h"
 #include "ph_json.h"
 #include "ph_log.h"
-#include "ph_otel.h"
+#include "ph_method.h"
 #include <json-c/json.h>
 
 #define PH_MODERN_VERSION "2026-07-28"
 #define PH_LEGACY_LATEST "2025-11-25"
 
+/* The workers' end of the channel to the hub (-1 without a master, and so
+ * without a hub): streams that stay open are handed over on it (sent by
+ * ipc/ph_shared.c); a request can be parked or handed over only with it. */
+extern int ph_hub_fd;
+
+/* A call's connection the hub handed back (a parked call resumed,
+ * core/ph_park.c), as an exchange: its framing is the front's, so the
+ * front makes it (the FastCGI front installs these on the server it
+ * serves, front/ph_fcgi_split.c) and the core never names the wire. */
+struct ph_resume_ops {
+	/* The exchange of the call on connection fd (taken), for the front's
+	 * request id rid on it (the one it added when it handed the stream to
+	 * the hub). Its stream's head went out long ago. Caller ends it with
+	 * end. */
+	struct ph_exchange *(*open)(int fd, unsigned rid);
+	/* Ends the stream (unless it went back to the hub), closes fd, frees ex. */
+	void (*end)(struct ph_exchange *ex);
+};
+
 struct ph_server {
 	struct ph_config *conf; /* owned */
+	/* borrowed, static: how the front resumes a call; NULL: it cannot */
+	const struct ph_resume_ops *resume;
 	struct json_object *server_info; /* Implementation object, built once */
 	/* the member "_meta": {"io.modelcontextprotocol/serverInfo": ...} of a
 	 * 2026-07-28 result as text, written once */
@@ -32,42 +53,40 @@ enum ph_log_level {
 	PH_LOG_ERROR, PH_LOG_CRITICAL, PH_LOG_ALERT, PH_LOG_EMERGENCY
 };
 
-/* One request as the core sees it after the envelope is parsed. */
-struct ph_req {
-	struct ph_server *srv;          /* borrowed */
-	struct ph_exchange *ex;         /* borrowed */
-	struct json_object *msg;        /* owned: the parsed request */
-	struct json_object *id;         /* borrowed from msg; NULL for notifications */
-	const char *method;             /* borrowed from msg */
-	struct json_object *params;     /* borrowed from msg, may be NULL */
-	bool legacy;                    /* 2025-11-25 semantics */
-	const char *version;            /* the version claimed in _meta (modern) */
-	struct json_object *client_caps;/* borrowed; NULL on legacy HTTP */
-	struct json_object *progress_token; /* borrowed, may be NULL */
-	enum ph_log_level log_level;
-	const char *traceparent, *tracestate, *baggage;
-	/* from a valid traceparent: its trace and span (our parent), a span id
-	 * made for this request, and the traceparent handlers continue from
-	 * ("00-trace-span-flags"); empty strings when there was none */
-	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
-	const char *cors_origin;        /* an Origin http.cors allows: CORS headers go out */
-	/* HTTP: the MCP-Protocol-Version and Mcp-Method headers, read once by
-	 * the HTTP rules; NULL when absent or not over HTTP */
-	const char *hdr_version, *hdr_method;
-	bool counted;                   /* an MCP request for the metrics (not health, scrapes) */
-	const char *target;             /* tool name, prompt name or uri, for the log */
-	/* a request that is not an MCP POST: its path, REQUEST_URI without the
-	 * query (which may carry a token), cut at 200 bytes, as its target */
-	char path[201];
+struct ph_access;
+
+/* Who asks, as the access checks see it (ph_access.c): a request carries
+ * one (ph_req.who); a process that holds streams for others (the hub)
+ * makes one of what a worker told it, without a request around it. */
+struct ph_viewer {
 	const char *principal;          /* authenticated principal, NULL when none */
 	struct json_object *assigns;    /* borrowed: the authenticator's attributes of the
 					 * principal (an object), NULL when none (ph_auth.c) */
-	const struct ph_access *access; /* allow-lists for this request, NULL: none (ph_auth.c) */
+	const struct ph_access *access; /* allow-lists, NULL: none (ph_auth.c) */
 	bool access_own;                /* access came from the authenticator, not auth.allow */
 	bool restricted;                /* allow-lists exist for someone (ph_auth.c) */
-	struct json_object *scopes;     /* borrowed: the OAuth scopes the token grants (an
-					 * array), NULL when not auth.mode oauth (ph_oauth.c) */
-	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
+};
+
+/* A request's W3C trace context: the headers as they came, and from a
+ * valid traceparent its trace and span (our parent), a span id made for
+ * this request, and the traceparent handlers continue from
+ * ("00-trace-span-flags"); empty strings when there was none. */
+struct ph_req_trace {
+	const char *traceparent, *tracestate, *baggage;
+	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
+};
+
+/* Telemetry per request (ipc/ph_otel_req.c): whether its trace is
+ * sampled, the other trace context (a link), and what the result said.
+ * Zeroed with the request. */
+struct ph_otel_req {
+	bool started, sampled, tool_error;
+	char link_trace[33], link_span[17];
+	char message[128];   /* the JSON-RPC error's message, cut */
+};
+
+/* What a request carries across rounds and sessions. */
+struct ph_req_session {
 	/* multi-round requests (ph_mrtr.c): the state opened from a verified
 	 * requestState (owned, may be NULL), the client's inputResponses
 	 * (borrowed, NULL when absent) and whether a requestState was verified */
@@ -83,7 +102,10 @@ struct ph_req {
 	 * session's client gets as pushed requests (owned; core/ph_park.c
 	 * sends them and parks the call in the hub); NULL: none */
 	struct json_object *park;
-	/* response state */
+};
+
+/* What of a request's response has been sent. */
+struct ph_req_resp {
 	int status;                     /* HTTP status sent */
 	int rpc_code;                   /* JSON-RPC error code sent, 0 for success */
 	bool streaming;                 /* an SSE stream was started */
@@ -91,7 +113,43 @@ struct ph_req {
 	/* borrowed: inside a legacy batch, the array its responses are
 	 * collected in (the core sends it once); NULL otherwise */
 	struct json_object *batch;
-	double last_progress;
+	double last_progress;           /* the last progress sent, -1: none */
+};
+
+/* One request as the core sees it after the envelope is parsed. Made by
+ * ph_req_init; features and handlers get it borrowed. */
+struct ph_req {
+	struct ph_server *srv;          /* borrowed */
+	struct ph_exchange *ex;         /* borrowed */
+	struct json_object *msg;        /* owned: the parsed request */
+	struct json_object *id;         /* borrowed from msg; NULL for notifications */
+	const char *method;             /* borrowed from msg (ph_req_set_method) */
+	/* the method, PH_METHOD__COUNT for one Phantom does not serve (and
+	 * for the names of requests that are not JSON-RPC: "GET", "batch");
+	 * set with method, meaningless while method is NULL */
+	enum ph_method mid;
+	struct json_object *params;     /* borrowed from msg, may be NULL */
+	bool legacy;                    /* 2025-11-25 semantics */
+	const char *version;            /* the version claimed in _meta (modern) */
+	struct json_object *client_caps;/* borrowed; NULL on legacy HTTP */
+	struct json_object *progress_token; /* borrowed, may be NULL */
+	enum ph_log_level log_level;
+	struct ph_req_trace trace;      /* W3C trace context (core/ph_ladder.c) */
+	const char *cors_origin;        /* an Origin http.cors allows: CORS headers go out */
+	/* HTTP: the MCP-Protocol-Version and Mcp-Method headers, read once by
+	 * the HTTP rules; NULL when absent or not over HTTP */
+	const char *hdr_version, *hdr_method;
+	bool counted;                   /* an MCP request for the metrics (not health, scrapes) */
+	const char *target;             /* tool name, prompt name or uri, for the log */
+	/* a request that is not an MCP POST: its path, REQUEST_URI without the
+	 * query (which may carry a token), cut at 200 bytes, as its target */
+	char path[201];
+	struct ph_viewer who;           /* who asks: set by authentication */
+	struct json_object *scopes;     /* borrowed: the OAuth scopes the token grants (an
+					 * array), NULL when not auth.mode oauth (ph_oauth.c) */
+	void *auth_state;               /* owned by ph_auth.c, released by ph_auth_end */
+	struct ph_req_session sess;     /* rounds, the legacy session, a parked call */
+	struct ph_req_resp resp;        /* what has been sent */
 	int64_t t0;
 	const char *exec_how;           /* "warm" or "fresh": a persistent exec served it (log line) */
 	struct ph_otel_req otel;        /* telemetry (ph_otel_req.c); untouched when off */
@@ -108,6 +166,16 @@ struct ph_outcome {
 
 void ph_outcome_error(struct ph_outcome *o, enum ph_err e, struct json_object *data,
 		      const char *fmt, ...) PH_PRINTF(4, 5);
+
+/* Makes r an empty request of srv (may be NULL: the configuration did not
+ * load) on ex (may be NULL: a hook run with nobody to answer), both
+ * borrowed: no method (mid PH_METHOD__COUNT), no log level, no progress
+ * sent, started now. The one way a struct ph_req is made. */
+void ph_req_init(struct ph_req *r, struct ph_server *srv, struct ph_exchange *ex);
+
+/* Sets the request's method: its name (borrowed: from r->msg, or static)
+ * and which of enum ph_method it is, found once here. */
+void ph_req_set_method(struct ph_req *r, const char *name);
 
 /* Copies the headers hdrs (ends with {NULL, NULL}) into out (room for max
  * entries) and adds what every response of this request carries (CORS).
@@ -192,7 +260,13 @@ void ph_page_mark(struct ph_req *r, struct json_object *result, size_t offset, s
 
 /* ---- access control (ph_access.c, docs/auth.md) ---- */
 enum ph_kind { PH_KIND_TOOL, PH_KIND_PROMPT, PH_KIND_RESOURCE, PH_KIND_SKILL };
-struct ph_access;
+/* True when the viewer may see and use this item (ph_access_allowed). */
+bool ph_viewer_allowed(const struct ph_viewer *v, enum ph_kind kind, const char *name);
+/* Who sees a stream's lists, for a process that holds the stream and
+ * recomputes them at a reload (the hub): adds to d "access" (the
+ * allow-lists, when the authenticator gave them: configured ones are
+ * looked up again in each configuration) and "assigns", when v has them. */
+void ph_viewer_describe(const struct ph_viewer *v, struct json_object *d);
 /* True when the request's principal may see and use this item. Anything not
  * allowed must be indistinguishable from absent. name is:
  *  - PH_KIND_TOOL, PH_KIND_PROMPT: the tool or prompt name;
@@ -205,17 +279,22 @@ struct ph_access;
  *    grants that skill and every skill nested below it ("acme/billing"
  *    grants "acme/billing/refunds", not "acme/billing-old").
  * NULL name: false when the kind is restricted. */
-bool ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name);
+static inline bool
+ph_access_allowed(const struct ph_req *r, enum ph_kind kind, const char *name)
+{
+	return ph_viewer_allowed(&r->who, kind, name);
+}
 /* True when what this request sees may depend on who asks: allow-lists are
  * configured for some principal, or an exec authenticator may send them.
  * Results that list or serve items must then be cacheScope "private" (a
  * public copy of one principal's view could be reused for another). */
 bool ph_access_restricted(const struct ph_req *r);
-/* Who sees a stream's lists, for a process that holds the stream and
- * recomputes them at a reload (the hub): adds to d "access" (the
- * allow-lists, when the authenticator gave them: configured ones are
- * looked up again in each configuration) and "assigns", when r has them. */
-void ph_access_describe(const struct ph_req *r, struct json_object *d);
+/* ph_viewer_describe of the request's viewer. */
+static inline void
+ph_access_describe(const struct ph_req *r, struct json_object *d)
+{
+	ph_viewer_describe(&r->who, d);
+}
 /* The allow-lists of an "access" member ph_access_describe wrote (NULL or
  * not an object of arrays of strings: NULL). Caller frees with
  * ph_access_free. */

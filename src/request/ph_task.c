@@ -2,9 +2,7 @@
 #include "first.h"
 #include "ph_task.h"
 #include "ph_cluster.h"
-#include "ph_hubmsg.h"
 #include "ph_json.h"
-#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -299,11 +297,4 @@ ph_task_view(struct json_object *rec)
 			json_object_object_add(v, k, json_object_get(val));
 	}
 	return v;
-}
-
-void
-ph_task_changed(const char *id)
-{
-	if (ph_hub_fd >= 0 && ph_hub_send_json(ph_hubmsg_task(PH_HUBMSG_TASK_CHANGED, id), -1, 200) != 0)
-		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
 }

@@ -78,10 +78,6 @@ void ph_task_set_status(struct json_object *rec, const char *status, const char 
 int64_t ph_task_ended_ms(struct json_object *rec);
 /* True when rec belongs to principal (compared in constant time). */
 bool ph_task_owned(struct json_object *rec, const char *principal);
-/* Tells the hub the record of id changed (an answer, a cancel, a status):
- * it wakes the task's supervisor and tells the streams listening for the
- * task. Nothing happens without a hub. */
-void ph_task_changed(const char *id);
 /* The task as tasks/get shows it (the members not starting with '_').
  * Caller puts. */
 struct json_object *ph_task_view(struct json_object *rec);

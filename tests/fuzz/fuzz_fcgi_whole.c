@@ -10,7 +10,9 @@
  * each name right before its value, the pairs in order, NUL-ended values
  * and a NUL-ended body of the stated length, leaves every name, value and
  * body byte as the request had it (its NULs go elsewhere), and leaves the
- * bytes untouched when it does not split.
+ * bytes untouched when it does not split. The header's decoder and
+ * encoder agree on the first 8 bytes, and ph_fcgi_aborted (the hub's test)
+ * finds FCGI_ABORT_REQUEST exactly where a walk written here does.
  *
  *   make -C build fuzz && build/tests/fuzz/fuzz_fcgi_whole tests/fuzz/corpus/fcgi_whole
  */
@@ -48,6 +50,40 @@ end_of_request(const uint8_t *d, size_t n)
 	return 0;
 }
 
+/* Whether a record walk from the start, version 1 records only, meets
+ * FCGI_ABORT_REQUEST before a record runs past n. */
+static bool
+aborts(const uint8_t *d, size_t n)
+{
+	for (size_t at = 0; at + 8 <= n && d[at] == 1;) {
+		if (d[at + 1] == 2)
+			return true;
+		at += 8 + ((size_t)d[at + 4] * 256 + d[at + 5]) + d[at + 6];
+		if (at > n)
+			break;
+	}
+	return false;
+}
+
+/* The header codec: what decodes encodes back to the same bytes (the
+ * reserved byte aside), and the abort test agrees with aborts(). */
+static void
+header_codec(const uint8_t *d, size_t n)
+{
+	struct ph_fcgi_header h;
+	unsigned char out[PH_FCGI_HEADER_LEN];
+	enum ph_fcgi_hdr e = ph_fcgi_header_decode(d, n, &h);
+	if ((e == PH_FCGI_HDR_SHORT) != (n < 8) || (e == PH_FCGI_HDR_VERSION) != (n >= 8 && d[0] != 1))
+		abort();
+	if (e == PH_FCGI_HDR_OK) {
+		ph_fcgi_header_encode(&h, out);
+		if (memcmp(out, d, 7) != 0 || out[7] != 0)
+			abort();
+	}
+	if (ph_fcgi_aborted(d, n) != aborts(d, n))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -55,6 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t end;
 	bool whole;
 	memcpy(copy, data, size);
+	header_codec(copy, size);
 	whole = ph_fcgi_request_whole(copy, size);
 	end = end_of_request(copy, size);
 	if (whole != (end != 0))

@@ -84,7 +84,7 @@ check(struct ph_server *s, const char *const *params)
 	req.ex = &fk.ex;
 	req.method = "tools/list";
 	out.e = ph_auth_check(&req, out.msg, sizeof out.msg, &h);
-	snprintf(out.principal, sizeof out.principal, "%s", req.principal ? req.principal : "-");
+	snprintf(out.principal, sizeof out.principal, "%s", req.who.principal ? req.who.principal : "-");
 	for (; h && h->name; h++)
 		if (strcmp(h->name, "WWW-Authenticate") == 0)
 			snprintf(out.challenge, sizeof out.challenge, "%s", h->value);
@@ -281,7 +281,7 @@ test_bearer(void)
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer bob-token", NULL});
 	is_int(r.e, PH_OK, "argon2 token from tokens_file accepted");
 	is_str(r.principal, "bob", "argon2 token: principal bob");
-	ok(req.access != NULL && ph_access_allowed(&req, PH_KIND_TOOL, "delete"),
+	ok(req.who.access != NULL && ph_access_allowed(&req, PH_KIND_TOOL, "delete"),
 	   "bob has an empty entry: sees everything");
 	ok(r.restricted, "allow-lists exist: bob's results are private too");
 	is_int(s->conf->auth->ncache, 1, "argon2 success remembered");
@@ -324,7 +324,7 @@ test_remote_user_and_stdio(void)
 	r = check(s, (const char *const[]){"REMOTE_USER", "dave", NULL});
 	is_int(r.e, PH_OK, "REMOTE_USER accepted");
 	is_str(r.principal, "dave", "REMOTE_USER is the principal");
-	ok(req.access == NULL, "dave has no entry: no allow-list");
+	ok(req.who.access == NULL, "dave has no entry: no allow-list");
 	ok(r.restricted, "but results are private, since allow-lists exist");
 	r = check(s, (const char *const[]){"REDIRECT_REMOTE_USER", "erin", NULL});
 	is_str(r.principal, "erin", "REDIRECT_REMOTE_USER accepted");
@@ -424,7 +424,7 @@ test_exec(void)
 		free(p);
 	}
 	ph_auth_end(&req);
-	ok(req.principal == NULL && req.auth_state == NULL, "ph_auth_end releases the state");
+	ok(req.who.principal == NULL && req.auth_state == NULL, "ph_auth_end releases the state");
 
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer lists", NULL});
 	is_str(r.principal, "hal", "exec allow with lists");
@@ -554,12 +554,12 @@ test_module(void)
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer alice-pro", NULL});
 	is_int(r.e, PH_OK, "module allow");
 	is_str(r.principal, "alice", "module allow: principal");
-	is_str(ph_assign_text(req.assigns, "plan", 4), "pro", "module allow: its assigns");
+	is_str(ph_assign_text(req.who.assigns, "plan", 4), "pro", "module allow: its assigns");
 	ok(r.restricted, "module mode: results are private");
 	ph_auth_end(&req);
-	ok(req.principal == NULL && req.assigns == NULL && req.auth_state == NULL, "ph_auth_end releases them");
+	ok(req.who.principal == NULL && req.who.assigns == NULL && req.auth_state == NULL, "ph_auth_end releases them");
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer plain", NULL});
-	ok(r.e == PH_OK && req.assigns == NULL, "module allow without assigns");
+	ok(r.e == PH_OK && req.who.assigns == NULL, "module allow without assigns");
 	ph_auth_end(&req);
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer forbid", NULL});
 	ok(r.e == PH_E_FORBIDDEN && strcmp(r.msg, "not on a weekday") == 0, "module forbidden: 403, its message");
@@ -575,7 +575,7 @@ test_module(void)
 	ok(r.e == PH_OK, "assigns of depth 1 within assigns_depth 2");
 	ph_auth_end(&req);
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer deep", NULL});
-	ok(r.e == PH_E_INTERNAL && req.assigns == NULL, "module assigns deeper than assigns_depth: 500");
+	ok(r.e == PH_E_INTERNAL && req.who.assigns == NULL, "module assigns deeper than assigns_depth: 500");
 	ph_auth_end(&req);
 	r = check(s, (const char *const[]){"HTTP_AUTHORIZATION", "Bearer list", NULL});
 	ok(r.e == PH_E_INTERNAL, "module assigns that are not an object: 500");

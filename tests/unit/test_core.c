@@ -879,7 +879,7 @@ req_init(struct ph_req *r, bool http)
 	r->srv = srv;
 	r->ex = &F.ex;
 	r->log_level = PH_LOG_NONE;
-	r->last_progress = -1;
+	r->resp.last_progress = -1;
 }
 
 static void
@@ -894,7 +894,7 @@ test_notify(void)
 	r.progress_token = tok;
 	is_int(ph_req_progress(&r, 1, 10, "one"), 0, "progress with a token");
 	is_int(F.stream_starts, 1, "the first notification starts an SSE stream");
-	ok(r.streaming, "the request is streaming");
+	ok(r.resp.streaming, "the request is streaming");
 	ok(has_header("X-Accel-Buffering: no\n"), "SSE: X-Accel-Buffering: no");
 	ok(has_header("Cache-Control: no-cache"), "SSE: Cache-Control: no-cache");
 	ok(!has_header("Mcp-Session-Id"), "SSE: no Mcp-Session-Id");

@@ -10,7 +10,9 @@
 #include "tap.h"
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Appends a FastCGI record (version 1) of type for request id with len
@@ -280,6 +282,110 @@ test_fcgi_record_close(void)
 	free(big);
 }
 
+/* ph_fcgi_wire.c: the record header's decoder and encoder, and what
+ * each says of bytes that are not a header. */
+static void
+test_fcgi_header(void)
+{
+	static const unsigned char stdin_rec[8] = {1, 5, 0x01, 0x02, 0x12, 0x34, 7, 0};
+	struct ph_fcgi_header h = {0}, back;
+	unsigned char out[PH_FCGI_HEADER_LEN], v2[8];
+	char err[80];
+	pid_t pid;
+	int st = 0;
+	ok(ph_fcgi_header_decode(stdin_rec, sizeof stdin_rec, &h) == PH_FCGI_HDR_OK && h.version == 1 &&
+	   h.type == PH_FCGI_STDIN && h.rid == 0x0102 && h.clen == 0x1234 && h.plen == 7,
+	   "fcgi header: decoded field by field");
+	ok(ph_fcgi_record_len(&h) == 8 + 0x1234 + 7, "fcgi header: a record is header, content and padding");
+	ph_fcgi_header_encode(&h, out);
+	ok(memcmp(out, stdin_rec, sizeof out) == 0, "fcgi header: encoded back to the same bytes");
+	ok(ph_fcgi_header_decode(out, sizeof out, &back) == PH_FCGI_HDR_OK && back.rid == h.rid &&
+	   back.clen == h.clen, "fcgi header: round trip");
+	ok(ph_fcgi_header_decode(stdin_rec, 7, &h) == PH_FCGI_HDR_SHORT, "fcgi header: 7 bytes are short");
+	ok(strcmp(ph_fcgi_header_error(PH_FCGI_HDR_SHORT, &h, err, sizeof err),
+		  "short header: fewer than 8 bytes") == 0, "fcgi header: short says so");
+	memcpy(v2, stdin_rec, sizeof v2);
+	v2[0] = 2;
+	ok(ph_fcgi_header_decode(v2, sizeof v2, &h) == PH_FCGI_HDR_VERSION && h.version == 2,
+	   "fcgi header: version 2 refused");
+	ok(strcmp(ph_fcgi_header_error(PH_FCGI_HDR_VERSION, &h, err, sizeof err),
+		  "bad header version: 2 (want 1)") == 0, "fcgi header: the error names both versions");
+	/* a content length over its 16 bits is the caller's bug: abort */
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct ph_fcgi_header big = {PH_FCGI_VERSION_1, PH_FCGI_STDOUT, 1, PH_FCGI_RECORD_MAX + 1, 0};
+		signal(SIGABRT, SIG_DFL);
+		ph_fcgi_header_encode(&big, out);
+		_exit(0);
+	}
+	ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+	   "fcgi header: a content length over 65535 aborts");
+}
+
+/* ph_fcgi_wire.c: the end of an answer as the spec lays it out, and the
+ * hub's abort test on what a web server writes. */
+static void
+test_fcgi_end_abort(void)
+{
+	static const unsigned char end[] = {1, 6, 1, 2, 0, 0, 0, 0, 1, 3, 1, 2, 0, 8, 0, 0,
+					    0, 0, 0, 0, 0, 0, 0, 0};
+	struct ph_buf b;
+	ph_buf_init(&b);
+	ph_fcgi_end(&b, 0x0102);
+	ok(b.len == sizeof end && b.len == PH_FCGI_END_ROOM && memcmp(b.data, end, sizeof end) == 0,
+	   "fcgi end: empty FCGI_STDOUT, FCGI_END_REQUEST complete");
+	ph_buf_reset(&b);
+	rec(&b, PH_FCGI_ABORT_REQUEST, 1, 0, 0);
+	ok(ph_fcgi_aborted((const unsigned char *)b.data, b.len), "fcgi abort: FCGI_ABORT_REQUEST alone");
+	ph_buf_reset(&b);
+	rec(&b, PH_FCGI_STDIN, 1, 20, 3);
+	ok(!ph_fcgi_aborted((const unsigned char *)b.data, b.len), "fcgi abort: a body record is not one");
+	rec(&b, PH_FCGI_ABORT_REQUEST, 1, 0, 0);
+	ok(ph_fcgi_aborted((const unsigned char *)b.data, b.len), "fcgi abort: after a body record");
+	ok(!ph_fcgi_aborted((const unsigned char *)b.data, 30), "fcgi abort: not before it is read");
+	ph_buf_reset(&b);
+	rec(&b, PH_FCGI_ABORT_REQUEST, 1, 0, 0);
+	b.data[0] = 2;
+	ok(!ph_fcgi_aborted((const unsigned char *)b.data, b.len), "fcgi abort: not from a version 2 record");
+	ok(!ph_fcgi_aborted((const unsigned char *)b.data, 1), "fcgi abort: one byte is no record");
+	ph_buf_free(&b);
+}
+
+/* front/ph_fcgi_split.c: a parked call resumed on the connection the hub
+ * handed back writes its events and its end as FastCGI records of its
+ * request id, and an empty complete response writes nothing. */
+static void
+test_fcgi_resume(void)
+{
+	struct ph_buf want;
+	struct ph_exchange *ex;
+	char got[512];
+	ssize_t n;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+		ok(false, "resume: a socket pair");
+		return;
+	}
+	ex = ph_fcgi_resume_ops.open(sv[0], 0x10007); /* a request id is 16 bits */
+	ok(ex->ops->param(ex, "REQUEST_METHOD") == NULL && ex->ops->read(ex, got, sizeof got) == 0,
+	   "resume: nothing to read");
+	ok(ex->ops->respond(ex, 200, "application/json", NULL, NULL, 0) == 0, "resume: an empty response");
+	ok(ex->ops->respond(ex, 200, "application/json", NULL, "{\"a\":1}", 7) == 0 &&
+	   ex->ops->stream_send(ex, "{}", 2) == 0, "resume: two events");
+	ph_fcgi_resume_ops.end(ex);
+	ph_buf_init(&want);
+	ph_fcgi_records(&want, PH_FCGI_STDOUT, 7, "event: message\ndata: {\"a\":1}\n\n", 30);
+	ph_fcgi_records(&want, PH_FCGI_STDOUT, 7, "event: message\ndata: {}\n\n", 25);
+	ph_fcgi_end(&want, 7);
+	n = read(sv[1], got, sizeof got);
+	ok(n == (ssize_t)want.len && memcmp(got, want.data, want.len) == 0,
+	   "resume: the events and the end as records of request 7");
+	ok(read(sv[1], got, sizeof got) == 0, "resume: the connection closed");
+	close(sv[1]);
+	ph_buf_free(&want);
+}
+
 /* front/ph_fcgi_split.c: who reads a simple request waiting whole on a
  * fresh connection, as PHANTOM_FCGI_READER and PHANTOM_FAST_PATHS say:
  * the split reader takes it (PH_FCGI_WAIT_SPLIT), or it is left whole for
@@ -339,6 +445,9 @@ main(void)
 	test_fcgi_split();
 	test_fcgi_split_plain();
 	test_fcgi_record_close();
+	test_fcgi_header();
+	test_fcgi_end_abort();
+	test_fcgi_resume();
 	test_fcgi_reader();
 	return tap_done();
 }

@@ -1,4 +1,4 @@
-/* test_hubmsg.c: the hub's messages (request/ph_hubmsg.c): each builder's
+/* test_hubmsg.c: the hub's messages (ipc/ph_hubmsg.c): each builder's
  * message read back by the parser the hub uses, with the members the hub
  * reads; the request id a front adds; what the parser refuses (a stream
  * without its request id, a session id that is not 32 hex digits, a
@@ -219,18 +219,18 @@ main(void)
 {
 	struct ph_req r;
 	memset(&r, 0, sizeof r);
-	r.principal = "alice";
-	r.assigns = json("{\"team\":\"a\"}");
+	r.who.principal = "alice";
+	r.who.assigns = json("{\"team\":\"a\"}");
 	r.id = json_object_new_int(7);
-	r.session = json("{\"sid\":\"" SID "\",\"iat\":1000,\"exp\":5000}");
+	r.sess.session = json("{\"sid\":\"" SID "\",\"iat\":1000,\"exp\":5000}");
 	r.msg = json("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\"}");
 	streams(&r);
 	small();
 	sessions(&r);
 	park(&r);
-	json_object_put(r.assigns);
+	json_object_put(r.who.assigns);
 	json_object_put(r.id);
-	json_object_put(r.session);
+	json_object_put(r.sess.session);
 	json_object_put(r.msg);
 	printf("1..%d\n", tap_n);
 	return tap_fail ? 1 : 0;

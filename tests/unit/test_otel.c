@@ -1,5 +1,5 @@
 /* test_otel.c: the protobuf writer (lib/ph_pb.c) byte for byte, and the
- * telemetry settings (request/ph_otel.c): the OTEL_* variables over
+ * telemetry settings (ipc/ph_otel.c): the OTEL_* variables over
  * telemetry:, the endpoint path rules, headers, the sampler and what is
  * refused. What is exported is checked against the official definitions
  * by tests/integration/telemetry.sh. */

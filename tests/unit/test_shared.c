@@ -1,4 +1,4 @@
-/* test_shared.c: what the processes share (request/ph_shared.c,
+/* test_shared.c: what the processes share (ipc/ph_shared.c,
  * ph_rate.c): the rate buckets, the verification slots and the cache of
  * verified tokens. */
 #include "first.h"

@@ -2,6 +2,7 @@
 #include "first.h"
 #include "ph_hubmsg.h"
 #include "ph_cluster.h"
+#include "ph_fcgi_wire.h"
 #include "ph_json.h"
 #include <sodium.h>
 #include <stdlib.h>
@@ -58,10 +59,10 @@ message(enum ph_hubmsg_type t)
 static void
 end_hook_members(const struct ph_req *r, struct json_object *q)
 {
-	if (r->principal)
-		json_object_object_add(q, "principal", json_object_new_string(r->principal));
-	if (r->assigns)
-		json_object_object_add(q, "assigns", json_object_get(r->assigns));
+	if (r->who.principal)
+		json_object_object_add(q, "principal", json_object_new_string(r->who.principal));
+	if (r->who.assigns)
+		json_object_object_add(q, "assigns", json_object_get(r->who.assigns));
 }
 
 struct json_object *
@@ -77,8 +78,8 @@ ph_hubmsg_listen(const struct ph_req *r, const bool on[PH_HUBMSG_KINDS], struct 
 		json_object_object_add(d, "uris", json_object_get(uris));
 	if (tasks)
 		json_object_object_add(d, "tasks", json_object_get(tasks));
-	if (r->principal)
-		json_object_object_add(d, "principal", json_object_new_string(r->principal));
+	if (r->who.principal)
+		json_object_object_add(d, "principal", json_object_new_string(r->who.principal));
 	ph_access_describe(r, d); /* what its list_changed is computed on */
 	return d;
 }
@@ -88,12 +89,12 @@ ph_hubmsg_get(const struct ph_req *r, const char *last)
 {
 	struct json_object *d = message(PH_HUBMSG_GET);
 	char *who = ph_req_binding(r);
-	ph_jset(d, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
+	ph_jset(d, "sid", json_object_new_string(ph_jstr(r->sess.session, "sid")));
 	if (who)
 		ph_jset(d, "who", json_object_new_string(who));
 	free(who);
-	if (r->principal)
-		ph_jset(d, "principal", json_object_new_string(r->principal));
+	if (r->who.principal)
+		ph_jset(d, "principal", json_object_new_string(r->who.principal));
 	ph_access_describe(r, d);
 	if (last && strlen(last) < 64)
 		ph_jset(d, "last", json_object_new_string(last));
@@ -143,12 +144,12 @@ ph_hubmsg_session_state(enum ph_hubmsg_type t, const struct ph_req *r, struct js
 {
 	struct json_object *q = message(t);
 	char *who = ph_req_binding(r);
-	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->session, "sid")));
-	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->session, "exp"))));
+	json_object_object_add(q, "sid", json_object_new_string(ph_jstr(r->sess.session, "sid")));
+	json_object_object_add(q, "exp", json_object_new_int64(json_object_get_int64(ph_jget(r->sess.session, "exp"))));
 	if (who)
 		json_object_object_add(q, "who", json_object_new_string(who));
-	if (r->principal)
-		json_object_object_add(q, "principal", json_object_new_string(r->principal));
+	if (r->who.principal)
+		json_object_object_add(q, "principal", json_object_new_string(r->who.principal));
 	ph_access_describe(r, q); /* the session's list_changed is computed on it */
 	free(who);
 	if (extra) {
@@ -165,7 +166,7 @@ ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct js
 {
 	struct json_object *d = message(PH_HUBMSG_PARK_CALL);
 	char *who = ph_req_binding(r);
-	json_object_object_add(d, "sid", json_object_get(ph_jget(r->session, "sid")));
+	json_object_object_add(d, "sid", json_object_get(ph_jget(r->sess.session, "sid")));
 	json_object_object_add(d, "who", who ? json_object_new_string(who) : NULL);
 	json_object_object_add(d, "msg", json_object_get(r->msg));
 	json_object_object_add(d, "state", json_object_get(state));
@@ -176,11 +177,11 @@ ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct js
 		/* what another host's answer cannot say: who the call runs for,
 		 * for the hub that resumes it itself (ph_park_resume_held) */
 		struct json_object *a = json_object_new_object();
-		if (r->principal)
-			json_object_object_add(a, "principal", json_object_new_string(r->principal));
+		if (r->who.principal)
+			json_object_object_add(a, "principal", json_object_new_string(r->who.principal));
 		ph_access_describe(r, a);
-		json_object_object_add(a, "restricted", json_object_new_boolean(r->restricted));
-		json_object_object_add(a, "session", json_object_get(r->session));
+		json_object_object_add(a, "restricted", json_object_new_boolean(r->who.restricted));
+		json_object_object_add(a, "session", json_object_get(r->sess.session));
 		json_object_object_add(d, "auth", a);
 	}
 	return d;
@@ -192,7 +193,7 @@ ph_hubmsg_park_answer(const struct ph_req *r, long long max)
 	struct json_object *q = message(PH_HUBMSG_PARK_ANSWER), *ans;
 	char *who = ph_req_binding(r);
 	size_t alen;
-	json_object_object_add(q, "sid", json_object_get(ph_jget(r->session, "sid")));
+	json_object_object_add(q, "sid", json_object_get(ph_jget(r->sess.session, "sid")));
 	json_object_object_add(q, "who", who ? json_object_new_string(who) : NULL);
 	json_object_object_add(q, "id", json_object_get(ph_jget(r->msg, "id")));
 	ans = ph_jget(r->msg, "error") != NULL ? ph_jget(r->msg, "error") : ph_jget(r->msg, "result");
@@ -241,7 +242,7 @@ read_rid(struct json_object *d, unsigned *rid)
 	struct json_object *v = ph_jget(d, "rid");
 	if (!json_object_is_type(v, json_type_int))
 		return false;
-	*rid = (unsigned)json_object_get_int(v) & 0xffff;
+	*rid = (unsigned)json_object_get_int(v) & PH_FCGI_ID_MASK;
 	return true;
 }
 
@@ -417,7 +418,7 @@ ph_hubmsg_take_read(const char *text, size_t len, int depth, struct ph_hubmsg_ta
 	struct json_object *take = NULL;
 	memset(t, 0, sizeof *t);
 	if (ph_json_parse(text, len, depth, &take) && json_object_is_type(take, json_type_object)) {
-		t->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & 0xffff;
+		t->rid = (unsigned)json_object_get_int(ph_jget(take, "rid")) & PH_FCGI_ID_MASK;
 		t->msg = json_object_get(ph_jget(take, "msg"));
 		t->state = json_object_get(ph_jget(take, "state"));
 		t->answers = json_object_get(ph_jget(take, "answers"));

@@ -117,15 +117,8 @@ void ph_otel_new_id(char *hex, size_t digits);
  * sampled or not (has_parent false: a root). */
 bool ph_otel_sample(const char *trace, bool has_parent, bool parent_sampled);
 
-/* ---- the request's spans (ph_otel_req.c) ------------------------------------ */
+/* ---- the request's spans (ph_otel_req.c; struct ph_otel_req is in ph_server.h) ---- */
 
-/* Per request: whether its trace is sampled, the other trace context (a
- * link), and what the result said. Zeroed with the request. */
-struct ph_otel_req {
-	bool started, sampled, tool_error;
-	char link_trace[33], link_span[17];
-	char message[128];   /* the JSON-RPC error's message, cut */
-};
 
 /* The ladder read the trace context: other is the traceparent header when
  * _meta's was used (it becomes a link), else NULL. Makes a trace for a

@@ -67,9 +67,6 @@ extern volatile sig_atomic_t ph_stop_requested;
 extern volatile sig_atomic_t ph_reload_requested;
 /* This worker's slot in the master's shared scoreboard (NULL without a master). */
 extern volatile long long *ph_served_counter;
-/* The workers' end of the channel to the hub (-1 without a master, and so
- * without a hub): streams that stay open are handed over on it. */
-extern int ph_hub_fd;
 /* Sends one message of len bytes to the hub on ph_hub_fd, with fd attached
  * (SCM_RIGHTS) unless it is -1, waiting up to wait_ms for room in the
  * channel (many workers at once can fill it for a moment). Returns 0, or
@@ -78,6 +75,10 @@ int ph_hub_send(const char *text, size_t len, int fd, int wait_ms);
 /* Sends the hub message m (taken: one of ph_hubmsg.h's builders) as
  * ph_hub_send does. */
 int ph_hub_send_json(struct json_object *m, int fd, int wait_ms);
+/* Tells the hub the record of task id changed (an answer, a cancel, a
+ * status, ph_task.h): it wakes the task's supervisor and tells the streams
+ * listening for the task. Nothing happens without a hub. */
+void ph_task_changed(const char *id);
 /* The same on any unix socket sock (a reply socket of the hub's). */
 int ph_send_fd(int sock, const char *text, size_t len, int fd, int wait_ms);
 /* The largest message on that channel that travels as one datagram; a

@@ -31,24 +31,24 @@ split_tp(const char *tp, char *trace, char *span)
 void
 ph_otel_req_begin(struct ph_req *r, const char *other)
 {
-	bool parent = r->trace_id[0] != '\0', parent_sampled = false;
+	bool parent = r->trace.trace_id[0] != '\0', parent_sampled = false;
 	char lt[33], ls[17];
 	r->otel.started = true;
 	ph_otel_hold(true);
 	if (parent) {
-		char f[3] = {r->child_traceparent[53], r->child_traceparent[54], 0};
+		char f[3] = {r->trace.child_traceparent[53], r->trace.child_traceparent[54], 0};
 		parent_sampled = (strtol(f, NULL, 16) & 1) != 0;
 	} else {
-		ph_otel_new_id(r->trace_id, 32);
-		ph_otel_new_id(r->span_id, 16);
+		ph_otel_new_id(r->trace.trace_id, 32);
+		ph_otel_new_id(r->trace.span_id, 16);
 	}
-	r->otel.sampled = ph_otel_sample(r->trace_id, parent, parent_sampled);
-	snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-%s", r->trace_id,
-		 r->span_id, r->otel.sampled ? "01" : "00");
+	r->otel.sampled = ph_otel_sample(r->trace.trace_id, parent, parent_sampled);
+	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%s", r->trace.trace_id,
+		 r->trace.span_id, r->otel.sampled ? "01" : "00");
 	/* the trace context of the other carrier (the HTTP header when _meta's
 	 * is the parent) is linked, as the conventions say */
 	if (other != NULL && split_tp(other, lt, ls) &&
-	    (strcmp(lt, r->trace_id) != 0 || strcmp(ls, r->parent_span_id) != 0)) {
+	    (strcmp(lt, r->trace.trace_id) != 0 || strcmp(ls, r->trace.parent_span_id) != 0)) {
 		memcpy(r->otel.link_trace, lt, sizeof lt);
 		memcpy(r->otel.link_span, ls, sizeof ls);
 	}
@@ -102,14 +102,14 @@ common(const struct ph_req *r, struct attrs *x, char *code, size_t csz, const ch
 	put(x, "network.transport", r->ex->http ? "tcp" : "pipe");
 	if (r->ex->http)
 		put(x, "network.protocol.name", "http");
-	if (r->rpc_code) {
-		snprintf(code, csz, "%d", r->rpc_code);
+	if (r->resp.rpc_code) {
+		snprintf(code, csz, "%d", r->resp.rpc_code);
 		put(x, "rpc.response.status_code", code);
 		*et = code;
 	} else if (r->otel.tool_error) {
 		*et = "tool_error";
-	} else if (r->status >= 500) {
-		snprintf(code, csz, "%d", r->status);
+	} else if (r->resp.status >= 500) {
+		snprintf(code, csz, "%d", r->resp.status);
 		*et = code;
 	}
 	put(x, "error.type", *et);
@@ -135,11 +135,11 @@ server_span(struct ph_req *r, struct attrs *x, int64_t start, int64_t end)
 		put(x, "mcp.session.id", r->ex->ops->param(r->ex, "HTTP_MCP_SESSION_ID"));
 	if (r->ex->http)
 		put(x, "client.address", r->ex->ops->param(r->ex, "REMOTE_ADDR"));
-	put(x, "phantom.principal", r->principal);
+	put(x, "phantom.principal", r->who.principal);
 	memset(&sp, 0, sizeof sp);
-	sp.trace = r->trace_id;
-	sp.span = r->span_id;
-	sp.parent = r->parent_span_id;
+	sp.trace = r->trace.trace_id;
+	sp.span = r->trace.span_id;
+	sp.parent = r->trace.parent_span_id;
 	sp.link_trace = r->otel.link_trace;
 	sp.link_span = r->otel.link_span;
 	sp.name = name;
@@ -148,8 +148,8 @@ server_span(struct ph_req *r, struct attrs *x, int64_t start, int64_t end)
 	sp.end_ns = end;
 	sp.attrs = x->a;
 	sp.nattrs = x->n;
-	sp.error = r->otel.tool_error || (r->rpc_code != 0 && !client_mistake(r->rpc_code)) ||
-		   (r->rpc_code == 0 && r->status >= 500);
+	sp.error = r->otel.tool_error || (r->resp.rpc_code != 0 && !client_mistake(r->resp.rpc_code)) ||
+		   (r->resp.rpc_code == 0 && r->resp.status >= 500);
 	sp.message = r->otel.message[0] ? r->otel.message : NULL;
 	ph_otel_send_span(&sp);
 }
@@ -161,16 +161,16 @@ static void
 late_begin(struct ph_req *r)
 {
 	struct json_object *meta, *tp;
-	if (r->trace_id[0] == '\0' && json_object_object_get_ex(r->params, "_meta", &meta) &&
+	if (r->trace.trace_id[0] == '\0' && json_object_object_get_ex(r->params, "_meta", &meta) &&
 	    json_object_object_get_ex(meta, "traceparent", &tp) &&
 	    json_object_is_type(tp, json_type_string)) {
 		const char *s = json_object_get_string(tp);
-		if (split_tp(s, r->trace_id, r->parent_span_id)) {
-			ph_otel_new_id(r->span_id, 16);
-			snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-%.2s",
-				 r->trace_id, r->span_id, s + 53);
+		if (split_tp(s, r->trace.trace_id, r->trace.parent_span_id)) {
+			ph_otel_new_id(r->trace.span_id, 16);
+			snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%.2s",
+				 r->trace.trace_id, r->trace.span_id, s + 53);
 		} else {
-			r->trace_id[0] = r->parent_span_id[0] = '\0';
+			r->trace.trace_id[0] = r->trace.parent_span_id[0] = '\0';
 		}
 	}
 	ph_otel_req_begin(r, NULL);
@@ -205,8 +205,8 @@ ph_otel_child_begin(struct ph_req *r, struct ph_otel_child *c)
 	if (!c->live)
 		return;
 	ph_otel_new_id(c->span, 16);
-	memcpy(c->saved, r->child_traceparent, sizeof c->saved);
-	snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-01", r->trace_id, c->span);
+	memcpy(c->saved, r->trace.child_traceparent, sizeof c->saved);
+	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-01", r->trace.trace_id, c->span);
 	c->start_ns = ph_otel_now_ns();
 }
 
@@ -218,11 +218,11 @@ ph_otel_child_end(struct ph_req *r, struct ph_otel_child *c, const char *name,
 	if (!c->live)
 		return;
 	c->live = false;
-	memcpy(r->child_traceparent, c->saved, sizeof c->saved);
+	memcpy(r->trace.child_traceparent, c->saved, sizeof c->saved);
 	memset(&sp, 0, sizeof sp);
-	sp.trace = r->trace_id;
+	sp.trace = r->trace.trace_id;
 	sp.span = c->span;
-	sp.parent = r->span_id;
+	sp.parent = r->trace.span_id;
 	sp.name = name;
 	sp.kind = PH_OTEL_INTERNAL;
 	sp.start_ns = c->start_ns;
@@ -239,7 +239,7 @@ ph_otel_child_drop(struct ph_req *r, struct ph_otel_child *c)
 	if (!c->live)
 		return;
 	c->live = false;
-	memcpy(r->child_traceparent, c->saved, sizeof c->saved);
+	memcpy(r->trace.child_traceparent, c->saved, sizeof c->saved);
 }
 
 #define PARK_KEY "_phantom_otel" /* a member of the parked message, ours */
@@ -250,7 +250,7 @@ ph_otel_park_mark(struct ph_req *r)
 	char v[96];
 	if (!r->otel.started || !r->otel.sampled || !json_object_is_type(r->msg, json_type_object))
 		return;
-	snprintf(v, sizeof v, "%s %s %lld", r->trace_id, r->span_id, (long long)ph_otel_now_ns());
+	snprintf(v, sizeof v, "%s %s %lld", r->trace.trace_id, r->trace.span_id, (long long)ph_otel_now_ns());
 	json_object_object_add(r->msg, PARK_KEY, json_object_new_string(v));
 }
 
@@ -283,10 +283,10 @@ ph_otel_park_resumed(struct ph_req *r)
 	sp.nattrs = r->method ? 1 : 0;
 	ph_otel_send_span(&sp);
 	/* the resumed run continues the first request's trace, sampled as it was */
-	memcpy(r->trace_id, trace, sizeof trace);
-	memcpy(r->parent_span_id, span, sizeof span);
-	ph_otel_new_id(r->span_id, 16);
-	snprintf(r->child_traceparent, sizeof r->child_traceparent, "00-%s-%s-01", trace, r->span_id);
+	memcpy(r->trace.trace_id, trace, sizeof trace);
+	memcpy(r->trace.parent_span_id, span, sizeof span);
+	ph_otel_new_id(r->trace.span_id, 16);
+	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-01", trace, r->trace.span_id);
 	ph_otel_req_begin(r, NULL);
 }
 
@@ -298,7 +298,7 @@ ph_otel_task_mark(const struct ph_req *r, struct json_object *rec)
 	char v[64];
 	if (!r->otel.started || !r->otel.sampled)
 		return;
-	snprintf(v, sizeof v, "%s %s", r->trace_id, r->span_id);
+	snprintf(v, sizeof v, "%s %s", r->trace.trace_id, r->trace.span_id);
 	json_object_object_add(rec, TASK_KEY, json_object_new_string(v));
 }
 
@@ -344,9 +344,9 @@ ph_otel_session_ended(struct ph_req *r)
 	struct attrs x = {.n = 0};
 	struct json_object *iat;
 	int64_t now_ms = ph_wall_ms();
-	if (!json_object_object_get_ex(r->session, "iat", &iat))
+	if (!json_object_object_get_ex(r->sess.session, "iat", &iat))
 		return;
-	put(&x, "mcp.protocol.version", json_object_get_string(ph_jget(r->session, "v")));
+	put(&x, "mcp.protocol.version", json_object_get_string(ph_jget(r->sess.session, "v")));
 	put(&x, "network.protocol.name", "http");
 	ph_otel_send_point(1, (now_ms - json_object_get_int64(iat) * 1000) * 1000000, x.a, x.n);
 }

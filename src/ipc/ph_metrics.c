@@ -19,6 +19,7 @@ static const char *
 label(size_t i)
 {
 	static const char *const extra[] = {"notification", "other", "none"};
+	_Static_assert(PH_ARRAY_LEN(extra) == PH_M_METHODS - PH_METHOD__COUNT, "a label per extra row");
 	return i < PH_METHOD__COUNT ? ph_method_name((enum ph_method)i) : extra[i - PH_METHOD__COUNT];
 }
 
@@ -30,14 +31,15 @@ static const double bounds[PH_M_BUCKETS - 1] = {0.001, 0.0025, 0.005, 0.01, 0.02
 static const char *const exec_names[PH_MX__COUNT] = {
 	"start", "timeout", "output_cap", "cancelled", "exit", "signal", "spawn"};
 
+/* The counter row of a request's method: mid, or for a name Phantom does
+ * not serve (or none at all) one of the extra rows. */
 static size_t
-method_index(const char *m)
+method_index(enum ph_method mid, const char *m)
 {
-	enum ph_method i;
 	if (m == NULL)
 		return M_NONE;
-	if ((i = ph_method_find(m)) != PH_METHOD__COUNT)
-		return (size_t)i;
+	if (mid < PH_METHOD__COUNT)
+		return (size_t)mid;
 	return strncmp(m, "notifications/", 14) == 0 ? M_NOTIFICATION : M_OTHER;
 }
 
@@ -55,10 +57,10 @@ status_index(int st)
 #define SET(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
 
 void
-ph_metrics_request(const char *method, int status, int64_t us)
+ph_metrics_request(enum ph_method mid, const char *method, int status, int64_t us)
 {
 	struct ph_shm_metrics *m = ph_shm_metrics();
-	size_t mi = method_index(method), b = 0;
+	size_t mi = method_index(mid, method), b = 0;
 	double s = (double)us / 1e6;
 	while (b < PH_M_BUCKETS - 1 && s > bounds[b])
 		b++;

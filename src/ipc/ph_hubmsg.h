@@ -118,7 +118,7 @@ const char *ph_hubmsg_name(enum ph_hubmsg_type t);
  * when empty) and the task ids (tasks, borrowed; NULL: none). */
 struct json_object *ph_hubmsg_listen(const struct ph_req *r, const bool on[PH_HUBMSG_KINDS],
 				     struct json_object *uris, struct json_object *tasks);
-/* GET for r's session (r->session), with Last-Event-ID last (NULL: none;
+/* GET for r's session (r->sess.session), with Last-Event-ID last (NULL: none;
  * left out when 64 bytes or longer). */
 struct json_object *ph_hubmsg_get(const struct ph_req *r, const char *last);
 struct json_object *ph_hubmsg_updated(const char *uri);

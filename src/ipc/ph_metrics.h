@@ -6,6 +6,7 @@
 #ifndef PH_METRICS_H
 #define PH_METRICS_H
 #include "first.h"
+#include "ph_method.h"
 #include "ph_util.h"
 
 /* Why an exec handler did not give a result. */
@@ -36,9 +37,11 @@ enum ph_metric_otel {
 };
 void ph_metrics_otel(enum ph_metric_otel what, uint64_t n);
 
-/* Counts one answered MCP request: method (NULL: none was read), HTTP
- * status, duration in microseconds. */
-void ph_metrics_request(const char *method, int status, int64_t us);
+/* Counts one answered MCP request: its method mid and name method (NULL:
+ * none was read; mid PH_METHOD__COUNT: one not served, counted as a
+ * notification or other by its name), HTTP status, duration in
+ * microseconds. */
+void ph_metrics_request(enum ph_method mid, const char *method, int status, int64_t us);
 void ph_metrics_exec(enum ph_metric_exec what);
 void ph_metrics_rate_limited(void);
 /* A worker takes (+1) or lets go of (-1) a connection (ph_fcgi.c). */

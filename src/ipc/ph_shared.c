@@ -62,7 +62,6 @@ struct shared {
 volatile sig_atomic_t ph_stop_requested;
 volatile sig_atomic_t ph_reload_requested;
 volatile long long *ph_served_counter;
-int ph_hub_fd = -1;
 static char host_tag[9];
 
 static struct shared local_fallback;
@@ -685,4 +684,11 @@ ph_shared_cluster_ok(void)
 	ph_shared_init();
 	__atomic_store_n(&sh->cluster.backoff_ms, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sh->cluster.retry_us, 0, __ATOMIC_RELAXED);
+}
+
+void
+ph_task_changed(const char *id)
+{
+	if (ph_hub_fd >= 0 && ph_hub_send_json(ph_hubmsg_task(PH_HUBMSG_TASK_CHANGED, id), -1, 200) != 0)
+		ph_log("warning", "task %s: could not tell the hub it changed: %s", id, strerror(errno));
 }
