@@ -2,7 +2,7 @@
  * connection by TCP or unix socket, AUTH and SELECT on connect, every
  * command bounded by a timeout. It knows nothing of Phantom: what is
  * stored, the key names, the backoff between tries and what is logged are
- * the caller's (request/ph_cluster.c).
+ * the caller's (ipc/ph_cluster.c).
  *
  * The address parser is here in every build, so that -t reads
  * cluster.redis the same with or without hiredis; the client itself exists

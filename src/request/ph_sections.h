@@ -16,7 +16,7 @@ struct ph_ynode;
 int ph_state_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 void ph_state_conf_free(struct ph_config *c);
 
-/* cluster (ph_cluster.c); x->opts: struct ph_cluster_opts. The check runs
+/* cluster (ipc/ph_cluster.c); x->opts: struct ph_cluster_opts. The check runs
  * after the whole file is read: cluster needs request_state's secret. */
 int ph_cluster_conf_parse(struct ph_conf_ctx *x, const char *key, const struct ph_ynode *n);
 void ph_cluster_conf_free(struct ph_config *c);

@@ -1,4 +1,4 @@
-/* fuzz_task.c: libFuzzer harness for the task store (src/request/ph_task.c):
+/* fuzz_task.c: libFuzzer harness for the task store (src/ipc/ph_task.c):
  * the input is a task record as a file in the store and, as a string, a
  * task id. Whatever it holds, loading, viewing, ownership, expiry and a
  * status change followed by a save and a reload must not crash or leak,

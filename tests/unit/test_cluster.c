@@ -1,5 +1,5 @@
 /* test_cluster.c: the cluster section's checks, the Redis address parser,
- * opaque key names and sealed values (request/ph_cluster.c), and the
+ * opaque key names and sealed values (ipc/ph_cluster.c), and the
  * client's behaviour when Redis is not there: it fails at once and waits
  * out its backoff without trying again. */
 #include "first.h"
