@@ -8,6 +8,9 @@
 #include "ph_init.h"
 #include "ph_listen_addr.h"
 #include "ph_notify.h"
+#include "ph_otel.h"
+#include "ph_otel_export.h"
+#include "ph_otlp_http.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include "ph_http.h"
@@ -83,6 +86,46 @@ bad_usage(const char *what, const char *arg)
 #define OAUTH_KIND "; OAuth: no"
 #endif
 
+/* Telemetry's settings for c (-t: problems to stderr; else logged, and
+ * telemetry stays off when it cannot export). Returns 0, or -1 when there
+ * is a problem. */
+static int
+telemetry_settings(const struct ph_config *c, bool check, struct ph_otel_settings *s)
+{
+	char err[512];
+	const char *why = NULL;
+	if (ph_otel_settings_load(c, s, err, sizeof err) != 0) {
+		if (check)
+			fprintf(stderr, "telemetry: %s\n", err);
+		else
+			ph_log("error", "telemetry: %s; telemetry is off", err);
+		ph_otel_settings_free(s);
+		return -1;
+	}
+	if (s->on && s->traces)
+		why = ph_otlp_http_missing(s->traces_url);
+	if (s->on && why == NULL && s->metrics)
+		why = ph_otlp_http_missing(s->metrics_url);
+	if (why != NULL) {
+		if (check)
+			fprintf(stderr, "telemetry: cannot export: %s\n", why);
+		else
+			ph_log("error", "telemetry: cannot export: %s; telemetry is off", why);
+		ph_otel_settings_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Turns telemetry on for this process and those it forks, as configured. */
+static void
+telemetry_start(const struct ph_config *c)
+{
+	struct ph_otel_settings s;
+	if (telemetry_settings(c, false, &s) == 0)
+		ph_otel_init(&s);
+}
+
 /* -t: loads the configuration at path and prints its problems, with what
  * the server would meet on this host as this user (probs.host), changing
  * nothing; with listen_spec (--listen, or NULL), also what a start would
@@ -98,6 +141,13 @@ check_config(const char *path, const char *listen_spec)
 	for (size_t i = 0; i < probs.n; i++)
 		fprintf(stderr, "%s\n", probs.v[i]);
 	rc = (s != NULL && probs.n == 0) ? 0 : 1;
+	if (s != NULL) {
+		struct ph_otel_settings ts;
+		if (telemetry_settings(s->conf, true, &ts) != 0)
+			rc = 1;
+		else
+			ph_otel_settings_free(&ts);
+	}
 	if (listen_spec != NULL && ph_listen_addr_parse(listen_spec, &a, err, sizeof err) != 0) {
 		fprintf(stderr, "phantom-fcgi: --listen: %s\n", err);
 		rc = 1;
@@ -315,6 +365,7 @@ choose_socket(struct ph_server *srv, const struct opts *o, int act_fd, struct ph
 	} else if (getenv("GATEWAY_INTERFACE") != NULL) {
 		/* CGI: stdin is a pipe (mod_cgi, lighttpd) or a connected
 		 * socket (Apache mod_cgid), never a listening one */
+		ph_otel_spawn(false, -1); /* it sends the request's spans after we exit */
 		*rc = ph_cgi_once(srv);
 		return false;
 	} else {
@@ -352,6 +403,7 @@ serve_fastcgi(struct ph_server *srv, const struct opts *o, int act_fd)
 		/* a single process: no master, max_requests does not apply (nothing
 		 * would start a replacement) */
 		run.max_requests = 0;
+		ph_otel_spawn(false, run.listen_fd);
 		rc = ph_fcgi_serve(&srv, &run, true);
 		ph_server_free(srv);
 		return rc;
@@ -440,7 +492,9 @@ main(int argc, char **argv)
 		ph_log("error", "cannot start: the configuration has problems (check with -t)");
 		return 1;
 	}
+	telemetry_start(srv->conf);
 	if (o.stdio_mode) {
+		ph_otel_spawn(false, -1);
 		rc = ph_stdio_run(&srv, o.conf_path, true, true);
 		ph_server_free(srv);
 		return rc;

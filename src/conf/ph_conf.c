@@ -543,6 +543,46 @@ static const struct key keys[] = {
 	 "1 serves one request at a time in the one process"},
 	{"stdio.queue", K_INT, 1, 100000, "256", false, OFF(stdio.queue), NULL,
 	 "requests read ahead that wait for one of those turns; while that many wait, stdin is not read"},
+	{"telemetry", K_SECTION, 0, 0, NULL, false, 0, NULL,
+	 "OpenTelemetry spans and metrics exported over OTLP/HTTP (docs/telemetry.md); off until an "
+	 "endpoint is set; the standard OTEL_* variables win over these keys"},
+	{"telemetry.otlp", K_SECTION, 0, 0, NULL, false, 0, NULL, "where and how to export"},
+	{"telemetry.otlp.endpoint", K_STR, 1, 4096, NULL, false, OFF(telemetry.endpoint), NULL,
+	 "the collector's base URL (OTEL_EXPORTER_OTLP_ENDPOINT): /v1/traces and /v1/metrics are "
+	 "appended"},
+	{"telemetry.otlp.headers", K_STR, 1, 65536, NULL, false, OFF(telemetry.headers), NULL,
+	 "headers sent with each export, key=value,key=value (values percent-encoded); secrets "
+	 "belong in headers_file or OTEL_EXPORTER_OTLP_HEADERS"},
+	{"telemetry.otlp.headers_file", K_STR, 1, 4096, NULL, false, OFF(telemetry.headers_file), NULL,
+	 "a file holding the headers in the same form, relative to this file"},
+	{"telemetry.otlp.protocol", K_ENUM, 0, 0, "http/protobuf", false, OFF(telemetry.protocol),
+	 "http/protobuf", "the OTLP encoding (OTEL_EXPORTER_OTLP_PROTOCOL); http/protobuf, the "
+	 "specification's default, is the one built in"},
+	{"telemetry.otlp.compression", K_ENUM, 0, 0, "gzip", false, OFF(telemetry.compression),
+	 "gzip|none", "request bodies gzipped when the build has zlib (OTEL_EXPORTER_OTLP_COMPRESSION)"},
+	{"telemetry.otlp.timeout_ms", K_INT, 1, 3600000, "10000", false, OFF(telemetry.timeout_ms), NULL,
+	 "one export request's time limit (OTEL_EXPORTER_OTLP_TIMEOUT)"},
+	{"telemetry.service_name", K_STR, 1, 256, "phantom", false, OFF(telemetry.service_name), NULL,
+	 "the resource's service.name (OTEL_SERVICE_NAME)"},
+	{"telemetry.sample", K_STR, 1, 32, "1.0", false, OFF(telemetry.sample), NULL,
+	 "the ratio of new traces sampled, 0 to 1; a request with a trace context follows its "
+	 "parent's decision (OTEL_TRACES_SAMPLER parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG)"},
+	{"telemetry.max_queue", K_INT, 1, 1000000, "2048", false, OFF(telemetry.max_queue), NULL,
+	 "spans the exporter holds; more are dropped and counted (OTEL_BSP_MAX_QUEUE_SIZE)"},
+	{"telemetry.max_batch", K_INT, 1, 1000000, "512", false, OFF(telemetry.max_batch), NULL,
+	 "spans in one export request (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)"},
+	{"telemetry.delay_ms", K_INT, 1, 3600000, "5000", false, OFF(telemetry.delay_ms), NULL,
+	 "the longest a span waits for its batch (OTEL_BSP_SCHEDULE_DELAY)"},
+	{"telemetry.metric_interval_ms", K_INT, 100, 86400000, "60000", false,
+	 OFF(telemetry.metric_interval_ms), NULL,
+	 "between two exports of the metrics (OTEL_METRIC_EXPORT_INTERVAL)"},
+	{"telemetry.retry_budget_ms", K_INT, 1, 3600000, "30000", false, OFF(telemetry.retry_budget_ms),
+	 NULL, "a batch the collector refuses with 429, 502, 503 or 504 (or cannot be reached) is "
+	 "retried with exponential backoff, honouring Retry-After, for this long at most "
+	 "(OTEL_BSP_EXPORT_TIMEOUT)"},
+	{"telemetry.resource_uri_in_name", K_BOOL, 0, 0, "false", false,
+	 OFF(telemetry.resource_uri_in_name), NULL,
+	 "name resources/read spans with the URI (high cardinality; off: the method name alone)"},
 	{"request_state", K_CUSTOM, 0, 0, NULL, true, 0, NULL,
 	 "sealing of requestState for multi-round requests: secret_file or secret_env (at least 32 "
 	 "bytes), salt, max_age (seconds, default 300), max_size (bytes, default 65536), "

@@ -32,6 +32,7 @@
  * The section is read by ph_auth_conf.c; phantom-fcgi --hash-token, which
  * makes the token entries, is src/cli/ph_hash_token.c. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_auth.h"
 #include "ph_auth_int.h"
 #include "ph_call.h"
@@ -416,7 +417,22 @@ check_oauth(struct ph_req *r, struct ph_auth_conf *a, char *msg, size_t msz, con
 	/* longer than any max_token_bytes: the size is ph_oauth.c's check */
 	if ((tok = bearer_token(r, 65536 + 1, false, &n, &why, &invalid)) == NULL)
 		return unauthorized(a, invalid, why, msg, msz, hdrs);
-	e = ph_oauth_check(a->oauth, tok, n, &g, &why);
+	if (ph_otel_on) {
+		/* a token check that was not remembered is a span of its own */
+		struct ph_otel_child sp;
+		ph_otel_child_begin(r, &sp);
+		e = ph_oauth_check(a->oauth, tok, n, &g, &why);
+		if (!g.cached) {
+			struct ph_otel_attr at[] = {{"phantom.auth.mode", "oauth", 0},
+						    {"phantom.auth.outcome", ph_err_message(e), 0}};
+			ph_otel_child_end(r, &sp, "auth token check", at, PH_ARRAY_LEN(at),
+					  e != PH_OK && e != PH_E_FORBIDDEN);
+		} else {
+			ph_otel_child_drop(r, &sp);
+		}
+	} else {
+		e = ph_oauth_check(a->oauth, tok, n, &g, &why);
+	}
 	if ((e == PH_OK || e == PH_E_FORBIDDEN) && !ph_auth_principal_ok(g.principal)) {
 		e = PH_E_UNAUTHORIZED;
 		why = "the token's principal claim is not a usable name (1 to 256 bytes, no control characters)";

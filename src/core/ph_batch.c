@@ -3,6 +3,7 @@
  * once, each message then served as its own request (the envelope and the
  * ladder) and the answers sent together as one array. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
 #include "ph_mrtr.h"
@@ -69,6 +70,8 @@ serve_batch_entry(struct ph_req *top, struct json_object *msg, struct json_objec
 	if (ph_check_envelope(&r))
 		ph_ladder(&r);
 	ph_log_request(&r, r.method ? r.method : "-");
+	if (ph_otel_on)
+		ph_otel_req_end(&r);
 	ph_mrtr_end(&r);
 	json_object_put(r.msg);
 }

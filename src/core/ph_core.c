@@ -6,6 +6,7 @@
  * ph_dispatch.c); every response goes out through ph_writer.c, and the log
  * line is written here once the exchange is over. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core.h"
 #include "ph_core_int.h"
 #include "ph_auth.h"
@@ -74,6 +75,8 @@ ph_serve(struct ph_server *srv, struct ph_exchange *ex)
 	if (ph_take_body(&r, &body, &blen, &own))
 		serve_body(&r, body, blen);
 	ph_log_request(&r, r.method ? r.method : "-");
+	if (ph_otel_on)
+		ph_otel_req_end(&r);
 	/* what an MCP client sent, not the health checks and scrapes */
 	if (r.counted && r.ex->http)
 		ph_metrics_request(r.mid, r.method, r.resp.status, (int64_t)(ph_now_us() - r.t0));

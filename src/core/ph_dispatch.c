@@ -4,6 +4,7 @@
  * era wants (resultType, the cache hints, serverInfo) before the writer
  * sends it. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_call.h"
 #include "ph_features.h"
@@ -16,6 +17,8 @@
 static void
 finish_result(struct ph_req *r, const struct method *m, struct json_object *res)
 {
+	if (ph_otel_on) /* a tool's error result is an error of the span */
+		r->otel.tool_error = json_object_get_boolean(ph_jget(res, "isError"));
 	if (!r->legacy) {
 		struct json_object *rt = ph_jget(res, "resultType");
 		const struct ph_config *c = r->srv->conf;
@@ -61,6 +64,21 @@ outcome_free(struct ph_outcome *o)
 static void fail_waiting(struct ph_req *r, const struct method *m, const char *why);
 static void dispatch_outcome(struct ph_req *r, const struct method *m, struct ph_outcome *op);
 
+
+/* ph_park_stdio, the wait a span of the request when telemetry is on. */
+static bool
+park_stdio(struct ph_req *r, struct json_object **answers, char *why, size_t n)
+{
+	struct ph_otel_child c;
+	bool ok;
+	if (!ph_otel_on)
+		return ph_park_stdio(r, answers, why, n);
+	ph_otel_child_begin(r, &c);
+	ok = ph_park_stdio(r, answers, why, n);
+	ph_otel_child_end(r, &c, "parked: waiting for the client", NULL, 0, !ok);
+	return ok;
+}
+
 /* Runs the method's handler (steps 9-11 happen there: it knows its
  * capabilities and schema; a retry of a multi-round request first opens its
  * requestState) and sends what it returns, unless the client has gone or
@@ -81,7 +99,7 @@ ph_dispatch(struct ph_req *r, const struct method *m)
 		memset(&o, 0, sizeof o);
 		r->sess.input_responses = NULL; /* the last round's, about to go */
 		json_object_put(answers);
-		if (!ph_park_stdio(r, &answers, why, sizeof why)) {
+		if (!park_stdio(r, &answers, why, sizeof why)) {
 			json_object_put(r->sess.park);
 			r->sess.park = NULL;
 			if (!r->ex->cancelled)

@@ -4,6 +4,7 @@
  * 2025-11-25 request's session, the method, the scopes of the item it
  * names, and the trace context; then ph_dispatch. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_auth.h"
 #include "ph_features.h"
@@ -496,12 +497,15 @@ parse_traceparent(struct ph_req *r, const char *tp)
 static void
 read_trace(struct ph_req *r, const struct meta_view *mv)
 {
+	const char *other = NULL;
 	if (json_object_is_type(mv->traceparent, json_type_string))
 		r->trace.traceparent = json_object_get_string(mv->traceparent);
 	if (json_object_is_type(mv->tracestate, json_type_string))
 		r->trace.tracestate = json_object_get_string(mv->tracestate);
 	if (json_object_is_type(mv->baggage, json_type_string))
 		r->trace.baggage = json_object_get_string(mv->baggage);
+	if (r->trace.traceparent != NULL && ph_otel_on && r->ex->http)
+		other = ph_param(r, "HTTP_TRACEPARENT"); /* a link when both are there */
 	if (r->trace.traceparent == NULL && r->ex->http)
 		r->trace.traceparent = ph_param(r, "HTTP_TRACEPARENT");
 	if (r->trace.tracestate == NULL && r->ex->http)
@@ -509,6 +513,8 @@ read_trace(struct ph_req *r, const struct meta_view *mv)
 	if (r->trace.baggage == NULL && r->ex->http)
 		r->trace.baggage = ph_param(r, "HTTP_BAGGAGE");
 	parse_traceparent(r, r->trace.traceparent);
+	if (ph_otel_on)
+		ph_otel_req_begin(r, other);
 }
 
 /* Steps 3-11 for a well-formed JSON-RPC message. */

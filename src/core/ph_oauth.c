@@ -743,6 +743,7 @@ ph_oauth_check(struct ph_oauth_conf *c, const char *tok, size_t n, struct ph_oau
 		g->principal = e->principal;
 		g->scopes = e->scopes;
 		g->assigns = e->assigns;
+		g->cached = true;
 		err = PH_OK;
 	} else if (looks_like_jwt(tok, n)) {
 		err = check_jwt(c, tok, n, digest, now, g, why);

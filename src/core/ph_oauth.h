@@ -24,6 +24,7 @@ struct ph_oauth_grant {
 	struct json_object *assigns; /* object of the assigns_claims it has (maybe empty) */
 	const struct ph_access *access; /* the scope_allow lists it gets, NULL: none */
 	int retry_after; /* PH_E_BUSY: seconds for Retry-After (0: none) */
+	bool cached;     /* the answer was remembered (no signature, no introspection) */
 };
 
 /* auth.oauth: o read through its rows, auth the auth section's node (for

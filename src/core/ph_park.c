@@ -2,6 +2,7 @@
  * passing the client's answers to the hub (ph_park.h; the hub's side is
  * process/ph_hub_session.c). */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_cluster.h"
 #include "ph_hubmsg.h"
 #include "ph_json.h"
@@ -80,6 +81,8 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 		json_object_array_add(push, pushed_request(req, id));
 		json_object_object_add(ids, id, json_object_new_string(k));
 	}
+	if (ph_otel_on)
+		ph_otel_park_mark(r); /* the wait becomes a span when the call resumes */
 	d = ph_hubmsg_park_call(r, ph_jget(r->sess.park, "state"), ids, push);
 	text = ph_json_text(d, &len);
 	if (len > PH_PARK_DESC_MAX)

@@ -5,6 +5,7 @@
  * here. Each is authenticated and opens its session as any request does
  * (ph_ladder.c); the session itself is ph_session.c, the parking ph_park.c. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
 #include "ph_auth.h"
@@ -35,6 +36,8 @@ ph_serve_session_end(struct ph_req *r)
 		return;
 	}
 	ph_log("info", "session %.8s... ended by DELETE", ph_jstr(r->sess.session, "sid"));
+	if (ph_otel_on)
+		ph_otel_session_ended(r);
 	ph_respond(r, 204, NULL, NULL, NULL, 0);
 }
 
@@ -111,6 +114,7 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.legacy = true;
 	r.resp.streaming = true; /* the stream's headers went out in the first round */
 	r.who = top->who;
+	r.counted = true;    /* an MCP operation (ph_core.c's metrics do not see it) */
 	r.msg = pr->msg;
 	r.id = ph_jget(r.msg, "id");
 	ph_req_set_method(&r, ph_jstr(r.msg, "method"));
@@ -120,6 +124,8 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	r.sess.mrtr_state = pr->state;
 	r.sess.input_responses = pr->answers;
 	r.sess.resumed = true;
+	if (ph_otel_on)
+		ph_otel_park_resumed(&r); /* the wait's span; the run joins the first one's trace */
 	if ((tok = ph_jget(ph_jget(r.params, "_meta"), "progressToken")) && ph_valid_id(tok))
 		r.progress_token = tok;
 	m = r.method ? ph_find_method(r.mid, true, r.srv) : NULL;
@@ -128,6 +134,8 @@ resume_parked(struct ph_req *top, struct ph_park_resume *pr)
 	else
 		ph_dispatch(&r, m);
 	ph_log_request(&r, r.method ? r.method : "-");
+	if (ph_otel_on)
+		ph_otel_req_end(&r);
 	r.srv->resume->end(r.ex);
 	ph_mrtr_end(&r);
 	json_object_put(r.sess.park);

@@ -4,12 +4,14 @@
  * legacy batch being answered; 202 for a notification. ph_respond is the one
  * place a response leaves the core. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_core_int.h"
 #include "ph_core.h"
 #include "ph_json.h"
 #include "ph_mime.h"
 #include "ph_util.h"
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 struct json_object *
@@ -156,6 +158,8 @@ ph_send_error(struct ph_req *r, enum ph_err e, const char *message, struct json_
 	if (!r->ex->http)
 		status = 200;
 	r->resp.rpc_code = code;
+	if (ph_otel_on)
+		snprintf(r->otel.message, sizeof r->otel.message, "%s", message ? message : ph_err_message(e));
 	ph_send_final(r, status, ph_rpc_error(r->id, code, message ? message : ph_err_message(e), data),
 		      e == PH_E_HTTP_METHOD ? allow : NULL);
 }

@@ -6,6 +6,7 @@
  * change the record, and tell the hub when they changed it. The process,
  * its rounds of input and its result are the hub's (ph_hub_task.c). */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_features.h"
 #include "ph_call.h"
 #include "ph_hubmsg.h"
@@ -176,6 +177,8 @@ new_record(struct ph_req *r, const struct ph_tool *t, struct json_object *args, 
 	inv.name = t->name;
 	inv.arguments = args;
 	json_object_object_add(rec, "_tool", json_object_new_string(t->name));
+	if (ph_otel_on)
+		ph_otel_task_mark(r, rec); /* the run's span links to this request's */
 	json_object_object_add(rec, "_input", ph_call_exec_input(r, &inv));
 	return rec;
 }

@@ -2,6 +2,7 @@
  * phantom.h, and content block checks. The results a C handler builds, and
  * what they become, are in ph_result.c. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_call.h"
 #include "ph_result.h"
 #include "ph_log.h"
@@ -573,8 +574,45 @@ phantom_resource_updated(phantom_call *c, const char *uri)
 	return ph_shared_announce_updated(uri);
 }
 
+static struct json_object *handler_run(struct ph_req *r, const struct ph_handler *h,
+				       const struct ph_invocation *inv);
+
+/* The handler's run as a child span of the request: the kind that ran and
+ * the item it ran for (an exec handler continues from this span). */
+static void
+run_span_end(struct ph_req *r, struct ph_otel_child *c, const struct ph_handler *h,
+	     const struct ph_invocation *inv, const struct json_object *out)
+{
+	const char *kind = h->kind == PH_HANDLER_C ? "module"
+			   : h->exec.persist.on    ? "persistent"
+						   : "exec";
+	struct ph_otel_attr a[] = {
+		{"phantom.handler.kind", kind, 0},
+		{"phantom.handler.item", inv->label ? inv->label : "", 0},
+	};
+	char name[160];
+	snprintf(name, sizeof name, "handler %s", inv->label ? inv->label : kind);
+	ph_otel_child_end(r, c, name, a, PH_ARRAY_LEN(a), out == NULL);
+}
+
 struct json_object *
 ph_call_handler(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
+{
+	struct json_object *out;
+	if (ph_otel_on && h->kind != PH_HANDLER_NONE) {
+		struct ph_otel_child c;
+		ph_otel_child_begin(r, &c);
+		out = handler_run(r, h, inv);
+		run_span_end(r, &c, h, inv, out);
+		return out;
+	}
+	return handler_run(r, h, inv);
+}
+
+/* ph_call_handler without its span: what the handler answered (caller
+ * puts), NULL when it gave nothing usable. */
+static struct json_object *
+handler_run(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
 {
 	struct json_object *out;
 	switch (h->kind) {

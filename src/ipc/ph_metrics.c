@@ -71,6 +71,7 @@ ph_metrics_request(enum ph_method mid, const char *method, int status, int64_t u
 
 void ph_metrics_exec(enum ph_metric_exec what) { ADD(ph_shm_metrics()->exec[what], 1); }
 void ph_metrics_rate_limited(void) { ADD(ph_shm_metrics()->rate_limited, 1); }
+void ph_metrics_otel(enum ph_metric_otel what, uint64_t n) { ADD(ph_shm_metrics()->otel[what], n); }
 void
 ph_metrics_busy(int delta)
 {
@@ -146,6 +147,21 @@ render_durations(struct ph_buf *b, struct ph_shm_metrics *m)
 
 /* The pool's gauges and counter (ph_metrics_pool); the queue only where
  * the kernel tells it. */
+/* What became of the telemetry records (spans and metric points). */
+static void
+render_otel(struct ph_buf *b, struct ph_shm_metrics *m)
+{
+	static const char *const names[PH_MO__COUNT] = {
+		"handed", "dropped_channel", "dropped_queue", "exported", "dropped_export",
+		"export_retry", "export_failed"};
+	family(b, "phantom_otel_records_total", "counter",
+	       "Telemetry records (spans, metric points) by what became of them; export_retry and "
+	       "export_failed count OTLP requests.");
+	for (int i = 0; i < PH_MO__COUNT; i++)
+		ph_buf_printf(b, "phantom_otel_records_total{event=\"%s\"} %llu\n", names[i],
+			      (unsigned long long)GET(m->otel[i]));
+}
+
 static void
 render_pool(struct ph_buf *b)
 {
@@ -195,6 +211,7 @@ ph_metrics_render(struct ph_buf *b)
 			      (unsigned long long)GET(m->exec[i]));
 	family(b, "phantom_rate_limited_total", "counter", "Requests refused with 429 by limits.rate.");
 	ph_buf_printf(b, "phantom_rate_limited_total %llu\n", (unsigned long long)GET(m->rate_limited));
+	render_otel(b, m);
 	render_pool(b);
 	family(b, "phantom_reloads_total", "counter", "Configuration reloads (SIGHUP) that succeeded.");
 	ph_buf_printf(b, "phantom_reloads_total %llu\n", (unsigned long long)GET(m->reloads));

@@ -21,6 +21,22 @@ enum ph_metric_exec {
 	PH_MX__COUNT
 };
 
+/* What became of a telemetry record (a span or a metric point) a process
+ * made: handed over, dropped because the exporter's channel was full,
+ * dropped from the exporter's full queue, sent, lost after the retries, and
+ * export requests retried and failed. */
+enum ph_metric_otel {
+	PH_MO_HANDED,
+	PH_MO_DROP_CHANNEL,
+	PH_MO_DROP_QUEUE,
+	PH_MO_EXPORTED,
+	PH_MO_DROP_EXPORT,
+	PH_MO_RETRY,
+	PH_MO_FAIL,
+	PH_MO__COUNT
+};
+void ph_metrics_otel(enum ph_metric_otel what, uint64_t n);
+
 /* Counts one answered MCP request: its method mid and name method (NULL:
  * none was read; mid PH_METHOD__COUNT: one not served, counted as a
  * notification or other by its name), HTTP status, duration in

@@ -36,6 +36,7 @@ struct ph_shm_metrics {
 	uint64_t sum_us[PH_M_METHODS];
 	uint64_t exec[PH_MX__COUNT];
 	uint64_t rate_limited, reloads;
+	uint64_t otel[PH_MO__COUNT];  /* telemetry hand-over and export (ph_otel.c) */
 	int64_t busy, workers, generation;
 	int64_t pool_max, pool_full; /* the master's maximum, and times it was reached */
 	int stopping;

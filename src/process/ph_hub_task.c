@@ -3,6 +3,7 @@
  * workers or reloading leaves it running; it dies with the hub
  * (PR_SET_PDEATHSIG), marking its task failed on the way. */
 #include "first.h"
+#include "ph_otel.h"
 #include "ph_hub_task.h"
 #include "ph_call.h"
 #include "ph_cluster.h"
@@ -733,6 +734,18 @@ ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd)
 		close(fd);
 }
 
+/* The run of task id, ended, as a span (ph_otel_task_ended). */
+static void
+task_span(struct ph_hub_tasks *t, const char *id)
+{
+	char *dir = store_dir(t->srv);
+	struct json_object *rec = ph_task_load(dir, id);
+	if (rec != NULL)
+		ph_otel_task_ended(rec);
+	json_object_put(rec);
+	free(dir);
+}
+
 void
 ph_hub_tasks_reap(struct ph_hub_tasks *t)
 {
@@ -750,6 +763,8 @@ ph_hub_tasks_reap(struct ph_hub_tasks *t)
 				       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 			/* a supervisor that died before it wrote the end */
 			mark_failed(t, run.id, "The task's process was lost");
+			if (ph_otel_on)
+				task_span(t, run.id);
 			free(run.owner);
 			break;
 		}

@@ -12,6 +12,7 @@
 #include "ph_features.h"
 #include "ph_front.h"
 #include "ph_hub.h"
+#include "ph_otel_export.h"
 #include "ph_listenq.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
@@ -218,6 +219,8 @@ reap(struct master *m)
 			hub_died(m, st);
 			continue;
 		}
+		if (ph_otel_reaped(pid, m->stopping, m->run->listen_fd))
+			continue; /* the telemetry exporter (another started) */
 		if (ph_oauth_reaped(pid))
 			continue; /* the key fetch (it logged its own failure) */
 		/* a pid in no slot: an orphan of one of ours, reaped (above) */
@@ -664,6 +667,7 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 	 * first fork: the workers start with them */
 	(void)ph_oauth_tick(ph_auth_oauth(m.srv), ph_now_us());
 	spawn_hub(&m);
+	ph_otel_spawn(true, run->listen_fd);
 	for (long long i = 0; i < m.pool.c.start; i++)
 		spawn(&m, (size_t)i);
 	ph_log("notice", "master %d started %lld workers (%s pool, at most %lld) and hub %d", (int)getpid(),
@@ -685,7 +689,9 @@ ph_master_run(struct ph_server *srv, const struct ph_run *run)
 			if (m.drain_until_us < wake)
 				wake = m.drain_until_us;
 		}
-		if (m.stopping && live(&m) == 0 && m.hub == 0 && !ph_oauth_fetching())
+		/* the exporter goes last: it sends what the others made */
+		if (m.stopping && live(&m) == 0 && m.hub == 0 && !ph_oauth_fetching() &&
+		    !ph_otel_stop_wait())
 			break;
 		if (keys < wake)
 			wake = keys;

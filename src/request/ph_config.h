@@ -109,6 +109,13 @@ struct ph_config {
 		long long concurrency; /* requests running at once over --stdio */
 		long long queue;       /* requests read ahead waiting for a turn */
 	} stdio;
+	struct { /* telemetry: the OTEL_* variables win (ipc/ph_otel.c) */
+		char *endpoint, *headers, *headers_file, *protocol, *compression;
+		long long timeout_ms;
+		char *service_name, *sample;
+		long long max_queue, max_batch, delay_ms, metric_interval_ms, retry_budget_ms;
+		bool resource_uri_in_name;
+	} telemetry;
 	/* Sections owned by feature modules, parsed by the parser their row in
 	 * the key table names (K_CUSTOM) and freed by its free function. */
 	struct ph_registry *registry;   /* tools, prompts, resources, templates */

