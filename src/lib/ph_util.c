@@ -1,6 +1,7 @@
 /* ph_util.c: allocation wrappers, buffers and small helpers shared by every module. */
 #include "first.h"
 #include "ph_util.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -182,6 +183,21 @@ void
 ph_buf_reserve(struct ph_buf *b, size_t extra)
 {
 	buf_reserve(b, extra);
+}
+
+void
+ph_close_fds_except(int keep, int keep2)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] != '.' && fd > 2 && fd != keep && fd != keep2 && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
 }
 
 int

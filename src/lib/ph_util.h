@@ -79,6 +79,11 @@ int ph_buf_write(int fd, struct ph_buf *b, size_t *off);
  * Returns 0, or -1 with errno once a write failed. */
 int ph_write_all(int fd, const void *p, size_t n);
 
+/* Closes every descriptor of this process above stderr but keep and
+ * keep2 (-1: none): what a child forked from a server process must not
+ * hold (listening sockets, streams' connections, channels). */
+void ph_close_fds_except(int keep, int keep2);
+
 /* "KIND NAME" into buf of n bytes, cut as snprintf cuts (the label of a
  * handler call in log lines), without printf. */
 void ph_label(char *buf, size_t n, const char *kind, const char *name);

@@ -34,7 +34,6 @@
 #include "ph_json.h"
 #include "ph_util.h"
 #include "ph_park.h"
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
@@ -336,25 +335,6 @@ hand_back(struct ph_hub_sessions *t, struct parked *p, int fd)
 	return 1;
 }
 
-/* Closes every fd the hub had (its streams' connections above all: the
- * web server must see them end when the hub ends them) except stdin,
- * stdout, stderr, the hub's channel and keep. */
-static void
-close_others(int keep)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int dfd = d ? dirfd(d) : -1;
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		int fd = atoi(de->d_name);
-		if (de->d_name[0] != '.' && fd > 2 && fd != keep && fd != ph_hub_fd && fd != dfd)
-			close(fd);
-	}
-	closedir(d);
-}
-
 /* The last answer of p's round came through another host (cluster:): no
  * worker here waits to take the call, so a process of the hub's own
  * resumes it on its connection, as the worker would have, for the
@@ -378,7 +358,7 @@ resume_here(struct ph_hub_sessions *t, struct parked *p)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		close_others(p->fd);
+		ph_close_fds_except(p->fd, ph_hub_fd); /* the streams' connections above all */
 		prctl(PR_SET_NAME, "phantom-resume");
 		fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) & ~O_NONBLOCK);
 		ph_park_resume_held(t->srv, p->fd, p->rid, p->msg, p->state, p->answers, p->auth);

@@ -531,24 +531,6 @@ edit_started(struct json_object *rec, void *arg)
 	return true;
 }
 
-/* Closes every fd the hub had (its streams' connections above all) except
- * stdin, stdout, stderr, the hub's channel and keep. */
-static void
-close_inherited(int keep)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int dfd = d ? dirfd(d) : -1;
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		int fd = atoi(de->d_name);
-		if (de->d_name[0] != '.' && fd > 2 && fd != keep && fd != ph_hub_fd && fd != dfd)
-			close(fd);
-	}
-	closedir(d);
-}
-
 /* The supervisor's process: its own signals, the record marked as started,
  * the rounds, and exit. */
 static void __attribute__((noreturn))
@@ -558,7 +540,7 @@ sup_main(struct ph_server *srv, const struct ph_tool *tool, const char *id, int 
 	struct json_object *rec;
 	long long timeout;
 	memset(&s, 0, sizeof s);
-	close_inherited(reply);
+	ph_close_fds_except(reply, ph_hub_fd);
 	prctl(PR_SET_NAME, "phantom-task");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	/* what the program starts and detaches (setsid) comes back to us, and

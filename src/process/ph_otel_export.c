@@ -12,7 +12,6 @@
 #include "ph_otlp_http.h"
 #include "ph_pb.h"
 #include "ph_util.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -501,21 +500,11 @@ ph_otel_export_run(int fd, bool supervised)
 static void
 keep_only(int fd)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		int f = atoi(de->d_name);
-		if (de->d_name[0] != '.' && f > 2 && f != fd && f != dirfd(d))
-			close(f);
-	}
-	closedir(d);
+	ph_close_fds_except(fd, -1);
 }
-
 pid_t
 ph_otel_spawn(bool supervised, int close_fd)
 {
