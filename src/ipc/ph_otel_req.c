@@ -83,6 +83,22 @@ version(const struct ph_req *r)
 	return r->hdr_version;
 }
 
+/* Whether r's method is one of resources/... (its target a URI). */
+static bool
+on_resource(const struct ph_req *r)
+{
+	switch (r->mid) {
+	case PH_METHOD_RESOURCES_READ:
+	case PH_METHOD_SUBSCRIBE:
+	case PH_METHOD_UNSUBSCRIBE:
+	case PH_METHOD_RESOURCES_LIST:
+	case PH_METHOD_TEMPLATES_LIST:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The attributes the span and the metric point share; code and et are the
  * caller's buffers. */
 static void
@@ -90,13 +106,11 @@ common(const struct ph_req *r, struct attrs *x, char *code, size_t csz, const ch
 {
 	*et = NULL;
 	put(x, "mcp.method.name", r->method);
-	if (r->target && r->method) {
-		if (strcmp(r->method, "tools/call") == 0) {
-			put(x, "gen_ai.tool.name", r->target);
-			put(x, "gen_ai.operation.name", "execute_tool");
-		} else if (strcmp(r->method, "prompts/get") == 0) {
-			put(x, "gen_ai.prompt.name", r->target);
-		}
+	if (r->target && r->mid == PH_METHOD_TOOLS_CALL) {
+		put(x, "gen_ai.tool.name", r->target);
+		put(x, "gen_ai.operation.name", "execute_tool");
+	} else if (r->target && r->mid == PH_METHOD_PROMPTS_GET) {
+		put(x, "gen_ai.prompt.name", r->target);
 	}
 	put(x, "mcp.protocol.version", version(r));
 	put(x, "network.transport", r->ex->http ? "tcp" : "pipe");
@@ -121,13 +135,12 @@ server_span(struct ph_req *r, struct attrs *x, int64_t start, int64_t end)
 	char name[256];
 	const char *tgt = NULL;
 	struct ph_otel_span sp;
-	if (r->target && r->method &&
-	    (strcmp(r->method, "tools/call") == 0 || strcmp(r->method, "prompts/get") == 0 ||
-	     (ph_otel.uri_in_name && strncmp(r->method, "resources/", 10) == 0)))
+	if (r->target && (r->mid == PH_METHOD_TOOLS_CALL || r->mid == PH_METHOD_PROMPTS_GET ||
+			  (ph_otel.uri_in_name && on_resource(r))))
 		tgt = r->target;
 	snprintf(name, sizeof name, "%s%s%s", r->method ? r->method : "mcp", tgt ? " " : "",
 		 tgt ? tgt : "");
-	if (r->target && r->method && strncmp(r->method, "resources/", 10) == 0)
+	if (r->target && on_resource(r))
 		put(x, "mcp.resource.uri", r->target);
 	if (r->id)
 		put(x, "jsonrpc.request.id", json_object_get_string(r->id));
