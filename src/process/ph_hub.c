@@ -27,6 +27,7 @@
 #include "ph_registry.h"
 #include "ph_core.h"
 #include "ph_features.h"
+#include "ph_fcgi_split.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <signal.h>
@@ -132,6 +133,7 @@ reload(struct hub *h)
 	}
 	for (size_t k = 0; k < NKINDS; k++)
 		changed[k] = ph_catalog_changed(old, n, ph_hub_kinds[k].kind);
+	n->resume = old->resume;
 	h->srv = n;
 	ph_hub_tasks_reconf(h->tasks, n);
 	ph_hub_authz_reconf(h->authz, n);
@@ -224,6 +226,10 @@ hub_init(struct hub *h, struct ph_server *srv, const struct ph_run *run, int cha
 	sigset_t set;
 	struct epoll_event ev;
 	memset(h, 0, sizeof *h);
+	/* the streams and parked calls the hub holds are the FastCGI front's
+	 * connections: a call whose answer another host took (cluster:) is
+	 * resumed here on its connection, as a worker would */
+	srv->resume = &ph_fcgi_resume_ops;
 	h->srv = srv;
 	h->run = run;
 	h->chan = chan;
