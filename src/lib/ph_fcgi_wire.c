@@ -249,7 +249,7 @@ static void
 split_join(const unsigned char *b, const struct split_walk *wk, unsigned char *p, char *body)
 {
 	size_t pw = 0, bw = 0;
-	struct ph_fcgi_header h;
+	struct ph_fcgi_header h = {0};
 	/* the walk checked every header up to wk->used (split_records) */
 	for (size_t o = 0; o < wk->used; o += ph_fcgi_record_len(&h)) {
 		(void)ph_fcgi_header_decode(b + o, wk->used - o, &h);
