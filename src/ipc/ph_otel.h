@@ -146,6 +146,10 @@ void ph_otel_child_end(struct ph_req *r, struct ph_otel_child *c, const char *na
  * the resumed run a child of the first request's span in the same trace. */
 void ph_otel_park_mark(struct ph_req *r);
 void ph_otel_park_resumed(struct ph_req *r);
+/* In the hub: the parked call of message msg was given up (why: the
+ * sessions.park_timeout_ms timeout, the server stopping...): its wait is a
+ * span ended with an error status whose description is why. */
+void ph_otel_park_failed(struct json_object *msg, const char *why);
 
 /* Tasks: mark puts the creating request's span into the task's record
  * (rec); ended, once the record says how the task ended, sends its run as a

@@ -267,34 +267,58 @@ ph_otel_park_mark(struct ph_req *r)
 	json_object_object_add(r->msg, PARK_KEY, json_object_new_string(v));
 }
 
-void
-ph_otel_park_resumed(struct ph_req *r)
+/* The wait of the parked message msg as a span under its call's (trace and
+ * span, 33 and 17 bytes, get that call's ids), ended now; error with its
+ * message when the call was given up. The mark is taken out of msg. False
+ * when msg has no (good) mark. */
+static bool
+wait_span(struct json_object *msg, bool error, const char *message, char *trace, char *span)
 {
 	struct json_object *m;
-	char trace[33], span[17], wait_span[17];
+	char wait_id[17];
 	long long t0;
 	struct ph_otel_span sp;
-	struct ph_otel_attr a[] = {{"mcp.method.name", r->method, 0}};
-	if (!json_object_object_get_ex(r->msg, PARK_KEY, &m))
-		return;
-	if (sscanf(json_object_get_string(m), "%32[0-9a-f] %16[0-9a-f] %lld", trace, span, &t0) != 3 ||
-	    strlen(trace) != 32 || strlen(span) != 16) {
-		json_object_object_del(r->msg, PARK_KEY);
-		return;
-	}
-	json_object_object_del(r->msg, PARK_KEY);
-	ph_otel_new_id(wait_span, 16);
+	const char *method = ph_jstr(msg, "method");
+	struct ph_otel_attr a[] = {{"mcp.method.name", method, 0}};
+	bool good;
+	if (!json_object_object_get_ex(msg, PARK_KEY, &m))
+		return false;
+	good = sscanf(json_object_get_string(m), "%32[0-9a-f] %16[0-9a-f] %lld", trace, span, &t0) == 3 &&
+	       strlen(trace) == 32 && strlen(span) == 16;
+	json_object_object_del(msg, PARK_KEY);
+	if (!good)
+		return false;
+	ph_otel_new_id(wait_id, 16);
 	memset(&sp, 0, sizeof sp);
 	sp.trace = trace;
-	sp.span = wait_span;
+	sp.span = wait_id;
 	sp.parent = span;
 	sp.name = "parked: waiting for the client";
 	sp.kind = PH_OTEL_INTERNAL;
 	sp.start_ns = t0;
 	sp.end_ns = ph_otel_now_ns();
 	sp.attrs = a;
-	sp.nattrs = r->method ? 1 : 0;
+	sp.nattrs = method ? 1 : 0;
+	sp.error = error;
+	sp.message = message;
 	ph_otel_send_span(&sp);
+	return true;
+}
+
+void
+ph_otel_park_failed(struct json_object *msg, const char *why)
+{
+	char trace[33], span[17];
+	if (ph_otel_on)
+		wait_span(msg, true, why, trace, span);
+}
+
+void
+ph_otel_park_resumed(struct ph_req *r)
+{
+	char trace[33], span[17];
+	if (!wait_span(r->msg, false, NULL, trace, span))
+		return;
 	/* the resumed run continues the first request's trace, sampled as it was */
 	memcpy(r->trace.trace_id, trace, sizeof trace);
 	memcpy(r->trace.parent_span_id, span, sizeof span);
