@@ -450,6 +450,35 @@ hex_value(char c)
 }
 
 void
+ph_otel_traceparent(char *out, const char *trace, const char *span, const char *flags)
+{
+	memcpy(out, "00-", 3);
+	memcpy(out + 3, trace, 32);
+	out[35] = '-';
+	memcpy(out + 36, span, 16);
+	out[52] = '-';
+	out[53] = flags[0];
+	out[54] = flags[1];
+	out[55] = '\0';
+}
+
+static size_t
+append(char *out, size_t i, size_t n, const char *s)
+{
+	while (*s && i + 1 < n)
+		out[i++] = *s++;
+	return i;
+}
+
+void
+ph_otel_join(char *out, size_t n, const char *a, const char *sep, const char *b)
+{
+	size_t i = append(out, 0, n, a);
+	i = append(out, i, n, sep);
+	out[append(out, i, n, b)] = '\0';
+}
+
+void
 ph_otel_new_id(char *hex, size_t digits)
 {
 	unsigned char rnd[16];

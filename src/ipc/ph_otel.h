@@ -111,6 +111,11 @@ void ph_otel_send_point(int which, int64_t ns, const struct ph_otel_attr *attrs,
 
 /* The wall clock in nanoseconds since the epoch. */
 int64_t ph_otel_now_ns(void);
+/* out (56 bytes) = "00-" trace "-" span "-" flags (2 hex digits), without
+ * printf: a request writes three. */
+void ph_otel_traceparent(char *out, const char *trace, const char *span, const char *flags);
+/* out (n bytes) = a sep b, cut to fit (a span's name, without printf). */
+void ph_otel_join(char *out, size_t n, const char *a, const char *sep, const char *b);
 /* A random span id (16 hex digits and a NUL) or trace id (32). */
 void ph_otel_new_id(char *hex, size_t digits);
 /* The sampling decision for a new span of trace (hex) whose parent was

@@ -43,8 +43,8 @@ ph_otel_req_begin(struct ph_req *r, const char *other)
 		ph_otel_new_id(r->trace.span_id, 16);
 	}
 	r->otel.sampled = ph_otel_sample(r->trace.trace_id, parent, parent_sampled);
-	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%s", r->trace.trace_id,
-		 r->trace.span_id, r->otel.sampled ? "01" : "00");
+	ph_otel_traceparent(r->trace.child_traceparent, r->trace.trace_id, r->trace.span_id,
+			    r->otel.sampled ? "01" : "00");
 	/* the trace context of the other carrier (the HTTP header when _meta's
 	 * is the parent) is linked, as the conventions say */
 	if (other != NULL && split_tp(other, lt, ls) &&
@@ -129,21 +129,44 @@ common(const struct ph_req *r, struct attrs *x, char *code, size_t csz, const ch
 	put(x, "error.type", *et);
 }
 
+/* The id as the conventions' string: an integer in decimal without json-c's
+ * printf (buf: 24 bytes; some 650 instructions a request), any other as
+ * json-c prints it. */
+static const char *
+id_text(struct json_object *id, char *buf)
+{
+	char t[24];
+	size_t n = 0, i = 0;
+	int64_t v;
+	uint64_t u;
+	if (!json_object_is_type(id, json_type_int) || (v = json_object_get_int64(id)) == INT64_MAX)
+		return json_object_get_string(id); /* INT64_MAX: maybe a larger unsigned one */
+	u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		t[n++] = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		buf[i++] = '-';
+	while (n > 0)
+		buf[i++] = t[--n];
+	buf[i] = '\0';
+	return buf;
+}
+
 static void
 server_span(struct ph_req *r, struct attrs *x, int64_t start, int64_t end)
 {
-	char name[256];
+	char name[256], idbuf[24];
 	const char *tgt = NULL;
 	struct ph_otel_span sp;
 	if (r->target && (r->mid == PH_METHOD_TOOLS_CALL || r->mid == PH_METHOD_PROMPTS_GET ||
 			  (ph_otel.uri_in_name && on_resource(r))))
 		tgt = r->target;
-	snprintf(name, sizeof name, "%s%s%s", r->method ? r->method : "mcp", tgt ? " " : "",
-		 tgt ? tgt : "");
+	ph_otel_join(name, sizeof name, r->method ? r->method : "mcp", tgt ? " " : "", tgt ? tgt : "");
 	if (r->target && on_resource(r))
 		put(x, "mcp.resource.uri", r->target);
 	if (r->id)
-		put(x, "jsonrpc.request.id", json_object_get_string(r->id));
+		put(x, "jsonrpc.request.id", id_text(r->id, idbuf));
 	if (r->legacy && r->ex->http)
 		put(x, "mcp.session.id", r->ex->ops->param(r->ex, "HTTP_MCP_SESSION_ID"));
 	if (r->ex->http)
@@ -180,8 +203,7 @@ late_begin(struct ph_req *r)
 		const char *s = json_object_get_string(tp);
 		if (split_tp(s, r->trace.trace_id, r->trace.parent_span_id)) {
 			ph_otel_new_id(r->trace.span_id, 16);
-			snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%.2s",
-				 r->trace.trace_id, r->trace.span_id, s + 53);
+			ph_otel_traceparent(r->trace.child_traceparent, r->trace.trace_id, r->trace.span_id, s + 53);
 		} else {
 			r->trace.trace_id[0] = r->trace.parent_span_id[0] = '\0';
 		}
@@ -219,7 +241,7 @@ ph_otel_child_begin(struct ph_req *r, struct ph_otel_child *c)
 		return;
 	ph_otel_new_id(c->span, 16);
 	memcpy(c->saved, r->trace.child_traceparent, sizeof c->saved);
-	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-01", r->trace.trace_id, c->span);
+	ph_otel_traceparent(r->trace.child_traceparent, r->trace.trace_id, c->span, "01");
 	c->start_ns = ph_otel_now_ns();
 }
 
@@ -323,7 +345,7 @@ ph_otel_park_resumed(struct ph_req *r)
 	memcpy(r->trace.trace_id, trace, sizeof trace);
 	memcpy(r->trace.parent_span_id, span, sizeof span);
 	ph_otel_new_id(r->trace.span_id, 16);
-	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-01", trace, r->trace.span_id);
+	ph_otel_traceparent(r->trace.child_traceparent, trace, r->trace.span_id, "01");
 	ph_otel_req_begin(r, NULL);
 }
 
