@@ -409,11 +409,15 @@ ph_otel_now_ns(void)
 
 /* Random bytes for ids from a ChaCha20 stream keyed once per process
  * (randombytes_buf reads the kernel's generator each time: a system call an
- * id); a forked process keys its own, so no two share a stream. */
+ * id); a forked process keys its own, so no two share a stream. The stream
+ * is taken a 64-byte block at a time (what one ChaCha20 call computes
+ * anyway), handed out in order: a request's three ids take 32 bytes. */
 static void
 id_bytes(unsigned char *out, size_t n)
 {
 	static unsigned char key[crypto_stream_chacha20_KEYBYTES];
+	static unsigned char block[64];
+	static size_t left; /* bytes of block not handed out, at its end */
 	static int keyed_pid;
 	static uint64_t counter;
 	unsigned char nonce[crypto_stream_chacha20_NONCEBYTES];
@@ -425,11 +429,17 @@ id_bytes(unsigned char *out, size_t n)
 		randombytes_buf(key, sizeof key);
 		keyed_pid = ph_pid();
 		counter = 0;
+		left = 0;
 	}
-	counter++;
-	for (size_t i = 0; i < sizeof nonce; i++)
-		nonce[i] = (unsigned char)(counter >> (8 * i));
-	crypto_stream_chacha20(out, n, nonce, key);
+	if (left < n) {
+		counter++;
+		for (size_t i = 0; i < sizeof nonce; i++)
+			nonce[i] = (unsigned char)(counter >> (8 * i));
+		crypto_stream_chacha20(block, sizeof block, nonce, key);
+		left = sizeof block;
+	}
+	memcpy(out, block + sizeof block - left, n);
+	left -= n;
 }
 
 /* Ids are not secrets: plain hex both ways (sodium's constant-time
