@@ -447,17 +447,12 @@ id_bytes(unsigned char *out, size_t n)
  * three made). */
 static const char hex_digits[] = "0123456789abcdef";
 
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+/* a hex digit's value plus one; 0: not a hex digit */
+static const unsigned char hex_plus1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9,
+	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11,
+	['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
 void
 ph_otel_traceparent(char *out, const char *trace, const char *span, const char *flags)
@@ -550,10 +545,10 @@ id_field(struct ph_buf *b, unsigned field, const char *hex, size_t n)
 	if (hex == NULL)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		int hi = hex_value(hex[2 * i]), lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
-		if (lo < 0)
+		unsigned hi = hex_plus1[(unsigned char)hex[2 * i]], lo = hi ? hex_plus1[(unsigned char)hex[2 * i + 1]] : 0;
+		if (lo == 0)
 			return; /* not 2n hex digits */
-		bin[i] = (unsigned char)(hi << 4 | lo);
+		bin[i] = (unsigned char)((hi - 1) << 4 | (lo - 1));
 	}
 	if (hex[2 * n] != '\0')
 		return;
