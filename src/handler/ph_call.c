@@ -591,7 +591,7 @@ run_span_end(struct ph_req *r, struct ph_otel_child *c, const struct ph_handler 
 		{"phantom.handler.item", inv->label ? inv->label : "", 0},
 	};
 	char name[160];
-	snprintf(name, sizeof name, "handler %s", inv->label ? inv->label : kind);
+	ph_otel_join(name, sizeof name, "handler", " ", inv->label ? inv->label : kind);
 	ph_otel_child_end(r, c, name, a, PH_ARRAY_LEN(a), out == NULL);
 }
 

@@ -111,6 +111,11 @@ void ph_otel_send_point(int which, int64_t ns, const struct ph_otel_attr *attrs,
 
 /* The wall clock in nanoseconds since the epoch. */
 int64_t ph_otel_now_ns(void);
+/* out (56 bytes) = "00-" trace "-" span "-" flags (2 hex digits), without
+ * printf: a request writes three. */
+void ph_otel_traceparent(char *out, const char *trace, const char *span, const char *flags);
+/* out (n bytes) = a sep b, cut to fit (a span's name, without printf). */
+void ph_otel_join(char *out, size_t n, const char *a, const char *sep, const char *b);
 /* A random span id (16 hex digits and a NUL) or trace id (32). */
 void ph_otel_new_id(char *hex, size_t digits);
 /* The sampling decision for a new span of trace (hex) whose parent was
@@ -146,6 +151,10 @@ void ph_otel_child_end(struct ph_req *r, struct ph_otel_child *c, const char *na
  * the resumed run a child of the first request's span in the same trace. */
 void ph_otel_park_mark(struct ph_req *r);
 void ph_otel_park_resumed(struct ph_req *r);
+/* In the hub: the parked call of message msg was given up (why: the
+ * sessions.park_timeout_ms timeout, the server stopping...): its wait is a
+ * span ended with an error status whose description is why. */
+void ph_otel_park_failed(struct json_object *msg, const char *why);
 
 /* Tasks: mark puts the creating request's span into the task's record
  * (rec); ended, once the record says how the task ended, sends its run as a

@@ -43,8 +43,8 @@ ph_otel_req_begin(struct ph_req *r, const char *other)
 		ph_otel_new_id(r->trace.span_id, 16);
 	}
 	r->otel.sampled = ph_otel_sample(r->trace.trace_id, parent, parent_sampled);
-	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%s", r->trace.trace_id,
-		 r->trace.span_id, r->otel.sampled ? "01" : "00");
+	ph_otel_traceparent(r->trace.child_traceparent, r->trace.trace_id, r->trace.span_id,
+			    r->otel.sampled ? "01" : "00");
 	/* the trace context of the other carrier (the HTTP header when _meta's
 	 * is the parent) is linked, as the conventions say */
 	if (other != NULL && split_tp(other, lt, ls) &&
@@ -129,21 +129,44 @@ common(const struct ph_req *r, struct attrs *x, char *code, size_t csz, const ch
 	put(x, "error.type", *et);
 }
 
+/* The id as the conventions' string: an integer in decimal without json-c's
+ * printf (buf: 24 bytes; some 650 instructions a request), any other as
+ * json-c prints it. */
+static const char *
+id_text(struct json_object *id, char *buf)
+{
+	char t[24];
+	size_t n = 0, i = 0;
+	int64_t v;
+	uint64_t u;
+	if (!json_object_is_type(id, json_type_int) || (v = json_object_get_int64(id)) == INT64_MAX)
+		return json_object_get_string(id); /* INT64_MAX: maybe a larger unsigned one */
+	u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		t[n++] = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		buf[i++] = '-';
+	while (n > 0)
+		buf[i++] = t[--n];
+	buf[i] = '\0';
+	return buf;
+}
+
 static void
 server_span(struct ph_req *r, struct attrs *x, int64_t start, int64_t end)
 {
-	char name[256];
+	char name[256], idbuf[24];
 	const char *tgt = NULL;
 	struct ph_otel_span sp;
 	if (r->target && (r->mid == PH_METHOD_TOOLS_CALL || r->mid == PH_METHOD_PROMPTS_GET ||
 			  (ph_otel.uri_in_name && on_resource(r))))
 		tgt = r->target;
-	snprintf(name, sizeof name, "%s%s%s", r->method ? r->method : "mcp", tgt ? " " : "",
-		 tgt ? tgt : "");
+	ph_otel_join(name, sizeof name, r->method ? r->method : "mcp", tgt ? " " : "", tgt ? tgt : "");
 	if (r->target && on_resource(r))
 		put(x, "mcp.resource.uri", r->target);
 	if (r->id)
-		put(x, "jsonrpc.request.id", json_object_get_string(r->id));
+		put(x, "jsonrpc.request.id", id_text(r->id, idbuf));
 	if (r->legacy && r->ex->http)
 		put(x, "mcp.session.id", r->ex->ops->param(r->ex, "HTTP_MCP_SESSION_ID"));
 	if (r->ex->http)
@@ -180,8 +203,7 @@ late_begin(struct ph_req *r)
 		const char *s = json_object_get_string(tp);
 		if (split_tp(s, r->trace.trace_id, r->trace.parent_span_id)) {
 			ph_otel_new_id(r->trace.span_id, 16);
-			snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-%.2s",
-				 r->trace.trace_id, r->trace.span_id, s + 53);
+			ph_otel_traceparent(r->trace.child_traceparent, r->trace.trace_id, r->trace.span_id, s + 53);
 		} else {
 			r->trace.trace_id[0] = r->trace.parent_span_id[0] = '\0';
 		}
@@ -219,7 +241,7 @@ ph_otel_child_begin(struct ph_req *r, struct ph_otel_child *c)
 		return;
 	ph_otel_new_id(c->span, 16);
 	memcpy(c->saved, r->trace.child_traceparent, sizeof c->saved);
-	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-01", r->trace.trace_id, c->span);
+	ph_otel_traceparent(r->trace.child_traceparent, r->trace.trace_id, c->span, "01");
 	c->start_ns = ph_otel_now_ns();
 }
 
@@ -267,39 +289,63 @@ ph_otel_park_mark(struct ph_req *r)
 	json_object_object_add(r->msg, PARK_KEY, json_object_new_string(v));
 }
 
-void
-ph_otel_park_resumed(struct ph_req *r)
+/* The wait of the parked message msg as a span under its call's (trace and
+ * span, 33 and 17 bytes, get that call's ids), ended now; error with its
+ * message when the call was given up. The mark is taken out of msg. False
+ * when msg has no (good) mark. */
+static bool
+wait_span(struct json_object *msg, bool error, const char *message, char *trace, char *span)
 {
 	struct json_object *m;
-	char trace[33], span[17], wait_span[17];
+	char wait_id[17];
 	long long t0;
 	struct ph_otel_span sp;
-	struct ph_otel_attr a[] = {{"mcp.method.name", r->method, 0}};
-	if (!json_object_object_get_ex(r->msg, PARK_KEY, &m))
-		return;
-	if (sscanf(json_object_get_string(m), "%32[0-9a-f] %16[0-9a-f] %lld", trace, span, &t0) != 3 ||
-	    strlen(trace) != 32 || strlen(span) != 16) {
-		json_object_object_del(r->msg, PARK_KEY);
-		return;
-	}
-	json_object_object_del(r->msg, PARK_KEY);
-	ph_otel_new_id(wait_span, 16);
+	const char *method = ph_jstr(msg, "method");
+	struct ph_otel_attr a[] = {{"mcp.method.name", method, 0}};
+	bool good;
+	if (!json_object_object_get_ex(msg, PARK_KEY, &m))
+		return false;
+	good = sscanf(json_object_get_string(m), "%32[0-9a-f] %16[0-9a-f] %lld", trace, span, &t0) == 3 &&
+	       strlen(trace) == 32 && strlen(span) == 16;
+	json_object_object_del(msg, PARK_KEY);
+	if (!good)
+		return false;
+	ph_otel_new_id(wait_id, 16);
 	memset(&sp, 0, sizeof sp);
 	sp.trace = trace;
-	sp.span = wait_span;
+	sp.span = wait_id;
 	sp.parent = span;
 	sp.name = "parked: waiting for the client";
 	sp.kind = PH_OTEL_INTERNAL;
 	sp.start_ns = t0;
 	sp.end_ns = ph_otel_now_ns();
 	sp.attrs = a;
-	sp.nattrs = r->method ? 1 : 0;
+	sp.nattrs = method ? 1 : 0;
+	sp.error = error;
+	sp.message = message;
 	ph_otel_send_span(&sp);
+	return true;
+}
+
+void
+ph_otel_park_failed(struct json_object *msg, const char *why)
+{
+	char trace[33], span[17];
+	if (ph_otel_on)
+		wait_span(msg, true, why, trace, span);
+}
+
+void
+ph_otel_park_resumed(struct ph_req *r)
+{
+	char trace[33], span[17];
+	if (!wait_span(r->msg, false, NULL, trace, span))
+		return;
 	/* the resumed run continues the first request's trace, sampled as it was */
 	memcpy(r->trace.trace_id, trace, sizeof trace);
 	memcpy(r->trace.parent_span_id, span, sizeof span);
 	ph_otel_new_id(r->trace.span_id, 16);
-	snprintf(r->trace.child_traceparent, sizeof r->trace.child_traceparent, "00-%s-%s-01", trace, r->trace.span_id);
+	ph_otel_traceparent(r->trace.child_traceparent, trace, r->trace.span_id, "01");
 	ph_otel_req_begin(r, NULL);
 }
 

@@ -34,6 +34,7 @@
 #include "ph_json.h"
 #include "ph_util.h"
 #include "ph_park.h"
+#include "ph_otel.h"
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
@@ -184,7 +185,8 @@ unpark(struct ph_hub_sessions *t, struct parked *p, bool keep_fd, const char *wh
 /* Ends a parked call with message on its stream: a tool result with
  * isError for tools/call, a JSON-RPC error for the other methods; then the
  * end of stdout and FCGI_END_REQUEST. The write is best effort (a few
- * hundred bytes into a socket whose client reads). */
+ * hundred bytes into a socket whose client reads). With telemetry, the
+ * time it waited is a span ended with an error status saying why. */
 static void
 fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 {
@@ -216,6 +218,8 @@ fail_parked(struct ph_hub_sessions *t, struct parked *p, const char *message)
 	ph_buf_free(&b);
 	ph_buf_free(&ev);
 	json_object_put(m);
+	if (ph_otel_on)
+		ph_otel_park_failed(p->msg, message); /* the wait, ended with the call */
 	unpark(t, p, false, message);
 }
 

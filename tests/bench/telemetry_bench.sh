@@ -6,6 +6,8 @@
 # host costs this one nothing), measured ABBA in one run, the bytes exported
 # per request, and the same with the collector down. Not part of make
 # check; the machine's other load shows in the spread of the pairs.
+# Then the instructions a request of the worker off and on under callgrind
+# (IR=0 leaves them out).
 #   top_srcdir=... top_builddir=... bash tests/bench/telemetry_bench.sh [SECONDS]
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/bench/bench_lib.sh"
@@ -90,4 +92,37 @@ read -r d2 _ bad7 <<<"$(run "$DOWN_URL")"
 read -r a4 _ bad8 <<<"$(run "$OFF_URL")"
 is "$bad5$bad6$bad7$bad8" 0000 "with the collector down every answer was a 2xx"
 diag "  collector down: off $a3 and $a4 req/s; down $d1 and $d2 req/s: down / off $(awk -v a="$a3" -v b="$a4" -v c="$d1" -v d="$d2" 'BEGIN{printf "%.3f", (c + d) / (a + b)}')"
+
+# the instructions a request of the worker (callgrind: one worker behind
+# nginx, counters zeroed after 2 s of requests, then IR_SECONDS (default 5)
+# of wrk -c1), off and on: what the machine's load barely moves, the figure
+# each fast path of the span's making rests on. IR=0 leaves it out.
+# ir_side CONF: sets IR to "INSTRUCTIONS REQUESTS"
+ir_side() {
+	local wrap out pid f
+	wrap=$T_DIR/vg-$RANDOM.sh
+	out=$T_DIR/cg-$RANDOM
+	printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s.%%p %s "$@"\n' \
+		"$out" "$PHANTOM" >"$wrap"
+	chmod +x "$wrap"
+	phantom_nginx "$wrap" "$1" tcp --workers 1 || return 1
+	pid=$PN_PID
+	MCP_METHOD=tools/call MCP_NAME=mod wrk -t1 -c1 -d2s -s "$top_srcdir/tests/bench/mcp.lua" "$PN_URL" >/dev/null 2>&1
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	set -- $(MCP_METHOD=tools/call MCP_NAME=mod wrk -t1 -c1 -d"${IR_SECONDS:-5}s" --timeout 5s \
+		-s "$top_srcdir/tests/bench/mcp.lua" "$PN_URL" 2>&1 | grep '^RESULT')
+	callgrind_control -d "$pid" >/dev/null 2>&1
+	f=$(ls -t "$out.$pid"* 2>/dev/null | grep -v "\.$pid\$" | head -1)
+	IR="$(awk '/^(summary|totals):/ { print $2; exit }' "$f") ${7:-0}"
+	IR_FILE=$f
+	kill "$pid"
+}
+if [ "${IR:-1}" != 0 ] && command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+	ir_side "$T_DIR/off.yaml"; IOFF=($IR)
+	ir_side "$T_DIR/on.yaml"; ION=($IR)
+	diag "  $(awk -v ia="${IOFF[0]:-0}" -v na="${IOFF[1]:-0}" -v ib="${ION[0]:-0}" -v nb="${ION[1]:-0}" 'BEGIN {
+		a = na > 0 ? ia / na : 0; b = nb > 0 ? ib / nb : 0
+		printf "instructions a request (callgrind, the worker): off %.0f, on %.0f: on - off %+.0f, on / off %.4f (%d and %d requests)",
+			a, b, b - a, (a > 0 ? b / a : 0), na, nb }')"
+fi
 done_testing

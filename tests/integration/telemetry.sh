@@ -237,10 +237,10 @@ ID=$(grep '^data: ' "$T_DIR/call" | sed 's/^data: //' | jq -c 'select(.method !=
 post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":\"yes\"}}}" "${V[@]}" -H "Mcp-Session-Id: $SID"
 wait_for 10 sh -c "! kill -0 $CPID 2>/dev/null"
 test ! -e "$T_DIR/sb/x.txt"; ok "the legacy call completes after its elicitation"
-wait_span '.name == "parked: waiting for the client"'
+wait_span '.name == "parked: waiting for the client" and .status.code == 0'
 wait_for 15 sh -c "[ \$(jq -c 'select(.name == \"tools/call delete_file\")' '$C_OUT' | wc -l) -ge 2 ]"
 first=$(spans '.name == "tools/call delete_file"' | head -1)
-w=$(span '.name == "parked: waiting for the client"')
+w=$(span '.name == "parked: waiting for the client" and .status.code == 0')
 second=$(spans '.name == "tools/call delete_file"' | tail -1)
 is "$(sj "$first" '.attributes["mcp.session.id"]')" "$SID" "a legacy session's span carries mcp.session.id"
 is "$(sj "$w" '.traceId + " " + .parentSpanId')" "$(sj "$first" '.traceId + " " + .spanId')" \
@@ -251,6 +251,17 @@ post "$U" '{"jsonrpc":"2.0","id":2,"method":"ping"}' "${V[@]}" -H "Mcp-Session-I
 curl -s -X DELETE "${V[@]}" -H "Mcp-Session-Id: $SID" "$U" >/dev/null
 wait_for 10 sh -c "grep -q 'mcp.server.session.duration' '$C_OUT'"
 ok "a session ended by DELETE records mcp.server.session.duration"
+
+# a legacy call whose elicitation nobody answers: the hub gives it up after
+# sessions.park_timeout_ms (8 s); its wait is checked after the task's
+post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"sh","version":"1"}}}'
+SID2=$(header Mcp-Session-Id)
+echo y >"$T_DIR/sb/y.txt"
+curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "${V[@]}" \
+	-H "Mcp-Session-Id: $SID2" --data-binary '{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"y.txt"}}}' \
+	"$U" >"$T_DIR/call2" 2>/dev/null &
+CPID2=$!
+T_PIDS+=("$CPID2")
 
 # a task: its run is a span of its own, linked to the request that created it
 EXT='{"extensions":{"io.modelcontextprotocol/tasks":{}}}'
@@ -264,6 +275,15 @@ c=$(span '.attributes["jsonrpc.request.id"] == "50"')
 is "$(sj "$t" '(.links[0].traceId + "/" + .links[0].spanId) + " " + .attributes["phantom.task.id"] + " " + .attributes["gen_ai.tool.name"]')" \
 	"$(sj "$c" '.traceId + "/" + .spanId') $TASK bg" "the task's run is a span linked to the request that created it"
 [ "$(sj "$t" .traceId)" != "$(sj "$c" .traceId)" ]; ok "in a trace of its own"
+wait_for 60 sh -c "! kill -0 $CPID2 2>/dev/null"
+like "$(cat "$T_DIR/call2")" 'sessions.park_timeout_ms' "a call whose elicitation is never answered is given up by the hub"
+test -e "$T_DIR/sb/y.txt"; ok "and its handler did not run again"
+first=$(span ".name == \"tools/call delete_file\" and .attributes[\"mcp.session.id\"] == \"$SID2\"")
+w=$(span ".name == \"parked: waiting for the client\" and .parentSpanId == \"$(sj "$first" .spanId)\"")
+is "$(sj "$w" '.traceId + " " + (.status.code|tostring)')" "$(sj "$first" .traceId) 2" \
+	"the wait of a call the hub timed out is a span under the call's, ended with an error status"
+like "$(sj "$w" .status.message)" 'did not answer .*sessions.park_timeout_ms \(8000 ms\)' "whose description names the timeout"
+[ "$(sj "$w" .end)" -gt "$(sj "$w" .start)" ]; ok "and which lasts until the hub gave the call up"
 scrape=$(curl -s "http://$PH_ADDR/metrics" -H 'Host: localhost' || true)
 [ -z "$scrape" ] && scrape=$(curl -s "${U%/mcp}/metrics")
 like "$scrape" 'phantom_otel_records_total\{event="exported"\} [1-9]' "/metrics counts the records exported"

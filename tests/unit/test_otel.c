@@ -64,6 +64,49 @@ test_pb(void)
 	ph_buf_free(&b);
 }
 
+/* The short fields' fast path (ph_fast_paths) and the plain path write the
+ * same bytes: keys and values at and around the one-byte length bounds,
+ * fields 15 and 16, ids and names. */
+static void
+encode_fields(struct ph_buf *b)
+{
+	static const size_t lens[] = {0, 1, 60, 119, 120, 121, 122, 123, 126, 127, 128, 129, 300};
+	char v[301];
+	memset(v, 'v', sizeof v);
+	ph_buf_reset(b);
+	for (size_t i = 0; i < PH_ARRAY_LEN(lens); i++) {
+		for (unsigned field = 14; field <= 16; field++) {
+			ph_pb_bytes(b, field, v, lens[i]);
+			ph_pb_kv_strn(b, field, "mcp.method.name", v, lens[i]);
+			ph_pb_kv_strn(b, field, "k", v, lens[i]);
+		}
+	}
+	v[120] = '\0';
+	ph_pb_kv_strn(b, 9, v, "x", 1); /* a long key */
+	ph_pb_str(b, 5, "tools/call mod");
+	ph_pb_varint(b, 127);
+	ph_pb_varint(b, 128);
+}
+
+static void
+test_pb_fast(void)
+{
+	struct ph_buf fast, plain;
+	ph_buf_init(&fast);
+	ph_buf_init(&plain);
+	encode_fields(&fast);
+	ph_fast_paths = false;
+	encode_fields(&plain);
+	ph_fast_paths = true;
+	ok(fast.len == plain.len && memcmp(fast.data, plain.data, fast.len) == 0,
+	   "pb: the short fields' fast path writes the plain path's bytes (%zu)", fast.len);
+	ph_buf_reset(&fast);
+	ph_pb_kv_str(&fast, 9, "a", "b");
+	is_str(hex(&fast), "4a080a016112030a0162", "pb: a KeyValue on the fast path");
+	ph_buf_free(&fast);
+	ph_buf_free(&plain);
+}
+
 static const char *const vars[] = {
 	"OTEL_SDK_DISABLED", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_EXPORTER_OTLP_ENDPOINT",
 	"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
@@ -229,6 +272,7 @@ main(void)
 {
 	test_head();
 	test_pb();
+	test_pb_fast();
 	test_settings();
 	test_sampling();
 	return tap_done();
