@@ -995,3 +995,14 @@ ph_hub_cluster_up(const struct ph_hub_cluster *c)
 	return false;
 #endif
 }
+
+struct ph_hcl *
+ph_hub_cluster_conn(const struct ph_hub_cluster *c)
+{
+#ifdef PH_HAVE_HIREDIS
+	return c != NULL ? c->conn : NULL;
+#else
+	(void)c;
+	return NULL;
+#endif
+}
