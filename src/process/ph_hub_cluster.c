@@ -862,9 +862,8 @@ on_up(void *ctx)
 	drain(ctx);
 }
 
-/* ph_hcl_msg_fn: a message (len bytes) on channel. */
-static void
-on_message(void *ctx, const char *channel, const char *text, size_t len)
+void
+ph_hub_cluster_message(void *ctx, const char *channel, const char *text, size_t len)
 {
 	struct ph_hub_cluster *c = ctx;
 	struct json_object *doc;
@@ -900,7 +899,7 @@ ph_hub_cluster_new(struct hub *h)
 	ph_park_mailbox(PH_PARK_MAILBOX, ph_shared_host_tag(), c->mbox);
 	chan[0] = c->ann;
 	chan[1] = c->wake;
-	c->conn = ph_hcl_new(h->ep, chan, 2, on_message, c);
+	c->conn = ph_hcl_new(h->ep, chan, 2, ph_hub_cluster_message, c);
 	if (c->conn == NULL) {
 		free(c);
 		return NULL;

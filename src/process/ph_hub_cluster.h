@@ -31,6 +31,12 @@ bool ph_hub_cluster_event(struct ph_hub_cluster *c, void *tag, uint32_t events);
 void ph_hub_cluster_tick(struct ph_hub_cluster *c);
 /* The asynchronous command connection (borrowed), NULL without one. */
 struct ph_hcl *ph_hub_cluster_conn(const struct ph_hub_cluster *c);
+/* The ph_hcl_msg_fn of the subscribed connection (ctx: the cluster): a
+ * message of len bytes on channel (both borrowed). An announcement that
+ * opens under the channel's name is told to this hub's streams and
+ * sessions; a message on this host's wake-up channel empties its mailbox.
+ * Only with hiredis; the entry point of tests/fuzz/fuzz_hub_announce.c. */
+void ph_hub_cluster_message(void *ctx, const char *channel, const char *text, size_t len);
 /* True while both connections are up and subscribed. */
 bool ph_hub_cluster_up(const struct ph_hub_cluster *c);
 
