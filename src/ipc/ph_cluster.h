@@ -82,14 +82,6 @@ int ph_cluster_put_json(const char *key, struct json_object *doc, long long px_m
 /* DEL key. Returns 0, or -1 (errno EAGAIN). */
 int ph_cluster_del(const char *key);
 
-/* Renews this host's lease (for cluster.lease_ms), at most every third
- * of it; now_us is ph_now_us. Returns 0, or -1 when Redis failed. The hub
- * calls it from its loop. */
-int ph_cluster_lease_tick(int64_t now_us);
-/* Whether host holds a lease: 1 yes, 0 it lapsed (or was never taken),
- * -1 Redis failed. */
-int ph_cluster_host_alive(const char *host);
-
 /* One token from the shared bucket of key sized by rc at wall time now_ms
  * (take false: only looks). Returns 0 with *wait_s set (0: allowed, else
  * seconds until a token), or -1 when Redis failed: the caller counts on

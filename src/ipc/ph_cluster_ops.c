@@ -1,4 +1,4 @@
-/* ph_cluster_ops.c: a host's lease and the shared token buckets
+/* ph_cluster_ops.c: the shared token buckets
  * (ph_cluster.h). */
 #include "first.h"
 #include "ph_cluster.h"
@@ -10,56 +10,6 @@
 #include <unistd.h>
 #ifdef PH_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
-
-int
-ph_cluster_lease_tick(int64_t now_us)
-{
-	static int64_t next_us;
-	static pid_t pid;
-	const struct ph_cluster_conf *cc = ph_cluster_conf();
-	char key[PH_CLUSTER_KEY_MAX], ms[24];
-	const char *argv[5] = {"SET", key, "1", "PX", ms};
-	size_t len[5] = {3, 0, 1, 2, 0};
-	struct redisReply *rep;
-	if (cc == NULL)
-		return 0;
-	if (pid != getpid()) {
-		pid = getpid(); /* a new hub starts renewing at once */
-		next_us = 0;
-	}
-	if (now_us < next_us)
-		return 0;
-	ph_cluster_key(PH_CK_LEASE, cc->host, strlen(cc->host), key);
-	len[1] = strlen(key);
-	len[4] = (size_t)snprintf(ms, sizeof ms, "%lld", cc->lease_ms);
-	rep = ph_cluster_cmd(5, argv, len);
-	if (rep == NULL) {
-		next_us = now_us + 100000; /* again soon: the backoff says when Redis is tried */
-		return -1;
-	}
-	if (rep->type == REDIS_REPLY_ERROR)
-		ph_log("error", "cluster: the lease of host %s was refused: %.200s", cc->host, rep->str);
-	ph_redis_reply_free(rep);
-	next_us = now_us + cc->lease_ms * 1000 / 3;
-	return 0;
-}
-
-int
-ph_cluster_host_alive(const char *host)
-{
-	char key[PH_CLUSTER_KEY_MAX];
-	const char *argv[2] = {"EXISTS", key};
-	size_t len[2] = {6, 0};
-	struct redisReply *rep;
-	int rc;
-	ph_cluster_key(PH_CK_LEASE, host, strlen(host), key);
-	len[1] = strlen(key);
-	if ((rep = ph_cluster_cmd(2, argv, len)) == NULL)
-		return -1;
-	rc = rep->type == REDIS_REPLY_INTEGER ? rep->integer > 0 : -1;
-	ph_redis_reply_free(rep);
-	return rc;
-}
 
 /* A token bucket in one hash, {t: micro-tokens, l: last refill (ms)},
  * refilled and taken from in one step (a script runs alone), expiring once
@@ -110,20 +60,6 @@ ph_cluster_rate(const char *rkey, const struct ph_rate_conf *rc, int64_t now_ms,
 	return ok;
 }
 #else
-int
-ph_cluster_lease_tick(int64_t now_us)
-{
-	(void)now_us;
-	return 0;
-}
-
-int
-ph_cluster_host_alive(const char *host)
-{
-	(void)host;
-	return -1;
-}
-
 int
 ph_cluster_rate(const char *rkey, const struct ph_rate_conf *rc, int64_t now_ms, bool take,
 		long long *wait_s)

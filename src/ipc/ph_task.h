@@ -59,11 +59,9 @@ int ph_task_redis_save(struct json_object *rec);
 int ph_task_redis_remove(const char *id);
 int ph_task_redis_lock(const char *id);
 void ph_task_redis_unlock(void);
-/* One step of a pass over the records: SCAN from cursor ("0" at first;
- * updated, "0" again once done), then one MGET of the keys found. *recs
- * (caller puts each and frees the array) gets the *nrecs records that
- * opened. Returns 0, or -1 when Redis failed. */
-int ph_task_redis_scan(char *cursor, size_t n, struct json_object ***recs, size_t *nrecs);
+/* The PX (ms) a record is written with: 0 (none) until it ends, then until
+ * its ttlMs has passed, a little longer. */
+int64_t ph_task_redis_px(struct json_object *rec);
 
 /* True for the statuses no task leaves: completed, failed, cancelled. */
 bool ph_task_status_final(const char *status);

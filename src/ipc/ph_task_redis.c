@@ -54,13 +54,11 @@ ph_task_redis_load(const char *id)
 	return rec;
 }
 
-int
-ph_task_redis_save(struct json_object *rec)
+int64_t
+ph_task_redis_px(struct json_object *rec)
 {
-	char key[PH_CLUSTER_KEY_MAX];
 	int64_t ended = ph_task_ended_ms(rec), px = 0;
 	struct json_object *ttl = ph_jget(rec, "ttlMs");
-	key_of(ph_jstr(rec, "taskId"), key);
 	if (ended > 0 && ttl && json_object_is_type(ttl, json_type_int)) {
 		/* Redis forgets it when tasks/get would call it unknown, and a
 		 * little later: the hosts' clocks differ a little */
@@ -68,7 +66,15 @@ ph_task_redis_save(struct json_object *rec)
 		if (px < 1000)
 			px = 1000;
 	}
-	if (ph_cluster_put_json(key, rec, px) != 0) {
+	return px;
+}
+
+int
+ph_task_redis_save(struct json_object *rec)
+{
+	char key[PH_CLUSTER_KEY_MAX];
+	key_of(ph_jstr(rec, "taskId"), key);
+	if (ph_cluster_put_json(key, rec, ph_task_redis_px(rec)) != 0) {
 		store_down = true;
 		errno = EAGAIN;
 		return -1;
@@ -149,84 +155,6 @@ ph_task_redis_unlock(void)
 	/* a lock left behind expires after cluster.lock_ms */
 	ph_redis_reply_free(ph_cluster_cmd(5, argv, len));
 }
-
-/* MGET of the nkeys keys (each freed here): the records that open, into
- * recs (at most nkeys), their number in *nrecs. Returns 0 or -1. */
-static int
-load_keys(char **keys, size_t nkeys, struct json_object **recs, size_t *nrecs)
-{
-	const char **argv = ph_xcalloc(nkeys + 1, sizeof *argv);
-	size_t *len = ph_xcalloc(nkeys + 1, sizeof *len);
-	struct redisReply *rep;
-	int rc = -1;
-	argv[0] = "MGET";
-	len[0] = 4;
-	for (size_t i = 0; i < nkeys; i++) {
-		argv[i + 1] = keys[i];
-		len[i + 1] = strlen(keys[i]);
-	}
-	*nrecs = 0;
-	rep = nkeys ? ph_cluster_cmd((int)nkeys + 1, argv, len) : NULL;
-	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == nkeys) {
-		for (size_t i = 0; i < nkeys; i++) {
-			struct redisReply *v = rep->element[i];
-			struct json_object *rec = v->type == REDIS_REPLY_STRING
-				? ph_cluster_open_json(keys[i], v->str, v->len, PH_JSON_DEPTH_DOCUMENT * 2) : NULL;
-			if (rec)
-				recs[(*nrecs)++] = rec;
-		}
-		rc = 0;
-	}
-	ph_redis_reply_free(rep);
-	for (size_t i = 0; i < nkeys; i++)
-		free(keys[i]);
-	free(argv);
-	free(len);
-	return nkeys ? rc : 0;
-}
-
-int
-ph_task_redis_scan(char *cursor, size_t n, struct json_object ***recs, size_t *nrecs)
-{
-	const struct ph_cluster_conf *cc = ph_cluster_conf();
-	char match[PH_CLUSTER_KEY_MAX + 8], **keys;
-	const char *argv[6] = {"SCAN", cursor, "MATCH", match, "COUNT", "200"};
-	size_t len[6] = {4, strlen(cursor), 5, 0, 5, 3}, nkeys = 0;
-	struct redisReply *rep, *ks;
-	int rc;
-	*recs = NULL;
-	*nrecs = 0;
-	len[3] = (size_t)snprintf(match, sizeof match, "%s%s:*", cc->prefix, PH_CK_TASK);
-	/* a prefix holding glob characters matches more: each key's value then
-	 * fails to open and is skipped */
-	if ((rep = ph_cluster_cmd(6, argv, len)) == NULL)
-		return -1;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-	    rep->element[0]->type != REDIS_REPLY_STRING || rep->element[1]->type != REDIS_REPLY_ARRAY) {
-		ph_redis_reply_free(rep);
-		return -1;
-	}
-	snprintf(cursor, n, "%.*s", (int)rep->element[0]->len, rep->element[0]->str);
-	ks = rep->element[1];
-	keys = ph_xcalloc(ks->elements + 1, sizeof *keys);
-	for (size_t i = 0; i < ks->elements; i++)
-		if (ks->element[i]->type == REDIS_REPLY_STRING && ks->element[i]->len < PH_CLUSTER_KEY_MAX)
-			keys[nkeys++] = ph_xstrndup(ks->element[i]->str, ks->element[i]->len);
-	ph_redis_reply_free(rep);
-	*recs = ph_xcalloc(nkeys + 1, sizeof **recs);
-	/* one round trip for the records of a step, not one a record: the hub
-	 * waits for it */
-	rc = load_keys(keys, nkeys, *recs, nrecs);
-	free(keys);
-	if (rc != 0) {
-		for (size_t i = 0; i < *nrecs; i++)
-			json_object_put((*recs)[i]);
-		free(*recs);
-		*recs = NULL;
-		*nrecs = 0;
-	}
-	return rc;
-}
 #else
 int
 ph_task_redis_lock(const char *id)
@@ -239,14 +167,5 @@ ph_task_redis_lock(const char *id)
 void
 ph_task_redis_unlock(void)
 {
-}
-
-int
-ph_task_redis_scan(char *cursor, size_t n, struct json_object ***recs, size_t *nrecs)
-{
-	(void)cursor, (void)n;
-	*recs = NULL;
-	*nrecs = 0;
-	return -1;
 }
 #endif

@@ -328,10 +328,10 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 		tick(&h);
 		if (h.ncc > 0)
 			ph_hub_ctl_tick(&h);
-		/* with cluster: this host's lease, renewed by a short command
-		 * (bounded by cluster.timeout_ms; none while Redis is in backoff) */
-		ph_cluster_lease_tick(ph_now_us());
-		ph_hub_tasks_tick(h.tasks);
+		/* with cluster: this host's lease and the pass over the task
+		 * records, on the hub's asynchronous connection (never waited for) */
+		ph_hub_lease_tick(ph_hub_cluster_conn(h.cluster));
+		ph_hub_tasks_tick(h.tasks, ph_hub_cluster_conn(h.cluster));
 		ph_hub_sessions_tick(h.sessions);
 		ph_hub_authz_tick(h.authz);
 		ph_hub_cluster_tick(h.cluster);

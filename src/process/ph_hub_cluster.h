@@ -14,6 +14,7 @@
 
 struct hub;
 struct ph_hub_cluster;
+struct ph_hcl;
 
 /* The cluster of hub h when its configuration has a cluster: section,
  * else NULL. Connects in the background (the loop never waits). */
@@ -28,6 +29,14 @@ void ph_hub_cluster_reconf(struct hub *h);
 bool ph_hub_cluster_event(struct ph_hub_cluster *c, void *tag, uint32_t events);
 /* Called every loop: timeouts, heartbeats and reconnecting. */
 void ph_hub_cluster_tick(struct ph_hub_cluster *c);
+/* The asynchronous command connection (borrowed), NULL without one. */
+struct ph_hcl *ph_hub_cluster_conn(const struct ph_hub_cluster *c);
+/* The ph_hcl_msg_fn of the subscribed connection (ctx: the cluster): a
+ * message of len bytes on channel (both borrowed). An announcement that
+ * opens under the channel's name is told to this hub's streams and
+ * sessions; a message on this host's wake-up channel empties its mailbox.
+ * Only with hiredis; the entry point of tests/fuzz/fuzz_hub_announce.c. */
+void ph_hub_cluster_message(void *ctx, const char *channel, const char *text, size_t len);
 /* True while both connections are up and subscribed. */
 bool ph_hub_cluster_up(const struct ph_hub_cluster *c);
 

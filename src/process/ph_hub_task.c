@@ -56,13 +56,7 @@ struct ph_hub_tasks {
 	long long records;       /* in the store, as of the last pass plus those started since */
 	long long pass_records;  /* counted by the pass in progress */
 	DIR *pass;               /* the pass in progress, NULL between passes */
-	bool scanning;           /* with cluster: a pass over Redis is in progress */
-	char cursor[32];         /* its SCAN cursor */
-	struct {                 /* hosts whose lease a step of it looked up */
-		char host[65];
-		int alive;
-	} seen[16];
-	size_t nseen;
+	struct ph_htr *redis;    /* with cluster: the pass over Redis */
 	int64_t next_pass_us;
 };
 
@@ -755,106 +749,83 @@ ph_hub_tasks_reap(struct ph_hub_tasks *t)
 
 /* ---- passes over the store ----------------------------------------------------- */
 
-/* A working record of this host without a running supervisor: failed
- * when its process is gone (a server that stopped or restarted while it
- * ran), or never started after a grace. */
-static void
-check_own(struct ph_hub_tasks *t, struct json_object *rec, const char *id, int64_t now)
+/* Whether a working record of this host without a running supervisor is
+ * lost: its process is gone (a server that stopped or restarted while it
+ * ran), or it never started after a grace. */
+static bool
+own_lost(struct json_object *rec, int64_t now)
 {
 	struct json_object *sup = ph_jget(rec, "_sup");
 	int pid = json_object_get_int(ph_jget(sup, "pid"));
 	int64_t made = json_object_get_int64(ph_jget(rec, "_created_ms"));
 	bool alive = sup && pid > 0 &&
 		     proc_start(pid) == (unsigned long long)json_object_get_int64(ph_jget(sup, "start"));
-	if (!alive && (sup || now - made > UNSTARTED_GRACE_MS))
-		mark_failed(t, id, "The task's process was lost: the server stopped or restarted while "
-			    "it ran");
+	return !alive && (sup || now - made > UNSTARTED_GRACE_MS);
 }
 
-/* Whether host holds its lease (ph_cluster_host_alive), asked once a step
- * of a pass for the first hosts it meets. */
-static int
-host_alive(struct ph_hub_tasks *t, const char *host)
+const char *
+ph_hub_tasks_lost(struct ph_hub_tasks *t, struct json_object *rec, int alive)
 {
-	int alive;
-	for (size_t i = 0; i < t->nseen; i++)
-		if (strcmp(t->seen[i].host, host) == 0)
-			return t->seen[i].alive;
-	alive = ph_cluster_host_alive(host);
-	if (t->nseen < PH_ARRAY_LEN(t->seen) && strlen(host) < sizeof t->seen[0].host) {
-		snprintf(t->seen[t->nseen].host, sizeof t->seen[0].host, "%s", host);
-		t->seen[t->nseen++].alive = alive;
-	}
-	return alive;
+	const char *id = ph_jstr(rec, "taskId"), *host = ph_jstr(rec, "_host");
+	if (id == NULL || ph_task_ended_ms(rec) > 0)
+		return NULL;
+	if (ph_cluster_on() && host && strcmp(host, ph_cluster_host()) != 0)
+		return alive == 0 ? "The task's process was lost: the host running it stopped renewing its "
+				    "lease (cluster.lease_ms)"
+				  : NULL;
+	if (find(t, id) == NULL && own_lost(rec, ph_wall_ms()))
+		return "The task's process was lost: the server stopped or restarted while it ran";
+	return NULL;
 }
 
-/* One record of a pass: removed when it expired, failed when its process
- * is gone; with cluster:, failed when the host running it lost its lease
- * (a finished record expires in Redis by itself). */
+bool
+ph_hub_task_set_failed(struct json_object *rec, const char *message)
+{
+	struct ending e = {"failed", NULL, message, message, NULL, false};
+	return edit_end(rec, &e);
+}
+
+void
+ph_hub_tasks_failed(struct ph_hub_tasks *t, const char *id, struct json_object *rec)
+{
+	if (t->changed && id != NULL)
+		t->changed(t->ctx, id, rec);
+}
+
+void
+ph_hub_tasks_passed(struct ph_hub_tasks *t, long long n)
+{
+	t->records = n;
+}
+
+/* One record of a pass over tasks.dir: removed when it expired, failed
+ * when its process is gone. */
 static void
 pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
 {
-	const char *id = ph_jstr(rec, "taskId"), *host = ph_jstr(rec, "_host");
+	const char *id = ph_jstr(rec, "taskId"), *why;
 	struct json_object *ttl = ph_jget(rec, "ttlMs");
 	int64_t now = ph_wall_ms(), ended = ph_task_ended_ms(rec);
 	if (id == NULL || !ph_task_id_ok(id))
 		return;
 	t->pass_records++;
 	if (ended > 0) {
-		if (!ph_cluster_on() && ttl && json_object_is_type(ttl, json_type_int) &&
-		    now > ended + json_object_get_int64(ttl) && ph_task_remove(dir, id) == 0)
+		if (ttl && json_object_is_type(ttl, json_type_int) && now > ended + json_object_get_int64(ttl) &&
+		    ph_task_remove(dir, id) == 0)
 			t->pass_records--;
-	} else if (ph_cluster_on() && host && strcmp(host, ph_cluster_host()) != 0) {
-		if (host_alive(t, host) == 0)
-			mark_failed(t, id, "The task's process was lost: the host running it stopped "
-				    "renewing its lease (cluster.lease_ms)");
-	} else if (find(t, id) == NULL) {
-		check_own(t, rec, id, now);
-	}
-}
-
-/* A step of a pass over the records in Redis (SCAN, a few hundred keys). */
-static void
-redis_pass(struct ph_hub_tasks *t)
-{
-	struct json_object **recs;
-	char *dir;
-	size_t n;
-	if (!t->scanning) {
-		if (ph_now_us() < t->next_pass_us)
-			return;
-		snprintf(t->cursor, sizeof t->cursor, "0");
-		t->scanning = true;
-		t->pass_records = 0;
-	}
-	if (ph_task_redis_scan(t->cursor, sizeof t->cursor, &recs, &n) != 0) {
-		t->scanning = false; /* Redis is away: the next pass starts again */
-		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
-		return;
-	}
-	dir = store_dir(t->srv);
-	t->nseen = 0;
-	for (size_t i = 0; i < n; i++) {
-		pass_rec(t, dir, recs[i]);
-		json_object_put(recs[i]);
-	}
-	free(recs);
-	free(dir);
-	if (strcmp(t->cursor, "0") == 0) {
-		t->scanning = false;
-		t->records = t->pass_records;
-		t->next_pass_us = ph_now_us() + t->srv->conf->tasks.purge_interval_ms * 1000;
+	} else if ((why = ph_hub_tasks_lost(t, rec, -1)) != NULL) {
+		mark_failed(t, id, why);
 	}
 }
 
 void
-ph_hub_tasks_tick(struct ph_hub_tasks *t)
+ph_hub_tasks_tick(struct ph_hub_tasks *t, struct ph_hcl *conn)
 {
 	struct dirent *de;
 	char *dir;
 	int n = 0;
 	if (ph_cluster_on()) {
-		redis_pass(t);
+		ph_htr_tick(t->redis, conn, t->srv->conf->tasks.purge_interval_ms);
 		return;
 	}
 	if (t->pass == NULL) {
@@ -899,6 +870,7 @@ ph_hub_tasks_new(struct ph_server *srv, ph_hub_task_fn fn, void *ctx)
 	t->srv = srv;
 	t->changed = fn;
 	t->ctx = ctx;
+	t->redis = ph_htr_new(t);
 	if (ph_tasks_available(srv) && ph_task_dir_ready(dir, &why) != 0)
 		ph_log("error", "hub: the task store %s: %s; tasks cannot be created", dir, why);
 	free(dir);
@@ -909,7 +881,7 @@ void
 ph_hub_tasks_reconf(struct ph_hub_tasks *t, struct ph_server *srv)
 {
 	t->srv = srv;
-	t->scanning = false;
+	ph_htr_reset(t->redis);
 	if (t->pass) {
 		closedir(t->pass); /* the store may have moved: start again */
 		t->pass = NULL;
@@ -939,5 +911,6 @@ ph_hub_tasks_free(struct ph_hub_tasks *t)
 	free(t->v);
 	if (t->pass)
 		closedir(t->pass);
+	ph_htr_free(t->redis);
 	free(t);
 }

@@ -11,6 +11,7 @@
 #include "ph_hubmsg.h"
 
 struct ph_hub_tasks;
+struct ph_hcl;
 
 /* Called when a task's record changed (its status, its input requests):
  * rec is the record, borrowed. */
@@ -28,9 +29,36 @@ void ph_hub_tasks_reconf(struct ph_hub_tasks *t, struct ph_server *srv);
 void ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd);
 /* SIGCHLD: reaps the supervisors that ended. */
 void ph_hub_tasks_reap(struct ph_hub_tasks *t);
-/* Called every loop: a bounded step of the pass over the store. */
-void ph_hub_tasks_tick(struct ph_hub_tasks *t);
+/* Called every loop: a bounded step of the pass over the store; with
+ * cluster:, the pass over Redis goes on conn (the hub's asynchronous
+ * command connection, borrowed; NULL: none) and never waits. */
+void ph_hub_tasks_tick(struct ph_hub_tasks *t, struct ph_hcl *conn);
 /* SIGTERM: every supervisor stops its process and marks the task failed. */
 void ph_hub_tasks_stop(struct ph_hub_tasks *t);
 size_t ph_hub_tasks_running(const struct ph_hub_tasks *t);
+
+/* For ph_hub_task_redis.c. Why the pass fails rec (borrowed), a record
+ * that has not ended: the message, or NULL to leave it. alive: whether the
+ * host named by its _host holds its lease (1, 0, -1 unknown). */
+const char *ph_hub_tasks_lost(struct ph_hub_tasks *t, struct json_object *rec, int alive);
+/* Writes a failed end with message into rec (false: it had ended). */
+bool ph_hub_task_set_failed(struct json_object *rec, const char *message);
+/* The record of id (borrowed) was marked failed by the pass: told. */
+void ph_hub_tasks_failed(struct ph_hub_tasks *t, const char *id, struct json_object *rec);
+/* A pass over the whole store counted n records. */
+void ph_hub_tasks_passed(struct ph_hub_tasks *t, long long n);
+
+/* ph_hub_task_redis.c (with cluster:): the pass over the records in Redis
+ * on the hub's asynchronous connection, and the host's lease. */
+struct ph_htr;
+struct ph_htr *ph_htr_new(struct ph_hub_tasks *t);
+void ph_htr_free(struct ph_htr *r);
+/* A step of the pass (one SCAN and what follows from its reply) when none
+ * is awaited; a pass starts purge_interval_ms after the last ended. */
+void ph_htr_tick(struct ph_htr *r, struct ph_hcl *conn, long long purge_interval_ms);
+/* After a reload: the pass in progress is dropped, the next starts anew. */
+void ph_htr_reset(struct ph_htr *r);
+/* Renews this host's lease (cluster.lease_ms) on conn every third of it;
+ * one SET at a time, never waited for. */
+void ph_hub_lease_tick(struct ph_hcl *conn);
 #endif

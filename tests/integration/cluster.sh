@@ -144,18 +144,20 @@ tcall() {
 status_on() { tcall "$1" 90 tasks/get "{\"taskId\":\"$2\"}"; [ "$(jqr .result.status)" = "$3" ]; }
 
 # ---- a stateless call never touches Redis: only the three hubs connect -----------
-# (each hub's own two asynchronous connections, named phantom-hub-*, not counted)
+# (each hub's two asynchronous connections, named phantom-hub-cmd and -sub: its
+# lease and its pass over the task records go over the first; conns counts the rest)
 conns() { rcli client list | grep -v 'cmd=client' | grep -vc 'name=phantom-hub-'; }
-hubs_only() { [ "$(conns)" = 3 ]; }
+hubconns() { rcli client list | grep -c 'name=phantom-hub-'; }
+hubs_only() { [ "$(hubconns)" = 6 ] && [ "$(conns)" = 0 ]; }
 wait_for 20 hubs_only
-ok "the three hubs hold a connection to Redis (their leases)"
+ok "the three hubs hold their two connections to Redis each, and nothing else does"
 good=0
 for i in $(seq 1 30); do
 	mpost "$U" "$i" tools/call '{"name":"test_simple_text","arguments":{}}'
 	[ "$(jqr '.result.content[0].type')" = text ] && good=$((good + 1))
 done
 is "$good" 30 "stateless tools/call through the balancer"
-is "$(conns)" 3 "and no worker connected to Redis for them"
+is "$(conns)" 0 "and no worker connected to Redis for them"
 
 # ---- the tasks scenarios through the balancer --------------------------------------
 # shellcheck disable=SC2086

@@ -12,7 +12,10 @@
 #  - Redis stopped (SIGSTOP): tools/call keeps answering, --notify still
 #    tells this host's streams, the hubs log the outage once; restarted on
 #    its append-only file, they subscribe again by themselves and
-#    announcements flow again.
+#    announcements flow again;
+#  - the hub never waits on Redis: with Redis stopped and cluster.timeout_ms
+#    far above subscriptions.keepalive_ms, listen streams keep getting
+#    their keep-alives and --notify's notifications without a long gap.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -53,7 +56,7 @@ workers: 2
 shutdown_timeout: 3
 request_state: { secret_file: secret }
 subscriptions: { max_ms: 600000, keepalive_ms: 300, control_socket: $T_DIR/$1.ctl }
-cluster: { redis: "unix:$RS", host: $1, timeout_ms: 400, backoff_max_ms: 500 }
+cluster: { redis: "unix:$RS", host: $1, timeout_ms: ${TIMEOUT_MS:-400}, backoff_max_ms: 500 }
 sessions: { park_timeout_ms: 20000 }
 tools:
   - { name: bump, description: announces a change of app://counter, exec: [./bump.sh] }
@@ -423,6 +426,86 @@ ok "notifications flow between the hosts again: the three streams have been told
 mpost "$U" 99 tools/list
 is "$STATUS" 200 "the hosts keep serving"
 kill "$LP" 2>/dev/null
+
+# ---- the hub never waits on Redis --------------------------------------------------------
+# host a reloads with cluster.timeout_ms 5000: a hub that sent Redis a command and waited
+# for it (its lease, its pass over the task records) would stall all its streams that
+# long while Redis is stopped. Keep-alives come every subscriptions.keepalive_ms (300 ms);
+# no gap on any stream may pass GAP_MS, eight times that (generous on a loaded machine).
+KA_MS=300 # subscriptions.keepalive_ms in host_conf
+GAP_MS=$((8 * KA_MS))
+n=$(grep -c 'configuration reloaded' "${LOGS[0]}")
+TIMEOUT_MS=5000 host_conf a "  - { name: added, description: added by a reload, exec: [./bump.sh] }"
+kill -HUP "${MASTERS[0]}"
+wait_for 10 sh -c "[ \$(grep -c 'configuration reloaded' '${LOGS[0]}') -gt $n ]"
+ok "host a reloads with cluster.timeout_ms 5000"
+# each stream's lines, each with the time it was read: "TIME keepalive|tools|ack|other"
+rm -f "$T_DIR/ready"
+python3 - "$U" 3 24 "$T_DIR/ready" "$T_DIR/gap" <<'PY' & GP=$!
+import socket, sys, time, json, selectors
+from urllib.parse import urlparse
+url, n, secs, ready, out = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+u = urlparse(url)
+host, port = u.hostname, u.port or 80
+body = json.dumps({"jsonrpc": "2.0", "id": "G", "method": "subscriptions/listen",
+    "params": {"notifications": {"toolsListChanged": True}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+req = ("POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\n"
+       "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+       "Mcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n" % (u.path or "/", u.netloc, len(body))).encode() + body
+sel = selectors.DefaultSelector()
+files, bufs, acked = [], {}, set()
+for i in range(n):
+    s = socket.create_connection((host, port))
+    s.sendall(req)
+    sel.register(s, selectors.EVENT_READ, i)
+    bufs[i] = b""
+    files.append(open("%s.%d" % (out, i), "w"))
+end = time.time() + secs
+while time.time() < end and sel.get_map():
+    for key, _ in sel.select(0.5):
+        i, s = key.data, key.fileobj
+        d = s.recv(65536)
+        now = time.time()
+        if not d:
+            sel.unregister(s)
+            continue
+        bufs[i] += d
+        while b"\n" in bufs[i]:
+            line, bufs[i] = bufs[i].split(b"\n", 1)
+            kind = ("keepalive" if line.startswith(b": keepalive") else
+                    "ack" if b"subscriptions/acknowledged" in line else
+                    "tools" if b"tools/list_changed" in line else "other")
+            if kind == "ack":
+                acked.add(i)
+                if len(acked) == n:
+                    open(ready, "w").write("%d\n" % n)
+            if kind != "other":
+                files[i].write("%.3f %s\n" % (now, kind))
+                files[i].flush()
+PY
+wait_for 30 test -e "$T_DIR/ready"
+is "$(cat "$T_DIR/ready")" 3 "three listen streams, one a host"
+sleep 2
+T0=$(date +%s.%N)
+kill -STOP "$REDIS_PID"
+sleep 5
+like "$(notify a tools/list_changed)" "^ok [1-9]" "Redis stopped: --notify on host a tells its own stream"
+sleep 5
+T1=$(date +%s.%N)
+kill -CONT "$REDIS_PID"
+wait "$GP"
+# the longest wait for a line from Redis's stop until its continuation (and the first line after)
+for i in 0 1 2; do
+	gap=$(awk -v t0="$T0" -v t1="$T1" 'NR > 1 && $1 >= t0 && prev <= t1 && ($1 - prev) * 1000 > max { max = ($1 - prev) * 1000 }
+		{ prev = $1 } END { if (prev < t1 && (t1 - prev) * 1000 > max) max = (t1 - prev) * 1000; printf "%d", max }' "$T_DIR/gap.$i")
+	n=$(awk -v t0="$T0" -v t1="$T1" '$1 >= t0 && $1 <= t1 && $2 == "keepalive"' "$T_DIR/gap.$i" | wc -l)
+	[ "$gap" -le "$GAP_MS" ] && [ "$n" -ge 3 ]
+	ok "stream $i: keep-alives flow while Redis is stopped ($n; the longest gap $gap ms, bound $GAP_MS)"
+done
+[ "$(cat "$T_DIR"/gap.? | grep -c tools)" -ge 1 ]
+ok "the stream on host a got --notify's notification"
 t_stop
 for l in "${LOGS[@]}"; do
 	! grep -qi 'password\|AddressSanitizer\|runtime error' "$l"
