@@ -83,7 +83,7 @@ ph_park_call(struct ph_req *r, char *why, size_t n)
 	}
 	if (ph_otel_on)
 		ph_otel_park_mark(r); /* the wait becomes a span when the call resumes */
-	d = ph_hubmsg_park_call(r, ph_jget(r->sess.park, "state"), ids, push);
+	d = ph_hubmsg_park_call(r, ph_jget(r->sess.park, "state"), ids, push, ph_cluster_on());
 	text = ph_json_text(d, &len);
 	if (len > PH_PARK_DESC_MAX)
 		snprintf(why, n, "Internal error: the call is too large to wait for the client's answer "

@@ -1,7 +1,6 @@
 /* ph_hubmsg.c: the hub's messages, built and read (ph_hubmsg.h). */
 #include "first.h"
 #include "ph_hubmsg.h"
-#include "ph_cluster.h"
 #include "ph_fcgi_wire.h"
 #include "ph_json.h"
 #include <sodium.h>
@@ -162,7 +161,7 @@ ph_hubmsg_session_state(enum ph_hubmsg_type t, const struct ph_req *r, struct js
 
 struct json_object *
 ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct json_object *ids,
-		    struct json_object *push)
+		    struct json_object *push, bool with_auth)
 {
 	struct json_object *d = message(PH_HUBMSG_PARK_CALL);
 	char *who = ph_req_binding(r);
@@ -173,7 +172,7 @@ ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state, struct js
 	json_object_object_add(d, "ids", ids);
 	json_object_object_add(d, "push", push);
 	free(who);
-	if (ph_cluster_on()) {
+	if (with_auth) {
 		/* what another host's answer cannot say: who the call runs for,
 		 * for the hub that resumes it itself (ph_park_resume_held) */
 		struct json_object *a = json_object_new_object();

@@ -136,9 +136,12 @@ struct json_object *ph_hubmsg_session_hook(enum ph_hubmsg_type t, const struct p
 struct json_object *ph_hubmsg_session_state(enum ph_hubmsg_type t, const struct ph_req *r,
 					    struct json_object *extra);
 /* PARK_CALL of r (its session, binding and request), with the handler's
- * state (borrowed), the pushed requests push and their ids (both taken). */
+ * state (borrowed), the pushed requests push and their ids (both taken);
+ * with_auth (cluster:): also who the call runs for, for a hub that resumes
+ * it itself when its answer reached another host. */
 struct json_object *ph_hubmsg_park_call(const struct ph_req *r, struct json_object *state,
-					struct json_object *ids, struct json_object *push);
+					struct json_object *ids, struct json_object *push,
+					bool with_auth);
 /* PARK_ANSWER: r's JSON-RPC response r->msg on its session; only its size
  * when that is over max bytes. */
 struct json_object *ph_hubmsg_park_answer(const struct ph_req *r, long long max);

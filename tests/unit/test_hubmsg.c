@@ -154,7 +154,7 @@ park(struct ph_req *r)
 	struct ph_buf b;
 
 	ok(round_trip(ph_hubmsg_park_call(r, state, json("{\"ph-x-0\":\"k\"}"),
-					  json("[{\"method\":\"roots/list\"}]")), 77, &m) &&
+					  json("[{\"method\":\"roots/list\"}]"), false), 77, &m) &&
 	   m.type == PH_HUBMSG_PARK_CALL, "a parked call is read");
 	is_int(m.u.call.rid, 77, "with its request id");
 	is_str(m.u.call.sid, SID, "its session");
@@ -162,7 +162,7 @@ park(struct ph_req *r)
 	is_int(json_object_get_int(ph_jget(m.u.call.state, "a")), 1, "the handler's state");
 	ph_hubmsg_free(&m);
 	ok(!round_trip(ph_hubmsg_park_call(r, NULL, json("{\"ph-x-0\":\"k\",\"ph-x-1\":\"l\"}"),
-					   json("[{\"method\":\"roots/list\"}]")), 77, &m),
+					   json("[{\"method\":\"roots/list\"}]"), false), 77, &m),
 	   "a call whose ids and requests differ in number is refused");
 	ph_hubmsg_free(&m);
 
