@@ -131,7 +131,7 @@ ph_task_save(const char *dir, struct json_object *rec)
 		return -1;
 	}
 	if (ph_cluster_on())
-		return ph_task_redis_save(rec);
+		return ph_task_redis_save(rec, ph_task_ended_ms(rec));
 	text = json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN, &len);
 	path = record_path(dir, id);
 	tmp = ph_xasprintf("%s/.%s.%d.tmp", dir, id, (int)getpid());

@@ -15,6 +15,7 @@
 #ifndef PH_TASK_H
 #define PH_TASK_H
 #include "first.h"
+#include "ph_task_redis.h"
 #include <json-c/json.h>
 
 #define PH_TASK_EXT "io.modelcontextprotocol/tasks"
@@ -47,21 +48,6 @@ int ph_task_remove(const char *dir, const char *id);
  * errno. */
 int ph_task_lock(const char *dir, const char *id);
 void ph_task_unlock(int lk);
-/* True when the last load, save or lock of this process failed because
- * the cluster's Redis is unreachable (a missing record is not that). */
-bool ph_task_store_down(void);
-
-/* ---- the store in the cluster's Redis (ph_task_redis.c), which the
- * functions above use instead of dir when cluster: is configured ---- */
-#define PH_TASK_LOCK_REDIS 0x7ffffff0
-struct json_object *ph_task_redis_load(const char *id);
-int ph_task_redis_save(struct json_object *rec);
-int ph_task_redis_remove(const char *id);
-int ph_task_redis_lock(const char *id);
-void ph_task_redis_unlock(void);
-/* The PX (ms) a record is written with: 0 (none) until it ends, then until
- * its ttlMs has passed, a little longer. */
-int64_t ph_task_redis_px(struct json_object *rec);
 
 /* True for the statuses no task leaves: completed, failed, cancelled. */
 bool ph_task_status_final(const char *status);

@@ -6,7 +6,7 @@
  * (cluster.lock_ms: a holder that died frees it then) and given back only
  * by its holder. */
 #include "first.h"
-#include "ph_task.h"
+#include "ph_task_redis.h"
 #include "ph_cluster.h"
 #include "ph_json.h"
 #include "ph_log.h"
@@ -55,9 +55,9 @@ ph_task_redis_load(const char *id)
 }
 
 int64_t
-ph_task_redis_px(struct json_object *rec)
+ph_task_redis_px(struct json_object *rec, int64_t ended)
 {
-	int64_t ended = ph_task_ended_ms(rec), px = 0;
+	int64_t px = 0;
 	struct json_object *ttl = ph_jget(rec, "ttlMs");
 	if (ended > 0 && ttl && json_object_is_type(ttl, json_type_int)) {
 		/* Redis forgets it when tasks/get would call it unknown, and a
@@ -70,11 +70,11 @@ ph_task_redis_px(struct json_object *rec)
 }
 
 int
-ph_task_redis_save(struct json_object *rec)
+ph_task_redis_save(struct json_object *rec, int64_t ended_ms)
 {
 	char key[PH_CLUSTER_KEY_MAX];
 	key_of(ph_jstr(rec, "taskId"), key);
-	if (ph_cluster_put_json(key, rec, ph_task_redis_px(rec)) != 0) {
+	if (ph_cluster_put_json(key, rec, ph_task_redis_px(rec, ended_ms)) != 0) {
 		store_down = true;
 		errno = EAGAIN;
 		return -1;

@@ -137,7 +137,7 @@ fail(struct step *s, size_t i, const char *why)
 	{
 		const char *argv[8] = {"EVAL", fail_script, "2", s->keys[i], lock, s->box[i], (const char *)box, px};
 		size_t len[8] = {4, sizeof fail_script - 1, 1, strlen(s->keys[i]), strlen(lock), s->blen[i], blen, 0};
-		len[7] = (size_t)snprintf(px, sizeof px, "%lld", (long long)ph_task_redis_px(rec));
+		len[7] = (size_t)snprintf(px, sizeof px, "%lld", (long long)ph_task_redis_px(rec, ph_task_ended_ms(rec)));
 		ph_hcl_cmd(r->conn, 8, argv, len, failed, r, rec);
 	}
 	free(box);
