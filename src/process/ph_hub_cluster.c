@@ -172,25 +172,16 @@ received(struct ph_hub_cluster *c, struct json_object *doc)
 }
 #endif
 
-void
-ph_hub_cluster_publish(struct ph_hub_cluster *c, struct json_object *doc)
+/* Seals doc (taken) for the announcement channel and publishes it. */
+static void
+publish(struct ph_hub_cluster *c, struct json_object *doc)
 {
-	unsigned char *box;
-	const char *plain;
-	size_t plen, blen;
-	json_object_object_add(doc, "o", json_object_new_string(ph_shared_host_tag()));
-	json_object_object_add(doc, "x", json_object_new_int64(ph_now_us() / 1000000 + MSG_TTL_S));
-	plain = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &plen);
-	box = ph_cluster_seal(c->ann, plain, plen, &blen);
-	json_object_put(doc);
 #ifdef PH_HAVE_HIREDIS
-	{
-		const char *argv[3] = {"PUBLISH", c->ann, (const char *)box};
-		size_t len[3] = {7, strlen(c->ann), blen};
-		ph_hcl_cmd(c->conn, 3, argv, len, NULL, NULL, NULL);
-	}
+	ph_hcl_publish(c->conn, c->ann, doc, MSG_TTL_S);
+#else
+	(void)c;
+	json_object_put(doc);
 #endif
-	free(box);
 }
 
 void
@@ -201,7 +192,7 @@ ph_hub_cluster_list_changed(struct ph_hub_cluster *c, size_t k)
 		return;
 	doc = json_object_new_object();
 	json_object_object_add(doc, "k", json_object_new_int64((int64_t)k));
-	ph_hub_cluster_publish(c, doc);
+	publish(c, doc);
 }
 
 void
@@ -216,7 +207,7 @@ ph_hub_cluster_updated(struct ph_hub_cluster *c, const char *uri, bool watched)
 	json_object_object_add(doc, "u", u);
 	if (watched)
 		json_object_object_add(doc, "w", json_object_new_boolean(true));
-	ph_hub_cluster_publish(c, doc);
+	publish(c, doc);
 }
 
 /* The largest task record an announcement carries: the others' streams
@@ -241,7 +232,7 @@ ph_hub_cluster_task_changed(void *ctx, const char *id, struct json_object *rec)
 	doc = json_object_new_object();
 	json_object_object_add(doc, "t", json_object_new_string(id));
 	json_object_object_add(doc, "r", json_object_get(rec));
-	ph_hub_cluster_publish(h->cluster, doc);
+	publish(h->cluster, doc);
 }
 
 /* ---- the watchers ------------------------------------------------------------ */
@@ -278,7 +269,7 @@ batch_flush(struct ph_hub_cluster *c)
 	}
 	json_object_object_add(doc, "u", u);
 	json_object_object_add(doc, "w", json_object_new_boolean(true));
-	ph_hub_cluster_publish(c, doc);
+	publish(c, doc);
 	if (b->dropped > 0)
 		ph_log("warning", "hub: cluster: %zu changed resources were told on this host only "
 		       "(more than %d in one batch)", b->dropped, BATCH_MAX);

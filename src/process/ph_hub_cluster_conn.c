@@ -8,6 +8,7 @@
 #ifdef PH_HAVE_HIREDIS
 #include "ph_hub_cluster_conn.h"
 #include "ph_cluster.h"
+#include "ph_shared.h"
 #include "ph_util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -538,6 +539,27 @@ ph_hcl_free(struct ph_hcl *o)
 	if (o->password != NULL)
 		wipe_free(o->password);
 	free(o);
+}
+
+void
+ph_hcl_publish(struct ph_hcl *o, const char *channel, struct json_object *doc, int ttl_s)
+{
+	const char *plain, *argv[3];
+	unsigned char *box;
+	size_t plen, blen, len[3];
+	json_object_object_add(doc, "o", json_object_new_string(ph_shared_host_tag()));
+	json_object_object_add(doc, "x", json_object_new_int64(ph_now_us() / 1000000 + ttl_s));
+	plain = json_object_to_json_string_length(doc, JSON_C_TO_STRING_PLAIN, &plen);
+	box = ph_cluster_seal(channel, plain, plen, &blen);
+	json_object_put(doc);
+	argv[0] = "PUBLISH";
+	argv[1] = channel;
+	argv[2] = (const char *)box;
+	len[0] = 7;
+	len[1] = strlen(channel);
+	len[2] = blen;
+	ph_hcl_cmd(o, 3, argv, len, NULL, NULL, NULL);
+	free(box);
 }
 #else
 /* ISO C wants something in a translation unit */

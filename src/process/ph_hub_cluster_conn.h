@@ -6,6 +6,7 @@
 #define PH_HUB_CLUSTER_CONN_H
 #include "first.h"
 #include "ph_server.h"
+#include <json-c/json.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,4 +43,8 @@ bool ph_hcl_up(const struct ph_hcl *o);
  * fails (at once when the connection is not up). fn may be NULL. */
 void ph_hcl_cmd(struct ph_hcl *o, int argc, const char **argv, const size_t *len, ph_hcl_reply_fn fn,
 		void *ctx, void *priv);
+/* Stamps doc (taken) with this host's tag ("o") and an expiry ttl_s from
+ * now ("x"), seals it for channel and PUBLISHes it there; while Redis is
+ * unreachable it is dropped (the outage was logged). */
+void ph_hcl_publish(struct ph_hcl *o, const char *channel, struct json_object *doc, int ttl_s);
 #endif

@@ -72,9 +72,6 @@ struct ph_hub_cluster {
 #endif
 };
 
-/* Seals doc (taken) for the announcement channel and publishes it; while
- * Redis is unreachable it is told here only (the outage was logged). */
-void ph_hub_cluster_publish(struct ph_hub_cluster *c, struct json_object *doc);
 
 /* ---- ph_hub_cluster_session.c (only with hiredis) ---- */
 /* An announcement about a session (doc, borrowed): "ss" its subscriptions

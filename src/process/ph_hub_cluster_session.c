@@ -114,7 +114,7 @@ stored(void *ctx, void *priv, struct redisReply *r)
 		sodium_bin2hex(hex, sizeof hex, d->sid, sizeof d->sid);
 		json_object_object_add(doc, "d", json_object_new_string(hex));
 		json_object_object_add(doc, "e", json_object_new_int64(d->exp));
-		ph_hub_cluster_publish(d->c, doc);
+		ph_hcl_publish(d->c->conn, d->c->ann, doc, MSG_TTL_S);
 	} else if (d->type == PH_HUBMSG_SESSION_END) {
 		snprintf(d->out, sizeof d->out, "no the cluster's Redis did not record it within "
 			 "cluster.timeout_ms, so the other hosts still take the session; try again");
@@ -247,7 +247,7 @@ open_events(void *ctx, void *priv, struct redisReply *r)
 	d->rec = NULL;
 	doc = json_object_new_object();
 	json_object_object_add(doc, "sh", json_object_new_string(hex));
-	ph_hub_cluster_publish(d->c, doc); /* the other hubs stop recording its events */
+	ph_hcl_publish(d->c->conn, d->c->ann, doc, MSG_TTL_S); /* the other hubs stop recording its events */
 	defer_drop(d);
 }
 
@@ -324,7 +324,7 @@ subs_stored(void *ctx, void *priv, struct redisReply *r)
 		char hex[2 * PH_HUBMSG_SID_BYTES + 1];
 		sodium_bin2hex(hex, sizeof hex, d->sid, sizeof d->sid);
 		json_object_object_add(doc, "ss", json_object_new_string(hex));
-		ph_hub_cluster_publish(d->c, doc);
+		ph_hcl_publish(d->c->conn, d->c->ann, doc, MSG_TTL_S);
 	} else {
 		ph_log("warning", "hub: cluster: a session's resource subscription is kept on this host only "
 		       "(Redis did not store it)");
