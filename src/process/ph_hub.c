@@ -314,12 +314,15 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 				ph_hub_authz_events(h.authz);
 			else if (ph_hub_cluster_event(h.cluster, p, evs[i].events))
 				;
+			else if (((struct stream *)p)->dropped)
+				; /* dropped by an earlier event of this round */
 			else if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 				if (ph_hub_readable(&h, p) && (evs[i].events & EPOLLOUT))
 					ph_hub_flush(&h, p);
 			} else if (evs[i].events & EPOLLOUT)
 				ph_hub_flush(&h, p);
 		}
+		ph_hub_bury(&h);
 		if (h.want_reload && !h.stopping)
 			reload(&h);
 		h.want_reload = false;
@@ -339,6 +342,8 @@ ph_hub_run(struct ph_server *srv, const struct ph_run *run, int chan)
 	ph_log("notice", "hub %d exiting with %zu streams open", (int)getpid(), h.n);
 	while (h.n > 0)
 		ph_hub_drop(&h, h.v[h.n - 1], "the hub stopped");
+	ph_hub_bury(&h);
+	free(h.dead);
 	ph_hub_ctl_close(&h);
 	ph_hub_cluster_free(h.cluster); /* before the sessions it answers for */
 	free(h.v);

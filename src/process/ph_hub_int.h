@@ -44,6 +44,7 @@ struct stream {
 	bool get;                 /* a legacy session's GET stream */
 	bool counted;             /* in per_principal (a listen stream with a principal) */
 	struct ph_hstate *sess;   /* its session's state, NULL once that is gone */
+	bool dropped;             /* out of the hub, freed after this round of events */
 };
 
 struct hub {
@@ -57,6 +58,10 @@ struct hub {
 	size_t ncc;
 	struct stream **v;
 	size_t n, cap;
+	/* streams dropped in this round of events: an event of the same
+	 * epoll_wait may still name one, so they are freed after it */
+	struct stream **dead;
+	size_t ndead, dead_cap;
 	struct json_object *per_principal; /* listen streams held, by principal (a hash) */
 	struct ph_watch *watch;   /* resource subscriptions, NULL without inotify */
 	bool stopping, want_stop, want_reload;
@@ -71,6 +76,8 @@ struct hub {
 
 /* Removes s from the hub and frees it, logging why it ended. */
 void ph_hub_drop(struct hub *h, struct stream *s, const char *why);
+/* Frees the streams dropped since the last call (after a round of events). */
+void ph_hub_bury(struct hub *h);
 /* Writes what s has queued. Returns false when s was dropped. */
 bool ph_hub_flush(struct hub *h, struct stream *s);
 /* Queues SSE text on s and writes what it can. Returns false when s was

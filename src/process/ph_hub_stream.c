@@ -33,11 +33,15 @@ arm(struct hub *h, struct stream *s, bool out)
 		s->want_out = out;
 }
 
-/* Removes s from the hub and frees it, logging how it ended. */
+/* Removes s from the hub, logging how it ended; it is freed by
+ * ph_hub_bury once the round of events that may still name it is over. */
 void
 ph_hub_drop(struct hub *h, struct stream *s, const char *why)
 {
-	struct stream *last = h->v[h->n - 1];
+	struct stream *last;
+	if (s->dropped)
+		return;
+	last = h->v[h->n - 1];
 	ph_log("info", "hub: %s %s of %s ended (%s) after %lld ms, %lu events", s->get ? "session" : "listen",
 	       json_object_get_string(s->id), s->principal ? s->principal : "-", why,
 	       (long long)((ph_now_us() - s->opened_us) / 1000), s->events);
@@ -68,7 +72,21 @@ ph_hub_drop(struct hub *h, struct stream *s, const char *why)
 	ph_access_free(s->own);
 	json_object_put(s->assigns);
 	ph_buf_free(&s->out);
-	free(s);
+	s->dropped = true;
+	s->fd = -1;
+	if (h->ndead == h->dead_cap) {
+		h->dead_cap = h->dead_cap ? 2 * h->dead_cap : 16;
+		h->dead = ph_xrealloc(h->dead, h->dead_cap * sizeof *h->dead);
+	}
+	h->dead[h->ndead++] = s;
+}
+
+void
+ph_hub_bury(struct hub *h)
+{
+	for (size_t i = 0; i < h->ndead; i++)
+		free(h->dead[i]);
+	h->ndead = 0;
 }
 
 /* Writes what is queued. Returns false when s was dropped (the peer has
