@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -601,30 +602,52 @@ reply(int fd, const char *text)
 	(void)send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* Marks the record of id failed with message unless it has ended, and
- * tells the streams (a task that ended by itself was told of by its
- * supervisor). */
+/* ph_htr_rec_fn of a failed mark (arg: non-NULL to end the task's span):
+ * the streams are told when it was written (a task that ended by itself
+ * was told of by its supervisor). */
 static void
-mark_failed(struct ph_hub_tasks *t, const char *id, const char *message)
+marked(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written, void *arg)
 {
-	char *dir = store_dir(t->srv);
-	struct ending e = {"failed", NULL, message, message, NULL, false};
-	struct json_object *rec = edit_record(dir, id, edit_end, &e);
-	if (rec && e.applied && t->changed)
+	if (rec && written && t->changed)
 		t->changed(t->ctx, id, rec);
+	if (rec && arg != NULL && ph_otel_on)
+		ph_otel_task_ended(rec);
+}
+
+/* Marks the record of id failed with message unless it has ended; span:
+ * the run ended, as a span when telemetry is on. With cluster: on the
+ * asynchronous connection, never waited for. */
+static void
+mark_failed(struct ph_hub_tasks *t, const char *id, const char *message, bool span)
+{
+	char *dir;
+	struct ending e = {"failed", NULL, message, message, NULL, false};
+	struct json_object *rec;
+	if (ph_cluster_on()) {
+		ph_htr_fail(t->redis, id, message, marked, span ? t : NULL);
+		return;
+	}
+	dir = store_dir(t->srv);
+	rec = edit_record(dir, id, edit_end, &e);
+	if (rec == NULL && span)
+		rec = ph_task_load(dir, id);
+	marked(t, id, rec, e.applied, span ? t : NULL);
 	json_object_put(rec);
 	free(dir);
 }
 
+/* ph_htr_rec_fn of TASK_START (arg: the worker's socket): the task's
+ * supervisor forked once its record is read. */
 static void
-start(struct ph_hub_tasks *t, const char *id, int fd)
+start_read(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written, void *arg)
 {
-	char *dir = store_dir(t->srv), why[200], msg[210];
-	struct json_object *rec = ph_task_load(dir, id);
+	int fd = (int)(intptr_t)arg;
+	char why[200], msg[210];
 	const struct ph_tool *tool = rec ? ph_registry_tool(t->srv->conf->registry, ph_jstr(rec, "_tool")) : NULL;
 	const char *no = rec == NULL ? "the task's record is missing"
 		       : tool == NULL ? "the tool is no longer configured" : refusal(t, rec, why, sizeof why);
 	pid_t pid;
+	(void)written;
 	if (no) {
 		snprintf(msg, sizeof msg, "no %s", no);
 		reply(fd, msg);
@@ -635,7 +658,7 @@ start(struct ph_hub_tasks *t, const char *id, int fd)
 		sup_main(t->srv, tool, id, fd);
 	if (pid < 0) {
 		ph_log("error", "hub: fork of task %s: %s", id, strerror(errno));
-		mark_failed(t, id, "The task's process could not be started");
+		mark_failed(t, id, "The task's process could not be started", false);
 		goto out;
 	}
 	if (t->n == t->cap) {
@@ -649,6 +672,31 @@ start(struct ph_hub_tasks *t, const char *id, int fd)
 	t->records++;
 out:
 	close(fd);
+}
+
+/* ph_htr_rec_fn of TASK_CHANGED: the streams hear of the record. */
+static void
+changed_read(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written, void *arg)
+{
+	(void)written, (void)arg;
+	if (rec != NULL && t->changed)
+		t->changed(t->ctx, id, rec);
+}
+
+/* Reads the record of id and calls fn: with cluster: on the asynchronous
+ * connection, in the order asked. */
+static void
+read_then(struct ph_hub_tasks *t, const char *id, ph_htr_rec_fn fn, void *arg)
+{
+	char *dir;
+	struct json_object *rec;
+	if (ph_cluster_on()) {
+		ph_htr_get(t->redis, id, fn, arg);
+		return;
+	}
+	dir = store_dir(t->srv);
+	rec = ph_task_load(dir, id);
+	fn(t, id, rec, false, arg);
 	json_object_put(rec);
 	free(dir);
 }
@@ -667,17 +715,10 @@ static void
 changed(struct ph_hub_tasks *t, const char *id)
 {
 	struct running *run = find(t, id);
-	char *dir;
-	struct json_object *rec;
 	if (run)
 		kill(run->pid, SIGUSR1); /* our child, not yet reaped */
-	if (t->changed == NULL)
-		return;
-	dir = store_dir(t->srv);
-	if ((rec = ph_task_load(dir, id)) != NULL)
-		t->changed(t->ctx, id, rec);
-	json_object_put(rec);
-	free(dir);
+	if (t->changed != NULL)
+		read_then(t, id, changed_read, NULL);
 }
 
 /* A cancel the task store could not record: the supervisor stops the
@@ -700,7 +741,7 @@ ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd)
 	if (!ph_task_id_ok(id))
 		ph_log("error", "hub: a task message it cannot read; ignored");
 	else if (m->type == PH_HUBMSG_TASK_START && fd >= 0) {
-		start(t, id, fd);
+		read_then(t, id, start_read, (void *)(intptr_t)fd);
 		fd = -1;
 	} else if (m->type == PH_HUBMSG_TASK_CHANGED)
 		changed(t, id);
@@ -708,18 +749,6 @@ ph_hub_tasks_message(struct ph_hub_tasks *t, const struct ph_hubmsg *m, int fd)
 		stop_unrecorded(t, id);
 	if (fd >= 0)
 		close(fd);
-}
-
-/* The run of task id, ended, as a span (ph_otel_task_ended). */
-static void
-task_span(struct ph_hub_tasks *t, const char *id)
-{
-	char *dir = store_dir(t->srv);
-	struct json_object *rec = ph_task_load(dir, id);
-	if (rec != NULL)
-		ph_otel_task_ended(rec);
-	json_object_put(rec);
-	free(dir);
 }
 
 void
@@ -738,9 +767,7 @@ ph_hub_tasks_reap(struct ph_hub_tasks *t)
 				       WIFSIGNALED(st) ? "signal" : "status",
 				       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 			/* a supervisor that died before it wrote the end */
-			mark_failed(t, run.id, "The task's process was lost");
-			if (ph_otel_on)
-				task_span(t, run.id);
+			mark_failed(t, run.id, "The task's process was lost", true);
 			free(run.owner);
 			break;
 		}
@@ -814,7 +841,7 @@ pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
 		    ph_task_remove(dir, id) == 0)
 			t->pass_records--;
 	} else if ((why = ph_hub_tasks_lost(t, rec, -1)) != NULL) {
-		mark_failed(t, id, why);
+		mark_failed(t, id, why, false);
 	}
 }
 
@@ -824,10 +851,10 @@ ph_hub_tasks_tick(struct ph_hub_tasks *t, struct ph_hcl *conn)
 	struct dirent *de;
 	char *dir;
 	int n = 0;
-	if (ph_cluster_on()) {
-		ph_htr_tick(t->redis, conn, t->srv->conf->tasks.purge_interval_ms);
+	/* without cluster: only what waits on a connection left by a reload ends */
+	ph_htr_tick(t->redis, conn, t->srv->conf->tasks.purge_interval_ms);
+	if (ph_cluster_on())
 		return;
-	}
 	if (t->pass == NULL) {
 		if (ph_now_us() < t->next_pass_us)
 			return;

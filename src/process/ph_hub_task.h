@@ -58,6 +58,19 @@ void ph_htr_free(struct ph_htr *r);
 void ph_htr_tick(struct ph_htr *r, struct ph_hcl *conn, long long purge_interval_ms);
 /* After a reload: the pass in progress is dropped, the next starts anew. */
 void ph_htr_reset(struct ph_htr *r);
+/* What became of an operation on the record of id: rec (borrowed) is
+ * the record as read, or as written when written (the failed mark was
+ * written); NULL when it is missing or Redis did not answer. */
+typedef void (*ph_htr_rec_fn)(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written,
+			      void *arg);
+/* Reads the record of id on the connection of the last tick (waiting for
+ * it while it is not up, at most cluster.timeout_ms) and calls fn once,
+ * perhaps at once; operations on records are sent in order. */
+void ph_htr_get(struct ph_htr *r, const char *id, ph_htr_rec_fn fn, void *arg);
+/* Marks the record of id failed with message unless it has ended, by the
+ * pass's script (never over an edit under its lock or a newer record; read
+ * again then, a few times), and calls fn once. */
+void ph_htr_fail(struct ph_htr *r, const char *id, const char *message, ph_htr_rec_fn fn, void *arg);
 /* Renews this host's lease (cluster.lease_ms) on conn every third of it;
  * one SET at a time, never waited for. */
 void ph_hub_lease_tick(struct ph_hcl *conn);

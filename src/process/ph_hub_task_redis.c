@@ -7,7 +7,9 @@
  * other hosts they name; a working record whose host lost its lease, or
  * this host's record without a supervisor, is then failed by one script
  * that writes it only when nobody holds its lock and it is still what the
- * pass read. A record it could not fail is tried again by the next pass. */
+ * pass read. A record it could not fail is tried again by the next pass.
+ * The hub's task messages read a record, and the reap marks the task of a
+ * supervisor that died failed (the same script), on that connection too. */
 #include "first.h"
 #include "ph_hub_task.h"
 #include "ph_hub_cluster_conn.h"
@@ -30,6 +32,11 @@
 #define STEP_HOSTS 64
 /* A lease that could not be sent is tried again this soon. */
 #define LEASE_RETRY_US 100000
+/* How often a failed mark reads the record again when it was locked or
+ * changed under it; after that the next pass fails it. */
+#define FAIL_TRIES 5
+/* How often a failed mark is sent again after no reply came. */
+#define LOST_MAX 20
 
 struct ph_htr {
 	struct ph_hub_tasks *t; /* borrowed: its owner */
@@ -40,6 +47,7 @@ struct ph_htr {
 	long long count;        /* the records it counted */
 	int64_t next_pass_us;
 	long long purge_ms;
+	struct op *queue, *tail; /* operations on one record waiting for conn */
 };
 
 /* A step's records: keys[i]'s sealed value box[i] (blen[i] bytes),
@@ -163,6 +171,191 @@ judge(struct step *s)
 	}
 	step_free(s);
 	step_done(r);
+}
+
+/* ---- one record -------------------------------------------------------------------- */
+
+/* A read of a record, or a failed mark (fail != NULL), that waits for the
+ * connection, or for its replies. */
+struct op {
+	struct ph_htr *r;
+	char id[PH_TASK_ID_MAX];
+	char key[PH_CLUSTER_KEY_MAX];
+	char *fail;              /* the failed mark's message (owned), NULL: a read */
+	int tries;               /* compare-and-set attempts so far */
+	int lost;                /* replies that did not come */
+	int64_t until_us;        /* given up after this while Redis does not answer */
+	ph_htr_rec_fn fn;
+	void *arg;
+	struct json_object *rec; /* the failed record being written (owned) */
+	struct op *next;         /* in the queue */
+};
+
+static void
+op_done(struct op *o, struct json_object *rec, bool written)
+{
+	o->fn(o->r->t, o->id, rec, written, o->arg);
+	json_object_put(o->rec);
+	free(o->fail);
+	free(o);
+}
+
+static void op_send(struct op *o);
+
+/* Queues o to be sent once the connection is up, in order. */
+static void
+enqueue(struct op *o)
+{
+	struct ph_htr *r = o->r;
+	o->next = NULL;
+	if (r->tail)
+		r->tail->next = o;
+	else
+		r->queue = o;
+	r->tail = o;
+}
+
+/* No reply came for o: a failed mark is queued again while its time
+ * lasts (cluster.lease_ms), so that it is written once Redis is back.
+ * Returns false when o is to be given up. */
+static bool
+again(struct op *o)
+{
+	if (o->fail == NULL || ++o->lost > LOST_MAX || ph_now_us() > o->until_us)
+		return false;
+	json_object_put(o->rec);
+	o->rec = NULL;
+	enqueue(o);
+	return true;
+}
+
+/* ph_hcl_reply_fn of the script that writes o's failed record. */
+static void
+on_cas(void *ctx, void *priv, struct redisReply *rep)
+{
+	struct op *o = priv;
+	(void)ctx;
+	if (rep == NULL && again(o))
+		return;
+	if (rep != NULL && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) {
+		op_done(o, o->rec, true);
+	} else if (rep != NULL && rep->type == REDIS_REPLY_INTEGER && ++o->tries < FAIL_TRIES) {
+		json_object_put(o->rec); /* locked or changed since it was read: read it again */
+		o->rec = NULL;
+		op_send(o);
+	} else {
+		/* the next pass over the records fails it */
+		ph_log("warning", "hub: task %s could not be marked failed now: %.200s", o->id,
+		       rep == NULL ? "Redis is unreachable" : rep->type == REDIS_REPLY_ERROR ? rep->str : "it stays locked");
+		op_done(o, NULL, false);
+	}
+}
+
+/* Writes rec (o's record, read as box) failed when it has not ended, with
+ * the pass's script: never over an edit under the record's lock nor over a
+ * record that changed since. Returns false when it had ended. */
+static bool
+cas_failed(struct op *o, struct json_object *rec, const char *box, size_t blen)
+{
+	char lock[PH_CLUSTER_KEY_MAX], px[24];
+	const char *plain;
+	unsigned char *sealed;
+	size_t plen, slen;
+	o->rec = json_object_get(rec);
+	if (!ph_hub_task_set_failed(o->rec, o->fail))
+		return false;
+	plain = json_object_to_json_string_length(o->rec, JSON_C_TO_STRING_PLAIN, &plen);
+	sealed = ph_cluster_seal(o->key, plain, plen, &slen);
+	ph_cluster_key(PH_CK_LOCK, o->id, strlen(o->id), lock);
+	{
+		const char *argv[8] = {"EVAL", fail_script, "2", o->key, lock, box, (const char *)sealed, px};
+		size_t len[8] = {4, sizeof fail_script - 1, 1, strlen(o->key), strlen(lock), blen, slen, 0};
+		len[7] = (size_t)snprintf(px, sizeof px, "%lld", (long long)ph_task_redis_px(o->rec, ph_task_ended_ms(o->rec)));
+		ph_hcl_cmd(o->r->conn, 8, argv, len, on_cas, NULL, o);
+	}
+	free(sealed);
+	return true;
+}
+
+/* ph_hcl_reply_fn of the GET of o's record. */
+static void
+on_get(void *ctx, void *priv, struct redisReply *rep)
+{
+	struct op *o = priv;
+	struct json_object *rec = NULL;
+	(void)ctx;
+	if (rep == NULL && again(o))
+		return;
+	if (rep != NULL && rep->type == REDIS_REPLY_STRING)
+		rec = ph_cluster_open_json(o->key, rep->str, rep->len, PH_JSON_DEPTH_DOCUMENT * 2);
+	/* a record under another id's key would be a forgery that opened */
+	if (rec && (ph_jstr(rec, "taskId") == NULL || strcmp(ph_jstr(rec, "taskId"), o->id) != 0)) {
+		json_object_put(rec);
+		rec = NULL;
+	}
+	if (rec == NULL || o->fail == NULL || !cas_failed(o, rec, rep->str, rep->len))
+		op_done(o, rec, false);
+	json_object_put(rec);
+}
+
+static void
+op_send(struct op *o)
+{
+	const char *argv[2] = {"GET", o->key};
+	size_t len[2] = {3, strlen(o->key)};
+	ph_hcl_cmd(o->r->conn, 2, argv, len, on_get, NULL, o);
+}
+
+/* Sends the queued operations once the connection is up; gives up on
+ * those that waited too long (all of them: now < 0). */
+static void
+flush(struct ph_htr *r, int64_t now)
+{
+	struct op *q = r->queue, *o;
+	bool up = now >= 0 && ph_hcl_up(r->conn);
+	r->queue = r->tail = NULL;
+	while ((o = q) != NULL) {
+		q = o->next;
+		o->next = NULL;
+		if (up)
+			op_send(o); /* one that fails at once may queue itself again */
+		else if (now < 0 || now > o->until_us)
+			op_done(o, NULL, false);
+		else
+			enqueue(o);
+	}
+}
+
+static void
+op_start(struct ph_htr *r, const char *id, const char *fail, ph_htr_rec_fn fn, void *arg)
+{
+	const struct ph_cluster_conf *cc = ph_cluster_conf();
+	struct op *o = ph_xcalloc(1, sizeof *o);
+	o->r = r;
+	snprintf(o->id, sizeof o->id, "%s", id);
+	ph_cluster_key(PH_CK_TASK, id, strlen(id), o->key);
+	o->fail = fail ? ph_xstrdup(fail) : NULL;
+	o->fn = fn;
+	o->arg = arg;
+	/* a read waits for the connection as long as a command may take; a
+	 * failed mark as long as the host's lease lasts */
+	o->until_us = ph_now_us() + (cc ? fail ? cc->lease_ms : cc->timeout_ms : 0) * 1000;
+	if (r->queue == NULL && ph_hcl_up(r->conn))
+		op_send(o);
+	else
+		enqueue(o); /* the connection is not up (yet, or again) */
+}
+
+void
+ph_htr_get(struct ph_htr *r, const char *id, ph_htr_rec_fn fn, void *arg)
+{
+	op_start(r, id, NULL, fn, arg);
+}
+
+void
+ph_htr_fail(struct ph_htr *r, const char *id, const char *message, ph_htr_rec_fn fn, void *arg)
+{
+	op_start(r, id, message, fn, arg);
 }
 
 /* ---- a step ---------------------------------------------------------------------- */
@@ -311,6 +504,7 @@ ph_htr_tick(struct ph_htr *r, struct ph_hcl *conn, long long purge_interval_ms)
 	size_t len[6] = {4, 0, 5, 0, 5, sizeof SCAN_COUNT - 1};
 	r->conn = conn;
 	r->purge_ms = purge_interval_ms;
+	flush(r, ph_now_us());
 	if (r->busy || cc == NULL)
 		return;
 	if (!r->scanning) {
@@ -347,6 +541,9 @@ ph_htr_new(struct ph_hub_tasks *t)
 void
 ph_htr_free(struct ph_htr *r)
 {
+	if (r == NULL)
+		return;
+	flush(r, -1);
 	free(r);
 }
 
@@ -388,7 +585,7 @@ ph_hub_lease_tick(struct ph_hcl *conn)
 }
 #else
 struct ph_htr {
-	int unused;
+	struct ph_hub_tasks *t;
 };
 
 void
@@ -406,8 +603,9 @@ ph_htr_reset(struct ph_htr *r)
 struct ph_htr *
 ph_htr_new(struct ph_hub_tasks *t)
 {
-	(void)t;
-	return ph_xcalloc(1, sizeof(struct ph_htr));
+	struct ph_htr *r = ph_xcalloc(1, sizeof *r);
+	r->t = t;
+	return r;
 }
 
 void
@@ -420,5 +618,18 @@ void
 ph_hub_lease_tick(struct ph_hcl *conn)
 {
 	(void)conn;
+}
+
+void
+ph_htr_get(struct ph_htr *r, const char *id, ph_htr_rec_fn fn, void *arg)
+{
+	fn(r->t, id, NULL, false, arg);
+}
+
+void
+ph_htr_fail(struct ph_htr *r, const char *id, const char *message, ph_htr_rec_fn fn, void *arg)
+{
+	(void)message;
+	fn(r->t, id, NULL, false, arg);
 }
 #endif

@@ -15,7 +15,9 @@
 #    announcements flow again;
 #  - the hub never waits on Redis: with Redis stopped and cluster.timeout_ms
 #    far above subscriptions.keepalive_ms, listen streams keep getting
-#    their keep-alives and --notify's notifications without a long gap.
+#    their keep-alives and --notify's notifications without a long gap,
+#    also while a task's supervisor on that host dies (the hub marks its
+#    record failed once Redis is back).
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
@@ -47,7 +49,8 @@ printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"content":[{"type":"text","text"
 	>"$T_DIR/bump.sh"
 printf '#!/bin/sh\ncat >/dev/null\nprintf '"'"'{"contents":[{"uri":"app://counter","text":"7"}]}\\n'"'"'\n' >"$T_DIR/counter.sh"
 printf '#!/bin/sh\ncat >/dev/null\nsleep 3\nprintf '"'"'{"content":[{"type":"text","text":"napped"}]}\\n'"'"'\n' >"$T_DIR/nap.sh"
-chmod 0755 "$T_DIR/bump.sh" "$T_DIR/counter.sh" "$T_DIR/nap.sh"
+printf '#!/bin/sh\ncat >/dev/null\nexec sleep 20\n' >"$T_DIR/long.sh"
+chmod 0755 "$T_DIR/bump.sh" "$T_DIR/counter.sh" "$T_DIR/nap.sh" "$T_DIR/long.sh"
 # host_conf NAME [TOOL-LINE]: the configuration of host NAME (its own control socket)
 host_conf() {
 	cat >"$T_DIR/$1.yaml" <<YAML
@@ -432,10 +435,13 @@ kill "$LP" 2>/dev/null
 # for it (its lease, its pass over the task records) would stall all its streams that
 # long while Redis is stopped. Keep-alives come every subscriptions.keepalive_ms (300 ms);
 # no gap on any stream may pass GAP_MS, eight times that (generous on a loaded machine).
+# Meanwhile the supervisor of a task on host a dies: a hub that marked its record failed
+# (lock, GET, SET) on a connection it waited for would stall its streams as long.
 KA_MS=300 # subscriptions.keepalive_ms in host_conf
 GAP_MS=$((8 * KA_MS))
 n=$(grep -c 'configuration reloaded' "${LOGS[0]}")
-TIMEOUT_MS=5000 host_conf a "  - { name: added, description: added by a reload, exec: [./bump.sh] }"
+TIMEOUT_MS=5000 host_conf a "  - { name: added, description: added by a reload, exec: [./bump.sh] }
+  - { name: long, description: a task of twenty seconds on host a only, task: required, exec: [./long.sh] }"
 kill -HUP "${MASTERS[0]}"
 wait_for 10 sh -c "[ \$(grep -c 'configuration reloaded' '${LOGS[0]}') -gt $n ]"
 ok "host a reloads with cluster.timeout_ms 5000"
@@ -487,10 +493,33 @@ while time.time() < end and sel.get_map():
 PY
 wait_for 30 test -e "$T_DIR/ready"
 is "$(cat "$T_DIR/ready")" 3 "three listen streams, one a host"
+# only host a has the tool long: round-robin nginx brings the call there within three
+LTASK=
+for i in 1 2 3 4 5 6; do
+	tpost $((60 + i)) tools/call '{"name":"long","arguments":{}}' long
+	LTASK=$(jqr '.result.taskId // empty')
+	[ -n "$LTASK" ] && break
+done
+like "$LTASK" '.{16,}' "a task of twenty seconds starts on host a"
+# sup_of_a: the pid of a task supervisor under host a's master
+sup_of_a() {
+	local p pp
+	for p in $(pgrep -x phantom-task); do
+		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+		[ -n "$pp" ] && [ "$(ps -o ppid= -p "$pp" | tr -d ' ')" = "${MASTERS[0]}" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+wait_for 10 sup_of_a >/dev/null
+SUP=$(sup_of_a)
+like "$SUP" '^[0-9]+$' "its supervisor runs under host a's hub"
 sleep 2
 T0=$(date +%s.%N)
 kill -STOP "$REDIS_PID"
-sleep 5
+sleep 1
+kill -KILL "$SUP"
+ok "Redis stopped: the task's supervisor on host a is killed"
+sleep 4
 like "$(notify a tools/list_changed)" "^ok [1-9]" "Redis stopped: --notify on host a tells its own stream"
 sleep 5
 T1=$(date +%s.%N)
@@ -506,6 +535,14 @@ for i in 0 1 2; do
 done
 [ "$(cat "$T_DIR"/gap.? | grep -c tools)" -ge 1 ]
 ok "the stream on host a got --notify's notification"
+lget() { tpost 70 tasks/get "$(jq -nc --arg t "$LTASK" '{taskId:$t}')" "$LTASK"; }
+for _ in $(seq 1 40); do
+	lget
+	[ "$(jqr .result.status)" = failed ] && break
+	sleep 0.5
+done
+is "$(jqr .result.status)" failed "Redis back: the task whose supervisor died is failed"
+like "$(jqr '.result.statusMessage')" "process was lost" "... as a lost process"
 t_stop
 for l in "${LOGS[@]}"; do
 	! grep -qi 'password\|AddressSanitizer\|runtime error' "$l"
