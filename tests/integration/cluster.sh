@@ -110,7 +110,7 @@ cluster:
   host: host-$h
   prefix: "cl-test:"
   timeout_ms: 300
-  lease_ms: 3000
+  lease_ms: 10000
   backoff_max_ms: 1000
 YAML
 	[ -n "${2:-}" ] && cat "$2"
