@@ -606,8 +606,9 @@ reply(int fd, const char *text)
  * the streams are told when it was written (a task that ended by itself
  * was told of by its supervisor). */
 static void
-marked(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written, void *arg)
+marked(void *ctx, const char *id, struct json_object *rec, bool written, void *arg)
 {
+	struct ph_hub_tasks *t = ctx;
 	if (rec && written && t->changed)
 		t->changed(t->ctx, id, rec);
 	if (rec && arg != NULL && ph_otel_on)
@@ -639,8 +640,9 @@ mark_failed(struct ph_hub_tasks *t, const char *id, const char *message, bool sp
 /* ph_htr_rec_fn of TASK_START (arg: the worker's socket): the task's
  * supervisor forked once its record is read. */
 static void
-start_read(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written, void *arg)
+start_read(void *ctx, const char *id, struct json_object *rec, bool written, void *arg)
 {
+	struct ph_hub_tasks *t = ctx;
 	int fd = (int)(intptr_t)arg;
 	char why[200], msg[210];
 	const struct ph_tool *tool = rec ? ph_registry_tool(t->srv->conf->registry, ph_jstr(rec, "_tool")) : NULL;
@@ -676,8 +678,9 @@ out:
 
 /* ph_htr_rec_fn of TASK_CHANGED: the streams hear of the record. */
 static void
-changed_read(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written, void *arg)
+changed_read(void *ctx, const char *id, struct json_object *rec, bool written, void *arg)
 {
+	struct ph_hub_tasks *t = ctx;
 	(void)written, (void)arg;
 	if (rec != NULL && t->changed)
 		t->changed(t->ctx, id, rec);
@@ -790,8 +793,11 @@ own_lost(struct json_object *rec, int64_t now)
 	return !alive && (sup || now - made > UNSTARTED_GRACE_MS);
 }
 
-const char *
-ph_hub_tasks_lost(struct ph_hub_tasks *t, struct json_object *rec, int alive)
+/* Why a pass fails rec (borrowed), a record that has not ended: the
+ * message, or NULL to leave it. alive: whether the host named by its
+ * _host holds its lease (1, 0, -1 unknown). */
+static const char *
+lost(struct ph_hub_tasks *t, struct json_object *rec, int alive)
 {
 	const char *id = ph_jstr(rec, "taskId"), *host = ph_jstr(rec, "_host");
 	if (id == NULL || ph_task_ended_ms(rec) > 0)
@@ -805,25 +811,36 @@ ph_hub_tasks_lost(struct ph_hub_tasks *t, struct json_object *rec, int alive)
 	return NULL;
 }
 
-bool
-ph_hub_task_set_failed(struct json_object *rec, const char *message)
+static bool
+set_failed(struct json_object *rec, const char *message)
 {
 	struct ending e = {"failed", NULL, message, message, NULL, false};
 	return edit_end(rec, &e);
 }
 
-void
-ph_hub_tasks_failed(struct ph_hub_tasks *t, const char *id, struct json_object *rec)
+static void
+pass_failed(void *ctx, const char *id, struct json_object *rec)
 {
+	struct ph_hub_tasks *t = ctx;
 	if (t->changed && id != NULL)
 		t->changed(t->ctx, id, rec);
 }
 
-void
-ph_hub_tasks_passed(struct ph_hub_tasks *t, long long n)
+static void
+pass_counted(void *ctx, long long n)
 {
+	struct ph_hub_tasks *t = ctx;
 	t->records = n;
 }
+
+static const char *
+pass_lost(void *ctx, struct json_object *rec, int alive)
+{
+	return lost(ctx, rec, alive);
+}
+
+/* What the pass over Redis (ph_hub_task_redis.c) asks of this table. */
+static const struct ph_htr_ops htr_ops = {pass_lost, set_failed, pass_failed, pass_counted};
 
 /* One record of a pass over tasks.dir: removed when it expired, failed
  * when its process is gone. */
@@ -840,7 +857,7 @@ pass_rec(struct ph_hub_tasks *t, const char *dir, struct json_object *rec)
 		if (ttl && json_object_is_type(ttl, json_type_int) && now > ended + json_object_get_int64(ttl) &&
 		    ph_task_remove(dir, id) == 0)
 			t->pass_records--;
-	} else if ((why = ph_hub_tasks_lost(t, rec, -1)) != NULL) {
+	} else if ((why = lost(t, rec, -1)) != NULL) {
 		mark_failed(t, id, why, false);
 	}
 }
@@ -897,7 +914,7 @@ ph_hub_tasks_new(struct ph_server *srv, ph_hub_task_fn fn, void *ctx)
 	t->srv = srv;
 	t->changed = fn;
 	t->ctx = ctx;
-	t->redis = ph_htr_new(t);
+	t->redis = ph_htr_new(&htr_ops, t);
 	if (ph_tasks_available(srv) && ph_task_dir_ready(dir, &why) != 0)
 		ph_log("error", "hub: the task store %s: %s; tasks cannot be created", dir, why);
 	free(dir);

@@ -7,6 +7,7 @@
 #ifndef PH_HUB_TASK_H
 #define PH_HUB_TASK_H
 #include "first.h"
+#include "ph_hub_task_redis.h"
 #include "ph_server.h"
 #include "ph_hubmsg.h"
 
@@ -37,41 +38,5 @@ void ph_hub_tasks_tick(struct ph_hub_tasks *t, struct ph_hcl *conn);
 void ph_hub_tasks_stop(struct ph_hub_tasks *t);
 size_t ph_hub_tasks_running(const struct ph_hub_tasks *t);
 
-/* For ph_hub_task_redis.c. Why the pass fails rec (borrowed), a record
- * that has not ended: the message, or NULL to leave it. alive: whether the
- * host named by its _host holds its lease (1, 0, -1 unknown). */
-const char *ph_hub_tasks_lost(struct ph_hub_tasks *t, struct json_object *rec, int alive);
-/* Writes a failed end with message into rec (false: it had ended). */
-bool ph_hub_task_set_failed(struct json_object *rec, const char *message);
-/* The record of id (borrowed) was marked failed by the pass: told. */
-void ph_hub_tasks_failed(struct ph_hub_tasks *t, const char *id, struct json_object *rec);
-/* A pass over the whole store counted n records. */
-void ph_hub_tasks_passed(struct ph_hub_tasks *t, long long n);
 
-/* ph_hub_task_redis.c (with cluster:): the pass over the records in Redis
- * on the hub's asynchronous connection, and the host's lease. */
-struct ph_htr;
-struct ph_htr *ph_htr_new(struct ph_hub_tasks *t);
-void ph_htr_free(struct ph_htr *r);
-/* A step of the pass (one SCAN and what follows from its reply) when none
- * is awaited; a pass starts purge_interval_ms after the last ended. */
-void ph_htr_tick(struct ph_htr *r, struct ph_hcl *conn, long long purge_interval_ms);
-/* After a reload: the pass in progress is dropped, the next starts anew. */
-void ph_htr_reset(struct ph_htr *r);
-/* What became of an operation on the record of id: rec (borrowed) is
- * the record as read, or as written when written (the failed mark was
- * written); NULL when it is missing or Redis did not answer. */
-typedef void (*ph_htr_rec_fn)(struct ph_hub_tasks *t, const char *id, struct json_object *rec, bool written,
-			      void *arg);
-/* Reads the record of id on the connection of the last tick (waiting for
- * it while it is not up, at most cluster.timeout_ms) and calls fn once,
- * perhaps at once; operations on records are sent in order. */
-void ph_htr_get(struct ph_htr *r, const char *id, ph_htr_rec_fn fn, void *arg);
-/* Marks the record of id failed with message unless it has ended, by the
- * pass's script (never over an edit under its lock or a newer record; read
- * again then, a few times), and calls fn once. */
-void ph_htr_fail(struct ph_htr *r, const char *id, const char *message, ph_htr_rec_fn fn, void *arg);
-/* Renews this host's lease (cluster.lease_ms) on conn every third of it;
- * one SET at a time, never waited for. */
-void ph_hub_lease_tick(struct ph_hcl *conn);
 #endif

@@ -11,7 +11,7 @@
  * The hub's task messages read a record, and the reap marks the task of a
  * supervisor that died failed (the same script), on that connection too. */
 #include "first.h"
-#include "ph_hub_task.h"
+#include "ph_hub_task_redis.h"
 #include "ph_hub_cluster_conn.h"
 #include "ph_cluster.h"
 #include "ph_json.h"
@@ -39,7 +39,8 @@
 #define LOST_MAX 20
 
 struct ph_htr {
-	struct ph_hub_tasks *t; /* borrowed: its owner */
+	const struct ph_htr_ops *ops; /* its owner's */
+	void *ctx;                    /* its owner */
 	struct ph_hcl *conn;    /* borrowed, as of the last tick (NULL: none) */
 	unsigned gen;           /* a reply of an older generation is dropped */
 	bool scanning, busy;    /* a pass in progress; a reply of it awaited */
@@ -89,7 +90,7 @@ pass_over(struct ph_htr *r, bool complete)
 	r->busy = false;
 	r->next_pass_us = ph_now_us() + r->purge_ms * 1000;
 	if (complete)
-		ph_hub_tasks_passed(r->t, r->count);
+		r->ops->passed(r->ctx, r->count);
 }
 
 /* A step is done: the pass goes on at the next tick, or ends. */
@@ -120,7 +121,7 @@ failed(void *ctx, void *priv, struct redisReply *rep)
 	struct ph_htr *r = ctx;
 	struct json_object *rec = priv;
 	if (rep != NULL && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1)
-		ph_hub_tasks_failed(r->t, ph_jstr(rec, "taskId"), rec);
+		r->ops->failed(r->ctx, ph_jstr(rec, "taskId"), rec);
 	else if (rep != NULL && rep->type == REDIS_REPLY_ERROR)
 		ph_log("error", "hub: task %s: Redis refused to mark it failed: %.200s", ph_jstr(rec, "taskId"),
 		       rep->str);
@@ -138,7 +139,7 @@ fail(struct step *s, size_t i, const char *why)
 	const char *plain;
 	unsigned char *box;
 	size_t plen, blen;
-	ph_hub_task_set_failed(rec, why);
+	r->ops->set_failed(rec, why);
 	plain = json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN, &plen);
 	box = ph_cluster_seal(s->keys[i], plain, plen, &blen);
 	ph_cluster_key(PH_CK_LOCK, id, strlen(id), lock);
@@ -166,7 +167,7 @@ judge(struct step *s)
 		for (size_t h = 0; host != NULL && h < s->nhosts; h++)
 			if (strcmp(s->host[h], host) == 0)
 				alive = s->alive[h];
-		if ((why = ph_hub_tasks_lost(r->t, s->rec[i], alive)) != NULL)
+		if ((why = r->ops->lost(r->ctx, s->rec[i], alive)) != NULL)
 			fail(s, i, why);
 	}
 	step_free(s);
@@ -194,7 +195,7 @@ struct op {
 static void
 op_done(struct op *o, struct json_object *rec, bool written)
 {
-	o->fn(o->r->t, o->id, rec, written, o->arg);
+	o->fn(o->r->ctx, o->id, rec, written, o->arg);
 	json_object_put(o->rec);
 	free(o->fail);
 	free(o);
@@ -262,7 +263,7 @@ cas_failed(struct op *o, struct json_object *rec, const char *box, size_t blen)
 	unsigned char *sealed;
 	size_t plen, slen;
 	o->rec = json_object_get(rec);
-	if (!ph_hub_task_set_failed(o->rec, o->fail))
+	if (!o->r->ops->set_failed(o->rec, o->fail))
 		return false;
 	plain = json_object_to_json_string_length(o->rec, JSON_C_TO_STRING_PLAIN, &plen);
 	sealed = ph_cluster_seal(o->key, plain, plen, &slen);
@@ -531,10 +532,11 @@ ph_htr_reset(struct ph_htr *r)
 }
 
 struct ph_htr *
-ph_htr_new(struct ph_hub_tasks *t)
+ph_htr_new(const struct ph_htr_ops *ops, void *ctx)
 {
 	struct ph_htr *r = ph_xcalloc(1, sizeof *r);
-	r->t = t;
+	r->ops = ops;
+	r->ctx = ctx;
 	return r;
 }
 
@@ -585,7 +587,8 @@ ph_hub_lease_tick(struct ph_hcl *conn)
 }
 #else
 struct ph_htr {
-	struct ph_hub_tasks *t;
+	const struct ph_htr_ops *ops;
+	void *ctx;
 };
 
 void
@@ -601,10 +604,11 @@ ph_htr_reset(struct ph_htr *r)
 }
 
 struct ph_htr *
-ph_htr_new(struct ph_hub_tasks *t)
+ph_htr_new(const struct ph_htr_ops *ops, void *ctx)
 {
 	struct ph_htr *r = ph_xcalloc(1, sizeof *r);
-	r->t = t;
+	r->ops = ops;
+	r->ctx = ctx;
 	return r;
 }
 
@@ -623,13 +627,13 @@ ph_hub_lease_tick(struct ph_hcl *conn)
 void
 ph_htr_get(struct ph_htr *r, const char *id, ph_htr_rec_fn fn, void *arg)
 {
-	fn(r->t, id, NULL, false, arg);
+	fn(r->ctx, id, NULL, false, arg);
 }
 
 void
 ph_htr_fail(struct ph_htr *r, const char *id, const char *message, ph_htr_rec_fn fn, void *arg)
 {
 	(void)message;
-	fn(r->t, id, NULL, false, arg);
+	fn(r->ctx, id, NULL, false, arg);
 }
 #endif
