@@ -10,7 +10,6 @@
 #include "ph_notify.h"
 #include "ph_otel.h"
 #include "ph_otel_export.h"
-#include "ph_otlp_http.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include "ph_http.h"
@@ -103,9 +102,9 @@ telemetry_settings(const struct ph_config *c, bool check, struct ph_otel_setting
 		return -1;
 	}
 	if (s->on && s->traces)
-		why = ph_otlp_http_missing(s->traces_url);
+		why = ph_otel_url_missing(s->traces_url);
 	if (s->on && why == NULL && s->metrics)
-		why = ph_otlp_http_missing(s->metrics_url);
+		why = ph_otel_url_missing(s->metrics_url);
 	if (why != NULL) {
 		if (check)
 			fprintf(stderr, "telemetry: cannot export: %s\n", why);
