@@ -43,7 +43,8 @@ int ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size
 /* Sends rq and takes its answer, whatever its status: returns 0 with the
  * status and Retry-After in *an and the body in *out (as ph_http_do), or
  * -1 when no whole answer came (name, connection, TLS, time, a body past
- * max_bytes: err says which) with *out empty. Header values (rq->hdr, the
+ * max_bytes: err says which, with libcurl's detail where ph_http_do keeps
+ * its short words) with *out empty. Header values (rq->hdr, the
  * credentials) never appear in err: they may be secrets. */
 int ph_http_send(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf *out, char *err, size_t esz);
 

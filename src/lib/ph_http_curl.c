@@ -95,8 +95,11 @@ retry_after(CURL *h)
 	return ra > 86400 ? -1 : (long long)ra;
 }
 
-int
-ph_http_send(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf *out, char *err, size_t esz)
+/* ph_http_send; a failure says libcurl's detail when detail is set (its
+ * error buffer: "SSL certificate problem: ..."), else only what
+ * curl_easy_strerror says, as ph_http_do always has. */
+static int
+perform(const struct ph_http_req *rq, bool detail, struct ph_http_ans *an, struct ph_buf *out, char *err, size_t esz)
 {
 	static bool inited;
 	struct sink s = {.max = rq->max_bytes};
@@ -125,7 +128,7 @@ ph_http_send(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf
 		if (s.over)
 			snprintf(err, esz, "%s: more than %zu bytes", rq->url, rq->max_bytes);
 		else if (rc != CURLE_OK)
-			snprintf(err, esz, "%s: %s", rq->url, s.why[0] ? s.why : curl_easy_strerror(rc));
+			snprintf(err, esz, "%s: %s", rq->url, detail && s.why[0] ? s.why : curl_easy_strerror(rc));
 		else
 			snprintf(err, esz, "%s: no HTTP status", rq->url);
 		ph_buf_free(&s.b);
@@ -139,10 +142,16 @@ ph_http_send(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf
 }
 
 int
+ph_http_send(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf *out, char *err, size_t esz)
+{
+	return perform(rq, true, an, out, err, esz);
+}
+
+int
 ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
 {
 	struct ph_http_ans an;
-	if (ph_http_send(rq, &an, out, err, esz) != 0)
+	if (perform(rq, false, &an, out, err, esz) != 0)
 		return -1;
 	if (an.status != 200) {
 		snprintf(err, esz, "%s answered HTTP %d", rq->url, an.status);

