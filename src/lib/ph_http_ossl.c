@@ -316,6 +316,12 @@ fail:
 static void
 request_bytes(const struct ph_http_req *rq, const char *hostport, const char *path, struct ph_buf *b)
 {
+	size_t need = 512 + strlen(path) + strlen(hostport) + (rq->body ? rq->body_len : 0) +
+		      (rq->content_type ? strlen(rq->content_type) : 0) +
+		      (rq->user ? 2 * (strlen(rq->user) + (rq->pass ? strlen(rq->pass) : 0)) : 0);
+	for (size_t i = 0; rq->hdr != NULL && rq->hdr[i] != NULL && rq->hdr[i + 1] != NULL; i += 2)
+		need += strlen(rq->hdr[i]) + strlen(rq->hdr[i + 1]) + 4;
+	ph_buf_reserve(b, need); /* one allocation: no copy of a secret left in a freed one */
 	ph_buf_printf(b, "%s %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: phantom/" PACKAGE_VERSION "\r\n",
 		      rq->body ? "POST" : "GET", path, hostport);
 	for (size_t i = 0; rq->hdr != NULL && rq->hdr[i] != NULL && rq->hdr[i + 1] != NULL; i += 2)
