@@ -79,8 +79,10 @@ bad_usage(const char *what, const char *arg)
 #else
 #define BUILD_KIND ""
 #endif
-#ifdef PH_HAVE_OAUTH
+#if defined(PH_HAVE_OAUTH)
 #define OAUTH_KIND "; OAuth: yes, HTTP client: "
+#elif defined(PH_HAVE_HTTP)
+#define OAUTH_KIND "; OAuth: no, HTTP client: "
 #else
 #define OAUTH_KIND "; OAuth: no"
 #endif
@@ -264,7 +266,7 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 		case 'V':
 			printf("phantom-fcgi %s (MCP %s, %s%s%s%s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
 			       PH_LEGACY_LATEST, BUILD_KIND, OAUTH_KIND,
-#ifdef PH_HAVE_OAUTH
+#ifdef PH_HAVE_HTTP
 			       ph_http_engine()
 #else
 			       ""

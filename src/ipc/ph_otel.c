@@ -672,6 +672,6 @@ ph_otel_url_missing(const char *url)
 	return NULL;
 #else
 	return "this build has no HTTP client (configure found neither libcurl nor libssl with c-ares, "
-	       "or was given --without-oauth)";
+	       "or was given --with-http-client=no)";
 #endif
 }
