@@ -4,6 +4,7 @@
  * ph_otel_req.c; the exporter in process/ph_otel_export.c. */
 #include "first.h"
 #include "ph_otel.h"
+#include "ph_otel_ring.h"
 #include "ph_config.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
@@ -254,6 +255,7 @@ load_limits(const struct ph_config *c, struct ph_otel_settings *s, char *err, si
 	if (s->max_batch > s->max_queue)
 		s->max_batch = s->max_queue; /* as the specification says */
 	s->uri_in_name = c != NULL && c->telemetry.resource_uri_in_name;
+	s->worker_buffer = (c != NULL ? c->telemetry.worker_buffer_kb : 256) * 1024;
 	return 0;
 }
 
@@ -351,12 +353,27 @@ static struct ph_buf held;
 static unsigned nheld;
 static bool holding;
 
-/* Sends the records in b (n of them) as one datagram, or drops and counts them. */
+/* Hands the records in b (n of them) over: into this worker's ring, else as
+ * one datagram on the channel; or drops and counts them. */
 static void
 send_records(const struct ph_buf *b, unsigned n)
 {
 	if (chan[0] < 0 || n == 0)
 		return;
+	switch (ph_otel_ring_put(b->data, b->len)) {
+	case PH_RING_WAKE: /* one byte: the reader's drain skips it */
+		(void)send(chan[0], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ph_metrics_otel(PH_MO_HANDED, n);
+		return;
+	case PH_RING_PUT:
+		ph_metrics_otel(PH_MO_HANDED, n);
+		return;
+	case PH_RING_FULL:
+		ph_metrics_otel(PH_MO_DROP_CHANNEL, n);
+		return;
+	case PH_RING_NONE:
+		break;
+	}
 	if (send(chan[0], b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
 		ph_metrics_otel(PH_MO_HANDED, n);
 	else

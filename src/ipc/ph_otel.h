@@ -49,6 +49,7 @@ struct ph_otel_settings {
 	long long metric_interval_ms; /* OTEL_METRIC_EXPORT_INTERVAL */
 	long long retry_budget_ms;    /* retries of one batch stop after this long */
 	long long attr_limit;         /* OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT */
+	long long worker_buffer;      /* bytes of each worker's ring (telemetry.worker_buffer_kb) */
 	bool uri_in_name;             /* resources/read spans named with their URI */
 };
 
