@@ -378,6 +378,17 @@ vg_clean() {
 	is "${bad# }" "" "valgrind reports no memory error in any process"
 }
 
+# cluster_supported: ends the test (skip_all) when redis-server or redis-cli
+# is not installed, or $PHANTOM was built without hiredis (-t refuses cluster:)
+cluster_supported() {
+	command -v redis-server >/dev/null || skip_all "redis-server not installed"
+	command -v redis-cli >/dev/null || skip_all "redis-cli not installed"
+	printf 'cluster: { redis: "unix:/nonexistent" }\n' >"$T_DIR/probe.yaml"
+	if "$PHANTOM" -t -c "$T_DIR/probe.yaml" 2>&1 | grep -q 'built without hiredis'; then
+		skip_all "phantom-fcgi built without hiredis"
+	fi
+}
+
 # workers_of PID: the worker pids of a master, one per line, sorted (its
 # hub, named phantom-hub, is not a worker)
 workers_of() {
