@@ -472,6 +472,8 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 		enum ph_persist_how how;
 		out = ph_persist_call(&h->exec, &lim, in, &hooks, (int)r->srv->conf->limits.json_depth, &how);
 		fd3_done(&ec);
+		for (size_t i = 0; i < ne; i++)
+			free(env[i]);
 		json_object_put(in);
 		/* the log line says fresh when any process of the request was */
 		if (r->exec_how == NULL || how == PH_PERSIST_FRESH)
