@@ -4,6 +4,7 @@
  * ph_otel_req.c; the exporter in process/ph_otel_export.c. */
 #include "first.h"
 #include "ph_otel.h"
+#include "ph_cluster.h"
 #include "ph_otel_ring.h"
 #include "ph_config.h"
 #include "ph_log.h"
@@ -280,6 +281,9 @@ ph_otel_settings_load(const struct ph_config *c, struct ph_otel_settings *s, cha
 	s->service_name = ph_xstrdup(v ? v : c != NULL && c->telemetry.service_name ? c->telemetry.service_name
 										: "phantom");
 	s->resource = ph_xstrdup(env("OTEL_RESOURCE_ATTRIBUTES") ? env("OTEL_RESOURCE_ATTRIBUTES") : "");
+	/* the hosts of a cluster told apart (DESIGN.md 4e) */
+	if (c != NULL && c->cluster != NULL && c->cluster->host != NULL)
+		s->instance_id = ph_xstrdup(c->cluster->host);
 	v = env("OTEL_TRACES_EXPORTER");
 	s->traces = s->traces_url != NULL && (v == NULL || strcmp(v, "none") != 0);
 	v = env("OTEL_METRICS_EXPORTER");
@@ -301,7 +305,68 @@ ph_otel_settings_free(struct ph_otel_settings *s)
 	free(s->metrics_url);
 	free(s->service_name);
 	free(s->resource);
+	free(s->instance_id);
 	memset(s, 0, sizeof *s);
+}
+
+/* Calls fn for each k=v of an OTEL_RESOURCE_ATTRIBUTES list (blanks around
+ * each trimmed, an entry without '=' or a key skipped) until it returns
+ * true. Returns whether one did. */
+static bool
+resource_each(const char *list, bool (*fn)(void *, const char *, size_t, const char *, size_t), void *ctx)
+{
+	char *copy = ph_xstrdup(list ? list : ""), *save = NULL;
+	bool stop = false;
+	for (char *kv = strtok_r(copy, ",", &save); kv && !stop; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		size_t kl, vl;
+		const char *k, *v;
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		k = ph_trim(kv, &kl);
+		v = ph_trim(eq + 1, &vl);
+		if (kl > 0)
+			stop = fn(ctx, k, kl, v, vl);
+	}
+	free(copy);
+	return stop;
+}
+
+static bool
+key_is(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
+{
+	(void)v;
+	(void)vl;
+	return strlen(ctx) == kl && memcmp(ctx, k, kl) == 0;
+}
+
+static bool
+put_kv(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
+{
+	char *key;
+	if (kl == 12 && memcmp(k, "service.name", 12) == 0) /* OTEL_SERVICE_NAME's, or ours */
+		return false;
+	key = ph_xstrndup(k, kl);
+	ph_pb_kv_strn(ctx, 1, key, v, vl);
+	free(key);
+	return false;
+}
+
+void
+ph_otel_resource(const struct ph_otel_settings *s, struct ph_buf *b)
+{
+	char host[256];
+	ph_pb_kv_str(b, 1, "service.name", s->service_name);
+	ph_pb_kv_str(b, 1, "telemetry.sdk.name", "phantom");
+	ph_pb_kv_str(b, 1, "telemetry.sdk.version", PACKAGE_VERSION);
+	if (!resource_each(s->resource, key_is, (void *)"host.name") && gethostname(host, sizeof host) == 0) {
+		host[sizeof host - 1] = '\0';
+		ph_pb_kv_str(b, 1, "host.name", host);
+	}
+	if (s->instance_id != NULL && !resource_each(s->resource, key_is, (void *)"service.instance.id"))
+		ph_pb_kv_str(b, 1, "service.instance.id", s->instance_id);
+	resource_each(s->resource, put_kv, b);
 }
 
 /* ---- the channel ----------------------------------------------------------------- */

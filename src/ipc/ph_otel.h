@@ -43,6 +43,7 @@ struct ph_otel_settings {
 	long long timeout_ms;    /* one export request */
 	char *service_name;
 	char *resource;          /* OTEL_RESOURCE_ATTRIBUTES as given: k=v,k=v */
+	char *instance_id;       /* service.instance.id: cluster.host, NULL without a cluster */
 	enum ph_otel_sampler sampler;
 	double ratio;
 	long long delay_ms, max_queue, max_batch, export_timeout_ms; /* OTEL_BSP_* */
@@ -65,6 +66,13 @@ extern struct ph_otel_settings ph_otel;
 int ph_otel_settings_load(const struct ph_config *c, struct ph_otel_settings *s, char *err,
 			  size_t errsz);
 void ph_otel_settings_free(struct ph_otel_settings *s);
+
+/* The content of the Resource message of s's exports (the attributes,
+ * field 1) into b: service.name, telemetry.sdk.*, host.name (gethostname),
+ * service.instance.id (cluster.host) and OTEL_RESOURCE_ATTRIBUTES, whose
+ * keys win: a key it sets is not also written from elsewhere. */
+struct ph_buf;
+void ph_otel_resource(const struct ph_otel_settings *s, struct ph_buf *b);
 
 /* Turns telemetry on in this process and the ones it forks: takes s (moved)
  * and makes the channel records go on. Returns 0 or -1 (logged). */

@@ -168,39 +168,12 @@ drain(struct exporter *e)
 
 /* ---- envelopes ------------------------------------------------------------------- */
 
-/* resource.proto Resource {attributes = 1}: service.name, the SDK, the host,
- * and OTEL_RESOURCE_ATTRIBUTES (service.name from OTEL_SERVICE_NAME wins) */
+/* resource.proto Resource {attributes = 1}: ph_otel_resource */
 static void
 make_resource(struct exporter *e)
 {
-	char host[256];
-	char *copy = ph_xstrdup(ph_otel.resource), *save = NULL;
 	ph_buf_init(&e->resource);
-	ph_pb_kv_str(&e->resource, 1, "service.name", ph_otel.service_name);
-	ph_pb_kv_str(&e->resource, 1, "telemetry.sdk.name", "phantom");
-	ph_pb_kv_str(&e->resource, 1, "telemetry.sdk.version", PACKAGE_VERSION);
-	if (gethostname(host, sizeof host) == 0) {
-		host[sizeof host - 1] = '\0';
-		ph_pb_kv_str(&e->resource, 1, "host.name", host);
-	}
-	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		size_t kl, vl;
-		const char *k, *v;
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
-		k = ph_trim(kv, &kl);
-		v = ph_trim(eq + 1, &vl);
-		if (kl == 0 || (kl == 12 && memcmp(k, "service.name", 12) == 0))
-			continue;
-		{
-			char *key = ph_xstrndup(k, kl);
-			ph_pb_kv_strn(&e->resource, 1, key, v, vl);
-			free(key);
-		}
-	}
-	free(copy);
+	ph_otel_resource(&ph_otel, &e->resource);
 }
 
 /* common.proto InstrumentationScope {name = 1, version = 2} */
