@@ -267,9 +267,9 @@ conf_subst() {
 t_started() {
 	local name=$1 pid=$2 log=$3; shift 3
 	T_PIDS+=("$pid")
-	# CHECK is tried every 50 ms for 5 s; a process that has exited will
-	# not start, so stop waiting for it at once
-	for _ in $(seq 1 100); do
+	# CHECK is tried every 50 ms for T_START_S seconds (default 5); a
+	# process that has exited will not start, so stop waiting for it at once
+	for _ in $(seq 1 $(( ${T_START_S:-5} * 20 ))); do
 		"$@" && return 0
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
@@ -323,6 +323,70 @@ spawn_fcgi_tcp() {
 	spawn-fcgi -n -a 127.0.0.1 -p "$port" -- "$PHANTOM" -c "$conf" "$@" >"$PH_LOG" 2>&1 &
 	PH_PID=$!
 	t_started spawn-fcgi "$PH_PID" "$PH_LOG" port_open "$port"
+}
+
+# ---- valgrind --------------------------------------------------------------------
+# Code that calls into libraries ASan cannot see (libcrypto, libcurl,
+# hiredis) runs under valgrind too. VG: the valgrind command of these tests
+# (-q: a log holds nothing but what valgrind reports).
+VG=(valgrind -q --error-exitcode=97 --track-origins=yes --leak-check=no)
+
+# vg_supported: ends the test (skip_all) when valgrind is not installed or
+# $PHANTOM is a sanitizer build (both own the shadow memory)
+vg_supported() {
+	command -v valgrind >/dev/null || skip_all "valgrind not installed"
+	if nm -D "$PHANTOM" 2>/dev/null | grep -q ' __asan_init'; then skip_all "a sanitizer build"; fi
+}
+# vg_unit NAME: runs tests/unit/NAME (when built) under valgrind: two
+# checks, it passes and valgrind reports nothing
+vg_unit() {
+	local t=$top_builddir/tests/unit/$1 rc
+	[ -x "$t" ] || return 0
+	"$top_builddir/libtool" --mode=execute "${VG[@]}" --log-file="$T_DIR/$1.vg" "$t" >"$T_DIR/$1.out" 2>&1
+	rc=$?
+	is "$rc:$(grep -c '^not ok' "$T_DIR/$1.out")" 0:0 "$1 passes under valgrind"
+	is "$(grep -c '== [A-Z]' "$T_DIR/$1.vg")" 0 "$1: valgrind reports nothing"
+}
+# vg_wrapper NAME: writes $T_DIR/NAME, a script that
+# execs $PHANTOM with its arguments under valgrind, and prints its path.
+# Every process it becomes (a master, its hub, workers, exporter, task
+# supervisors) logs to $T_DIR/NAME.vg.PID. For the starters above:
+#   PHANTOM=$(vg_wrapper vg-a) T_START_S=60 phantom_listen CONF
+vg_wrapper() {
+	local w=$T_DIR/$1
+	{
+		echo '#!/bin/sh'
+		printf 'exec'; printf ' %q' "${VG[@]}" "--log-file=$w.vg.%p" "$PHANTOM"; echo ' "$@"'
+	} >"$w"
+	chmod 0755 "$w"
+	echo "$w"
+}
+# vg_clean WRAPPER MIN WHAT: two checks on the logs of WRAPPER (vg_wrapper's
+# path): valgrind followed at least MIN processes (WHAT names them), and
+# none of them reported anything; the report of each one that did is shown
+# and its log named. Stop the processes first (valgrind writes as they exit).
+vg_clean() {
+	local f n=0 bad=
+	for f in "$1".vg.*; do
+		[ -e "$f" ] || continue
+		n=$((n + 1))
+		grep -q '== [A-Z]' "$f" || continue
+		bad="$bad ${f##*/}"
+		echo "# $f:"; sed 's/^/#   /' "$f" | head -60
+	done
+	[ "$n" -ge "$2" ]; ok "valgrind followed $3 ($n processes)"
+	is "${bad# }" "" "valgrind reports no memory error in any process"
+}
+
+# cluster_supported: ends the test (skip_all) when redis-server or redis-cli
+# is not installed, or $PHANTOM was built without hiredis (-t refuses cluster:)
+cluster_supported() {
+	command -v redis-server >/dev/null || skip_all "redis-server not installed"
+	command -v redis-cli >/dev/null || skip_all "redis-cli not installed"
+	printf 'cluster: { redis: "unix:/nonexistent" }\n' >"$T_DIR/probe.yaml"
+	if "$PHANTOM" -t -c "$T_DIR/probe.yaml" 2>&1 | grep -q 'built without hiredis'; then
+		skip_all "phantom-fcgi built without hiredis"
+	fi
 }
 
 # workers_of PID: the worker pids of a master, one per line, sorted (its

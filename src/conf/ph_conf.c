@@ -580,6 +580,9 @@ static const struct key keys[] = {
 	 NULL, "a batch the collector refuses with 429, 502, 503 or 504 (or cannot be reached) is "
 	 "retried with exponential backoff, honouring Retry-After, for this long at most "
 	 "(OTEL_BSP_EXPORT_TIMEOUT)"},
+	{"telemetry.worker_buffer_kb", K_INT, 16, 65536, "256", false, OFF(telemetry.worker_buffer_kb), NULL,
+	 "KiB of records each worker may have waiting for the exporter (a ring in shared memory, "
+	 "backed only as it fills); what does not fit is dropped and counted"},
 	{"telemetry.resource_uri_in_name", K_BOOL, 0, 0, "false", false,
 	 OFF(telemetry.resource_uri_in_name), NULL,
 	 "name resources/read spans with the URI (high cardinality; off: the method name alone)"},

@@ -446,6 +446,39 @@ count_exec(const struct ph_exec_result *res)
 		ph_metrics_exec(why[res->status]);
 }
 
+/* A persistent process is started once, its environment without the
+ * call's trace variables: each call line carries the handler span's context
+ * instead, in meta (the request's _meta, where the MCP conventions carry
+ * it) as traceparent and tracestate, replacing the client's (the parent of
+ * the request's span, so nothing is lost). A new meta: _meta is the
+ * request's. */
+static void
+meta_trace(struct ph_req *r, struct json_object *in)
+{
+	struct json_object *old = ph_jget(in, "meta"), *m;
+	bool tp = false, ts = false;
+	if (!json_object_is_type(old, json_type_object))
+		return;
+	m = json_object_new_object();
+	json_object_object_foreach(old, k, v) {
+		if (strcmp(k, "traceparent") == 0) {
+			ph_jset(m, k, json_object_new_string(r->trace.child_traceparent));
+			tp = true;
+		} else if (strcmp(k, "tracestate") == 0) {
+			if (r->trace.tracestate)
+				ph_jset(m, k, json_object_new_string(r->trace.tracestate));
+			ts = true;
+		} else {
+			ph_jset(m, k, json_object_get(v));
+		}
+	}
+	if (!tp)
+		ph_jset(m, "traceparent", json_object_new_string(r->trace.child_traceparent));
+	if (!ts && r->trace.tracestate)
+		ph_jset(m, "tracestate", json_object_new_string(r->trace.tracestate));
+	ph_jset(in, "meta", m);
+}
+
 static struct json_object *
 run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocation *inv)
 {
@@ -470,8 +503,12 @@ run_exec(struct ph_req *r, const struct ph_handler *h, const struct ph_invocatio
 	ph_call_exec_limits(r, &lim);
 	if (h->exec.persist.on) {
 		enum ph_persist_how how;
+		if (ph_otel_on && r->trace.child_traceparent[0])
+			meta_trace(r, in);
 		out = ph_persist_call(&h->exec, &lim, in, &hooks, (int)r->srv->conf->limits.json_depth, &how);
 		fd3_done(&ec);
+		for (size_t i = 0; i < ne; i++)
+			free(env[i]);
 		json_object_put(in);
 		/* the log line says fresh when any process of the request was */
 		if (r->exec_how == NULL || how == PH_PERSIST_FRESH)

@@ -4,6 +4,8 @@
  * ph_otel_req.c; the exporter in process/ph_otel_export.c. */
 #include "first.h"
 #include "ph_otel.h"
+#include "ph_cluster.h"
+#include "ph_otel_ring.h"
 #include "ph_config.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
@@ -281,6 +283,7 @@ load_limits(const struct ph_config *c, struct ph_otel_settings *s, char *err, si
 	if (s->max_batch > s->max_queue)
 		s->max_batch = s->max_queue; /* as the specification says */
 	s->uri_in_name = c != NULL && c->telemetry.resource_uri_in_name;
+	s->worker_buffer = (c != NULL ? c->telemetry.worker_buffer_kb : 256) * 1024;
 	return 0;
 }
 
@@ -305,6 +308,9 @@ ph_otel_settings_load(const struct ph_config *c, struct ph_otel_settings *s, cha
 	s->service_name = ph_xstrdup(v ? v : c != NULL && c->telemetry.service_name ? c->telemetry.service_name
 										: "phantom");
 	s->resource = ph_xstrdup(env("OTEL_RESOURCE_ATTRIBUTES") ? env("OTEL_RESOURCE_ATTRIBUTES") : "");
+	/* the hosts of a cluster told apart (DESIGN.md 4e) */
+	if (c != NULL && c->cluster != NULL && c->cluster->host != NULL)
+		s->instance_id = ph_xstrdup(c->cluster->host);
 	v = env("OTEL_TRACES_EXPORTER");
 	s->traces = s->traces_url != NULL && (v == NULL || strcmp(v, "none") != 0);
 	v = env("OTEL_METRICS_EXPORTER");
@@ -328,7 +334,68 @@ ph_otel_settings_free(struct ph_otel_settings *s)
 	free(s->metrics_ca);
 	free(s->service_name);
 	free(s->resource);
+	free(s->instance_id);
 	memset(s, 0, sizeof *s);
+}
+
+/* Calls fn for each k=v of an OTEL_RESOURCE_ATTRIBUTES list (blanks around
+ * each trimmed, an entry without '=' or a key skipped) until it returns
+ * true. Returns whether one did. */
+static bool
+resource_each(const char *list, bool (*fn)(void *, const char *, size_t, const char *, size_t), void *ctx)
+{
+	char *copy = ph_xstrdup(list ? list : ""), *save = NULL;
+	bool stop = false;
+	for (char *kv = strtok_r(copy, ",", &save); kv && !stop; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		size_t kl, vl;
+		const char *k, *v;
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		k = ph_trim(kv, &kl);
+		v = ph_trim(eq + 1, &vl);
+		if (kl > 0)
+			stop = fn(ctx, k, kl, v, vl);
+	}
+	free(copy);
+	return stop;
+}
+
+static bool
+key_is(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
+{
+	(void)v;
+	(void)vl;
+	return strlen(ctx) == kl && memcmp(ctx, k, kl) == 0;
+}
+
+static bool
+put_kv(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
+{
+	char *key;
+	if (kl == 12 && memcmp(k, "service.name", 12) == 0) /* OTEL_SERVICE_NAME's, or ours */
+		return false;
+	key = ph_xstrndup(k, kl);
+	ph_pb_kv_strn(ctx, 1, key, v, vl);
+	free(key);
+	return false;
+}
+
+void
+ph_otel_resource(const struct ph_otel_settings *s, struct ph_buf *b)
+{
+	char host[256];
+	ph_pb_kv_str(b, 1, "service.name", s->service_name);
+	ph_pb_kv_str(b, 1, "telemetry.sdk.name", "phantom");
+	ph_pb_kv_str(b, 1, "telemetry.sdk.version", PACKAGE_VERSION);
+	if (!resource_each(s->resource, key_is, (void *)"host.name") && gethostname(host, sizeof host) == 0) {
+		host[sizeof host - 1] = '\0';
+		ph_pb_kv_str(b, 1, "host.name", host);
+	}
+	if (s->instance_id != NULL && !resource_each(s->resource, key_is, (void *)"service.instance.id"))
+		ph_pb_kv_str(b, 1, "service.instance.id", s->instance_id);
+	resource_each(s->resource, put_kv, b);
 }
 
 /* ---- the channel ----------------------------------------------------------------- */
@@ -380,12 +447,27 @@ static struct ph_buf held;
 static unsigned nheld;
 static bool holding;
 
-/* Sends the records in b (n of them) as one datagram, or drops and counts them. */
+/* Hands the records in b (n of them) over: into this worker's ring, else as
+ * one datagram on the channel; or drops and counts them. */
 static void
 send_records(const struct ph_buf *b, unsigned n)
 {
 	if (chan[0] < 0 || n == 0)
 		return;
+	switch (ph_otel_ring_put(b->data, b->len)) {
+	case PH_RING_WAKE: /* one byte: the reader's drain skips it */
+		(void)send(chan[0], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ph_metrics_otel(PH_MO_HANDED, n);
+		return;
+	case PH_RING_PUT:
+		ph_metrics_otel(PH_MO_HANDED, n);
+		return;
+	case PH_RING_FULL:
+		ph_metrics_otel(PH_MO_DROP_CHANNEL, n);
+		return;
+	case PH_RING_NONE:
+		break;
+	}
 	if (send(chan[0], b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
 		ph_metrics_otel(PH_MO_HANDED, n);
 	else

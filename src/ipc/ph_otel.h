@@ -47,12 +47,14 @@ struct ph_otel_settings {
 	long long timeout_ms;    /* one export request */
 	char *service_name;
 	char *resource;          /* OTEL_RESOURCE_ATTRIBUTES as given: k=v,k=v */
+	char *instance_id;       /* service.instance.id: cluster.host, NULL without a cluster */
 	enum ph_otel_sampler sampler;
 	double ratio;
 	long long delay_ms, max_queue, max_batch, export_timeout_ms; /* OTEL_BSP_* */
 	long long metric_interval_ms; /* OTEL_METRIC_EXPORT_INTERVAL */
 	long long retry_budget_ms;    /* retries of one batch stop after this long */
 	long long attr_limit;         /* OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT */
+	long long worker_buffer;      /* bytes of each worker's ring (telemetry.worker_buffer_kb) */
 	bool uri_in_name;             /* resources/read spans named with their URI */
 };
 
@@ -73,6 +75,13 @@ void ph_otel_settings_free(struct ph_otel_settings *s);
  * (for -t): it is not an http:// or https:// URL, or the build has no HTTP
  * client (lib/ph_http.h). */
 const char *ph_otel_url_missing(const char *url);
+
+/* The content of the Resource message of s's exports (the attributes,
+ * field 1) into b: service.name, telemetry.sdk.*, host.name (gethostname),
+ * service.instance.id (cluster.host) and OTEL_RESOURCE_ATTRIBUTES, whose
+ * keys win: a key it sets is not also written from elsewhere. */
+struct ph_buf;
+void ph_otel_resource(const struct ph_otel_settings *s, struct ph_buf *b);
 
 /* Turns telemetry on in this process and the ones it forks: takes s (moved)
  * and makes the channel records go on. Returns 0 or -1 (logged). */

@@ -599,8 +599,9 @@ OSSL_DO(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
 	if (h.ans.status == 200)
 		return 0;
 	/* in the words OpenSSL's own client used */
-	snprintf(err, esz, "%s: %s (code=%d%s%s)", rq->url, h.ans.status < 400 ? "status code not supported" : "received error",
-		 h.ans.status, h.reason[0] ? ", reason=" : "", h.reason);
+	snprintf(err, esz, "%s: %s (code=%d%s%s)", rq->url,
+		 h.ans.status < 400 ? "status code not supported" : "received error", h.ans.status,
+		 h.reason[0] ? ", reason=" : "", h.reason);
 	ph_buf_free(out);
 	return -1;
 }

@@ -22,6 +22,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A pass; without hiredis only its owner, to answer "no record". */
+struct ph_htr {
+	const struct ph_htr_ops *ops; /* its owner's */
+	void *ctx;                    /* its owner */
+#ifdef PH_HAVE_HIREDIS
+	struct ph_hcl *conn;    /* borrowed, as of the last tick (NULL: none) */
+	unsigned gen;           /* a reply of an older generation is dropped */
+	bool scanning, busy;    /* a pass in progress; a reply of it awaited */
+	char cursor[32];        /* its SCAN cursor */
+	long long count;        /* the records it counted */
+	int64_t next_pass_us;
+	long long purge_ms;
+	struct op *queue, *tail; /* operations on one record waiting for conn */
+#endif
+};
+
 #ifdef PH_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
 
@@ -37,19 +54,6 @@
 #define FAIL_TRIES 5
 /* How often a failed mark is sent again after no reply came. */
 #define LOST_MAX 20
-
-struct ph_htr {
-	const struct ph_htr_ops *ops; /* its owner's */
-	void *ctx;                    /* its owner */
-	struct ph_hcl *conn;    /* borrowed, as of the last tick (NULL: none) */
-	unsigned gen;           /* a reply of an older generation is dropped */
-	bool scanning, busy;    /* a pass in progress; a reply of it awaited */
-	char cursor[32];        /* its SCAN cursor */
-	long long count;        /* the records it counted */
-	int64_t next_pass_us;
-	long long purge_ms;
-	struct op *queue, *tail; /* operations on one record waiting for conn */
-};
 
 /* A step's records: keys[i]'s sealed value box[i] (blen[i] bytes),
  * opened as rec[i] (NULL: it did not open). */
@@ -531,24 +535,6 @@ ph_htr_reset(struct ph_htr *r)
 	r->busy = false;
 }
 
-struct ph_htr *
-ph_htr_new(const struct ph_htr_ops *ops, void *ctx)
-{
-	struct ph_htr *r = ph_xcalloc(1, sizeof *r);
-	r->ops = ops;
-	r->ctx = ctx;
-	return r;
-}
-
-void
-ph_htr_free(struct ph_htr *r)
-{
-	if (r == NULL)
-		return;
-	flush(r, -1);
-	free(r);
-}
-
 /* ---- the lease --------------------------------------------------------------------- */
 
 static struct {
@@ -586,11 +572,6 @@ ph_hub_lease_tick(struct ph_hcl *conn)
 	ph_hcl_cmd(conn, 5, argv, len, leased, NULL, NULL);
 }
 #else
-struct ph_htr {
-	const struct ph_htr_ops *ops;
-	void *ctx;
-};
-
 void
 ph_htr_tick(struct ph_htr *r, struct ph_hcl *conn, long long purge_interval_ms)
 {
@@ -601,21 +582,6 @@ void
 ph_htr_reset(struct ph_htr *r)
 {
 	(void)r;
-}
-
-struct ph_htr *
-ph_htr_new(const struct ph_htr_ops *ops, void *ctx)
-{
-	struct ph_htr *r = ph_xcalloc(1, sizeof *r);
-	r->ops = ops;
-	r->ctx = ctx;
-	return r;
-}
-
-void
-ph_htr_free(struct ph_htr *r)
-{
-	free(r);
 }
 
 void
@@ -637,3 +603,23 @@ ph_htr_fail(struct ph_htr *r, const char *id, const char *message, ph_htr_rec_fn
 	fn(r->ctx, id, NULL, false, arg);
 }
 #endif
+
+struct ph_htr *
+ph_htr_new(const struct ph_htr_ops *ops, void *ctx)
+{
+	struct ph_htr *r = ph_xcalloc(1, sizeof *r);
+	r->ops = ops;
+	r->ctx = ctx;
+	return r;
+}
+
+void
+ph_htr_free(struct ph_htr *r)
+{
+	if (r == NULL)
+		return;
+#ifdef PH_HAVE_HIREDIS
+	flush(r, -1); /* the operations waiting are told */
+#endif
+	free(r);
+}

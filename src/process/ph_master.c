@@ -17,6 +17,8 @@
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_oauth.h"
+#include "ph_otel.h"
+#include "ph_otel_ring.h"
 #include "ph_pool.h"
 #include "ph_shared.h"
 #include "ph_util.h"
@@ -128,6 +130,7 @@ spawn(struct master *m, size_t i)
 		close(m->sfd);
 		ph_served_counter = &m->board[i];
 		ph_shared_set_owner((int)i + 1);
+		ph_otel_ring_attach(i);
 		rc = ph_fcgi_serve(&srv, m->run, false);
 		child_exit(rc);
 	}
@@ -393,6 +396,10 @@ master_init(struct master *m, struct ph_server *srv, const struct ph_run *run)
 		ph_log("error", "mmap: %s", strerror(errno));
 		return -1;
 	}
+	/* a worker's spans go to the exporter through a ring of its slot's
+	 * (on failure, logged, through the channel) */
+	if (ph_otel_on && ph_fast_paths)
+		(void)ph_otel_rings_create(m->nslots, (size_t)ph_otel.worker_buffer);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, m->chan) != 0) {
 		ph_log("error", "the hub's channel: %s", strerror(errno));
 		return -1;

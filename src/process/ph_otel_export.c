@@ -1,10 +1,11 @@
 /* ph_otel_export.c: the exporter process (ph_otel_export.h). It is the only
  * process that talks to the collector, so a slow or absent collector costs
- * the serving processes nothing: their records wait in the channel's
- * socket buffer and, when that is full, are dropped by the sender and
- * counted. */
+ * the serving processes nothing: their records wait in the workers' rings
+ * (ipc/ph_otel_ring.c) or the channel's socket buffer and, when that is
+ * full, are dropped by the sender and counted. */
 #include "first.h"
 #include "ph_otel_export.h"
+#include "ph_otel_ring.h"
 #include "ph_exec.h"
 #include "ph_log.h"
 #include "ph_metrics.h"
@@ -32,6 +33,8 @@
 /* the largest collector's answer read (an Export*ServiceResponse, or a
  * Status with the error; neither is used past its HTTP status) */
 #define MAX_ANSWER (1 << 20)
+/* while records come, the exporter looks for more this often (ms) */
+#define DRAIN_MS 10
 /* the conventions' advice for mcp.server.*.duration, in seconds */
 static const double bounds[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300};
 #define NB (PH_ARRAY_LEN(bounds) + 1)
@@ -140,6 +143,12 @@ take_records(struct exporter *e, const unsigned char *p, size_t n)
 	}
 }
 
+static void
+ring_record(void *arg, const unsigned char *p, size_t n)
+{
+	take_records(arg, p, n);
+}
+
 /* Takes every record waiting on the channel. */
 static void
 drain(struct exporter *e)
@@ -162,39 +171,12 @@ drain(struct exporter *e)
 
 /* ---- envelopes ------------------------------------------------------------------- */
 
-/* resource.proto Resource {attributes = 1}: service.name, the SDK, the host,
- * and OTEL_RESOURCE_ATTRIBUTES (service.name from OTEL_SERVICE_NAME wins) */
+/* resource.proto Resource {attributes = 1}: ph_otel_resource */
 static void
 make_resource(struct exporter *e)
 {
-	char host[256];
-	char *copy = ph_xstrdup(ph_otel.resource), *save = NULL;
 	ph_buf_init(&e->resource);
-	ph_pb_kv_str(&e->resource, 1, "service.name", ph_otel.service_name);
-	ph_pb_kv_str(&e->resource, 1, "telemetry.sdk.name", "phantom");
-	ph_pb_kv_str(&e->resource, 1, "telemetry.sdk.version", PACKAGE_VERSION);
-	if (gethostname(host, sizeof host) == 0) {
-		host[sizeof host - 1] = '\0';
-		ph_pb_kv_str(&e->resource, 1, "host.name", host);
-	}
-	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		size_t kl, vl;
-		const char *k, *v;
-		if (eq == NULL)
-			continue;
-		*eq = '\0';
-		k = ph_trim(kv, &kl);
-		v = ph_trim(eq + 1, &vl);
-		if (kl == 0 || (kl == 12 && memcmp(k, "service.name", 12) == 0))
-			continue;
-		{
-			char *key = ph_xstrndup(k, kl);
-			ph_pb_kv_strn(&e->resource, 1, key, v, vl);
-			free(key);
-		}
-	}
-	free(copy);
+	ph_otel_resource(&ph_otel, &e->resource);
 }
 
 /* common.proto InstrumentationScope {name = 1, version = 2} */
@@ -327,12 +309,13 @@ static void
 wait_taking(struct exporter *e, int64_t until)
 {
 	for (;;) {
-		int64_t now = ph_now_us();
+		int64_t now = ph_now_us(), ms = (until - now + 999) / 1000;
 		struct pollfd pf = {e->fd, POLLIN, 0};
 		if (now >= until || e->eof || stop_asked)
 			return;
-		if (poll(&pf, 1, (int)((until - now + 999) / 1000)) > 0)
+		if (poll(&pf, 1, ms < DRAIN_MS ? (int)ms : DRAIN_MS) > 0) /* the rings are looked at too */
 			drain(e);
+		(void)ph_otel_rings_take(ring_record, e);
 	}
 }
 
@@ -440,9 +423,11 @@ export_batch(struct exporter *e)
 {
 	size_t n = e->nspans < (size_t)ph_otel.max_batch ? e->nspans : (size_t)ph_otel.max_batch;
 	struct ph_buf b;
+	bool sent;
 	ph_buf_init(&b);
 	traces_body(e, n, &b);
-	ph_metrics_otel(post(e, ph_otel.traces_url, ph_otel.traces_ca, ph_otel.traces_ca_from, &b) ? PH_MO_EXPORTED : PH_MO_DROP_EXPORT, n);
+	sent = post(e, ph_otel.traces_url, ph_otel.traces_ca, ph_otel.traces_ca_from, &b);
+	ph_metrics_otel(sent ? PH_MO_EXPORTED : PH_MO_DROP_EXPORT, n);
 	ph_buf_free(&b);
 	for (size_t i = 0; i < n; i++)
 		ph_buf_free(&e->spans[i]);
@@ -469,7 +454,6 @@ export_metrics(struct exporter *e)
  * looks again (at most DRAIN_MS, never past due): under load it wakes a
  * hundred times a second, not once a request, and the workers' sends find
  * nobody to wake. The socket buffer holds what comes meanwhile. */
-#define DRAIN_MS 10
 static void
 nap(int64_t due)
 {
@@ -484,6 +468,25 @@ nap(int64_t due)
 	ts.tv_sec = 0;
 	ts.tv_nsec = (long)us * 1000;
 	nanosleep(&ts, NULL);
+}
+
+/* Takes the records of the workers' rings and of the channel, waiting for
+ * them until due: while they come it looks again after DRAIN_MS; when
+ * there are none it sleeps until due or until a worker wakes it. */
+static void
+take_until(struct exporter *e, int64_t due)
+{
+	int64_t now = ph_now_us();
+	int ms = due > now ? (int)((due - now + 999) / 1000) : 0;
+	struct pollfd pf = {e->fd, POLLIN, 0};
+	if ((ph_otel_rings_take(ring_record, e) > 0 || !ph_otel_rings_arm()) && ms > DRAIN_MS)
+		ms = DRAIN_MS;
+	if (poll(&pf, 1, ms) > 0) {
+		drain(e);
+		nap(due);
+	}
+	ph_otel_rings_disarm();
+	(void)ph_otel_rings_take(ring_record, e);
 }
 
 int
@@ -509,12 +512,13 @@ ph_otel_export_run(int fd, bool supervised)
 		int64_t now = ph_now_us();
 		int64_t due = e.next_metrics_us;
 		bool ending = stop_asked || e.eof;
-		struct pollfd pf = {fd, POLLIN, 0};
 		if (ph_otel.traces && e.nspans > 0 && e.last_export_us + ph_otel.delay_ms * 1000 < due)
 			due = e.last_export_us + ph_otel.delay_ms * 1000;
-		if (!ending && poll(&pf, 1, due > now ? (int)((due - now + 999) / 1000) : 0) > 0) {
+		if (!ending) {
+			take_until(&e, due);
+		} else { /* what is still there goes with the last export */
+			(void)ph_otel_rings_take(ring_record, &e);
 			drain(&e);
-			nap(due);
 		}
 		now = ph_now_us();
 		ending = stop_asked || e.eof;

@@ -114,6 +114,7 @@ struct ph_config {
 		long long timeout_ms;
 		char *service_name, *sample;
 		long long max_queue, max_batch, delay_ms, metric_interval_ms, retry_budget_ms;
+		long long worker_buffer_kb; /* each worker's ring of records (ipc/ph_otel_ring.c) */
 		bool resource_uri_in_name;
 	} telemetry;
 	/* Sections owned by feature modules, parsed by the parser their row in

@@ -25,11 +25,7 @@
 HERE=$top_srcdir/tests/conformance
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
-command -v redis-server >/dev/null || skip_all "redis-server not installed"
-command -v redis-cli >/dev/null || skip_all "redis-cli not installed"
-printf 'cluster: { redis: "unix:/nonexistent" }\n' >"$T_DIR/probe.yaml"
-"$PHANTOM" -t -c "$T_DIR/probe.yaml" 2>&1 | grep -q 'built without hiredis' &&
-	skip_all "phantom-fcgi built without hiredis"
+cluster_supported
 node_setup || skip_all "npm packages not installed (run scripts/test.sh)"
 . "$HERE/suite.sh"
 

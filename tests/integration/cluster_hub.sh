@@ -21,13 +21,9 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/reglib.sh"
 command -v nginx >/dev/null || skip_all "nginx not installed"
-command -v redis-server >/dev/null || skip_all "redis-server not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
-command -v redis-cli >/dev/null || skip_all "redis-cli not installed"
-printf 'cluster: { redis: "unix:/nonexistent" }\n' >"$T_DIR/probe.yaml"
-"$PHANTOM" -t -c "$T_DIR/probe.yaml" 2>&1 | grep -q 'built without hiredis' &&
-	skip_all "phantom-fcgi built without hiredis"
+cluster_supported
 CLIENTS=$top_srcdir/tests/integration/listen_clients.py
 
 # ---- Redis on a unix socket, append-only ---------------------------------------------------

@@ -10,23 +10,14 @@
 # the introspection endpoint about opaque tokens (libcurl again). Every
 # process must end with no memory error.
 . "${top_srcdir:-.}/tests/lib.sh"
-command -v valgrind >/dev/null || skip_all "valgrind not installed"
+vg_supported
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 . "$top_srcdir/tests/oauth-lib.sh"
 why=$(oauth_supported) || skip_all "$why"
-# A sanitizer build cannot run under valgrind (both own the shadow memory).
-if nm -D "$PHANTOM" 2>/dev/null | grep -q ' __asan_init'; then skip_all "a sanitizer build"; fi
-VG=(valgrind -q --error-exitcode=97 --track-origins=yes --leak-check=no)
 
 # ---- the unit tests that reach libcrypto
-jt=$top_builddir/tests/unit/test_jwt
-if [ -x "$jt" ]; then
-	"$top_builddir/libtool" --mode=execute "${VG[@]}" --log-file="$T_DIR/test_jwt.vg" "$jt" >"$T_DIR/test_jwt.out" 2>&1
-	rc=$?
-	is "$rc:$(grep -c '^not ok' "$T_DIR/test_jwt.out")" 0:0 "test_jwt passes under valgrind"
-	is "$(grep -c '== [A-Z]' "$T_DIR/test_jwt.vg")" 0 "test_jwt: valgrind reports nothing"
-fi
+vg_unit test_jwt
 
 # ---- Phantom under valgrind: discovery, key fetch, verification, introspection
 JT="python3 $top_srcdir/tests/jwt_tool.py"
@@ -53,14 +44,9 @@ auth:
     fetch_timeout_ms: 5000
     introspection: { endpoint: "${ISS}introspect", client_id: phantom, secret_file: intro.secret, cache_s: 5 }
 YAML
-port=$(free_port)
-PH_ADDR=127.0.0.1:$port
-PH_LOG=$T_DIR/phantom.log
-"${VG[@]}" --log-file="$T_DIR/phantom.vg.%p" "$PHANTOM" -c "$T_DIR/phantom.yaml" --listen "$PH_ADDR" 2>"$PH_LOG" &
-PH_PID=$!
-T_PIDS+=("$PH_PID")
+VGW=$(vg_wrapper phantom)
 # valgrind starts slowly: up to 60 s for the port
-wait_for 60 port_open "$port" || { echo "not ok - phantom starts under valgrind"; sed 's/^/# /' "$PH_LOG"; exit 1; }
+PHANTOM=$VGW T_START_S=60 phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok - phantom starts under valgrind"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok - nginx starts"; exit 1; }
 U=$NGINX_URL
 NOW=$(date +%s)
@@ -100,14 +86,5 @@ is "$STATUS" 200 "a good token is still served"
 kill -TERM "$PH_PID"
 wait_gone "$PH_PID" 60
 ok "phantom stops on SIGTERM"
-n=0
-for f in "$T_DIR"/phantom.vg.*; do
-	[ -e "$f" ] || continue
-	n=$((n + 1))
-	if grep -q '== [A-Z]' "$f"; then
-		echo "# $f:"; sed 's/^/#   /' "$f" | head -40
-	fi
-done
-[ "$n" -ge 4 ]; ok "valgrind followed the master, the hub and the workers ($n processes)"
-is "$(cat "$T_DIR"/phantom.vg.* 2>/dev/null | grep -c '== [A-Z]')" 0 "valgrind reports no memory error in any process"
+vg_clean "$VGW" 4 "the master, the hub and the workers"
 done_testing

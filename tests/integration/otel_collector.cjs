@@ -35,8 +35,10 @@ function traces(buf) {
   const req = svc.trace.v1.ExportTraceServiceRequest.decode(buf);
   for (const rs of req.resourceSpans) {
     const res = attrs(rs.resource && rs.resource.attributes);
+    // the keys as sent, in order: a repeated one shows here, not in res
+    const resKeys = ((rs.resource && rs.resource.attributes) || []).map((kv) => kv.key);
     for (const ss of rs.scopeSpans) for (const s of ss.spans) {
-      emit({ kind: 'span', resource: res, scope: ss.scope && ss.scope.name,
+      emit({ kind: 'span', resource: res, resourceKeys: resKeys, scope: ss.scope && ss.scope.name,
         traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId),
         name: s.name, spanKind: s.kind, start: String(s.startTimeUnixNano), end: String(s.endTimeUnixNano),
         attributes: attrs(s.attributes),

