@@ -51,8 +51,16 @@ struct series {
 struct exporter {
 	int fd;
 	bool eof;
-	struct ph_buf *spans; /* queued Span messages */
+	/* the queued spans, each already the ScopeSpans field it goes out
+	 * as, one after the other: span i ends at ends[i] */
+	struct ph_buf queue;
+	size_t *ends;
 	size_t nspans;
+	struct ph_buf body, zbody; /* an export's, kept for the next */
+#ifdef PH_HAVE_ZLIB
+	z_stream z;  /* made once and reset for each export: its 256 KiB of */
+	bool z_made; /* state are not allocated and faulted in each time */
+#endif
 	struct series *series;
 	size_t nseries;
 	int64_t start_ns;      /* of the cumulative histograms */
@@ -132,8 +140,8 @@ take_records(struct exporter *e, const unsigned char *p, size_t n)
 			if (e->nspans >= (size_t)ph_otel.max_queue) {
 				ph_metrics_otel(PH_MO_DROP_QUEUE, 1);
 			} else {
-				ph_buf_init(&e->spans[e->nspans]);
-				ph_buf_add(&e->spans[e->nspans++], r + 1, len - 1);
+				ph_pb_bytes(&e->queue, 2, r + 1, len - 1); /* ScopeSpans.spans */
+				e->ends[e->nspans++] = e->queue.len;
 			}
 		} else if (r[0] == 'M' || r[0] == 'N') {
 			add_point(e, r[0] == 'M' ? 0 : 1, r + 1, len - 1);
@@ -198,8 +206,8 @@ traces_body(struct exporter *e, size_t n, struct ph_buf *b)
 	ph_pb_bytes(b, 1, e->resource.data, e->resource.len);
 	ss = ph_pb_open(b, 2);
 	scope(b);
-	for (size_t i = 0; i < n; i++)
-		ph_pb_bytes(b, 2, e->spans[i].data, e->spans[i].len);
+	if (n > 0)
+		ph_buf_add(b, e->queue.data, e->ends[n - 1]);
 	ph_pb_close(b, ss);
 	ph_pb_close(b, rs);
 }
@@ -282,24 +290,29 @@ metrics_body(struct exporter *e, struct ph_buf *b)
 /* ---- posting -------------------------------------------------------------------- */
 
 #ifdef PH_HAVE_ZLIB
-/* in gzipped into out; false when zlib fails (sent as it is) */
+/* in gzipped into e->zbody; false when zlib fails (sent as it is) */
 static bool
-gzip_body(const struct ph_buf *in, struct ph_buf *out)
+gzip_body(struct exporter *e, const struct ph_buf *in)
 {
-	z_stream z;
-	bool ok;
-	memset(&z, 0, sizeof z);
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	z_stream *z = &e->z;
+	if (!e->z_made) {
+		memset(z, 0, sizeof *z);
+		if (deflateInit2(z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return false;
+		e->z_made = true;
+	} else if (deflateReset(z) != Z_OK) {
 		return false;
-	ph_buf_reserve(out, deflateBound(&z, in->len));
-	z.next_in = (Bytef *)in->data;
-	z.avail_in = (uInt)in->len;
-	z.next_out = (Bytef *)out->data;
-	z.avail_out = (uInt)out->cap;
-	ok = deflate(&z, Z_FINISH) == Z_STREAM_END;
-	out->len = z.total_out;
-	deflateEnd(&z);
-	return ok;
+	}
+	ph_buf_reset(&e->zbody);
+	ph_buf_reserve(&e->zbody, deflateBound(z, in->len));
+	z->next_in = (Bytef *)in->data;
+	z->avail_in = (uInt)in->len;
+	z->next_out = (Bytef *)e->zbody.data;
+	z->avail_out = (uInt)e->zbody.cap;
+	if (deflate(z, Z_FINISH) != Z_STREAM_END)
+		return false;
+	e->zbody.len = z->total_out;
+	return true;
 }
 #endif
 
@@ -340,6 +353,28 @@ log_failure(struct exporter *e, const char *url, const struct answer *a)
 		ph_log("warning", "telemetry: %s", a->err); /* "URL: why" */
 }
 
+#ifdef PH_HAVE_HTTP
+/* The headers of every export: Content-Encoding: gzip, then those of
+ * OTEL_EXPORTER_OTLP_HEADERS; made once. An export not gzipped starts two
+ * entries further. */
+static const char *const *
+otlp_headers(void)
+{
+	static const char **hdr;
+	if (hdr == NULL) {
+		size_t k = 0;
+		hdr = ph_xcalloc(2 * ph_otel.nheaders + 3, sizeof *hdr);
+		hdr[k++] = "Content-Encoding";
+		hdr[k++] = "gzip";
+		for (size_t i = 0; i < ph_otel.nheaders; i++) {
+			hdr[k++] = ph_otel.headers[i].name;
+			hdr[k++] = ph_otel.headers[i].value;
+		}
+	}
+	return hdr;
+}
+#endif
+
 /* One OTLP/HTTP POST of body[0, len) to url through lib/ph_http.h: the
  * headers of OTEL_EXPORTER_OTLP_HEADERS (secrets: the client never puts a
  * header into an error), Content-Encoding: gzip when gz; https verified
@@ -351,27 +386,16 @@ post_once(const char *url, const char *ca, const char *from, const char *body, s
 	a->retry_after_ms = -1;
 	a->err[0] = '\0';
 #ifdef PH_HAVE_HTTP
-	const char **hdr = ph_xcalloc(2 * ph_otel.nheaders + 3, sizeof *hdr);
-	struct ph_http_req rq = {.url = url, .hdr = hdr, .body = body, .body_len = len,
+	struct ph_http_req rq = {.url = url, .hdr = otlp_headers() + (gz ? 0 : 2), .body = body, .body_len = len,
 				 .content_type = "application/x-protobuf", .timeout_ms = ph_otel.timeout_ms,
 				 .max_bytes = MAX_ANSWER, .ca_file = ca, .ca_from = from};
 	struct ph_http_ans an;
 	struct ph_buf out;
-	size_t k = 0;
-	if (gz) {
-		hdr[k++] = "Content-Encoding";
-		hdr[k++] = "gzip";
-	}
-	for (size_t i = 0; i < ph_otel.nheaders; i++) {
-		hdr[k++] = ph_otel.headers[i].name;
-		hdr[k++] = ph_otel.headers[i].value;
-	}
 	if (ph_http_send(&rq, &an, &out, a->err, sizeof a->err) == 0) {
 		a->status = an.status;
 		a->retry_after_ms = an.retry_after_s >= 0 ? an.retry_after_s * 1000 : -1;
 		ph_buf_free(&out);
 	}
-	free(hdr);
 #else
 	(void)ca, (void)from, (void)body, (void)len, (void)gz;
 	snprintf(a->err, sizeof a->err, "%s: %s", url, ph_otel_url_missing(url));
@@ -384,19 +408,17 @@ post_once(const char *url, const char *ca, const char *from, const char *body, s
 static bool
 post(struct exporter *e, const char *url, const char *ca, const char *from, const struct ph_buf *raw)
 {
-	struct ph_buf z;
 	const struct ph_buf *body = raw;
 	struct answer a;
 	int64_t give_up = ph_now_us() + ph_otel.retry_budget_ms * 1000, backoff = 1000000;
 	bool ok = false;
-	ph_buf_init(&z);
 #ifdef PH_HAVE_ZLIB
-	if (ph_otel.gzip && gzip_body(raw, &z))
-		body = &z;
+	if (ph_otel.gzip && gzip_body(e, raw))
+		body = &e->zbody;
 #endif
 	for (;;) {
 		int64_t wait;
-		post_once(url, ca, from, body->data, body->len, body == &z, &a);
+		post_once(url, ca, from, body->data, body->len, body != raw, &a);
 		if (a.status >= 200 && a.status < 300) {
 			ok = true;
 			break;
@@ -413,7 +435,6 @@ post(struct exporter *e, const char *url, const char *ca, const char *from, cons
 		if (backoff < 32000000)
 			backoff *= 2;
 	}
-	ph_buf_free(&z);
 	return ok;
 }
 
@@ -422,17 +443,17 @@ static void
 export_batch(struct exporter *e)
 {
 	size_t n = e->nspans < (size_t)ph_otel.max_batch ? e->nspans : (size_t)ph_otel.max_batch;
-	struct ph_buf b;
+	size_t cut = n > 0 ? e->ends[n - 1] : 0;
 	bool sent;
-	ph_buf_init(&b);
-	traces_body(e, n, &b);
-	sent = post(e, ph_otel.traces_url, ph_otel.traces_ca, ph_otel.traces_ca_from, &b);
+	ph_buf_reset(&e->body);
+	traces_body(e, n, &e->body);
+	sent = post(e, ph_otel.traces_url, ph_otel.traces_ca, ph_otel.traces_ca_from, &e->body);
 	ph_metrics_otel(sent ? PH_MO_EXPORTED : PH_MO_DROP_EXPORT, n);
-	ph_buf_free(&b);
-	for (size_t i = 0; i < n; i++)
-		ph_buf_free(&e->spans[i]);
 	/* records taken while it was retried stay queued behind it */
-	memmove(e->spans, e->spans + n, (e->nspans - n) * sizeof *e->spans);
+	memmove(e->queue.data, e->queue.data + cut, e->queue.len - cut);
+	e->queue.len -= cut;
+	for (size_t i = n; i < e->nspans; i++)
+		e->ends[i - n] = e->ends[i] - cut;
 	e->nspans -= n;
 	e->last_export_us = ph_now_us();
 }
@@ -496,7 +517,7 @@ ph_otel_export_run(int fd, bool supervised)
 	struct sigaction sa;
 	memset(&e, 0, sizeof e);
 	e.fd = fd;
-	e.spans = ph_xcalloc((size_t)ph_otel.max_queue, sizeof *e.spans);
+	e.ends = ph_xcalloc((size_t)ph_otel.max_queue, sizeof *e.ends);
 	e.start_ns = ph_otel_now_ns();
 	e.last_export_us = ph_now_us();
 	e.next_metrics_us = e.last_export_us + ph_otel.metric_interval_ms * 1000;
@@ -536,7 +557,14 @@ ph_otel_export_run(int fd, bool supervised)
 	for (size_t i = 0; i < e.nseries; i++)
 		free(e.series[i].attrs);
 	free(e.series);
-	free(e.spans);
+	free(e.ends);
+	ph_buf_free(&e.queue);
+	ph_buf_free(&e.body);
+	ph_buf_free(&e.zbody);
+#ifdef PH_HAVE_ZLIB
+	if (e.z_made)
+		deflateEnd(&e.z);
+#endif
 	ph_buf_free(&e.resource);
 	return 0;
 }
