@@ -9,6 +9,7 @@
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_otel.h"
+#include "ph_util.h"
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct rings {
 static struct rings *shm;
 static size_t nrings, ring_bytes;
 static struct ring *mine; /* this worker's, NULL in any other process */
+static int mine_pid;      /* the worker's: a child it forks has no ring */
 
 static struct ring *
 ring_at(size_t i)
@@ -68,6 +70,7 @@ void
 ph_otel_ring_attach(size_t slot)
 {
 	mine = shm != NULL && slot < nrings ? ring_at(slot) : NULL;
+	mine_pid = ph_pid();
 }
 
 /* n bytes at position pos of r's data, which may wrap, copied in or out */
@@ -98,8 +101,8 @@ ph_otel_ring_put(const void *p, size_t n)
 {
 	uint64_t head, tail;
 	uint32_t len = (uint32_t)n;
-	if (mine == NULL)
-		return PH_RING_NONE;
+	if (mine == NULL || mine_pid != ph_pid())
+		return PH_RING_NONE; /* one writer a ring: a worker's child uses the channel */
 	head = atomic_load_explicit(&mine->head, memory_order_relaxed);
 	tail = atomic_load_explicit(&mine->tail, memory_order_acquire);
 	if (n == 0 || n > PH_OTEL_RECORD_MAX || head - tail > ring_bytes || padded(n) > ring_bytes - (head - tail))

@@ -102,6 +102,14 @@ main(void)
 	ph_otel_rings_disarm();
 	is_int(ph_otel_rings_take(take, &g), 3, "the three are taken");
 
+	/* a child of the worker (a handler it forked) has no ring */
+	pid = fork();
+	if (pid == 0)
+		_exit(ph_otel_ring_put(rec, make(rec, seq, 10)) == PH_RING_NONE ? 0 : 1);
+	waitpid(pid, &st, 0);
+	is_int(st, 0, "a process the worker forks does not write into its ring");
+	is_int(ph_otel_rings_take(take, &g), 0, "and nothing came from it");
+
 	/* slot 1: one worker puts three and exits, the next in the slot two */
 	taken_to = g.next;
 	for (int w = 0; w < 2; w++) {
