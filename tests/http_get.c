@@ -3,18 +3,23 @@
  * build whose engine is libcurl that engine's source is compiled in here.
  * tests/integration/http_client.sh runs it, under valgrind when present.
  *
- *   http_get [-d BODY] [-u USER:PASS] [-c CA_FILE] [-t TIMEOUT_MS] [-m MAX_BYTES] URL
+ *   http_get [-s] [-d BODY | -f FILE] [-T TYPE] [-H NAME=VALUE]... [-u USER:PASS]
+ *            [-c CA_FILE] [-t TIMEOUT_MS] [-m MAX_BYTES] URL
  *
- * -d makes it a POST (application/x-www-form-urlencoded). The body goes to
- * stdout; a failure's reason to stderr, exit status 1. */
+ * -d makes it a POST (application/x-www-form-urlencoded, or -T's type), -f
+ * one of FILE's bytes; -H adds a header (at most 8). The body goes to
+ * stdout; a failure's reason to stderr, exit status 1. -s takes any status
+ * (ph_http_send) and writes "status N retry-after S" to stderr first. */
 #include "first.h"
 #include "ph_http.h"
 #ifndef PH_HTTP_OSSL
 #define PH_HTTP_OSSL_TOOL 1
 #include "ph_http_ossl.c"
 #define DO ph_http_ossl_do
+#define SEND ph_http_ossl_send
 #else
 #define DO ph_http_do
+#define SEND ph_http_send
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +29,34 @@
 int
 main(int argc, char **argv)
 {
-	static const char *const hdr[] = {"Accept", "application/json", "X-Test", "http_get", NULL};
+	const char *hdr[2 * 10 + 1] = {"Accept", "application/json", "X-Test", "http_get", NULL};
+	size_t nh = 4;
 	struct ph_http_req rq = {.hdr = hdr, .timeout_ms = 5000, .max_bytes = 1 << 20,
 				 .content_type = "application/x-www-form-urlencoded"};
+	char *file = NULL, *eq;
+	size_t flen;
 	struct ph_buf out;
 	char err[512], *user = NULL, *colon;
 	int c, rc;
-	while ((c = getopt(argc, argv, "d:u:c:t:m:")) != -1) {
+	bool any = false;
+	struct ph_http_ans an;
+	while ((c = getopt(argc, argv, "sd:f:T:H:u:c:t:m:")) != -1) {
 		switch (c) {
+		case 's': any = true; break;
+		case 'f':
+			if (ph_read_file(optarg, 64 << 20, &file, &flen) != 0)
+				return 2;
+			rq.body = file, rq.body_len = flen;
+			break;
+		case 'T': rq.content_type = optarg; break;
+		case 'H':
+			if (nh >= 2 * 10 || (eq = strchr(optarg, '=')) == NULL)
+				return 2;
+			*eq = '\0';
+			hdr[nh++] = optarg;
+			hdr[nh++] = eq + 1;
+			hdr[nh] = NULL;
+			break;
 		case 'd': rq.body = optarg, rq.body_len = strlen(optarg); break;
 		case 'u': user = optarg; break;
 		case 'c': rq.ca_file = optarg; break;
@@ -41,7 +66,8 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: http_get [-d BODY] [-u USER:PASS] [-c CA] [-t MS] [-m BYTES] URL\n");
+		fprintf(stderr, "usage: http_get [-s] [-d BODY | -f FILE] [-T TYPE] [-H NAME=VALUE]... [-u USER:PASS] "
+				"[-c CA] [-t MS] [-m BYTES] URL\n");
 		return 2;
 	}
 	if (user != NULL && (colon = strchr(user, ':')) != NULL) {
@@ -50,7 +76,10 @@ main(int argc, char **argv)
 		rq.pass = colon + 1;
 	}
 	rq.url = argv[optind];
-	rc = DO(&rq, &out, err, sizeof err);
+	rc = any ? SEND(&rq, &an, &out, err, sizeof err) : DO(&rq, &out, err, sizeof err);
+	free(file);
+	if (rc == 0 && any)
+		fprintf(stderr, "status %d retry-after %lld\n", an.status, an.retry_after_s);
 	if (rc != 0) {
 		fprintf(stderr, "http_get: %s\n", err);
 		return 1;

@@ -10,7 +10,6 @@
 #include "ph_notify.h"
 #include "ph_otel.h"
 #include "ph_otel_export.h"
-#include "ph_otlp_http.h"
 #include "ph_shared.h"
 #include "ph_util.h"
 #include "ph_http.h"
@@ -80,8 +79,10 @@ bad_usage(const char *what, const char *arg)
 #else
 #define BUILD_KIND ""
 #endif
-#ifdef PH_HAVE_OAUTH
+#if defined(PH_HAVE_OAUTH)
 #define OAUTH_KIND "; OAuth: yes, HTTP client: "
+#elif defined(PH_HAVE_HTTP)
+#define OAUTH_KIND "; OAuth: no, HTTP client: "
 #else
 #define OAUTH_KIND "; OAuth: no"
 #endif
@@ -103,9 +104,9 @@ telemetry_settings(const struct ph_config *c, bool check, struct ph_otel_setting
 		return -1;
 	}
 	if (s->on && s->traces)
-		why = ph_otlp_http_missing(s->traces_url);
+		why = ph_otel_url_missing(s->traces_url);
 	if (s->on && why == NULL && s->metrics)
-		why = ph_otlp_http_missing(s->metrics_url);
+		why = ph_otel_url_missing(s->metrics_url);
 	if (why != NULL) {
 		if (check)
 			fprintf(stderr, "telemetry: cannot export: %s\n", why);
@@ -265,7 +266,7 @@ parse_options(int argc, char **argv, struct opts *o, int *rc)
 		case 'V':
 			printf("phantom-fcgi %s (MCP %s, %s%s%s%s)\n", PACKAGE_VERSION, PH_MODERN_VERSION,
 			       PH_LEGACY_LATEST, BUILD_KIND, OAUTH_KIND,
-#ifdef PH_HAVE_OAUTH
+#ifdef PH_HAVE_HTTP
 			       ph_http_engine()
 #else
 			       ""

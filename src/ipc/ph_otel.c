@@ -176,6 +176,30 @@ load_sampler(const struct ph_config *c, struct ph_otel_settings *s, char *err, s
 	return -1;
 }
 
+/* The CA file of one signal (OTEL_EXPORTER_OTLP_<SIGNAL>_CERTIFICATE, else
+ * OTEL_EXPORTER_OTLP_CERTIFICATE) into *ca and the variable's name into
+ * *from; -1 when it names a file that cannot be read. */
+static int
+signal_ca(const char *own, char **ca, const char **from, char *err, size_t errsz)
+{
+	const char *v = env(own);
+	*from = own;
+	if (v == NULL) {
+		v = env("OTEL_EXPORTER_OTLP_CERTIFICATE");
+		*from = "OTEL_EXPORTER_OTLP_CERTIFICATE";
+	}
+	if (v == NULL) {
+		*from = NULL;
+		return 0;
+	}
+	if (access(v, R_OK) != 0) {
+		snprintf(err, errsz, "%s: cannot read %s: %s", *from, v, strerror(errno));
+		return -1;
+	}
+	*ca = ph_xstrdup(v);
+	return 0;
+}
+
 /* The export side: endpoints, protocol, compression, headers, timeouts. */
 static int
 load_export(const struct ph_config *c, struct ph_otel_settings *s, char *err, size_t errsz)
@@ -188,6 +212,9 @@ load_export(const struct ph_config *c, struct ph_otel_settings *s, char *err, si
 		base = c->telemetry.endpoint;
 	s->traces_url = signal_url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", base, "v1/traces");
 	s->metrics_url = signal_url("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", base, "v1/metrics");
+	if (signal_ca("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", &s->traces_ca, &s->traces_ca_from, err, errsz) != 0 ||
+	    signal_ca("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", &s->metrics_ca, &s->metrics_ca_from, err, errsz) != 0)
+		return -1;
 	if (proto == NULL)
 		proto = env("OTEL_EXPORTER_OTLP_PROTOCOL");
 	if (proto == NULL && c != NULL)
@@ -303,6 +330,8 @@ ph_otel_settings_free(struct ph_otel_settings *s)
 	free(s->headers);
 	free(s->traces_url);
 	free(s->metrics_url);
+	free(s->traces_ca);
+	free(s->metrics_ca);
 	free(s->service_name);
 	free(s->resource);
 	free(s->instance_id);
@@ -712,4 +741,19 @@ ph_otel_send_point(int which, int64_t ns, const struct ph_otel_attr *attrs, size
 	attrs_field(&b, 9, attrs, n); /* HistogramDataPoint.attributes */
 	hand_over(&b);
 	ph_kept_give(&kept, &b, k, 65536);
+}
+
+const char *
+ph_otel_url_missing(const char *url)
+{
+	if (url == NULL)
+		return NULL;
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return "the OTLP endpoint is not an http:// or https:// URL";
+#ifdef PH_HAVE_HTTP
+	return NULL;
+#else
+	return "this build has no HTTP client (configure found neither libcurl nor libssl with c-ares, "
+	       "or was given --with-http-client=no)";
+#endif
 }

@@ -37,6 +37,10 @@ struct ph_otel_settings {
 	bool on;                 /* an endpoint is set and the SDK is not disabled */
 	bool traces, metrics;    /* the signals exported (OTEL_TRACES/METRICS_EXPORTER) */
 	char *traces_url, *metrics_url;
+	/* the CA file verifying each collector's certificate, or NULL (the
+	 * system's, as ph_http_ca_default); *_ca_from names its variable */
+	char *traces_ca, *metrics_ca;
+	const char *traces_ca_from, *metrics_ca_from;
 	struct ph_otel_header *headers;
 	size_t nheaders;
 	bool gzip;               /* OTEL_EXPORTER_OTLP_COMPRESSION gzip */
@@ -66,6 +70,11 @@ extern struct ph_otel_settings ph_otel;
 int ph_otel_settings_load(const struct ph_config *c, struct ph_otel_settings *s, char *err,
 			  size_t errsz);
 void ph_otel_settings_free(struct ph_otel_settings *s);
+
+/* NULL when this build can post to the OTLP endpoint url, else why not
+ * (for -t): it is not an http:// or https:// URL, or the build has no HTTP
+ * client (lib/ph_http.h). */
+const char *ph_otel_url_missing(const char *url);
 
 /* The content of the Resource message of s's exports (the attributes,
  * field 1) into b: service.name, telemetry.sdk.*, host.name (gethostname),

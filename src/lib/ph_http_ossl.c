@@ -1,5 +1,5 @@
 /* ph_http_ossl.c: the engine of ph_http.h that links statically (the static
- * build): OpenSSL's own HTTP client over a connection made here.
+ * build): OpenSSL's TLS and URL parsing, c-ares, and the HTTP exchange here.
  *
  * One deadline bounds the whole exchange (the request's timeout_ms), so
  * every step runs on a non-blocking socket and waits in poll(): the name,
@@ -7,11 +7,13 @@
  * /etc/resolv.conf and /etc/hosts itself), to its addresses tried in turn;
  * then for https a TLS handshake (TLS 1.2 or later) that sends the host
  * name (SNI) and verifies the server's certificate against the CA bundle
- * and that name (or the URL's IP address); then OSSL_HTTP_REQ_CTX sends the
- * request (HTTP/1.0, so the answer is never chunked) and reads the status
- * line and headers, which must say 200 and a Content-Length within
- * max_bytes when they give one; the body, read here, ends at that length
- * or when the server closes, and is cut off at max_bytes. Errors name the
+ * and that name (or the URL's IP address); then the request goes out
+ * (HTTP/1.0, so the answer is never chunked) and the answer's head is read
+ * and parsed (ph_http_head: the status, Retry-After, a Content-Length
+ * within max_bytes when it gives one; OpenSSL's OSSL_HTTP_REQ_CTX takes 200
+ * only and hides the rest, which the OTLP exporter needs); the body ends at
+ * that length or when the server closes, and is cut off at max_bytes.
+ * ph_http_do asks for 200 as OpenSSL's client did. Errors name the
  * URL and what failed, never a credential. SIGPIPE is blocked meanwhile
  * (a process without a master, under mod_fcgid or CGI, does not ignore
  * it, and OpenSSL writes to the socket with write()); one raised is taken
@@ -26,6 +28,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -240,14 +243,14 @@ connect_any(const struct addrs *f, int64_t until, char *err, size_t esz)
 
 /* The CA certificates into ctx: ca_file, else the system's. */
 static int
-load_cas(SSL_CTX *ctx, const char *ca_file, char *err, size_t esz)
+load_cas(SSL_CTX *ctx, const struct ph_http_req *rq, char *err, size_t esz)
 {
-	const char *how = "auth.oauth.ca_file", *dir = NULL;
-	const char *file = ca_file ? ca_file : ph_http_ca_default(&how);
+	const char *how = rq->ca_from ? rq->ca_from : "auth.oauth.ca_file", *dir = NULL;
+	const char *file = rq->ca_file ? rq->ca_file : ph_http_ca_default(&how);
 	char why[200];
 	if (file == NULL && (dir = getenv("SSL_CERT_DIR")) == NULL) {
-		snprintf(err, esz, "no CA certificates: none of the system's bundles exists "
-				   "(set auth.oauth.ca_file or SSL_CERT_FILE)");
+		snprintf(err, esz, "no CA certificates: none of the system's bundles exists (set %s or SSL_CERT_FILE)",
+			 rq->ca_from ? rq->ca_from : "auth.oauth.ca_file");
 		return -1;
 	}
 	if (SSL_CTX_load_verify_locations(ctx, file, file ? NULL : dir) != 1) {
@@ -261,13 +264,14 @@ load_cas(SSL_CTX *ctx, const char *ca_file, char *err, size_t esz)
 /* The TLS session on fd for host, handshake done and the certificate
  * verified; NULL with err. */
 static SSL *
-tls_start(int fd, const char *host, const char *ca_file, int64_t until, char *err, size_t esz)
+tls_start(int fd, const char *host, const struct ph_http_req *rq, int64_t until, char *err, size_t esz)
 {
+	const char *ca_file = rq->ca_file;
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	SSL *ssl = NULL;
 	unsigned char ip[16];
 	bool is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
-	if (ctx == NULL || load_cas(ctx, ca_file, err, esz) != 0)
+	if (ctx == NULL || load_cas(ctx, rq, err, esz) != 0)
 		goto fail;
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); /* the body's end is checked here */
@@ -307,31 +311,40 @@ fail:
 
 /* ---- the exchange ---------------------------------------------------------------- */
 
-/* The request's headers for OSSL_HTTP_set1_request. */
-static STACK_OF(CONF_VALUE) *
-headers(const struct ph_http_req *rq, const char *hostport)
+/* The request's bytes into b: its line, headers and body (HTTP/1.0: the
+ * answer is never chunked, and the server closes after it). */
+static void
+request_bytes(const struct ph_http_req *rq, const char *hostport, const char *path, struct ph_buf *b)
 {
-	STACK_OF(CONF_VALUE) *h = NULL;
-	X509V3_add_value("Host", hostport, &h);
-	X509V3_add_value("User-Agent", "phantom/" PACKAGE_VERSION, &h);
+	size_t need = 512 + strlen(path) + strlen(hostport) + (rq->body ? rq->body_len : 0) +
+		      (rq->content_type ? strlen(rq->content_type) : 0) +
+		      (rq->user ? 2 * (strlen(rq->user) + (rq->pass ? strlen(rq->pass) : 0)) : 0);
 	for (size_t i = 0; rq->hdr != NULL && rq->hdr[i] != NULL && rq->hdr[i + 1] != NULL; i += 2)
-		X509V3_add_value(rq->hdr[i], rq->hdr[i + 1], &h);
+		need += strlen(rq->hdr[i]) + strlen(rq->hdr[i + 1]) + 4;
+	ph_buf_reserve(b, need); /* one allocation: no copy of a secret left in a freed one */
+	ph_buf_printf(b, "%s %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: phantom/" PACKAGE_VERSION "\r\n",
+		      rq->body ? "POST" : "GET", path, hostport);
+	for (size_t i = 0; rq->hdr != NULL && rq->hdr[i] != NULL && rq->hdr[i + 1] != NULL; i += 2)
+		ph_buf_printf(b, "%s: %s\r\n", rq->hdr[i], rq->hdr[i + 1]);
 	if (rq->user != NULL) {
 		char *up = ph_xasprintf("%s:%s", rq->user, rq->pass ? rq->pass : "");
 		size_t n = strlen(up);
 		unsigned char *b64 = ph_xmalloc(4 * (n / 3 + 1) + 8);
-		char *v;
 		EVP_EncodeBlock(b64, (const unsigned char *)up, (int)n);
-		v = ph_xasprintf("Basic %s", (char *)b64);
-		X509V3_add_value("Authorization", v, &h);
+		ph_buf_printf(b, "Authorization: Basic %s\r\n", (char *)b64);
 		OPENSSL_cleanse(up, n);
 		OPENSSL_cleanse(b64, strlen((char *)b64));
-		OPENSSL_cleanse(v, strlen(v));
 		free(up);
 		free(b64);
-		free(v);
 	}
-	return h;
+	if (rq->body != NULL) {
+		if (rq->content_type != NULL)
+			ph_buf_printf(b, "Content-Type: %s\r\n", rq->content_type);
+		ph_buf_printf(b, "Content-Length: %zu\r\n", rq->body_len);
+	}
+	ph_buf_adds(b, "\r\n");
+	if (rq->body != NULL)
+		ph_buf_add(b, rq->body, rq->body_len);
 }
 
 /* Waits for what io (over fd) should retry. 1: ready, 0: the deadline. */
@@ -341,29 +354,75 @@ wait_io(BIO *io, int fd, int64_t until)
 	return wait_fd(fd, BIO_should_write(io) ? POLLOUT : POLLIN, until);
 }
 
-/* Waits for what the request on w and r should retry. */
+/* Writes b[0, n) through w by until. */
 static int
-wait_rw(BIO *w, BIO *r, int fd, int64_t until)
+send_all(BIO *w, int fd, const char *b, size_t n, int64_t until, char *err, size_t esz)
 {
-	return wait_io(BIO_should_retry(w) ? w : r, fd, until);
+	size_t off = 0;
+	while (off < n) {
+		int k = BIO_write(w, b + off, n - off > INT_MAX ? INT_MAX : (int)(n - off));
+		if (k > 0) {
+			off += (size_t)k;
+		} else if (!BIO_should_retry(w)) {
+			ossl_why(err, esz, "the connection ended while the request was sent");
+			return -1;
+		} else if (wait_io(w, fd, until) == 0) {
+			snprintf(err, esz, "no answer in time");
+			return -1;
+		}
+	}
+	(void)BIO_flush(w);
+	return 0;
 }
 
-/* The body after the headers: to the Content-Length (resp_len, 0: none
- * given) or the end of the connection, at most max bytes. */
+/* Reads the answer's head (ph_http_head) into h; what came after it, the
+ * body's start, into out. */
 static int
-read_body(BIO *io, int fd, size_t resp_len, size_t max, int64_t until, struct ph_buf *out, char *err, size_t esz)
+read_head(BIO *r, int fd, int64_t until, struct ph_http_head *h, struct ph_buf *out, char *err, size_t esz)
+{
+	char buf[PH_HTTP_HEAD_MAX];
+	size_t len = 0;
+	for (;;) {
+		int n = BIO_read(r, buf + len, (int)(sizeof buf - len)), rc;
+		if (n > 0) {
+			len += (size_t)n;
+			if ((rc = ph_http_head(buf, len, h)) < 0) {
+				snprintf(err, esz, "the answer is not HTTP/1.x (or its head is over %d bytes, or chunked)",
+					 PH_HTTP_HEAD_MAX);
+				return -1;
+			}
+			if (rc == 1) {
+				ph_buf_add(out, buf + h->len, len - h->len);
+				return 0;
+			}
+		} else if (!BIO_should_retry(r)) {
+			ossl_why(err, esz, len ? "the connection ended in the answer's head"
+					       : "the connection ended without an answer");
+			return -1;
+		} else if (wait_io(r, fd, until) == 0) {
+			snprintf(err, esz, "no answer in time");
+			return -1;
+		}
+	}
+}
+
+/* The body after the head: to the Content-Length (resp_len, -1: none
+ * given) or the end of the connection, at most max bytes; out may hold
+ * its start already. */
+static int
+read_body(BIO *io, int fd, long long resp_len, size_t max, int64_t until, struct ph_buf *out, char *err, size_t esz)
 {
 	char tmp[16384];
 	for (;;) {
 		int n;
-		if (resp_len > 0 && out->len >= resp_len)
+		if (out->len > max) {
+			snprintf(err, esz, "more than %zu bytes", max);
+			return -1;
+		}
+		if (resp_len >= 0 && out->len >= (size_t)resp_len)
 			break;
 		n = BIO_read(io, tmp, sizeof tmp);
 		if (n > 0) {
-			if (out->len + (size_t)n > max) {
-				snprintf(err, esz, "more than %zu bytes", max);
-				return -1;
-			}
 			ph_buf_add(out, tmp, (size_t)n);
 			continue;
 		}
@@ -374,8 +433,10 @@ read_body(BIO *io, int fd, size_t resp_len, size_t max, int64_t until, struct ph
 			return -1;
 		}
 	}
-	if (resp_len > 0 && out->len != resp_len) {
-		snprintf(err, esz, "the answer ended after %zu of its %zu bytes", out->len, resp_len);
+	if (resp_len >= 0 && out->len > (size_t)resp_len)
+		out->len = (size_t)resp_len; /* past the Content-Length: not the answer's */
+	if (resp_len >= 0 && out->len != (size_t)resp_len) {
+		snprintf(err, esz, "the answer ended after %zu of its %lld bytes", out->len, resp_len);
 		return -1;
 	}
 	return 0;
@@ -383,32 +444,26 @@ read_body(BIO *io, int fd, size_t resp_len, size_t max, int64_t until, struct ph
 
 int
 ph_http_ossl_exchange(BIO *w, BIO *r, int fd, const struct ph_http_req *rq, const char *hostport, const char *path,
-		      int64_t until, struct ph_buf *out, char *err, size_t esz)
+		      int64_t until, struct ph_http_head *h, struct ph_buf *out, char *err, size_t esz)
 {
-	OSSL_HTTP_REQ_CTX *rctx = OSSL_HTTP_REQ_CTX_new(w, r, 0);
-	STACK_OF(CONF_VALUE) *h = headers(rq, hostport);
-	BIO *req = rq->body ? BIO_new_mem_buf(rq->body, (int)rq->body_len) : NULL;
-	int rc = -1, st;
-	if (rctx == NULL || h == NULL || (rq->body != NULL && req == NULL) ||
-	    OSSL_HTTP_set1_request(rctx, path, h, rq->body ? rq->content_type : NULL, req, NULL, 0, rq->max_bytes, 0,
-				   0) != 1) {
-		ossl_why(err, esz, "cannot make the request");
-		goto out;
+	struct ph_buf req;
+	int rc = -1;
+	ph_buf_init(&req);
+	request_bytes(rq, hostport, path, &req);
+	if (send_all(w, fd, req.data, req.len, until, err, esz) == 0 && read_head(r, fd, until, h, out, err, esz) == 0) {
+		int st = h->ans.status;
+		if (st < 200)
+			snprintf(err, esz, "an interim answer (%d) to an HTTP/1.0 request", st);
+		else if (h->content_length >= 0 && (unsigned long long)h->content_length > rq->max_bytes)
+			snprintf(err, esz, "more than %zu bytes", rq->max_bytes);
+		else if (st == 204 || st == 304)
+			out->len = 0, rc = 0; /* no body, whatever follows */
+		else
+			rc = read_body(r, fd, h->content_length, rq->max_bytes, until, out, err, esz);
 	}
-	while ((st = OSSL_HTTP_REQ_CTX_nbio(rctx)) == -1)
-		if (wait_rw(w, r, fd, until) == 0)
-			break;
-	if (st == 1)
-		rc = read_body(r, fd, OSSL_HTTP_REQ_CTX_get_resp_len(rctx), rq->max_bytes, until, out, err, esz);
-	else if (st == -1)
-		snprintf(err, esz, "no answer in time");
-	else
-		ossl_why(err, esz, "the connection ended without an answer");
-out:
+	OPENSSL_cleanse(req.data, req.len); /* the credentials and headers */
+	ph_buf_free(&req);
 	ERR_clear_error();
-	OSSL_HTTP_REQ_CTX_free(rctx);
-	BIO_free(req);
-	sk_CONF_VALUE_pop_free(h, X509V3_conf_free);
 	return rc;
 }
 
@@ -431,7 +486,7 @@ url_free(struct url *u)
 /* The connection for u: socket, then TLS for https; *io the BIO to talk
  * through. Returns the socket, or -1 with err. */
 static int
-open_conn(const struct url *u, const char *ca_file, int64_t until, SSL **ssl, BIO **io, char *err, size_t esz)
+open_conn(const struct url *u, const struct ph_http_req *rq, int64_t until, SSL **ssl, BIO **io, char *err, size_t esz)
 {
 	struct addrs f;
 	int fd;
@@ -439,7 +494,7 @@ open_conn(const struct url *u, const char *ca_file, int64_t until, SSL **ssl, BI
 	*io = NULL;
 	if (resolve(u->host, u->port, &f, until, err, esz) != 0 || (fd = connect_any(&f, until, err, esz)) < 0)
 		return -1;
-	if (u->tls && (*ssl = tls_start(fd, u->host, ca_file, until, err, esz)) == NULL) {
+	if (u->tls && (*ssl = tls_start(fd, u->host, rq, until, err, esz)) == NULL) {
 		close(fd);
 		return -1;
 	}
@@ -456,36 +511,17 @@ open_conn(const struct url *u, const char *ca_file, int64_t until, SSL **ssl, BI
 	return fd;
 }
 
-static int request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *err, size_t esz);
-
 #ifdef PH_HTTP_OSSL
-int
-ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
+#define OSSL_SEND ph_http_send
+#define OSSL_DO ph_http_do
 #else
-int
-ph_http_ossl_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
+#define OSSL_SEND ph_http_ossl_send
+#define OSSL_DO ph_http_ossl_do
 #endif
-{
-	int64_t until = ph_now_us() + rq->timeout_ms * 1000;
-	int rc;
-	sigset_t pipe_set, old_mask;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-	ph_buf_init(out);
-	rc = request(rq, until, out, err, esz);
-	if (!sigismember(&old_mask, SIGPIPE)) {
-		struct timespec zero = {0, 0};
-		while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
-			; /* ours: taken back */
-	}
-	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-	return rc;
-}
 
-/* ph_http_do's request, SIGPIPE blocked. */
+/* The request rq, SIGPIPE blocked (ph_http_ossl_send); h its answer's head. */
 static int
-request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *err, size_t esz)
+request(const struct ph_http_req *rq, int64_t until, struct ph_http_head *h, struct ph_buf *out, char *err, size_t esz)
 {
 	struct url u = {0};
 	char why[300], *path = NULL, *hostport = NULL;
@@ -499,8 +535,8 @@ request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *e
 	}
 	path = u.query && *u.query ? ph_xasprintf("%s?%s", u.path, u.query) : ph_xstrdup(u.path);
 	hostport = ph_xasprintf(strchr(u.host, ':') ? "[%s]:%s" : "%s:%s", u.host, u.portstr);
-	if ((fd = open_conn(&u, rq->ca_file, until, &ssl, &io, why, sizeof why)) >= 0 &&
-	    ph_http_ossl_exchange(io, io, fd, rq, hostport, path, until, out, why, sizeof why) == 0)
+	if ((fd = open_conn(&u, rq, until, &ssl, &io, why, sizeof why)) >= 0 &&
+	    ph_http_ossl_exchange(io, io, fd, rq, hostport, path, until, h, out, why, sizeof why) == 0)
 		rc = 0;
 	if (ssl != NULL && rc == 0)
 		(void)SSL_shutdown(ssl); /* one try: the answer is in */
@@ -520,5 +556,53 @@ request(const struct ph_http_req *rq, int64_t until, struct ph_buf *out, char *e
 	free(hostport);
 	ERR_clear_error();
 	return rc;
+}
+
+/* ph_http_send with the whole head (the reason phrase for ph_http_do). */
+static int
+send_head(const struct ph_http_req *rq, struct ph_http_head *h, struct ph_buf *out, char *err, size_t esz)
+{
+	int64_t until = ph_now_us() + rq->timeout_ms * 1000;
+	int rc;
+	sigset_t pipe_set, old_mask;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+	memset(h, 0, sizeof *h);
+	h->ans.retry_after_s = -1;
+	ph_buf_init(out);
+	rc = request(rq, until, h, out, err, esz);
+	if (!sigismember(&old_mask, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+			; /* ours: taken back */
+	}
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	return rc;
+}
+
+int
+OSSL_SEND(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf *out, char *err, size_t esz)
+{
+	struct ph_http_head h;
+	int rc = send_head(rq, &h, out, err, esz);
+	*an = h.ans;
+	return rc;
+}
+
+int
+OSSL_DO(const struct ph_http_req *rq, struct ph_buf *out, char *err, size_t esz)
+{
+	struct ph_http_head h;
+	if (send_head(rq, &h, out, err, esz) != 0)
+		return -1;
+	if (h.ans.status == 200)
+		return 0;
+	/* in the words OpenSSL's own client used */
+	snprintf(err, esz, "%s: %s (code=%d%s%s)", rq->url,
+		 h.ans.status < 400 ? "status code not supported" : "received error", h.ans.status,
+		 h.reason[0] ? ", reason=" : "", h.reason);
+	ph_buf_free(out);
+	return -1;
 }
 #endif

@@ -10,7 +10,7 @@
 #include "ph_log.h"
 #include "ph_metrics.h"
 #include "ph_otel.h"
-#include "ph_otlp_http.h"
+#include "ph_http.h"
 #include "ph_pb.h"
 #include "ph_util.h"
 #include <errno.h>
@@ -30,6 +30,9 @@
 
 #define PH_OTEL_NAME "phantom-otel"
 #define MAX_RECORD 65536
+/* the largest collector's answer read (an Export*ServiceResponse, or a
+ * Status with the error; neither is used past its HTTP status) */
+#define MAX_ANSWER (1 << 20)
 /* while records come, the exporter looks for more this often (ms) */
 #define DRAIN_MS 10
 /* the conventions' advice for mcp.server.*.duration, in seconds */
@@ -329,8 +332,16 @@ wait_taking(struct exporter *e, int64_t until)
 	}
 }
 
+/* What one post brought back: the status (0: none, err says why) and
+ * Retry-After in ms (-1: none). */
+struct answer {
+	int status;
+	long long retry_after_ms;
+	char err[400];
+};
+
 static void
-log_failure(struct exporter *e, const char *url, const struct ph_otlp_answer *a)
+log_failure(struct exporter *e, const char *url, const struct answer *a)
 {
 	int64_t now = ph_now_us();
 	if (e->last_log_us != 0 && now - e->last_log_us < 60000000)
@@ -339,30 +350,75 @@ log_failure(struct exporter *e, const char *url, const struct ph_otlp_answer *a)
 	if (a->status != 0)
 		ph_log("warning", "telemetry: %s answered %d", url, a->status);
 	else
-		ph_log("warning", "telemetry: %s: %s", url, a->err);
+		ph_log("warning", "telemetry: %s", a->err); /* "URL: why" */
+}
+
+#ifdef PH_HAVE_HTTP
+/* The headers of every export: Content-Encoding: gzip, then those of
+ * OTEL_EXPORTER_OTLP_HEADERS; made once. An export not gzipped starts two
+ * entries further. */
+static const char *const *
+otlp_headers(void)
+{
+	static const char **hdr;
+	if (hdr == NULL) {
+		size_t k = 0;
+		hdr = ph_xcalloc(2 * ph_otel.nheaders + 3, sizeof *hdr);
+		hdr[k++] = "Content-Encoding";
+		hdr[k++] = "gzip";
+		for (size_t i = 0; i < ph_otel.nheaders; i++) {
+			hdr[k++] = ph_otel.headers[i].name;
+			hdr[k++] = ph_otel.headers[i].value;
+		}
+	}
+	return hdr;
+}
+#endif
+
+/* One OTLP/HTTP POST of body[0, len) to url through lib/ph_http.h: the
+ * headers of OTEL_EXPORTER_OTLP_HEADERS (secrets: the client never puts a
+ * header into an error), Content-Encoding: gzip when gz; https verified
+ * against ca (NULL: the system's CA bundle), which the variable from named. */
+static void
+post_once(const char *url, const char *ca, const char *from, const char *body, size_t len, bool gz, struct answer *a)
+{
+	a->status = 0;
+	a->retry_after_ms = -1;
+	a->err[0] = '\0';
+#ifdef PH_HAVE_HTTP
+	struct ph_http_req rq = {.url = url, .hdr = otlp_headers() + (gz ? 0 : 2), .body = body, .body_len = len,
+				 .content_type = "application/x-protobuf", .timeout_ms = ph_otel.timeout_ms,
+				 .max_bytes = MAX_ANSWER, .ca_file = ca, .ca_from = from};
+	struct ph_http_ans an;
+	struct ph_buf out;
+	if (ph_http_send(&rq, &an, &out, a->err, sizeof a->err) == 0) {
+		a->status = an.status;
+		a->retry_after_ms = an.retry_after_s >= 0 ? an.retry_after_s * 1000 : -1;
+		ph_buf_free(&out);
+	}
+#else
+	(void)ca, (void)from, (void)body, (void)len, (void)gz;
+	snprintf(a->err, sizeof a->err, "%s: %s", url, ph_otel_url_missing(url));
+#endif
 }
 
 /* Posts body to url: retried with exponential backoff (1 s doubling to
  * 32 s, or Retry-After) on no answer, 429, 502, 503 and 504 while the
  * retry budget lasts. Returns whether the collector took it. */
 static bool
-post(struct exporter *e, const char *url, const struct ph_buf *raw)
+post(struct exporter *e, const char *url, const char *ca, const char *from, const struct ph_buf *raw)
 {
-	struct ph_otlp_post p = {url, ph_otel.headers, ph_otel.nheaders, "application/x-protobuf",
-				 false, raw->data, raw->len, ph_otel.timeout_ms};
-	struct ph_otlp_answer a;
+	const struct ph_buf *body = raw;
+	struct answer a;
 	int64_t give_up = ph_now_us() + ph_otel.retry_budget_ms * 1000, backoff = 1000000;
 	bool ok = false;
 #ifdef PH_HAVE_ZLIB
-	if (ph_otel.gzip && gzip_body(e, raw)) {
-		p.gzip = true;
-		p.body = e->zbody.data;
-		p.len = e->zbody.len;
-	}
+	if (ph_otel.gzip && gzip_body(e, raw))
+		body = &e->zbody;
 #endif
 	for (;;) {
 		int64_t wait;
-		ph_otlp_http_post(&p, &a);
+		post_once(url, ca, from, body->data, body->len, body != raw, &a);
 		if (a.status >= 200 && a.status < 300) {
 			ok = true;
 			break;
@@ -388,9 +444,11 @@ export_batch(struct exporter *e)
 {
 	size_t n = e->nspans < (size_t)ph_otel.max_batch ? e->nspans : (size_t)ph_otel.max_batch;
 	size_t cut = n > 0 ? e->ends[n - 1] : 0;
+	bool sent;
 	ph_buf_reset(&e->body);
 	traces_body(e, n, &e->body);
-	ph_metrics_otel(post(e, ph_otel.traces_url, &e->body) ? PH_MO_EXPORTED : PH_MO_DROP_EXPORT, n);
+	sent = post(e, ph_otel.traces_url, ph_otel.traces_ca, ph_otel.traces_ca_from, &e->body);
+	ph_metrics_otel(sent ? PH_MO_EXPORTED : PH_MO_DROP_EXPORT, n);
 	/* records taken while it was retried stay queued behind it */
 	memmove(e->queue.data, e->queue.data + cut, e->queue.len - cut);
 	e->queue.len -= cut;
@@ -406,7 +464,7 @@ export_metrics(struct exporter *e)
 	struct ph_buf b;
 	ph_buf_init(&b);
 	if (metrics_body(e, &b))
-		(void)post(e, ph_otel.metrics_url, &b);
+		(void)post(e, ph_otel.metrics_url, ph_otel.metrics_ca, ph_otel.metrics_ca_from, &b);
 	ph_buf_free(&b);
 	e->next_metrics_us = ph_now_us() + ph_otel.metric_interval_ms * 1000;
 }

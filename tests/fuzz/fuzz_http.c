@@ -1,10 +1,12 @@
 /* fuzz_http.c: libFuzzer harness for the answer handling of the OpenSSL
  * HTTP engine (lib/ph_http_ossl.c): the request goes nowhere, the input is
- * what the server answered (status line, headers, body), read through
- * OSSL_HTTP_REQ_CTX and then by the engine's own body reader. Input: one
- * byte choosing GET or POST and the size cap (64 bytes to 8 KiB), then the
- * answer. Aborts when an accepted body is larger than the cap or when a
- * refused one has no reason. A build without libssl and c-ares runs nothing. */
+ * what the server answered (status line, headers, body), read by the
+ * engine's head parser (ph_http_head) and body reader. Input: one byte
+ * choosing GET or POST and the size cap (64 bytes to 8 KiB), then the
+ * answer. Aborts when an accepted body is larger than the cap or than its
+ * Content-Length, when an answer's status is outside 200..599 or its
+ * Retry-After outside -1..86400, or when a refused one has no reason. A
+ * build without libssl and c-ares runs nothing. */
 #include "first.h"
 #include "ph_http.h"
 #include <stdint.h>
@@ -27,6 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ph_http_req rq = {.url = "https://as.example/jwks", .hdr = hdr, .timeout_ms = 1000,
 				 .content_type = "application/x-www-form-urlencoded"};
 	struct ph_buf out;
+	struct ph_http_head h;
 	char err[300] = "";
 	BIO *w, *r;
 	int rc;
@@ -44,9 +47,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (w == NULL || r == NULL)
 		abort();
 	ph_buf_init(&out);
-	rc = ph_http_ossl_exchange(w, r, -1, &rq, "as.example:443", "/jwks", ph_now_us() + 1000000, &out, err,
+	rc = ph_http_ossl_exchange(w, r, -1, &rq, "as.example:443", "/jwks", ph_now_us() + 1000000, &h, &out, err,
 				   sizeof err);
-	if (rc == 0 && out.len > rq.max_bytes)
+	if (rc == 0 && (out.len > rq.max_bytes || (h.content_length >= 0 && out.len > (size_t)h.content_length)))
+		abort();
+	if (rc == 0 && (h.ans.status < 200 || h.ans.status > 599 || h.ans.retry_after_s < -1 ||
+			h.ans.retry_after_s > 86400))
 		abort();
 	if (rc != 0 && err[0] == '\0')
 		abort();

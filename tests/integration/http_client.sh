@@ -5,8 +5,9 @@
 # against https_server.py with a CA made here: GET by name (localhost) and
 # by address, POST with Basic credentials, a body ended by closing, plain
 # http; and what it must refuse with a clear reason and within its
-# timeout: another CA, another name, no CA file, a 404, too large an answer,
-# a server that never answers, a name that does not resolve.
+# timeout: another CA, another name, no CA file, a 404 and a 503, too large
+# an answer, a server that never answers, a name that does not resolve. With
+# -s (ph_http_send) any status is an answer: a 503 with its Retry-After, a 204.
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/oauth-lib.sh"
 HG=$top_builddir/tests/http_get
@@ -63,6 +64,14 @@ SSL_CERT_FILE=$T_DIR/none.pem hg "https://localhost:$P1/ok"
 like "$RC/$ERR" "^1/.*cannot load the CA certificates of $T_DIR/none.pem \\(SSL_CERT_FILE" "no CA file there: refused, naming it"
 hg -c "$d/ca.pem" "https://localhost:$P1/missing"
 like "$RC/$ERR" "^1/.*code=404" "a 404: refused, naming the status"
+hg -s -c "$d/ca.pem" "https://localhost:$P1/busy"
+is "$RC/$ERR/$OUT" "0/status 503 retry-after 7/busy" "any status asked for (ph_http_send): a 503, its Retry-After and body"
+hg -s -c "$d/ca.pem" "https://localhost:$P1/ok"
+is "$RC/$ERR" "0/status 200 retry-after -1" "... a 200 without Retry-After"
+hg -s "http://127.0.0.1:$P3/empty"
+is "$RC/$ERR/$OUT" "0/status 204 retry-after -1/" "... a 204: no body"
+hg -c "$d/ca.pem" "https://localhost:$P1/busy"
+like "$RC/$ERR" "^1/.*received error \\(code=503, reason=Service Unavailable\\)" "a 503 to a fetch: refused, naming the status"
 hg -c "$d/ca.pem" -m 100000 "https://localhost:$P1/big"
 like "$RC/$ERR" "^1/.*(more than 100000 bytes|max=100000)" "an answer above max_bytes: refused"
 hg -c "$d/ca.pem" -t 1500 "https://localhost:$P1/slow"

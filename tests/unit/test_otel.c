@@ -8,7 +8,7 @@
 #include "ph_cluster.h"
 #include "ph_config.h"
 #include "ph_otel.h"
-#include "ph_otlp_http.h"
+#include "ph_http.h"
 #include "ph_pb.h"
 #include "ph_util.h"
 #include "tap.h"
@@ -119,6 +119,8 @@ static const char *const vars[] = {
 	"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER",
 	"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
 	"OTEL_BSP_EXPORT_TIMEOUT", "OTEL_METRIC_EXPORT_INTERVAL", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+	"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+	"OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE",
 };
 
 static void
@@ -215,6 +217,22 @@ test_settings(void)
 	setenv("OTEL_EXPORTER_OTLP_HEADERS", "a b=c", 1);
 	ok(load(&c, &s, err) == -1, "settings: a header name that is not a token is refused");
 	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	ok(load(&c, &s, err) == 0 && s.traces_ca == NULL && s.metrics_ca == NULL && s.traces_ca_from == NULL,
+	   "settings: no CA file named: the system's");
+	ph_otel_settings_free(&s);
+	setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/dev/null", 1);
+	setenv("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", "/proc/self/status", 1);
+	ok(load(&c, &s, err) == 0 && strcmp(s.traces_ca, "/dev/null") == 0 &&
+	   strcmp(s.traces_ca_from, "OTEL_EXPORTER_OTLP_CERTIFICATE") == 0 &&
+	   strcmp(s.metrics_ca, "/proc/self/status") == 0 &&
+	   strcmp(s.metrics_ca_from, "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE") == 0,
+	   "settings: OTEL_EXPORTER_OTLP_CERTIFICATE, a signal's own winning, each named");
+	ph_otel_settings_free(&s);
+	setenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/nonexistent/ca.pem", 1);
+	ok(load(&c, &s, err) == -1 &&
+	       strstr(err, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/ca.pem") != NULL,
+	   "settings: a CA file that cannot be read is refused, naming the variable and the file");
+	clear_env();
 	setenv("OTEL_BSP_SCHEDULE_DELAY", "soon", 1);
 	ok(load(&c, &s, err) == -1 && strstr(err, "OTEL_BSP_SCHEDULE_DELAY") != NULL, "settings: a number that is not one");
 	clear_env();
@@ -340,30 +358,40 @@ test_sampling(void)
 	}
 }
 
-/* the plain client's reading of a collector's answer */
+/* the OpenSSL HTTP engine's reading of a collector's answer (lib/ph_http.c) */
 static void
 test_head(void)
 {
-	int st;
-	long long ra;
-	const char *a = "HTTP/1.1 503 Busy\r\nretry-after:  7 \r\nX: y\r\n\r\nbody";
-	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == 1 && st == 503 && ra == 7000,
-	   "head: status and Retry-After in seconds");
-	ok(ph_otlp_http_head(a, 20, &st, &ra) == 0, "head: a part of it asks for more");
+	struct ph_http_head h;
+	const char *a = "HTTP/1.1 503 Busy\r\nretry-after:  7 \r\nContent-Length: 4\r\nX: y\r\n\r\nbody";
+	ok(ph_http_head(a, strlen(a), &h) == 1 && h.ans.status == 503 && h.ans.retry_after_s == 7 &&
+	   h.content_length == 4 && strcmp(h.reason, "Busy") == 0 && h.len == strlen(a) - 4,
+	   "head: status, reason, Retry-After in seconds, Content-Length, its length");
+	ok(ph_http_head(a, 20, &h) == 0, "head: a part of it asks for more");
 	a = "HTTP/1.0 200\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n";
-	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == 1 && st == 200 && ra == -1,
+	ok(ph_http_head(a, strlen(a), &h) == 1 && h.ans.status == 200 && h.ans.retry_after_s == -1 &&
+	   h.content_length == -1 && h.reason[0] == '\0',
 	   "head: a status without a reason; an HTTP-date Retry-After counts as none");
+	a = "HTTP/1.1 200 OK\nContent-Length: 0\n\n";
+	ok(ph_http_head(a, strlen(a), &h) == 1 && h.content_length == 0 && h.len == strlen(a),
+	   "head: lines ended by LF alone");
 	a = "HTTP/2 200 OK\r\n\r\n";
-	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == -1, "head: not HTTP/1.x is refused");
+	ok(ph_http_head(a, strlen(a), &h) == -1, "head: not HTTP/1.x is refused");
 	a = "HTTP/1.1 999 X\r\n\r\n";
-	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == -1, "head: a status over 599 is refused");
+	ok(ph_http_head(a, strlen(a), &h) == -1, "head: a status over 599 is refused");
+	a = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	ok(ph_http_head(a, strlen(a), &h) == -1, "head: a chunked answer is refused (HTTP/1.0 asked)");
+	a = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n";
+	ok(ph_http_head(a, strlen(a), &h) == -1, "head: two different Content-Lengths are refused");
+	a = "HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n";
+	ok(ph_http_head(a, strlen(a), &h) == -1, "head: a Content-Length not of digits is refused");
 	a = "HTTP/1.1 429 X\r\nRetry-After: 9999999\r\n\r\n";
-	ok(ph_otlp_http_head(a, strlen(a), &st, &ra) == 1 && st == 429 && ra == -1,
+	ok(ph_http_head(a, strlen(a), &h) == 1 && h.ans.status == 429 && h.ans.retry_after_s == -1,
 	   "head: a Retry-After past a day is not followed");
 	{
-		static char big[PH_OTLP_HEAD_MAX + 10];
+		static char big[PH_HTTP_HEAD_MAX + 10];
 		memset(big, 'x', sizeof big);
-		ok(ph_otlp_http_head(big, sizeof big, &st, &ra) == -1, "head: longer than PH_OTLP_HEAD_MAX is refused");
+		ok(ph_http_head(big, sizeof big, &h) == -1, "head: longer than PH_HTTP_HEAD_MAX is refused");
 	}
 }
 
