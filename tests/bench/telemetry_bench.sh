@@ -7,7 +7,8 @@
 # per request, and the same with the collector down. Not part of make
 # check; the machine's other load shows in the spread of the pairs.
 # Then the instructions a request of the worker off and on under callgrind
-# (IR=0 leaves them out). ROUNDS (default 3) ABBA groups are run; each
+# (IR=0 leaves them out). Export is measured as configured by default
+# (compression none) and with gzip. ROUNDS (default 3) groups are run; each
 # gives a ratio and their median is the figure, so that one burst of the
 # machine's other work moves one group, not the result.
 #   top_srcdir=... top_builddir=... bash tests/bench/telemetry_bench.sh [SECONDS]
@@ -38,7 +39,8 @@ ${2:-}
 YAML
 }
 conf "$T_DIR/off.yaml"
-conf "$T_DIR/on.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\", compression: ${COMPRESSION:-gzip} }, sample: 1.0 }"
+conf "$T_DIR/on.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\" }, sample: 1.0 }"
+conf "$T_DIR/gz.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\", compression: gzip }, sample: 1.0 }"
 conf "$T_DIR/down.yaml" "telemetry: { otlp: { endpoint: \"http://127.0.0.1:$(free_port)\" }, sample: 1.0 }"
 phantom_listen "$T_DIR/off.yaml" || exit 1
 OFF_PID=$PH_PID
@@ -48,6 +50,10 @@ phantom_listen "$T_DIR/on.yaml" || exit 1
 ON_PID=$PH_PID
 nginx_start "$PH_ADDR" || exit 1
 ON_URL=$NGINX_URL
+phantom_listen "$T_DIR/gz.yaml" || exit 1
+GZ_PID=$PH_PID
+nginx_start "$PH_ADDR" || exit 1
+GZ_URL=$NGINX_URL
 phantom_listen "$T_DIR/down.yaml" || exit 1
 DOWN_LOG=$PH_LOG
 nginx_start "$PH_ADDR" || exit 1
@@ -69,30 +75,39 @@ run() {
 }
 # us_per_req PID: CPU microseconds a request of PID's runs
 us_per_req() { awk '{ns += $1; n += $2} END {printf "%.1f", ns / n / 1000}' "$T_DIR/cpu.$1"; }
-for u in "$OFF_URL" "$ON_URL" "$DOWN_URL"; do MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/mcp.lua" "$u" >/dev/null; done
+for u in "$OFF_URL" "$ON_URL" "$GZ_URL" "$DOWN_URL"; do MCP_METHOD=tools/call MCP_NAME=mod wrk -t2 -c8 -d1s -s "$top_srcdir/tests/bench/mcp.lua" "$u" >/dev/null; done
 sleep 6 # the warm-up's spans exported
-bytes0=$(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests")
-OTEL_PID=$(pgrep -P "$ON_PID" -x phantom-otel)
-e0=$(cpu_ns "$OTEL_PID")
-bad='' ratios=() m_all=0
+# bytes ENCODING: the bytes of the bodies the collector got so far with that Content-Encoding
+bytes() { jq -s --arg e "$1" 'map(select(.encoding == $e) | .bytes) | add // 0' "$T_DIR/coll/out.requests"; }
+# median: of the numbers on stdin
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+ratio4() { awk -v a1="$1" -v a2="$2" -v b1="$3" -v b2="$4" 'BEGIN{printf "%.3f", (b1 + b2) / (a1 + a2)}'; }
+plain0=$(bytes "") gz0=$(bytes gzip)
+OTEL_PID=$(pgrep -P "$ON_PID" -x phantom-otel) GZ_OTEL_PID=$(pgrep -P "$GZ_PID" -x phantom-otel)
+e0=$(cpu_ns "$OTEL_PID") g0=$(cpu_ns "$GZ_OTEL_PID")
+# each group: off, on, gzip, gzip, on, off (ABBA for each against off)
+bad='' ratios=() gratios=() m_all=0 z_all=0
 for g in $(seq "${ROUNDS:-3}"); do
-	read -r a1 n1 bad1 <<<"$(run "$OFF_URL" "$OFF_PID")"
+	read -r a1 _ bad1 <<<"$(run "$OFF_URL" "$OFF_PID")"
 	read -r b1 m1 bad2 <<<"$(run "$ON_URL" "$ON_PID")"
-	read -r b2 m2 bad3 <<<"$(run "$ON_URL" "$ON_PID")"
-	read -r a2 n2 bad4 <<<"$(run "$OFF_URL" "$OFF_PID")"
-	bad=$bad$bad1$bad2$bad3$bad4
-	m_all=$((m_all + m1 + m2))
-	ratios+=("$(awk -v a1="$a1" -v a2="$a2" -v b1="$b1" -v b2="$b2" 'BEGIN{printf "%.3f", (b1 + b2) / (a1 + a2)}')")
-	diag "  group $g: off $a1 and $a2 req/s; on (sample 1.0) $b1 and $b2 req/s: on / off ${ratios[-1]}"
+	read -r c1 z1 bad3 <<<"$(run "$GZ_URL" "$GZ_PID")"
+	read -r c2 z2 bad4 <<<"$(run "$GZ_URL" "$GZ_PID")"
+	read -r b2 m2 bad5 <<<"$(run "$ON_URL" "$ON_PID")"
+	read -r a2 _ bad6 <<<"$(run "$OFF_URL" "$OFF_PID")"
+	bad=$bad$bad1$bad2$bad3$bad4$bad5$bad6
+	m_all=$((m_all + m1 + m2)) z_all=$((z_all + z1 + z2))
+	ratios+=("$(ratio4 "$a1" "$a2" "$b1" "$b2")")
+	gratios+=("$(ratio4 "$a1" "$a2" "$c1" "$c2")")
+	diag "  group $g: off $a1 and $a2 req/s; on $b1 and $b2 (on / off ${ratios[-1]}); gzip $c1 and $c2 (gzip / off ${gratios[-1]})"
 done
 is "${bad//0/}" "" "every answer was a 2xx"
 sleep 7 # the last batch (OTEL_BSP_SCHEDULE_DELAY 5 s) reaches the collector
-bytes=$(($(jq -s 'map(.bytes) | add // 0' "$T_DIR/coll/out.requests") - bytes0))
-ratio=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2)}')
-diag "tools/call of a module tool through nginx, 2 workers, ${D} s each, ${ROUNDS:-3} ABBA groups"
-diag "  on / off: $ratio, the median of ${ratios[*]} (target >= 0.95)"
-diag "  CPU a request (master, hub, workers, exporter; the same under any load): off $(us_per_req "$OFF_PID") us, on $(us_per_req "$ON_PID") us, of which the exporter $(awk -v e="$(($(cpu_ns "$OTEL_PID") - e0))" -v n="$m_all" 'BEGIN{printf "%.1f", e / n / 1000}') us"
-diag "  exported: $bytes bytes (OTLP bodies, gzipped unless COMPRESSION=none) for $m_all requests: $(awk -v b="$bytes" -v n="$m_all" 'BEGIN{printf "%.1f", b / n}') bytes a request"
+per() { awk -v b="$1" -v n="$2" 'BEGIN{printf "%.1f", b / n}'; }
+diag "tools/call of a module tool through nginx, 2 workers, ${D} s each, ${ROUNDS:-3} ABBA groups, sample 1.0"
+diag "  on / off: $(printf '%s\n' "${ratios[@]}" | median), the median of ${ratios[*]} (target >= 0.95)"
+diag "  on with gzip / off: $(printf '%s\n' "${gratios[@]}" | median), the median of ${gratios[*]}"
+diag "  CPU a request (master, hub, workers, exporter; the same under any load): off $(us_per_req "$OFF_PID") us, on $(us_per_req "$ON_PID") us (the exporter $(per "$(($(cpu_ns "$OTEL_PID") - e0))" "$((m_all * 1000))") us), gzip $(us_per_req "$GZ_PID") us (the exporter $(per "$(($(cpu_ns "$GZ_OTEL_PID") - g0))" "$((z_all * 1000))") us)"
+diag "  exported a request: $(per "$(($(bytes "") - plain0))" "$m_all") bytes, with gzip $(per "$(($(bytes gzip) - gz0))" "$z_all") bytes (OTLP bodies)"
 # the collector down: what the workers pay while the exporter retries and drops
 read -r a3 _ bad5 <<<"$(run "$OFF_URL")"
 read -r d1 _ bad6 <<<"$(run "$DOWN_URL")"
