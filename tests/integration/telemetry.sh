@@ -99,7 +99,7 @@ server: { name: otel-test, version: "1.0" }
 workers: 2
 request_state: { secret_file: secret }
 http: { metrics: { path: /metrics } }
-telemetry: { otlp: { endpoint: "$2" }, service_name: from-yaml }
+telemetry: { otlp: { endpoint: "$2"${COMP:+, compression: $COMP} }, service_name: from-yaml }
 tools:
   - { name: mod, module: testmod.so, symbol: all_content }
   - { name: terr, module: testmod.so, symbol: tool_error }
@@ -119,7 +119,7 @@ YAML
 
 # ======== stdio ===========================================================================
 coll_start stdio
-conf "$T_DIR/stdio.yaml" "$C_URL"
+COMP=gzip conf "$T_DIR/stdio.yaml" "$C_URL"
 "$PHANTOM" -c "$T_DIR/stdio.yaml" -t >"$T_DIR/t.out" 2>&1
 ok "-t accepts a telemetry: section"
 TP_META=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
@@ -236,6 +236,8 @@ ok "the spans arrive though the collector answered the first export 503 (retried
 is "$(spans '.name == "tools/call mod" and .traceId == "11111111111111111111111111111111" and .parentSpanId == "2222222222222222"' | wc -l)" 5 \
 	"all five spans of the first batch: nothing lost to the 503"
 is "$(head -1 "$C_OUT.requests" | jq -r .auth)" "s3cr=et" "OTEL_EXPORTER_OTLP_HEADERS reach the collector (percent-decoded)"
+is "$(jq -r .encoding "$C_OUT.requests" | sort -u | tr '\n' .)" "." \
+	"by default (none, the specification's) the bodies go as they are, without Content-Encoding"
 grep -q 's3cr' "$PH_LOG"; [ $? -ne 0 ]; ok "and never the log"
 s=$(span '.attributes["jsonrpc.request.id"] == "20"')
 is "$(sj "$s" '.traceId + " " + .parentSpanId + " " + (.links | map(.traceId + "/" + .spanId) | join(","))')" \
