@@ -16,6 +16,8 @@
 #include "ph_util.h"
 #include <stddef.h>
 
+struct ph_http_conn;
+
 struct ph_http_req {
 	const char *url;        /* http:// or https://; the caller vets it */
 	const char *const *hdr; /* NULL, or name, value, name, value..., NULL */
@@ -27,6 +29,7 @@ struct ph_http_req {
 	size_t max_bytes;         /* of the answer's body; past it the answer is refused */
 	const char *ca_file;      /* PEM bundle, or NULL: ph_http_ca_default() */
 	const char *ca_from;      /* what named ca_file, for errors; NULL: auth.oauth.ca_file */
+	struct ph_http_conn *keep; /* NULL: a connection of its own; see ph_http_conn_new */
 };
 
 /* An answer's status line and the headers the callers read. */
@@ -47,6 +50,15 @@ int ph_http_do(const struct ph_http_req *rq, struct ph_buf *out, char *err, size
  * its short words) with *out empty. Header values (rq->hdr, the
  * credentials) never appear in err: they may be secrets. */
 int ph_http_send(const struct ph_http_req *rq, struct ph_http_ans *an, struct ph_buf *out, char *err, size_t esz);
+
+/* A connection kept from one request to the next (HTTP keep-alive), for a
+ * caller that posts again and again to one server (the OTLP exporter):
+ * requests with the same keep use it while the server keeps it open, and
+ * a new one is made when it has closed it. The libcurl engine keeps it;
+ * the OpenSSL engine asks HTTP/1.0 and makes one a request whatever keep
+ * says. One process's: a forked child makes its own. */
+struct ph_http_conn *ph_http_conn_new(void);
+void ph_http_conn_free(struct ph_http_conn *c);
 
 /* The engine of this build, for -V: "libcurl" or "OpenSSL HTTP, c-ares". */
 const char *ph_http_engine(void);

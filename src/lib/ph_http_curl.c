@@ -15,6 +15,28 @@ ph_http_engine(void)
 	return "libcurl";
 }
 
+/* libcurl's handle keeps its connections (and its name cache) between
+ * transfers; curl_easy_reset between two keeps them too. */
+struct ph_http_conn {
+	CURL *h;
+};
+
+struct ph_http_conn *
+ph_http_conn_new(void)
+{
+	return ph_xcalloc(1, sizeof(struct ph_http_conn));
+}
+
+void
+ph_http_conn_free(struct ph_http_conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->h != NULL)
+		curl_easy_cleanup(c->h);
+	free(c);
+}
+
 struct sink {
 	struct ph_buf b;
 	size_t max;
@@ -113,16 +135,23 @@ perform(const struct ph_http_req *rq, bool detail, struct ph_http_ans *an, struc
 	an->retry_after_s = -1;
 	ph_buf_init(&s.b);
 	ph_buf_init(out);
-	if ((h = curl_easy_init()) == NULL) {
+	if (rq->keep != NULL && rq->keep->h != NULL) {
+		h = rq->keep->h; /* with the connection the last request left open */
+	} else if ((h = curl_easy_init()) == NULL) {
 		snprintf(err, esz, "libcurl failed to start");
 		return -1;
+	} else if (rq->keep != NULL) {
+		rq->keep->h = h;
 	}
 	hdr = headers(rq);
 	set_request(h, rq, hdr, &s);
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	an->retry_after_s = retry_after(h);
-	curl_easy_cleanup(h);
+	if (rq->keep != NULL) /* its options go (they point at hdr and s), its connection stays */
+		curl_easy_reset(h);
+	else
+		curl_easy_cleanup(h);
 	curl_slist_free_all(hdr);
 	if (rc != CURLE_OK || status < 100 || status > 599) {
 		if (s.over)

@@ -50,6 +50,23 @@ ph_http_engine(void)
 {
 	return "OpenSSL HTTP, c-ares";
 }
+
+/* HTTP/1.0: a connection a request, so nothing is kept */
+struct ph_http_conn {
+	char unused;
+};
+
+struct ph_http_conn *
+ph_http_conn_new(void)
+{
+	return ph_xcalloc(1, sizeof(struct ph_http_conn));
+}
+
+void
+ph_http_conn_free(struct ph_http_conn *c)
+{
+	free(c);
+}
 #endif
 
 /* ---- waiting -------------------------------------------------------------------- */
