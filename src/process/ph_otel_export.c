@@ -375,6 +375,11 @@ otlp_headers(void)
 }
 #endif
 
+#ifdef PH_HAVE_HTTP
+/* the exporter's connection to the collector, kept between posts */
+static struct ph_http_conn *conn;
+#endif
+
 /* One OTLP/HTTP POST of body[0, len) to url through lib/ph_http.h: the
  * headers of OTEL_EXPORTER_OTLP_HEADERS (secrets: the client never puts a
  * header into an error), Content-Encoding: gzip when gz; https verified
@@ -388,7 +393,7 @@ post_once(const char *url, const char *ca, const char *from, const char *body, s
 #ifdef PH_HAVE_HTTP
 	struct ph_http_req rq = {.url = url, .hdr = otlp_headers() + (gz ? 0 : 2), .body = body, .body_len = len,
 				 .content_type = "application/x-protobuf", .timeout_ms = ph_otel.timeout_ms,
-				 .max_bytes = MAX_ANSWER, .ca_file = ca, .ca_from = from};
+				 .max_bytes = MAX_ANSWER, .ca_file = ca, .ca_from = from, .keep = conn};
 	struct ph_http_ans an;
 	struct ph_buf out;
 	if (ph_http_send(&rq, &an, &out, a->err, sizeof a->err) == 0) {
@@ -522,6 +527,9 @@ ph_otel_export_run(int fd, bool supervised)
 	e.last_export_us = ph_now_us();
 	e.next_metrics_us = e.last_export_us + ph_otel.metric_interval_ms * 1000;
 	make_resource(&e);
+#ifdef PH_HAVE_HTTP
+	conn = ph_http_conn_new();
+#endif
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -561,6 +569,10 @@ ph_otel_export_run(int fd, bool supervised)
 	ph_buf_free(&e.queue);
 	ph_buf_free(&e.body);
 	ph_buf_free(&e.zbody);
+#ifdef PH_HAVE_HTTP
+	ph_http_conn_free(conn);
+	conn = NULL;
+#endif
 #ifdef PH_HAVE_ZLIB
 	if (e.z_made)
 		deflateEnd(&e.z);

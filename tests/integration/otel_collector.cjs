@@ -73,7 +73,8 @@ function handle(q, r) {
   q.on('end', () => {
     let body = Buffer.concat(chunks);
     fs.appendFileSync(out + '.requests', JSON.stringify({ url: q.url, encoding: q.headers['content-encoding'] || '',
-      type: q.headers['content-type'], auth: q.headers['x-test-token'] || '', bytes: body.length }) + '\n');
+      type: q.headers['content-type'], auth: q.headers['x-test-token'] || '', bytes: body.length,
+      port: q.socket.remotePort }) + '\n');
     if (process.env.COUNT_ONLY) { // the bench: bytes counted, nothing decoded
       r.writeHead(200);
       r.end();
