@@ -128,8 +128,11 @@ take_ring(struct ring *r, void (*take)(void *, const unsigned char *, size_t), v
 	size_t k = 0;
 	while (tail != head) {
 		uint32_t n;
-		memcpy(&n, data_of(r) + (tail & (ring_bytes - 1)), 4);
-		if (head - tail > ring_bytes || n == 0 || n > PH_OTEL_RECORD_MAX || padded(n) > head - tail) {
+		if (head - tail > ring_bytes || head - tail < 4 || (tail & 3) != 0)
+			n = 0; /* no length word can be read there */
+		else
+			memcpy(&n, data_of(r) + (tail & (ring_bytes - 1)), 4);
+		if (n == 0 || n > PH_OTEL_RECORD_MAX || padded(n) > head - tail) {
 			/* not what a writer of ours writes: start again from its head */
 			ph_metrics_otel(PH_MO_DROP_CHANNEL, 1);
 			atomic_store_explicit(&r->tail, head, memory_order_release);
