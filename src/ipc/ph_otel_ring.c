@@ -73,21 +73,13 @@ ph_otel_ring_attach(size_t slot)
 	mine_pid = ph_pid();
 }
 
-/* n bytes at position pos of r's data, which may wrap, copied in or out */
+/* n bytes at position pos of r's data, which may wrap, copied in */
 static void
 copy_in(struct ring *r, uint64_t pos, const void *p, size_t n)
 {
 	size_t at = (size_t)(pos & (ring_bytes - 1)), first = ring_bytes - at < n ? ring_bytes - at : n;
 	memcpy(data_of(r) + at, p, first);
 	memcpy(data_of(r), (const char *)p + first, n - first);
-}
-
-static void
-copy_out(struct ring *r, uint64_t pos, void *p, size_t n)
-{
-	size_t at = (size_t)(pos & (ring_bytes - 1)), first = ring_bytes - at < n ? ring_bytes - at : n;
-	memcpy(p, data_of(r) + at, first);
-	memcpy((char *)p + first, data_of(r), n - first);
 }
 
 static uint64_t
@@ -118,32 +110,48 @@ ph_otel_ring_put(const void *p, size_t n)
 	return PH_RING_PUT;
 }
 
+size_t
+ph_otel_ring_read(const unsigned char *data, size_t bytes, _Atomic uint64_t *tail_at, uint64_t head,
+		  void (*take)(void *arg, const unsigned char *p, size_t n), void *arg, bool *bad)
+{
+	static unsigned char buf[PH_OTEL_RECORD_MAX];
+	uint64_t tail = atomic_load_explicit(tail_at, memory_order_relaxed);
+	size_t k = 0;
+	*bad = false;
+	while (tail != head) {
+		uint32_t n;
+		size_t at, first;
+		if (head - tail > bytes || head - tail < 4 || (tail & 3) != 0)
+			n = 0; /* no length word can be read there */
+		else
+			memcpy(&n, data + (tail & (bytes - 1)), 4);
+		if (n == 0 || n > PH_OTEL_RECORD_MAX || padded(n) > head - tail) {
+			/* not what a writer of ours writes: start again from its head */
+			*bad = true;
+			atomic_store_explicit(tail_at, head, memory_order_release);
+			return k;
+		}
+		at = (size_t)((tail + 4) & (bytes - 1));
+		first = bytes - at < n ? bytes - at : n;
+		memcpy(buf, data + at, first);
+		memcpy(buf + first, data, n - first);
+		tail += padded(n);
+		atomic_store_explicit(tail_at, tail, memory_order_release); /* its room is free again */
+		take(arg, buf, n);
+		k++;
+	}
+	return k;
+}
+
 /* Takes what waits in r; returns how many records. */
 static size_t
 take_ring(struct ring *r, void (*take)(void *, const unsigned char *, size_t), void *arg)
 {
-	static unsigned char buf[PH_OTEL_RECORD_MAX];
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-	size_t k = 0;
-	while (tail != head) {
-		uint32_t n;
-		if (head - tail > ring_bytes || head - tail < 4 || (tail & 3) != 0)
-			n = 0; /* no length word can be read there */
-		else
-			memcpy(&n, data_of(r) + (tail & (ring_bytes - 1)), 4);
-		if (n == 0 || n > PH_OTEL_RECORD_MAX || padded(n) > head - tail) {
-			/* not what a writer of ours writes: start again from its head */
-			ph_metrics_otel(PH_MO_DROP_CHANNEL, 1);
-			atomic_store_explicit(&r->tail, head, memory_order_release);
-			return k;
-		}
-		copy_out(r, tail + 4, buf, n);
-		tail += padded(n);
-		atomic_store_explicit(&r->tail, tail, memory_order_release); /* its room is free again */
-		take(arg, buf, n);
-		k++;
-	}
+	bool bad;
+	size_t k = ph_otel_ring_read(data_of(r), ring_bytes, &r->tail,
+				     atomic_load_explicit(&r->head, memory_order_acquire), take, arg, &bad);
+	if (bad)
+		ph_metrics_otel(PH_MO_DROP_CHANNEL, 1);
 	return k;
 }
 

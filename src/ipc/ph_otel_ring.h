@@ -16,6 +16,8 @@
 #ifndef PH_OTEL_RING_H
 #define PH_OTEL_RING_H
 #include "first.h"
+#include <stdatomic.h>
+#include <stdint.h>
 
 /* The master, before it forks: a ring of bytes (a power of two, rounded
  * up) for each of nslots worker slots. Returns 0, or -1 (logged: the
@@ -38,6 +40,14 @@ enum ph_ring_put ph_otel_ring_put(const void *p, size_t n);
  * ring, and returns how many there were. A ring whose bytes make no sense
  * (a length past what was published) is emptied and counted as dropped. */
 size_t ph_otel_rings_take(void (*take)(void *arg, const unsigned char *p, size_t n), void *arg);
+/* The parser under ph_otel_rings_take, for one ring's bytes data (bytes of
+ * them, a power of two) with its tail at *tail_at and what was published
+ * up to head: calls take for each whole record and moves the tail past
+ * it. A length that cannot be (zero, past PH_OTEL_RECORD_MAX or head, a
+ * tail not on a multiple of 4, more waiting than the ring holds) sets *bad
+ * and moves the tail to head. Returns how many records were taken. */
+size_t ph_otel_ring_read(const unsigned char *data, size_t bytes, _Atomic uint64_t *tail_at, uint64_t head,
+			 void (*take)(void *arg, const unsigned char *p, size_t n), void *arg, bool *bad);
 /* The reader is about to sleep: marks it so, then looks once more.
  * Returns false when a record came meanwhile (the mark is taken back:
  * look again instead of sleeping). True without rings. */
