@@ -97,7 +97,10 @@ ph_otel_ring_put(const void *p, size_t n)
 		return PH_RING_NONE; /* one writer a ring: a worker's child uses the channel */
 	head = atomic_load_explicit(&mine->head, memory_order_relaxed);
 	tail = atomic_load_explicit(&mine->tail, memory_order_acquire);
-	if (n == 0 || n > PH_OTEL_RECORD_MAX || head - tail > ring_bytes || padded(n) > ring_bytes - (head - tail))
+	/* a head off its 4-byte boundary or past the tail by more than the
+	 * ring was scribbled on: nothing is written past the ring for it */
+	if (n == 0 || n > PH_OTEL_RECORD_MAX || (head & 3) != 0 || head - tail > ring_bytes ||
+	    padded(n) > ring_bytes - (head - tail))
 		return PH_RING_FULL;
 	memcpy(data_of(mine) + (head & (ring_bytes - 1)), &len, 4);
 	copy_in(mine, head + 4, p, n);
