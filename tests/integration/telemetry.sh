@@ -95,7 +95,7 @@ server: { name: otel-test, version: "1.0" }
 workers: 2
 request_state: { secret_file: secret }
 http: { metrics: { path: /metrics } }
-telemetry: { otlp: { endpoint: "$2"${COMP:+, compression: $COMP} }, service_name: from-yaml }
+telemetry: { otlp: { endpoint: "$2"${COMP:+, compression: $COMP} }, service_name: from-yaml${TEL_EXTRA:+, $TEL_EXTRA} }
 tools:
   - { name: mod, module: testmod.so, symbol: all_content }
   - { name: terr, module: testmod.so, symbol: tool_error }
@@ -381,6 +381,36 @@ scrape=$(curl -s "${U%/mcp}/metrics")
 like "$scrape" 'phantom_otel_records_total\{event="dropped_queue"\} [1-9]' "the spans the exporter cannot hold are dropped and counted"
 like "$scrape" 'phantom_otel_records_total\{event="export_failed"\} [1-9]' "the failed exports are counted"
 like "$(cat "$PH_LOG")" "telemetry: http://127.0.0.1:$PORT_DOWN/v1/traces: " "the log says the collector cannot be reached"
+t_stop
+
+# ======== the exporter stopped: a worker's ring fills, what does not fit is counted ========
+# Each worker's ring is 16 KiB (telemetry.worker_buffer_kb) and a tools/call's
+# records some 600 bytes: 120 calls over 2 workers overfill them.
+coll_start stall
+TEL_EXTRA="worker_buffer_kb: 16" conf "$T_DIR/stall.yaml" "$C_URL"
+export OTEL_BSP_SCHEDULE_DELAY=100
+behind_nginx phantom_up "$T_DIR/stall.yaml"
+unset OTEL_BSP_SCHEDULE_DELAY
+EXP=$(pgrep -P "$PH_PID" -x phantom-otel)
+kill -STOP "$EXP"
+served=0
+for i in $(seq 1 120); do
+	mpost "$U" "$i" tools/call '{"name":"mod","arguments":{}}'
+	[ "$STATUS" = 200 ] && served=$((served + 1))
+done
+is "$served" 120 "with the exporter stopped every request is served: no worker waits for it"
+scrape=$(curl -s "${U%/mcp}/metrics")
+if [ "${PHANTOM_FAST_PATHS:-}" != off ]; then # the plain path sends on the channel (1 MiB)
+	like "$scrape" 'phantom_otel_records_total\{event="dropped_channel"\} [1-9]' \
+		"a worker whose ring is full drops the records and counts them"
+fi
+like "$scrape" 'phantom_otel_records_total\{event="handed"\} [1-9]' "what fitted was handed over"
+kill -CONT "$EXP"
+wait_span '.attributes["jsonrpc.request.id"] == "1"'
+ok "once the exporter goes on, it sends what waited in the rings"
+mpost "$U" 500 tools/call '{"name":"mod","arguments":{}}'
+wait_span '.attributes["jsonrpc.request.id"] == "500"'
+ok "and what comes after (a worker wakes it)"
 t_stop
 
 # ======== CGI: the exporter it leaves behind sends the request's span ====================
