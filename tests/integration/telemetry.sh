@@ -364,18 +364,23 @@ else
 	diag "OAuth checks skipped: $why"
 fi
 
+# calls N: N tools/call of mod behind nginx (ids 1 to N); prints how many got 200
+calls() {
+	local i served=0
+	for i in $(seq 1 "$1"); do
+		mpost "$U" "$i" tools/call '{"name":"mod","arguments":{}}'
+		[ "$STATUS" = 200 ] && served=$((served + 1))
+	done
+	echo "$served"
+}
+
 # ======== the collector down: requests served, drops counted ===========================
 PORT_DOWN=$(free_port)
 conf "$T_DIR/down.yaml" "http://127.0.0.1:$PORT_DOWN"
 export OTEL_BSP_MAX_QUEUE_SIZE=4 OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2 OTEL_BSP_SCHEDULE_DELAY=100
 behind_nginx phantom_up "$T_DIR/down.yaml"
 unset OTEL_BSP_MAX_QUEUE_SIZE OTEL_BSP_MAX_EXPORT_BATCH_SIZE OTEL_BSP_SCHEDULE_DELAY
-served=0
-for i in $(seq 1 60); do
-	mpost "$U" "$i" tools/call '{"name":"mod","arguments":{}}'
-	[ "$STATUS" = 200 ] && served=$((served + 1))
-done
-is "$served" 60 "with the collector down every request is served"
+is "$(calls 60)" 60 "with the collector down every request is served"
 wait_for 10 sh -c "curl -s '${U%/mcp}/metrics' | grep -Eq 'phantom_otel_records_total\\{event=\"dropped_queue\"\\} [1-9]'"
 scrape=$(curl -s "${U%/mcp}/metrics")
 like "$scrape" 'phantom_otel_records_total\{event="dropped_queue"\} [1-9]' "the spans the exporter cannot hold are dropped and counted"
@@ -393,12 +398,7 @@ behind_nginx phantom_up "$T_DIR/stall.yaml"
 unset OTEL_BSP_SCHEDULE_DELAY
 EXP=$(pgrep -P "$PH_PID" -x phantom-otel)
 kill -STOP "$EXP"
-served=0
-for i in $(seq 1 120); do
-	mpost "$U" "$i" tools/call '{"name":"mod","arguments":{}}'
-	[ "$STATUS" = 200 ] && served=$((served + 1))
-done
-is "$served" 120 "with the exporter stopped every request is served: no worker waits for it"
+is "$(calls 120)" 120 "with the exporter stopped every request is served: no worker waits for it"
 scrape=$(curl -s "${U%/mcp}/metrics")
 if [ "${PHANTOM_FAST_PATHS:-}" != off ]; then # the plain path sends on the channel (1 MiB)
 	like "$scrape" 'phantom_otel_records_total\{event="dropped_channel"\} [1-9]' \
