@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,6 +184,7 @@ static int
 signal_ca(const char *own, char **ca, const char **from, char *err, size_t errsz)
 {
 	const char *v = env(own);
+	struct stat st;
 	*from = own;
 	if (v == NULL) {
 		v = env("OTEL_EXPORTER_OTLP_CERTIFICATE");
@@ -192,8 +194,12 @@ signal_ca(const char *own, char **ca, const char **from, char *err, size_t errsz
 		*from = NULL;
 		return 0;
 	}
-	if (access(v, R_OK) != 0) {
+	if (stat(v, &st) != 0 || access(v, R_OK) != 0) {
 		snprintf(err, errsz, "%s: cannot read %s: %s", *from, v, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) { /* a FIFO or a device would hold the exporter in open() */
+		snprintf(err, errsz, "%s: %s is not a regular file", *from, v);
 		return -1;
 	}
 	*ca = ph_xstrdup(v);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *
@@ -159,7 +160,13 @@ test_settings(void)
 {
 	struct ph_config c;
 	struct ph_otel_settings s;
-	char err[256];
+	char err[256], ca_path[] = "/tmp/test_otel_ca.XXXXXX", fifo_path[64];
+	int fd = mkstemp(ca_path);
+	if (fd >= 0)
+		close(fd); /* a regular file, its contents not read here */
+	snprintf(fifo_path, sizeof fifo_path, "%s.fifo", ca_path);
+	if (mkfifo(fifo_path, 0600) != 0)
+		fprintf(stderr, "# mkfifo %s failed\n", fifo_path);
 	clear_env();
 	defaults(&c);
 	ok(load(&c, &s, err) == 0 && !s.on, "settings: off without an endpoint");
@@ -220,9 +227,9 @@ test_settings(void)
 	ok(load(&c, &s, err) == 0 && s.traces_ca == NULL && s.metrics_ca == NULL && s.traces_ca_from == NULL,
 	   "settings: no CA file named: the system's");
 	ph_otel_settings_free(&s);
-	setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/dev/null", 1);
+	setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", ca_path, 1);
 	setenv("OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE", "/proc/self/status", 1);
-	ok(load(&c, &s, err) == 0 && strcmp(s.traces_ca, "/dev/null") == 0 &&
+	ok(load(&c, &s, err) == 0 && strcmp(s.traces_ca, ca_path) == 0 &&
 	   strcmp(s.traces_ca_from, "OTEL_EXPORTER_OTLP_CERTIFICATE") == 0 &&
 	   strcmp(s.metrics_ca, "/proc/self/status") == 0 &&
 	   strcmp(s.metrics_ca_from, "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE") == 0,
@@ -232,6 +239,14 @@ test_settings(void)
 	ok(load(&c, &s, err) == -1 &&
 	       strstr(err, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/ca.pem") != NULL,
 	   "settings: a CA file that cannot be read is refused, naming the variable and the file");
+	setenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/dev/null", 1);
+	ok(load(&c, &s, err) == -1 && strstr(err, "/dev/null is not a regular file") != NULL,
+	   "settings: a device as the CA file is refused");
+	setenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", fifo_path, 1);
+	ok(load(&c, &s, err) == -1 && strstr(err, "is not a regular file") != NULL,
+	   "settings: a FIFO as the CA file is refused (the exporter would wait in its open)");
+	unlink(fifo_path);
+	unlink(ca_path);
 	clear_env();
 	setenv("OTEL_BSP_SCHEDULE_DELAY", "soon", 1);
 	ok(load(&c, &s, err) == -1 && strstr(err, "OTEL_BSP_SCHEDULE_DELAY") != NULL, "settings: a number that is not one");
