@@ -69,24 +69,8 @@ YAML
 # ir_side DIR: the instructions a tools/call request costs DIR's build:
 # sets IR to "INSTRUCTIONS REQUESTS"
 ir_side() {
-	local dir=$1 conf wrap out pid f
-	conf=$(ab_conf "$dir")
-	wrap=$T_DIR/vg-$RANDOM.sh
-	out=$T_DIR/cg-$RANDOM
-	printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s.%%p %s "$@"\n' \
-		"$out" "$dir/phantom-fcgi" >"$wrap"
-	chmod +x "$wrap"
-	phantom_nginx "$wrap" "$conf" tcp --workers 1 || return 1
-	pid=$PN_PID
 	MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
-		wrk -t1 -c1 -d2s -s "$LUA" "$PN_URL" >/dev/null 2>&1
-	callgrind_control -z "$pid" >/dev/null 2>&1
-	set -- $(MCP_METHOD=tools/call MCP_NAME=echo MCP_ARGS='{"text":"hi"}' \
-		wrk -t1 -c1 -d"${AB_IR_SECONDS:-5}s" --timeout 5s -s "$LUA" "$PN_URL" 2>&1 | grep '^RESULT')
-	callgrind_control -d "$pid" >/dev/null 2>&1
-	f=$(ls -t "$out.$pid"* 2>/dev/null | grep -v "\.$pid\$" | head -1)
-	IR="$(awk '/^(summary|totals):/ { print $2; exit }' "$f") ${7:-0}"
-	kill "$pid"
+		callgrind_ir "$1/phantom-fcgi" "$(ab_conf "$1")" "$LUA" "${AB_IR_SECONDS:-5}"
 }
 
 echo "ab: A $A_DIR"

@@ -156,3 +156,26 @@ phantom_nginx() {
 	PN_URL=$NGINX_URL
 	PN_NGINX=$(cat "$NGINX_DIR/nginx.pid")
 }
+
+# callgrind_ir BIN CONF LUA SECONDS: the instructions a request of BIN's
+# worker costs: BIN -c CONF under callgrind, one worker behind nginx, the
+# counters zeroed after 2 s of wrk -c1 with LUA (MCP_METHOD, MCP_NAME and
+# MCP_ARGS from the environment), then SECONDS of it. Sets IR to
+# "INSTRUCTIONS REQUESTS" (what the machine's load barely moves).
+callgrind_ir() {
+	local bin=$1 conf=$2 lua=$3 secs=$4 wrap out pid f
+	wrap=$T_DIR/vg-$RANDOM.sh
+	out=$T_DIR/cg-$RANDOM
+	printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s.%%p %s "$@"\n' \
+		"$out" "$bin" >"$wrap"
+	chmod +x "$wrap"
+	phantom_nginx "$wrap" "$conf" tcp --workers 1 || return 1
+	pid=$PN_PID
+	wrk -t1 -c1 -d2s -s "$lua" "$PN_URL" >/dev/null 2>&1
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	set -- $(wrk -t1 -c1 -d"${secs}s" --timeout 5s -s "$lua" "$PN_URL" 2>&1 | grep '^RESULT')
+	callgrind_control -d "$pid" >/dev/null 2>&1
+	f=$(ls -t "$out.$pid"* 2>/dev/null | grep -v "\.$pid\$" | head -1)
+	IR="$(awk '/^(summary|totals):/ { print $2; exit }' "$f") ${7:-0}"
+	kill "$pid"
+}

@@ -122,23 +122,8 @@ diag "  collector down: off $a3 and $a4 req/s; down $d1 and $d2 req/s: down / of
 # each fast path of the span's making rests on. IR=0 leaves it out.
 # ir_side CONF: sets IR to "INSTRUCTIONS REQUESTS"
 ir_side() {
-	local wrap out pid f
-	wrap=$T_DIR/vg-$RANDOM.sh
-	out=$T_DIR/cg-$RANDOM
-	printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s.%%p %s "$@"\n' \
-		"$out" "$PHANTOM" >"$wrap"
-	chmod +x "$wrap"
-	phantom_nginx "$wrap" "$1" tcp --workers 1 || return 1
-	pid=$PN_PID
-	MCP_METHOD=tools/call MCP_NAME=mod wrk -t1 -c1 -d2s -s "$top_srcdir/tests/bench/mcp.lua" "$PN_URL" >/dev/null 2>&1
-	callgrind_control -z "$pid" >/dev/null 2>&1
-	set -- $(MCP_METHOD=tools/call MCP_NAME=mod wrk -t1 -c1 -d"${IR_SECONDS:-5}s" --timeout 5s \
-		-s "$top_srcdir/tests/bench/mcp.lua" "$PN_URL" 2>&1 | grep '^RESULT')
-	callgrind_control -d "$pid" >/dev/null 2>&1
-	f=$(ls -t "$out.$pid"* 2>/dev/null | grep -v "\.$pid\$" | head -1)
-	IR="$(awk '/^(summary|totals):/ { print $2; exit }' "$f") ${7:-0}"
-	IR_FILE=$f
-	kill "$pid"
+	MCP_METHOD=tools/call MCP_NAME=mod \
+		callgrind_ir "$PHANTOM" "$1" "$top_srcdir/tests/bench/mcp.lua" "${IR_SECONDS:-5}"
 }
 if [ "${IR:-1}" != 0 ] && command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
 	ir_side "$T_DIR/off.yaml"; IOFF=($IR)
