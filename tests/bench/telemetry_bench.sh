@@ -42,22 +42,17 @@ conf "$T_DIR/off.yaml"
 conf "$T_DIR/on.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\" }, sample: 1.0 }"
 conf "$T_DIR/gz.yaml" "telemetry: { otlp: { endpoint: \"$C_URL\", compression: gzip }, sample: 1.0 }"
 conf "$T_DIR/down.yaml" "telemetry: { otlp: { endpoint: \"http://127.0.0.1:$(free_port)\" }, sample: 1.0 }"
-phantom_listen "$T_DIR/off.yaml" || exit 1
-OFF_PID=$PH_PID
-nginx_start "$PH_ADDR" || exit 1
-OFF_URL=$NGINX_URL
-phantom_listen "$T_DIR/on.yaml" || exit 1
-ON_PID=$PH_PID
-nginx_start "$PH_ADDR" || exit 1
-ON_URL=$NGINX_URL
-phantom_listen "$T_DIR/gz.yaml" || exit 1
-GZ_PID=$PH_PID
-nginx_start "$PH_ADDR" || exit 1
-GZ_URL=$NGINX_URL
-phantom_listen "$T_DIR/down.yaml" || exit 1
-DOWN_LOG=$PH_LOG
-nginx_start "$PH_ADDR" || exit 1
-DOWN_URL=$NGINX_URL
+# up NAME CONF: Phantom with CONF behind an nginx of its own; sets NAME_PID and NAME_URL
+up() {
+	phantom_listen "$2" || exit 1
+	printf -v "$1_PID" %s "$PH_PID"
+	nginx_start "$PH_ADDR" || exit 1
+	printf -v "$1_URL" %s "$NGINX_URL"
+}
+up OFF "$T_DIR/off.yaml"
+up ON "$T_DIR/on.yaml"
+up GZ "$T_DIR/gz.yaml"
+up DOWN "$T_DIR/down.yaml"
 
 # run URL [PID]: wrk for D seconds; prints req/s, the requests made and the
 # non-2xx answers; with PID, adds the CPU time (ns) of its process tree
