@@ -266,13 +266,19 @@ fi
 
 # a legacy session's call that asks the client (elicitation) and is parked in the hub
 V=(-H "MCP-Protocol-Version: 2025-11-25")
-post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"sh","version":"1"}}}'
-SID=$(header Mcp-Session-Id)
-echo y >"$T_DIR/sb/x.txt"
-curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "${V[@]}" \
-	-H "Mcp-Session-Id: $SID" --data-binary '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"x.txt"}}}' \
-	"$U" >"$T_DIR/call" 2>/dev/null &
-CPID=$!
+# parked_call FILE ID OUT: a new legacy session (SID) whose tools/call ID of
+# delete_file FILE (made in the sandbox) asks the client; its stream goes to
+# OUT in the background (CPID)
+parked_call() {
+	post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"sh","version":"1"}}}'
+	SID=$(header Mcp-Session-Id)
+	echo y >"$T_DIR/sb/$1"
+	curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "${V[@]}" \
+		-H "Mcp-Session-Id: $SID" --data-binary '{"jsonrpc":"2.0","id":'"$2"',"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"'"$1"'"}}}' \
+		"$U" >"$3" 2>/dev/null &
+	CPID=$!
+}
+parked_call x.txt 41 "$T_DIR/call"
 wait_for 5 grep -q '"method":"elicitation/create"' "$T_DIR/call"
 ID=$(grep '^data: ' "$T_DIR/call" | sed 's/^data: //' | jq -c 'select(.method != null and .id != null) | .id' | head -1)
 post "$U" "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":\"yes\"}}}" "${V[@]}" -H "Mcp-Session-Id: $SID"
@@ -295,13 +301,8 @@ ok "a session ended by DELETE records mcp.server.session.duration"
 
 # a legacy call whose elicitation nobody answers: the hub gives it up after
 # sessions.park_timeout_ms (8 s); its wait is checked after the task's
-post "$U" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"sh","version":"1"}}}'
-SID2=$(header Mcp-Session-Id)
-echo y >"$T_DIR/sb/y.txt"
-curl -sN -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "${V[@]}" \
-	-H "Mcp-Session-Id: $SID2" --data-binary '{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"y.txt"}}}' \
-	"$U" >"$T_DIR/call2" 2>/dev/null &
-CPID2=$!
+parked_call y.txt 42 "$T_DIR/call2"
+SID2=$SID CPID2=$CPID
 T_PIDS+=("$CPID2")
 
 # a task: its run is a span of its own, linked to the request that created it
