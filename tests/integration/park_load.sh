@@ -46,9 +46,14 @@ behind_nginx phantom_up "$T_DIR/phantom.yaml"
 if [ "$(ulimit -n)" -ge $((3 * N)) ]; then
 	sed -i -e "s/^worker_rlimit_nofile [0-9]*;/worker_rlimit_nofile $((3 * N));/" \
 		-e "s/worker_connections [0-9]*;/worker_connections $((2 * N + 1000));/" "$NGINX_DIR/nginx.conf"
+	NM=$(cat "$NGINX_DIR/nginx.pid") OLDW=$(pgrep -P "$(cat "$NGINX_DIR/nginx.pid")" | tr '\n' ' ')
 	nginx -c "$NGINX_DIR/nginx.conf" -e "$NGINX_DIR/error.log" -s reload
-	# the old workers, idle, stop accepting at once; the new ones start
-	sleep 1
+	# the calls go only to workers with the new limits: wait (however long
+	# a loaded machine takes) until the old ones, idle, have gone and new
+	# ones serve; an old one would refuse past its shipped limits
+	# shellcheck disable=SC2086
+	wait_for 60 sh -c "for w in $OLDW; do kill -0 \$w 2>/dev/null && exit 1; done; [ -n \"\$(pgrep -P $NM)\" ]" ||
+		diag "nginx's old workers are still there after 60 s"
 fi
 HUB=$(hub_of "$PH_PID")
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
